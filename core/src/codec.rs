@@ -1,0 +1,185 @@
+//! The one place that owns the binary encoding of events, decisions and checkpoints.
+//!
+//! bincode is pinned to 2.0.1 and used with `config::legacy()` (fixed-width little-endian
+//! integers, byte-compatible with bincode 1.x and wincode, which keeps an exit path open) and an
+//! explicit size limit, so a corrupt length prefix cannot make a reader allocate gigabytes.
+//!
+//! Stored events are framed as `[schema version: u16 LE][bincode body]`; [`decode_envelope`]
+//! dispatches on the version and upcasts older bodies to the current [`Envelope`] (see
+//! `docs/schema-evolution.md`). Nothing here does IO: it is bytes in, bytes out.
+
+use bincode::config::{Configuration, Fixint, LittleEndian, Limit};
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::event::{Envelope, SCHEMA_VERSION};
+
+/// Largest encoded event or decision record accepted (16 MiB).
+pub const RECORD_BYTES_MAX: usize = 16 * 1024 * 1024;
+/// Largest encoded checkpoint accepted (4 GiB).
+pub const CHECKPOINT_BYTES_MAX: usize = 4 * 1024 * 1024 * 1024;
+
+type RecordConfig = Configuration<LittleEndian, Fixint, Limit<RECORD_BYTES_MAX>>;
+type CheckpointConfig = Configuration<LittleEndian, Fixint, Limit<CHECKPOINT_BYTES_MAX>>;
+
+const fn record_config() -> RecordConfig {
+    bincode::config::legacy().with_limit::<RECORD_BYTES_MAX>()
+}
+
+const fn checkpoint_config() -> CheckpointConfig {
+    bincode::config::legacy().with_limit::<CHECKPOINT_BYTES_MAX>()
+}
+
+/// Why bytes could not be turned into a value (or back).
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    /// The record is shorter than its frame header.
+    #[error("record of {0} bytes is too short for its frame header")]
+    Truncated(usize),
+    /// The record was written by a newer flotilla than this one.
+    #[error("schema version {found} is newer than this build understands (max {max})")]
+    UnknownVersion {
+        /// Version found in the frame.
+        found: u16,
+        /// Newest version this build reads.
+        max: u16,
+    },
+    /// bincode could not decode the body.
+    #[error("cannot decode {what}: {source}")]
+    Decode {
+        /// What was being decoded.
+        what: &'static str,
+        /// The underlying error.
+        source: bincode::error::DecodeError,
+    },
+    /// bincode could not encode the value.
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        /// What was being encoded.
+        what: &'static str,
+        /// The underlying error.
+        source: bincode::error::EncodeError,
+    },
+    /// Bytes were left over after the value, so the frame does not hold what it claims.
+    #[error("{what}: {extra} trailing bytes after the value")]
+    Trailing {
+        /// What was being decoded.
+        what: &'static str,
+        /// Number of unexpected bytes.
+        extra: usize,
+    },
+}
+
+/// Encodes an input event with its frame header.
+///
+/// # Errors
+/// When the event exceeds [`RECORD_BYTES_MAX`].
+pub fn encode_envelope(envelope: &Envelope) -> Result<Vec<u8>, CodecError> {
+    let mut out = SCHEMA_VERSION.to_le_bytes().to_vec();
+    let body = encode_record("event", envelope)?;
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Decodes a framed input event, upcasting older schema versions.
+///
+/// # Errors
+/// On a truncated frame, an unknown (newer) version, or a body that does not decode.
+pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, CodecError> {
+    let (head, body) = bytes.split_at_checked(2).ok_or(CodecError::Truncated(bytes.len()))?;
+    let version = u16::from_le_bytes([head[0], head[1]]);
+    match version {
+        // Version 1 is the current schema. When v2 ships, v1 bodies decode into the frozen
+        // `wire::v1` copy and upcast here.
+        1 => decode_record("event", body),
+        found => Err(CodecError::UnknownVersion { found, max: SCHEMA_VERSION }),
+    }
+}
+
+/// Encodes a value under the record size limit (decisions, small records).
+///
+/// # Errors
+/// When the value exceeds [`RECORD_BYTES_MAX`] or cannot be encoded.
+pub fn encode_record<T: Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>, CodecError> {
+    bincode::serde::encode_to_vec(value, record_config())
+        .map_err(|source| CodecError::Encode { what, source })
+}
+
+/// Decodes a value encoded by [`encode_record`]; the whole slice must be consumed.
+///
+/// # Errors
+/// When the bytes do not decode into `T`.
+pub fn decode_record<T: DeserializeOwned>(
+    what: &'static str,
+    bytes: &[u8],
+) -> Result<T, CodecError> {
+    let (value, used) = bincode::serde::decode_from_slice(bytes, record_config())
+        .map_err(|source| CodecError::Decode { what, source })?;
+    check_consumed(what, bytes.len(), used)?;
+    Ok(value)
+}
+
+/// Encodes a large value (a checkpoint of the folded state).
+///
+/// # Errors
+/// When the value exceeds [`CHECKPOINT_BYTES_MAX`] or cannot be encoded.
+pub fn encode_checkpoint<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
+    bincode::serde::encode_to_vec(value, checkpoint_config())
+        .map_err(|source| CodecError::Encode { what: "checkpoint", source })
+}
+
+/// Decodes a value encoded by [`encode_checkpoint`].
+///
+/// # Errors
+/// When the bytes do not decode into `T`.
+pub fn decode_checkpoint<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
+    let (value, used) = bincode::serde::decode_from_slice(bytes, checkpoint_config())
+        .map_err(|source| CodecError::Decode { what: "checkpoint", source })?;
+    check_consumed("checkpoint", bytes.len(), used)?;
+    Ok(value)
+}
+
+fn check_consumed(what: &'static str, len: usize, used: usize) -> Result<(), CodecError> {
+    if used == len { Ok(()) } else { Err(CodecError::Trailing { what, extra: len - used }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{Heartbeat, Input};
+    use chrono::{TimeZone, Utc};
+    use uuid::Uuid;
+
+    fn sample() -> Envelope {
+        let time = Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0).single().unwrap_or_default();
+        Envelope::new(
+            Uuid::from_u128(7),
+            time,
+            "test",
+            Input::Heartbeat(Heartbeat { cluster: "member1".into(), ..Heartbeat::default() }),
+        )
+    }
+
+    #[test]
+    fn envelope_round_trips() {
+        let bytes = encode_envelope(&sample()).expect("encodes");
+        assert_eq!(decode_envelope(&bytes).expect("decodes"), sample());
+    }
+
+    #[test]
+    fn newer_version_is_refused_not_misread() {
+        let mut bytes = encode_envelope(&sample()).expect("encodes");
+        bytes[0] = 9;
+        assert!(matches!(
+            decode_envelope(&bytes),
+            Err(CodecError::UnknownVersion { found: 9, .. })
+        ));
+    }
+
+    #[test]
+    fn truncated_and_trailing_bytes_are_errors() {
+        assert!(matches!(decode_envelope(&[1]), Err(CodecError::Truncated(1))));
+        let mut bytes = encode_envelope(&sample()).expect("encodes");
+        bytes.push(0);
+        assert!(matches!(decode_envelope(&bytes), Err(CodecError::Trailing { .. })));
+    }
+}

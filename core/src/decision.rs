@@ -1,0 +1,109 @@
+//! Decisions: what the fold concluded from one input. Recorded with the input's sequence, so
+//! replaying the inputs must reproduce them exactly.
+
+use serde::{Deserialize, Serialize};
+
+/// Everything one input caused, in the order it was decided.
+pub type Decisions = Vec<Decision>;
+
+/// One conclusion of the fold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Decision {
+    /// The input was refused and changed nothing.
+    Rejected {
+        /// Stable code.
+        code: RejectCode,
+        /// Human-readable reason naming what was wrong and where.
+        message: String,
+    },
+    /// An object was created or changed.
+    ObjectStored {
+        /// `kind/name` or `kind/namespace/name`.
+        object: String,
+        /// Its new resource version.
+        resource_version: u64,
+        /// Its generation.
+        generation: u64,
+        /// Whether it was created (not updated).
+        created: bool,
+    },
+    /// An apply carried exactly what is stored already.
+    ObjectUnchanged {
+        /// `kind/name` or `kind/namespace/name`.
+        object: String,
+    },
+    /// An object was deleted.
+    ObjectDeleted {
+        /// `kind/name` or `kind/namespace/name`.
+        object: String,
+    },
+    /// A member cluster's agent joined (first heartbeat).
+    ClusterJoined {
+        /// Cluster name.
+        cluster: String,
+    },
+    /// A member cluster became healthy (eligible) or unhealthy (ineligible).
+    ClusterHealthChanged {
+        /// Cluster name.
+        cluster: String,
+        /// New health.
+        healthy: bool,
+        /// Why (stable reason text).
+        reason: String,
+    },
+    /// A member cluster left the fleet (its MemberCluster was deleted).
+    ClusterLeft {
+        /// Cluster name.
+        cluster: String,
+    },
+    /// A work report was recorded.
+    WorkReported {
+        /// Cluster.
+        cluster: String,
+        /// `ClusterResourcePlacement/name` or `ResourcePlacement/ns/name`.
+        placement: String,
+        /// Resource index reported on.
+        resource_index: u64,
+    },
+}
+
+/// Why an input was refused. The names are stable: publishers match on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RejectCode {
+    /// The manifest failed parsing or validation.
+    InvalidObject,
+    /// An update changed a field that cannot change.
+    ImmutableField,
+    /// The named object does not exist.
+    NotFound,
+    /// The cluster is not a member of the fleet.
+    UnknownCluster,
+    /// The placement named in a report does not exist.
+    UnknownPlacement,
+    /// No approval request of that name exists.
+    ApprovalRequestNotFound,
+    /// The envelope's schema version is newer than this build.
+    UnsupportedSchemaVersion,
+}
+
+impl RejectCode {
+    /// The stable text form.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectCode::InvalidObject => "InvalidObject",
+            RejectCode::ImmutableField => "ImmutableField",
+            RejectCode::NotFound => "NotFound",
+            RejectCode::UnknownCluster => "UnknownCluster",
+            RejectCode::UnknownPlacement => "UnknownPlacement",
+            RejectCode::ApprovalRequestNotFound => "ApprovalRequestNotFound",
+            RejectCode::UnsupportedSchemaVersion => "UnsupportedSchemaVersion",
+        }
+    }
+}
+
+/// Shorthand for a rejection.
+#[must_use]
+pub fn rejected(code: RejectCode, message: impl Into<String>) -> Decision {
+    Decision::Rejected { code, message: message.into() }
+}

@@ -1,0 +1,138 @@
+//! Input events: the only thing that changes flotilla's state.
+//!
+//! Every input is wrapped in an [`Envelope`] carrying a UUID, an event time (UTC), the publisher
+//! and a schema version. These types are the **current** wire schema (`wire v1`): they are
+//! encoded with bincode by [`crate::codec`], so they must only grow in ways the upcasting rules
+//! in `docs/schema-evolution.md` allow. Kubernetes manifests travel as canonical JSON text, since
+//! bincode cannot carry `serde_json::Value`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// The schema version this build writes; readers upcast anything older.
+pub const SCHEMA_VERSION: u16 = 1;
+
+/// One input event as it sits in the log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Globally unique id; the log deduplicates on it.
+    pub id: Uuid,
+    /// When the event happened (publisher's clock, UTC). The fold's only notion of time.
+    pub time: DateTime<Utc>,
+    /// Who published it (`cli`, `clock`, `agent/member1`, `scenario`, …).
+    pub source: String,
+    /// Schema version the payload was written with.
+    pub schema_version: u16,
+    /// What happened.
+    pub payload: Input,
+}
+
+impl Envelope {
+    /// Wraps a payload in an envelope of the current schema version.
+    #[must_use]
+    pub fn new(id: Uuid, time: DateTime<Utc>, source: impl Into<String>, payload: Input) -> Self {
+        Self { id, time, source: source.into(), schema_version: SCHEMA_VERSION, payload }
+    }
+}
+
+/// The kinds of input the hub accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Input {
+    /// An object was applied (created or updated): one manifest as canonical JSON text.
+    Apply {
+        /// The manifest (`apiVersion`, `kind`, `metadata`, …) as JSON text.
+        manifest: String,
+    },
+    /// An object was deleted.
+    Delete {
+        /// Which object.
+        target: ObjectRef,
+    },
+    /// A member cluster's agent is alive, optionally with its properties.
+    Heartbeat(Heartbeat),
+    /// A member cluster reports how its work for one placement went.
+    WorkReport(WorkReport),
+    /// Someone approved an approval request.
+    Approve {
+        /// Approval request name (`<run>-before-<stage>` / `<run>-after-<stage>`).
+        name: String,
+        /// Namespace for namespaced `ApprovalRequest`s; `None` for `ClusterApprovalRequest`.
+        namespace: Option<String>,
+    },
+    /// Event time passes; nothing else happened.
+    Tick,
+}
+
+impl Input {
+    /// A short stable name for the input kind (used in subjects, logs and the timeline).
+    #[must_use]
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Input::Apply { .. } => "apply",
+            Input::Delete { .. } => "delete",
+            Input::Heartbeat(_) => "heartbeat",
+            Input::WorkReport(_) => "report",
+            Input::Approve { .. } => "approve",
+            Input::Tick => "tick",
+        }
+    }
+}
+
+/// Names one object by kind, optional namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ObjectRef {
+    /// The object's kind (`ClusterResourcePlacement`, `ConfigMap`, …).
+    pub kind: String,
+    /// API group; empty for the core group. `None` means "the group this kind is known under".
+    pub group: Option<String>,
+    /// Namespace for namespaced objects.
+    pub namespace: Option<String>,
+    /// Object name.
+    pub name: String,
+}
+
+/// A member agent's heartbeat, with the optional properties of seed 002 section 7.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    /// The member cluster speaking.
+    pub cluster: String,
+    /// Non-resource properties, e.g. `kubernetes-fleet.io/node-count: "3"` (quantities as text).
+    pub properties: BTreeMap<String, String>,
+    /// Resource properties (capacity, allocatable, available), if reported.
+    pub resource_usage: Option<ResourceUsage>,
+}
+
+/// Resource usage of a member cluster, each a map of resource name → quantity text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceUsage {
+    /// Total installed capacity (`cpu: "40"`, `memory: "20Gi"`).
+    pub capacity: BTreeMap<String, String>,
+    /// Capacity usable by workloads.
+    pub allocatable: BTreeMap<String, String>,
+    /// Capacity free right now.
+    pub available: BTreeMap<String, String>,
+}
+
+/// A member cluster's report on the work of one placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkReport {
+    /// Reporting member cluster.
+    pub cluster: String,
+    /// Placement name.
+    pub placement: String,
+    /// Namespace of a `ResourcePlacement`; `None` for a `ClusterResourcePlacement`.
+    pub namespace: Option<String>,
+    /// The resource snapshot index the report is about.
+    pub resource_index: u64,
+    /// Apply outcome: `Some(true)` applied, `Some(false)` failed, `None` not attempted yet.
+    pub applied: Option<bool>,
+    /// Availability: `Some(true)` available, `Some(false)` not available, `None` unknown.
+    pub available: Option<bool>,
+    /// `false` when the applied objects cannot be tracked for availability.
+    pub trackable: bool,
+    /// Free-form detail from the member (an apply error, a reason).
+    pub message: String,
+}

@@ -1,0 +1,108 @@
+//! The fold: `step(state, event) -> decisions`, pure and deterministic.
+//!
+//! `step` never fails: a bad input is answered with a [`Decision::Rejected`] and leaves the
+//! state untouched. Time only moves with event times, and never backwards.
+
+use chrono::{DateTime, Utc};
+
+use crate::decision::{Decision, Decisions, RejectCode, rejected};
+use crate::event::{Envelope, Input, SCHEMA_VERSION, WorkReport};
+use crate::member;
+use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
+use crate::objects::{self, Origin};
+use crate::state::{State, WorkStatus};
+
+/// Folds one event into the state and returns what was decided.
+pub fn step(state: &mut State, event: &Envelope) -> Decisions {
+    if event.schema_version > SCHEMA_VERSION {
+        return vec![rejected(
+            RejectCode::UnsupportedSchemaVersion,
+            format!(
+                "event {} has schema version {}, this hub understands up to {SCHEMA_VERSION}",
+                event.id, event.schema_version
+            ),
+        )];
+    }
+    let now = advance_time(state, event.time);
+    let mut decisions = member::expire_heartbeats(state, now);
+    let origin = Origin { event_id: event.id, now };
+    decisions.extend(match &event.payload {
+        Input::Apply { manifest } => objects::apply(state, manifest, &origin),
+        Input::Delete { target } => objects::delete(state, target),
+        Input::Heartbeat(beat) => member::heartbeat(state, beat, now),
+        Input::WorkReport(report) => record_report(state, report, now),
+        Input::Approve { name, namespace } => approve(name, namespace.as_deref()),
+        Input::Tick => Vec::new(),
+    });
+    decisions
+}
+
+/// When the core next needs a tick: the earliest heartbeat deadline.
+#[must_use]
+pub fn next_deadline(state: &State) -> Option<DateTime<Utc>> {
+    state.heartbeat_deadlines.first().map(|(deadline, _)| *deadline)
+}
+
+fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
+    let now = state.now.map_or(time, |now| now.max(time));
+    state.now = Some(now);
+    now
+}
+
+fn placement_key(report: &WorkReport) -> ObjectKey {
+    let kind = if report.namespace.is_some() { RESOURCE_PLACEMENT } else { CLUSTER_RESOURCE_PLACEMENT };
+    ObjectKey {
+        group: PLACEMENT_GROUP.into(),
+        kind: kind.into(),
+        namespace: report.namespace.clone().unwrap_or_default(),
+        name: report.placement.clone(),
+    }
+}
+
+fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> Vec<Decision> {
+    if !state.members.contains_key(&report.cluster) {
+        return vec![rejected(
+            RejectCode::UnknownCluster,
+            format!("work report from {:?}, which is not a member cluster", report.cluster),
+        )];
+    }
+    let key = placement_key(report);
+    if !state.placements.contains_key(&key) {
+        return vec![rejected(
+            RejectCode::UnknownPlacement,
+            format!("work report for {}, which does not exist", key.display()),
+        )];
+    }
+    let status = WorkStatus {
+        resource_index: report.resource_index,
+        applied: report.applied,
+        available: report.available,
+        trackable: report.trackable,
+        message: report.message.clone(),
+        reported_at: now,
+    };
+    let slot = (report.cluster.clone(), key.clone());
+    if state.work_reports.get(&slot).is_some_and(|old| {
+        old.resource_index == status.resource_index
+            && old.applied == status.applied
+            && old.available == status.available
+            && old.trackable == status.trackable
+            && old.message == status.message
+    }) {
+        return Vec::new();
+    }
+    state.work_reports.insert(slot, status);
+    vec![Decision::WorkReported {
+        cluster: report.cluster.clone(),
+        placement: key.display(),
+        resource_index: report.resource_index,
+    }]
+}
+
+/// Approval requests arrive with staged update runs; until one exists by that name, an
+/// approval is answered with a rejection so the publisher sees it went nowhere.
+fn approve(name: &str, namespace: Option<&str>) -> Vec<Decision> {
+    let kind = if namespace.is_some() { "ApprovalRequest" } else { "ClusterApprovalRequest" };
+    let at = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
+    vec![rejected(RejectCode::ApprovalRequestNotFound, format!("{kind} {at}{name} not found"))]
+}

@@ -1,0 +1,25 @@
+//! flotilla-core: the pure, deterministic heart of flotilla.
+//!
+//! Guarantees:
+//! - [`fold::step`] is a pure function of `(state, event)`: no IO, no clock, no randomness, and
+//!   no hash-map iteration; the same events in the same order give byte-identical state (see
+//!   [`State::hash`]) and identical [`Decision`]s on any machine.
+//! - A rejected input changes nothing and is answered with a stable [`RejectCode`].
+//! - Time is data: it comes from event times, and [`fold::next_deadline`] says when the core
+//!   needs a tick.
+//!
+//! The crate also owns the one binary codec ([`codec`]) for events, decisions and checkpoints.
+
+pub mod codec;
+pub mod decision;
+pub mod event;
+pub mod fold;
+pub mod member;
+pub mod model;
+mod objects;
+pub mod state;
+
+pub use decision::{Decision, Decisions, RejectCode};
+pub use event::{Envelope, Heartbeat, Input, ObjectRef, ResourceUsage, SCHEMA_VERSION, WorkReport};
+pub use fold::{next_deadline, step};
+pub use state::{State, StateHash};

@@ -1,0 +1,200 @@
+//! The member-cluster aggregate: join, heartbeats, health in event time, leave.
+//!
+//! A cluster joins when its agent sends the first heartbeat after its `MemberCluster` exists.
+//! It stays healthy while heartbeats keep coming; once no heartbeat has arrived for
+//! [`HEARTBEAT_TIMEOUT_PERIODS`] × `heartbeatPeriodSeconds` of event time it becomes unhealthy
+//! and is no longer eligible for scheduling; its next heartbeat makes it healthy again.
+//! With the default period of 60 s that is KubeFleet's five minutes.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::decision::{Decision, RejectCode, rejected};
+use crate::event::{Heartbeat, ResourceUsage};
+use crate::model::{MemberClusterSpec, ObjectMeta};
+use crate::state::State;
+
+/// How many missed heartbeat periods make a cluster unhealthy.
+pub const HEARTBEAT_TIMEOUT_PERIODS: i64 = 5;
+
+/// Reason recorded when a cluster's heartbeats stop.
+pub const REASON_HEARTBEAT_TIMEOUT: &str = "HeartbeatTimeout";
+/// Reason recorded when heartbeats resume.
+pub const REASON_HEARTBEAT_RESUMED: &str = "HeartbeatResumed";
+
+/// A member cluster as the hub knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    /// Metadata of the `MemberCluster` object.
+    pub meta: ObjectMeta,
+    /// Its spec.
+    pub spec: MemberClusterSpec,
+    /// The agent's status; `None` until the first heartbeat.
+    pub agent: Option<AgentStatus>,
+    /// Non-resource properties with their observation time.
+    pub properties: BTreeMap<String, Property>,
+    /// Resource usage, as last reported.
+    pub resource_usage: Option<ObservedUsage>,
+}
+
+/// The member agent's liveness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentStatus {
+    /// Event time of the first heartbeat.
+    pub joined_at: DateTime<Utc>,
+    /// Event time of the latest heartbeat.
+    pub last_heartbeat: DateTime<Utc>,
+    /// Whether heartbeats are fresh.
+    pub healthy: bool,
+    /// When `healthy` last changed.
+    pub health_changed_at: DateTime<Utc>,
+}
+
+/// One non-resource property value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Property {
+    /// Quantity text.
+    pub value: String,
+    /// When it was observed.
+    pub observation_time: DateTime<Utc>,
+}
+
+/// Resource usage with its observation time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedUsage {
+    /// The usage.
+    pub usage: ResourceUsage,
+    /// When it was observed.
+    pub observation_time: DateTime<Utc>,
+}
+
+impl Member {
+    /// A newly registered member with no agent yet.
+    #[must_use]
+    pub fn new(meta: ObjectMeta, spec: MemberClusterSpec) -> Self {
+        Self { meta, spec, agent: None, properties: BTreeMap::new(), resource_usage: None }
+    }
+
+    /// Joined and heartbeating: the scheduler may pick it.
+    #[must_use]
+    pub fn is_eligible(&self) -> bool {
+        self.agent.as_ref().is_some_and(|agent| agent.healthy)
+    }
+
+    /// How long without a heartbeat makes this cluster unhealthy.
+    #[must_use]
+    pub fn heartbeat_timeout(&self) -> Duration {
+        Duration::seconds(HEARTBEAT_TIMEOUT_PERIODS * i64::from(self.spec.heartbeat_period_seconds))
+    }
+
+    fn deadline(&self) -> Option<DateTime<Utc>> {
+        self.agent.as_ref().map(|agent| agent.last_heartbeat + self.heartbeat_timeout())
+    }
+}
+
+/// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline.
+pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>) -> Vec<Decision> {
+    let Some(member) = state.members.get_mut(&beat.cluster) else {
+        return vec![rejected(
+            RejectCode::UnknownCluster,
+            format!("heartbeat from {:?}, which is not a member cluster", beat.cluster),
+        )];
+    };
+    if let Some(old) = member.deadline() {
+        state.heartbeat_deadlines.remove(&(old, beat.cluster.clone()));
+    }
+    let mut decisions = Vec::new();
+    match &mut member.agent {
+        None => {
+            member.agent = Some(AgentStatus {
+                joined_at: now,
+                last_heartbeat: now,
+                healthy: true,
+                health_changed_at: now,
+            });
+            decisions.push(Decision::ClusterJoined { cluster: beat.cluster.clone() });
+        }
+        Some(agent) => {
+            agent.last_heartbeat = agent.last_heartbeat.max(now);
+            if !agent.healthy {
+                agent.healthy = true;
+                agent.health_changed_at = now;
+                decisions.push(Decision::ClusterHealthChanged {
+                    cluster: beat.cluster.clone(),
+                    healthy: true,
+                    reason: REASON_HEARTBEAT_RESUMED.into(),
+                });
+            }
+        }
+    }
+    record_properties(member, beat, now);
+    if let Some(deadline) = member.deadline() {
+        state.heartbeat_deadlines.insert((deadline, beat.cluster.clone()));
+    }
+    decisions
+}
+
+/// An empty report keeps what was known; a non-empty one replaces it.
+fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) {
+    if !beat.properties.is_empty() {
+        member.properties = beat
+            .properties
+            .iter()
+            .map(|(name, value)| {
+                (name.clone(), Property { value: value.clone(), observation_time: now })
+            })
+            .collect();
+    }
+    if let Some(usage) = &beat.resource_usage {
+        member.resource_usage =
+            Some(ObservedUsage { usage: usage.clone(), observation_time: now });
+    }
+}
+
+/// Marks every cluster whose heartbeat deadline is at or before `now` unhealthy.
+pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    while let Some(first) = state.heartbeat_deadlines.first() {
+        if first.0 > now {
+            break;
+        }
+        let Some((deadline, cluster)) = state.heartbeat_deadlines.pop_first() else { break };
+        let agent = state.members.get_mut(&cluster).and_then(|m| m.agent.as_mut());
+        if let Some(agent) = agent.filter(|agent| agent.healthy) {
+            agent.healthy = false;
+            agent.health_changed_at = deadline;
+            decisions.push(Decision::ClusterHealthChanged {
+                cluster,
+                healthy: false,
+                reason: REASON_HEARTBEAT_TIMEOUT.into(),
+            });
+        }
+    }
+    decisions
+}
+
+/// Re-arms a cluster's deadline after its heartbeat period changed.
+pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32) {
+    let Some(member) = state.members.get(name) else { return };
+    let Some(agent) = &member.agent else { return };
+    let old = agent.last_heartbeat
+        + Duration::seconds(HEARTBEAT_TIMEOUT_PERIODS * i64::from(old_period_secs));
+    state.heartbeat_deadlines.remove(&(old, name.to_owned()));
+    if agent.healthy
+        && let Some(deadline) = member.deadline()
+    {
+        state.heartbeat_deadlines.insert((deadline, name.to_owned()));
+    }
+}
+
+/// Removes a member and everything keyed by it; the cluster leaves the fleet.
+pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
+    let Some(member) = state.members.remove(name) else { return Vec::new() };
+    if let Some(deadline) = member.deadline() {
+        state.heartbeat_deadlines.remove(&(deadline, name.to_owned()));
+    }
+    state.work_reports.retain(|(cluster, _), _| cluster != name);
+    vec![Decision::ClusterLeft { cluster: name.to_owned() }]
+}

@@ -1,0 +1,297 @@
+//! The object model: the KubeFleet and Rancher Fleet shapes flotilla accepts, parsed from JSON
+//! into typed values with the field path of any error.
+//!
+//! Fleet's own kinds (`MemberCluster`, the placements) are typed and validated here. Every other
+//! `apiVersion`/`kind` is a hub resource, kept as canonical JSON with a resource version: it is
+//! content to be placed, not something the hub acts on.
+
+pub mod int_or_percent;
+pub mod member_cluster;
+pub mod meta;
+pub mod placement;
+pub mod placement_validation;
+pub mod selector;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+pub use int_or_percent::{IntOrPercent, Rounding};
+pub use member_cluster::MemberClusterSpec;
+pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
+pub use placement::PlacementSpec;
+pub use selector::LabelSelector;
+
+/// API group of `MemberCluster`.
+pub const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
+/// API group of the placement kinds.
+pub const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
+/// Kind name of a member cluster.
+pub const MEMBER_CLUSTER: &str = "MemberCluster";
+/// Kind name of a cluster-scoped placement.
+pub const CLUSTER_RESOURCE_PLACEMENT: &str = "ClusterResourcePlacement";
+/// Kind name of a namespaced placement.
+pub const RESOURCE_PLACEMENT: &str = "ResourcePlacement";
+/// Longest object name Kubernetes accepts (DNS-1123 subdomain).
+pub const NAME_BYTES_MAX: usize = 253;
+
+/// Kinds of the core and well-known groups that are cluster-scoped; any other kind is
+/// namespaced when its manifest names a namespace.
+const CLUSTER_SCOPED_KINDS: [(&str, &str); 14] = [
+    ("", "Namespace"),
+    ("", "Node"),
+    ("", "PersistentVolume"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("storage.k8s.io", "StorageClass"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("networking.k8s.io", "IngressClass"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("apiregistration.k8s.io", "APIService"),
+];
+
+/// Whether a kind of a group is cluster-scoped (only meaningful for the kinds listed above).
+#[must_use]
+pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
+    CLUSTER_SCOPED_KINDS.contains(&(group, kind))
+        || (group == CLUSTER_GROUP && kind == MEMBER_CLUSTER)
+        || (group == PLACEMENT_GROUP && kind == CLUSTER_RESOURCE_PLACEMENT)
+}
+
+/// A validation failure: which field, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    /// Field path, e.g. `spec.policy.numberOfClusters`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl FieldError {
+    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { field: field.into(), message: message.into() }
+    }
+}
+
+/// A parsed, validated manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    /// `apiVersion` as written.
+    pub api_version: String,
+    /// Identity.
+    pub key: ObjectKey,
+    /// Name, labels, annotations.
+    pub meta: UserMeta,
+    /// The typed content.
+    pub body: Body,
+}
+
+/// The typed content of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body {
+    /// A member cluster registration.
+    MemberCluster(MemberClusterSpec),
+    /// A cluster-scoped placement.
+    ClusterResourcePlacement(PlacementSpec),
+    /// A namespaced placement.
+    ResourcePlacement(PlacementSpec),
+    /// Any other object: everything but `apiVersion`/`kind`/`metadata`, as canonical JSON.
+    Resource {
+        /// Canonical JSON of the remaining top-level fields (`spec`, `data`, …).
+        content: String,
+    },
+}
+
+/// Parses a manifest from JSON text.
+///
+/// # Errors
+/// Malformed JSON, a missing or wrong field, or a spec that fails validation.
+pub fn parse_manifest_text(text: &str) -> Result<Manifest, FieldError> {
+    let value: Value =
+        serde_json::from_str(text).map_err(|e| FieldError::new("(document)", e.to_string()))?;
+    parse_manifest(&value)
+}
+
+/// Parses and validates a manifest.
+///
+/// # Errors
+/// A missing or wrong field, or a spec that fails validation.
+pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
+    let object = value.as_object().ok_or_else(|| FieldError::new("(document)", "not a mapping"))?;
+    let api_version = required_str(value, "apiVersion")?;
+    let kind = required_str(value, "kind")?;
+    let meta: UserMeta = typed(object.get("metadata").unwrap_or(&Value::Null), "metadata")?;
+    validate_name(&meta.name)?;
+    let group = group_of(api_version);
+    let body = match (group, kind) {
+        (CLUSTER_GROUP, MEMBER_CLUSTER) => {
+            check_version(api_version, &["v1beta1", "v1"])?;
+            let spec: MemberClusterSpec = typed(spec_of(value), "spec")?;
+            spec.validate().map_err(|(field, message)| FieldError { field, message })?;
+            Body::MemberCluster(spec)
+        }
+        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT) => {
+            check_version(api_version, &["v1", "v1beta1"])?;
+            let spec: PlacementSpec = typed(spec_of(value), "spec")?;
+            placement_validation::validate(&spec, None)?;
+            Body::ClusterResourcePlacement(spec)
+        }
+        (PLACEMENT_GROUP, RESOURCE_PLACEMENT) => {
+            check_version(api_version, &["v1", "v1beta1"])?;
+            let spec: PlacementSpec = typed(spec_of(value), "spec")?;
+            let namespace = meta.namespace.as_deref().unwrap_or_default();
+            placement_validation::validate(&spec, Some(namespace))?;
+            Body::ResourcePlacement(spec)
+        }
+        _ => Body::Resource { content: resource_content(object) },
+    };
+    let key = key_for(group, kind, &meta)?;
+    Ok(Manifest { api_version: api_version.to_owned(), key, meta, body })
+}
+
+fn key_for(group: &str, kind: &str, meta: &UserMeta) -> Result<ObjectKey, FieldError> {
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let namespaced_kind = group == PLACEMENT_GROUP && kind == RESOURCE_PLACEMENT;
+    if is_cluster_scoped(group, kind) && !namespace.is_empty() {
+        return Err(FieldError::new("metadata.namespace", format!("{kind} is cluster-scoped")));
+    }
+    if namespaced_kind && namespace.is_empty() {
+        return Err(FieldError::new("metadata.namespace", format!("{kind} needs a namespace")));
+    }
+    Ok(ObjectKey { group: group.into(), kind: kind.into(), namespace, name: meta.name.clone() })
+}
+
+fn required_str<'a>(value: &'a Value, field: &str) -> Result<&'a str, FieldError> {
+    match value.get(field) {
+        Some(Value::String(text)) if !text.is_empty() => Ok(text),
+        Some(Value::String(_)) | None => Err(FieldError::new(field, "is required")),
+        Some(_) => Err(FieldError::new(field, "must be a string")),
+    }
+}
+
+fn check_version(api_version: &str, versions: &[&str]) -> Result<(), FieldError> {
+    let version = api_version.rsplit('/').next().unwrap_or_default();
+    if versions.contains(&version) {
+        Ok(())
+    } else {
+        Err(FieldError::new(
+            "apiVersion",
+            format!("{api_version} is not served (versions: {})", versions.join(", ")),
+        ))
+    }
+}
+
+fn spec_of(value: &Value) -> &Value {
+    value.get("spec").unwrap_or(&Value::Null)
+}
+
+/// Deserializes `value` into `T`, reporting the full field path on failure.
+fn typed<T: DeserializeOwned>(value: &Value, root: &str) -> Result<T, FieldError> {
+    let value = if value.is_null() { Value::Object(serde_json::Map::new()) } else { value.clone() };
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = error.path().to_string();
+        let field = if path == "." { root.to_owned() } else { format!("{root}.{path}") };
+        FieldError::new(field, error.into_inner().to_string())
+    })
+}
+
+fn validate_name(name: &str) -> Result<(), FieldError> {
+    let valid_chars =
+        name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+    let edges = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric());
+    if name.is_empty() {
+        return Err(FieldError::new("metadata.name", "is required"));
+    }
+    if name.len() > NAME_BYTES_MAX || !valid_chars || !edges(name.bytes().next()) || !edges(name.bytes().last())
+    {
+        return Err(FieldError::new(
+            "metadata.name",
+            format!("{name:?} is not a valid name (lowercase alphanumerics, '-' and '.', at most {NAME_BYTES_MAX})"),
+        ));
+    }
+    Ok(())
+}
+
+/// Server-managed metadata is dropped; the rest (minus apiVersion/kind/metadata) is the content.
+fn resource_content(object: &serde_json::Map<String, Value>) -> String {
+    let rest: serde_json::Map<String, Value> = object
+        .iter()
+        .filter(|(field, _)| !matches!(field.as_str(), "apiVersion" | "kind" | "metadata"))
+        .map(|(field, value)| (field.clone(), value.clone()))
+        .collect();
+    // serde_json's map is ordered by key, so this text is canonical.
+    Value::Object(rest).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn member_cluster_parses_with_defaults() {
+        let manifest = parse_manifest(&json!({
+            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+            "kind": "MemberCluster",
+            "metadata": {"name": "member1", "labels": {"environment": "staging"}},
+            "spec": {}
+        }))
+        .expect("valid");
+        let Body::MemberCluster(spec) = manifest.body else { panic!("not a member cluster") };
+        assert_eq!(spec.heartbeat_period_seconds, 60);
+        assert_eq!(manifest.key.namespace, "");
+    }
+
+    #[test]
+    fn type_errors_name_the_field_path() {
+        let error = parse_manifest(&json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1",
+            "kind": "ClusterResourcePlacement",
+            "metadata": {"name": "crp"},
+            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace"}],
+                     "policy": {"placementType": "PickN", "numberOfClusters": "two"}}
+        }))
+        .expect_err("invalid");
+        assert_eq!(error.field, "spec.policy.numberOfClusters");
+    }
+
+    #[test]
+    fn pick_n_needs_a_count() {
+        let error = parse_manifest(&json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "ClusterResourcePlacement",
+            "metadata": {"name": "crp"},
+            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace"}],
+                     "policy": {"placementType": "PickN"}}
+        }))
+        .expect_err("invalid");
+        assert_eq!(error.field, "spec.policy.numberOfClusters");
+    }
+
+    #[test]
+    fn generic_resources_keep_canonical_content() {
+        let manifest = parse_manifest(&json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "test-1", "namespace": "test"},
+            "data": {"key2": "value2", "key1": "value1"}
+        }))
+        .expect("valid");
+        assert_eq!(
+            manifest.body,
+            Body::Resource { content: r#"{"data":{"key1":"value1","key2":"value2"}}"#.into() }
+        );
+        assert_eq!(manifest.key.display(), "ConfigMap/test/test-1");
+    }
+
+    #[test]
+    fn bad_names_are_rejected() {
+        let error = parse_manifest(&json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "Bad_Name"}}))
+        .expect_err("invalid");
+        assert_eq!(error.field, "metadata.name");
+    }
+}

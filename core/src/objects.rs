@@ -1,0 +1,184 @@
+//! Applying and deleting objects: the typed kinds go to their aggregates, everything else is
+//! stored as a hub resource. An apply that changes nothing is a no-op, which also makes a
+//! duplicated apply event harmless.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::decision::{Decision, RejectCode, rejected};
+use crate::event::ObjectRef;
+use crate::member::{self, Member};
+use crate::model::{
+    self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, Manifest, ObjectKey,
+    ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT, placement_validation,
+};
+use crate::state::{Placement, Resource, State};
+
+/// What the event that applies an object contributes to its metadata.
+pub(crate) struct Origin {
+    pub(crate) event_id: Uuid,
+    pub(crate) now: DateTime<Utc>,
+}
+
+/// Parses, validates and stores one manifest.
+pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> Vec<Decision> {
+    let manifest = match model::parse_manifest_text(manifest_text) {
+        Ok(manifest) => manifest,
+        Err(error) => return vec![rejected(RejectCode::InvalidObject, error.to_string())],
+    };
+    let Manifest { api_version, key, meta: user, body } = manifest;
+    let object = key.display();
+    match body {
+        Body::MemberCluster(spec) => {
+            let existing = state.members.get(&key.name);
+            let unchanged = existing.is_some_and(|m| {
+                m.spec == spec && m.meta.labels == user.labels && m.meta.annotations == user.annotations
+            });
+            if unchanged {
+                return vec![Decision::ObjectUnchanged { object }];
+            }
+            let spec_changed = existing.is_none_or(|m| m.spec != spec);
+            let old_meta = existing.map(|m| m.meta.clone());
+            let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
+            let meta = next_meta(state, old_meta.as_ref(), &api_version, user, spec_changed, origin);
+            let decision = stored(&object, &meta, old_meta.is_none());
+            match state.members.get_mut(&key.name) {
+                Some(member) => {
+                    member.meta = meta;
+                    member.spec = spec;
+                }
+                None => {
+                    state.members.insert(key.name.clone(), Member::new(meta, spec));
+                }
+            }
+            if let Some(period) = old_period {
+                member::rearm_deadline(state, &key.name, period);
+            }
+            vec![decision]
+        }
+        Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
+            let existing = state.placements.get(&key);
+            if let Some(old) = existing {
+                if let Err(error) = placement_validation::validate_update(&old.spec, &spec) {
+                    return vec![rejected(RejectCode::ImmutableField, error.to_string())];
+                }
+                if old.spec == spec
+                    && old.meta.labels == user.labels
+                    && old.meta.annotations == user.annotations
+                {
+                    return vec![Decision::ObjectUnchanged { object }];
+                }
+            }
+            let spec_changed = existing.is_none_or(|p| p.spec != spec);
+            let old_meta = existing.map(|p| p.meta.clone());
+            let meta = next_meta(state, old_meta.as_ref(), &api_version, user, spec_changed, origin);
+            let decision = stored(&object, &meta, old_meta.is_none());
+            state.placements.insert(key, Placement { meta, spec });
+            vec![decision]
+        }
+        Body::Resource { content } => {
+            let existing = state.resources.get(&key);
+            if existing.is_some_and(|r| {
+                r.content == content
+                    && r.meta.labels == user.labels
+                    && r.meta.annotations == user.annotations
+                    && r.meta.api_version == api_version
+            }) {
+                return vec![Decision::ObjectUnchanged { object }];
+            }
+            let spec_changed = existing.is_none_or(|r| r.content != content);
+            let old_meta = existing.map(|r| r.meta.clone());
+            let meta = next_meta(state, old_meta.as_ref(), &api_version, user, spec_changed, origin);
+            let decision = stored(&object, &meta, old_meta.is_none());
+            state.resources.insert(key, Resource { meta, content });
+            vec![decision]
+        }
+    }
+}
+
+fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
+    Decision::ObjectStored {
+        object: object.to_owned(),
+        resource_version: meta.resource_version,
+        generation: meta.generation,
+        created,
+    }
+}
+
+fn next_meta(
+    state: &mut State,
+    old: Option<&ObjectMeta>,
+    api_version: &str,
+    user: model::UserMeta,
+    spec_changed: bool,
+    origin: &Origin,
+) -> ObjectMeta {
+    let resource_version = state.next_resource_version();
+    let generation = old.map_or(1, |m| m.generation + u64::from(spec_changed));
+    ObjectMeta {
+        api_version: api_version.to_owned(),
+        labels: user.labels,
+        annotations: user.annotations,
+        uid: old.map_or_else(|| origin.event_id.to_string(), |m| m.uid.clone()),
+        resource_version,
+        generation,
+        creation_timestamp: old.map_or(origin.now, |m| m.creation_timestamp),
+    }
+}
+
+/// Resolves a delete target to a stored key; a `None` group means "the group this kind has".
+fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
+    let namespace = target.namespace.clone().unwrap_or_default();
+    let fleet_group = match target.kind.as_str() {
+        MEMBER_CLUSTER => Some(CLUSTER_GROUP),
+        CLUSTER_RESOURCE_PLACEMENT | RESOURCE_PLACEMENT => Some(PLACEMENT_GROUP),
+        _ => None,
+    };
+    let group = target.group.clone().or_else(|| fleet_group.map(str::to_owned));
+    if let Some(group) = group {
+        return Some(ObjectKey {
+            group,
+            kind: target.kind.clone(),
+            namespace,
+            name: target.name.clone(),
+        });
+    }
+    // Without a group, the first stored object of that kind, namespace and name (groups in
+    // order) is meant — the same as kubectl resolving a short kind.
+    state
+        .resources
+        .keys()
+        .find(|k| k.kind == target.kind && k.namespace == namespace && k.name == target.name)
+        .cloned()
+}
+
+/// Deletes one object.
+pub(crate) fn delete(state: &mut State, target: &ObjectRef) -> Vec<Decision> {
+    let not_found = || {
+        let namespace = target.namespace.as_deref().map(|ns| format!("{ns}/")).unwrap_or_default();
+        vec![rejected(
+            RejectCode::NotFound,
+            format!("{} {namespace}{} not found", target.kind, target.name),
+        )]
+    };
+    let Some(key) = resolve(state, target) else { return not_found() };
+    let object = key.display();
+    if key.group == CLUSTER_GROUP && key.kind == MEMBER_CLUSTER {
+        if !state.members.contains_key(&key.name) {
+            return not_found();
+        }
+        let mut decisions = vec![Decision::ObjectDeleted { object }];
+        decisions.extend(member::leave(state, &key.name));
+        return decisions;
+    }
+    let removed = if key.group == PLACEMENT_GROUP
+        && (key.kind == CLUSTER_RESOURCE_PLACEMENT || key.kind == RESOURCE_PLACEMENT)
+    {
+        let found = state.placements.remove(&key).is_some();
+        state.work_reports.retain(|(_, placement), _| placement != &key);
+        found
+    } else {
+        state.resources.remove(&key).is_some()
+    };
+    if removed { vec![Decision::ObjectDeleted { object }] } else { not_found() }
+}

@@ -1,0 +1,94 @@
+//! The folded state of the hub: every aggregate, in ordered maps so that iteration order is
+//! deterministic, plus a canonical hash.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::codec;
+use crate::member::Member;
+use crate::model::{ObjectKey, ObjectMeta, PlacementSpec};
+
+/// The whole hub state. Only [`crate::fold::step`] changes it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    /// Event time of the newest event folded (event times never move it backwards).
+    pub now: Option<DateTime<Utc>>,
+    /// The last resource version handed out (hub-wide, like Kubernetes').
+    pub resource_version: u64,
+    /// Member clusters by name.
+    pub members: BTreeMap<String, Member>,
+    /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
+    pub heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)>,
+    /// ClusterResourcePlacements and ResourcePlacements.
+    pub placements: BTreeMap<ObjectKey, Placement>,
+    /// Every other hub object (Namespaces, ConfigMaps, Deployments, …).
+    pub resources: BTreeMap<ObjectKey, Resource>,
+    /// The latest work report per (cluster, placement).
+    pub work_reports: BTreeMap<(String, ObjectKey), WorkStatus>,
+}
+
+/// A stored placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Validated spec, defaults filled in.
+    pub spec: PlacementSpec,
+}
+
+/// A stored hub resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resource {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Canonical JSON of everything but apiVersion/kind/metadata.
+    pub content: String,
+}
+
+/// What a member cluster last said about one placement's work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkStatus {
+    /// Resource index reported on.
+    pub resource_index: u64,
+    /// Applied (`Some(true)`), failed (`Some(false)`) or not yet (`None`).
+    pub applied: Option<bool>,
+    /// Available, not available, or unknown.
+    pub available: Option<bool>,
+    /// Whether availability can be tracked.
+    pub trackable: bool,
+    /// Member's message.
+    pub message: String,
+    /// Event time of the report.
+    pub reported_at: DateTime<Utc>,
+}
+
+/// A canonical state hash: SHA-256 over the checkpoint encoding, as lowercase hex.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct StateHash(pub String);
+
+impl std::fmt::Display for StateHash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl State {
+    /// Hashes the state canonically. Every map is ordered, so equal states hash equally on
+    /// any machine.
+    ///
+    /// # Errors
+    /// Only if the state is too large to encode (over the checkpoint limit).
+    pub fn hash(&self) -> Result<StateHash, codec::CodecError> {
+        let bytes = codec::encode_checkpoint(self)?;
+        Ok(StateHash(hex::encode(Sha256::digest(&bytes))))
+    }
+
+    /// Hands out the next resource version.
+    pub(crate) fn next_resource_version(&mut self) -> u64 {
+        self.resource_version += 1;
+        self.resource_version
+    }
+}

@@ -1,0 +1,1 @@
+//! flotilla-tests: integration tests live in tests/tests.
