@@ -1,1 +1,15 @@
-//! placeholder
+//! flotilla-adapters: the edges of flotilla — the runtime loop that wires log → core →
+//! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
+
+pub mod cli;
+pub mod client;
+pub mod commands;
+pub mod demo;
+pub mod entry;
+pub mod http;
+pub mod json_event;
+pub mod manifests;
+pub mod runtime;
+pub mod scenario;
+pub mod serve;
+pub mod store;

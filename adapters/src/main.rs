@@ -1,1 +1,5 @@
-fn main() {}
+//! The `flotilla` binary.
+
+fn main() -> std::process::ExitCode {
+    flotilla_adapters::entry::main()
+}

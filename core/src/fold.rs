@@ -34,6 +34,8 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         Input::Approve { name, namespace } => approve(name, namespace.as_deref()),
         Input::Tick => Vec::new(),
     });
+    // A spec change (a shorter heartbeat period) can move a deadline into the past.
+    decisions.extend(member::expire_heartbeats(state, now));
     decisions
 }
 

@@ -1,1 +1,41 @@
-//! placeholder
+//! flotilla-projections: what people read, rendered from the folded [`State`] in KubeFleet's own
+//! shapes so that existing tooling and habits carry over.
+//!
+//! Guarantees:
+//! - Every function here is a pure function of its arguments. Times come from the state's event
+//!   time (`State::now`), never the wall clock; nothing iterates a hash map. The same state gives
+//!   byte-identical output on any machine, so scenario runs can compare it byte for byte.
+//! - Objects ([`render_object`], [`render_all`], [`list`]) look like `kubectl get -o json`:
+//!   `apiVersion`, `kind`, `metadata` (with `uid`, string `resourceVersion`, `generation`,
+//!   `creationTimestamp`), `spec` with KubeFleet's defaults filled in, and a `status` shaped like
+//!   KubeFleet's; keys sorted, `null` fields and empty labels/annotations left out.
+//! - Text views follow kubectl: [`table`] is `kubectl get` (KubeFleet's printer columns),
+//!   [`describe`] is `kubectl describe`, and the timeline ([`event_line`], [`decision_line`])
+//!   gives one line per event and per decision.
+//!
+//! [`State`]: flotilla_core::State
+
+mod age;
+mod describe;
+mod json;
+mod kinds;
+mod member_cluster;
+mod objects;
+mod placement;
+mod table;
+mod tabwriter;
+mod timeline;
+
+pub use describe::describe;
+pub use kinds::{KindInfo, resolve_kind};
+pub use member_cluster::{
+    AGENT_MEMBER, CONDITION_HEALTHY, CONDITION_JOINED, CONDITION_READY_TO_JOIN,
+    REASON_AGENT_HEALTHY, REASON_AGENT_JOINED, REASON_HEARTBEAT_NOT_RECEIVED,
+    REASON_HEARTBEAT_RECEIVED, REASON_JOIN_STATE_UNKNOWN, REASON_JOINED, REASON_READY_TO_JOIN,
+};
+pub use objects::{list, render_all, render_object};
+pub use table::table;
+pub use timeline::{decision_line, event_line};
+
+#[cfg(test)]
+mod tests;

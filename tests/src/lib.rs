@@ -1,1 +1,4 @@
-//! flotilla-tests: integration tests live in tests/tests.
+//! flotilla-tests: end-to-end, scenario, fault and crash tests (in `tests/`), and the helpers
+//! they share (in [`support`]).
+
+pub mod support;

@@ -1,0 +1,168 @@
+//! The `flotilla` command line: kubectl-like verbs over the hub's HTTP API, plus `serve`,
+//! `scenario run`, `schema` and `demo`, which run in-process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::client::DEFAULT_SERVER;
+use crate::serve::{DEFAULT_DATA_DIR, DEFAULT_LISTEN};
+
+/// flotilla: multi-cluster placement and rollout, as an event-sourced state machine.
+#[derive(Debug, Parser)]
+#[command(name = "flotilla", version, about)]
+pub struct Cli {
+    /// Address of the hub's API.
+    #[arg(long, global = true, env = "FLOTILLA_SERVER", default_value = DEFAULT_SERVER)]
+    pub server: String,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output formats of `get`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Objects as JSON, in KubeFleet's shape.
+    Json,
+    /// Objects as YAML, in KubeFleet's shape.
+    Yaml,
+    /// A table with more columns.
+    Wide,
+}
+
+/// Output formats of commands that print records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RecordOutput {
+    /// Human text.
+    Text,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
+}
+
+/// The verbs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the hub: event log, single writer, clock and HTTP API.
+    Serve(ServeArgs),
+    /// Apply manifests from a file (multi-document YAML or JSON), or `-` for stdin.
+    Apply {
+        /// File to read.
+        #[arg(short = 'f', long = "filename")]
+        file: String,
+    },
+    /// Delete an object by kind and name, or every object in a file.
+    Delete {
+        /// Kind (e.g. `crp`, `membercluster`, `configmap`).
+        kind: Option<String>,
+        /// Name.
+        name: Option<String>,
+        /// Namespace.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+        /// Delete the objects a file describes.
+        #[arg(short = 'f', long = "filename")]
+        file: Option<String>,
+    },
+    /// List objects of a kind, or show one.
+    Get {
+        /// Kind (e.g. `memberclusters`, `crp`).
+        kind: String,
+        /// Name.
+        name: Option<String>,
+        /// Namespace.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+        /// Output format (default: a table).
+        #[arg(short = 'o', long)]
+        output: Option<Output>,
+    },
+    /// Show one object in detail.
+    Describe {
+        /// Kind.
+        kind: String,
+        /// Name.
+        name: String,
+        /// Namespace.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+    },
+    /// Approve an approval request.
+    Approve {
+        /// Request name, e.g. `example-run-after-canary`.
+        name: String,
+        /// Namespace of an `ApprovalRequest`.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+    },
+    /// Print the log: input events and what was decided.
+    Events {
+        /// First sequence to print.
+        #[arg(long, default_value_t = 1)]
+        from: u64,
+        /// Keep following the log.
+        #[arg(short = 'f', long)]
+        follow: bool,
+        /// `text` (default) or `json` (one JSON object per line).
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
+    /// Print the JSON Schema of input events for external publishers.
+    Schema,
+    /// Scenario files.
+    Scenario {
+        /// What to do with the scenario.
+        #[command(subcommand)]
+        command: ScenarioCommand,
+    },
+    /// Run a hub with a small simulated example fleet (the README's first command).
+    Demo(DemoArgs),
+}
+
+/// `flotilla scenario …`.
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// Fold a scenario against a temporary store and print every object, the event count and
+    /// the final state hash.
+    Run {
+        /// Scenario file.
+        file: PathBuf,
+        /// `yaml` (default) or `json`.
+        #[arg(short = 'o', long, default_value = "yaml")]
+        output: RecordOutput,
+    },
+}
+
+/// Options of `serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Data directory of the embedded log.
+    #[arg(long, env = "FLOTILLA_DATA", default_value = DEFAULT_DATA_DIR)]
+    pub data: PathBuf,
+    /// Use a NATS JetStream server instead of the embedded log.
+    #[arg(long, env = "FLOTILLA_NATS")]
+    pub nats: Option<String>,
+    /// API address (loopback).
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+    /// Checkpoint after this many events.
+    #[arg(long, default_value_t = 10_000)]
+    pub checkpoint_every: u64,
+}
+
+/// Options of `demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Data directory of the embedded log.
+    #[arg(long, default_value = DEFAULT_DATA_DIR)]
+    pub data: PathBuf,
+    /// API address (loopback), so `flotilla get …` works while the demo runs.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    pub listen: SocketAddr,
+    /// How long to run, in seconds.
+    #[arg(long, default_value_t = 20)]
+    pub seconds: u64,
+}

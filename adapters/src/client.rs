@@ -1,0 +1,92 @@
+//! The CLI's client of the hub's HTTP API.
+
+use serde_json::Value;
+
+use crate::http::AppendResult;
+use crate::json_event::JsonEnvelope;
+
+/// Default address of `flotilla serve`'s API.
+pub const DEFAULT_SERVER: &str = "http://127.0.0.1:7420";
+
+/// Why a call to the hub failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The hub could not be reached.
+    #[error("cannot reach the flotilla hub at {server}: {source} (is `flotilla serve` running?)")]
+    Unreachable {
+        /// Server address.
+        server: String,
+        /// Cause.
+        source: reqwest::Error,
+    },
+    /// The hub answered with an error.
+    #[error("{0}")]
+    Server(String),
+    /// The answer was not what was expected.
+    #[error("unexpected answer from the hub: {0}")]
+    Protocol(String),
+}
+
+/// A connection to one hub.
+#[derive(Debug, Clone)]
+pub struct Client {
+    server: String,
+    http: reqwest::Client,
+}
+
+impl Client {
+    /// A client for `server` (e.g. `http://127.0.0.1:7420`).
+    #[must_use]
+    pub fn new(server: &str) -> Self {
+        Self { server: server.trim_end_matches('/').to_owned(), http: reqwest::Client::new() }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.server)
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, ClientError> {
+        let response = request
+            .send()
+            .await
+            .map_err(|source| ClientError::Unreachable { server: self.server.clone(), source })?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let status = response.status();
+        let body = response.text().await.unwrap_or_default();
+        let message = serde_json::from_str::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or(body);
+        Err(ClientError::Server(format!("Error from server ({status}): {message}")))
+    }
+
+    /// Appends events and waits for their decisions.
+    ///
+    /// # Errors
+    /// When the hub is unreachable or refuses the events.
+    pub async fn submit(&self, events: &[JsonEnvelope]) -> Result<Vec<AppendResult>, ClientError> {
+        let request = self.http.post(self.url("/v1/events?wait=true")).json(events);
+        let response = self.send(request).await?;
+        response.json().await.map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// GETs a JSON document.
+    ///
+    /// # Errors
+    /// When the hub is unreachable or answers with an error.
+    pub async fn get_json(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ClientError> {
+        let response = self.send(self.http.get(self.url(path)).query(query)).await?;
+        response.json().await.map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// GETs a text document.
+    ///
+    /// # Errors
+    /// When the hub is unreachable or answers with an error.
+    pub async fn get_text(&self, path: &str, query: &[(&str, String)]) -> Result<String, ClientError> {
+        let response = self.send(self.http.get(self.url(path)).query(query)).await?;
+        response.text().await.map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+}

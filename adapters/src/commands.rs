@@ -1,0 +1,316 @@
+//! What each CLI verb does.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use chrono::Utc;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use crate::cli::{Output, RecordOutput};
+use crate::client::Client;
+use crate::http::AppendResult;
+use crate::json_event::{JsonEnvelope, JsonInput};
+use crate::manifests;
+
+/// Source name of events the CLI publishes.
+pub const CLI_SOURCE: &str = "cli";
+
+fn read_input(file: &str) -> anyhow::Result<String> {
+    if file == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(file).with_context(|| format!("reading {file}"))
+}
+
+fn envelope(event: JsonInput) -> JsonEnvelope {
+    JsonEnvelope {
+        id: Some(Uuid::now_v7()),
+        time: Some(Utc::now()),
+        source: Some(CLI_SOURCE.to_owned()),
+        schema_version: flotilla_core::SCHEMA_VERSION,
+        event,
+    }
+}
+
+/// kubectl's `kind.group/name` spelling.
+fn object_name(kind: &str, group: &str, name: &str) -> String {
+    let kind = kind.to_lowercase();
+    if group.is_empty() { format!("{kind}/{name}") } else { format!("{kind}.{group}/{name}") }
+}
+
+/// Prints each result kubectl-style; returns whether any input was rejected.
+fn report(labels: &[String], results: &[AppendResult]) -> bool {
+    let mut failed = false;
+    for (label, result) in labels.iter().zip(results) {
+        let decisions = result.decisions.clone().unwrap_or(Value::Null);
+        let first = decisions.as_array().and_then(|d| d.first()).cloned().unwrap_or(Value::Null);
+        if let Some(rejected) = first.get("Rejected") {
+            failed = true;
+            let code = rejected.get("code").and_then(Value::as_str).unwrap_or("Rejected");
+            let message = rejected.get("message").and_then(Value::as_str).unwrap_or_default();
+            eprintln!("Error from server ({code}): {label}: {message}");
+            continue;
+        }
+        let verb = if first.get("ObjectUnchanged").is_some() {
+            "unchanged"
+        } else if first.get("ObjectDeleted").is_some() {
+            "deleted"
+        } else if let Some(stored) = first.get("ObjectStored") {
+            if stored.get("created") == Some(&Value::Bool(true)) { "created" } else { "configured" }
+        } else if result.decisions.is_none() {
+            "accepted (not folded yet)"
+        } else {
+            "accepted"
+        };
+        println!("{label} {verb}");
+    }
+    failed
+}
+
+/// `flotilla apply -f FILE`.
+///
+/// # Errors
+/// A file that does not parse (nothing is sent), an unreachable hub, or a rejection.
+pub async fn apply(client: &Client, file: &str) -> anyhow::Result<()> {
+    let text = read_input(file)?;
+    let documents = manifests::parse_file(file, &text)?;
+    let labels: Vec<String> = documents
+        .iter()
+        .map(|d| object_name(&d.manifest.key.kind, &d.manifest.key.group, &d.manifest.key.name))
+        .collect();
+    let events: Vec<JsonEnvelope> = documents
+        .into_iter()
+        .map(|d| envelope(JsonInput::Apply { manifest: d.value }))
+        .collect();
+    let results = client.submit(&events).await?;
+    if report(&labels, &results) {
+        bail!("some objects were rejected");
+    }
+    Ok(())
+}
+
+/// `flotilla delete KIND NAME` or `flotilla delete -f FILE`.
+///
+/// # Errors
+/// Bad arguments, an unreachable hub, or a rejection (e.g. not found).
+pub async fn delete(
+    client: &Client,
+    kind: Option<String>,
+    name: Option<String>,
+    namespace: Option<String>,
+    file: Option<String>,
+) -> anyhow::Result<()> {
+    let targets: Vec<(String, Option<String>, Option<String>, String)> = match (file, kind, name) {
+        (Some(file), None, None) => {
+            let text = read_input(&file)?;
+            manifests::parse_file(&file, &text)?
+                .into_iter()
+                .map(|d| {
+                    let key = d.manifest.key;
+                    let namespace = Some(key.namespace).filter(|ns| !ns.is_empty());
+                    (key.kind, Some(key.group), namespace, key.name)
+                })
+                .collect()
+        }
+        (None, Some(kind), Some(name)) => {
+            let info = client.get_json("/v1/kinds", &[("kind", kind.clone())]).await.ok();
+            let canonical = info
+                .as_ref()
+                .and_then(|i| i.get("kind").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or(kind);
+            let group = info.and_then(|i| i.get("group").and_then(Value::as_str).map(str::to_owned));
+            vec![(canonical, group, namespace, name)]
+        }
+        _ => bail!("usage: flotilla delete KIND NAME [-n NAMESPACE] | flotilla delete -f FILE"),
+    };
+    let labels: Vec<String> = targets
+        .iter()
+        .map(|(kind, group, _, name)| object_name(kind, group.as_deref().unwrap_or_default(), name))
+        .collect();
+    let events: Vec<JsonEnvelope> = targets
+        .into_iter()
+        .map(|(kind, group, namespace, name)| {
+            envelope(JsonInput::Delete { kind, group, namespace, name })
+        })
+        .collect();
+    let results = client.submit(&events).await?;
+    if report(&labels, &results) {
+        bail!("some deletions were rejected");
+    }
+    Ok(())
+}
+
+/// `flotilla approve NAME`.
+///
+/// # Errors
+/// An unreachable hub, or no such approval request.
+pub async fn approve(client: &Client, name: String, namespace: Option<String>) -> anyhow::Result<()> {
+    let label = format!("approvalrequest/{name}");
+    let results = client.submit(&[envelope(JsonInput::Approve { name, namespace })]).await?;
+    if report(&[label], &results) {
+        bail!("the approval was rejected");
+    }
+    Ok(())
+}
+
+/// Prints a JSON value as YAML or pretty JSON.
+fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
+    let text = match output {
+        Output::Json => serde_json::to_string_pretty(value)? + "\n",
+        Output::Yaml | Output::Wide => serde_saphyr::to_string(value)?,
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// `flotilla get KIND [NAME]`.
+///
+/// # Errors
+/// An unknown kind or object, or an unreachable hub.
+pub async fn get(
+    client: &Client,
+    kind: &str,
+    name: Option<String>,
+    namespace: Option<String>,
+    output: Option<Output>,
+) -> anyhow::Result<()> {
+    let mut query = Vec::new();
+    if let Some(namespace) = namespace {
+        query.push(("namespace", namespace));
+    }
+    match output {
+        None | Some(Output::Wide) => {
+            if let Some(name) = name {
+                query.push(("name", name));
+            }
+            if output == Some(Output::Wide) {
+                query.push(("wide", "true".to_owned()));
+            }
+            let text = client.get_text(&format!("/v1/table/{kind}"), &query).await?;
+            print!("{text}");
+        }
+        Some(format) => {
+            let single = name.is_some();
+            if let Some(name) = name {
+                query.push(("name", name));
+            }
+            let value = client.get_json(&format!("/v1/objects/{kind}"), &query).await?;
+            let value = if single {
+                value
+            } else {
+                json!({"apiVersion": "v1", "items": value, "kind": "List", "metadata": {"resourceVersion": ""}})
+            };
+            print_value(&value, format)?;
+        }
+    }
+    Ok(())
+}
+
+/// `flotilla describe KIND NAME`.
+///
+/// # Errors
+/// An unknown kind or object, or an unreachable hub.
+pub async fn describe(
+    client: &Client,
+    kind: &str,
+    name: &str,
+    namespace: Option<String>,
+) -> anyhow::Result<()> {
+    let query: Vec<(&str, String)> = namespace.into_iter().map(|ns| ("namespace", ns)).collect();
+    let text = client.get_text(&format!("/v1/describe/{kind}/{name}"), &query).await?;
+    print!("{text}");
+    Ok(())
+}
+
+/// `flotilla events [--follow]`.
+///
+/// # Errors
+/// An unreachable hub.
+pub async fn events(
+    client: &Client,
+    from: u64,
+    follow: bool,
+    output: RecordOutput,
+) -> anyhow::Result<()> {
+    let mut next = from.max(1);
+    loop {
+        let page = client.get_json("/v1/log", &[("from", next.to_string())]).await?;
+        let events = page.get("events").and_then(Value::as_array).cloned().unwrap_or_default();
+        let decisions = page.get("decisions").and_then(Value::as_array).cloned().unwrap_or_default();
+        for event in &events {
+            let seq = event.get("seq").and_then(Value::as_u64).unwrap_or(0);
+            let decided: Vec<&Value> =
+                decisions.iter().filter(|d| d.get("seq").and_then(Value::as_u64) == Some(seq)).collect();
+            print_event(event, &decided, output)?;
+            next = seq + 1;
+        }
+        if events.is_empty() {
+            if !follow {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+fn print_event(event: &Value, decided: &[&Value], output: RecordOutput) -> anyhow::Result<()> {
+    let decisions: Vec<Value> = decided
+        .iter()
+        .filter_map(|d| d.get("decisions").and_then(Value::as_array))
+        .flatten()
+        .cloned()
+        .collect();
+    match output {
+        RecordOutput::Json => {
+            let mut line = event.clone();
+            line["decisions"] = Value::Array(decisions);
+            println!("{}", serde_json::to_string(&line)?);
+        }
+        RecordOutput::Yaml => {
+            let mut doc = event.clone();
+            doc["decisions"] = Value::Array(decisions);
+            print!("---\n{}", serde_saphyr::to_string(&doc)?);
+        }
+        RecordOutput::Text => {
+            let seq = event.get("seq").and_then(Value::as_u64).unwrap_or(0);
+            let parsed: Option<JsonEnvelope> =
+                event.get("event").and_then(|e| serde_json::from_value(e.clone()).ok());
+            let Some(parsed) = parsed else { return Ok(()) };
+            let envelope = parsed.into_envelope(Utc::now(), "unknown");
+            println!("{}", flotilla_projections::event_line(seq, &envelope));
+            for decision in decisions {
+                if let Ok(decision) = serde_json::from_value::<flotilla_core::Decision>(decision) {
+                    println!("    {}", flotilla_projections::decision_line(seq, &decision));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `flotilla schema`.
+///
+/// # Errors
+/// Only if stdout is closed.
+pub fn schema() -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(&crate::json_event::schema())?);
+    Ok(())
+}
+
+/// `flotilla scenario run FILE`.
+///
+/// # Errors
+/// A file that does not parse, or a failure of the temporary store.
+pub async fn scenario_run(file: &std::path::Path, output: RecordOutput) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let scenario = crate::scenario::parse(&file.display().to_string(), &text)?;
+    let dir = tempfile::tempdir().context("creating a temporary store")?;
+    let log = crate::store::AnyLog::open_embedded(dir.path())?;
+    let result = crate::scenario::run(&scenario, &log).await?;
+    print!("{}", crate::scenario::render(&result, output == RecordOutput::Json));
+    Ok(())
+}

@@ -1,0 +1,290 @@
+//! The hub's JSON HTTP API, served on loopback; the `flotilla` CLI is its client.
+//!
+//! | method | path | what |
+//! |---|---|---|
+//! | GET | `/healthz` | liveness |
+//! | GET | `/v1/status` | folded sequence, state hash, writer state |
+//! | POST | `/v1/events?wait=true` | append one JSON event or an array (schema: `flotilla schema`) |
+//! | GET | `/v1/kinds?kind=` | how a kind name resolves (kind, group, namespaced) |
+//! | GET | `/v1/objects/{kind}?namespace=&name=` | objects in KubeFleet's shape |
+//! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
+//! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
+//! | GET | `/v1/log?from=&max=` | input events and their decisions |
+
+use std::time::Duration;
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::Utc;
+use flotilla_core::model::ObjectKey;
+use flotilla_eventstore::EventLog;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::json_event::JsonEnvelope;
+use crate::runtime::Hub;
+
+/// How long a `wait=true` append waits for the fold.
+pub const FOLD_WAIT: Duration = Duration::from_secs(10);
+/// Most events returned by one `/v1/log` call.
+pub const LOG_PAGE_MAX: usize = 1_000;
+
+/// Builds the router over a hub.
+pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/v1/status", get(status::<L>))
+        .route("/v1/events", post(post_events::<L>))
+        .route("/v1/kinds", get(kinds::<L>))
+        .route("/v1/objects/{kind}", get(objects::<L>))
+        .route("/v1/table/{kind}", get(table::<L>))
+        .route("/v1/describe/{kind}/{name}", get(describe::<L>))
+        .route("/v1/log", get(log::<L>))
+        .with_state(hub)
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn internal(err: impl std::fmt::Display) -> Response {
+    error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
+}
+
+async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
+    let log_seq = match hub.log().last_seq().await {
+        Ok(seq) => seq,
+        Err(e) => return internal(e),
+    };
+    let view = match hub.view() {
+        Ok(view) => view,
+        Err(e) => return internal(e),
+    };
+    let hash = match view.folder.state.hash() {
+        Ok(hash) => hash.0,
+        Err(e) => return internal(e),
+    };
+    Json(json!({
+        "seq": view.folder.seq,
+        "logSeq": log_seq,
+        "stateHash": hash,
+        "now": view.folder.state.now,
+        "memberClusters": view.folder.state.members.len(),
+        "fenced": view.fenced,
+    }))
+    .into_response()
+}
+
+#[derive(Deserialize)]
+struct WaitQuery {
+    #[serde(default)]
+    wait: bool,
+}
+
+/// One appended event's outcome.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct AppendResult {
+    /// Event id.
+    pub id: uuid::Uuid,
+    /// Sequence in the log.
+    pub seq: u64,
+    /// Already in the log.
+    pub duplicate: bool,
+    /// What the fold decided (only with `wait=true`, and only if folded in time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<Value>,
+}
+
+async fn post_events<L: EventLog>(
+    State(hub): State<Hub<L>>,
+    Query(query): Query<WaitQuery>,
+    body: axum::body::Bytes,
+) -> Response {
+    let value: Value = match serde_json::from_slice(&body) {
+        Ok(value) => value,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("body is not JSON: {e}")),
+    };
+    let items = match value {
+        Value::Array(items) => items,
+        single => vec![single],
+    };
+    let now = Utc::now();
+    let mut envelopes = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        match serde_json::from_value::<JsonEnvelope>(item) {
+            Ok(event) => envelopes.push(event.into_envelope(now, "http")),
+            Err(e) => {
+                return error(StatusCode::BAD_REQUEST, format!("event {index}: {e}"));
+            }
+        }
+    }
+    let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
+    let appended = match hub.submit(envelopes).await {
+        Ok(appended) => appended,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
+    };
+    let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
+    let folded = query.wait && hub.wait_folded(last, FOLD_WAIT).await;
+    let view = hub.view().ok();
+    let results: Vec<AppendResult> = ids
+        .into_iter()
+        .zip(appended)
+        .map(|(id, outcome)| {
+            let decisions = view
+                .as_ref()
+                .filter(|_| folded)
+                .and_then(|v| v.decisions_for(outcome.seq))
+                .and_then(|d| serde_json::to_value(d).ok());
+            AppendResult { id, seq: outcome.seq, duplicate: outcome.duplicate, decisions }
+        })
+        .collect();
+    Json(results).into_response()
+}
+
+#[derive(Deserialize)]
+struct KindQuery {
+    kind: String,
+}
+
+async fn kinds<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<KindQuery>) -> Response {
+    let view = match hub.view() {
+        Ok(view) => view,
+        Err(e) => return internal(e),
+    };
+    match flotilla_projections::resolve_kind(&view.folder.state, &query.kind) {
+        Some(info) => Json(json!({
+            "kind": info.kind,
+            "group": info.group,
+            "namespaced": info.namespaced,
+        }))
+        .into_response(),
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!("the server doesn't have a resource type {:?}", query.kind),
+        ),
+    }
+}
+
+#[derive(Deserialize)]
+struct ObjectQuery {
+    namespace: Option<String>,
+    name: Option<String>,
+    #[serde(default)]
+    wide: bool,
+}
+
+async fn objects<L: EventLog>(
+    State(hub): State<Hub<L>>,
+    Path(kind): Path<String>,
+    Query(query): Query<ObjectQuery>,
+) -> Response {
+    let view = match hub.view() {
+        Ok(view) => view,
+        Err(e) => return internal(e),
+    };
+    let state = &view.folder.state;
+    let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
+        return error(StatusCode::NOT_FOUND, format!("the server doesn't have a resource type {kind:?}"));
+    };
+    match query.name {
+        Some(name) => {
+            let key = key_of(&info, query.namespace.as_deref(), &name);
+            match flotilla_projections::render_object(state, &key) {
+                Some(object) => Json(object).into_response(),
+                None => error(StatusCode::NOT_FOUND, format!("{} {name:?} not found", info.kind)),
+            }
+        }
+        None => Json(flotilla_projections::list(state, &info, query.namespace.as_deref()))
+            .into_response(),
+    }
+}
+
+fn key_of(info: &flotilla_projections::KindInfo, namespace: Option<&str>, name: &str) -> ObjectKey {
+    ObjectKey {
+        group: info.group.to_string(),
+        kind: info.kind.clone(),
+        namespace: if info.namespaced { namespace.unwrap_or("default").to_owned() } else { String::new() },
+        name: name.to_owned(),
+    }
+}
+
+async fn table<L: EventLog>(
+    State(hub): State<Hub<L>>,
+    Path(kind): Path<String>,
+    Query(query): Query<ObjectQuery>,
+) -> Response {
+    let view = match hub.view() {
+        Ok(view) => view,
+        Err(e) => return internal(e),
+    };
+    let state = &view.folder.state;
+    let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
+        return error(StatusCode::NOT_FOUND, format!("the server doesn't have a resource type {kind:?}"));
+    };
+    flotilla_projections::table(state, &info, query.namespace.as_deref(), query.wide).into_response()
+}
+
+async fn describe<L: EventLog>(
+    State(hub): State<Hub<L>>,
+    Path((kind, name)): Path<(String, String)>,
+    Query(query): Query<ObjectQuery>,
+) -> Response {
+    let view = match hub.view() {
+        Ok(view) => view,
+        Err(e) => return internal(e),
+    };
+    let state = &view.folder.state;
+    let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
+        return error(StatusCode::NOT_FOUND, format!("the server doesn't have a resource type {kind:?}"));
+    };
+    let key = key_of(&info, query.namespace.as_deref(), &name);
+    match flotilla_projections::describe(state, &key) {
+        Some(text) => text.into_response(),
+        None => error(StatusCode::NOT_FOUND, format!("{} {name:?} not found", info.kind)),
+    }
+}
+
+#[derive(Deserialize)]
+struct LogQuery {
+    #[serde(default = "one")]
+    from: u64,
+    #[serde(default = "page")]
+    max: usize,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn page() -> usize {
+    LOG_PAGE_MAX
+}
+
+async fn log<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<LogQuery>) -> Response {
+    let max = query.max.clamp(1, LOG_PAGE_MAX);
+    let events = match hub.log().read(query.from.max(1), max).await {
+        Ok(events) => events,
+        Err(e) => return internal(e),
+    };
+    let Some(last) = events.last().map(|e| e.seq) else {
+        return Json(json!({ "events": [], "decisions": [] })).into_response();
+    };
+    let batches = match hub.log().read_decisions(query.from.max(1), LOG_PAGE_MAX).await {
+        Ok(batches) => batches,
+        Err(e) => return internal(e),
+    };
+    let decisions: Vec<Value> = batches
+        .iter()
+        .flat_map(|b| b.decisions.iter())
+        .filter(|(seq, _)| (query.from..=last).contains(seq))
+        .map(|(seq, d)| json!({ "seq": seq, "decisions": d }))
+        .collect();
+    let events: Vec<Value> = events
+        .iter()
+        .map(|e| json!({ "seq": e.seq, "event": JsonEnvelope::from_envelope(&e.envelope) }))
+        .collect();
+    Json(json!({ "events": events, "decisions": decisions })).into_response()
+}

@@ -1,0 +1,269 @@
+//! The JSON form of input events, for external publishers (HTTP `POST /v1/events`, and the
+//! JSON lines of `flotilla events -o json`). Its JSON Schema is what `flotilla schema` prints.
+//!
+//! The stored form is bincode (see `flotilla_core::codec`); this module converts both ways.
+//! Field names are frozen once shipped: add optional fields, never rename.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use flotilla_core::{
+    Envelope, Heartbeat, Input, ObjectRef, ResourceUsage, SCHEMA_VERSION, WorkReport,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// One input event as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonEnvelope {
+    /// Event id; publishers that retry must reuse it (the log deduplicates on it). Generated
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Uuid>,
+    /// When it happened (RFC 3339, UTC); the hub's receive time when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<DateTime<Utc>>,
+    /// Who publishes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Schema version of this event (1).
+    #[serde(default = "current_version")]
+    pub schema_version: u16,
+    /// The event itself.
+    #[serde(flatten)]
+    pub event: JsonInput,
+}
+
+fn current_version() -> u16 {
+    SCHEMA_VERSION
+}
+
+/// The event kinds, tagged by `type`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum JsonInput {
+    /// An object applied: any manifest with apiVersion, kind and metadata.name.
+    Apply {
+        /// The manifest.
+        manifest: serde_json::Value,
+    },
+    /// An object deleted.
+    #[serde(rename_all = "camelCase")]
+    Delete {
+        /// Kind, e.g. `ClusterResourcePlacement`.
+        kind: String,
+        /// API group; inferred for fleet kinds when omitted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
+        /// Namespace of a namespaced object.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+        /// Name.
+        name: String,
+    },
+    /// A member agent heartbeat.
+    #[serde(rename_all = "camelCase")]
+    Heartbeat {
+        /// Member cluster name.
+        cluster: String,
+        /// Non-resource properties (`kubernetes-fleet.io/node-count: "3"`).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        properties: BTreeMap<String, String>,
+        /// Resource usage.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resource_usage: Option<JsonResourceUsage>,
+    },
+    /// A member's report on one placement's work.
+    #[serde(rename_all = "camelCase")]
+    Report {
+        /// Member cluster name.
+        cluster: String,
+        /// Placement name.
+        placement: String,
+        /// Namespace of a ResourcePlacement.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+        /// Resource snapshot index reported on.
+        resource_index: u64,
+        /// Applied (`true`), failed (`false`), or not yet (absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        applied: Option<bool>,
+        /// Available, not available, or unknown (absent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        available: Option<bool>,
+        /// `false` when availability cannot be tracked.
+        #[serde(default = "yes")]
+        trackable: bool,
+        /// Detail.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        message: String,
+    },
+    /// An approval of an approval request.
+    Approve {
+        /// Request name.
+        name: String,
+        /// Namespace of an `ApprovalRequest`; absent for a `ClusterApprovalRequest`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+    },
+    /// Time passes.
+    Tick,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Resource usage as JSON: resource name → quantity, per kind of capacity.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct JsonResourceUsage {
+    /// Installed capacity.
+    #[serde(default)]
+    pub capacity: BTreeMap<String, String>,
+    /// Allocatable capacity.
+    #[serde(default)]
+    pub allocatable: BTreeMap<String, String>,
+    /// Free capacity.
+    #[serde(default)]
+    pub available: BTreeMap<String, String>,
+}
+
+impl JsonEnvelope {
+    /// Converts to the stored form, filling a missing id and time.
+    #[must_use]
+    pub fn into_envelope(self, now: DateTime<Utc>, default_source: &str) -> Envelope {
+        let payload = match self.event {
+            JsonInput::Apply { manifest } => Input::Apply { manifest: manifest.to_string() },
+            JsonInput::Delete { kind, group, namespace, name } => {
+                Input::Delete { target: ObjectRef { kind, group, namespace, name } }
+            }
+            JsonInput::Heartbeat { cluster, properties, resource_usage } => {
+                Input::Heartbeat(Heartbeat {
+                    cluster,
+                    properties,
+                    resource_usage: resource_usage.map(|u| ResourceUsage {
+                        capacity: u.capacity,
+                        allocatable: u.allocatable,
+                        available: u.available,
+                    }),
+                })
+            }
+            JsonInput::Report {
+                cluster,
+                placement,
+                namespace,
+                resource_index,
+                applied,
+                available,
+                trackable,
+                message,
+            } => Input::WorkReport(WorkReport {
+                cluster,
+                placement,
+                namespace,
+                resource_index,
+                applied,
+                available,
+                trackable,
+                message,
+            }),
+            JsonInput::Approve { name, namespace } => Input::Approve { name, namespace },
+            JsonInput::Tick => Input::Tick,
+        };
+        Envelope {
+            id: self.id.unwrap_or_else(Uuid::now_v7),
+            time: self.time.unwrap_or(now),
+            source: self.source.unwrap_or_else(|| default_source.to_owned()),
+            schema_version: self.schema_version,
+            payload,
+        }
+    }
+
+    /// The JSON form of a stored event.
+    #[must_use]
+    pub fn from_envelope(envelope: &Envelope) -> Self {
+        let event = match &envelope.payload {
+            Input::Apply { manifest } => JsonInput::Apply {
+                manifest: serde_json::from_str(manifest)
+                    .unwrap_or_else(|_| serde_json::Value::String(manifest.clone())),
+            },
+            Input::Delete { target } => JsonInput::Delete {
+                kind: target.kind.clone(),
+                group: target.group.clone(),
+                namespace: target.namespace.clone(),
+                name: target.name.clone(),
+            },
+            Input::Heartbeat(beat) => JsonInput::Heartbeat {
+                cluster: beat.cluster.clone(),
+                properties: beat.properties.clone(),
+                resource_usage: beat.resource_usage.as_ref().map(|u| JsonResourceUsage {
+                    capacity: u.capacity.clone(),
+                    allocatable: u.allocatable.clone(),
+                    available: u.available.clone(),
+                }),
+            },
+            Input::WorkReport(report) => JsonInput::Report {
+                cluster: report.cluster.clone(),
+                placement: report.placement.clone(),
+                namespace: report.namespace.clone(),
+                resource_index: report.resource_index,
+                applied: report.applied,
+                available: report.available,
+                trackable: report.trackable,
+                message: report.message.clone(),
+            },
+            Input::Approve { name, namespace } => {
+                JsonInput::Approve { name: name.clone(), namespace: namespace.clone() }
+            }
+            Input::Tick => JsonInput::Tick,
+        };
+        Self {
+            id: Some(envelope.id),
+            time: Some(envelope.time),
+            source: Some(envelope.source.clone()),
+            schema_version: envelope.schema_version,
+            event,
+        }
+    }
+}
+
+/// The JSON Schema of one event (or of an array of them, which `POST /v1/events` also takes).
+#[must_use]
+pub fn schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(JsonEnvelope)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heartbeat_json_round_trips_through_the_stored_form() {
+        let text = r#"{"id":"0190b3d2-0000-7000-8000-000000000001","time":"2025-03-12T23:00:00Z",
+            "source":"agent/member1","type":"heartbeat","cluster":"member1",
+            "properties":{"kubernetes-fleet.io/node-count":"3"}}"#;
+        let parsed: JsonEnvelope = serde_json::from_str(text).expect("valid");
+        let envelope = parsed.into_envelope(DateTime::<Utc>::MIN_UTC, "http");
+        let Input::Heartbeat(beat) = &envelope.payload else { panic!("not a heartbeat") };
+        assert_eq!(beat.properties["kubernetes-fleet.io/node-count"], "3");
+        let back = serde_json::to_value(JsonEnvelope::from_envelope(&envelope)).expect("json");
+        assert_eq!(back["type"], "heartbeat");
+        assert_eq!(back["source"], "agent/member1");
+    }
+
+    #[test]
+    fn unknown_types_are_refused() {
+        let parsed = serde_json::from_str::<JsonEnvelope>(r#"{"type":"explode"}"#);
+        assert!(parsed.is_err());
+    }
+
+    #[test]
+    fn schema_names_every_type() {
+        let text = schema().to_string();
+        for kind in ["apply", "delete", "heartbeat", "report", "approve", "tick"] {
+            assert!(text.contains(&format!("\"{kind}\"")), "schema lacks {kind}");
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! The clock adapter: the only place wall-clock time enters the log. It appends a tick when
+//! the core's next deadline has passed, so that heartbeat timeouts and timed waits happen even
+//! when nothing else arrives. Between deadlines it stays silent, keeping the log small.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use flotilla_core::{Envelope, Input, next_deadline};
+use flotilla_eventstore::EventLog;
+use uuid::Uuid;
+
+use super::{Hub, HubError};
+
+/// How often the clock looks at the deadline.
+pub const CLOCK_POLL: Duration = Duration::from_millis(250);
+
+/// Source name of tick events.
+pub const CLOCK_SOURCE: &str = "clock";
+
+/// Runs until shutdown: appends a tick whenever the wall clock passes the core's deadline.
+///
+/// # Errors
+/// When the log refuses a tick.
+pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
+    let mut shutdown = hub.shutdown_signal();
+    // The sequence of the last tick appended; no new tick until the writer has folded it.
+    let mut pending: u64 = 0;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(CLOCK_POLL) => {}
+            _ = shutdown.changed() => return Ok(()),
+        }
+        let (deadline, folded) = {
+            let view = hub.view()?;
+            (next_deadline(&view.folder.state), view.folder.seq)
+        };
+        let now = Utc::now();
+        if folded < pending || deadline.is_none_or(|d| d > now) {
+            continue;
+        }
+        let tick = Envelope::new(Uuid::now_v7(), now, CLOCK_SOURCE, Input::Tick);
+        let appended = hub.submit(vec![tick]).await?;
+        pending = appended.first().map_or(pending, |a| a.seq);
+    }
+}

@@ -1,0 +1,151 @@
+//! `flotilla serve`: the hub process — log, single writer, clock and HTTP API together.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use flotilla_eventstore::EventLog;
+use tokio::net::TcpListener;
+
+use crate::runtime::{Hub, HubConfig, clock};
+use crate::store::AnyLog;
+
+/// Default API address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
+/// Default data directory of the embedded log.
+pub const DEFAULT_DATA_DIR: &str = "flotilla-data";
+
+/// Options of `flotilla serve`.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Data directory of the embedded log.
+    pub data: PathBuf,
+    /// NATS server URL; when set, the log is a JetStream stream there.
+    pub nats: Option<String>,
+    /// API address.
+    pub listen: SocketAddr,
+    /// Runtime settings.
+    pub hub: HubConfig,
+}
+
+/// Opens the configured log and runs the hub until Ctrl-C / SIGTERM.
+///
+/// # Errors
+/// When the log cannot be opened, the address cannot be bound, or the writer fails.
+pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
+    let log = match &options.nats {
+        Some(url) => {
+            let log = AnyLog::connect_nats(url)
+                .await
+                .with_context(|| format!("connecting to NATS at {url}"))?;
+            warn_if_unsynced(&log).await;
+            log
+        }
+        None => AnyLog::open_embedded(&options.data)
+            .with_context(|| format!("opening the embedded log in {}", options.data.display()))?,
+    };
+    let hub = Hub::open(Arc::new(log), options.hub.clone()).await.context("restoring state")?;
+    let listener = bind(options.listen).await?;
+    run(hub, listener, shutdown_signal()).await
+}
+
+async fn warn_if_unsynced(log: &AnyLog) {
+    if let AnyLog::Nats(nats) = log {
+        match nats.server_syncs_always().await {
+            Some(true) => {}
+            Some(false) => tracing::warn!(
+                "the NATS server acknowledges publishes before it fsyncs them \
+                 (jetstream sync_interval is not `always`): a power loss can lose acknowledged \
+                 events; see docs/durability.md"
+            ),
+            None => tracing::warn!(
+                "cannot tell whether the NATS server fsyncs before acknowledging; unless its \
+                 config has `jetstream {{ sync_interval: always }}`, a power loss can lose \
+                 acknowledged events; see docs/durability.md"
+            ),
+        }
+    }
+}
+
+/// Binds the API address, warning when it is not loopback.
+///
+/// # Errors
+/// When the address cannot be bound.
+pub async fn bind(listen: SocketAddr) -> anyhow::Result<TcpListener> {
+    if !listen.ip().is_loopback() {
+        tracing::warn!(%listen, "the API has no authentication; serving beyond loopback");
+    }
+    let listener = TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    // Tests and scripts read this line to find a port chosen by the OS.
+    println!("flotilla hub listening on http://{local}");
+    Ok(listener)
+}
+
+/// Runs writer, clock and API until `stop` resolves; then stops them and checkpoints.
+///
+/// # Errors
+/// When the writer or the API fails.
+pub async fn run<L: EventLog>(
+    hub: Hub<L>,
+    listener: TcpListener,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let writer = tokio::spawn({
+        let hub = hub.clone();
+        async move {
+            let result = hub.run_writer().await;
+            if result.is_err() {
+                // A writer that stopped (fenced, or the log failed) takes the API down with it,
+                // so nobody keeps reading a state that no longer advances.
+                hub.shutdown();
+            }
+            result
+        }
+    });
+    let clock = tokio::spawn(clock::run(hub.clone()));
+    let mut stopped = hub.shutdown_signal();
+    let api = axum::serve(listener, crate::http::router(hub.clone())).with_graceful_shutdown(
+        async move {
+            tokio::select! {
+                () = stop => {}
+                _ = stopped.changed() => {}
+            }
+        },
+    );
+    let served = api.await;
+    hub.shutdown();
+    let written = writer.await.context("writer task")?;
+    let ticked = clock.await.context("clock task")?;
+    served.context("serving the API")?;
+    written.context("writer")?;
+    ticked.context("clock")?;
+    tracing::info!("hub stopped cleanly");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

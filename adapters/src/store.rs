@@ -1,0 +1,88 @@
+//! Choosing the log at run time: the embedded redb file (default) or a NATS JetStream server.
+
+use std::path::Path;
+use std::time::Duration;
+
+use flotilla_core::Envelope;
+use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
+use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::{Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+
+/// File name of the embedded log inside the data directory.
+pub const LOG_FILE: &str = "flotilla.redb";
+
+/// One of the two backends.
+pub enum AnyLog {
+    /// The embedded redb file.
+    Redb(RedbLog),
+    /// A NATS JetStream stream.
+    Nats(NatsLog),
+}
+
+impl AnyLog {
+    /// Opens the embedded log in `data_dir` (created if missing).
+    ///
+    /// # Errors
+    /// When the directory or the file cannot be opened (another process may hold it).
+    pub fn open_embedded(data_dir: &Path) -> Result<Self, LogError> {
+        std::fs::create_dir_all(data_dir).map_err(|e| {
+            LogError::Storage(format!("cannot create data directory {}: {e}", data_dir.display()))
+        })?;
+        Ok(AnyLog::Redb(RedbLog::open(&data_dir.join(LOG_FILE), RedbOptions::default())?))
+    }
+
+    /// Connects to a NATS server.
+    ///
+    /// # Errors
+    /// When the server cannot be reached or the streams cannot be created.
+    pub async fn connect_nats(url: &str) -> Result<Self, LogError> {
+        Ok(AnyLog::Nats(NatsLog::connect(url, NatsOptions::default()).await?))
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $log:ident => $call:expr) => {
+        match $self {
+            AnyLog::Redb($log) => $call.await,
+            AnyLog::Nats($log) => $call.await,
+        }
+    };
+}
+
+impl EventLog for AnyLog {
+    async fn append(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, LogError> {
+        dispatch!(self, log => log.append(events))
+    }
+
+    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
+        dispatch!(self, log => log.read(from, max))
+    }
+
+    async fn last_seq(&self) -> Result<u64, LogError> {
+        dispatch!(self, log => log.last_seq())
+    }
+
+    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
+        dispatch!(self, log => log.wait_for(after, timeout))
+    }
+
+    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+        dispatch!(self, log => log.append_decisions(batch))
+    }
+
+    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
+        dispatch!(self, log => log.read_decisions(from, max))
+    }
+
+    async fn last_decided_seq(&self) -> Result<u64, LogError> {
+        dispatch!(self, log => log.last_decided_seq())
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {
+        dispatch!(self, log => log.save_checkpoint(checkpoint))
+    }
+
+    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
+        dispatch!(self, log => log.load_checkpoint())
+    }
+}

@@ -1,0 +1,38 @@
+//! Errors of the event log, one enum for every backend.
+
+use flotilla_core::codec::CodecError;
+
+/// What can go wrong talking to the log.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The storage engine failed (redb, file system).
+    #[error("storage: {0}")]
+    Storage(String),
+    /// The NATS server or JetStream failed.
+    #[error("nats: {0}")]
+    Nats(String),
+    /// A stored record does not decode.
+    #[error("record at sequence {seq}: {source}")]
+    Corrupt {
+        /// Where.
+        seq: u64,
+        /// Why.
+        source: CodecError,
+    },
+    /// A value could not be encoded.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// Another writer appended decisions first: this writer must stop.
+    #[error(
+        "fenced: decisions expected to follow input {expected}, but the log has decisions up to {actual}"
+    )]
+    Fenced {
+        /// The last decided sequence this writer assumed.
+        expected: u64,
+        /// The last decided sequence the log has.
+        actual: u64,
+    },
+    /// The log was closed.
+    #[error("the log is closed")]
+    Closed,
+}

@@ -1,0 +1,508 @@
+//! The distributed backend: the event log on a NATS JetStream server (or cluster).
+//!
+//! Guarantees, on top of those of [`EventLog`]:
+//! - **Durable appends**: an append returns after JetStream's ack for every event. The ack
+//!   means fsync'd only when the server runs with `sync_interval: always`; by default it
+//!   fsyncs every 2 minutes, and a crash of every replica in that window loses acknowledged
+//!   writes. [`NatsLog::server_sync`] reads the policy so `flotilla serve` can warn; R3 streams
+//!   protect against losing one node. See `docs/durability.md`.
+//! - **Input sequence = the input stream's sequence**: dense from 1, because the streams keep
+//!   everything and deny deletes and purges (settings in [`streams`]).
+//! - **Deduplication**: every event is published with its id as `Nats-Msg-Id`; within the
+//!   stream's duplicate window ([`NatsOptions::duplicate_window`]) the server stores it once and
+//!   answers a duplicate with the original sequence. Older duplicates are stored again, and the
+//!   fold's idempotence absorbs them.
+//! - **Fenced decisions**: a decision batch is published with `Nats-Expected-Last-Sequence` set
+//!   to the decisions stream's last sequence as *this writer* knows it (learned at connect and
+//!   after each of its own appends). If any other writer appended in between, the server
+//!   refuses it atomically and the call returns [`LogError::Fenced`]. Once fenced, a `NatsLog`
+//!   stays fenced: it never re-learns the position, so a stale writer cannot resume. The one
+//!   exception is its *own* batch: a batch whose ack was lost is found at the next position
+//!   with this writer's `Nats-Msg-Id`, so retrying it succeeds instead of fencing.
+//! - **Checkpoints** live in an object store bucket (see [`checkpoints`]).
+//!
+//! Subjects are documented in [`subjects`]. Reads use batched direct gets ([`direct`]), so the
+//! server must be nats-server 2.11 or newer (checked at connect). `wait_for` polls the input
+//! stream's last sequence (see [`NatsLog::wait_for`]).
+
+pub mod checkpoints;
+mod direct;
+pub mod streams;
+pub mod subjects;
+mod varz;
+
+pub use varz::ServerSync;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_nats::HeaderMap;
+use bytes::Bytes;
+use async_nats::header::{NATS_EXPECTED_LAST_SEQUENCE, NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
+use async_nats::jetstream::context::{PublishAckFuture, PublishErrorKind};
+use async_nats::jetstream::object_store::ObjectStore;
+use async_nats::jetstream::stream::Stream;
+use async_nats::jetstream::{self, ContextBuilder};
+use flotilla_core::Envelope;
+use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
+use tokio::sync::{Mutex, Semaphore};
+use tokio::time::Instant;
+use uuid::Uuid;
+
+use crate::{Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use subjects::{DECISIONS_SUBJECT, input_subject};
+
+/// Most publishes awaiting their ack at once, over all concurrent appends of one `NatsLog`.
+pub const APPEND_IN_FLIGHT_MAX: usize = 4096;
+/// Events published before their acks are awaited, per append.
+pub const APPEND_PIPELINE_MAX: usize = 256;
+/// Most messages one `read` or `read_decisions` returns (callers page with `from`).
+pub const READ_BATCH_MAX: usize = 4096;
+/// Shortest pause between two polls in `wait_for`.
+pub const WAIT_POLL_MIN: Duration = Duration::from_millis(2);
+/// Longest pause between two polls in `wait_for`: the worst added latency when idle.
+pub const WAIT_POLL_MAX: Duration = Duration::from_millis(50);
+/// The oldest server that answers batched direct gets.
+const SERVER_VERSION_MIN: (u64, u64) = (2, 11);
+
+/// How to reach and lay out the log on JetStream.
+#[derive(Debug, Clone)]
+pub struct NatsOptions {
+    /// Prefix of the stream and bucket names: `<prefix>_INPUT`, `<prefix>_DECISIONS`,
+    /// `<prefix>_CHECKPOINTS`. Letters, digits, `-` and `_` only.
+    pub stream_prefix: String,
+    /// Replicas of each stream and the bucket: 1 on a single server, 3 in a cluster.
+    pub replicas: usize,
+    /// How long the server remembers event ids for deduplication. Memory on the server grows
+    /// with ids per window (about 100 bytes each), so 2 minutes at 10k events/s is ~120 MB;
+    /// publishers retry within seconds, and the fold absorbs older duplicates.
+    pub duplicate_window: Duration,
+    /// Bound on every request and publish ack.
+    pub request_timeout: Duration,
+    /// The server's HTTP monitoring URL (`http://host:8222`), to read its fsync policy.
+    pub monitoring_url: Option<String>,
+}
+
+impl Default for NatsOptions {
+    fn default() -> Self {
+        Self {
+            stream_prefix: "FLOTILLA".to_owned(),
+            replicas: 1,
+            duplicate_window: Duration::from_secs(120),
+            request_timeout: Duration::from_secs(10),
+            monitoring_url: None,
+        }
+    }
+}
+
+/// What this writer knows of the decisions stream; advanced only by its own appends.
+#[derive(Debug, Clone, Copy)]
+struct Fence {
+    /// The decisions stream's last sequence.
+    stream_seq: u64,
+    /// The last input sequence decided.
+    last_decided: u64,
+}
+
+/// The event log on NATS JetStream.
+pub struct NatsLog {
+    client: async_nats::Client,
+    context: jetstream::Context,
+    input: Stream,
+    decisions: Stream,
+    checkpoints: ObjectStore,
+    options: NatsOptions,
+    /// Names this writer in the `Nats-Msg-Id` of its decision batches, so a retry of its own
+    /// batch whose ack was lost is recognised, while another writer's batch fences it.
+    writer_id: Uuid,
+    fence: Mutex<Fence>,
+    in_flight: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for NatsLog {
+    // By hand: `ObjectStore` has no `Debug`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsLog")
+            .field("input", &self.input.cached_info().config.name)
+            .field("decisions", &self.decisions.cached_info().config.name)
+            .field("options", &self.options)
+            .field("writer_id", &self.writer_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NatsLog {
+    /// Connects to `url` and creates (or binds to) the streams and the checkpoint bucket.
+    ///
+    /// # Errors
+    /// When the server is unreachable, too old, has no JetStream, or an existing stream has
+    /// settings the log cannot run on.
+    pub async fn connect(url: &str, options: NatsOptions) -> Result<Self, LogError> {
+        let client = async_nats::ConnectOptions::new()
+            .name("flotilla-eventstore")
+            .connection_timeout(options.request_timeout)
+            .request_timeout(Some(options.request_timeout))
+            .connect(url)
+            .await
+            .map_err(|err| LogError::Nats(format!("connect to {url}: {err}")))?;
+        Self::with_client(client, options).await
+    }
+
+    /// Uses an already connected client (for credentials, TLS or a custom reconnect policy).
+    ///
+    /// # Errors
+    /// As [`NatsLog::connect`].
+    pub async fn with_client(
+        client: async_nats::Client,
+        options: NatsOptions,
+    ) -> Result<Self, LogError> {
+        check_options(&options)?;
+        check_server(&client.server_info())?;
+        let context = ContextBuilder::new()
+            .timeout(options.request_timeout)
+            // Our own semaphore bounds appends; the slack is for object store chunk publishes.
+            .max_ack_inflight(APPEND_IN_FLIGHT_MAX + 64)
+            .backpressure_on_inflight(true)
+            .build(client.clone());
+        let input = streams::create_or_bind(&context, streams::input_stream_config(&options));
+        let input = input.await?;
+        let decisions = streams::decisions_stream_config(&options);
+        let decisions = streams::create_or_bind(&context, decisions).await?;
+        let checkpoints = streams::checkpoint_bucket(&context, &options).await?;
+        let fence = last_decision(&decisions).await?.fence;
+        tracing::info!(
+            input = %input.cached_info().config.name,
+            decided = fence.last_decided,
+            "bound to the JetStream log"
+        );
+        Ok(Self {
+            client,
+            context,
+            input,
+            decisions,
+            checkpoints,
+            options,
+            writer_id: Uuid::now_v7(),
+            fence: Mutex::new(fence),
+            in_flight: Arc::new(Semaphore::new(APPEND_IN_FLIGHT_MAX)),
+        })
+    }
+
+    /// The id this writer puts in its decision batches' `Nats-Msg-Id`
+    /// (`<writer id>:<first input>-<last input>`); fresh for every `NatsLog`.
+    #[must_use]
+    pub fn writer_id(&self) -> Uuid {
+        self.writer_id
+    }
+
+    /// The options this log was opened with.
+    #[must_use]
+    pub fn options(&self) -> &NatsOptions {
+        &self.options
+    }
+
+    /// The server's fsync policy from its monitoring endpoint; `None` when no
+    /// [`NatsOptions::monitoring_url`] is set or it cannot be read (logged as a warning).
+    pub async fn server_sync(&self) -> Option<ServerSync> {
+        let url = self.options.monitoring_url.as_deref()?;
+        match varz::server_sync(url, self.options.request_timeout).await {
+            Ok(sync) => Some(sync),
+            Err(reason) => {
+                tracing::warn!(%reason, "cannot read the NATS server's fsync policy");
+                None
+            }
+        }
+    }
+
+    /// Whether the server fsyncs before every ack (`sync_interval: always`); `None` when
+    /// unknown. `flotilla serve` warns on anything but `Some(true)`.
+    pub async fn server_syncs_always(&self) -> Option<bool> {
+        self.server_sync().await.map(|sync| sync.always)
+    }
+
+    /// Publishes one chunk of events and awaits their acks, in order.
+    async fn append_chunk(
+        &self,
+        chunk: &[(String, String, Bytes)],
+    ) -> Result<Vec<Appended>, LogError> {
+        let permits = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+        // All permits at once: holding some while waiting for more could deadlock two appends.
+        let _permits = self.in_flight.acquire_many(permits).await.map_err(|_| LogError::Closed)?;
+        let stream_name = self.input.cached_info().config.name.as_str();
+        let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(chunk.len());
+        for (subject, id, payload) in chunk {
+            let mut headers = HeaderMap::new();
+            headers.insert(NATS_MESSAGE_ID, id.as_str());
+            headers.insert(NATS_EXPECTED_STREAM, stream_name);
+            let ack = self
+                .context
+                .publish_with_headers(subject.clone(), headers, payload.clone())
+                .await
+                .map_err(|err| LogError::Nats(format!("publish event {id}: {err}")))?;
+            acks.push(ack);
+        }
+        let mut outcomes = Vec::with_capacity(chunk.len());
+        for (ack, (_, id, _)) in acks.into_iter().zip(chunk) {
+            let ack = ack.await.map_err(|err| LogError::Nats(format!("ack of event {id}: {err}")))?;
+            outcomes.push(Appended { seq: ack.sequence, duplicate: ack.duplicate });
+        }
+        Ok(outcomes)
+    }
+
+    async fn read_batches(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
+        let name = self.decisions.cached_info().config.name.as_str();
+        let timeout = self.options.request_timeout;
+        let messages = direct::get_batch(&self.client, name, from, max, timeout).await?;
+        messages
+            .into_iter()
+            .map(|message| decode_batch(message.sequence, &message.payload))
+            .collect()
+    }
+
+    /// The first decisions stream sequence whose batch covers an input `>= input_seq`, by
+    /// binary search over the (dense, input-ordered) decisions stream; `None` if there is none.
+    async fn first_batch_covering(&self, input_seq: u64) -> Result<Option<u64>, LogError> {
+        let state = self.decisions.get_info().await.map_err(nats("decisions info"))?.state;
+        let (mut low, mut high) = (state.first_sequence.max(1), state.last_sequence);
+        if state.messages == 0 || self.batch_at(high).await?.last_input_seq < input_seq {
+            return Ok(None);
+        }
+        // Invariant: the batch at `high` covers `input_seq` or later; every batch before
+        // `low` ends before it. Bounded by log2(stream length) probes.
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if self.batch_at(middle).await?.last_input_seq >= input_seq {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        Ok(Some(high))
+    }
+
+    /// The batch at a decisions stream sequence, read from the stream leader.
+    async fn batch_at(&self, stream_seq: u64) -> Result<DecisionBatch, LogError> {
+        let message = self
+            .decisions
+            .get_raw_message(stream_seq)
+            .await
+            .map_err(|err| LogError::Nats(format!("decision batch at {stream_seq}: {err}")))?;
+        decode_batch(stream_seq, &message.payload)
+    }
+
+    fn fenced(&self, expected: u64, actual: u64, why: &str) -> LogError {
+        tracing::warn!(writer = %self.writer_id, expected, actual, why, "decision append fenced");
+        LogError::Fenced { expected, actual }
+    }
+}
+
+impl EventLog for NatsLog {
+    async fn append(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, LogError> {
+        // Encode everything first, so a bad event fails the call before anything is written.
+        let encoded = events
+            .iter()
+            .map(|event| {
+                let payload = Bytes::from(encode_envelope(event)?);
+                Ok((input_subject(event), event.id.to_string(), payload))
+            })
+            .collect::<Result<Vec<_>, LogError>>()?;
+        // A failed chunk fails the call, with earlier chunks written: publishers retry the
+        // whole call, and deduplication by id makes the retry exact.
+        let mut outcomes = Vec::with_capacity(encoded.len());
+        for chunk in encoded.chunks(APPEND_PIPELINE_MAX) {
+            outcomes.extend(self.append_chunk(chunk).await?);
+        }
+        Ok(outcomes)
+    }
+
+    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
+        let name = self.input.cached_info().config.name.as_str();
+        let max = max.min(READ_BATCH_MAX);
+        let timeout = self.options.request_timeout;
+        let messages = direct::get_batch(&self.client, name, from.max(1), max, timeout).await?;
+        messages
+            .into_iter()
+            .map(|message| {
+                let seq = message.sequence;
+                let envelope =
+                    decode_envelope(&message.payload).map_err(|source| LogError::Corrupt { seq, source })?;
+                Ok(StoredEvent { seq, envelope })
+            })
+            .collect()
+    }
+
+    async fn last_seq(&self) -> Result<u64, LogError> {
+        let info = self.input.get_info().await.map_err(nats("input stream info"))?;
+        Ok(info.state.last_sequence)
+    }
+
+    /// Polls the input stream's last sequence: at once, then after pauses doubling from
+    /// [`WAIT_POLL_MIN`] to [`WAIT_POLL_MAX`] until `timeout`. Chosen over a consumer because it
+    /// holds no server state, survives reconnects and leader changes unchanged, and costs one
+    /// small request per poll; the price is up to [`WAIT_POLL_MAX`] of latency after idling.
+    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
+        let deadline = Instant::now() + timeout;
+        let mut highest = self.last_seq().await?;
+        let mut pause = WAIT_POLL_MIN;
+        while highest <= after {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            tokio::time::sleep(pause.min(deadline - now)).await;
+            pause = (pause * 2).min(WAIT_POLL_MAX);
+            match tokio::time::timeout_at(deadline, self.last_seq()).await {
+                Ok(last) => highest = highest.max(last?),
+                Err(_) => break,
+            }
+        }
+        Ok(highest)
+    }
+
+    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+        let (first, last) = (batch.first_input_seq, batch.last_input_seq);
+        if first == 0 || first > last {
+            return Err(LogError::Storage(format!(
+                "decision batch covers inputs {first}..={last}: not a range of input sequences"
+            )));
+        }
+        let expected = first - 1;
+        let mut fence = self.fence.lock().await;
+        if fence.last_decided != expected {
+            let actual = last_decision(&self.decisions).await?.fence.last_decided;
+            let why = format!("this writer last decided {}", fence.last_decided);
+            return Err(self.fenced(expected, actual, &why));
+        }
+        let last_input = self.last_seq().await?;
+        if last > last_input {
+            return Err(LogError::Storage(format!(
+                "decision batch covers inputs {first}..={last}, but the log ends at {last_input}"
+            )));
+        }
+        let record = encode_record("decision batch", &batch)?;
+        let msg_id = format!("{}:{first}-{last}", self.writer_id);
+        let mut headers = HeaderMap::new();
+        headers.insert(NATS_EXPECTED_LAST_SEQUENCE, fence.stream_seq.to_string().as_str());
+        headers.insert(NATS_EXPECTED_STREAM, self.decisions.cached_info().config.name.as_str());
+        headers.insert(NATS_MESSAGE_ID, msg_id.as_str());
+        let ack = self
+            .context
+            .publish_with_headers(DECISIONS_SUBJECT, headers, record.into())
+            .await
+            .map_err(nats("publish decision batch"))?
+            .await;
+        match ack {
+            Ok(ack) => {
+                *fence = Fence { stream_seq: ack.sequence, last_decided: last };
+                Ok(())
+            }
+            Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => {
+                let found = last_decision(&self.decisions).await?;
+                // The server checks the expected sequence before the message id, so a retry of
+                // our own batch whose ack was lost lands here: recognise it by the id, which
+                // names this writer, sitting right after the position we knew.
+                if found.msg_id.as_deref() == Some(msg_id.as_str())
+                    && found.fence.stream_seq == fence.stream_seq + 1
+                {
+                    *fence = found.fence;
+                    return Ok(());
+                }
+                let actual = found.fence.last_decided;
+                Err(self.fenced(expected, actual, "another writer appended decisions"))
+            }
+            Err(err) => Err(LogError::Nats(format!("ack of decision batch {first}..={last}: {err}"))),
+        }
+    }
+
+    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
+        let max = max.min(READ_BATCH_MAX);
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        match self.first_batch_covering(from).await? {
+            Some(start) => self.read_batches(start, max).await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    async fn last_decided_seq(&self) -> Result<u64, LogError> {
+        Ok(last_decision(&self.decisions).await?.fence.last_decided)
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {
+        checkpoints::save(&self.checkpoints, checkpoint).await
+    }
+
+    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
+        checkpoints::load(&self.checkpoints, self.options.request_timeout).await
+    }
+}
+
+/// The decisions stream's last batch, as its stream leader has it.
+struct LastDecision {
+    /// Its position.
+    fence: Fence,
+    /// The `Nats-Msg-Id` it was published with (`<writer id>:<first>-<last>`).
+    msg_id: Option<String>,
+}
+
+/// Reads the decisions stream's last message and the last input it decided.
+async fn last_decision(decisions: &Stream) -> Result<LastDecision, LogError> {
+    use async_nats::jetstream::stream::LastRawMessageErrorKind;
+    match decisions.get_last_raw_message_by_subject(DECISIONS_SUBJECT).await {
+        Ok(message) => {
+            let batch = decode_batch(message.sequence, &message.payload)?;
+            let msg_id = message.headers.get(NATS_MESSAGE_ID).map(|id| id.as_str().to_owned());
+            let fence = Fence { stream_seq: message.sequence, last_decided: batch.last_input_seq };
+            Ok(LastDecision { fence, msg_id })
+        }
+        Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => {
+            Ok(LastDecision { fence: Fence { stream_seq: 0, last_decided: 0 }, msg_id: None })
+        }
+        Err(err) => Err(LogError::Nats(format!("last decision batch: {err}"))),
+    }
+}
+
+fn decode_batch(stream_seq: u64, payload: &[u8]) -> Result<DecisionBatch, LogError> {
+    decode_record("decision batch", payload)
+        .map_err(|source| LogError::Corrupt { seq: stream_seq, source })
+}
+
+fn check_options(options: &NatsOptions) -> Result<(), LogError> {
+    let prefix = &options.stream_prefix;
+    let valid = !prefix.is_empty()
+        && prefix.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+    if !valid {
+        return Err(LogError::Nats(format!(
+            "stream prefix {prefix:?}: use letters, digits, '-' and '_' only"
+        )));
+    }
+    if options.replicas == 0 || options.replicas > 5 {
+        return Err(LogError::Nats(format!("replicas {}: JetStream allows 1 to 5", options.replicas)));
+    }
+    Ok(())
+}
+
+fn check_server(info: &async_nats::ServerInfo) -> Result<(), LogError> {
+    if !info.jetstream {
+        return Err(LogError::Nats(format!(
+            "server {} has JetStream disabled: enable it (`jetstream {{ ... }}`)",
+            info.server_name
+        )));
+    }
+    let mut parts = info.version.split(['.', '-']).map(|part| part.parse::<u64>().unwrap_or(0));
+    let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if version < SERVER_VERSION_MIN {
+        let (major, minor) = SERVER_VERSION_MIN;
+        return Err(LogError::Nats(format!(
+            "nats-server {} is too old: the log reads with batched direct gets, \
+             which need {major}.{minor} or newer",
+            info.version
+        )));
+    }
+    Ok(())
+}
+
+fn nats<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> LogError {
+    move |err| LogError::Nats(format!("{what}: {err}"))
+}

@@ -1,0 +1,146 @@
+//! Checkpoints in a JetStream object store bucket.
+//!
+//! A checkpoint of 100k clusters is tens of megabytes, over the server's `max_payload` (1 MiB
+//! by default) and far over what a KV value should hold, so it goes into an object store,
+//! which splits it into chunks and records a SHA-256 digest that is checked on every read.
+//!
+//! One object, [`CHECKPOINT_OBJECT`], holds the newest checkpoint. A put writes the new chunks
+//! first and then swaps the object's metadata (a rollup message), so a crash mid-put leaves the
+//! previous checkpoint readable: the newest *complete* checkpoint always survives. A put is
+//! skipped when the stored checkpoint is newer (a writer that lost the writer role late must not
+//! roll it back); that check and the put are not atomic, which is fine because only the single
+//! writer saves checkpoints and equal sequences hold equal states.
+//!
+//! The object is `[format version: u16 LE][codec::encode_checkpoint((seq, hash, state))]`; the
+//! object's metadata repeats `seq` and `hash` for operators (`nats object info`).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use async_nats::jetstream::object_store::{
+    InfoErrorKind, ObjectInfo, ObjectMetadata, ObjectStore,
+};
+use flotilla_core::codec::{self, CHECKPOINT_BYTES_MAX, CodecError};
+use flotilla_core::{State, StateHash};
+use serde::{Deserialize, Serialize};
+use tokio::io::AsyncReadExt;
+
+use crate::{Checkpoint, LogError};
+
+/// The object holding the newest checkpoint.
+pub const CHECKPOINT_OBJECT: &str = "newest";
+/// The checkpoint format this build writes and reads.
+const CHECKPOINT_FORMAT: u16 = 1;
+/// Chunk size: under the server's default 1 MiB `max_payload`, large enough to keep a
+/// 50 MB checkpoint to ~100 publishes.
+const CHUNK_BYTES: usize = 512 * 1024;
+/// Chunks read per request timeout when loading (a floor on read throughput before a load is
+/// declared stuck).
+const CHUNKS_PER_TIMEOUT: usize = 16;
+
+/// Borrowing twin of [`CheckpointBody`], so saving does not clone the state.
+#[derive(Serialize)]
+struct CheckpointBodyRef<'a> {
+    seq: u64,
+    hash: &'a StateHash,
+    state: &'a State,
+}
+
+#[derive(Deserialize)]
+struct CheckpointBody {
+    seq: u64,
+    hash: StateHash,
+    state: State,
+}
+
+/// Saves `checkpoint` unless the stored one is newer.
+pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<(), LogError> {
+    if let Some(stored) = stored_info(store).await? {
+        let stored_seq = metadata_seq(&stored);
+        if stored_seq.is_some_and(|seq| seq > checkpoint.seq) {
+            tracing::debug!(
+                stored_seq,
+                seq = checkpoint.seq,
+                "a newer checkpoint is stored; not replacing it"
+            );
+            return Ok(());
+        }
+    }
+    let body = CheckpointBodyRef {
+        seq: checkpoint.seq,
+        hash: &checkpoint.hash,
+        state: &checkpoint.state,
+    };
+    let mut record = CHECKPOINT_FORMAT.to_le_bytes().to_vec();
+    record.extend_from_slice(&codec::encode_checkpoint(&body)?);
+    let metadata = HashMap::from([
+        ("seq".to_owned(), checkpoint.seq.to_string()),
+        ("hash".to_owned(), checkpoint.hash.0.clone()),
+    ]);
+    let meta = ObjectMetadata {
+        name: CHECKPOINT_OBJECT.to_owned(),
+        description: Some(format!("flotilla checkpoint at input {}", checkpoint.seq)),
+        chunk_size: Some(CHUNK_BYTES),
+        metadata,
+        headers: None,
+    };
+    store
+        .put(meta, &mut record.as_slice())
+        .await
+        .map_err(|err| LogError::Nats(format!("put checkpoint {}: {err}", checkpoint.seq)))?;
+    Ok(())
+}
+
+/// Loads the stored checkpoint, if any.
+pub(crate) async fn load(
+    store: &ObjectStore,
+    request_timeout: Duration,
+) -> Result<Option<Checkpoint>, LogError> {
+    let Some(info) = stored_info(store).await? else {
+        return Ok(None);
+    };
+    if info.size > CHECKPOINT_BYTES_MAX.saturating_add(2) {
+        return Err(LogError::Storage(format!(
+            "checkpoint object is {} bytes, over the {CHECKPOINT_BYTES_MAX}-byte limit",
+            info.size
+        )));
+    }
+    let seq_hint = metadata_seq(&info).unwrap_or_default();
+    let chunk_rounds = u32::try_from(1 + info.chunks / CHUNKS_PER_TIMEOUT).unwrap_or(u32::MAX);
+    let read_timeout = request_timeout.saturating_mul(chunk_rounds);
+    let mut object = store
+        .get(CHECKPOINT_OBJECT)
+        .await
+        .map_err(|err| LogError::Nats(format!("get checkpoint: {err}")))?;
+    let mut record = Vec::with_capacity(info.size);
+    tokio::time::timeout(read_timeout, object.read_to_end(&mut record))
+        .await
+        .map_err(|_| LogError::Nats(format!("reading the checkpoint took over {read_timeout:?}")))?
+        // The object store checks the SHA-256 digest at the end of the read.
+        .map_err(|err| LogError::Nats(format!("read checkpoint: {err}")))?;
+    decode(seq_hint, &record).map(Some)
+}
+
+fn decode(seq_hint: u64, record: &[u8]) -> Result<Checkpoint, LogError> {
+    let corrupt = |source| LogError::Corrupt { seq: seq_hint, source };
+    let (head, body) = record.split_at_checked(2).ok_or(corrupt(CodecError::Truncated(record.len())))?;
+    let format = u16::from_le_bytes([head[0], head[1]]);
+    if format != CHECKPOINT_FORMAT {
+        return Err(corrupt(CodecError::UnknownVersion { found: format, max: CHECKPOINT_FORMAT }));
+    }
+    let body: CheckpointBody = codec::decode_checkpoint(body).map_err(corrupt)?;
+    Ok(Checkpoint { seq: body.seq, hash: body.hash, state: body.state })
+}
+
+async fn stored_info(store: &ObjectStore) -> Result<Option<ObjectInfo>, LogError> {
+    match store.info(CHECKPOINT_OBJECT).await {
+        Ok(info) if info.deleted => Ok(None),
+        Ok(info) => Ok(Some(info)),
+        Err(err) if err.kind() == InfoErrorKind::NotFound => Ok(None),
+        Err(err) => Err(LogError::Nats(format!("checkpoint info: {err}"))),
+    }
+}
+
+fn metadata_seq(info: &ObjectInfo) -> Option<u64> {
+    info.metadata.get("seq").and_then(|seq| seq.parse().ok())
+}

@@ -1,0 +1,211 @@
+//! The JetStream streams and the checkpoint bucket: every setting spelled out, and a check that
+//! an existing stream still has the settings the log's guarantees rest on.
+//!
+//! Both streams are the log's truth, so they keep everything forever (`limits` retention with
+//! no limit, `max_age` 0), refuse rather than drop when an operator adds a limit later
+//! (`discard: new`), and deny message deletion and purges, which keeps sequences dense.
+
+use std::time::Duration;
+
+use async_nats::jetstream::object_store::{self, ObjectStore};
+use async_nats::jetstream::stream::{
+    Compression, Config, DiscardPolicy, PersistenceMode, RetentionPolicy, StorageType, Stream,
+};
+use async_nats::jetstream::{self, ErrorCode, context::CreateStreamErrorKind};
+
+use super::NatsOptions;
+use super::subjects::{DECISIONS_SUBJECT, INPUT_SUBJECTS};
+use crate::LogError;
+
+/// The input stream's name.
+pub(crate) fn input_stream_name(options: &NatsOptions) -> String {
+    format!("{}_INPUT", options.stream_prefix)
+}
+
+/// The decisions stream's name.
+pub(crate) fn decisions_stream_name(options: &NatsOptions) -> String {
+    format!("{}_DECISIONS", options.stream_prefix)
+}
+
+/// The checkpoint object store bucket's name (its stream is `OBJ_<bucket>`).
+pub(crate) fn checkpoint_bucket_name(options: &NatsOptions) -> String {
+    format!("{}_CHECKPOINTS", options.stream_prefix)
+}
+
+/// A log stream's full configuration.
+pub(crate) fn log_stream_config(
+    name: String,
+    subject: &str,
+    description: &str,
+    options: &NatsOptions,
+) -> Config {
+    Config {
+        name,
+        description: Some(description.to_owned()),
+        subjects: vec![subject.to_owned()],
+        storage: StorageType::File,
+        num_replicas: options.replicas,
+        // Keep everything: the log is replayed from sequence 1.
+        retention: RetentionPolicy::Limits,
+        max_messages: -1,
+        max_bytes: -1,
+        max_age: Duration::ZERO,
+        max_messages_per_subject: -1,
+        // The server's max_payload bounds a message; codec limits bound what we write.
+        max_message_size: -1,
+        max_consumers: -1,
+        // If a limit is ever set, refuse new writes loudly instead of dropping history.
+        discard: DiscardPolicy::New,
+        discard_new_per_subject: false,
+        duplicate_window: options.duplicate_window,
+        // Direct gets let any replica serve reads (and batched gets serve `read`).
+        allow_direct: true,
+        mirror_direct: false,
+        // Dense sequences: nothing is ever removed.
+        deny_delete: true,
+        deny_purge: true,
+        allow_rollup: false,
+        no_ack: false,
+        sealed: false,
+        // Per-message fsync behaviour is the server's `sync_interval`; `default` persistence
+        // at least writes before acking (`async` would ack first).
+        persist_mode: Some(PersistenceMode::Default),
+        // Events are small and latency matters more than disk here.
+        compression: Some(Compression::None),
+        allow_message_ttl: false,
+        allow_atomic_publish: false,
+        allow_message_schedules: false,
+        allow_message_counter: false,
+        allow_batch_publish: false,
+        ..Config::default()
+    }
+}
+
+/// The input stream's configuration.
+pub(crate) fn input_stream_config(options: &NatsOptions) -> Config {
+    log_stream_config(
+        input_stream_name(options),
+        INPUT_SUBJECTS,
+        "flotilla input events (the log); payload: codec::encode_envelope",
+        options,
+    )
+}
+
+/// The decisions stream's configuration.
+pub(crate) fn decisions_stream_config(options: &NatsOptions) -> Config {
+    log_stream_config(
+        decisions_stream_name(options),
+        DECISIONS_SUBJECT,
+        "flotilla decision batches; payload: codec::encode_record(DecisionBatch)",
+        options,
+    )
+}
+
+/// Creates the stream, or binds to an existing one whose guarantees match.
+///
+/// Creation is idempotent on the server for an identical configuration. A stream that exists
+/// with a different one is accepted if only tunables differ (replicas, duplicate window,
+/// description: an operator may have changed them on purpose, and a follower with default
+/// options must not scale an R3 stream down), and refused if a setting the log relies on
+/// differs.
+pub(crate) async fn create_or_bind(
+    context: &jetstream::Context,
+    config: Config,
+) -> Result<Stream, LogError> {
+    let name = config.name.clone();
+    match context.create_stream(config.clone()).await {
+        Ok(stream) => return Ok(stream),
+        Err(err) if is_name_in_use(&err) => {}
+        Err(err) => return Err(LogError::Nats(format!("create stream {name}: {err}"))),
+    }
+    let mut stream = context
+        .get_stream(&name)
+        .await
+        .map_err(|err| LogError::Nats(format!("bind stream {name}: {err}")))?;
+    let existing = stream
+        .info()
+        .await
+        .map_err(|err| LogError::Nats(format!("stream info {name}: {err}")))?
+        .config
+        .clone();
+    let mismatches = guarantee_mismatches(&config, &existing);
+    if !mismatches.is_empty() {
+        return Err(LogError::Nats(format!(
+            "stream {name} exists with settings the log cannot run on: {}",
+            mismatches.join(", ")
+        )));
+    }
+    if existing.num_replicas != config.num_replicas
+        || existing.duplicate_window != config.duplicate_window
+    {
+        tracing::warn!(
+            stream = %name,
+            replicas = existing.num_replicas,
+            wanted_replicas = config.num_replicas,
+            duplicate_window = ?existing.duplicate_window,
+            wanted_duplicate_window = ?config.duplicate_window,
+            "binding to an existing stream whose tunables differ from the options; keeping them"
+        );
+    }
+    Ok(stream)
+}
+
+fn is_name_in_use(err: &jetstream::context::CreateStreamError) -> bool {
+    // "stream name already in use with a different configuration"
+    matches!(err.kind(), CreateStreamErrorKind::JetStream(js)
+        if js.error_code() == ErrorCode::STREAM_NAME_EXIST)
+}
+
+/// The settings that differ and that the log's guarantees depend on.
+fn guarantee_mismatches(wanted: &Config, found: &Config) -> Vec<&'static str> {
+    let checks = [
+        ("subjects", wanted.subjects == found.subjects),
+        ("storage", wanted.storage == found.storage),
+        ("retention", wanted.retention == found.retention),
+        ("discard", wanted.discard == found.discard),
+        ("max_age", wanted.max_age == found.max_age),
+        ("allow_direct", wanted.allow_direct == found.allow_direct),
+        ("deny_delete", wanted.deny_delete == found.deny_delete),
+        ("deny_purge", wanted.deny_purge == found.deny_purge),
+        ("allow_rollup_hdrs", wanted.allow_rollup == found.allow_rollup),
+        ("no_ack", wanted.no_ack == found.no_ack),
+        ("sealed", wanted.sealed == found.sealed),
+        ("allow_msg_ttl", wanted.allow_message_ttl == found.allow_message_ttl),
+        ("mirror", found.mirror.is_none()),
+        ("sources", found.sources.as_ref().is_none_or(Vec::is_empty)),
+        ("subject_transform", found.subject_transform.is_none()),
+        (
+            "persist_mode",
+            found.persist_mode.unwrap_or_default() == PersistenceMode::Default,
+        ),
+    ];
+    checks.into_iter().filter(|(_, same)| !same).map(|(field, _)| field).collect()
+}
+
+/// Creates the checkpoint bucket, or binds to it.
+pub(crate) async fn checkpoint_bucket(
+    context: &jetstream::Context,
+    options: &NatsOptions,
+) -> Result<ObjectStore, LogError> {
+    let bucket = checkpoint_bucket_name(options);
+    if let Ok(store) = context.get_object_store(&bucket).await {
+        return Ok(store);
+    }
+    let config = object_store::Config {
+        bucket: bucket.clone(),
+        description: Some("flotilla checkpoints of folded state".to_owned()),
+        // Only the newest checkpoint is kept (a put replaces the object and purges its old
+        // chunks), so no age or size limit: a limit could only ever drop the newest.
+        max_age: Duration::ZERO,
+        max_bytes: -1,
+        storage: StorageType::File,
+        num_replicas: options.replicas,
+        // Checkpoints are large, written rarely, and compress well.
+        compression: true,
+        placement: None,
+    };
+    context
+        .create_object_store(config)
+        .await
+        .map_err(|err| LogError::Nats(format!("create object store {bucket}: {err}")))
+}

@@ -1,0 +1,429 @@
+//! The group-commit writer: one std thread that owns every write transaction of the file.
+//!
+//! Callers send [`Request`]s over a bounded channel. The thread takes the first waiting
+//! request, drains whatever else is already queued (up to `events_per_commit_max` events),
+//! applies the whole group in ONE redb write transaction committed with
+//! `Durability::Immediate`, and only then answers every caller in the group. Many concurrent
+//! publishers therefore share one fsync instead of queueing behind one fsync each: throughput
+//! follows redb's per-transaction cost, not the disk's fsync rate.
+//!
+//! Sequence numbers are assigned here, inside the transaction, from the table's own last key,
+//! so an aborted transaction assigns nothing and the log stays dense.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use redb::{Database, Durability, ReadableTable, ReadableTableMetadata, Table, WriteTransaction};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::tables::{CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, storage};
+use crate::{Appended, LogError};
+
+/// One input event, already encoded by the caller (encoding is spread over the callers' tasks
+/// so the single writer thread spends its time on the transaction alone).
+pub(crate) struct EncodedEvent {
+    /// The event id's 16 bytes, the deduplication key.
+    pub(crate) id: [u8; 16],
+    /// The framed envelope (`codec::encode_envelope`).
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// What a request asks the writer to store.
+pub(crate) enum Work {
+    /// Append input events, deduplicated by id, in order.
+    Append(Vec<EncodedEvent>),
+    /// Append one encoded decision batch, fenced on the last decided sequence.
+    Decide {
+        /// `batch.first_input_seq`.
+        first_input_seq: u64,
+        /// `batch.last_input_seq`, the key it is stored under.
+        last_input_seq: u64,
+        /// `codec::encode_record` of the batch.
+        record: Vec<u8>,
+    },
+    /// Store one encoded checkpoint and prune the oldest beyond the kept count.
+    Checkpoint {
+        /// The checkpoint's sequence, the key it is stored under.
+        seq: u64,
+        /// The checkpoint record (`tables::encode_checkpoint_record`).
+        record: Vec<u8>,
+    },
+}
+
+/// Where the writer sends its answer.
+pub(crate) enum Reply {
+    /// An append waits for one outcome per event.
+    Append(oneshot::Sender<Result<Vec<Appended>, LogError>>),
+    /// A decision or checkpoint write waits for success or the reason it was refused.
+    Done(oneshot::Sender<Result<(), LogError>>),
+}
+
+/// A unit of work and the caller waiting for it.
+pub(crate) struct Request {
+    /// What to store.
+    pub(crate) work: Work,
+    /// Who to tell.
+    pub(crate) reply: Reply,
+}
+
+/// Counters the writer publishes to the [`super::RedbLog`] handle after each commit.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    /// Write transactions committed by the writer since open.
+    pub(crate) commits: AtomicU64,
+    /// The last input sequence with decisions recorded.
+    pub(crate) decided: AtomicU64,
+}
+
+/// Limits the writer applies, copied from `RedbOptions`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriterLimits {
+    /// Most events gathered into one transaction (a single larger append is written alone).
+    pub(crate) events_per_commit_max: usize,
+    /// How many of the newest checkpoints survive a checkpoint write.
+    pub(crate) checkpoints_kept: usize,
+}
+
+/// The per-request result inside a committed transaction: outcomes for an append (empty for
+/// other work), or the reason this one request was refused while the rest of the group commits.
+type Outcome = Result<Vec<Appended>, LogError>;
+
+/// What a group's transaction produced.
+struct Committed {
+    /// One outcome per request, in group order.
+    outcomes: Vec<Outcome>,
+    /// Highest input sequence after the transaction.
+    last_seq: u64,
+    /// Last decided sequence after the transaction.
+    decided: u64,
+    /// Whether anything was written (a group of duplicates and refusals writes nothing).
+    wrote: bool,
+}
+
+/// The writer thread's state.
+pub(crate) struct Writer {
+    db: Arc<Database>,
+    requests: mpsc::Receiver<Request>,
+    last_seq: watch::Sender<u64>,
+    progress: Arc<Progress>,
+    limits: WriterLimits,
+    /// A request taken from the queue that did not fit the previous group.
+    carried: Option<Request>,
+}
+
+impl Writer {
+    /// Prepares a writer; [`Writer::run`] is the thread body.
+    pub(crate) fn new(
+        db: Arc<Database>,
+        requests: mpsc::Receiver<Request>,
+        last_seq: watch::Sender<u64>,
+        progress: Arc<Progress>,
+        limits: WriterLimits,
+    ) -> Self {
+        Self {
+            db,
+            requests,
+            last_seq,
+            progress,
+            limits,
+            carried: None,
+        }
+    }
+
+    /// Serves requests until every sender is gone and the queue is empty, so that closing the
+    /// log still answers everything that was already queued.
+    pub(crate) fn run(mut self) {
+        while let Some(first) = self.next_request() {
+            let group = self.gather(first);
+            self.commit_and_answer(group);
+        }
+        tracing::debug!("redb log writer stopped: all senders closed");
+    }
+
+    fn next_request(&mut self) -> Option<Request> {
+        self.carried
+            .take()
+            .or_else(|| self.requests.blocking_recv())
+    }
+
+    /// Takes what is already queued behind `first`, without waiting, up to the event limit.
+    fn gather(&mut self, first: Request) -> Vec<Request> {
+        let limit = self.limits.events_per_commit_max;
+        let mut weight = first.weight();
+        let mut group = vec![first];
+        // Bounded: every request weighs at least 1, so this takes at most `limit` requests.
+        while weight < limit {
+            let Ok(next) = self.requests.try_recv() else {
+                break;
+            };
+            if weight + next.weight() > limit {
+                self.carried = Some(next);
+                break;
+            }
+            weight += next.weight();
+            group.push(next);
+        }
+        group
+    }
+
+    fn commit_and_answer(&mut self, group: Vec<Request>) {
+        match commit_group(&self.db, &group, self.limits) {
+            Ok(committed) => {
+                if committed.wrote {
+                    self.progress.commits.fetch_add(1, Ordering::Release);
+                }
+                self.progress
+                    .decided
+                    .store(committed.decided, Ordering::Release);
+                // Published before the answers, so a caller that got its sequence and then
+                // asks `last_seq` or `wait_for` never sees an older value.
+                self.last_seq.send_if_modified(|seq| {
+                    let changed = *seq != committed.last_seq;
+                    *seq = committed.last_seq;
+                    changed
+                });
+                for (request, outcome) in group.into_iter().zip(committed.outcomes) {
+                    request.reply.send(outcome);
+                }
+            }
+            Err(error) => {
+                // Nothing of the group was written: every caller gets the error and may retry
+                // (ids make a retry safe).
+                tracing::error!(requests = group.len(), %error, "redb log write failed");
+                let message = error.to_string();
+                for request in group {
+                    request.reply.send(Err(LogError::Storage(message.clone())));
+                }
+            }
+        }
+    }
+}
+
+impl Request {
+    /// How much of the per-transaction event budget this request uses.
+    fn weight(&self) -> usize {
+        match &self.work {
+            Work::Append(events) => events.len().max(1),
+            Work::Decide { .. } | Work::Checkpoint { .. } => 1,
+        }
+    }
+}
+
+impl Reply {
+    /// Answers the caller. A caller that stopped waiting (its future was dropped) is not an
+    /// error: what was written stays written, and a retry with the same ids finds it.
+    fn send(self, outcome: Outcome) {
+        let unheard = match self {
+            Reply::Append(sender) => sender.send(outcome).is_err(),
+            Reply::Done(sender) => sender.send(outcome.map(|_| ())).is_err(),
+        };
+        if unheard {
+            tracing::debug!("redb log: a caller stopped waiting before its answer");
+        }
+    }
+}
+
+/// Applies a group in one write transaction and commits it durably; on any storage error the
+/// transaction is aborted and nothing of the group is written.
+fn commit_group(
+    db: &Database,
+    group: &[Request],
+    limits: WriterLimits,
+) -> Result<Committed, LogError> {
+    let mut txn = db
+        .begin_write()
+        .map_err(storage("begin write transaction"))?;
+    // Explicit at the call site (house rule 8): commit returns only after fsync, and callers
+    // are answered only after commit returns.
+    txn.set_durability(Durability::Immediate)
+        .map_err(storage("set durability"))?;
+    let committed = match stage(&txn, group, limits) {
+        Ok(committed) => committed,
+        Err(error) => {
+            abort(txn);
+            return Err(error);
+        }
+    };
+    if committed.wrote {
+        txn.commit().map_err(storage("commit"))?;
+    } else {
+        // Only duplicates and refusals: their answers rest on data already durable, so skip
+        // the fsync of an empty commit.
+        abort(txn);
+    }
+    Ok(committed)
+}
+
+fn abort(txn: WriteTransaction) {
+    if let Err(error) = txn.abort() {
+        tracing::warn!(%error, "redb log: aborting a write transaction failed");
+    }
+}
+
+fn stage(
+    txn: &WriteTransaction,
+    group: &[Request],
+    limits: WriterLimits,
+) -> Result<Committed, LogError> {
+    let mut staging = Staging::open(txn, limits.checkpoints_kept)?;
+    let mut outcomes = Vec::with_capacity(group.len());
+    for request in group {
+        outcomes.push(staging.apply(&request.work)?);
+    }
+    Ok(Committed {
+        outcomes,
+        last_seq: staging.next_seq - 1,
+        decided: staging.decided,
+        wrote: staging.wrote,
+    })
+}
+
+/// The tables of one write transaction and the heads they imply.
+struct Staging<'txn> {
+    inputs: Table<'txn, u64, &'static [u8]>,
+    event_ids: Table<'txn, &'static [u8; 16], u64>,
+    decisions: Table<'txn, u64, &'static [u8]>,
+    checkpoints: Table<'txn, u64, &'static [u8]>,
+    /// The sequence the next new event gets.
+    next_seq: u64,
+    /// The last input sequence with decisions, including this transaction's.
+    decided: u64,
+    checkpoints_kept: usize,
+    wrote: bool,
+}
+
+impl<'txn> Staging<'txn> {
+    fn open(txn: &'txn WriteTransaction, checkpoints_kept: usize) -> Result<Self, LogError> {
+        let inputs = txn
+            .open_table(INPUTS)
+            .map_err(storage("open table inputs"))?;
+        let event_ids = txn
+            .open_table(EVENT_IDS)
+            .map_err(storage("open table event_ids"))?;
+        let decisions = txn
+            .open_table(DECISIONS)
+            .map_err(storage("open table decisions"))?;
+        let checkpoints = txn
+            .open_table(CHECKPOINTS)
+            .map_err(storage("open table checkpoints"))?;
+        let last_seq = last_key(&inputs, "read last input sequence")?;
+        let decided = last_key(&decisions, "read last decided sequence")?;
+        Ok(Self {
+            inputs,
+            event_ids,
+            decisions,
+            checkpoints,
+            next_seq: last_seq + 1,
+            decided,
+            checkpoints_kept,
+            wrote: false,
+        })
+    }
+
+    /// Outer error: storage failed and the whole transaction must abort. Inner error: this
+    /// request alone is refused and wrote nothing.
+    fn apply(&mut self, work: &Work) -> Result<Outcome, LogError> {
+        match work {
+            Work::Append(events) => self.append(events).map(Ok),
+            Work::Decide {
+                first_input_seq,
+                last_input_seq,
+                record,
+            } => self.decide(*first_input_seq, *last_input_seq, record),
+            Work::Checkpoint { seq, record } => self.checkpoint(*seq, record).map(Ok),
+        }
+    }
+
+    fn append(&mut self, events: &[EncodedEvent]) -> Result<Vec<Appended>, LogError> {
+        let mut outcomes = Vec::with_capacity(events.len());
+        for event in events {
+            // The index sees this transaction's own inserts, so a repeat within the group (or
+            // within one append) is caught exactly like one from an earlier commit.
+            let known = self
+                .event_ids
+                .get(&event.id)
+                .map_err(storage("look up event id"))?;
+            if let Some(seq) = known.map(|guard| guard.value()) {
+                outcomes.push(Appended {
+                    seq,
+                    duplicate: true,
+                });
+                continue;
+            }
+            let seq = self.next_seq;
+            self.inputs
+                .insert(seq, event.bytes.as_slice())
+                .map_err(storage("insert input"))?;
+            self.event_ids
+                .insert(&event.id, seq)
+                .map_err(storage("insert event id"))?;
+            self.next_seq += 1;
+            self.wrote = true;
+            outcomes.push(Appended {
+                seq,
+                duplicate: false,
+            });
+        }
+        Ok(outcomes)
+    }
+
+    fn decide(&mut self, first: u64, last: u64, record: &[u8]) -> Result<Outcome, LogError> {
+        if first == 0 || first > last {
+            return Ok(Err(LogError::Storage(format!(
+                "decision batch covers inputs {first}..={last}: not a range of input sequences"
+            ))));
+        }
+        let expected = first - 1;
+        if self.decided != expected {
+            return Ok(Err(LogError::Fenced {
+                expected,
+                actual: self.decided,
+            }));
+        }
+        let last_seq = self.next_seq - 1;
+        if last > last_seq {
+            return Ok(Err(LogError::Storage(format!(
+                "decision batch covers inputs {first}..={last}, but the log ends at {last_seq}"
+            ))));
+        }
+        self.decisions
+            .insert(last, record)
+            .map_err(storage("insert decision batch"))?;
+        self.decided = last;
+        self.wrote = true;
+        Ok(Ok(Vec::new()))
+    }
+
+    fn checkpoint(&mut self, seq: u64, record: &[u8]) -> Result<Vec<Appended>, LogError> {
+        self.checkpoints
+            .insert(seq, record)
+            .map_err(storage("insert checkpoint"))?;
+        self.wrote = true;
+        // Bounded: each pass removes one entry until `checkpoints_kept` remain.
+        let kept = u64::try_from(self.checkpoints_kept).unwrap_or(u64::MAX);
+        while self
+            .checkpoints
+            .len()
+            .map_err(storage("count checkpoints"))?
+            > kept
+        {
+            let removed = self
+                .checkpoints
+                .pop_first()
+                .map_err(storage("prune checkpoint"))?;
+            if removed.is_none() {
+                break;
+            }
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// The largest key of a u64-keyed table, 0 when it is empty.
+pub(crate) fn last_key<T>(table: &T, context: &str) -> Result<u64, LogError>
+where
+    T: ReadableTable<u64, &'static [u8]>,
+{
+    let last = table.last().map_err(storage(context))?;
+    Ok(last.map_or(0, |(key, _)| key.value()))
+}

@@ -1,0 +1,279 @@
+//! `kubectl describe`-style text, as kubectl's generic describer prints custom resources such as
+//! KubeFleet's (the `kubectl describe crp` sample in seed 002).
+//!
+//! Layout: `Name:`, `Namespace:`, `Labels:` and `Annotations:` first, then every top-level field
+//! of the rendered object in key order (`API Version:`, `Kind:`, `Metadata:`, `Spec:`,
+//! `Status:`, …), nested fields indented two spaces per level, keys split into words the way
+//! kubectl's `smartLabelFor` splits them (`heartbeatPeriodSeconds` → `Heartbeat Period
+//! Seconds`, `apiVersion` → `API Version`), and values aligned per block as Go's tabwriter
+//! aligns them. The hub records no Kubernetes events, so there is no `Events:` section (the
+//! timeline is flotilla's equivalent).
+
+use std::collections::BTreeMap;
+
+use flotilla_core::State;
+use flotilla_core::model::ObjectKey;
+use serde_json::{Map, Value};
+
+use crate::json::at;
+use crate::objects::render_object;
+use crate::tabwriter::{self, DESCRIBE};
+
+/// kubectl's limit on an annotation line (`maxAnnotationLen`).
+const ANNOTATION_LEN_MAX: usize = 140;
+/// Annotations kubectl never shows.
+const SKIPPED_ANNOTATIONS: [&str; 1] = ["kubectl.kubernetes.io/last-applied-configuration"];
+/// Metadata fields shown in the header rather than under `Metadata:`.
+const METADATA_IN_HEADER: [&str; 4] = ["name", "namespace", "labels", "annotations"];
+/// Words kubectl keeps upper-case in labels.
+const ACRONYMS: [&str; 5] = ["API", "URL", "UID", "OSB", "GUID"];
+
+/// The `describe` text of the object stored under `key`; `None` if there is none.
+#[must_use]
+pub fn describe(state: &State, key: &ObjectKey) -> Option<String> {
+    let object = render_object(state, key)?;
+    let Value::Object(content) = &object else {
+        return None;
+    };
+    let mut text = String::new();
+    text.push_str(&format!(
+        "Name:\t{}\n",
+        str_at(&object, &["metadata", "name"])
+    ));
+    text.push_str(&format!(
+        "Namespace:\t{}\n",
+        str_at(&object, &["metadata", "namespace"])
+    ));
+    labels(&mut text, string_map(at(&object, &["metadata", "labels"])));
+    annotations(
+        &mut text,
+        string_map(at(&object, &["metadata", "annotations"])),
+    );
+    fields(&mut text, 0, content, true);
+    Some(tabwriter::align(&text, DESCRIBE))
+}
+
+fn str_at<'a>(object: &'a Value, path: &[&str]) -> &'a str {
+    at(object, path).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn string_map(value: Option<&Value>) -> BTreeMap<&str, &str> {
+    let Some(Value::Object(map)) = value else {
+        return BTreeMap::new();
+    };
+    map.iter()
+        .filter_map(|(key, value)| Some((key.as_str(), value.as_str()?)))
+        .collect()
+}
+
+/// kubectl's `printLabelsMultiline`: `key=value`, one per line, aligned under the first.
+fn labels(text: &mut String, labels: BTreeMap<&str, &str>) {
+    text.push_str("Labels:\t");
+    if labels.is_empty() {
+        text.push_str("<none>\n");
+    }
+    for (index, (key, value)) in labels.iter().enumerate() {
+        if index > 0 {
+            text.push('\t');
+        }
+        text.push_str(&format!("{key}={value}\n"));
+    }
+}
+
+/// kubectl's `printAnnotationsMultiline`: `key: value`; long or multi-line values go on their own
+/// indented lines, each cut at the annotation length limit.
+fn annotations(text: &mut String, mut annotations: BTreeMap<&str, &str>) {
+    annotations.retain(|key, _| !SKIPPED_ANNOTATIONS.contains(key));
+    text.push_str("Annotations:\t");
+    if annotations.is_empty() {
+        text.push_str("<none>\n");
+    }
+    for (index, (key, value)) in annotations.iter().enumerate() {
+        if index > 0 {
+            text.push('\t');
+        }
+        let value = value.strip_suffix('\n').unwrap_or(value);
+        if value.len() + key.len() + 2 > ANNOTATION_LEN_MAX || value.contains('\n') {
+            text.push_str(&format!("{key}:\n"));
+            for line in value.split('\n') {
+                text.push_str(&format!("\t  {}\n", shorten(line, ANNOTATION_LEN_MAX - 2)));
+            }
+        } else {
+            text.push_str(&format!("{key}: {value}\n"));
+        }
+    }
+}
+
+/// Cuts at `bytes_max` bytes (kubectl counts bytes), backing off to a character boundary.
+fn shorten(line: &str, bytes_max: usize) -> String {
+    if line.len() <= bytes_max {
+        return line.to_owned();
+    }
+    let mut end = bytes_max;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &line[..end])
+}
+
+/// kubectl's `printUnstructuredContent`: maps and lists open a labelled block one level deeper,
+/// scalars print as `Label:\tvalue`.
+fn fields(text: &mut String, level: usize, content: &Map<String, Value>, top: bool) {
+    for (field, value) in content {
+        let indent = "  ".repeat(level);
+        let label = smart_label(field);
+        match value {
+            Value::Object(map) => {
+                text.push_str(&format!("{indent}{label}:\n"));
+                if top && field == "metadata" {
+                    let rest: Map<String, Value> = map
+                        .iter()
+                        .filter(|(name, _)| !METADATA_IN_HEADER.contains(&name.as_str()))
+                        .map(|(name, value)| (name.clone(), value.clone()))
+                        .collect();
+                    fields(text, level + 1, &rest, false);
+                } else {
+                    fields(text, level + 1, map, false);
+                }
+            }
+            Value::Array(items) => {
+                text.push_str(&format!("{indent}{label}:\n"));
+                for item in items {
+                    match item {
+                        Value::Object(map) => fields(text, level + 1, map, false),
+                        other => {
+                            text.push_str(&format!("{indent}  {}\n", go_value(other)));
+                        }
+                    }
+                }
+            }
+            scalar => text.push_str(&format!("{indent}{label}:\t{}\n", go_value(scalar))),
+        }
+    }
+}
+
+/// A value as Go's `%v` prints what `encoding/json` decoded.
+fn go_value(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".to_owned(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => number.to_string(),
+        Value::String(text) => text.clone(),
+        Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(go_value).collect::<Vec<_>>().join(" ")
+            )
+        }
+        Value::Object(map) => {
+            let members: Vec<String> = map
+                .iter()
+                .map(|(key, value)| format!("{key}:{}", go_value(value)))
+                .collect();
+            format!("map[{}]", members.join(" "))
+        }
+    }
+}
+
+/// kubectl's `smartLabelFor`: camel-case words, title-cased, common acronyms upper-cased; a
+/// field with characters other than letters and `-` is shown as it is.
+pub(crate) fn smart_label(field: &str) -> String {
+    if field.chars().any(|c| !c.is_alphabetic() && c != '-') {
+        return field.to_owned();
+    }
+    camel_case_split(field)
+        .iter()
+        .filter(|part| part.as_str() != "_")
+        .map(|part| {
+            let upper = part.to_uppercase();
+            if ACRONYMS.contains(&upper.as_str()) {
+                upper
+            } else {
+                title(part)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// First letter upper-case, the rest lower-case (`cases.Title` in current kubectl).
+fn title(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first
+            .to_uppercase()
+            .chain(chars.flat_map(char::to_lowercase))
+            .collect(),
+        None => String::new(),
+    }
+}
+
+/// `fatih/camelcase.Split`: runs of lower-case, upper-case, digits and other characters, with an
+/// upper-case run's last letter moved to a following lower-case run (`CRPGeneration` → `CRP`,
+/// `Generation`).
+fn camel_case_split(text: &str) -> Vec<String> {
+    fn class(c: char) -> u8 {
+        if c.is_lowercase() {
+            1
+        } else if c.is_uppercase() {
+            2
+        } else if c.is_numeric() {
+            3
+        } else {
+            4
+        }
+    }
+    let mut runs: Vec<Vec<char>> = Vec::new();
+    let mut last_class = 0;
+    for c in text.chars() {
+        let current = class(c);
+        match runs.last_mut() {
+            Some(run) if current == last_class => run.push(c),
+            _ => runs.push(vec![c]),
+        }
+        last_class = current;
+    }
+    for index in 0..runs.len().saturating_sub(1) {
+        let upper_then_lower = runs[index].first().is_some_and(|c| c.is_uppercase())
+            && runs[index + 1].first().is_some_and(|c| c.is_lowercase());
+        if upper_then_lower && let Some(moved) = runs[index].pop() {
+            runs[index + 1].insert(0, moved);
+        }
+    }
+    runs.into_iter()
+        .filter(|run| !run.is_empty())
+        .map(|run| run.into_iter().collect())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_split_like_kubectl() {
+        assert_eq!(
+            smart_label("heartbeatPeriodSeconds"),
+            "Heartbeat Period Seconds"
+        );
+        assert_eq!(smart_label("apiVersion"), "API Version");
+        assert_eq!(smart_label("uid"), "UID");
+        assert_eq!(smart_label("resourceVersion"), "Resource Version");
+        assert_eq!(
+            smart_label("observedCRPGeneration"),
+            "Observed Crp Generation"
+        );
+        assert_eq!(
+            smart_label("kubernetes-fleet.io/node-count"),
+            "kubernetes-fleet.io/node-count"
+        );
+        assert_eq!(smart_label("cpu"), "Cpu");
+        assert_eq!(smart_label("type"), "Type");
+    }
+
+    #[test]
+    fn long_annotations_are_cut() {
+        assert_eq!(shorten("abcdef", 4), "abcd...");
+        assert_eq!(shorten("abc", 4), "abc");
+    }
+}

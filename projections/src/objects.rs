@@ -1,0 +1,149 @@
+//! Whole objects as `kubectl get -o json` shows them: `apiVersion`, `kind`, `metadata`, then the
+//! kind's own fields, every object's keys sorted.
+//!
+//! Guarantees: rendering is a pure function of the state (event time only, no clock), and
+//! [`render_all`] and [`list`] return objects in a fixed, documented order.
+
+use flotilla_core::State;
+use flotilla_core::model::{
+    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, ObjectKey, ObjectMeta,
+    PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+};
+use flotilla_core::state::Resource;
+use serde_json::Value;
+
+use crate::json;
+use crate::kinds::KindInfo;
+use crate::{member_cluster, placement};
+
+/// The object stored under `key`, rendered in KubeFleet's shape; `None` if there is none.
+///
+/// A `MemberCluster` is looked up by name (its key's namespace must be empty); the placement
+/// kinds and every other kind by their full key.
+#[must_use]
+pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
+    let object = if is_member_cluster(key) {
+        if !key.namespace.is_empty() {
+            return None;
+        }
+        member_cluster::render(state, &key.name)?
+    } else if is_placement(key) {
+        placement::render(key, state.placements.get(key)?)
+    } else {
+        render_resource(key, state.resources.get(key)?)
+    };
+    Some(json::canonical(object))
+}
+
+/// Every object in the hub: `MemberCluster`s by name, then hub resources, then placements, the
+/// last two in key order (group, kind, namespace, name).
+#[must_use]
+pub fn render_all(state: &State) -> Vec<Value> {
+    let members = state.members.keys().map(|name| member_key(name));
+    let resources = state.resources.keys().cloned();
+    let placements = state.placements.keys().cloned();
+    members
+        .chain(resources)
+        .chain(placements)
+        .filter_map(|key| render_object(state, &key))
+        .collect()
+}
+
+/// Every object of one kind, in key order. `namespace` filters namespaced kinds (`None` means
+/// all namespaces); it is ignored for cluster-scoped kinds, as kubectl ignores `-n` for them.
+#[must_use]
+pub fn list(state: &State, kind: &KindInfo, namespace: Option<&str>) -> Vec<Value> {
+    keys_of(state, kind, namespace)
+        .iter()
+        .filter_map(|key| render_object(state, key))
+        .collect()
+}
+
+/// The keys of every stored object of one kind, in key order (see [`list`]).
+pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -> Vec<ObjectKey> {
+    let filter = namespace.filter(|_| kind.namespaced);
+    let wanted = |key: &&ObjectKey| {
+        key.group == kind.group
+            && key.kind == kind.kind
+            && filter.is_none_or(|namespace| key.namespace == namespace)
+    };
+    if kind.group == CLUSTER_GROUP && kind.kind == MEMBER_CLUSTER {
+        state.members.keys().map(|name| member_key(name)).collect()
+    } else if kind.group == PLACEMENT_GROUP
+        && (kind.kind == CLUSTER_RESOURCE_PLACEMENT || kind.kind == RESOURCE_PLACEMENT)
+    {
+        state.placements.keys().filter(wanted).cloned().collect()
+    } else {
+        state.resources.keys().filter(wanted).cloned().collect()
+    }
+}
+
+/// `metadata` as the API server returns it: user metadata plus what the hub assigned. Empty
+/// labels and annotations are left out, and `resourceVersion` is a string, as in Kubernetes.
+pub(crate) fn metadata(key: &ObjectKey, meta: &ObjectMeta) -> Value {
+    let mut metadata = json::object([
+        ("name", Value::from(key.name.as_str())),
+        ("uid", Value::from(meta.uid.as_str())),
+        (
+            "resourceVersion",
+            Value::from(meta.resource_version.to_string()),
+        ),
+        ("generation", Value::from(meta.generation)),
+        (
+            "creationTimestamp",
+            Value::from(json::timestamp(meta.creation_timestamp)),
+        ),
+    ]);
+    if !key.namespace.is_empty() {
+        json::insert(
+            &mut metadata,
+            "namespace",
+            Value::from(key.namespace.as_str()),
+        );
+    }
+    if !meta.labels.is_empty() {
+        json::insert(&mut metadata, "labels", json::string_map(&meta.labels));
+    }
+    if !meta.annotations.is_empty() {
+        json::insert(
+            &mut metadata,
+            "annotations",
+            json::string_map(&meta.annotations),
+        );
+    }
+    metadata
+}
+
+/// The key a member cluster is stored under in object terms.
+pub(crate) fn member_key(name: &str) -> ObjectKey {
+    ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, name)
+}
+
+fn is_member_cluster(key: &ObjectKey) -> bool {
+    key.group == CLUSTER_GROUP && key.kind == MEMBER_CLUSTER
+}
+
+fn is_placement(key: &ObjectKey) -> bool {
+    key.group == PLACEMENT_GROUP
+        && (key.kind == CLUSTER_RESOURCE_PLACEMENT || key.kind == RESOURCE_PLACEMENT)
+}
+
+/// A hub resource: its stored content (`data`, `spec`, …) merged back under the identity and
+/// metadata. The hub does not act on these objects, so they carry no status of their own.
+fn render_resource(key: &ObjectKey, resource: &Resource) -> Value {
+    // The content was canonical JSON when stored; should it ever fail to parse, the object is
+    // still shown with its identity rather than hidden.
+    let content = serde_json::from_str::<Value>(&resource.content).unwrap_or(Value::Null);
+    let mut object = match json::prune_nulls(content) {
+        Value::Object(map) => Value::Object(map),
+        _ => json::empty_object(),
+    };
+    json::insert(
+        &mut object,
+        "apiVersion",
+        Value::from(resource.meta.api_version.as_str()),
+    );
+    json::insert(&mut object, "kind", Value::from(key.kind.as_str()));
+    json::insert(&mut object, "metadata", metadata(key, &resource.meta));
+    object
+}

@@ -1,0 +1,90 @@
+//! `ClusterResourcePlacement` and `ResourcePlacement` as KubeFleet's API server returns them: the
+//! spec with the defaults KubeFleet's defaulting webhook fills in
+//! (`pkg/utils/defaulter/clusterresourceplacement.go`), int-or-percent fields as the user wrote
+//! them.
+//!
+//! Defaults shown: `policy.placementType: PickAll` when the policy is omitted, `strategy.type:
+//! RollingUpdate` with `rollingUpdate` `maxUnavailable: 25%`, `maxSurge: 25%`,
+//! `unavailablePeriodSeconds: 60`, `applyStrategy` (`ClientSideApply`, `PartialComparison`,
+//! `Always`, `Always`, `serverSideApplyConfig.force: false`), `revisionHistoryLimit: 10`,
+//! `maxSkew: 1` / `DoNotSchedule` on spread constraints and `operator: Equal` on tolerations.
+//! Defaults that only newer CRD schemas add (`selectionScope`, `statusReportingScope`) are shown
+//! only when written, since whether KubeFleet shows them depends on its version.
+
+use flotilla_core::model::placement::StrategyType;
+use flotilla_core::model::{ObjectKey, PlacementSpec};
+use flotilla_core::state::Placement;
+use serde_json::Value;
+
+use crate::json;
+use crate::objects;
+
+/// One stored placement as a whole object.
+pub(crate) fn render(key: &ObjectKey, placement: &Placement) -> Value {
+    json::object([
+        (
+            "apiVersion",
+            Value::from(placement.meta.api_version.as_str()),
+        ),
+        ("kind", Value::from(key.kind.as_str())),
+        ("metadata", objects::metadata(key, &placement.meta)),
+        ("spec", spec(&placement.spec)),
+        // Scheduling and rollout status (conditions, per-cluster placement statuses, selected
+        // resources) arrive with the scheduler and rollout work; until then the status is empty
+        // rather than invented.
+        ("status", json::empty_object()),
+    ])
+}
+
+/// The spec with KubeFleet's webhook defaults, as `kubectl get -o json` would show it.
+pub(crate) fn spec(spec: &PlacementSpec) -> Value {
+    let mut value = json::omit_empty(serde_json::to_value(spec).unwrap_or(Value::Null));
+    if spec.policy.is_none() {
+        json::insert(
+            &mut value,
+            "policy",
+            json::object([("placementType", "PickAll".into())]),
+        );
+    }
+    if let Some(policy) = value.get_mut("policy") {
+        tidy_tolerations(policy);
+    }
+    if let Some(strategy) = value.get_mut("strategy") {
+        // The webhook fills `rollingUpdate` only for the RollingUpdate type; core keeps the
+        // defaults for every type, so an External strategy shows them only if they differ.
+        let default_rolling = flotilla_core::model::placement::RollingUpdateConfig::default();
+        if spec.strategy.strategy_type == StrategyType::External
+            && spec.strategy.rolling_update == default_rolling
+        {
+            json::remove(strategy, "rollingUpdate");
+        }
+        if let Some(apply) = strategy.get_mut("applyStrategy") {
+            tidy_apply_strategy(apply);
+        }
+    }
+    value
+}
+
+/// `allowCoOwnership` is `omitempty` in Go, and the webhook always sets `serverSideApplyConfig`.
+fn tidy_apply_strategy(apply: &mut Value) {
+    if apply.get("allowCoOwnership") == Some(&Value::Bool(false)) {
+        json::remove(apply, "allowCoOwnership");
+    }
+    if apply.get("serverSideApplyConfig").is_none() {
+        json::insert(
+            apply,
+            "serverSideApplyConfig",
+            json::object([("force", Value::Bool(false))]),
+        );
+    }
+}
+
+/// A toleration's empty `key` and `value` are `omitempty` in Go.
+fn tidy_tolerations(policy: &mut Value) {
+    let Some(Value::Array(tolerations)) = policy.get_mut("tolerations") else {
+        return;
+    };
+    for toleration in tolerations {
+        json::remove_empty_strings(toleration, &["key", "value"]);
+    }
+}

@@ -1,0 +1,96 @@
+//! Unit tests: states are built by folding events with `flotilla_core::step`, exactly as the hub
+//! builds them, and the rendered output is compared in full.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use flotilla_core::{Decisions, Envelope, Heartbeat, Input, ResourceUsage, State, step};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A hub under test: a state and a counter for event ids.
+pub(crate) struct Hub {
+    pub(crate) state: State,
+    next_id: u128,
+}
+
+/// The seed's sample time, 2024-04-29T09:58:20Z, plus `seconds`.
+pub(crate) fn at(seconds: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2024, 4, 29, 9, 58, 20)
+        .single()
+        .expect("valid time")
+        + Duration::seconds(seconds)
+}
+
+impl Hub {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: State::default(),
+            next_id: 1,
+        }
+    }
+
+    pub(crate) fn fold(&mut self, seconds: i64, source: &str, input: Input) -> Decisions {
+        let envelope = Envelope::new(Uuid::from_u128(self.next_id), at(seconds), source, input);
+        self.next_id += 1;
+        step(&mut self.state, &envelope)
+    }
+
+    pub(crate) fn apply(&mut self, seconds: i64, manifest: &Value) -> Decisions {
+        let decisions = self.fold(
+            seconds,
+            "test",
+            Input::Apply {
+                manifest: manifest.to_string(),
+            },
+        );
+        assert!(
+            !decisions
+                .iter()
+                .any(|d| matches!(d, flotilla_core::Decision::Rejected { .. })),
+            "apply rejected: {decisions:?}"
+        );
+        decisions
+    }
+
+    pub(crate) fn heartbeat(&mut self, seconds: i64, beat: Heartbeat) -> Decisions {
+        let source = format!("agent/{}", beat.cluster);
+        self.fold(seconds, &source, Input::Heartbeat(beat))
+    }
+
+    pub(crate) fn tick(&mut self, seconds: i64) -> Decisions {
+        self.fold(seconds, "clock", Input::Tick)
+    }
+}
+
+/// A heartbeat carrying the seed's section 7 sample properties.
+pub(crate) fn sample_heartbeat(cluster: &str) -> Heartbeat {
+    let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    Heartbeat {
+        cluster: cluster.to_owned(),
+        properties: map(&[("kubernetes-fleet.io/node-count", "2")]),
+        resource_usage: Some(ResourceUsage {
+            capacity: map(&[("cpu", "40"), ("memory", "20Gi")]),
+            allocatable: map(&[("cpu", "32"), ("memory", "16Gi")]),
+            available: map(&[("cpu", "2"), ("memory", "800Mi")]),
+        }),
+    }
+}
+
+/// The uid the hub gives an object created by event number `n` of a [`Hub`].
+pub(crate) fn uid(n: u128) -> String {
+    Uuid::from_u128(n).to_string()
+}
+
+mod describe;
+mod kinds;
+mod member_cluster;
+mod placement;
+mod resources;
+mod table;
+mod timeline;

@@ -1,0 +1,154 @@
+//! Proves hub resources render as their stored content under the hub's metadata, and that
+//! `render_all` and `list` are complete and ordered.
+
+use flotilla_core::model::ObjectKey;
+use serde_json::{Value, json};
+
+use super::{Hub, sample_heartbeat, uid};
+use crate::{list, render_all, render_object, resolve_kind};
+
+fn config_map() -> Value {
+    // Seed 002, section 3, the ConfigMap in the ClusterResourceSnapshot sample.
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "test-1", "namespace": "test"},
+        "data": {"key1": "value1", "key2": "value2", "key3": "value3"}
+    })
+}
+
+/// A small fleet: two clusters, a namespace, two config maps and a placement.
+fn fleet() -> Hub {
+    let mut hub = Hub::new();
+    for (n, name) in ["member2", "member1"].into_iter().enumerate() {
+        let seconds = i64::try_from(n).expect("small");
+        hub.apply(
+            seconds,
+            &json!({
+                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+                "kind": "MemberCluster",
+                "metadata": {"name": name},
+                "spec": {}
+            }),
+        );
+    }
+    hub.apply(
+        10,
+        &json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
+            "spec": {"finalizers": ["kubernetes"]}
+        }),
+    );
+    hub.apply(20, &config_map());
+    let mut other = config_map();
+    other["metadata"] = json!({"name": "app", "namespace": "other"});
+    hub.apply(25, &other);
+    hub.apply(30, &json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1",
+        "kind": "ClusterResourcePlacement",
+        "metadata": {"name": "crp-1"},
+        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]}
+    }));
+    hub.heartbeat(40, sample_heartbeat("member1"));
+    hub
+}
+
+#[test]
+fn a_config_map_renders_its_data_under_the_hubs_metadata() {
+    let mut hub = Hub::new();
+    hub.apply(0, &config_map());
+    let key = ObjectKey {
+        group: String::new(),
+        kind: "ConfigMap".into(),
+        namespace: "test".into(),
+        name: "test-1".into(),
+    };
+    let expected = json!({
+        "apiVersion": "v1",
+        "data": {"key1": "value1", "key2": "value2", "key3": "value3"},
+        "kind": "ConfigMap",
+        "metadata": {
+            "creationTimestamp": "2024-04-29T09:58:20Z",
+            "generation": 1,
+            "name": "test-1",
+            "namespace": "test",
+            "resourceVersion": "1",
+            "uid": uid(1)
+        }
+    });
+    assert_eq!(render_object(&hub.state, &key), Some(expected.clone()));
+    assert_eq!(
+        serde_json::to_string(&expected).expect("json"),
+        serde_json::to_string(&render_object(&hub.state, &key)).expect("json")
+    );
+}
+
+#[test]
+fn an_update_keeps_uid_and_creation_and_bumps_versions() {
+    let mut hub = Hub::new();
+    hub.apply(0, &config_map());
+    let mut changed = config_map();
+    changed["data"]["key1"] = json!("changed");
+    changed["metadata"]["annotations"] = json!({"note": "x"});
+    hub.apply(60, &changed);
+    let key = ObjectKey {
+        group: String::new(),
+        kind: "ConfigMap".into(),
+        namespace: "test".into(),
+        name: "test-1".into(),
+    };
+    let object = render_object(&hub.state, &key).expect("stored");
+    assert_eq!(object["metadata"]["uid"], json!(uid(1)));
+    assert_eq!(
+        object["metadata"]["creationTimestamp"],
+        "2024-04-29T09:58:20Z"
+    );
+    assert_eq!(object["metadata"]["resourceVersion"], "2");
+    assert_eq!(object["metadata"]["generation"], 2);
+    assert_eq!(object["metadata"]["annotations"], json!({"note": "x"}));
+    assert_eq!(object["data"]["key1"], "changed");
+}
+
+#[test]
+fn render_all_orders_members_then_resources_then_placements() {
+    let hub = fleet();
+    let names: Vec<String> = render_all(&hub.state)
+        .iter()
+        .map(|object| {
+            format!(
+                "{}/{}",
+                object["kind"].as_str().unwrap_or(""),
+                object["metadata"]["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "MemberCluster/member1",
+            "MemberCluster/member2",
+            "ConfigMap/app",
+            "ConfigMap/test-1",
+            "Namespace/test",
+            "ClusterResourcePlacement/crp-1",
+        ]
+    );
+    assert_eq!(render_all(&hub.state), render_all(&hub.state.clone()));
+}
+
+#[test]
+fn list_filters_by_kind_and_namespace() {
+    let hub = fleet();
+    let config_maps = resolve_kind(&hub.state, "cm").expect("known");
+    assert_eq!(list(&hub.state, &config_maps, None).len(), 2);
+    let in_test = list(&hub.state, &config_maps, Some("test"));
+    assert_eq!(in_test.len(), 1);
+    assert_eq!(in_test[0]["metadata"]["name"], "test-1");
+    // A namespace filter does not apply to cluster-scoped kinds.
+    let clusters = resolve_kind(&hub.state, "memberclusters").expect("known");
+    assert_eq!(list(&hub.state, &clusters, Some("test")).len(), 2);
+    let secrets = resolve_kind(&hub.state, "secrets").expect("known");
+    assert!(list(&hub.state, &secrets, None).is_empty());
+}

@@ -1,0 +1,152 @@
+//! The timeline: one human line per input event and per decision, keyed by the event's sequence
+//! number in the log.
+//!
+//! Event line: `#<seq> <time> <source> <input kind> <what it is about>`, the time in RFC 3339
+//! UTC with fractional seconds only when the event has them. Decision line: `#<seq> -> <what
+//! was decided>`, where `<seq>` is the input that caused it. Both are single lines (newlines in
+//! messages are shown as `\n`) and depend only on their arguments.
+
+use chrono::SecondsFormat;
+use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport};
+use serde_json::Value;
+
+/// One line describing input event number `seq`.
+#[must_use]
+pub fn event_line(seq: u64, envelope: &Envelope) -> String {
+    let time = envelope.time.to_rfc3339_opts(SecondsFormat::AutoSi, true);
+    let kind = envelope.payload.kind_name();
+    let subject = match &envelope.payload {
+        Input::Apply { manifest } => manifest_subject(manifest),
+        Input::Delete { target } => target_subject(target),
+        Input::Heartbeat(beat) => heartbeat_subject(beat),
+        Input::WorkReport(report) => report_subject(report),
+        Input::Approve { name, namespace } => match namespace {
+            Some(namespace) => format!("ApprovalRequest/{namespace}/{name}"),
+            None => format!("ClusterApprovalRequest/{name}"),
+        },
+        Input::Tick => String::new(),
+    };
+    let line = format!("#{seq} {time} {} {kind} {subject}", envelope.source);
+    one_line(line.trim_end())
+}
+
+/// One line describing a decision caused by input event number `input_seq`.
+#[must_use]
+pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
+    let what = match decision {
+        Decision::Rejected { code, message } => format!("rejected {}: {message}", code.as_str()),
+        Decision::ObjectStored {
+            object,
+            resource_version,
+            generation,
+            created,
+        } => {
+            let verb = if *created { "created" } else { "updated" };
+            format!("{verb} {object} (resourceVersion {resource_version}, generation {generation})")
+        }
+        Decision::ObjectUnchanged { object } => format!("unchanged {object}"),
+        Decision::ObjectDeleted { object } => format!("deleted {object}"),
+        Decision::ClusterJoined { cluster } => format!("cluster {cluster} joined"),
+        Decision::ClusterHealthChanged {
+            cluster,
+            healthy,
+            reason,
+        } => {
+            let health = if *healthy { "healthy" } else { "unhealthy" };
+            format!("cluster {cluster} {health} ({reason})")
+        }
+        Decision::ClusterLeft { cluster } => format!("cluster {cluster} left"),
+        Decision::WorkReported {
+            cluster,
+            placement,
+            resource_index,
+        } => {
+            format!("work report from {cluster} on {placement} at resource index {resource_index}")
+        }
+    };
+    one_line(&format!("#{input_seq} -> {what}"))
+}
+
+/// `Kind/name` or `Kind/namespace/name` of an applied manifest, read leniently: the line is
+/// written for rejected manifests too.
+fn manifest_subject(manifest: &str) -> String {
+    let Ok(value) = serde_json::from_str::<Value>(manifest) else {
+        return "(manifest is not valid JSON)".to_owned();
+    };
+    let text = |path: &str| {
+        value
+            .pointer(path)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let kind = match text("/kind") {
+        "" => "(no kind)",
+        kind => kind,
+    };
+    let name = match text("/metadata/name") {
+        "" => "(no name)",
+        name => name,
+    };
+    match text("/metadata/namespace") {
+        "" => format!("{kind}/{name}"),
+        namespace => format!("{kind}/{namespace}/{name}"),
+    }
+}
+
+fn target_subject(target: &ObjectRef) -> String {
+    let kind = match &target.group {
+        Some(group) if !group.is_empty() => format!("{}.{group}", target.kind),
+        _ => target.kind.clone(),
+    };
+    match &target.namespace {
+        Some(namespace) => format!("{kind}/{namespace}/{}", target.name),
+        None => format!("{kind}/{}", target.name),
+    }
+}
+
+fn heartbeat_subject(beat: &Heartbeat) -> String {
+    let mut extras = Vec::new();
+    match beat.properties.len() {
+        0 => {}
+        1 => extras.push("1 property".to_owned()),
+        count => extras.push(format!("{count} properties")),
+    }
+    if beat.resource_usage.is_some() {
+        extras.push("resource usage".to_owned());
+    }
+    if extras.is_empty() {
+        beat.cluster.clone()
+    } else {
+        format!("{} ({})", beat.cluster, extras.join(", "))
+    }
+}
+
+fn report_subject(report: &WorkReport) -> String {
+    let placement = match &report.namespace {
+        Some(namespace) => format!("ResourcePlacement/{namespace}/{}", report.placement),
+        None => format!("ClusterResourcePlacement/{}", report.placement),
+    };
+    let applied = match report.applied {
+        Some(true) => "applied",
+        Some(false) => "apply failed",
+        None => "not applied yet",
+    };
+    let available = match (report.trackable, report.available) {
+        (false, _) => "not trackable",
+        (true, Some(true)) => "available",
+        (true, Some(false)) => "not available",
+        (true, None) => "availability unknown",
+    };
+    let mut line = format!(
+        "{} on {placement} at resource index {}: {applied}, {available}",
+        report.cluster, report.resource_index
+    );
+    if !report.message.is_empty() {
+        line.push_str(&format!(" ({})", report.message));
+    }
+    line
+}
+
+fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
+}

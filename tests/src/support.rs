@@ -1,0 +1,138 @@
+//! Helpers shared by the end-to-end tests: a `flotilla serve` child process on a free loopback
+//! port with a temporary data directory, stopped by pid, and running CLI commands against it.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a hub may take to start listening.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running `flotilla serve` process.
+pub struct HubProcess {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    binary: PathBuf,
+}
+
+/// Errors of the test harness, as text.
+pub type HarnessResult<T> = Result<T, String>;
+
+impl HubProcess {
+    /// Starts `binary serve --data DATA --listen 127.0.0.1:0 [extra…]` and waits for its
+    /// listening line.
+    ///
+    /// # Errors
+    /// When it does not start within [`START_TIMEOUT`].
+    pub fn start(binary: &Path, data: &Path, extra: &[&str]) -> HarnessResult<Self> {
+        let mut child = Command::new(binary)
+            .arg("serve")
+            .arg("--data")
+            .arg(data)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("flotilla hub listening on ") {
+                    let _ = sender.send(url.to_owned());
+                }
+            }
+        });
+        match receiver.recv_timeout(START_TIMEOUT) {
+            Ok(url) => Ok(Self { child, url, binary: binary.to_owned() }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err("flotilla serve did not start listening in time".into())
+            }
+        }
+    }
+
+    /// The process id.
+    #[must_use]
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `kill -9`: no chance to flush or checkpoint.
+    pub fn kill_hard(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM and wait for a clean exit (which writes a checkpoint).
+    ///
+    /// # Errors
+    /// When the process does not exit cleanly.
+    pub fn stop(mut self) -> HarnessResult<()> {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().map_err(|e| e.to_string())?;
+        if !status.success() {
+            return Err(format!("kill -TERM {pid} failed"));
+        }
+        let status = self.child.wait().map_err(|e| e.to_string())?;
+        if status.success() { Ok(()) } else { Err(format!("serve exited with {status}")) }
+    }
+
+    /// Runs a CLI command against this hub.
+    ///
+    /// # Errors
+    /// When the command cannot be started.
+    pub fn cli(&self, args: &[&str]) -> HarnessResult<Output> {
+        Command::new(&self.binary)
+            .args(args)
+            .env("FLOTILLA_SERVER", &self.url)
+            .output()
+            .map_err(|e| e.to_string())
+    }
+
+    /// GETs `/v1/status` as JSON.
+    ///
+    /// # Errors
+    /// When the hub does not answer.
+    pub fn status(&self) -> HarnessResult<serde_json::Value> {
+        // Its own thread and runtime, so that async tests can call it too.
+        let url = format!("{}/v1/status", self.url);
+        std::thread::scope(|scope| {
+            let fetch = scope.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                runtime.block_on(async {
+                    let response = reqwest::get(url).await.map_err(|e| e.to_string())?;
+                    response.json().await.map_err(|e| e.to_string())
+                })
+            });
+            fetch.join().map_err(|_| "status thread panicked".to_owned())?
+        })
+    }
+}
+
+impl Drop for HubProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// stdout of a finished command as text.
+#[must_use]
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// stderr of a finished command as text.
+#[must_use]
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
