@@ -145,6 +145,10 @@ pub struct ServeArgs {
     /// Use a NATS JetStream server instead of the embedded log.
     #[arg(long, env = "FLOTILLA_NATS")]
     pub nats: Option<String>,
+    /// The NATS server's HTTP monitoring URL (`http://127.0.0.1:8222`), used to check that it
+    /// fsyncs before acknowledging (`jetstream { sync_interval: always }`).
+    #[arg(long, env = "FLOTILLA_NATS_MONITORING", requires = "nats")]
+    pub nats_monitoring: Option<String>,
     /// API address (loopback).
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,

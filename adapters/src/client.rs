@@ -38,18 +38,27 @@ impl Client {
     /// A client for `server` (e.g. `http://127.0.0.1:7420`).
     #[must_use]
     pub fn new(server: &str) -> Self {
-        Self { server: server.trim_end_matches('/').to_owned(), http: reqwest::Client::new() }
+        Self {
+            server: server.trim_end_matches('/').to_owned(),
+            http: reqwest::Client::new(),
+        }
     }
 
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.server)
     }
 
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, ClientError> {
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ClientError> {
         let response = request
             .send()
             .await
-            .map_err(|source| ClientError::Unreachable { server: self.server.clone(), source })?;
+            .map_err(|source| ClientError::Unreachable {
+                server: self.server.clone(),
+                source,
+            })?;
         if response.status().is_success() {
             return Ok(response);
         }
@@ -59,7 +68,9 @@ impl Client {
             .ok()
             .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or(body);
-        Err(ClientError::Server(format!("Error from server ({status}): {message}")))
+        Err(ClientError::Server(format!(
+            "Error from server ({status}): {message}"
+        )))
     }
 
     /// Appends events and waits for their decisions.
@@ -67,26 +78,50 @@ impl Client {
     /// # Errors
     /// When the hub is unreachable or refuses the events.
     pub async fn submit(&self, events: &[JsonEnvelope]) -> Result<Vec<AppendResult>, ClientError> {
-        let request = self.http.post(self.url("/v1/events?wait=true")).json(events);
+        let request = self
+            .http
+            .post(self.url("/v1/events?wait=true"))
+            .json(events);
         let response = self.send(request).await?;
-        response.json().await.map_err(|e| ClientError::Protocol(e.to_string()))
+        response
+            .json()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
     /// GETs a JSON document.
     ///
     /// # Errors
     /// When the hub is unreachable or answers with an error.
-    pub async fn get_json(&self, path: &str, query: &[(&str, String)]) -> Result<Value, ClientError> {
-        let response = self.send(self.http.get(self.url(path)).query(query)).await?;
-        response.json().await.map_err(|e| ClientError::Protocol(e.to_string()))
+    pub async fn get_json(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<Value, ClientError> {
+        let response = self
+            .send(self.http.get(self.url(path)).query(query))
+            .await?;
+        response
+            .json()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
     /// GETs a text document.
     ///
     /// # Errors
     /// When the hub is unreachable or answers with an error.
-    pub async fn get_text(&self, path: &str, query: &[(&str, String)]) -> Result<String, ClientError> {
-        let response = self.send(self.http.get(self.url(path)).query(query)).await?;
-        response.text().await.map_err(|e| ClientError::Protocol(e.to_string()))
+    pub async fn get_text(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<String, ClientError> {
+        let response = self
+            .send(self.http.get(self.url(path)).query(query))
+            .await?;
+        response
+            .text()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))
     }
 }

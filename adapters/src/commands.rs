@@ -20,7 +20,9 @@ pub const CLI_SOURCE: &str = "cli";
 fn read_input(file: &str) -> anyhow::Result<String> {
     if file == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading stdin")?;
         return Ok(text);
     }
     std::fs::read_to_string(file).with_context(|| format!("reading {file}"))
@@ -39,7 +41,11 @@ fn envelope(event: JsonInput) -> JsonEnvelope {
 /// kubectl's `kind.group/name` spelling.
 fn object_name(kind: &str, group: &str, name: &str) -> String {
     let kind = kind.to_lowercase();
-    if group.is_empty() { format!("{kind}/{name}") } else { format!("{kind}.{group}/{name}") }
+    if group.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}.{group}/{name}")
+    }
 }
 
 /// Prints each result kubectl-style; returns whether any input was rejected.
@@ -47,11 +53,21 @@ fn report(labels: &[String], results: &[AppendResult]) -> bool {
     let mut failed = false;
     for (label, result) in labels.iter().zip(results) {
         let decisions = result.decisions.clone().unwrap_or(Value::Null);
-        let first = decisions.as_array().and_then(|d| d.first()).cloned().unwrap_or(Value::Null);
+        let first = decisions
+            .as_array()
+            .and_then(|d| d.first())
+            .cloned()
+            .unwrap_or(Value::Null);
         if let Some(rejected) = first.get("Rejected") {
             failed = true;
-            let code = rejected.get("code").and_then(Value::as_str).unwrap_or("Rejected");
-            let message = rejected.get("message").and_then(Value::as_str).unwrap_or_default();
+            let code = rejected
+                .get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("Rejected");
+            let message = rejected
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             eprintln!("Error from server ({code}): {label}: {message}");
             continue;
         }
@@ -60,7 +76,11 @@ fn report(labels: &[String], results: &[AppendResult]) -> bool {
         } else if first.get("ObjectDeleted").is_some() {
             "deleted"
         } else if let Some(stored) = first.get("ObjectStored") {
-            if stored.get("created") == Some(&Value::Bool(true)) { "created" } else { "configured" }
+            if stored.get("created") == Some(&Value::Bool(true)) {
+                "created"
+            } else {
+                "configured"
+            }
         } else if result.decisions.is_none() {
             "accepted (not folded yet)"
         } else {
@@ -80,7 +100,13 @@ pub async fn apply(client: &Client, file: &str) -> anyhow::Result<()> {
     let documents = manifests::parse_file(file, &text)?;
     let labels: Vec<String> = documents
         .iter()
-        .map(|d| object_name(&d.manifest.key.kind, &d.manifest.key.group, &d.manifest.key.name))
+        .map(|d| {
+            object_name(
+                &d.manifest.key.kind,
+                &d.manifest.key.group,
+                &d.manifest.key.name,
+            )
+        })
         .collect();
     let events: Vec<JsonEnvelope> = documents
         .into_iter()
@@ -117,12 +143,16 @@ pub async fn delete(
                 .collect()
         }
         (None, Some(kind), Some(name)) => {
-            let info = client.get_json("/v1/kinds", &[("kind", kind.clone())]).await.ok();
+            let info = client
+                .get_json("/v1/kinds", &[("kind", kind.clone())])
+                .await
+                .ok();
             let canonical = info
                 .as_ref()
                 .and_then(|i| i.get("kind").and_then(Value::as_str).map(str::to_owned))
                 .unwrap_or(kind);
-            let group = info.and_then(|i| i.get("group").and_then(Value::as_str).map(str::to_owned));
+            let group =
+                info.and_then(|i| i.get("group").and_then(Value::as_str).map(str::to_owned));
             vec![(canonical, group, namespace, name)]
         }
         _ => bail!("usage: flotilla delete KIND NAME [-n NAMESPACE] | flotilla delete -f FILE"),
@@ -134,7 +164,12 @@ pub async fn delete(
     let events: Vec<JsonEnvelope> = targets
         .into_iter()
         .map(|(kind, group, namespace, name)| {
-            envelope(JsonInput::Delete { kind, group, namespace, name })
+            envelope(JsonInput::Delete {
+                kind,
+                group,
+                namespace,
+                name,
+            })
         })
         .collect();
     let results = client.submit(&events).await?;
@@ -148,9 +183,15 @@ pub async fn delete(
 ///
 /// # Errors
 /// An unreachable hub, or no such approval request.
-pub async fn approve(client: &Client, name: String, namespace: Option<String>) -> anyhow::Result<()> {
+pub async fn approve(
+    client: &Client,
+    name: String,
+    namespace: Option<String>,
+) -> anyhow::Result<()> {
     let label = format!("approvalrequest/{name}");
-    let results = client.submit(&[envelope(JsonInput::Approve { name, namespace })]).await?;
+    let results = client
+        .submit(&[envelope(JsonInput::Approve { name, namespace })])
+        .await?;
     if report(&[label], &results) {
         bail!("the approval was rejected");
     }
@@ -190,7 +231,9 @@ pub async fn get(
             if output == Some(Output::Wide) {
                 query.push(("wide", "true".to_owned()));
             }
-            let text = client.get_text(&format!("/v1/table/{kind}"), &query).await?;
+            let text = client
+                .get_text(&format!("/v1/table/{kind}"), &query)
+                .await?;
             print!("{text}");
         }
         Some(format) => {
@@ -198,7 +241,9 @@ pub async fn get(
             if let Some(name) = name {
                 query.push(("name", name));
             }
-            let value = client.get_json(&format!("/v1/objects/{kind}"), &query).await?;
+            let value = client
+                .get_json(&format!("/v1/objects/{kind}"), &query)
+                .await?;
             let value = if single {
                 value
             } else {
@@ -221,7 +266,9 @@ pub async fn describe(
     namespace: Option<String>,
 ) -> anyhow::Result<()> {
     let query: Vec<(&str, String)> = namespace.into_iter().map(|ns| ("namespace", ns)).collect();
-    let text = client.get_text(&format!("/v1/describe/{kind}/{name}"), &query).await?;
+    let text = client
+        .get_text(&format!("/v1/describe/{kind}/{name}"), &query)
+        .await?;
     print!("{text}");
     Ok(())
 }
@@ -238,13 +285,25 @@ pub async fn events(
 ) -> anyhow::Result<()> {
     let mut next = from.max(1);
     loop {
-        let page = client.get_json("/v1/log", &[("from", next.to_string())]).await?;
-        let events = page.get("events").and_then(Value::as_array).cloned().unwrap_or_default();
-        let decisions = page.get("decisions").and_then(Value::as_array).cloned().unwrap_or_default();
+        let page = client
+            .get_json("/v1/log", &[("from", next.to_string())])
+            .await?;
+        let events = page
+            .get("events")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let decisions = page
+            .get("decisions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
         for event in &events {
             let seq = event.get("seq").and_then(Value::as_u64).unwrap_or(0);
-            let decided: Vec<&Value> =
-                decisions.iter().filter(|d| d.get("seq").and_then(Value::as_u64) == Some(seq)).collect();
+            let decided: Vec<&Value> = decisions
+                .iter()
+                .filter(|d| d.get("seq").and_then(Value::as_u64) == Some(seq))
+                .collect();
             print_event(event, &decided, output)?;
             next = seq + 1;
         }
@@ -277,14 +336,18 @@ fn print_event(event: &Value, decided: &[&Value], output: RecordOutput) -> anyho
         }
         RecordOutput::Text => {
             let seq = event.get("seq").and_then(Value::as_u64).unwrap_or(0);
-            let parsed: Option<JsonEnvelope> =
-                event.get("event").and_then(|e| serde_json::from_value(e.clone()).ok());
+            let parsed: Option<JsonEnvelope> = event
+                .get("event")
+                .and_then(|e| serde_json::from_value(e.clone()).ok());
             let Some(parsed) = parsed else { return Ok(()) };
             let envelope = parsed.into_envelope(Utc::now(), "unknown");
             println!("{}", flotilla_projections::event_line(seq, &envelope));
             for decision in decisions {
                 if let Ok(decision) = serde_json::from_value::<flotilla_core::Decision>(decision) {
-                    println!("    {}", flotilla_projections::decision_line(seq, &decision));
+                    println!(
+                        "    {}",
+                        flotilla_projections::decision_line(seq, &decision)
+                    );
                 }
             }
         }
@@ -297,7 +360,10 @@ fn print_event(event: &Value, decided: &[&Value], output: RecordOutput) -> anyho
 /// # Errors
 /// Only if stdout is closed.
 pub fn schema() -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(&crate::json_event::schema())?);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&crate::json_event::schema())?
+    );
     Ok(())
 }
 
@@ -306,11 +372,15 @@ pub fn schema() -> anyhow::Result<()> {
 /// # Errors
 /// A file that does not parse, or a failure of the temporary store.
 pub async fn scenario_run(file: &std::path::Path, output: RecordOutput) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let scenario = crate::scenario::parse(&file.display().to_string(), &text)?;
     let dir = tempfile::tempdir().context("creating a temporary store")?;
     let log = crate::store::AnyLog::open_embedded(dir.path())?;
     let result = crate::scenario::run(&scenario, &log).await?;
-    print!("{}", crate::scenario::render(&result, output == RecordOutput::Json));
+    print!(
+        "{}",
+        crate::scenario::render(&result, output == RecordOutput::Json)
+    );
     Ok(())
 }

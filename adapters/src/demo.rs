@@ -41,14 +41,27 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         listener,
         tokio::time::sleep(duration + Duration::from_millis(500)),
     ));
-    println!("data directory: {} (embedded redb log)", args.data.display());
+    println!(
+        "data directory: {} (embedded redb log)",
+        args.data.display()
+    );
     let documents = manifests::parse_file("examples/fleet.yaml", EXAMPLE_FLEET)?;
     let applies = documents
         .into_iter()
-        .map(|d| event("demo", Input::Apply { manifest: d.value.to_string() }))
+        .map(|d| {
+            event(
+                "demo",
+                Input::Apply {
+                    manifest: d.value.to_string(),
+                },
+            )
+        })
         .collect();
     let appended = hub.submit(applies).await?;
-    println!("applied {} objects from examples/fleet.yaml", appended.len());
+    println!(
+        "applied {} objects from examples/fleet.yaml",
+        appended.len()
+    );
     simulate_agents(&hub, duration).await?;
     server.await.context("hub task")??;
     let view = hub.view()?;
@@ -79,7 +92,10 @@ async fn simulate_agents<L: flotilla_eventstore::EventLog>(
             .enumerate()
             .filter(|(_, name)| !(silent && name.as_str() == SILENT_MEMBER))
             .map(|(i, name)| {
-                event(&format!("simulated-agent/{name}"), Input::Heartbeat(beat(name, i)))
+                event(
+                    &format!("simulated-agent/{name}"),
+                    Input::Heartbeat(beat(name, i)),
+                )
             })
             .collect();
         hub.submit(beats).await?;
@@ -94,13 +110,18 @@ async fn simulate_agents<L: flotilla_eventstore::EventLog>(
 
 fn beat(name: &str, index: usize) -> Heartbeat {
     let nodes = 3 + index;
-    let quantity = |value: usize| BTreeMap::from([
-        ("cpu".to_owned(), value.to_string()),
-        ("memory".to_owned(), format!("{}Gi", value * 4)),
-    ]);
+    let quantity = |value: usize| {
+        BTreeMap::from([
+            ("cpu".to_owned(), value.to_string()),
+            ("memory".to_owned(), format!("{}Gi", value * 4)),
+        ])
+    };
     Heartbeat {
         cluster: name.to_owned(),
-        properties: BTreeMap::from([("kubernetes-fleet.io/node-count".to_owned(), nodes.to_string())]),
+        properties: BTreeMap::from([(
+            "kubernetes-fleet.io/node-count".to_owned(),
+            nodes.to_string(),
+        )]),
         resource_usage: Some(ResourceUsage {
             capacity: quantity(nodes * 8),
             allocatable: quantity(nodes * 7),
@@ -116,8 +137,16 @@ fn print_members<L: flotilla_eventstore::EventLog>(
 ) -> anyhow::Result<()> {
     let view = hub.view()?;
     let state = &view.folder.state;
-    let note = if silent { format!(" ({SILENT_MEMBER}'s simulated agent has gone silent)") } else { String::new() };
-    println!("\n[{:>2}s] {} events folded{note}", elapsed.as_secs(), view.folder.seq);
+    let note = if silent {
+        format!(" ({SILENT_MEMBER}'s simulated agent has gone silent)")
+    } else {
+        String::new()
+    };
+    println!(
+        "\n[{:>2}s] {} events folded{note}",
+        elapsed.as_secs(),
+        view.folder.seq
+    );
     if let Some(kind) = flotilla_projections::resolve_kind(state, "memberclusters") {
         print!("{}", flotilla_projections::table(state, &kind, None, true));
     }

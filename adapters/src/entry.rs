@@ -1,18 +1,20 @@
 //! The `flotilla` command: parse arguments, run, exit with a status.
 
-
-use clap::Parser;
 use crate::cli::{Cli, Command, ScenarioCommand};
 use crate::client::Client;
 use crate::runtime::HubConfig;
 use crate::serve::{ServeOptions, serve};
 use crate::{commands, demo};
+use clap::Parser;
 use tracing_subscriber::EnvFilter;
 
 /// Parses the command line, runs the command, and maps the outcome to an exit code.
 #[must_use]
 pub fn main() -> std::process::ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
@@ -24,7 +26,9 @@ pub fn main() -> std::process::ExitCode {
 
 async fn main_async() -> std::process::ExitCode {
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_env("FLOTILLA_LOG").unwrap_or_else(|_| EnvFilter::new("warn")))
+        .with_env_filter(
+            EnvFilter::try_from_env("FLOTILLA_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
         .with_writer(std::io::stderr)
         .try_init();
     let cli = Cli::parse();
@@ -41,27 +45,47 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let client = Client::new(&cli.server);
     match cli.command {
         Command::Serve(args) => {
-            let hub = HubConfig { checkpoint_every: args.checkpoint_every, ..HubConfig::default() };
-            serve(ServeOptions { data: args.data, nats: args.nats, listen: args.listen, hub }).await
+            let hub = HubConfig {
+                checkpoint_every: args.checkpoint_every,
+                ..HubConfig::default()
+            };
+            serve(ServeOptions {
+                data: args.data,
+                nats: args.nats,
+                nats_monitoring: args.nats_monitoring,
+                listen: args.listen,
+                hub,
+            })
+            .await
         }
         Command::Apply { file } => commands::apply(&client, &file).await,
-        Command::Delete { kind, name, namespace, file } => {
-            commands::delete(&client, kind, name, namespace, file).await
-        }
-        Command::Get { kind, name, namespace, output } => {
-            commands::get(&client, &kind, name, namespace, output).await
-        }
-        Command::Describe { kind, name, namespace } => {
-            commands::describe(&client, &kind, &name, namespace).await
-        }
+        Command::Delete {
+            kind,
+            name,
+            namespace,
+            file,
+        } => commands::delete(&client, kind, name, namespace, file).await,
+        Command::Get {
+            kind,
+            name,
+            namespace,
+            output,
+        } => commands::get(&client, &kind, name, namespace, output).await,
+        Command::Describe {
+            kind,
+            name,
+            namespace,
+        } => commands::describe(&client, &kind, &name, namespace).await,
         Command::Approve { name, namespace } => commands::approve(&client, name, namespace).await,
-        Command::Events { from, follow, output } => {
-            commands::events(&client, from, follow, output).await
-        }
+        Command::Events {
+            from,
+            follow,
+            output,
+        } => commands::events(&client, from, follow, output).await,
         Command::Schema => commands::schema(),
-        Command::Scenario { command: ScenarioCommand::Run { file, output } } => {
-            commands::scenario_run(&file, output).await
-        }
+        Command::Scenario {
+            command: ScenarioCommand::Run { file, output },
+        } => commands::scenario_run(&file, output).await,
         Command::Demo(args) => demo::run(args).await,
     }
 }

@@ -138,7 +138,12 @@ async fn post_events<L: EventLog>(
                 .filter(|_| folded)
                 .and_then(|v| v.decisions_for(outcome.seq))
                 .and_then(|d| serde_json::to_value(d).ok());
-            AppendResult { id, seq: outcome.seq, duplicate: outcome.duplicate, decisions }
+            AppendResult {
+                id,
+                seq: outcome.seq,
+                duplicate: outcome.duplicate,
+                decisions,
+            }
         })
         .collect();
     Json(results).into_response()
@@ -187,18 +192,28 @@ async fn objects<L: EventLog>(
     };
     let state = &view.folder.state;
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return error(StatusCode::NOT_FOUND, format!("the server doesn't have a resource type {kind:?}"));
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("the server doesn't have a resource type {kind:?}"),
+        );
     };
     match query.name {
         Some(name) => {
             let key = key_of(&info, query.namespace.as_deref(), &name);
             match flotilla_projections::render_object(state, &key) {
                 Some(object) => Json(object).into_response(),
-                None => error(StatusCode::NOT_FOUND, format!("{} {name:?} not found", info.kind)),
+                None => error(
+                    StatusCode::NOT_FOUND,
+                    format!("{} {name:?} not found", info.kind),
+                ),
             }
         }
-        None => Json(flotilla_projections::list(state, &info, query.namespace.as_deref()))
-            .into_response(),
+        None => Json(flotilla_projections::list(
+            state,
+            &info,
+            query.namespace.as_deref(),
+        ))
+        .into_response(),
     }
 }
 
@@ -206,7 +221,11 @@ fn key_of(info: &flotilla_projections::KindInfo, namespace: Option<&str>, name: 
     ObjectKey {
         group: info.group.to_string(),
         kind: info.kind.clone(),
-        namespace: if info.namespaced { namespace.unwrap_or("default").to_owned() } else { String::new() },
+        namespace: if info.namespaced {
+            namespace.unwrap_or("default").to_owned()
+        } else {
+            String::new()
+        },
         name: name.to_owned(),
     }
 }
@@ -222,9 +241,13 @@ async fn table<L: EventLog>(
     };
     let state = &view.folder.state;
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return error(StatusCode::NOT_FOUND, format!("the server doesn't have a resource type {kind:?}"));
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("the server doesn't have a resource type {kind:?}"),
+        );
     };
-    flotilla_projections::table(state, &info, query.namespace.as_deref(), query.wide).into_response()
+    flotilla_projections::table(state, &info, query.namespace.as_deref(), query.wide)
+        .into_response()
 }
 
 async fn describe<L: EventLog>(
@@ -238,12 +261,18 @@ async fn describe<L: EventLog>(
     };
     let state = &view.folder.state;
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return error(StatusCode::NOT_FOUND, format!("the server doesn't have a resource type {kind:?}"));
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("the server doesn't have a resource type {kind:?}"),
+        );
     };
     let key = key_of(&info, query.namespace.as_deref(), &name);
     match flotilla_projections::describe(state, &key) {
         Some(text) => text.into_response(),
-        None => error(StatusCode::NOT_FOUND, format!("{} {name:?} not found", info.kind)),
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!("{} {name:?} not found", info.kind),
+        ),
     }
 }
 
@@ -272,7 +301,11 @@ async fn log<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<LogQuer
     let Some(last) = events.last().map(|e| e.seq) else {
         return Json(json!({ "events": [], "decisions": [] })).into_response();
     };
-    let batches = match hub.log().read_decisions(query.from.max(1), LOG_PAGE_MAX).await {
+    let batches = match hub
+        .log()
+        .read_decisions(query.from.max(1), LOG_PAGE_MAX)
+        .await
+    {
         Ok(batches) => batches,
         Err(e) => return internal(e),
     };

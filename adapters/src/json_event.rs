@@ -135,21 +135,35 @@ impl JsonEnvelope {
     #[must_use]
     pub fn into_envelope(self, now: DateTime<Utc>, default_source: &str) -> Envelope {
         let payload = match self.event {
-            JsonInput::Apply { manifest } => Input::Apply { manifest: manifest.to_string() },
-            JsonInput::Delete { kind, group, namespace, name } => {
-                Input::Delete { target: ObjectRef { kind, group, namespace, name } }
-            }
-            JsonInput::Heartbeat { cluster, properties, resource_usage } => {
-                Input::Heartbeat(Heartbeat {
-                    cluster,
-                    properties,
-                    resource_usage: resource_usage.map(|u| ResourceUsage {
-                        capacity: u.capacity,
-                        allocatable: u.allocatable,
-                        available: u.available,
-                    }),
-                })
-            }
+            JsonInput::Apply { manifest } => Input::Apply {
+                manifest: manifest.to_string(),
+            },
+            JsonInput::Delete {
+                kind,
+                group,
+                namespace,
+                name,
+            } => Input::Delete {
+                target: ObjectRef {
+                    kind,
+                    group,
+                    namespace,
+                    name,
+                },
+            },
+            JsonInput::Heartbeat {
+                cluster,
+                properties,
+                resource_usage,
+            } => Input::Heartbeat(Heartbeat {
+                cluster,
+                properties,
+                resource_usage: resource_usage.map(|u| ResourceUsage {
+                    capacity: u.capacity,
+                    allocatable: u.allocatable,
+                    available: u.available,
+                }),
+            }),
             JsonInput::Report {
                 cluster,
                 placement,
@@ -214,9 +228,10 @@ impl JsonEnvelope {
                 trackable: report.trackable,
                 message: report.message.clone(),
             },
-            Input::Approve { name, namespace } => {
-                JsonInput::Approve { name: name.clone(), namespace: namespace.clone() }
-            }
+            Input::Approve { name, namespace } => JsonInput::Approve {
+                name: name.clone(),
+                namespace: namespace.clone(),
+            },
             Input::Tick => JsonInput::Tick,
         };
         Self {
@@ -246,7 +261,9 @@ mod tests {
             "properties":{"kubernetes-fleet.io/node-count":"3"}}"#;
         let parsed: JsonEnvelope = serde_json::from_str(text).expect("valid");
         let envelope = parsed.into_envelope(DateTime::<Utc>::MIN_UTC, "http");
-        let Input::Heartbeat(beat) = &envelope.payload else { panic!("not a heartbeat") };
+        let Input::Heartbeat(beat) = &envelope.payload else {
+            panic!("not a heartbeat")
+        };
         assert_eq!(beat.properties["kubernetes-fleet.io/node-count"], "3");
         let back = serde_json::to_value(JsonEnvelope::from_envelope(&envelope)).expect("json");
         assert_eq!(back["type"], "heartbeat");

@@ -84,7 +84,10 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
             message,
         };
         let value: Value = serde_saphyr::from_str(&document).map_err(|e| {
-            error(None, format!("invalid YAML (document starts at line {first_line}): {e}"))
+            error(
+                None,
+                format!("invalid YAML (document starts at line {first_line}): {e}"),
+            )
         })?;
         let items = match value.get("items") {
             Some(Value::Array(items)) if value.get("kind") == Some(&Value::from("List")) => {
@@ -95,7 +98,11 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
         for value in items {
             let manifest = model::parse_manifest(&value)
                 .map_err(|e| error(Some(e.field.clone()), e.message.clone()))?;
-            out.push(Document { index, value, manifest });
+            out.push(Document {
+                index,
+                value,
+                manifest,
+            });
         }
     }
     Ok(out)
@@ -123,7 +130,11 @@ mod tests {
         let error = parse_file("fleet.yaml", &text).expect_err("invalid");
         assert_eq!(error.document, 3);
         assert_eq!(error.field.as_deref(), Some("spec.heartbeatPeriodSeconds"));
-        assert!(error.to_string().starts_with("fleet.yaml: document 3, field spec.heartbeatPeriodSeconds:"));
+        assert!(
+            error
+                .to_string()
+                .starts_with("fleet.yaml: document 3, field spec.heartbeatPeriodSeconds:")
+        );
     }
 
     #[test]

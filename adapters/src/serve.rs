@@ -24,6 +24,8 @@ pub struct ServeOptions {
     pub data: PathBuf,
     /// NATS server URL; when set, the log is a JetStream stream there.
     pub nats: Option<String>,
+    /// The NATS server's monitoring URL, to read its fsync policy.
+    pub nats_monitoring: Option<String>,
     /// API address.
     pub listen: SocketAddr,
     /// Runtime settings.
@@ -37,7 +39,7 @@ pub struct ServeOptions {
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let log = match &options.nats {
         Some(url) => {
-            let log = AnyLog::connect_nats(url)
+            let log = AnyLog::connect_nats(url, options.nats_monitoring.clone())
                 .await
                 .with_context(|| format!("connecting to NATS at {url}"))?;
             warn_if_unsynced(&log).await;
@@ -46,7 +48,9 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         None => AnyLog::open_embedded(&options.data)
             .with_context(|| format!("opening the embedded log in {}", options.data.display()))?,
     };
-    let hub = Hub::open(Arc::new(log), options.hub.clone()).await.context("restoring state")?;
+    let hub = Hub::open(Arc::new(log), options.hub.clone())
+        .await
+        .context("restoring state")?;
     let listener = bind(options.listen).await?;
     run(hub, listener, shutdown_signal()).await
 }
@@ -77,7 +81,9 @@ pub async fn bind(listen: SocketAddr) -> anyhow::Result<TcpListener> {
     if !listen.ip().is_loopback() {
         tracing::warn!(%listen, "the API has no authentication; serving beyond loopback");
     }
-    let listener = TcpListener::bind(listen).await.with_context(|| format!("binding {listen}"))?;
+    let listener = TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("binding {listen}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
     // Tests and scripts read this line to find a port chosen by the OS.
     println!("flotilla hub listening on http://{local}");

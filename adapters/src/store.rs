@@ -16,7 +16,7 @@ pub enum AnyLog {
     /// The embedded redb file.
     Redb(RedbLog),
     /// A NATS JetStream stream.
-    Nats(NatsLog),
+    Nats(Box<NatsLog>),
 }
 
 impl AnyLog {
@@ -26,17 +26,29 @@ impl AnyLog {
     /// When the directory or the file cannot be opened (another process may hold it).
     pub fn open_embedded(data_dir: &Path) -> Result<Self, LogError> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
-            LogError::Storage(format!("cannot create data directory {}: {e}", data_dir.display()))
+            LogError::Storage(format!(
+                "cannot create data directory {}: {e}",
+                data_dir.display()
+            ))
         })?;
-        Ok(AnyLog::Redb(RedbLog::open(&data_dir.join(LOG_FILE), RedbOptions::default())?))
+        Ok(AnyLog::Redb(RedbLog::open(
+            &data_dir.join(LOG_FILE),
+            RedbOptions::default(),
+        )?))
     }
 
     /// Connects to a NATS server.
     ///
     /// # Errors
     /// When the server cannot be reached or the streams cannot be created.
-    pub async fn connect_nats(url: &str) -> Result<Self, LogError> {
-        Ok(AnyLog::Nats(NatsLog::connect(url, NatsOptions::default()).await?))
+    pub async fn connect_nats(url: &str, monitoring_url: Option<String>) -> Result<Self, LogError> {
+        let options = NatsOptions {
+            monitoring_url,
+            ..NatsOptions::default()
+        };
+        Ok(AnyLog::Nats(Box::new(
+            NatsLog::connect(url, options).await?,
+        )))
     }
 }
 

@@ -8,7 +8,7 @@
 //! dispatches on the version and upcasts older bodies to the current [`Envelope`] (see
 //! `docs/schema-evolution.md`). Nothing here does IO: it is bytes in, bytes out.
 
-use bincode::config::{Configuration, Fixint, LittleEndian, Limit};
+use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::event::{Envelope, SCHEMA_VERSION};
@@ -85,13 +85,18 @@ pub fn encode_envelope(envelope: &Envelope) -> Result<Vec<u8>, CodecError> {
 /// # Errors
 /// On a truncated frame, an unknown (newer) version, or a body that does not decode.
 pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, CodecError> {
-    let (head, body) = bytes.split_at_checked(2).ok_or(CodecError::Truncated(bytes.len()))?;
+    let (head, body) = bytes
+        .split_at_checked(2)
+        .ok_or(CodecError::Truncated(bytes.len()))?;
     let version = u16::from_le_bytes([head[0], head[1]]);
     match version {
         // Version 1 is the current schema. When v2 ships, v1 bodies decode into the frozen
         // `wire::v1` copy and upcast here.
         1 => decode_record("event", body),
-        found => Err(CodecError::UnknownVersion { found, max: SCHEMA_VERSION }),
+        found => Err(CodecError::UnknownVersion {
+            found,
+            max: SCHEMA_VERSION,
+        }),
     }
 }
 
@@ -123,8 +128,10 @@ pub fn decode_record<T: DeserializeOwned>(
 /// # Errors
 /// When the value exceeds [`CHECKPOINT_BYTES_MAX`] or cannot be encoded.
 pub fn encode_checkpoint<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
-    bincode::serde::encode_to_vec(value, checkpoint_config())
-        .map_err(|source| CodecError::Encode { what: "checkpoint", source })
+    bincode::serde::encode_to_vec(value, checkpoint_config()).map_err(|source| CodecError::Encode {
+        what: "checkpoint",
+        source,
+    })
 }
 
 /// Decodes a value encoded by [`encode_checkpoint`].
@@ -132,14 +139,26 @@ pub fn encode_checkpoint<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError>
 /// # Errors
 /// When the bytes do not decode into `T`.
 pub fn decode_checkpoint<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
-    let (value, used) = bincode::serde::decode_from_slice(bytes, checkpoint_config())
-        .map_err(|source| CodecError::Decode { what: "checkpoint", source })?;
+    let (value, used) =
+        bincode::serde::decode_from_slice(bytes, checkpoint_config()).map_err(|source| {
+            CodecError::Decode {
+                what: "checkpoint",
+                source,
+            }
+        })?;
     check_consumed("checkpoint", bytes.len(), used)?;
     Ok(value)
 }
 
 fn check_consumed(what: &'static str, len: usize, used: usize) -> Result<(), CodecError> {
-    if used == len { Ok(()) } else { Err(CodecError::Trailing { what, extra: len - used }) }
+    if used == len {
+        Ok(())
+    } else {
+        Err(CodecError::Trailing {
+            what,
+            extra: len - used,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -150,12 +169,18 @@ mod tests {
     use uuid::Uuid;
 
     fn sample() -> Envelope {
-        let time = Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0).single().unwrap_or_default();
+        let time = Utc
+            .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+            .single()
+            .unwrap_or_default();
         Envelope::new(
             Uuid::from_u128(7),
             time,
             "test",
-            Input::Heartbeat(Heartbeat { cluster: "member1".into(), ..Heartbeat::default() }),
+            Input::Heartbeat(Heartbeat {
+                cluster: "member1".into(),
+                ..Heartbeat::default()
+            }),
         )
     }
 
@@ -177,9 +202,15 @@ mod tests {
 
     #[test]
     fn truncated_and_trailing_bytes_are_errors() {
-        assert!(matches!(decode_envelope(&[1]), Err(CodecError::Truncated(1))));
+        assert!(matches!(
+            decode_envelope(&[1]),
+            Err(CodecError::Truncated(1))
+        ));
         let mut bytes = encode_envelope(&sample()).expect("encodes");
         bytes.push(0);
-        assert!(matches!(decode_envelope(&bytes), Err(CodecError::Trailing { .. })));
+        assert!(matches!(
+            decode_envelope(&bytes),
+            Err(CodecError::Trailing { .. })
+        ));
     }
 }

@@ -105,5 +105,8 @@ impl RejectCode {
 /// Shorthand for a rejection.
 #[must_use]
 pub fn rejected(code: RejectCode, message: impl Into<String>) -> Decision {
-    Decision::Rejected { code, message: message.into() }
+    Decision::Rejected {
+        code,
+        message: message.into(),
+    }
 }

@@ -34,7 +34,13 @@ impl Envelope {
     /// Wraps a payload in an envelope of the current schema version.
     #[must_use]
     pub fn new(id: Uuid, time: DateTime<Utc>, source: impl Into<String>, payload: Input) -> Self {
-        Self { id, time, source: source.into(), schema_version: SCHEMA_VERSION, payload }
+        Self {
+            id,
+            time,
+            source: source.into(),
+            schema_version: SCHEMA_VERSION,
+            payload,
+        }
     }
 }
 

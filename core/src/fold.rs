@@ -25,7 +25,10 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     }
     let now = advance_time(state, event.time);
     let mut decisions = member::expire_heartbeats(state, now);
-    let origin = Origin { event_id: event.id, now };
+    let origin = Origin {
+        event_id: event.id,
+        now,
+    };
     decisions.extend(match &event.payload {
         Input::Apply { manifest } => objects::apply(state, manifest, &origin),
         Input::Delete { target } => objects::delete(state, target),
@@ -42,7 +45,10 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
 /// When the core next needs a tick: the earliest heartbeat deadline.
 #[must_use]
 pub fn next_deadline(state: &State) -> Option<DateTime<Utc>> {
-    state.heartbeat_deadlines.first().map(|(deadline, _)| *deadline)
+    state
+        .heartbeat_deadlines
+        .first()
+        .map(|(deadline, _)| *deadline)
 }
 
 fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
@@ -52,7 +58,11 @@ fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 fn placement_key(report: &WorkReport) -> ObjectKey {
-    let kind = if report.namespace.is_some() { RESOURCE_PLACEMENT } else { CLUSTER_RESOURCE_PLACEMENT };
+    let kind = if report.namespace.is_some() {
+        RESOURCE_PLACEMENT
+    } else {
+        CLUSTER_RESOURCE_PLACEMENT
+    };
     ObjectKey {
         group: PLACEMENT_GROUP.into(),
         kind: kind.into(),
@@ -65,7 +75,10 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
     if !state.members.contains_key(&report.cluster) {
         return vec![rejected(
             RejectCode::UnknownCluster,
-            format!("work report from {:?}, which is not a member cluster", report.cluster),
+            format!(
+                "work report from {:?}, which is not a member cluster",
+                report.cluster
+            ),
         )];
     }
     let key = placement_key(report);
@@ -104,7 +117,14 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
 /// Approval requests arrive with staged update runs; until one exists by that name, an
 /// approval is answered with a rejection so the publisher sees it went nowhere.
 fn approve(name: &str, namespace: Option<&str>) -> Vec<Decision> {
-    let kind = if namespace.is_some() { "ApprovalRequest" } else { "ClusterApprovalRequest" };
+    let kind = if namespace.is_some() {
+        "ApprovalRequest"
+    } else {
+        "ClusterApprovalRequest"
+    };
     let at = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
-    vec![rejected(RejectCode::ApprovalRequestNotFound, format!("{kind} {at}{name} not found"))]
+    vec![rejected(
+        RejectCode::ApprovalRequestNotFound,
+        format!("{kind} {at}{name} not found"),
+    )]
 }

@@ -74,7 +74,13 @@ impl Member {
     /// A newly registered member with no agent yet.
     #[must_use]
     pub fn new(meta: ObjectMeta, spec: MemberClusterSpec) -> Self {
-        Self { meta, spec, agent: None, properties: BTreeMap::new(), resource_usage: None }
+        Self {
+            meta,
+            spec,
+            agent: None,
+            properties: BTreeMap::new(),
+            resource_usage: None,
+        }
     }
 
     /// Joined and heartbeating: the scheduler may pick it.
@@ -90,7 +96,9 @@ impl Member {
     }
 
     fn deadline(&self) -> Option<DateTime<Utc>> {
-        self.agent.as_ref().map(|agent| agent.last_heartbeat + self.heartbeat_timeout())
+        self.agent
+            .as_ref()
+            .map(|agent| agent.last_heartbeat + self.heartbeat_timeout())
     }
 }
 
@@ -99,11 +107,16 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
     let Some(member) = state.members.get_mut(&beat.cluster) else {
         return vec![rejected(
             RejectCode::UnknownCluster,
-            format!("heartbeat from {:?}, which is not a member cluster", beat.cluster),
+            format!(
+                "heartbeat from {:?}, which is not a member cluster",
+                beat.cluster
+            ),
         )];
     };
     if let Some(old) = member.deadline() {
-        state.heartbeat_deadlines.remove(&(old, beat.cluster.clone()));
+        state
+            .heartbeat_deadlines
+            .remove(&(old, beat.cluster.clone()));
     }
     let mut decisions = Vec::new();
     match &mut member.agent {
@@ -114,7 +127,9 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
                 healthy: true,
                 health_changed_at: now,
             });
-            decisions.push(Decision::ClusterJoined { cluster: beat.cluster.clone() });
+            decisions.push(Decision::ClusterJoined {
+                cluster: beat.cluster.clone(),
+            });
         }
         Some(agent) => {
             agent.last_heartbeat = agent.last_heartbeat.max(now);
@@ -131,7 +146,9 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
     }
     record_properties(member, beat, now);
     if let Some(deadline) = member.deadline() {
-        state.heartbeat_deadlines.insert((deadline, beat.cluster.clone()));
+        state
+            .heartbeat_deadlines
+            .insert((deadline, beat.cluster.clone()));
     }
     decisions
 }
@@ -143,13 +160,21 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
             .properties
             .iter()
             .map(|(name, value)| {
-                (name.clone(), Property { value: value.clone(), observation_time: now })
+                (
+                    name.clone(),
+                    Property {
+                        value: value.clone(),
+                        observation_time: now,
+                    },
+                )
             })
             .collect();
     }
     if let Some(usage) = &beat.resource_usage {
-        member.resource_usage =
-            Some(ObservedUsage { usage: usage.clone(), observation_time: now });
+        member.resource_usage = Some(ObservedUsage {
+            usage: usage.clone(),
+            observation_time: now,
+        });
     }
 }
 
@@ -160,8 +185,13 @@ pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<De
         if first.0 > now {
             break;
         }
-        let Some((deadline, cluster)) = state.heartbeat_deadlines.pop_first() else { break };
-        let agent = state.members.get_mut(&cluster).and_then(|m| m.agent.as_mut());
+        let Some((deadline, cluster)) = state.heartbeat_deadlines.pop_first() else {
+            break;
+        };
+        let agent = state
+            .members
+            .get_mut(&cluster)
+            .and_then(|m| m.agent.as_mut());
         if let Some(agent) = agent.filter(|agent| agent.healthy) {
             agent.healthy = false;
             agent.health_changed_at = deadline;
@@ -177,7 +207,9 @@ pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<De
 
 /// Re-arms a cluster's deadline after its heartbeat period changed.
 pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32) {
-    let Some(member) = state.members.get(name) else { return };
+    let Some(member) = state.members.get(name) else {
+        return;
+    };
     let Some(agent) = &member.agent else { return };
     let old = agent.last_heartbeat
         + Duration::seconds(HEARTBEAT_TIMEOUT_PERIODS * i64::from(old_period_secs));
@@ -185,16 +217,24 @@ pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32
     if agent.healthy
         && let Some(deadline) = member.deadline()
     {
-        state.heartbeat_deadlines.insert((deadline, name.to_owned()));
+        state
+            .heartbeat_deadlines
+            .insert((deadline, name.to_owned()));
     }
 }
 
 /// Removes a member and everything keyed by it; the cluster leaves the fleet.
 pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
-    let Some(member) = state.members.remove(name) else { return Vec::new() };
+    let Some(member) = state.members.remove(name) else {
+        return Vec::new();
+    };
     if let Some(deadline) = member.deadline() {
-        state.heartbeat_deadlines.remove(&(deadline, name.to_owned()));
+        state
+            .heartbeat_deadlines
+            .remove(&(deadline, name.to_owned()));
     }
     state.work_reports.retain(|(cluster, _), _| cluster != name);
-    vec![Decision::ClusterLeft { cluster: name.to_owned() }]
+    vec![Decision::ClusterLeft {
+        cluster: name.to_owned(),
+    }]
 }

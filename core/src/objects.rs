@@ -26,13 +26,20 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
         Ok(manifest) => manifest,
         Err(error) => return vec![rejected(RejectCode::InvalidObject, error.to_string())],
     };
-    let Manifest { api_version, key, meta: user, body } = manifest;
+    let Manifest {
+        api_version,
+        key,
+        meta: user,
+        body,
+    } = manifest;
     let object = key.display();
     match body {
         Body::MemberCluster(spec) => {
             let existing = state.members.get(&key.name);
             let unchanged = existing.is_some_and(|m| {
-                m.spec == spec && m.meta.labels == user.labels && m.meta.annotations == user.annotations
+                m.spec == spec
+                    && m.meta.labels == user.labels
+                    && m.meta.annotations == user.annotations
             });
             if unchanged {
                 return vec![Decision::ObjectUnchanged { object }];
@@ -40,7 +47,14 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             let spec_changed = existing.is_none_or(|m| m.spec != spec);
             let old_meta = existing.map(|m| m.meta.clone());
             let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
-            let meta = next_meta(state, old_meta.as_ref(), &api_version, user, spec_changed, origin);
+            let meta = next_meta(
+                state,
+                old_meta.as_ref(),
+                &api_version,
+                user,
+                spec_changed,
+                origin,
+            );
             let decision = stored(&object, &meta, old_meta.is_none());
             match state.members.get_mut(&key.name) {
                 Some(member) => {
@@ -48,7 +62,9 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                     member.spec = spec;
                 }
                 None => {
-                    state.members.insert(key.name.clone(), Member::new(meta, spec));
+                    state
+                        .members
+                        .insert(key.name.clone(), Member::new(meta, spec));
                 }
             }
             if let Some(period) = old_period {
@@ -71,7 +87,14 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             }
             let spec_changed = existing.is_none_or(|p| p.spec != spec);
             let old_meta = existing.map(|p| p.meta.clone());
-            let meta = next_meta(state, old_meta.as_ref(), &api_version, user, spec_changed, origin);
+            let meta = next_meta(
+                state,
+                old_meta.as_ref(),
+                &api_version,
+                user,
+                spec_changed,
+                origin,
+            );
             let decision = stored(&object, &meta, old_meta.is_none());
             state.placements.insert(key, Placement { meta, spec });
             vec![decision]
@@ -88,7 +111,14 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             }
             let spec_changed = existing.is_none_or(|r| r.content != content);
             let old_meta = existing.map(|r| r.meta.clone());
-            let meta = next_meta(state, old_meta.as_ref(), &api_version, user, spec_changed, origin);
+            let meta = next_meta(
+                state,
+                old_meta.as_ref(),
+                &api_version,
+                user,
+                spec_changed,
+                origin,
+            );
             let decision = stored(&object, &meta, old_meta.is_none());
             state.resources.insert(key, Resource { meta, content });
             vec![decision]
@@ -134,7 +164,10 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
         CLUSTER_RESOURCE_PLACEMENT | RESOURCE_PLACEMENT => Some(PLACEMENT_GROUP),
         _ => None,
     };
-    let group = target.group.clone().or_else(|| fleet_group.map(str::to_owned));
+    let group = target
+        .group
+        .clone()
+        .or_else(|| fleet_group.map(str::to_owned));
     if let Some(group) = group {
         return Some(ObjectKey {
             group,
@@ -155,13 +188,19 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
 /// Deletes one object.
 pub(crate) fn delete(state: &mut State, target: &ObjectRef) -> Vec<Decision> {
     let not_found = || {
-        let namespace = target.namespace.as_deref().map(|ns| format!("{ns}/")).unwrap_or_default();
+        let namespace = target
+            .namespace
+            .as_deref()
+            .map(|ns| format!("{ns}/"))
+            .unwrap_or_default();
         vec![rejected(
             RejectCode::NotFound,
             format!("{} {namespace}{} not found", target.kind, target.name),
         )]
     };
-    let Some(key) = resolve(state, target) else { return not_found() };
+    let Some(key) = resolve(state, target) else {
+        return not_found();
+    };
     let object = key.display();
     if key.group == CLUSTER_GROUP && key.kind == MEMBER_CLUSTER {
         if !state.members.contains_key(&key.name) {
@@ -175,10 +214,16 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef) -> Vec<Decision> {
         && (key.kind == CLUSTER_RESOURCE_PLACEMENT || key.kind == RESOURCE_PLACEMENT)
     {
         let found = state.placements.remove(&key).is_some();
-        state.work_reports.retain(|(_, placement), _| placement != &key);
+        state
+            .work_reports
+            .retain(|(_, placement), _| placement != &key);
         found
     } else {
         state.resources.remove(&key).is_some()
     };
-    if removed { vec![Decision::ObjectDeleted { object }] } else { not_found() }
+    if removed {
+        vec![Decision::ObjectDeleted { object }]
+    } else {
+        not_found()
+    }
 }

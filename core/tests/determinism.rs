@@ -11,7 +11,9 @@ use uuid::Uuid;
 const CLUSTERS: [&str; 4] = ["member1", "member2", "member3", "member4"];
 
 fn start() -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0).single().unwrap_or_default()
+    Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+        .single()
+        .unwrap_or_default()
 }
 
 fn member(name: &str, period: u32, env: &str) -> String {
@@ -52,7 +54,11 @@ fn events(ops: &[Op]) -> Vec<Envelope> {
     for (index, op) in ops.iter().enumerate() {
         let payload = match op {
             Op::Join(c, period, staging) => Input::Apply {
-                manifest: member(CLUSTERS[*c], *period, if *staging { "staging" } else { "prod" }),
+                manifest: member(
+                    CLUSTERS[*c],
+                    *period,
+                    if *staging { "staging" } else { "prod" },
+                ),
             },
             Op::Beat(c) => Input::Heartbeat(Heartbeat {
                 cluster: CLUSTERS[*c].into(),
@@ -76,12 +82,16 @@ fn events(ops: &[Op]) -> Vec<Envelope> {
                 trackable: true,
                 message: String::new(),
             }),
-            Op::Placement => Input::Apply { manifest: PLACEMENT.into() },
+            Op::Placement => Input::Apply {
+                manifest: PLACEMENT.into(),
+            },
             Op::Advance(secs) => {
                 now += Duration::seconds(*secs);
                 Input::Tick
             }
-            Op::Garbage => Input::Apply { manifest: "{\"kind\": 3}".into() },
+            Op::Garbage => Input::Apply {
+                manifest: "{\"kind\": 3}".into(),
+            },
         };
         let id = Uuid::from_u128(u128::try_from(index).unwrap_or_default() + 1);
         out.push(Envelope::new(id, now, "proptest", payload));
@@ -92,8 +102,14 @@ fn events(ops: &[Op]) -> Vec<Envelope> {
 /// Heartbeat deadlines are exactly the healthy, joined members; nothing points at a missing one.
 fn check_invariants(state: &State) {
     for (deadline, name) in &state.heartbeat_deadlines {
-        let member = state.members.get(name).expect("deadline of a missing member");
-        let agent = member.agent.as_ref().expect("deadline of a member that never joined");
+        let member = state
+            .members
+            .get(name)
+            .expect("deadline of a missing member");
+        let agent = member
+            .agent
+            .as_ref()
+            .expect("deadline of a member that never joined");
         assert!(agent.healthy, "deadline of an unhealthy member {name}");
         assert_eq!(*deadline, agent.last_heartbeat + member.heartbeat_timeout());
         if let Some(now) = state.now {
@@ -103,7 +119,10 @@ fn check_invariants(state: &State) {
     let healthy = state.members.values().filter(|m| m.is_eligible()).count();
     assert_eq!(healthy, state.heartbeat_deadlines.len());
     for (cluster, _) in state.work_reports.keys() {
-        assert!(state.members.contains_key(cluster), "report of a departed member {cluster}");
+        assert!(
+            state.members.contains_key(cluster),
+            "report of a departed member {cluster}"
+        );
     }
 }
 

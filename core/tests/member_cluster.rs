@@ -17,8 +17,15 @@ struct Hub {
 
 impl Hub {
     fn new() -> Self {
-        let now = Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0).single().unwrap_or_default();
-        Self { state: State::default(), now, issued: 0 }
+        let now = Utc
+            .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+            .single()
+            .unwrap_or_default();
+        Self {
+            state: State::default(),
+            now,
+            issued: 0,
+        }
     }
 
     fn send(&mut self, payload: Input) -> Vec<Decision> {
@@ -28,11 +35,16 @@ impl Hub {
     }
 
     fn apply(&mut self, manifest: &str) -> Vec<Decision> {
-        self.send(Input::Apply { manifest: manifest.into() })
+        self.send(Input::Apply {
+            manifest: manifest.into(),
+        })
     }
 
     fn beat(&mut self, cluster: &str) -> Vec<Decision> {
-        self.send(Input::Heartbeat(Heartbeat { cluster: cluster.into(), ..Heartbeat::default() }))
+        self.send(Input::Heartbeat(Heartbeat {
+            cluster: cluster.into(),
+            ..Heartbeat::default()
+        }))
     }
 
     fn advance(&mut self, secs: i64) -> Vec<Decision> {
@@ -41,7 +53,12 @@ impl Hub {
     }
 
     fn healthy(&self, cluster: &str) -> Option<bool> {
-        self.state.members.get(cluster)?.agent.as_ref().map(|a| a.healthy)
+        self.state
+            .members
+            .get(cluster)?
+            .agent
+            .as_ref()
+            .map(|a| a.healthy)
     }
 }
 
@@ -58,12 +75,31 @@ fn rejected_with(decisions: &[Decision]) -> Option<RejectCode> {
 fn a_cluster_joins_on_its_first_heartbeat() {
     let mut hub = Hub::new();
     let stored = hub.apply(MEMBER1);
-    assert!(matches!(stored.as_slice(), [Decision::ObjectStored { created: true, generation: 1, .. }]));
-    assert_eq!(hub.healthy("member1"), None, "not joined before the agent speaks");
+    assert!(matches!(
+        stored.as_slice(),
+        [Decision::ObjectStored {
+            created: true,
+            generation: 1,
+            ..
+        }]
+    ));
+    assert_eq!(
+        hub.healthy("member1"),
+        None,
+        "not joined before the agent speaks"
+    );
     assert_eq!(next_deadline(&hub.state), None);
-    assert_eq!(hub.beat("member1"), vec![Decision::ClusterJoined { cluster: "member1".into() }]);
+    assert_eq!(
+        hub.beat("member1"),
+        vec![Decision::ClusterJoined {
+            cluster: "member1".into()
+        }]
+    );
     assert_eq!(hub.healthy("member1"), Some(true));
-    assert_eq!(next_deadline(&hub.state), Some(hub.now + Duration::seconds(300)));
+    assert_eq!(
+        next_deadline(&hub.state),
+        Some(hub.now + Duration::seconds(300))
+    );
 }
 
 #[test]
@@ -110,7 +146,10 @@ fn a_heartbeat_from_a_stranger_is_rejected_and_changes_nothing() {
     let mut hub = Hub::new();
     hub.apply(MEMBER1);
     let before = hub.state.hash().expect("hash");
-    assert_eq!(rejected_with(&hub.beat("stranger")), Some(RejectCode::UnknownCluster));
+    assert_eq!(
+        rejected_with(&hub.beat("stranger")),
+        Some(RejectCode::UnknownCluster)
+    );
     assert_eq!(before, hub.state.hash().expect("hash"));
 }
 
@@ -125,34 +164,55 @@ fn deleting_the_member_cluster_makes_it_leave() {
         namespace: None,
         name: "member1".into(),
     };
-    let decisions = hub.send(Input::Delete { target: target.clone() });
+    let decisions = hub.send(Input::Delete {
+        target: target.clone(),
+    });
     assert_eq!(
         decisions,
         vec![
-            Decision::ObjectDeleted { object: "MemberCluster/member1".into() },
-            Decision::ClusterLeft { cluster: "member1".into() }
+            Decision::ObjectDeleted {
+                object: "MemberCluster/member1".into()
+            },
+            Decision::ClusterLeft {
+                cluster: "member1".into()
+            }
         ]
     );
     assert!(hub.state.members.is_empty());
     assert_eq!(next_deadline(&hub.state), None);
-    assert_eq!(rejected_with(&hub.send(Input::Delete { target })), Some(RejectCode::NotFound));
+    assert_eq!(
+        rejected_with(&hub.send(Input::Delete { target })),
+        Some(RejectCode::NotFound)
+    );
 }
 
 #[test]
 fn labels_bump_the_resource_version_but_not_the_generation() {
     let mut hub = Hub::new();
     hub.apply(MEMBER1);
-    assert!(matches!(hub.apply(MEMBER1).as_slice(), [Decision::ObjectUnchanged { .. }]));
+    assert!(matches!(
+        hub.apply(MEMBER1).as_slice(),
+        [Decision::ObjectUnchanged { .. }]
+    ));
     let relabelled = MEMBER1.replace("staging", "production");
     let decisions = hub.apply(&relabelled);
     assert!(matches!(
         decisions.as_slice(),
-        [Decision::ObjectStored { created: false, generation: 1, resource_version: 2, .. }]
+        [Decision::ObjectStored {
+            created: false,
+            generation: 1,
+            resource_version: 2,
+            ..
+        }]
     ));
     let slower = relabelled.replace("60", "120");
     assert!(matches!(
         hub.apply(&slower).as_slice(),
-        [Decision::ObjectStored { generation: 2, resource_version: 3, .. }]
+        [Decision::ObjectStored {
+            generation: 2,
+            resource_version: 3,
+            ..
+        }]
     ));
 }
 
@@ -162,18 +222,29 @@ fn a_longer_heartbeat_period_moves_the_deadline() {
     hub.apply(MEMBER1);
     hub.beat("member1");
     hub.apply(&MEMBER1.replace("60", "120"));
-    assert_eq!(next_deadline(&hub.state), Some(hub.now + Duration::seconds(600)));
+    assert_eq!(
+        next_deadline(&hub.state),
+        Some(hub.now + Duration::seconds(600))
+    );
 }
 
 #[test]
 fn an_invalid_member_cluster_is_rejected_with_its_field() {
     let mut hub = Hub::new();
     let decisions = hub.apply(&MEMBER1.replace("60", "0"));
-    let [Decision::Rejected { code: RejectCode::InvalidObject, message }] = decisions.as_slice()
+    let [
+        Decision::Rejected {
+            code: RejectCode::InvalidObject,
+            message,
+        },
+    ] = decisions.as_slice()
     else {
         panic!("expected a rejection, got {decisions:?}");
     };
-    assert!(message.starts_with("spec.heartbeatPeriodSeconds:"), "{message}");
+    assert!(
+        message.starts_with("spec.heartbeatPeriodSeconds:"),
+        "{message}"
+    );
     assert!(hub.state.members.is_empty());
 }
 
@@ -182,27 +253,48 @@ const CRP: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind
 #[test]
 fn tolerations_can_be_added_but_not_removed() {
     let mut hub = Hub::new();
-    assert!(matches!(hub.apply(CRP).as_slice(), [Decision::ObjectStored { created: true, .. }]));
+    assert!(matches!(
+        hub.apply(CRP).as_slice(),
+        [Decision::ObjectStored { created: true, .. }]
+    ));
     let added = CRP.replace(
         r#"{"key":"gpu-workload","operator":"Exists"}"#,
         r#"{"key":"gpu-workload","operator":"Exists"},{"key":"zone","operator":"Exists"}"#,
     );
-    assert!(matches!(hub.apply(&added).as_slice(), [Decision::ObjectStored { generation: 2, .. }]));
+    assert!(matches!(
+        hub.apply(&added).as_slice(),
+        [Decision::ObjectStored { generation: 2, .. }]
+    ));
     let removed = CRP.replace(r#"{"key":"gpu-workload","operator":"Exists"}"#, "");
-    assert_eq!(rejected_with(&hub.apply(&removed)), Some(RejectCode::ImmutableField));
+    assert_eq!(
+        rejected_with(&hub.apply(&removed)),
+        Some(RejectCode::ImmutableField)
+    );
 }
 
 #[test]
 fn the_placement_type_cannot_change() {
     let mut hub = Hub::new();
     hub.apply(CRP);
-    let pick_n = CRP.replace(r#""placementType":"PickAll""#, r#""placementType":"PickN","numberOfClusters":2"#);
-    assert_eq!(rejected_with(&hub.apply(&pick_n)), Some(RejectCode::ImmutableField));
+    let pick_n = CRP.replace(
+        r#""placementType":"PickAll""#,
+        r#""placementType":"PickN","numberOfClusters":2"#,
+    );
+    assert_eq!(
+        rejected_with(&hub.apply(&pick_n)),
+        Some(RejectCode::ImmutableField)
+    );
 }
 
 #[test]
 fn approvals_without_a_request_are_rejected() {
     let mut hub = Hub::new();
-    let decisions = hub.send(Input::Approve { name: "example-run-after-canary".into(), namespace: None });
-    assert_eq!(rejected_with(&decisions), Some(RejectCode::ApprovalRequestNotFound));
+    let decisions = hub.send(Input::Approve {
+        name: "example-run-after-canary".into(),
+        namespace: None,
+    });
+    assert_eq!(
+        rejected_with(&decisions),
+        Some(RejectCode::ApprovalRequestNotFound)
+    );
 }

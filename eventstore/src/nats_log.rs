@@ -37,12 +37,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
-use bytes::Bytes;
 use async_nats::header::{NATS_EXPECTED_LAST_SEQUENCE, NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
 use async_nats::jetstream::context::{PublishAckFuture, PublishErrorKind};
 use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
+use bytes::Bytes;
 use flotilla_core::Envelope;
 use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
 use tokio::sync::{Mutex, Semaphore};
@@ -227,7 +227,11 @@ impl NatsLog {
     ) -> Result<Vec<Appended>, LogError> {
         let permits = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
         // All permits at once: holding some while waiting for more could deadlock two appends.
-        let _permits = self.in_flight.acquire_many(permits).await.map_err(|_| LogError::Closed)?;
+        let _permits = self
+            .in_flight
+            .acquire_many(permits)
+            .await
+            .map_err(|_| LogError::Closed)?;
         let stream_name = self.input.cached_info().config.name.as_str();
         let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(chunk.len());
         for (subject, id, payload) in chunk {
@@ -243,8 +247,13 @@ impl NatsLog {
         }
         let mut outcomes = Vec::with_capacity(chunk.len());
         for (ack, (_, id, _)) in acks.into_iter().zip(chunk) {
-            let ack = ack.await.map_err(|err| LogError::Nats(format!("ack of event {id}: {err}")))?;
-            outcomes.push(Appended { seq: ack.sequence, duplicate: ack.duplicate });
+            let ack = ack
+                .await
+                .map_err(|err| LogError::Nats(format!("ack of event {id}: {err}")))?;
+            outcomes.push(Appended {
+                seq: ack.sequence,
+                duplicate: ack.duplicate,
+            });
         }
         Ok(outcomes)
     }
@@ -262,7 +271,12 @@ impl NatsLog {
     /// The first decisions stream sequence whose batch covers an input `>= input_seq`, by
     /// binary search over the (dense, input-ordered) decisions stream; `None` if there is none.
     async fn first_batch_covering(&self, input_seq: u64) -> Result<Option<u64>, LogError> {
-        let state = self.decisions.get_info().await.map_err(nats("decisions info"))?.state;
+        let state = self
+            .decisions
+            .get_info()
+            .await
+            .map_err(nats("decisions info"))?
+            .state;
         let (mut low, mut high) = (state.first_sequence.max(1), state.last_sequence);
         if state.messages == 0 || self.batch_at(high).await?.last_input_seq < input_seq {
             return Ok(None);
@@ -324,15 +338,19 @@ impl EventLog for NatsLog {
             .into_iter()
             .map(|message| {
                 let seq = message.sequence;
-                let envelope =
-                    decode_envelope(&message.payload).map_err(|source| LogError::Corrupt { seq, source })?;
+                let envelope = decode_envelope(&message.payload)
+                    .map_err(|source| LogError::Corrupt { seq, source })?;
                 Ok(StoredEvent { seq, envelope })
             })
             .collect()
     }
 
     async fn last_seq(&self) -> Result<u64, LogError> {
-        let info = self.input.get_info().await.map_err(nats("input stream info"))?;
+        let info = self
+            .input
+            .get_info()
+            .await
+            .map_err(nats("input stream info"))?;
         Ok(info.state.last_sequence)
     }
 
@@ -382,8 +400,14 @@ impl EventLog for NatsLog {
         let record = encode_record("decision batch", &batch)?;
         let msg_id = format!("{}:{first}-{last}", self.writer_id);
         let mut headers = HeaderMap::new();
-        headers.insert(NATS_EXPECTED_LAST_SEQUENCE, fence.stream_seq.to_string().as_str());
-        headers.insert(NATS_EXPECTED_STREAM, self.decisions.cached_info().config.name.as_str());
+        headers.insert(
+            NATS_EXPECTED_LAST_SEQUENCE,
+            fence.stream_seq.to_string().as_str(),
+        );
+        headers.insert(
+            NATS_EXPECTED_STREAM,
+            self.decisions.cached_info().config.name.as_str(),
+        );
         headers.insert(NATS_MESSAGE_ID, msg_id.as_str());
         let ack = self
             .context
@@ -393,7 +417,10 @@ impl EventLog for NatsLog {
             .await;
         match ack {
             Ok(ack) => {
-                *fence = Fence { stream_seq: ack.sequence, last_decided: last };
+                *fence = Fence {
+                    stream_seq: ack.sequence,
+                    last_decided: last,
+                };
                 Ok(())
             }
             Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => {
@@ -410,7 +437,9 @@ impl EventLog for NatsLog {
                 let actual = found.fence.last_decided;
                 Err(self.fenced(expected, actual, "another writer appended decisions"))
             }
-            Err(err) => Err(LogError::Nats(format!("ack of decision batch {first}..={last}: {err}"))),
+            Err(err) => Err(LogError::Nats(format!(
+                "ack of decision batch {first}..={last}: {err}"
+            ))),
         }
     }
 
@@ -449,36 +478,56 @@ struct LastDecision {
 /// Reads the decisions stream's last message and the last input it decided.
 async fn last_decision(decisions: &Stream) -> Result<LastDecision, LogError> {
     use async_nats::jetstream::stream::LastRawMessageErrorKind;
-    match decisions.get_last_raw_message_by_subject(DECISIONS_SUBJECT).await {
+    match decisions
+        .get_last_raw_message_by_subject(DECISIONS_SUBJECT)
+        .await
+    {
         Ok(message) => {
             let batch = decode_batch(message.sequence, &message.payload)?;
-            let msg_id = message.headers.get(NATS_MESSAGE_ID).map(|id| id.as_str().to_owned());
-            let fence = Fence { stream_seq: message.sequence, last_decided: batch.last_input_seq };
+            let msg_id = message
+                .headers
+                .get(NATS_MESSAGE_ID)
+                .map(|id| id.as_str().to_owned());
+            let fence = Fence {
+                stream_seq: message.sequence,
+                last_decided: batch.last_input_seq,
+            };
             Ok(LastDecision { fence, msg_id })
         }
-        Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => {
-            Ok(LastDecision { fence: Fence { stream_seq: 0, last_decided: 0 }, msg_id: None })
-        }
+        Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(LastDecision {
+            fence: Fence {
+                stream_seq: 0,
+                last_decided: 0,
+            },
+            msg_id: None,
+        }),
         Err(err) => Err(LogError::Nats(format!("last decision batch: {err}"))),
     }
 }
 
 fn decode_batch(stream_seq: u64, payload: &[u8]) -> Result<DecisionBatch, LogError> {
-    decode_record("decision batch", payload)
-        .map_err(|source| LogError::Corrupt { seq: stream_seq, source })
+    decode_record("decision batch", payload).map_err(|source| LogError::Corrupt {
+        seq: stream_seq,
+        source,
+    })
 }
 
 fn check_options(options: &NatsOptions) -> Result<(), LogError> {
     let prefix = &options.stream_prefix;
     let valid = !prefix.is_empty()
-        && prefix.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+        && prefix
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
     if !valid {
         return Err(LogError::Nats(format!(
             "stream prefix {prefix:?}: use letters, digits, '-' and '_' only"
         )));
     }
     if options.replicas == 0 || options.replicas > 5 {
-        return Err(LogError::Nats(format!("replicas {}: JetStream allows 1 to 5", options.replicas)));
+        return Err(LogError::Nats(format!(
+            "replicas {}: JetStream allows 1 to 5",
+            options.replicas
+        )));
     }
     Ok(())
 }
@@ -490,7 +539,10 @@ fn check_server(info: &async_nats::ServerInfo) -> Result<(), LogError> {
             info.server_name
         )));
     }
-    let mut parts = info.version.split(['.', '-']).map(|part| part.parse::<u64>().unwrap_or(0));
+    let mut parts = info
+        .version
+        .split(['.', '-'])
+        .map(|part| part.parse::<u64>().unwrap_or(0));
     let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     if version < SERVER_VERSION_MIN {
         let (major, minor) = SERVER_VERSION_MIN;

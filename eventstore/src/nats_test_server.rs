@@ -112,7 +112,13 @@ impl NatsTestServer {
             .tempdir()
             .map_err(io("create temporary directory"))?;
         let binary = binary.into();
-        let mut server = Self { binary, dir, client_port: 0, monitoring_port: 0, child: None };
+        let mut server = Self {
+            binary,
+            dir,
+            client_port: 0,
+            monitoring_port: 0,
+            child: None,
+        };
         let mut attempt = 1;
         loop {
             (server.client_port, server.monitoring_port) = free_port_pair()?;
@@ -218,10 +224,13 @@ impl NatsTestServer {
             .stderr(log_err)
             .spawn()
             .map_err(|source| match source.kind() {
-                std::io::ErrorKind::NotFound => {
-                    TestServerError::NotInstalled { binary: self.binary.display().to_string() }
-                }
-                _ => TestServerError::Io { context: "spawn nats-server", source },
+                std::io::ErrorKind::NotFound => TestServerError::NotInstalled {
+                    binary: self.binary.display().to_string(),
+                },
+                _ => TestServerError::Io {
+                    context: "spawn nats-server",
+                    source,
+                },
             })?;
         self.child = Some(child);
         let ready = self.wait_ready();
@@ -244,13 +253,19 @@ impl NatsTestServer {
             if let Some(status) = exited {
                 self.child = None;
                 let log_tail = self.log_tail();
-                return Err(TestServerError::Exited { status: status.to_string(), log_tail });
+                return Err(TestServerError::Exited {
+                    status: status.to_string(),
+                    log_tail,
+                });
             }
             if greets_with_info(addr) {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(TestServerError::NotReady { addr, log_tail: self.log_tail() });
+                return Err(TestServerError::NotReady {
+                    addr,
+                    log_tail: self.log_tail(),
+                });
             }
             std::thread::sleep(READY_POLL_INTERVAL);
         }
@@ -276,7 +291,10 @@ fn greets_with_info(addr: SocketAddr) -> bool {
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, READY_POLL_INTERVAL * 10) else {
         return false;
     };
-    if stream.set_read_timeout(Some(READY_POLL_INTERVAL * 10)).is_err() {
+    if stream
+        .set_read_timeout(Some(READY_POLL_INTERVAL * 10))
+        .is_err()
+    {
         return false;
     }
     let mut greeting = [0_u8; 4];

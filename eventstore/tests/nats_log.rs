@@ -29,8 +29,16 @@ async fn within<T>(future: impl Future<Output = T>) -> Result<T, Box<dyn Error>>
 fn event(n: u128, cluster: &str) -> Envelope {
     let seconds = i64::try_from(n).unwrap_or(0);
     let time = DateTime::<Utc>::from_timestamp(1_741_820_400 + seconds, 0).unwrap_or_default();
-    let heartbeat = Heartbeat { cluster: cluster.into(), ..Heartbeat::default() };
-    Envelope::new(Uuid::from_u128(n), time, "test", Input::Heartbeat(heartbeat))
+    let heartbeat = Heartbeat {
+        cluster: cluster.into(),
+        ..Heartbeat::default()
+    };
+    Envelope::new(
+        Uuid::from_u128(n),
+        time,
+        "test",
+        Input::Heartbeat(heartbeat),
+    )
 }
 
 fn events(ids: std::ops::RangeInclusive<u128>) -> Vec<Envelope> {
@@ -38,17 +46,28 @@ fn events(ids: std::ops::RangeInclusive<u128>) -> Vec<Envelope> {
 }
 
 fn batch(first_input_seq: u64, last_input_seq: u64, writer: &str) -> DecisionBatch {
-    let decision = Decision::ClusterJoined { cluster: format!("{writer}-{last_input_seq}") };
-    DecisionBatch { first_input_seq, last_input_seq, decisions: vec![(last_input_seq, vec![decision])] }
+    let decision = Decision::ClusterJoined {
+        cluster: format!("{writer}-{last_input_seq}"),
+    };
+    DecisionBatch {
+        first_input_seq,
+        last_input_seq,
+        decisions: vec![(last_input_seq, vec![decision])],
+    }
 }
 
 fn new(seq: u64) -> Appended {
-    Appended { seq, duplicate: false }
+    Appended {
+        seq,
+        duplicate: false,
+    }
 }
 
 async fn connect(server: &NatsTestServer) -> Result<NatsLog, Box<dyn Error>> {
-    let options =
-        NatsOptions { monitoring_url: Some(server.monitoring_url()), ..NatsOptions::default() };
+    let options = NatsOptions {
+        monitoring_url: Some(server.monitoring_url()),
+        ..NatsOptions::default()
+    };
     Ok(within(NatsLog::connect(&server.url(), options)).await??)
 }
 
@@ -68,10 +87,16 @@ async fn append_then_read_back_in_order() -> TestResult {
     for (stored, expected) in read.iter().zip(events(1..=600)) {
         assert_eq!(stored.envelope, expected);
     }
-    assert_eq!(read.iter().map(|stored| stored.seq).collect::<Vec<_>>(), (1..=600).collect::<Vec<_>>());
+    assert_eq!(
+        read.iter().map(|stored| stored.seq).collect::<Vec<_>>(),
+        (1..=600).collect::<Vec<_>>()
+    );
 
     let page = within(log.read(598, 10)).await??;
-    assert_eq!(page.iter().map(|stored| stored.seq).collect::<Vec<_>>(), vec![598, 599, 600]);
+    assert_eq!(
+        page.iter().map(|stored| stored.seq).collect::<Vec<_>>(),
+        vec![598, 599, 600]
+    );
     assert_eq!(within(log.read(0, 2)).await??.len(), 2);
     assert!(within(log.read(601, 10)).await??.is_empty());
     assert!(within(log.read(1, 0)).await??.is_empty());
@@ -82,17 +107,30 @@ async fn append_then_read_back_in_order() -> TestResult {
 async fn events_land_on_their_documented_subjects() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
-    let tick = Envelope::new(Uuid::from_u128(3), DateTime::UNIX_EPOCH, "clock", Input::Tick);
+    let tick = Envelope::new(
+        Uuid::from_u128(3),
+        DateTime::UNIX_EPOCH,
+        "clock",
+        Input::Tick,
+    );
     within(log.append(vec![event(1, "member1"), event(2, "eu.member-2"), tick])).await??;
 
     let client = within(async_nats::connect(server.url())).await??;
     let stream = within(jetstream::new(client).get_stream("FLOTILLA_INPUT")).await??;
     let mut subjects = Vec::new();
     for seq in 1..=3 {
-        subjects.push(within(stream.get_raw_message(seq)).await??.subject.to_string());
+        subjects.push(
+            within(stream.get_raw_message(seq))
+                .await??
+                .subject
+                .to_string(),
+        );
     }
-    let expected =
-        ["flotilla.in.heartbeat.member1", "flotilla.in.heartbeat.eu%2Emember-2", "flotilla.in.tick"];
+    let expected = [
+        "flotilla.in.heartbeat.member1",
+        "flotilla.in.heartbeat.eu%2Emember-2",
+        "flotilla.in.tick",
+    ];
     assert_eq!(subjects, expected);
     Ok(())
 }
@@ -101,21 +139,37 @@ async fn events_land_on_their_documented_subjects() -> TestResult {
 async fn a_duplicate_id_is_stored_once_and_answers_the_original_sequence() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
-    assert_eq!(within(log.append(events(1..=3))).await??, vec![new(1), new(2), new(3)]);
+    assert_eq!(
+        within(log.append(events(1..=3))).await??,
+        vec![new(1), new(2), new(3)]
+    );
 
     // Again, and a repeat inside one call: the server answers with the original sequences.
-    let again = within(log.append(vec![event(2, "member1"), event(4, "member1"), event(4, "member1")]))
-        .await??;
-    let duplicate = |seq| Appended { seq, duplicate: true };
+    let again = within(log.append(vec![
+        event(2, "member1"),
+        event(4, "member1"),
+        event(4, "member1"),
+    ]))
+    .await??;
+    let duplicate = |seq| Appended {
+        seq,
+        duplicate: true,
+    };
     assert_eq!(again, vec![duplicate(2), new(4), duplicate(4)]);
 
     // A second connection (another publisher) is deduplicated by the same server state.
     let other = connect(&server).await?;
-    assert_eq!(within(other.append(events(3..=3))).await??, vec![duplicate(3)]);
+    assert_eq!(
+        within(other.append(events(3..=3))).await??,
+        vec![duplicate(3)]
+    );
 
     assert_eq!(within(log.last_seq()).await??, 4);
-    let ids: Vec<Uuid> =
-        within(log.read(1, 10)).await??.into_iter().map(|stored| stored.envelope.id).collect();
+    let ids: Vec<Uuid> = within(log.read(1, 10))
+        .await??
+        .into_iter()
+        .map(|stored| stored.envelope.id)
+        .collect();
     assert_eq!(ids, (1..=4).map(Uuid::from_u128).collect::<Vec<_>>());
     Ok(())
 }
@@ -131,12 +185,21 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
     within(writer_a.append_decisions(batch(1, 10, "a"))).await??;
     let refused = within(writer_b.append_decisions(batch(1, 10, "b"))).await?;
     assert!(
-        matches!(refused, Err(LogError::Fenced { expected: 0, actual: 10 })),
+        matches!(
+            refused,
+            Err(LogError::Fenced {
+                expected: 0,
+                actual: 10
+            })
+        ),
         "B must be fenced, got {refused:?}"
     );
     // B stays fenced, even for the range that follows A's.
     let refused = within(writer_b.append_decisions(batch(11, 20, "b"))).await?;
-    assert!(matches!(refused, Err(LogError::Fenced { actual: 10, .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(LogError::Fenced { actual: 10, .. })),
+        "{refused:?}"
+    );
 
     // Only A's batch is in the log, and A carries on.
     let decided = within(writer_b.read_decisions(1, 10)).await??;
@@ -149,7 +212,16 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
     within(writer_a.append(events(21..=25))).await??;
     within(writer_c.append_decisions(batch(21, 25, "c"))).await??;
     let refused = within(writer_a.append_decisions(batch(21, 25, "a"))).await?;
-    assert!(matches!(refused, Err(LogError::Fenced { expected: 20, actual: 25 })), "{refused:?}");
+    assert!(
+        matches!(
+            refused,
+            Err(LogError::Fenced {
+                expected: 20,
+                actual: 25
+            })
+        ),
+        "{refused:?}"
+    );
     Ok(())
 }
 
@@ -162,9 +234,17 @@ async fn publish_behind_its_back(
 ) -> TestResult {
     let client = within(async_nats::connect(server.url())).await??;
     let mut headers = async_nats::HeaderMap::new();
-    let msg_id = format!("{}:{}-{}", writer.writer_id(), batch.first_input_seq, batch.last_input_seq);
+    let msg_id = format!(
+        "{}:{}-{}",
+        writer.writer_id(),
+        batch.first_input_seq,
+        batch.last_input_seq
+    );
     headers.insert("Nats-Msg-Id", msg_id.as_str());
-    headers.insert("Nats-Expected-Last-Sequence", expected_last_seq.to_string().as_str());
+    headers.insert(
+        "Nats-Expected-Last-Sequence",
+        expected_last_seq.to_string().as_str(),
+    );
     let record = encode_record("decision batch", batch)?;
     // Keep the context (and its connection) alive until the ack is in.
     let context = jetstream::new(client);
@@ -189,7 +269,16 @@ async fn retrying_a_batch_whose_ack_was_lost_succeeds_but_only_for_its_writer() 
 
     // B, which knew the empty stream, gains nothing from A's batches.
     let refused = within(writer_b.append_decisions(batch(1, 10, "a"))).await?;
-    assert!(matches!(refused, Err(LogError::Fenced { expected: 0, actual: 20 })), "{refused:?}");
+    assert!(
+        matches!(
+            refused,
+            Err(LogError::Fenced {
+                expected: 0,
+                actual: 20
+            })
+        ),
+        "{refused:?}"
+    );
     Ok(())
 }
 
@@ -202,12 +291,22 @@ async fn racing_writers_cannot_both_decide_a_range() -> TestResult {
     }
     within(writers[0].append(events(1..=10))).await??;
 
-    let race = writers.iter().map(|writer| writer.append_decisions(batch(1, 10, "any")));
+    let race = writers
+        .iter()
+        .map(|writer| writer.append_decisions(batch(1, 10, "any")));
     let outcomes = within(futures::future::join_all(race)).await?;
     let won = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     let fenced = outcomes
         .iter()
-        .filter(|outcome| matches!(outcome, Err(LogError::Fenced { expected: 0, actual: 10 })))
+        .filter(|outcome| {
+            matches!(
+                outcome,
+                Err(LogError::Fenced {
+                    expected: 0,
+                    actual: 10
+                })
+            )
+        })
         .count();
     assert_eq!((won, fenced), (1, 3), "{outcomes:?}");
     assert_eq!(within(writers[0].read_decisions(1, 10)).await??.len(), 1);
@@ -221,11 +320,26 @@ async fn decision_batches_must_follow_the_last_decided_input() -> TestResult {
     within(log.append(events(1..=5))).await??;
 
     let gap = within(log.append_decisions(batch(2, 3, "a"))).await?;
-    assert!(matches!(gap, Err(LogError::Fenced { expected: 1, actual: 0 })), "{gap:?}");
+    assert!(
+        matches!(
+            gap,
+            Err(LogError::Fenced {
+                expected: 1,
+                actual: 0
+            })
+        ),
+        "{gap:?}"
+    );
     let reversed = within(log.append_decisions(batch(3, 2, "a"))).await?;
-    assert!(matches!(reversed, Err(LogError::Storage(_))), "{reversed:?}");
+    assert!(
+        matches!(reversed, Err(LogError::Storage(_))),
+        "{reversed:?}"
+    );
     let past_the_end = within(log.append_decisions(batch(1, 6, "a"))).await?;
-    assert!(matches!(past_the_end, Err(LogError::Storage(_))), "{past_the_end:?}");
+    assert!(
+        matches!(past_the_end, Err(LogError::Storage(_))),
+        "{past_the_end:?}"
+    );
 
     within(log.append_decisions(batch(1, 5, "a"))).await??;
     assert_eq!(within(log.last_decided_seq()).await??, 5);
@@ -238,26 +352,50 @@ async fn read_decisions_finds_the_batch_covering_an_input() -> TestResult {
     let log = connect(&server).await?;
     within(log.append(events(1..=100))).await??;
     assert!(within(log.read_decisions(1, 10)).await??.is_empty());
-    let batches: Vec<DecisionBatch> = (0..10).map(|i| batch(i * 10 + 1, i * 10 + 10, "a")).collect();
+    let batches: Vec<DecisionBatch> = (0..10)
+        .map(|i| batch(i * 10 + 1, i * 10 + 10, "a"))
+        .collect();
     for decided in &batches {
         within(log.append_decisions(decided.clone())).await??;
     }
 
     assert_eq!(within(log.read_decisions(0, 100)).await??, batches);
-    assert_eq!(within(log.read_decisions(35, 2)).await??, batches[3..5].to_vec());
-    assert_eq!(within(log.read_decisions(40, 100)).await??, batches[3..].to_vec());
-    assert_eq!(within(log.read_decisions(41, 1)).await??, batches[4..5].to_vec());
-    assert_eq!(within(log.read_decisions(100, 5)).await??, batches[9..].to_vec());
+    assert_eq!(
+        within(log.read_decisions(35, 2)).await??,
+        batches[3..5].to_vec()
+    );
+    assert_eq!(
+        within(log.read_decisions(40, 100)).await??,
+        batches[3..].to_vec()
+    );
+    assert_eq!(
+        within(log.read_decisions(41, 1)).await??,
+        batches[4..5].to_vec()
+    );
+    assert_eq!(
+        within(log.read_decisions(100, 5)).await??,
+        batches[9..].to_vec()
+    );
     assert!(within(log.read_decisions(101, 5)).await??.is_empty());
     Ok(())
 }
 
 fn checkpoint_at(seq: u64, clusters: usize) -> Result<Checkpoint, Box<dyn Error>> {
     let time = DateTime::<Utc>::from_timestamp(1_741_820_400, 0).unwrap_or_default();
-    let heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)> =
-        (0..clusters).map(|i| (time, format!("member-{i:06}-in-a-long-region-name"))).collect();
-    let state = State { now: Some(time), resource_version: seq, heartbeat_deadlines, ..State::default() };
-    Ok(Checkpoint { seq, hash: state.hash()?, state })
+    let heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)> = (0..clusters)
+        .map(|i| (time, format!("member-{i:06}-in-a-long-region-name")))
+        .collect();
+    let state = State {
+        now: Some(time),
+        resource_version: seq,
+        heartbeat_deadlines,
+        ..State::default()
+    };
+    Ok(Checkpoint {
+        seq,
+        hash: state.hash()?,
+        state,
+    })
 }
 
 #[tokio::test]
@@ -288,7 +426,10 @@ async fn wait_for_wakes_on_an_append_and_otherwise_times_out() -> TestResult {
     let log = connect(&server).await?;
 
     let started = tokio::time::Instant::now();
-    assert_eq!(within(log.wait_for(0, Duration::from_millis(200))).await??, 0);
+    assert_eq!(
+        within(log.wait_for(0, Duration::from_millis(200))).await??,
+        0
+    );
     assert!(started.elapsed() >= Duration::from_millis(200));
 
     let publisher = connect(&server).await?;
@@ -301,7 +442,11 @@ async fn wait_for_wakes_on_an_append_and_otherwise_times_out() -> TestResult {
     let (seen, appended) = within(async { tokio::join!(waiting, appending) }).await?;
     appended?;
     assert!(seen? >= 1);
-    assert!(started.elapsed() < Duration::from_secs(5), "woke late: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "woke late: {:?}",
+        started.elapsed()
+    );
 
     // Already past `after`: returns at once.
     assert_eq!(within(log.wait_for(1, Duration::from_secs(10))).await??, 2);
@@ -335,7 +480,10 @@ async fn a_stream_without_the_log_guarantees_is_refused() -> TestResult {
     let Err(LogError::Nats(message)) = refused else {
         return Err(format!("expected a refusal, got {refused:?}").into());
     };
-    assert!(message.contains("max_age") && message.contains("deny_delete"), "{message}");
+    assert!(
+        message.contains("max_age") && message.contains("deny_delete"),
+        "{message}"
+    );
     Ok(())
 }
 
@@ -357,6 +505,12 @@ async fn acknowledged_events_survive_a_server_kill() -> TestResult {
     assert_eq!(within(log.last_decided_seq()).await??, 50);
     // Ids are still remembered for deduplication within the window.
     let again = within(log.append(events(50..=50))).await??;
-    assert_eq!(again, vec![Appended { seq: 50, duplicate: true }]);
+    assert_eq!(
+        again,
+        vec![Appended {
+            seq: 50,
+            duplicate: true
+        }]
+    );
     Ok(())
 }

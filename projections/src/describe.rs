@@ -35,21 +35,24 @@ pub fn describe(state: &State, key: &ObjectKey) -> Option<String> {
     let Value::Object(content) = &object else {
         return None;
     };
-    let mut text = String::new();
-    text.push_str(&format!(
-        "Name:\t{}\n",
-        str_at(&object, &["metadata", "name"])
-    ));
-    text.push_str(&format!(
-        "Namespace:\t{}\n",
-        str_at(&object, &["metadata", "namespace"])
-    ));
-    labels(&mut text, string_map(at(&object, &["metadata", "labels"])));
+    let mut lines = vec![
+        format!("Name:\t{}", str_at(&object, &["metadata", "name"])),
+        format!(
+            "Namespace:\t{}",
+            str_at(&object, &["metadata", "namespace"])
+        ),
+    ];
+    labels(
+        &mut lines,
+        &string_map(at(&object, &["metadata", "labels"])),
+    );
     annotations(
-        &mut text,
+        &mut lines,
         string_map(at(&object, &["metadata", "annotations"])),
     );
-    fields(&mut text, 0, content, true);
+    fields(&mut lines, 0, content, true);
+    let mut text = lines.join("\n");
+    text.push('\n');
     Some(tabwriter::align(&text, DESCRIBE))
 }
 
@@ -67,39 +70,33 @@ fn string_map(value: Option<&Value>) -> BTreeMap<&str, &str> {
 }
 
 /// kubectl's `printLabelsMultiline`: `key=value`, one per line, aligned under the first.
-fn labels(text: &mut String, labels: BTreeMap<&str, &str>) {
-    text.push_str("Labels:\t");
+fn labels(lines: &mut Vec<String>, labels: &BTreeMap<&str, &str>) {
     if labels.is_empty() {
-        text.push_str("<none>\n");
+        lines.push("Labels:\t<none>".to_owned());
     }
     for (index, (key, value)) in labels.iter().enumerate() {
-        if index > 0 {
-            text.push('\t');
-        }
-        text.push_str(&format!("{key}={value}\n"));
+        let title = if index == 0 { "Labels:" } else { "" };
+        lines.push(format!("{title}\t{key}={value}"));
     }
 }
 
 /// kubectl's `printAnnotationsMultiline`: `key: value`; long or multi-line values go on their own
 /// indented lines, each cut at the annotation length limit.
-fn annotations(text: &mut String, mut annotations: BTreeMap<&str, &str>) {
+fn annotations(lines: &mut Vec<String>, mut annotations: BTreeMap<&str, &str>) {
     annotations.retain(|key, _| !SKIPPED_ANNOTATIONS.contains(key));
-    text.push_str("Annotations:\t");
     if annotations.is_empty() {
-        text.push_str("<none>\n");
+        lines.push("Annotations:\t<none>".to_owned());
     }
     for (index, (key, value)) in annotations.iter().enumerate() {
-        if index > 0 {
-            text.push('\t');
-        }
+        let title = if index == 0 { "Annotations:" } else { "" };
         let value = value.strip_suffix('\n').unwrap_or(value);
         if value.len() + key.len() + 2 > ANNOTATION_LEN_MAX || value.contains('\n') {
-            text.push_str(&format!("{key}:\n"));
+            lines.push(format!("{title}\t{key}:"));
             for line in value.split('\n') {
-                text.push_str(&format!("\t  {}\n", shorten(line, ANNOTATION_LEN_MAX - 2)));
+                lines.push(format!("\t  {}", shorten(line, ANNOTATION_LEN_MAX - 2)));
             }
         } else {
-            text.push_str(&format!("{key}: {value}\n"));
+            lines.push(format!("{title}\t{key}: {value}"));
         }
     }
 }
@@ -117,37 +114,36 @@ fn shorten(line: &str, bytes_max: usize) -> String {
 }
 
 /// kubectl's `printUnstructuredContent`: maps and lists open a labelled block one level deeper,
-/// scalars print as `Label:\tvalue`.
-fn fields(text: &mut String, level: usize, content: &Map<String, Value>, top: bool) {
+/// scalars print as `Label:\tvalue`. At the top level, the metadata already shown in the header
+/// is skipped.
+fn fields(lines: &mut Vec<String>, level: usize, content: &Map<String, Value>, top: bool) {
+    let indent = "  ".repeat(level);
     for (field, value) in content {
-        let indent = "  ".repeat(level);
         let label = smart_label(field);
         match value {
             Value::Object(map) => {
-                text.push_str(&format!("{indent}{label}:\n"));
+                lines.push(format!("{indent}{label}:"));
                 if top && field == "metadata" {
                     let rest: Map<String, Value> = map
                         .iter()
                         .filter(|(name, _)| !METADATA_IN_HEADER.contains(&name.as_str()))
                         .map(|(name, value)| (name.clone(), value.clone()))
                         .collect();
-                    fields(text, level + 1, &rest, false);
+                    fields(lines, level + 1, &rest, false);
                 } else {
-                    fields(text, level + 1, map, false);
+                    fields(lines, level + 1, map, false);
                 }
             }
             Value::Array(items) => {
-                text.push_str(&format!("{indent}{label}:\n"));
+                lines.push(format!("{indent}{label}:"));
                 for item in items {
                     match item {
-                        Value::Object(map) => fields(text, level + 1, map, false),
-                        other => {
-                            text.push_str(&format!("{indent}  {}\n", go_value(other)));
-                        }
+                        Value::Object(map) => fields(lines, level + 1, map, false),
+                        other => lines.push(format!("{indent}  {}", go_value(other))),
                     }
                 }
             }
-            scalar => text.push_str(&format!("{indent}{label}:\t{}\n", go_value(scalar))),
+            scalar => lines.push(format!("{indent}{label}:\t{}", go_value(scalar))),
         }
     }
 }

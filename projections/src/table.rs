@@ -75,9 +75,9 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
     if kind.group == CLUSTER_GROUP && kind.kind == MEMBER_CLUSTER {
         member_cluster_columns(wide)
     } else if kind.group == PLACEMENT_GROUP && kind.kind == CLUSTER_RESOURCE_PLACEMENT {
-        placement_columns(wide, PlacementConditions::CLUSTER)
+        placement_columns(wide, &PlacementConditions::CLUSTER)
     } else if kind.group == PLACEMENT_GROUP && kind.kind == RESOURCE_PLACEMENT {
-        placement_columns(wide, PlacementConditions::NAMESPACED)
+        placement_columns(wide, &PlacementConditions::NAMESPACED)
     } else {
         vec![
             Column {
@@ -201,7 +201,7 @@ impl PlacementConditions {
     };
 }
 
-fn placement_columns(wide: bool, conditions: PlacementConditions) -> Vec<Column> {
+fn placement_columns(wide: bool, conditions: &PlacementConditions) -> Vec<Column> {
     let mut columns = vec![
         Column {
             header: "NAME",

@@ -137,14 +137,15 @@ fn report_subject(report: &WorkReport) -> String {
         (true, Some(false)) => "not available",
         (true, None) => "availability unknown",
     };
-    let mut line = format!(
+    let line = format!(
         "{} on {placement} at resource index {}: {applied}, {available}",
         report.cluster, report.resource_index
     );
-    if !report.message.is_empty() {
-        line.push_str(&format!(" ({})", report.message));
+    if report.message.is_empty() {
+        line
+    } else {
+        format!("{line} ({})", report.message)
     }
-    line
 }
 
 fn one_line(text: &str) -> String {

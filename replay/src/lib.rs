@@ -52,7 +52,10 @@ impl Folder {
     /// Starts from a checkpoint.
     #[must_use]
     pub fn from_checkpoint(checkpoint: Checkpoint) -> Self {
-        Self { state: checkpoint.state, seq: checkpoint.seq }
+        Self {
+            state: checkpoint.state,
+            seq: checkpoint.seq,
+        }
     }
 
     /// Folds one stored event, which must be the next in sequence.
@@ -61,7 +64,10 @@ impl Folder {
     /// [`ReplayError::Gap`] when the event is not `seq + 1`.
     pub fn fold(&mut self, event: &StoredEvent) -> Result<Decisions, ReplayError> {
         if event.seq != self.seq + 1 {
-            return Err(ReplayError::Gap { folded: self.seq, found: event.seq });
+            return Err(ReplayError::Gap {
+                folded: self.seq,
+                found: event.seq,
+            });
         }
         let decisions = step(&mut self.state, &event.envelope);
         self.seq = event.seq;
@@ -73,7 +79,11 @@ impl Folder {
     /// # Errors
     /// When the state cannot be encoded for hashing.
     pub fn checkpoint(&self) -> Result<Checkpoint, ReplayError> {
-        Ok(Checkpoint { seq: self.seq, hash: self.state.hash()?, state: self.state.clone() })
+        Ok(Checkpoint {
+            seq: self.seq,
+            hash: self.state.hash()?,
+            state: self.state.clone(),
+        })
     }
 
     /// Folds the log forward up to `until` (inclusive), returning every input's decisions.
@@ -177,9 +187,12 @@ pub async fn verify<L: EventLog>(log: &L) -> Result<u64, ReplayError> {
         let Some(tail) = batches.last() else { break };
         from = tail.last_input_seq + 1;
         for batch in &batches {
-            let start = usize::try_from(batch.first_input_seq.saturating_sub(1)).unwrap_or(usize::MAX);
+            let start =
+                usize::try_from(batch.first_input_seq.saturating_sub(1)).unwrap_or(usize::MAX);
             let end = usize::try_from(batch.last_input_seq).unwrap_or(usize::MAX);
-            let slice = recomputed.get(start..end.min(recomputed.len())).unwrap_or_default();
+            let slice = recomputed
+                .get(start..end.min(recomputed.len()))
+                .unwrap_or_default();
             compare_batch(batch, slice)?;
         }
     }

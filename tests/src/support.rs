@@ -48,7 +48,11 @@ impl HubProcess {
             }
         });
         match receiver.recv_timeout(START_TIMEOUT) {
-            Ok(url) => Ok(Self { child, url, binary: binary.to_owned() }),
+            Ok(url) => Ok(Self {
+                child,
+                url,
+                binary: binary.to_owned(),
+            }),
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
@@ -75,12 +79,19 @@ impl HubProcess {
     /// When the process does not exit cleanly.
     pub fn stop(mut self) -> HarnessResult<()> {
         let pid = self.child.id().to_string();
-        let status = Command::new("kill").args(["-TERM", &pid]).status().map_err(|e| e.to_string())?;
+        let status = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .map_err(|e| e.to_string())?;
         if !status.success() {
             return Err(format!("kill -TERM {pid} failed"));
         }
         let status = self.child.wait().map_err(|e| e.to_string())?;
-        if status.success() { Ok(()) } else { Err(format!("serve exited with {status}")) }
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("serve exited with {status}"))
+        }
     }
 
     /// Runs a CLI command against this hub.
@@ -113,7 +124,9 @@ impl HubProcess {
                     response.json().await.map_err(|e| e.to_string())
                 })
             });
-            fetch.join().map_err(|_| "status thread panicked".to_owned())?
+            fetch
+                .join()
+                .map_err(|_| "status thread panicked".to_owned())?
         })
     }
 }

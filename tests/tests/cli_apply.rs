@@ -12,7 +12,11 @@ fn binary() -> PathBuf {
 }
 
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name).display().to_string()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -20,7 +24,11 @@ fn seed_examples_are_accepted_and_read_back_in_kubefleet_shape() -> Result<(), S
     let data = tempfile::tempdir().map_err(|e| e.to_string())?;
     let hub = HubProcess::start(&binary(), data.path(), &[])?;
     let applied = hub.cli(&["apply", "-f", &fixture("seed-examples.yaml")])?;
-    assert!(applied.status.success(), "apply failed: {}", stderr(&applied));
+    assert!(
+        applied.status.success(),
+        "apply failed: {}",
+        stderr(&applied)
+    );
     assert_eq!(
         stdout(&applied),
         "membercluster.cluster.kubernetes-fleet.io/aks-member-1 created\n\
@@ -31,7 +39,13 @@ fn seed_examples_are_accepted_and_read_back_in_kubefleet_shape() -> Result<(), S
          resourceplacement.placement.kubernetes-fleet.io/example-namespace-placement created\n"
     );
     let again = hub.cli(&["apply", "-f", &fixture("seed-examples.yaml")])?;
-    assert!(stdout(&again).lines().all(|line| line.ends_with(" unchanged")), "{}", stdout(&again));
+    assert!(
+        stdout(&again)
+            .lines()
+            .all(|line| line.ends_with(" unchanged")),
+        "{}",
+        stdout(&again)
+    );
 
     let yaml = hub.cli(&["get", "crp", "crp-1", "-o", "yaml"])?;
     assert!(yaml.status.success(), "{}", stderr(&yaml));
@@ -58,13 +72,19 @@ fn seed_examples_are_accepted_and_read_back_in_kubefleet_shape() -> Result<(), S
     assert_eq!(member["metadata"]["name"], "aks-member-1");
     assert_eq!(member["metadata"]["labels"]["environment"], "staging");
     assert_eq!(member["spec"]["heartbeatPeriodSeconds"], 60);
-    assert_eq!(member["spec"]["identity"]["name"], "fleet-member-agent-aks-member-1");
+    assert_eq!(
+        member["spec"]["identity"]["name"],
+        "fleet-member-agent-aks-member-1"
+    );
 
     let rp = hub.cli(&["get", "rp", "app-configs-rp", "-n", "my-app", "-o", "json"])?;
     let rp: serde_json::Value =
         serde_json::from_str(&stdout(&rp)).map_err(|e| format!("{e}: {}", stdout(&rp)))?;
     assert_eq!(rp["metadata"]["namespace"], "my-app");
-    assert_eq!(rp["spec"]["policy"]["clusterNames"], serde_json::json!(["prod-cluster-1", "prod-cluster-2"]));
+    assert_eq!(
+        rp["spec"]["policy"]["clusterNames"],
+        serde_json::json!(["prod-cluster-1", "prod-cluster-2"])
+    );
 
     let list = hub.cli(&["get", "crp", "-o", "json"])?;
     let list: serde_json::Value =
@@ -75,7 +95,8 @@ fn seed_examples_are_accepted_and_read_back_in_kubefleet_shape() -> Result<(), S
 }
 
 #[test]
-fn a_malformed_document_is_rejected_with_its_location_and_nothing_is_written() -> Result<(), String> {
+fn a_malformed_document_is_rejected_with_its_location_and_nothing_is_written() -> Result<(), String>
+{
     let data = tempfile::tempdir().map_err(|e| e.to_string())?;
     let hub = HubProcess::start(&binary(), data.path(), &[])?;
     let before = hub.status()?;
@@ -84,7 +105,9 @@ fn a_malformed_document_is_rejected_with_its_location_and_nothing_is_written() -
     assert!(!applied.status.success());
     let message = stderr(&applied);
     assert!(
-        message.contains(&format!("{file}: document 2, field spec.policy.numberOfClusters:")),
+        message.contains(&format!(
+            "{file}: document 2, field spec.policy.numberOfClusters:"
+        )),
         "{message}"
     );
     let after = hub.status()?;
@@ -93,6 +116,10 @@ fn a_malformed_document_is_rejected_with_its_location_and_nothing_is_written() -
     let members = hub.cli(&["get", "memberclusters", "-o", "json"])?;
     let members: serde_json::Value =
         serde_json::from_str(&stdout(&members)).map_err(|e| e.to_string())?;
-    assert_eq!(members["items"], serde_json::json!([]), "the valid first document was not kept");
+    assert_eq!(
+        members["items"],
+        serde_json::json!([]),
+        "the valid first document was not kept"
+    );
     hub.stop()
 }

@@ -38,17 +38,24 @@ async fn publish(url: String, publisher: usize, acked: Arc<Mutex<BTreeSet<String
         let id = uuid::Uuid::now_v7().to_string();
         let event = json!({"id": id, "source": format!("publisher-{publisher}"), "type": "heartbeat",
             "cluster": format!("member-{}", (publisher + n) % MEMBERS)});
-        let Ok(response) = client.post(format!("{url}/v1/events")).json(&event).send().await else {
+        let Ok(response) = client
+            .post(format!("{url}/v1/events"))
+            .json(&event)
+            .send()
+            .await
+        else {
             return;
         };
         if !response.status().is_success() {
             return;
         }
-        let Ok(body) = response.json::<Value>().await else { return };
-        if body[0]["seq"].as_u64().is_some() {
-            if let Ok(mut acked) = acked.lock() {
-                acked.insert(id);
-            }
+        let Ok(body) = response.json::<Value>().await else {
+            return;
+        };
+        if body[0]["seq"].as_u64().is_some()
+            && let Ok(mut acked) = acked.lock()
+        {
+            acked.insert(id);
         }
     }
 }
@@ -67,8 +74,14 @@ async fn logged_ids(url: &str) -> Result<BTreeSet<String>, String> {
             .await
             .map_err(|e| e.to_string())?;
         let events = page["events"].as_array().cloned().unwrap_or_default();
-        let Some(last) = events.last().and_then(|e| e["seq"].as_u64()) else { return Ok(ids) };
-        ids.extend(events.iter().filter_map(|e| e["event"]["id"].as_str().map(str::to_owned)));
+        let Some(last) = events.last().and_then(|e| e["seq"].as_u64()) else {
+            return Ok(ids);
+        };
+        ids.extend(
+            events
+                .iter()
+                .filter_map(|e| e["event"]["id"].as_str().map(str::to_owned)),
+        );
         from = last + 1;
     }
 }
@@ -85,7 +98,8 @@ async fn wait_caught_up(hub: &HubProcess) -> Result<Value, String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -> Result<(), String> {
+async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -> Result<(), String>
+{
     let data = tempfile::tempdir().map_err(|e| e.to_string())?;
     let hub = HubProcess::start(&binary(), data.path(), &["--checkpoint-every", "200"])?;
     let url = hub.url.clone();
@@ -107,13 +121,22 @@ async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -
         task.await.map_err(|e| e.to_string())?;
     }
     let acked = acked.lock().map_err(|e| e.to_string())?.clone();
-    assert!(acked.len() > 100, "the load was too small to mean anything: {}", acked.len());
+    assert!(
+        acked.len() > 100,
+        "the load was too small to mean anything: {}",
+        acked.len()
+    );
 
     let restarted = HubProcess::start(&binary(), data.path(), &[])?;
     let status = wait_caught_up(&restarted).await?;
     let logged = logged_ids(&restarted.url).await?;
     let lost: Vec<_> = acked.difference(&logged).collect();
-    assert!(lost.is_empty(), "{} acknowledged events lost, e.g. {:?}", lost.len(), lost.first());
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged events lost, e.g. {:?}",
+        lost.len(),
+        lost.first()
+    );
     let restarted_hash = status["stateHash"].as_str().unwrap_or_default().to_owned();
     restarted.stop()?;
 
@@ -121,9 +144,13 @@ async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -
         .map_err(|e| e.to_string())?;
     let last = log.last_seq().await.map_err(|e| e.to_string())?;
     assert_eq!(Some(last), status["logSeq"].as_u64());
-    let (_, clean) = flotilla_replay::hash_from_zero(&log).await.map_err(|e| e.to_string())?;
+    let (_, clean) = flotilla_replay::hash_from_zero(&log)
+        .await
+        .map_err(|e| e.to_string())?;
     assert_eq!(clean.0, restarted_hash, "restart and clean fold disagree");
-    let checked = flotilla_replay::verify(&log).await.map_err(|e| e.to_string())?;
+    let checked = flotilla_replay::verify(&log)
+        .await
+        .map_err(|e| e.to_string())?;
     assert_eq!(checked, last, "not every recorded decision was checked");
     Ok(())
 }

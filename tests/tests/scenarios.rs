@@ -10,7 +10,9 @@ use flotilla_adapters::store::AnyLog;
 use serde_json::Value;
 
 fn scenario_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(name)
 }
 
 async fn run_json(name: &str) -> Result<Value, String> {
@@ -19,7 +21,9 @@ async fn run_json(name: &str) -> Result<Value, String> {
     let parsed = scenario::parse(name, &text).map_err(|e| e.to_string())?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-    let output = scenario::run(&parsed, &log).await.map_err(|e| e.to_string())?;
+    let output = scenario::run(&parsed, &log)
+        .await
+        .map_err(|e| e.to_string())?;
     serde_json::to_value(output).map_err(|e| e.to_string())
 }
 
@@ -38,9 +42,16 @@ fn the_same_scenario_twice_prints_byte_identical_output() -> Result<(), String> 
     for format in ["yaml", "json"] {
         let first = run(format)?;
         let second = run(format)?;
-        assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+        assert!(
+            first.status.success(),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
         assert!(!first.stdout.is_empty());
-        assert_eq!(first.stdout, second.stdout, "{format} output differs between runs");
+        assert_eq!(
+            first.stdout, second.stdout,
+            "{format} output differs between runs"
+        );
     }
     Ok(())
 }
@@ -53,7 +64,10 @@ fn object<'a>(output: &'a Value, kind: &str, name: &str) -> Option<&'a Value> {
 }
 
 fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
-    object["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == kind)
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
 }
 
 #[tokio::test]
@@ -61,18 +75,32 @@ async fn member_health_scenario_ends_as_described() -> Result<(), String> {
     let output = run_json("member-health.yaml").await?;
     let member1 = object(&output, "MemberCluster", "member1").ok_or("member1 missing")?;
     // member1 beat once at 23:00:00 and then went silent for 6.5 minutes: unhealthy since 23:05.
-    assert_eq!(condition(member1, "Joined").map(|c| c["status"].clone()), Some("True".into()));
+    assert_eq!(
+        condition(member1, "Joined").map(|c| c["status"].clone()),
+        Some("True".into())
+    );
     let healthy = condition(member1, "Healthy").ok_or("no Healthy condition")?;
     assert_eq!(healthy["status"], "False");
     assert_eq!(healthy["lastTransitionTime"], "2025-03-12T23:05:00Z");
-    assert_eq!(member1["status"]["properties"]["kubernetes-fleet.io/node-count"]["value"], "3");
-    assert_eq!(member1["status"]["resourceUsage"]["available"]["memory"], "800Mi");
+    assert_eq!(
+        member1["status"]["properties"]["kubernetes-fleet.io/node-count"]["value"],
+        "3"
+    );
+    assert_eq!(
+        member1["status"]["resourceUsage"]["available"]["memory"],
+        "800Mi"
+    );
     // member2 never heartbeated: registered, not joined.
     let member2 = object(&output, "MemberCluster", "member2").ok_or("member2 missing")?;
-    assert_ne!(condition(member2, "Joined").map(|c| c["status"].clone()), Some("True".into()));
+    assert_ne!(
+        condition(member2, "Joined").map(|c| c["status"].clone()),
+        Some("True".into())
+    );
     // member3 left; its last heartbeat after leaving was rejected.
     assert!(object(&output, "MemberCluster", "member3").is_none());
-    let rejections = output["rejections"].as_array().ok_or("no rejections list")?;
+    let rejections = output["rejections"]
+        .as_array()
+        .ok_or("no rejections list")?;
     assert_eq!(rejections.len(), 1);
     assert_eq!(rejections[0]["step"], 9);
     assert_eq!(rejections[0]["code"], "UnknownCluster");

@@ -35,7 +35,11 @@ pub struct HubConfig {
 
 impl Default for HubConfig {
     fn default() -> Self {
-        Self { checkpoint_every: 10_000, fold_batch_max: 1_000, idle_wait: Duration::from_millis(200) }
+        Self {
+            checkpoint_every: 10_000,
+            fold_batch_max: 1_000,
+            idle_wait: Duration::from_millis(200),
+        }
     }
 }
 
@@ -116,11 +120,18 @@ impl<L: EventLog> Hub<L> {
         let start = folder.seq;
         let recomputed = folder.catch_up(log.as_ref(), decided).await?;
         check_recorded(log.as_ref(), start + 1, &recomputed).await?;
-        let mut view = View { folder, ..View::default() };
+        let mut view = View {
+            folder,
+            ..View::default()
+        };
         remember(&mut view.recent, recomputed);
         let (folded_tx, folded) = watch::channel(view.folder.seq);
         let (shutdown, _) = watch::channel(false);
-        tracing::info!(seq = view.folder.seq, restored_from = start, "hub state restored");
+        tracing::info!(
+            seq = view.folder.seq,
+            restored_from = start,
+            "hub state restored"
+        );
         Ok(Self {
             log,
             view: Arc::new(RwLock::new(view)),
@@ -183,7 +194,10 @@ impl<L: EventLog> Hub<L> {
                 break;
             }
             let folded = self.view()?.folder.seq;
-            let events = self.log.read(folded + 1, self.config.fold_batch_max).await?;
+            let events = self
+                .log
+                .read(folded + 1, self.config.fold_batch_max)
+                .await?;
             if events.is_empty() {
                 tokio::select! {
                     waited = self.log.wait_for(folded, self.config.idle_wait) => { waited?; }
@@ -207,7 +221,10 @@ impl<L: EventLog> Hub<L> {
         self.checkpoint().await
     }
 
-    fn fold_batch(&self, events: &[flotilla_eventstore::StoredEvent]) -> Result<DecisionBatch, HubError> {
+    fn fold_batch(
+        &self,
+        events: &[flotilla_eventstore::StoredEvent],
+    ) -> Result<DecisionBatch, HubError> {
         let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
         let mut decisions = Vec::new();
         for event in events {
@@ -219,7 +236,11 @@ impl<L: EventLog> Hub<L> {
         remember(&mut view.recent, decisions.clone());
         let first_input_seq = events.first().map_or(0, |e| e.seq);
         let last_input_seq = events.last().map_or(0, |e| e.seq);
-        Ok(DecisionBatch { first_input_seq, last_input_seq, decisions })
+        Ok(DecisionBatch {
+            first_input_seq,
+            last_input_seq,
+            decisions,
+        })
     }
 
     fn lose_writer_role(&self, error: LogError) -> HubError {
@@ -267,7 +288,9 @@ async fn check_recorded<L: EventLog>(
     let mut next = from;
     let last = recomputed.last().map_or(0, |(seq, _)| *seq);
     while next <= last {
-        let batches = log.read_decisions(next, flotilla_replay::READ_BATCH_MAX).await?;
+        let batches = log
+            .read_decisions(next, flotilla_replay::READ_BATCH_MAX)
+            .await?;
         let Some(tail) = batches.last() else { break };
         next = tail.last_input_seq + 1;
         for batch in &batches {

@@ -141,7 +141,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             "m" => Duration::minutes(number),
             "h" => Duration::hours(number),
             "d" => Duration::days(number),
-            _ => return Err(format!("{text:?}: unknown unit {unit:?} (use ms, s, m, h or d)")),
+            _ => {
+                return Err(format!(
+                    "{text:?}: unknown unit {unit:?} (use ms, s, m, h or d)"
+                ));
+            }
         };
     }
     Ok(total)
@@ -174,9 +178,15 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     let mut steps = Vec::with_capacity(raw_steps.len());
     for (index, raw) in raw_steps.iter().enumerate() {
         let location = format!("step {}", index + 1);
-        let Some((name, body)) = raw.as_object().filter(|m| m.len() == 1).and_then(|m| m.iter().next())
+        let Some((name, body)) = raw
+            .as_object()
+            .filter(|m| m.len() == 1)
+            .and_then(|m| m.iter().next())
         else {
-            return Err(fail(&location, "each step is a mapping with exactly one key".into()));
+            return Err(fail(
+                &location,
+                "each step is a mapping with exactly one key".into(),
+            ));
         };
         let location = format!("{location} ({name})");
         let step = parse_step(file, name, body, index + 1).map_err(|m| fail(&location, m))?;
@@ -188,7 +198,9 @@ pub fn parse(file: &str, text: &str) -> Result<Scenario, ScenarioError> {
 fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Step, String> {
     match name {
         "apply" => {
-            let text = body.as_str().ok_or("apply takes YAML text (use `apply: |`)")?;
+            let text = body
+                .as_str()
+                .ok_or("apply takes YAML text (use `apply: |`)")?;
             let documents = manifests::parse_file(&format!("{file} step {number}"), text)
                 .map_err(|e| e.to_string())?;
             Ok(Step::Apply(documents))
@@ -209,7 +221,11 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
                     available: string_map(usage.get("available"), "resourceUsage.available")?,
                 }),
             };
-            Ok(Step::Heartbeat { cluster: string(body, "cluster")?, properties, resource_usage })
+            Ok(Step::Heartbeat {
+                cluster: string(body, "cluster")?,
+                properties,
+                resource_usage,
+            })
         }
         "report" => Ok(Step::Report(ReportStep {
             cluster: string(body, "cluster")?,
@@ -217,7 +233,10 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             namespace: optional_string(body, "namespace")?,
             resource_index: match body.get("resourceIndex") {
                 None | Some(Value::Null) => None,
-                Some(v) => Some(v.as_u64().ok_or("resourceIndex must be a non-negative integer")?),
+                Some(v) => Some(
+                    v.as_u64()
+                        .ok_or("resourceIndex must be a non-negative integer")?,
+                ),
             },
             applied: optional_bool(body, "applied")?,
             available: optional_bool(body, "available")?,
@@ -225,7 +244,10 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             message: optional_string(body, "message")?.unwrap_or_default(),
         })),
         "approve" => match body {
-            Value::String(name) => Ok(Step::Approve { name: name.clone(), namespace: None }),
+            Value::String(name) => Ok(Step::Approve {
+                name: name.clone(),
+                namespace: None,
+            }),
             _ => Ok(Step::Approve {
                 name: string(body, "name")?,
                 namespace: optional_string(body, "namespace")?,
@@ -297,8 +319,12 @@ fn optional_bool(body: &Value, field: &str) -> Result<Option<bool>, String> {
 }
 
 fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, String> {
-    let Some(value) = value.filter(|v| !v.is_null()) else { return Ok(BTreeMap::new()) };
-    let object = value.as_object().ok_or_else(|| format!("{field} must be a mapping"))?;
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Ok(BTreeMap::new());
+    };
+    let object = value
+        .as_object()
+        .ok_or_else(|| format!("{field} must be a mapping"))?;
     object
         .iter()
         .map(|(key, value)| {
@@ -351,7 +377,8 @@ steps:
 
     #[test]
     fn errors_name_the_step() {
-        let text = "start: 2025-03-12T23:00:00Z\nsteps:\n  - heartbeat: {cluster: a}\n  - jump: 3\n";
+        let text =
+            "start: 2025-03-12T23:00:00Z\nsteps:\n  - heartbeat: {cluster: a}\n  - jump: 3\n";
         let error = parse("s.yaml", text).expect_err("invalid");
         assert_eq!(error.location, "step 2 (jump)");
     }

@@ -9,9 +9,7 @@ pub mod format;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
-use flotilla_core::{
-    Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport, next_deadline,
-};
+use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport, next_deadline};
 use flotilla_eventstore::{EventLog, LogError};
 use flotilla_replay::{Folder, ReplayError};
 use serde::Serialize;
@@ -118,11 +116,18 @@ impl<L: EventLog> Runner<'_, L> {
             Step::Apply(documents) => {
                 let inputs = documents
                     .iter()
-                    .map(|d| Input::Apply { manifest: d.value.to_string() })
+                    .map(|d| Input::Apply {
+                        manifest: d.value.to_string(),
+                    })
                     .collect();
                 self.emit(inputs).await
             }
-            Step::Delete { kind, group, namespace, name } => {
+            Step::Delete {
+                kind,
+                group,
+                namespace,
+                name,
+            } => {
                 let target = ObjectRef {
                     kind: kind.clone(),
                     group: group.clone(),
@@ -131,7 +136,11 @@ impl<L: EventLog> Runner<'_, L> {
                 };
                 self.emit(vec![Input::Delete { target }]).await
             }
-            Step::Heartbeat { cluster, properties, resource_usage } => {
+            Step::Heartbeat {
+                cluster,
+                properties,
+                resource_usage,
+            } => {
                 let beat = Heartbeat {
                     cluster: cluster.clone(),
                     properties: properties.clone(),
@@ -144,7 +153,10 @@ impl<L: EventLog> Runner<'_, L> {
                 self.emit(vec![input]).await
             }
             Step::Approve { name, namespace } => {
-                let input = Input::Approve { name: name.clone(), namespace: namespace.clone() };
+                let input = Input::Approve {
+                    name: name.clone(),
+                    namespace: namespace.clone(),
+                };
                 self.emit(vec![input]).await
             }
             Step::Advance(duration) => self.advance(*duration).await,
@@ -154,7 +166,9 @@ impl<L: EventLog> Runner<'_, L> {
                     AgentsStep::Manual => self.agents.auto_reports = false,
                     AgentsStep::PerCluster(settings) => {
                         for (cluster, setting) in settings {
-                            self.agents.clusters.insert(cluster.clone(), setting.clone());
+                            self.agents
+                                .clusters
+                                .insert(cluster.clone(), setting.clone());
                         }
                     }
                 }
@@ -209,12 +223,20 @@ impl<L: EventLog> Runner<'_, L> {
             .map(|input| Envelope::new(self.next_id(), self.now, SCENARIO_SOURCE, input))
             .collect();
         let appended = self.log.append(envelopes).await?;
-        let last = appended.iter().map(|a| a.seq).max().unwrap_or(self.folder.seq);
+        let last = appended
+            .iter()
+            .map(|a| a.seq)
+            .max()
+            .unwrap_or(self.folder.seq);
         for (_, decisions) in self.folder.catch_up(self.log, last).await? {
             for decision in decisions {
                 if let Decision::Rejected { code, message } = decision {
                     let code = code.as_str().to_owned();
-                    self.rejections.push(Rejection { step: self.step, code, message });
+                    self.rejections.push(Rejection {
+                        step: self.step,
+                        code,
+                        message,
+                    });
                 }
             }
         }
@@ -231,7 +253,11 @@ impl<L: EventLog> Runner<'_, L> {
             .members
             .iter()
             .filter(|(name, _)| {
-                self.agents.clusters.get(*name).and_then(|s| s.heartbeat).unwrap_or(true)
+                self.agents
+                    .clusters
+                    .get(*name)
+                    .and_then(|s| s.heartbeat)
+                    .unwrap_or(true)
             })
             .filter_map(|(name, member)| {
                 let agent = member.agent.as_ref()?;
@@ -251,12 +277,19 @@ impl<L: EventLog> Runner<'_, L> {
             let beats = self.heartbeats_due();
             let next_beat = beats.iter().map(|(at, _)| *at).min();
             let next = [deadline, next_beat].into_iter().flatten().min();
-            let Some(next) = next.filter(|t| *t <= target) else { break };
+            let Some(next) = next.filter(|t| *t <= target) else {
+                break;
+            };
             self.now = self.now.max(next);
             let mut inputs: Vec<Input> = beats
                 .into_iter()
                 .filter(|(at, _)| *at <= self.now)
-                .map(|(_, cluster)| Input::Heartbeat(Heartbeat { cluster, ..Heartbeat::default() }))
+                .map(|(_, cluster)| {
+                    Input::Heartbeat(Heartbeat {
+                        cluster,
+                        ..Heartbeat::default()
+                    })
+                })
                 .collect();
             if deadline.is_some_and(|d| d <= self.now) {
                 inputs.push(Input::Tick);

@@ -132,7 +132,9 @@ impl Visitor<'_> for TextVisitor {
     }
 
     fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
-        i64::try_from(value).map(IntOrPercent::Int).map_err(|_| E::custom("integer too large"))
+        i64::try_from(value)
+            .map(IntOrPercent::Int)
+            .map_err(|_| E::custom("integer too large"))
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {

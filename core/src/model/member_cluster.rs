@@ -84,7 +84,10 @@ impl MemberClusterSpec {
         }
         for (index, taint) in self.taints.iter().enumerate() {
             if taint.key.is_empty() {
-                return Err((format!("spec.taints[{index}].key"), "must not be empty".into()));
+                return Err((
+                    format!("spec.taints[{index}].key"),
+                    "must not be empty".into(),
+                ));
             }
             let duplicate = self.taints[..index]
                 .iter()

@@ -22,7 +22,12 @@ impl ObjectKey {
     /// A cluster-scoped key.
     #[must_use]
     pub fn cluster_scoped(group: &str, kind: &str, name: &str) -> Self {
-        Self { group: group.into(), kind: kind.into(), namespace: String::new(), name: name.into() }
+        Self {
+            group: group.into(),
+            kind: kind.into(),
+            namespace: String::new(),
+            name: name.into(),
+        }
     }
 
     /// `kind/name` or `kind/namespace/name`, for messages.

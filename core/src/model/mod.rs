@@ -46,8 +46,14 @@ const CLUSTER_SCOPED_KINDS: [(&str, &str); 14] = [
     ("storage.k8s.io", "StorageClass"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("networking.k8s.io", "IngressClass"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
     ("apiregistration.k8s.io", "APIService"),
@@ -73,7 +79,10 @@ pub struct FieldError {
 
 impl FieldError {
     fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { field: field.into(), message: message.into() }
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -121,7 +130,9 @@ pub fn parse_manifest_text(text: &str) -> Result<Manifest, FieldError> {
 /// # Errors
 /// A missing or wrong field, or a spec that fails validation.
 pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
-    let object = value.as_object().ok_or_else(|| FieldError::new("(document)", "not a mapping"))?;
+    let object = value
+        .as_object()
+        .ok_or_else(|| FieldError::new("(document)", "not a mapping"))?;
     let api_version = required_str(value, "apiVersion")?;
     let kind = required_str(value, "kind")?;
     let meta: UserMeta = typed(object.get("metadata").unwrap_or(&Value::Null), "metadata")?;
@@ -131,7 +142,8 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
         (CLUSTER_GROUP, MEMBER_CLUSTER) => {
             check_version(api_version, &["v1beta1", "v1"])?;
             let spec: MemberClusterSpec = typed(spec_of(value), "spec")?;
-            spec.validate().map_err(|(field, message)| FieldError { field, message })?;
+            spec.validate()
+                .map_err(|(field, message)| FieldError { field, message })?;
             Body::MemberCluster(spec)
         }
         (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT) => {
@@ -147,22 +159,40 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
             placement_validation::validate(&spec, Some(namespace))?;
             Body::ResourcePlacement(spec)
         }
-        _ => Body::Resource { content: resource_content(object) },
+        _ => Body::Resource {
+            content: resource_content(object),
+        },
     };
     let key = key_for(group, kind, &meta)?;
-    Ok(Manifest { api_version: api_version.to_owned(), key, meta, body })
+    Ok(Manifest {
+        api_version: api_version.to_owned(),
+        key,
+        meta,
+        body,
+    })
 }
 
 fn key_for(group: &str, kind: &str, meta: &UserMeta) -> Result<ObjectKey, FieldError> {
     let namespace = meta.namespace.clone().unwrap_or_default();
     let namespaced_kind = group == PLACEMENT_GROUP && kind == RESOURCE_PLACEMENT;
     if is_cluster_scoped(group, kind) && !namespace.is_empty() {
-        return Err(FieldError::new("metadata.namespace", format!("{kind} is cluster-scoped")));
+        return Err(FieldError::new(
+            "metadata.namespace",
+            format!("{kind} is cluster-scoped"),
+        ));
     }
     if namespaced_kind && namespace.is_empty() {
-        return Err(FieldError::new("metadata.namespace", format!("{kind} needs a namespace")));
+        return Err(FieldError::new(
+            "metadata.namespace",
+            format!("{kind} needs a namespace"),
+        ));
     }
-    Ok(ObjectKey { group: group.into(), kind: kind.into(), namespace, name: meta.name.clone() })
+    Ok(ObjectKey {
+        group: group.into(),
+        kind: kind.into(),
+        namespace,
+        name: meta.name.clone(),
+    })
 }
 
 fn required_str<'a>(value: &'a Value, field: &str) -> Result<&'a str, FieldError> {
@@ -180,7 +210,10 @@ fn check_version(api_version: &str, versions: &[&str]) -> Result<(), FieldError>
     } else {
         Err(FieldError::new(
             "apiVersion",
-            format!("{api_version} is not served (versions: {})", versions.join(", ")),
+            format!(
+                "{api_version} is not served (versions: {})",
+                versions.join(", ")
+            ),
         ))
     }
 }
@@ -191,26 +224,40 @@ fn spec_of(value: &Value) -> &Value {
 
 /// Deserializes `value` into `T`, reporting the full field path on failure.
 fn typed<T: DeserializeOwned>(value: &Value, root: &str) -> Result<T, FieldError> {
-    let value = if value.is_null() { Value::Object(serde_json::Map::new()) } else { value.clone() };
+    let value = if value.is_null() {
+        Value::Object(serde_json::Map::new())
+    } else {
+        value.clone()
+    };
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = error.path().to_string();
-        let field = if path == "." { root.to_owned() } else { format!("{root}.{path}") };
+        let field = if path == "." {
+            root.to_owned()
+        } else {
+            format!("{root}.{path}")
+        };
         FieldError::new(field, error.into_inner().to_string())
     })
 }
 
 fn validate_name(name: &str) -> Result<(), FieldError> {
-    let valid_chars =
-        name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
+    let valid_chars = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.');
     let edges = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_alphanumeric());
     if name.is_empty() {
         return Err(FieldError::new("metadata.name", "is required"));
     }
-    if name.len() > NAME_BYTES_MAX || !valid_chars || !edges(name.bytes().next()) || !edges(name.bytes().last())
+    if name.len() > NAME_BYTES_MAX
+        || !valid_chars
+        || !edges(name.bytes().next())
+        || !edges(name.bytes().last())
     {
         return Err(FieldError::new(
             "metadata.name",
-            format!("{name:?} is not a valid name (lowercase alphanumerics, '-' and '.', at most {NAME_BYTES_MAX})"),
+            format!(
+                "{name:?} is not a valid name (lowercase alphanumerics, '-' and '.', at most {NAME_BYTES_MAX})"
+            ),
         ));
     }
     Ok(())
@@ -241,7 +288,9 @@ mod tests {
             "spec": {}
         }))
         .expect("valid");
-        let Body::MemberCluster(spec) = manifest.body else { panic!("not a member cluster") };
+        let Body::MemberCluster(spec) = manifest.body else {
+            panic!("not a member cluster")
+        };
         assert_eq!(spec.heartbeat_period_seconds, 60);
         assert_eq!(manifest.key.namespace, "");
     }
@@ -282,7 +331,9 @@ mod tests {
         .expect("valid");
         assert_eq!(
             manifest.body,
-            Body::Resource { content: r#"{"data":{"key1":"value1","key2":"value2"}}"#.into() }
+            Body::Resource {
+                content: r#"{"data":{"key1":"value1","key2":"value2"}}"#.into()
+            }
         );
         assert_eq!(manifest.key.display(), "ConfigMap/test/test-1");
     }

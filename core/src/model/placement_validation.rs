@@ -3,8 +3,8 @@
 use super::FieldError;
 use super::int_or_percent::IntOrPercent;
 use super::placement::{
-    CLUSTER_NAMES_MAX, PlacementPolicy, PlacementSpec, PlacementType, REVISION_HISTORY_LIMIT_MAX,
-    RESOURCE_SELECTORS_MAX, TolerationOperator,
+    CLUSTER_NAMES_MAX, PlacementPolicy, PlacementSpec, PlacementType, RESOURCE_SELECTORS_MAX,
+    REVISION_HISTORY_LIMIT_MAX, TolerationOperator,
 };
 
 const APPLY_TYPES: [&str; 3] = ["ClientSideApply", "ServerSideApply", "ReportDiff"];
@@ -15,14 +15,20 @@ const STATUS_SCOPES: [&str; 2] = ["ClusterScopeOnly", "NamespaceAccessible"];
 const SELECTION_SCOPES: [&str; 2] = ["NamespaceWithResources", "NamespaceOnly"];
 
 fn fail<T>(field: impl Into<String>, message: impl Into<String>) -> Result<T, FieldError> {
-    Err(FieldError { field: field.into(), message: message.into() })
+    Err(FieldError {
+        field: field.into(),
+        message: message.into(),
+    })
 }
 
 fn one_of(field: &str, value: &str, allowed: &[&str]) -> Result<(), FieldError> {
     if allowed.contains(&value) {
         Ok(())
     } else {
-        fail(field, format!("{value:?} is not one of {}", allowed.join(", ")))
+        fail(
+            field,
+            format!("{value:?} is not one of {}", allowed.join(", ")),
+        )
     }
 }
 
@@ -36,19 +42,33 @@ pub fn validate(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(), Fie
         validate_policy(policy)?;
     }
     let rolling = &spec.strategy.rolling_update;
-    non_negative("spec.strategy.rollingUpdate.maxUnavailable", rolling.max_unavailable)?;
+    non_negative(
+        "spec.strategy.rollingUpdate.maxUnavailable",
+        rolling.max_unavailable,
+    )?;
     non_negative("spec.strategy.rollingUpdate.maxSurge", rolling.max_surge)?;
     if rolling.unavailable_period_seconds < 0 {
-        return fail("spec.strategy.rollingUpdate.unavailablePeriodSeconds", "must not be negative");
+        return fail(
+            "spec.strategy.rollingUpdate.unavailablePeriodSeconds",
+            "must not be negative",
+        );
     }
     let apply = &spec.strategy.apply_strategy;
-    one_of("spec.strategy.applyStrategy.type", &apply.apply_type, &APPLY_TYPES)?;
+    one_of(
+        "spec.strategy.applyStrategy.type",
+        &apply.apply_type,
+        &APPLY_TYPES,
+    )?;
     one_of(
         "spec.strategy.applyStrategy.comparisonOption",
         &apply.comparison_option,
         &COMPARISON_OPTIONS,
     )?;
-    one_of("spec.strategy.applyStrategy.whenToApply", &apply.when_to_apply, &WHEN_TO_APPLY)?;
+    one_of(
+        "spec.strategy.applyStrategy.whenToApply",
+        &apply.when_to_apply,
+        &WHEN_TO_APPLY,
+    )?;
     one_of(
         "spec.strategy.applyStrategy.whenToTakeOver",
         &apply.when_to_take_over,
@@ -63,7 +83,11 @@ pub fn validate(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(), Fie
     if let Some(scope) = &spec.status_reporting_scope {
         one_of("spec.statusReportingScope", scope, &STATUS_SCOPES)?;
         if scope == "NamespaceAccessible" {
-            let namespaces = spec.resource_selectors.iter().filter(|s| is_namespace(s)).count();
+            let namespaces = spec
+                .resource_selectors
+                .iter()
+                .filter(|s| is_namespace(s))
+                .count();
             if namespaces != 1 {
                 return fail(
                     "spec.resourceSelectors",
@@ -125,7 +149,10 @@ fn validate_selectors(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(
 }
 
 fn validate_policy(policy: &PlacementPolicy) -> Result<(), FieldError> {
-    let has_affinity = policy.affinity.as_ref().is_some_and(|a| a.cluster_affinity.is_some());
+    let has_affinity = policy
+        .affinity
+        .as_ref()
+        .is_some_and(|a| a.cluster_affinity.is_some());
     let has_spread = !policy.topology_spread_constraints.is_empty();
     match policy.placement_type {
         PlacementType::PickFixed => {
@@ -150,7 +177,10 @@ fn validate_policy(policy: &PlacementPolicy) -> Result<(), FieldError> {
                 );
             }
             if !policy.tolerations.is_empty() {
-                return fail("spec.policy.tolerations", "PickFixed does not allow tolerations");
+                return fail(
+                    "spec.policy.tolerations",
+                    "PickFixed does not allow tolerations",
+                );
             }
         }
         PlacementType::PickAll => {
@@ -170,7 +200,10 @@ fn validate_policy(policy: &PlacementPolicy) -> Result<(), FieldError> {
                 .affinity
                 .as_ref()
                 .and_then(|a| a.cluster_affinity.as_ref())
-                .is_some_and(|c| !c.preferred_during_scheduling_ignored_during_execution.is_empty());
+                .is_some_and(|c| {
+                    !c.preferred_during_scheduling_ignored_during_execution
+                        .is_empty()
+                });
             if preferred {
                 return fail(
                     "spec.policy.affinity.clusterAffinity.preferredDuringSchedulingIgnoredDuringExecution",
@@ -179,12 +212,20 @@ fn validate_policy(policy: &PlacementPolicy) -> Result<(), FieldError> {
             }
         }
         PlacementType::PickN => match policy.number_of_clusters {
-            None => return fail("spec.policy.numberOfClusters", "PickN needs numberOfClusters"),
+            None => {
+                return fail(
+                    "spec.policy.numberOfClusters",
+                    "PickN needs numberOfClusters",
+                );
+            }
             Some(n) if n < 0 => {
                 return fail("spec.policy.numberOfClusters", "must not be negative");
             }
             Some(_) if !policy.cluster_names.is_empty() => {
-                return fail("spec.policy.clusterNames", "PickN does not allow clusterNames");
+                return fail(
+                    "spec.policy.clusterNames",
+                    "PickN does not allow clusterNames",
+                );
             }
             Some(_) => {}
         },
@@ -194,18 +235,27 @@ fn validate_policy(policy: &PlacementPolicy) -> Result<(), FieldError> {
 }
 
 fn validate_affinity(policy: &PlacementPolicy) -> Result<(), FieldError> {
-    let Some(cluster) = policy.affinity.as_ref().and_then(|a| a.cluster_affinity.as_ref()) else {
+    let Some(cluster) = policy
+        .affinity
+        .as_ref()
+        .and_then(|a| a.cluster_affinity.as_ref())
+    else {
         return Ok(());
     };
     let base = "spec.policy.affinity.clusterAffinity";
     if let Some(required) = &cluster.required_during_scheduling_ignored_during_execution {
         for (index, term) in required.cluster_selector_terms.iter().enumerate() {
-            let field =
-                format!("{base}.requiredDuringSchedulingIgnoredDuringExecution.clusterSelectorTerms[{index}]");
+            let field = format!(
+                "{base}.requiredDuringSchedulingIgnoredDuringExecution.clusterSelectorTerms[{index}]"
+            );
             if term.property_sorter.is_some() {
                 return fail(field, "propertySorter is not allowed in required terms");
             }
-            for (i, expr) in term.property_selector.iter().flat_map(|p| &p.match_expressions).enumerate()
+            for (i, expr) in term
+                .property_selector
+                .iter()
+                .flat_map(|p| &p.match_expressions)
+                .enumerate()
             {
                 if expr.values.len() != 1 {
                     return fail(
@@ -216,7 +266,10 @@ fn validate_affinity(policy: &PlacementPolicy) -> Result<(), FieldError> {
             }
         }
     }
-    for (index, term) in cluster.preferred_during_scheduling_ignored_during_execution.iter().enumerate()
+    for (index, term) in cluster
+        .preferred_during_scheduling_ignored_during_execution
+        .iter()
+        .enumerate()
     {
         let field = format!("{base}.preferredDuringSchedulingIgnoredDuringExecution[{index}]");
         if !(-100..=100).contains(&term.weight) {
@@ -256,9 +309,15 @@ pub fn validate_update(old: &PlacementSpec, new: &PlacementSpec) -> Result<(), F
     let old_policy = old.policy.clone().unwrap_or_default();
     let new_policy = new.policy.clone().unwrap_or_default();
     if old_policy.placement_type != new_policy.placement_type {
-        return fail("spec.policy.placementType", "the placement type cannot be changed");
+        return fail(
+            "spec.policy.placementType",
+            "the placement type cannot be changed",
+        );
     }
-    let kept = old_policy.tolerations.iter().all(|t| new_policy.tolerations.contains(t));
+    let kept = old_policy
+        .tolerations
+        .iter()
+        .all(|t| new_policy.tolerations.contains(t));
     if !kept {
         return fail(
             "spec.policy.tolerations",
@@ -268,13 +327,21 @@ pub fn validate_update(old: &PlacementSpec, new: &PlacementSpec) -> Result<(), F
     let accessible = |spec: &PlacementSpec| {
         spec.status_reporting_scope.as_deref() == Some("NamespaceAccessible")
     };
-    if old.status_reporting_scope != new.status_reporting_scope && (accessible(old) || accessible(new))
+    if old.status_reporting_scope != new.status_reporting_scope
+        && (accessible(old) || accessible(new))
     {
-        return fail("spec.statusReportingScope", "statusReportingScope is immutable once set");
+        return fail(
+            "spec.statusReportingScope",
+            "statusReportingScope is immutable once set",
+        );
     }
     if accessible(old) {
         let namespaces = |spec: &PlacementSpec| {
-            spec.resource_selectors.iter().filter(|s| is_namespace(s)).cloned().collect::<Vec<_>>()
+            spec.resource_selectors
+                .iter()
+                .filter(|s| is_namespace(s))
+                .cloned()
+                .collect::<Vec<_>>()
         };
         if namespaces(old) != namespaces(new) {
             return fail(

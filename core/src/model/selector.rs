@@ -46,7 +46,9 @@ impl LabelSelector {
     /// Whether `labels` satisfy every term.
     #[must_use]
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels.iter().all(|(key, value)| labels.get(key) == Some(value))
+        self.match_labels
+            .iter()
+            .all(|(key, value)| labels.get(key) == Some(value))
             && self.match_expressions.iter().all(|req| req.matches(labels))
     }
 
@@ -56,7 +58,8 @@ impl LabelSelector {
     /// A message naming the offending requirement.
     pub fn validate(&self) -> Result<(), String> {
         for (index, req) in self.match_expressions.iter().enumerate() {
-            let needs_values = matches!(req.operator, SelectorOperator::In | SelectorOperator::NotIn);
+            let needs_values =
+                matches!(req.operator, SelectorOperator::In | SelectorOperator::NotIn);
             if needs_values && req.values.is_empty() {
                 return Err(format!(
                     "matchExpressions[{index}]: operator {:?} needs at least one value",
@@ -92,8 +95,9 @@ mod tests {
 
     #[test]
     fn empty_selector_matches_everything_and_terms_are_anded() {
-        let labels: BTreeMap<String, String> =
-            [("env".to_string(), "prod".to_string())].into_iter().collect();
+        let labels: BTreeMap<String, String> = [("env".to_string(), "prod".to_string())]
+            .into_iter()
+            .collect();
         assert!(LabelSelector::default().matches(&labels));
         let selector = LabelSelector {
             match_labels: labels.clone(),

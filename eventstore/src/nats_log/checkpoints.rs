@@ -17,9 +17,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use async_nats::jetstream::object_store::{
-    InfoErrorKind, ObjectInfo, ObjectMetadata, ObjectStore,
-};
+use async_nats::jetstream::object_store::{InfoErrorKind, ObjectInfo, ObjectMetadata, ObjectStore};
 use flotilla_core::codec::{self, CHECKPOINT_BYTES_MAX, CodecError};
 use flotilla_core::{State, StateHash};
 use serde::{Deserialize, Serialize};
@@ -122,14 +120,26 @@ pub(crate) async fn load(
 }
 
 fn decode(seq_hint: u64, record: &[u8]) -> Result<Checkpoint, LogError> {
-    let corrupt = |source| LogError::Corrupt { seq: seq_hint, source };
-    let (head, body) = record.split_at_checked(2).ok_or(corrupt(CodecError::Truncated(record.len())))?;
+    let corrupt = |source| LogError::Corrupt {
+        seq: seq_hint,
+        source,
+    };
+    let (head, body) = record
+        .split_at_checked(2)
+        .ok_or(corrupt(CodecError::Truncated(record.len())))?;
     let format = u16::from_le_bytes([head[0], head[1]]);
     if format != CHECKPOINT_FORMAT {
-        return Err(corrupt(CodecError::UnknownVersion { found: format, max: CHECKPOINT_FORMAT }));
+        return Err(corrupt(CodecError::UnknownVersion {
+            found: format,
+            max: CHECKPOINT_FORMAT,
+        }));
     }
     let body: CheckpointBody = codec::decode_checkpoint(body).map_err(corrupt)?;
-    Ok(Checkpoint { seq: body.seq, hash: body.hash, state: body.state })
+    Ok(Checkpoint {
+        seq: body.seq,
+        hash: body.hash,
+        state: body.state,
+    })
 }
 
 async fn stored_info(store: &ObjectStore) -> Result<Option<ObjectInfo>, LogError> {

@@ -48,8 +48,15 @@ pub(crate) async fn get_batch(
     let inbox = client.new_inbox();
     // Subscribe before asking, so no answer can arrive unheard; dropping the subscriber
     // unsubscribes, and a late end-of-batch marker then goes nowhere.
-    let mut answers = client.subscribe(inbox.clone()).await.map_err(nats("subscribe"))?;
-    let request = BatchRequest { seq: from, batch: max, max_bytes: BATCH_BYTES_MAX };
+    let mut answers = client
+        .subscribe(inbox.clone())
+        .await
+        .map_err(nats("subscribe"))?;
+    let request = BatchRequest {
+        seq: from,
+        batch: max,
+        max_bytes: BATCH_BYTES_MAX,
+    };
     let body = serde_json::to_vec(&request)
         .map_err(|err| LogError::Nats(format!("encode direct get request: {err}")))?;
     client

@@ -167,10 +167,16 @@ fn guarantee_mismatches(wanted: &Config, found: &Config) -> Vec<&'static str> {
         ("allow_direct", wanted.allow_direct == found.allow_direct),
         ("deny_delete", wanted.deny_delete == found.deny_delete),
         ("deny_purge", wanted.deny_purge == found.deny_purge),
-        ("allow_rollup_hdrs", wanted.allow_rollup == found.allow_rollup),
+        (
+            "allow_rollup_hdrs",
+            wanted.allow_rollup == found.allow_rollup,
+        ),
         ("no_ack", wanted.no_ack == found.no_ack),
         ("sealed", wanted.sealed == found.sealed),
-        ("allow_msg_ttl", wanted.allow_message_ttl == found.allow_message_ttl),
+        (
+            "allow_msg_ttl",
+            wanted.allow_message_ttl == found.allow_message_ttl,
+        ),
         ("mirror", found.mirror.is_none()),
         ("sources", found.sources.as_ref().is_none_or(Vec::is_empty)),
         ("subject_transform", found.subject_transform.is_none()),
@@ -179,7 +185,11 @@ fn guarantee_mismatches(wanted: &Config, found: &Config) -> Vec<&'static str> {
             found.persist_mode.unwrap_or_default() == PersistenceMode::Default,
         ),
     ];
-    checks.into_iter().filter(|(_, same)| !same).map(|(field, _)| field).collect()
+    checks
+        .into_iter()
+        .filter(|(_, same)| !same)
+        .map(|(field, _)| field)
+        .collect()
 }
 
 /// Creates the checkpoint bucket, or binds to it.

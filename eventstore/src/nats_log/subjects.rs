@@ -41,10 +41,16 @@ pub fn input_subject(envelope: &Envelope) -> String {
     let kind = envelope.payload.kind_name();
     match &envelope.payload {
         Input::Heartbeat(heartbeat) => {
-            format!("{INPUT_SUBJECT_PREFIX}.{kind}.{}", cluster_token(&heartbeat.cluster))
+            format!(
+                "{INPUT_SUBJECT_PREFIX}.{kind}.{}",
+                cluster_token(&heartbeat.cluster)
+            )
         }
         Input::WorkReport(report) => {
-            format!("{INPUT_SUBJECT_PREFIX}.{kind}.{}", cluster_token(&report.cluster))
+            format!(
+                "{INPUT_SUBJECT_PREFIX}.{kind}.{}",
+                cluster_token(&report.cluster)
+            )
         }
         Input::Apply { .. } | Input::Delete { .. } | Input::Approve { .. } | Input::Tick => {
             format!("{INPUT_SUBJECT_PREFIX}.{kind}")
@@ -79,7 +85,9 @@ pub fn cluster_token(name: &str) -> String {
 fn fnv1a_64(bytes: &[u8]) -> u64 {
     const OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
-    bytes.iter().fold(OFFSET_BASIS, |hash, &byte| (hash ^ u64::from(byte)).wrapping_mul(PRIME))
+    bytes.iter().fold(OFFSET_BASIS, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(PRIME)
+    })
 }
 
 #[cfg(test)]
@@ -94,7 +102,10 @@ mod tests {
     }
 
     fn heartbeat(cluster: &str) -> Input {
-        Input::Heartbeat(Heartbeat { cluster: cluster.into(), ..Heartbeat::default() })
+        Input::Heartbeat(Heartbeat {
+            cluster: cluster.into(),
+            ..Heartbeat::default()
+        })
     }
 
     #[test]
@@ -110,13 +121,26 @@ mod tests {
             message: String::new(),
         });
         let delete = Input::Delete {
-            target: ObjectRef { kind: "X".into(), group: None, namespace: None, name: "y".into() },
+            target: ObjectRef {
+                kind: "X".into(),
+                group: None,
+                namespace: None,
+                name: "y".into(),
+            },
         };
-        let approve = Input::Approve { name: "a".into(), namespace: None };
+        let approve = Input::Approve {
+            name: "a".into(),
+            namespace: None,
+        };
         let cases = [
             (heartbeat("member1"), "flotilla.in.heartbeat.member1"),
             (report, "flotilla.in.report.member2"),
-            (Input::Apply { manifest: "{}".into() }, "flotilla.in.apply"),
+            (
+                Input::Apply {
+                    manifest: "{}".into(),
+                },
+                "flotilla.in.apply",
+            ),
             (delete, "flotilla.in.delete"),
             (approve, "flotilla.in.approve"),
             (Input::Tick, "flotilla.in.tick"),

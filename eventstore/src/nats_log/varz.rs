@@ -66,9 +66,9 @@ pub(crate) async fn server_sync(
 
 /// `host:port` of an `http://host:port[/…]` URL.
 fn authority(url: &str) -> Result<&str, String> {
-    let rest = url.strip_prefix("http://").ok_or_else(|| {
-        format!("monitoring URL {url:?}: only http://host:port is supported")
-    })?;
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("monitoring URL {url:?}: only http://host:port is supported"))?;
     let authority = rest.split('/').next().unwrap_or(rest);
     if authority.is_empty() {
         return Err(format!("monitoring URL {url:?} has no host"));
@@ -82,12 +82,19 @@ async fn get_varz(authority: &str) -> Result<Vec<u8>, String> {
     let request = format!("GET /varz HTTP/1.0\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
     stream.write_all(request.as_bytes()).await.map_err(fail)?;
     let mut response = Vec::new();
-    stream.take(VARZ_BYTES_MAX).read_to_end(&mut response).await.map_err(fail)?;
+    stream
+        .take(VARZ_BYTES_MAX)
+        .read_to_end(&mut response)
+        .await
+        .map_err(fail)?;
     let split = response
         .windows(4)
         .position(|window| window == b"\r\n\r\n")
         .ok_or_else(|| format!("GET http://{authority}/varz: no HTTP header end"))?;
-    let status_line = response[..split].split(|&byte| byte == b'\r').next().unwrap_or_default();
+    let status_line = response[..split]
+        .split(|&byte| byte == b'\r')
+        .next()
+        .unwrap_or_default();
     let status_line = String::from_utf8_lossy(status_line);
     if status_line.split_whitespace().nth(1) != Some("200") {
         return Err(format!("GET http://{authority}/varz: {status_line}"));
@@ -109,12 +116,19 @@ mod tests {
 
     #[test]
     fn varz_sync_fields_parse() {
-        let always = br#"{"jetstream":{"config":{"sync_interval":120000000000,"sync_always":true}}}"#;
+        let always =
+            br#"{"jetstream":{"config":{"sync_interval":120000000000,"sync_always":true}}}"#;
         let varz: Varz = serde_json::from_slice(always).expect("parses");
         let config = varz.jetstream.and_then(|js| js.config).expect("has config");
         assert!(config.sync_always);
         let periodic = br#"{"jetstream":{"config":{"sync_interval":120000000000}}}"#;
         let varz: Varz = serde_json::from_slice(periodic).expect("parses");
-        assert!(!varz.jetstream.and_then(|js| js.config).expect("has config").sync_always);
+        assert!(
+            !varz
+                .jetstream
+                .and_then(|js| js.config)
+                .expect("has config")
+                .sync_always
+        );
     }
 }

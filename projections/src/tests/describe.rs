@@ -39,7 +39,43 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
         "ClusterResourcePlacement",
         "crp-1",
     );
-    assert_eq!(describe(&hub.state, &key).expect("stored"), "PLACEHOLDER");
+    let expected = "\
+Name:         crp-1
+Namespace:
+Labels:       <none>
+Annotations:  <none>
+API Version:  placement.kubernetes-fleet.io/v1
+Kind:         ClusterResourcePlacement
+Metadata:
+  Creation Timestamp:  2024-04-29T09:58:20Z
+  Generation:          1
+  Resource Version:    1
+  UID:                 00000000-0000-0000-0000-000000000001
+Spec:
+  Policy:
+    Placement Type:  PickAll
+  Resource Selectors:
+    Group:
+    Kind:                  Namespace
+    Name:                  application-1
+    Version:               v1
+  Revision History Limit:  10
+  Strategy:
+    Apply Strategy:
+      Comparison Option:  PartialComparison
+      Server Side Apply Config:
+        Force:            false
+      Type:               ClientSideApply
+      When To Apply:      Always
+      When To Take Over:  Always
+    Rolling Update:
+      Max Surge:                   25%
+      Max Unavailable:             25%
+      Unavailable Period Seconds:  2
+    Type:                          RollingUpdate
+Status:
+";
+    assert_eq!(describe(&hub.state, &key).expect("stored"), expected);
 }
 
 #[test]
@@ -60,7 +96,78 @@ fn a_member_cluster_shows_labels_spec_and_status() {
     }));
     hub.heartbeat(30, sample_heartbeat("member1"));
     let key = ObjectKey::cluster_scoped("cluster.kubernetes-fleet.io", "MemberCluster", "member1");
-    assert_eq!(describe(&hub.state, &key).expect("stored"), "PLACEHOLDER");
+    let expected = "\
+Name:         member1
+Namespace:
+Labels:       environment=staging
+              region=east
+Annotations:  note: first
+API Version:  cluster.kubernetes-fleet.io/v1beta1
+Kind:         MemberCluster
+Metadata:
+  Creation Timestamp:  2024-04-29T09:58:20Z
+  Generation:          1
+  Resource Version:    1
+  UID:                 00000000-0000-0000-0000-000000000001
+Spec:
+  Heartbeat Period Seconds:  30
+  Identity:
+    API Group:  rbac.authorization.k8s.io
+    Kind:       User
+    Name:       member1
+Status:
+  Agent Status:
+    Conditions:
+      Last Transition Time:   2024-04-29T09:58:50Z
+      Message:
+      Observed Generation:    1
+      Reason:                 InternalMemberClusterJoined
+      Status:                 True
+      Type:                   Joined
+      Last Transition Time:   2024-04-29T09:58:50Z
+      Message:
+      Observed Generation:    1
+      Reason:                 InternalMemberClusterHealthy
+      Status:                 True
+      Type:                   Healthy
+    Last Received Heartbeat:  2024-04-29T09:58:50Z
+    Type:                     MemberAgent
+  Conditions:
+    Last Transition Time:  2024-04-29T09:58:20Z
+    Message:               Member cluster is ready to join the fleet
+    Observed Generation:   1
+    Reason:                MemberClusterReadyToJoin
+    Status:                True
+    Type:                  ReadyToJoin
+    Last Transition Time:  2024-04-29T09:58:50Z
+    Message:               Member cluster has successfully joined the fleet
+    Observed Generation:   1
+    Reason:                MemberClusterJoined
+    Status:                True
+    Type:                  Joined
+    Last Transition Time:  2024-04-29T09:58:50Z
+    Message:               heartbeats from the member agent arrive within 150s
+    Observed Generation:   1
+    Reason:                HeartbeatReceived
+    Status:                True
+    Type:                  Healthy
+  Properties:
+    kubernetes-fleet.io/node-count:
+      Observation Time:  2024-04-29T09:58:50Z
+      Value:             2
+  Resource Usage:
+    Allocatable:
+      Cpu:     32
+      Memory:  16Gi
+    Available:
+      Cpu:     2
+      Memory:  800Mi
+    Capacity:
+      Cpu:             40
+      Memory:          20Gi
+    Observation Time:  2024-04-29T09:58:50Z
+";
+    assert_eq!(describe(&hub.state, &key).expect("stored"), expected);
 }
 
 #[test]
@@ -80,7 +187,24 @@ fn a_namespaced_resource_names_its_namespace_and_missing_objects_are_none() {
         namespace: "application-1".into(),
         name: "app-config-1".into(),
     };
-    assert_eq!(describe(&hub.state, &key).expect("stored"), "PLACEHOLDER");
+    let expected = "\
+Name:         app-config-1
+Namespace:    application-1
+Labels:       <none>
+Annotations:  <none>
+API Version:  v1
+Data:
+  config.yaml:  a: 1
+b: 2
+
+Kind:  ConfigMap
+Metadata:
+  Creation Timestamp:  2024-04-29T09:58:20Z
+  Generation:          1
+  Resource Version:    1
+  UID:                 00000000-0000-0000-0000-000000000001
+";
+    assert_eq!(describe(&hub.state, &key).expect("stored"), expected);
     let missing = ObjectKey {
         name: "nope".into(),
         ..key

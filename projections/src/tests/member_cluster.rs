@@ -33,7 +33,7 @@ fn render(hub: &Hub) -> Value {
 }
 
 /// Object fields every state of member1 shares.
-fn with_status(status: Value) -> Value {
+fn with_status(status: &Value) -> Value {
     json!({
         "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
         "kind": "MemberCluster",
@@ -135,7 +135,7 @@ fn joined_hub() -> Hub {
 fn before_the_first_heartbeat_the_cluster_is_ready_but_not_joined() {
     let mut hub = Hub::new();
     hub.apply(0, &member_manifest());
-    let expected = with_status(json!({
+    let expected = with_status(&json!({
         "conditions": [
             ready_to_join(),
             {
@@ -164,7 +164,7 @@ fn before_the_first_heartbeat_the_cluster_is_ready_but_not_joined() {
 #[test]
 fn the_first_heartbeat_joins_and_reports_properties() {
     let hub = joined_hub();
-    let expected = with_status(json!({
+    let expected = with_status(&json!({
         "agentStatus": agent_status("2024-04-29T09:58:50Z"),
         "conditions": [
             ready_to_join(),
@@ -189,7 +189,7 @@ fn a_heartbeat_timeout_makes_the_cluster_unhealthy_but_still_joined() {
     let mut hub = joined_hub();
     // 5 × 60 s after the heartbeat at t=30.
     hub.tick(330);
-    let expected = with_status(json!({
+    let expected = with_status(&json!({
         "agentStatus": agent_status("2024-04-29T09:58:50Z"),
         "conditions": [
             ready_to_join(),
