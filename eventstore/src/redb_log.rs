@@ -180,7 +180,8 @@ impl RedbLog {
     /// Stops the writer once it has answered every request already queued, and waits for it.
     /// Dropping the log does the same; `close` also reports a writer that died.
     ///
-    /// The file is released when this handle is gone and no read still runs on it.
+    /// Either way the calling thread blocks until the writer's current transaction commits. The
+    /// file is released when this handle is gone and no read still runs on it.
     ///
     /// # Errors
     /// [`LogError::Storage`] when the writer thread panicked.

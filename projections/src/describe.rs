@@ -6,8 +6,10 @@
 //! `Status:`, …), nested fields indented two spaces per level, keys split into words the way
 //! kubectl's `smartLabelFor` splits them (`heartbeatPeriodSeconds` → `Heartbeat Period
 //! Seconds`, `apiVersion` → `API Version`), and values aligned per block as Go's tabwriter
-//! aligns them. The hub records no Kubernetes events, so there is no `Events:` section (the
-//! timeline is flotilla's equivalent).
+//! aligns them. Every kind goes through this one generic layout, core kinds included (kubectl has
+//! dedicated describers for those; a multi-line value such as a ConfigMap entry therefore breaks
+//! the lines as the generic describer does). The hub records no Kubernetes events, so there is no
+//! `Events:` section (the timeline is flotilla's equivalent).
 
 use std::collections::BTreeMap;
 

@@ -91,7 +91,60 @@ fn seed_examples_are_accepted_and_read_back_in_kubefleet_shape() -> Result<(), S
         serde_json::from_str(&stdout(&list)).map_err(|e| e.to_string())?;
     assert_eq!(list["kind"], "List");
     assert_eq!(list["items"].as_array().map(Vec::len), Some(3));
+
+    let described = stdout(&hub.cli(&["describe", "crp", "crp-1"])?);
+    assert!(described.starts_with("Name:"), "{described}");
+    assert!(
+        described.contains("Kind:         ClusterResourcePlacement"),
+        "{described}"
+    );
+
+    let events = hub.cli(&["events", "-o", "json"])?;
+    let lines: Vec<serde_json::Value> = stdout(&events)
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    assert_eq!(lines.len(), 12, "6 applies, then 6 unchanged re-applies");
+    assert_eq!(lines[0]["event"]["type"], "apply");
+    assert_eq!(lines[0]["event"]["source"], "cli");
+    assert!(
+        lines[0]["decisions"][0]["ObjectStored"]["created"]
+            .as_bool()
+            .unwrap_or(false)
+    );
+    assert!(lines[11]["decisions"][0]["ObjectUnchanged"].is_object());
+
+    let deleted = hub.cli(&["delete", "crp", "crp-1"])?;
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    assert_eq!(
+        stdout(&deleted),
+        "clusterresourceplacement.placement.kubernetes-fleet.io/crp-1 deleted\n"
+    );
+    let gone = hub.cli(&["get", "crp", "crp-1", "-o", "json"])?;
+    assert!(!gone.status.success());
+    assert!(stderr(&gone).contains("not found"), "{}", stderr(&gone));
+    let again = hub.cli(&["delete", "crp", "crp-1"])?;
+    assert!(!again.status.success());
+    assert!(stderr(&again).contains("(NotFound)"), "{}", stderr(&again));
     hub.stop()
+}
+
+#[test]
+fn schema_prints_the_json_schema_of_events() -> Result<(), String> {
+    let output = std::process::Command::new(binary())
+        .arg("schema")
+        .output()
+        .map_err(|e| e.to_string())?;
+    assert!(output.status.success());
+    let schema: serde_json::Value =
+        serde_json::from_str(&stdout(&output)).map_err(|e| e.to_string())?;
+    assert_eq!(schema["title"], "JsonEnvelope");
+    let text = schema.to_string();
+    for kind in ["apply", "delete", "heartbeat", "report", "approve", "tick"] {
+        assert!(text.contains(&format!("\"{kind}\"")), "schema lacks {kind}");
+    }
+    Ok(())
 }
 
 #[test]

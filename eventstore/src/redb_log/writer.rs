@@ -182,6 +182,8 @@ impl Writer {
                     *seq = committed.last_seq;
                     changed
                 });
+                // zip would silently leave callers unanswered if the counts ever differed.
+                debug_assert_eq!(group.len(), committed.outcomes.len());
                 for (request, outcome) in group.into_iter().zip(committed.outcomes) {
                     request.reply.send(outcome);
                 }
