@@ -246,8 +246,19 @@ async fn table<L: EventLog>(
             format!("the server doesn't have a resource type {kind:?}"),
         );
     };
-    flotilla_projections::table(state, &info, query.namespace.as_deref(), query.wide)
-        .into_response()
+    let namespace = query.namespace.as_deref();
+    match &query.name {
+        None => flotilla_projections::table(state, &info, namespace, query.wide).into_response(),
+        Some(name) => {
+            match flotilla_projections::table_named(state, &info, namespace, name, query.wide) {
+                Some(text) => text.into_response(),
+                None => error(
+                    StatusCode::NOT_FOUND,
+                    format!("{} {name:?} not found", info.kind),
+                ),
+            }
+        }
+    }
 }
 
 async fn describe<L: EventLog>(

@@ -34,7 +34,7 @@ pub use member_cluster::{
     REASON_HEARTBEAT_RECEIVED, REASON_JOIN_STATE_UNKNOWN, REASON_JOINED, REASON_READY_TO_JOIN,
 };
 pub use objects::{list, render_all, render_object};
-pub use table::table;
+pub use table::{table, table_named};
 pub use timeline::{decision_line, event_line};
 
 #[cfg(test)]

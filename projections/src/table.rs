@@ -41,7 +41,36 @@ struct Column {
 /// nothing to show (kubectl's words).
 #[must_use]
 pub fn table(state: &State, kind: &KindInfo, namespace: Option<&str>, wide: bool) -> String {
-    let objects = objects::list(state, kind, namespace);
+    table_of(state, kind, namespace, None, wide)
+}
+
+/// Like [`table`], limited to the object called `name` when one is given (`get KIND NAME`).
+/// Returns `None` when that object does not exist.
+#[must_use]
+pub fn table_named(
+    state: &State,
+    kind: &KindInfo,
+    namespace: Option<&str>,
+    name: &str,
+    wide: bool,
+) -> Option<String> {
+    let exists = objects::list(state, kind, namespace)
+        .iter()
+        .any(|object| object["metadata"]["name"] == name);
+    exists.then(|| table_of(state, kind, namespace, Some(name), wide))
+}
+
+fn table_of(
+    state: &State,
+    kind: &KindInfo,
+    namespace: Option<&str>,
+    name: Option<&str>,
+    wide: bool,
+) -> String {
+    let mut objects = objects::list(state, kind, namespace);
+    if let Some(name) = name {
+        objects.retain(|object| object["metadata"]["name"] == name);
+    }
     if objects.is_empty() {
         return match namespace.filter(|_| kind.namespaced) {
             Some(namespace) => format!("No resources found in {namespace} namespace.\n"),

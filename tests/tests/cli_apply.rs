@@ -92,6 +92,12 @@ fn seed_examples_are_accepted_and_read_back_in_kubefleet_shape() -> Result<(), S
     assert_eq!(list["kind"], "List");
     assert_eq!(list["items"].as_array().map(Vec::len), Some(3));
 
+    let table = stdout(&hub.cli(&["get", "crp", "crp-1"])?);
+    let rows: Vec<&str> = table.lines().collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    assert!(rows[0].starts_with("NAME "), "{table}");
+    assert!(rows[1].starts_with("crp-1 "), "{table}");
+
     let described = stdout(&hub.cli(&["describe", "crp", "crp-1"])?);
     assert!(described.starts_with("Name:"), "{described}");
     assert!(
