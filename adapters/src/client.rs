@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::http::AppendResult;
+use crate::ingest::AppendResult;
 use crate::json_event::JsonEnvelope;
 
 /// Default address of `flotilla serve`'s API.

@@ -11,24 +11,22 @@
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
 
-use std::time::Duration;
-
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use chrono::Utc;
 use flotilla_core::model::ObjectKey;
 use flotilla_eventstore::EventLog;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::ingest::IngestError;
 use crate::json_event::JsonEnvelope;
 use crate::runtime::Hub;
 
-/// How long a `wait=true` append waits for the fold.
-pub const FOLD_WAIT: Duration = Duration::from_secs(10);
+/// Source of events posted without one.
+pub const HTTP_SOURCE: &str = "http";
 /// Most events returned by one `/v1/log` call.
 pub const LOG_PAGE_MAX: usize = 1_000;
 
@@ -84,69 +82,16 @@ struct WaitQuery {
     wait: bool,
 }
 
-/// One appended event's outcome.
-#[derive(Serialize, Deserialize, Debug, Clone)]
-pub struct AppendResult {
-    /// Event id.
-    pub id: uuid::Uuid,
-    /// Sequence in the log.
-    pub seq: u64,
-    /// Already in the log.
-    pub duplicate: bool,
-    /// What the fold decided (only with `wait=true`, and only if folded in time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decisions: Option<Value>,
-}
-
 async fn post_events<L: EventLog>(
     State(hub): State<Hub<L>>,
     Query(query): Query<WaitQuery>,
     body: axum::body::Bytes,
 ) -> Response {
-    let value: Value = match serde_json::from_slice(&body) {
-        Ok(value) => value,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("body is not JSON: {e}")),
-    };
-    let items = match value {
-        Value::Array(items) => items,
-        single => vec![single],
-    };
-    let now = Utc::now();
-    let mut envelopes = Vec::with_capacity(items.len());
-    for (index, item) in items.into_iter().enumerate() {
-        match serde_json::from_value::<JsonEnvelope>(item) {
-            Ok(event) => envelopes.push(event.into_envelope(now, "http")),
-            Err(e) => {
-                return error(StatusCode::BAD_REQUEST, format!("event {index}: {e}"));
-            }
-        }
+    match crate::ingest::submit_json(&hub, &body, HTTP_SOURCE, query.wait).await {
+        Ok(results) => Json(results).into_response(),
+        Err(IngestError::BadRequest(message)) => error(StatusCode::BAD_REQUEST, message),
+        Err(IngestError::Unavailable(message)) => error(StatusCode::SERVICE_UNAVAILABLE, message),
     }
-    let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
-    let appended = match hub.submit(envelopes).await {
-        Ok(appended) => appended,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-    };
-    let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
-    let folded = query.wait && hub.wait_folded(last, FOLD_WAIT).await;
-    let view = hub.view().ok();
-    let results: Vec<AppendResult> = ids
-        .into_iter()
-        .zip(appended)
-        .map(|(id, outcome)| {
-            let decisions = view
-                .as_ref()
-                .filter(|_| folded)
-                .and_then(|v| v.decisions_for(outcome.seq))
-                .and_then(|d| serde_json::to_value(d).ok());
-            AppendResult {
-                id,
-                seq: outcome.seq,
-                duplicate: outcome.duplicate,
-                decisions,
-            }
-        })
-        .collect();
-    Json(results).into_response()
 }
 
 #[derive(Deserialize)]

@@ -52,6 +52,17 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         .await
         .context("restoring state")?;
     let listener = bind(options.listen).await?;
+    if let Some(url) = &options.nats {
+        let client = async_nats::connect(url.as_str())
+            .await
+            .with_context(|| format!("connecting to NATS at {url} for ingest"))?;
+        let ingress = crate::nats_ingress::run(hub.clone(), client);
+        tokio::spawn(async move {
+            if let Err(error) = ingress.await {
+                tracing::error!(%error, "NATS ingest stopped");
+            }
+        });
+    }
     run(hub, listener, shutdown_signal()).await
 }
 

@@ -39,5 +39,45 @@ fn serve_on_nats_applies_and_reads_back() -> Result<(), String> {
     );
     let status = hub.status()?;
     assert_eq!(status["seq"], 6);
+
+    // External publishers: JSON over NATS request/reply.
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let (accepted, refused) = runtime.block_on(async {
+        let client = async_nats::connect(url.as_str())
+            .await
+            .map_err(|e| e.to_string())?;
+        let ask = |body: &'static str| {
+            let client = client.clone();
+            async move {
+                let reply = tokio::time::timeout(
+                    std::time::Duration::from_secs(10),
+                    client.request("flotilla.ingest", body.into()),
+                )
+                .await
+                .map_err(|_| "no answer on flotilla.ingest".to_owned())?
+                .map_err(|e| e.to_string())?;
+                serde_json::from_slice::<serde_json::Value>(&reply.payload)
+                    .map_err(|e| e.to_string())
+            }
+        };
+        let accepted =
+            ask(r#"{"type":"heartbeat","cluster":"aks-member-1","source":"agent/aks-member-1"}"#)
+                .await?;
+        let refused =
+            ask(r#"[{"type":"heartbeat","cluster":"aks-member-1"},{"type":"explode"}]"#).await?;
+        Ok::<_, String>((accepted, refused))
+    })?;
+    assert_eq!(accepted["results"][0]["seq"], 7, "{accepted}");
+    assert_eq!(
+        accepted["results"][0]["decisions"][0]["ClusterJoined"]["cluster"],
+        "aks-member-1"
+    );
+    let refusal = refused["error"].as_str().unwrap_or_default();
+    assert!(refusal.starts_with("event 1:"), "{refused}");
+    assert_eq!(
+        hub.status()?["logSeq"],
+        7,
+        "a refused request appended something"
+    );
     hub.stop()
 }

@@ -1,0 +1,100 @@
+//! Ingest of JSON events from outside (HTTP `POST /v1/events`, NATS `flotilla.ingest`): parse
+//! and check every event against the published JSON form first — one malformed event refuses
+//! the whole request and nothing is appended — then append, optionally wait for the fold, and
+//! answer with each event's sequence and decisions.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use flotilla_eventstore::EventLog;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::json_event::JsonEnvelope;
+use crate::runtime::Hub;
+
+/// How long a waiting append waits for the fold.
+pub const FOLD_WAIT: Duration = Duration::from_secs(10);
+/// Most events one request may carry.
+pub const EVENTS_PER_REQUEST_MAX: usize = 10_000;
+
+/// One appended event's outcome.
+#[derive(Serialize, Deserialize, Debug, Clone)]
+pub struct AppendResult {
+    /// Event id.
+    pub id: uuid::Uuid,
+    /// Sequence in the log.
+    pub seq: u64,
+    /// Already in the log.
+    pub duplicate: bool,
+    /// What the fold decided (only when waiting, and only if folded in time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<Value>,
+}
+
+/// Why a request was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// The request is malformed; nothing was appended.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The log refused the append.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// Parses one JSON event or an array of them, appends them, and reports the outcome.
+///
+/// # Errors
+/// [`IngestError::BadRequest`] for malformed input (nothing appended);
+/// [`IngestError::Unavailable`] when the log fails.
+pub async fn submit_json<L: EventLog>(
+    hub: &Hub<L>,
+    body: &[u8],
+    source: &str,
+    wait: bool,
+) -> Result<Vec<AppendResult>, IngestError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| IngestError::BadRequest(format!("body is not JSON: {e}")))?;
+    let items = match value {
+        Value::Array(items) => items,
+        single => vec![single],
+    };
+    if items.len() > EVENTS_PER_REQUEST_MAX {
+        return Err(IngestError::BadRequest(format!(
+            "{} events in one request; at most {EVENTS_PER_REQUEST_MAX}",
+            items.len()
+        )));
+    }
+    let now = Utc::now();
+    let envelopes = items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            serde_json::from_value::<JsonEnvelope>(item)
+                .map(|event| event.into_envelope(now, source))
+                .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
+    let appended = hub
+        .submit(envelopes)
+        .await
+        .map_err(|e| IngestError::Unavailable(e.to_string()))?;
+    let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
+    let folded = wait && hub.wait_folded(last, FOLD_WAIT).await;
+    let view = hub.view().ok().filter(|_| folded);
+    Ok(ids
+        .into_iter()
+        .zip(appended)
+        .map(|(id, outcome)| AppendResult {
+            id,
+            seq: outcome.seq,
+            duplicate: outcome.duplicate,
+            decisions: view
+                .as_ref()
+                .and_then(|v| v.decisions_for(outcome.seq))
+                .and_then(|d| serde_json::to_value(d).ok()),
+        })
+        .collect())
+}
