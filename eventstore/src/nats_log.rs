@@ -21,11 +21,19 @@
 //!   with this writer's `Nats-Msg-Id`, so retrying it succeeds instead of fencing.
 //! - **Checkpoints** live in an object store bucket (see [`checkpoints`]).
 //!
-//! Subjects are documented in [`subjects`]. Reads use batched direct gets ([`direct`]), so the
-//! server must be nats-server 2.11 or newer (checked at connect). `wait_for` polls the input
-//! stream's last sequence (see [`NatsLog::wait_for`]).
+//! - **Reads** (`read`, `read_decisions`) use batched direct gets, which any replica of an R3
+//!   stream may answer: a lagging follower returns a shorter prefix (never a gap), so a read can
+//!   trail `last_seq` by milliseconds and callers simply read again. `last_seq`,
+//!   `last_decided_seq` and the fencing check ask the stream leader.
+//! - **Size**: one event or decision batch must fit the server's `max_payload` (1 MiB by
+//!   default, up to 64 MiB); a larger one fails its append with [`LogError::Nats`].
+//!
+//! Subjects are documented in [`subjects`]. Batched direct gets need nats-server 2.11 or newer
+//! (checked at connect). `wait_for` polls the input stream's last sequence (see
+//! [`NatsLog::wait_for`]).
 
 pub mod checkpoints;
+mod decisions;
 mod direct;
 pub mod streams;
 pub mod subjects;
@@ -37,20 +45,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
-use async_nats::header::{NATS_EXPECTED_LAST_SEQUENCE, NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
+use async_nats::header::{NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
 use async_nats::jetstream::context::{PublishAckFuture, PublishErrorKind};
 use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
 use bytes::Bytes;
 use flotilla_core::Envelope;
-use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
+use flotilla_core::codec::{decode_envelope, encode_envelope};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::{Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
-use subjects::{DECISIONS_SUBJECT, input_subject};
+use decisions::{Fence, last_decision};
+use subjects::input_subject;
 
 /// Most publishes awaiting their ack at once, over all concurrent appends of one `NatsLog`.
 pub const APPEND_IN_FLIGHT_MAX: usize = 4096;
@@ -69,7 +78,9 @@ const SERVER_VERSION_MIN: (u64, u64) = (2, 11);
 #[derive(Debug, Clone)]
 pub struct NatsOptions {
     /// Prefix of the stream and bucket names: `<prefix>_INPUT`, `<prefix>_DECISIONS`,
-    /// `<prefix>_CHECKPOINTS`. Letters, digits, `-` and `_` only.
+    /// `<prefix>_CHECKPOINTS`. Letters, digits, `-` and `_` only. The subjects are fixed
+    /// (`flotilla.in.>`, `flotilla.decisions`), so one NATS account holds one flotilla log:
+    /// separate fleets by account, not by prefix.
     pub stream_prefix: String,
     /// Replicas of each stream and the bucket: 1 on a single server, 3 in a cluster.
     pub replicas: usize,
@@ -93,15 +104,6 @@ impl Default for NatsOptions {
             monitoring_url: None,
         }
     }
-}
-
-/// What this writer knows of the decisions stream; advanced only by its own appends.
-#[derive(Debug, Clone, Copy)]
-struct Fence {
-    /// The decisions stream's last sequence.
-    stream_seq: u64,
-    /// The last input sequence decided.
-    last_decided: u64,
 }
 
 /// The event log on NATS JetStream.
@@ -258,52 +260,6 @@ impl NatsLog {
         Ok(outcomes)
     }
 
-    async fn read_batches(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
-        let name = self.decisions.cached_info().config.name.as_str();
-        let timeout = self.options.request_timeout;
-        let messages = direct::get_batch(&self.client, name, from, max, timeout).await?;
-        messages
-            .into_iter()
-            .map(|message| decode_batch(message.sequence, &message.payload))
-            .collect()
-    }
-
-    /// The first decisions stream sequence whose batch covers an input `>= input_seq`, by
-    /// binary search over the (dense, input-ordered) decisions stream; `None` if there is none.
-    async fn first_batch_covering(&self, input_seq: u64) -> Result<Option<u64>, LogError> {
-        let state = self
-            .decisions
-            .get_info()
-            .await
-            .map_err(nats("decisions info"))?
-            .state;
-        let (mut low, mut high) = (state.first_sequence.max(1), state.last_sequence);
-        if state.messages == 0 || self.batch_at(high).await?.last_input_seq < input_seq {
-            return Ok(None);
-        }
-        // Invariant: the batch at `high` covers `input_seq` or later; every batch before
-        // `low` ends before it. Bounded by log2(stream length) probes.
-        while low < high {
-            let middle = low + (high - low) / 2;
-            if self.batch_at(middle).await?.last_input_seq >= input_seq {
-                high = middle;
-            } else {
-                low = middle + 1;
-            }
-        }
-        Ok(Some(high))
-    }
-
-    /// The batch at a decisions stream sequence, read from the stream leader.
-    async fn batch_at(&self, stream_seq: u64) -> Result<DecisionBatch, LogError> {
-        let message = self
-            .decisions
-            .get_raw_message(stream_seq)
-            .await
-            .map_err(|err| LogError::Nats(format!("decision batch at {stream_seq}: {err}")))?;
-        decode_batch(stream_seq, &message.payload)
-    }
-
     fn fenced(&self, expected: u64, actual: u64, why: &str) -> LogError {
         tracing::warn!(writer = %self.writer_id, expected, actual, why, "decision append fenced");
         LogError::Fenced { expected, actual }
@@ -397,24 +353,9 @@ impl EventLog for NatsLog {
                 "decision batch covers inputs {first}..={last}, but the log ends at {last_input}"
             )));
         }
-        let record = encode_record("decision batch", &batch)?;
         let msg_id = format!("{}:{first}-{last}", self.writer_id);
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            NATS_EXPECTED_LAST_SEQUENCE,
-            fence.stream_seq.to_string().as_str(),
-        );
-        headers.insert(
-            NATS_EXPECTED_STREAM,
-            self.decisions.cached_info().config.name.as_str(),
-        );
-        headers.insert(NATS_MESSAGE_ID, msg_id.as_str());
-        let ack = self
-            .context
-            .publish_with_headers(DECISIONS_SUBJECT, headers, record.into())
-            .await
-            .map_err(nats("publish decision batch"))?
-            .await;
+        let ack =
+            decisions::publish(&self.context, &self.decisions, *fence, &msg_id, &batch).await?;
         match ack {
             Ok(ack) => {
                 *fence = Fence {
@@ -448,8 +389,11 @@ impl EventLog for NatsLog {
         if max == 0 {
             return Ok(Vec::new());
         }
-        match self.first_batch_covering(from).await? {
-            Some(start) => self.read_batches(start, max).await,
+        let timeout = self.options.request_timeout;
+        match decisions::first_batch_covering(&self.decisions, from).await? {
+            Some(start) => {
+                decisions::read_batches(&self.client, &self.decisions, start, max, timeout).await
+            }
             None => Ok(Vec::new()),
         }
     }
@@ -465,51 +409,6 @@ impl EventLog for NatsLog {
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         checkpoints::load(&self.checkpoints, self.options.request_timeout).await
     }
-}
-
-/// The decisions stream's last batch, as its stream leader has it.
-struct LastDecision {
-    /// Its position.
-    fence: Fence,
-    /// The `Nats-Msg-Id` it was published with (`<writer id>:<first>-<last>`).
-    msg_id: Option<String>,
-}
-
-/// Reads the decisions stream's last message and the last input it decided.
-async fn last_decision(decisions: &Stream) -> Result<LastDecision, LogError> {
-    use async_nats::jetstream::stream::LastRawMessageErrorKind;
-    match decisions
-        .get_last_raw_message_by_subject(DECISIONS_SUBJECT)
-        .await
-    {
-        Ok(message) => {
-            let batch = decode_batch(message.sequence, &message.payload)?;
-            let msg_id = message
-                .headers
-                .get(NATS_MESSAGE_ID)
-                .map(|id| id.as_str().to_owned());
-            let fence = Fence {
-                stream_seq: message.sequence,
-                last_decided: batch.last_input_seq,
-            };
-            Ok(LastDecision { fence, msg_id })
-        }
-        Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(LastDecision {
-            fence: Fence {
-                stream_seq: 0,
-                last_decided: 0,
-            },
-            msg_id: None,
-        }),
-        Err(err) => Err(LogError::Nats(format!("last decision batch: {err}"))),
-    }
-}
-
-fn decode_batch(stream_seq: u64, payload: &[u8]) -> Result<DecisionBatch, LogError> {
-    decode_record("decision batch", payload).map_err(|source| LogError::Corrupt {
-        seq: stream_seq,
-        source,
-    })
 }
 
 fn check_options(options: &NatsOptions) -> Result<(), LogError> {

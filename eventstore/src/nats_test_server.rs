@@ -96,7 +96,7 @@ impl NatsTestServer {
     ///
     /// # Errors
     /// When the binary is missing, or the server does not become ready (after
-    /// [`START_ATTEMPTS_MAX`] attempts on fresh ports).
+    /// three attempts on fresh ports).
     pub fn start() -> Result<Self, TestServerError> {
         let binary = std::env::var_os(SERVER_BIN_ENV).unwrap_or_else(|| "nats-server".into());
         Self::start_binary(binary)

@@ -514,3 +514,53 @@ async fn acknowledged_events_survive_a_server_kill() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_connected_log_carries_on_after_a_server_restart() -> TestResult {
+    let mut server = NatsTestServer::start()?;
+    let log = connect(&server).await?;
+    within(log.append(events(1..=5))).await??;
+    within(log.append_decisions(batch(1, 5, "a"))).await??;
+
+    let restart = tokio::task::spawn_blocking(move || server.kill_and_restart().map(|()| server));
+    let _server = within(restart).await???;
+
+    // The client reconnects by itself; give it a bounded number of tries.
+    let mut last = Err(LogError::Closed);
+    for _ in 0..100 {
+        last = within(log.last_seq()).await?;
+        if last.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(last?, 5);
+    assert_eq!(
+        within(log.append(events(6..=7))).await??,
+        vec![new(6), new(7)]
+    );
+    // The writer's fence survived too: it continues where it was.
+    within(log.append_decisions(batch(6, 7, "a"))).await??;
+    assert_eq!(within(log.read(1, 10)).await??.len(), 7);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_existing_stream_with_other_tunables_is_bound_as_is() -> TestResult {
+    let server = NatsTestServer::start()?;
+    let first = connect(&server).await?;
+    within(first.append(events(1..=2))).await??;
+
+    let options = NatsOptions {
+        duplicate_window: Duration::from_secs(30),
+        ..NatsOptions::default()
+    };
+    let second = within(NatsLog::connect(&server.url(), options)).await??;
+    assert_eq!(within(second.last_seq()).await??, 2);
+
+    let client = within(async_nats::connect(server.url())).await??;
+    let mut stream = within(jetstream::new(client).get_stream("FLOTILLA_INPUT")).await??;
+    let info = within(stream.info()).await??;
+    assert_eq!(info.config.duplicate_window, Duration::from_secs(120));
+    Ok(())
+}

@@ -126,7 +126,7 @@ fn decode(seq_hint: u64, record: &[u8]) -> Result<Checkpoint, LogError> {
     };
     let (head, body) = record
         .split_at_checked(2)
-        .ok_or(corrupt(CodecError::Truncated(record.len())))?;
+        .ok_or_else(|| corrupt(CodecError::Truncated(record.len())))?;
     let format = u16::from_le_bytes([head[0], head[1]]);
     if format != CHECKPOINT_FORMAT {
         return Err(corrupt(CodecError::UnknownVersion {

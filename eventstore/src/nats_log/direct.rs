@@ -32,8 +32,9 @@ struct BatchRequest {
     max_bytes: usize,
 }
 
-/// Reads up to `max` messages of `stream` with sequence `>= from`, ascending, in one request.
-/// Returns fewer when the stream (or the answering replica) ends, or the byte cap is hit.
+/// Reads up to `max` consecutive messages of `stream` starting at sequence `from`, in one
+/// request. Returns fewer when the stream (or the answering replica) ends, or the byte cap is
+/// hit; fails if the stream has a gap (the log's streams are dense).
 pub(crate) async fn get_batch(
     client: &Client,
     stream: &str,
@@ -80,9 +81,11 @@ pub(crate) async fn get_batch(
                 let message = StreamMessage::try_from(answer).map_err(|err| {
                     LogError::Nats(format!("direct get of {stream}: malformed answer: {err}"))
                 })?;
-                if message.sequence < from {
+                // Both log streams are dense (no deletes, no purges): anything else is damage.
+                let expected = from + messages.len() as u64;
+                if message.sequence != expected {
                     return Err(LogError::Nats(format!(
-                        "direct get of {stream} from {from} answered sequence {}",
+                        "direct get of {stream}: expected sequence {expected}, got {}",
                         message.sequence
                     )));
                 }
