@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 /// Everything one input caused, in the order it was decided.
 pub type Decisions = Vec<Decision>;
 
-/// One conclusion of the fold.
+/// One conclusion of the fold. Variants are only ever appended: their order is part of the
+/// stored format of decision records.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Decision {
     /// The input was refused and changed nothing.
@@ -65,6 +66,55 @@ pub enum Decision {
         /// Resource index reported on.
         resource_index: u64,
     },
+    /// A new scheduling policy snapshot was taken.
+    PolicySnapshotTaken {
+        /// `ClusterResourcePlacement/name` or `ResourcePlacement/ns/name`.
+        placement: String,
+        /// Its index.
+        index: u64,
+    },
+    /// A new resource snapshot was taken.
+    ResourceSnapshotTaken {
+        /// The placement.
+        placement: String,
+        /// Its index.
+        index: u64,
+        /// Its resource hash.
+        resource_hash: String,
+    },
+    /// The scheduler picked a cluster (a new binding, or an unscheduled one restored).
+    ClusterScheduled {
+        /// The placement.
+        placement: String,
+        /// The cluster.
+        cluster: String,
+    },
+    /// The scheduler released a cluster (its binding became Unscheduled).
+    ClusterUnscheduled {
+        /// The placement.
+        placement: String,
+        /// The cluster.
+        cluster: String,
+        /// Why.
+        reason: String,
+    },
+    /// The placement's Scheduled condition changed.
+    SchedulingChanged {
+        /// The placement.
+        placement: String,
+        /// Whether the policy is fulfilled.
+        fulfilled: bool,
+        /// The condition's message.
+        message: String,
+    },
+}
+
+impl Decision {
+    /// Whether this decision refused the input.
+    #[must_use]
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, Decision::Rejected { .. })
+    }
 }
 
 /// Why an input was refused. The names are stable: publishers match on them.

@@ -31,7 +31,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     };
     decisions.extend(match &event.payload {
         Input::Apply { manifest } => objects::apply(state, manifest, &origin),
-        Input::Delete { target } => objects::delete(state, target),
+        Input::Delete { target } => objects::delete(state, target, now),
         Input::Heartbeat(beat) => member::heartbeat(state, beat, now),
         Input::WorkReport(report) => record_report(state, report, now),
         Input::Approve { name, namespace } => approve(name, namespace.as_deref()),

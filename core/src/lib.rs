@@ -11,12 +11,15 @@
 //! The crate also owns the one binary codec ([`codec`]) for events, decisions and checkpoints.
 
 pub mod codec;
+pub mod condition;
 pub mod decision;
 pub mod event;
 pub mod fold;
 pub mod member;
 pub mod model;
 mod objects;
+pub mod placement;
+pub mod scheduler;
 pub mod state;
 
 pub use decision::{Decision, Decisions, RejectCode};

@@ -144,18 +144,35 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
             }
         }
     }
-    record_properties(member, beat, now);
+    let properties_changed = record_properties(member, beat, now);
     if let Some(deadline) = member.deadline() {
         state
             .heartbeat_deadlines
             .insert((deadline, beat.cluster.clone()));
     }
+    // Joining, recovering, or new property values can make the cluster eligible for more.
+    if !decisions.is_empty() || properties_changed {
+        decisions.extend(crate::placement::lifecycle::member_changed(
+            state,
+            &beat.cluster,
+            now,
+        ));
+    }
     decisions
 }
 
-/// An empty report keeps what was known; a non-empty one replaces it.
-fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) {
+/// An empty report keeps what was known; a non-empty one replaces it. Returns whether any
+/// value (not just its observation time) changed.
+fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) -> bool {
+    let mut changed = false;
     if !beat.properties.is_empty() {
+        changed |= beat.properties.len() != member.properties.len()
+            || beat.properties.iter().any(|(name, value)| {
+                member
+                    .properties
+                    .get(name)
+                    .is_none_or(|p| &p.value != value)
+            });
         member.properties = beat
             .properties
             .iter()
@@ -171,11 +188,16 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
             .collect();
     }
     if let Some(usage) = &beat.resource_usage {
+        changed |= member
+            .resource_usage
+            .as_ref()
+            .is_none_or(|old| &old.usage != usage);
         member.resource_usage = Some(ObservedUsage {
             usage: usage.clone(),
             observation_time: now,
         });
     }
+    changed
 }
 
 /// Marks every cluster whose heartbeat deadline is at or before `now` unhealthy.

@@ -12,7 +12,8 @@ use crate::model::{
     self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, Manifest, ObjectKey,
     ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT, placement_validation,
 };
-use crate::state::{Placement, Resource, State};
+use crate::placement::{Placement, lifecycle};
+use crate::state::{Resource, State};
 
 /// What the event that applies an object contributes to its metadata.
 pub(crate) struct Origin {
@@ -70,7 +71,9 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             if let Some(period) = old_period {
                 member::rearm_deadline(state, &key.name, period);
             }
-            vec![decision]
+            let mut decisions = vec![decision];
+            decisions.extend(lifecycle::member_changed(state, &key.name, origin.now));
+            decisions
         }
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
             let existing = state.placements.get(&key);
@@ -96,8 +99,20 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                 origin,
             );
             let decision = stored(&object, &meta, old_meta.is_none());
-            state.placements.insert(key, Placement { meta, spec });
-            vec![decision]
+            match state.placements.get_mut(&key) {
+                Some(placement) => {
+                    placement.meta = meta;
+                    placement.spec = spec;
+                }
+                None => {
+                    state
+                        .placements
+                        .insert(key.clone(), Placement::new(meta, spec));
+                }
+            }
+            let mut decisions = vec![decision];
+            decisions.extend(lifecycle::placement_applied(state, &key, origin.now));
+            decisions
         }
         Body::Resource { content } => {
             let existing = state.resources.get(&key);
@@ -121,7 +136,9 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             );
             let decision = stored(&object, &meta, old_meta.is_none());
             state.resources.insert(key, Resource { meta, content });
-            vec![decision]
+            let mut decisions = vec![decision];
+            decisions.extend(lifecycle::resources_changed(state, origin.now));
+            decisions
         }
     }
 }
@@ -186,7 +203,7 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
 }
 
 /// Deletes one object.
-pub(crate) fn delete(state: &mut State, target: &ObjectRef) -> Vec<Decision> {
+pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) -> Vec<Decision> {
     let not_found = || {
         let namespace = target
             .namespace
@@ -208,22 +225,24 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef) -> Vec<Decision> {
         }
         let mut decisions = vec![Decision::ObjectDeleted { object }];
         decisions.extend(member::leave(state, &key.name));
+        decisions.extend(lifecycle::member_left(state, &key.name, now));
         return decisions;
     }
-    let removed = if key.group == PLACEMENT_GROUP
+    if key.group == PLACEMENT_GROUP
         && (key.kind == CLUSTER_RESOURCE_PLACEMENT || key.kind == RESOURCE_PLACEMENT)
     {
-        let found = state.placements.remove(&key).is_some();
+        if state.placements.remove(&key).is_none() {
+            return not_found();
+        }
         state
             .work_reports
             .retain(|(_, placement), _| placement != &key);
-        found
-    } else {
-        state.resources.remove(&key).is_some()
-    };
-    if removed {
-        vec![Decision::ObjectDeleted { object }]
-    } else {
-        not_found()
+        return vec![Decision::ObjectDeleted { object }];
     }
+    if state.resources.remove(&key).is_none() {
+        return not_found();
+    }
+    let mut decisions = vec![Decision::ObjectDeleted { object }];
+    decisions.extend(lifecycle::resources_changed(state, now));
+    decisions
 }

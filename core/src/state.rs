@@ -9,7 +9,8 @@ use sha2::{Digest, Sha256};
 
 use crate::codec;
 use crate::member::Member;
-use crate::model::{ObjectKey, ObjectMeta, PlacementSpec};
+use crate::model::{ObjectKey, ObjectMeta};
+pub use crate::placement::Placement;
 
 /// The whole hub state. Only [`crate::fold::step`] changes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,15 +29,6 @@ pub struct State {
     pub resources: BTreeMap<ObjectKey, Resource>,
     /// The latest work report per (cluster, placement).
     pub work_reports: BTreeMap<(String, ObjectKey), WorkStatus>,
-}
-
-/// A stored placement.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Placement {
-    /// Metadata.
-    pub meta: ObjectMeta,
-    /// Validated spec, defaults filled in.
-    pub spec: PlacementSpec,
 }
 
 /// A stored hub resource.

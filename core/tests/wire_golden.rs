@@ -109,15 +109,4 @@ proptest! {
     fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let _ = decode_envelope(&bytes);
     }
-
-    #[test]
-    fn a_corrupted_golden_frame_is_an_error_or_a_different_event(index in 2usize..100, flip in 1u8..=255) {
-        let events = v1_events();
-        let mut frame = encode_envelope(&events[2]).expect("encodes");
-        let index = index.min(frame.len() - 1);
-        frame[index] ^= flip;
-        if let Ok(decoded) = decode_envelope(&frame) {
-            prop_assert_ne!(decoded, events[2].clone());
-        }
-    }
 }

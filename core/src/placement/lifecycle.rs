@@ -1,0 +1,301 @@
+//! What happens to placements when something changes: the placement itself, the hub's
+//! resources, or a member cluster. This is where the seeds' scheduling triggers live:
+//! a policy change, a cluster becoming eligible and a cluster leaving trigger scheduling;
+//! resource-only changes never do (they only take a new resource snapshot).
+
+use chrono::{DateTime, Utc};
+
+use super::Placement;
+use super::policy_snapshot::{PolicySnapshot, policy_hash};
+use super::resource_snapshot::{ResourceSnapshot, resource_hash};
+use super::selection;
+use crate::condition::{Condition, ConditionStatus};
+use crate::decision::Decision;
+use crate::model::ObjectKey;
+use crate::model::placement::PlacementType;
+use crate::scheduler;
+use crate::state::State;
+
+fn label(key: &ObjectKey) -> String {
+    key.display()
+}
+
+/// Reason on the placement's Scheduled condition when its selectors cannot be honoured.
+pub const REASON_INVALID_SELECTORS: &str = "InvalidResourceSelectors";
+
+/// After a placement was created or its spec changed: select, snapshot, and schedule when
+/// the policy changed.
+pub(crate) fn placement_applied(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let State {
+        members,
+        placements,
+        resources,
+        ..
+    } = state;
+    if let Some(placement) = placements.get_mut(key) {
+        refresh(members, resources, key, placement, now, &mut decisions);
+    }
+    decisions
+}
+
+/// Re-selects resources (a new resource snapshot when they changed), refreshes the policy
+/// snapshot, and runs the scheduler when the policy changed. With invalid selectors the
+/// placement reports it and nothing else is derived, as in KubeFleet.
+fn refresh(
+    members: &std::collections::BTreeMap<String, crate::member::Member>,
+    resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
+    key: &ObjectKey,
+    placement: &mut Placement,
+    now: DateTime<Utc>,
+    decisions: &mut Vec<Decision>,
+) {
+    if !refresh_resource_snapshot(placement, key, resources, now, decisions) {
+        return;
+    }
+    if refresh_policy_snapshot(placement, key, now, decisions) {
+        decisions.extend(scheduler::schedule(
+            members,
+            placement,
+            label(key),
+            now,
+            None,
+        ));
+        return;
+    }
+    // The verdict of the last scheduling pass stands, for this generation too.
+    let generation = placement.meta.generation;
+    let kind_condition = placement
+        .scheduled
+        .as_ref()
+        .map(|c| c.condition_type.clone());
+    if let Some(snapshot) = placement.policy_snapshots.last_mut() {
+        snapshot.observed_placement_generation = generation;
+        if let (Some(condition), Some(condition_type)) =
+            (snapshot.scheduled.clone(), kind_condition)
+        {
+            let restored = Condition {
+                condition_type,
+                observed_generation: generation,
+                ..condition
+            };
+            Condition::set(&mut placement.scheduled, restored);
+        }
+    }
+}
+
+/// Takes a new policy snapshot when the policy (less `numberOfClusters`) changed; updates the
+/// latest one's cluster count on a PickN scale-out or scale-in. Returns whether scheduling
+/// must run.
+fn refresh_policy_snapshot(
+    placement: &mut Placement,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    decisions: &mut Vec<Decision>,
+) -> bool {
+    let policy = placement.policy();
+    let hash = policy_hash(&policy);
+    let generation = placement.meta.generation;
+    if let Some(latest) = placement.policy_snapshots.last_mut()
+        && latest.policy_hash == hash
+    {
+        if latest.number_of_clusters == policy.number_of_clusters {
+            return false;
+        }
+        latest.number_of_clusters = policy.number_of_clusters;
+        latest.placement_generation = generation;
+        return true;
+    }
+    let index = placement.policy_snapshots.last().map_or(0, |p| p.index + 1);
+    placement.policy_snapshots.push(PolicySnapshot {
+        index,
+        number_of_clusters: policy.number_of_clusters,
+        policy,
+        policy_hash: hash,
+        placement_generation: generation,
+        created: now,
+        not_selected: Vec::new(),
+        scheduled: None,
+        observed_placement_generation: generation,
+    });
+    prune(
+        &mut placement.policy_snapshots,
+        placement.spec.revision_history_limit,
+    );
+    decisions.push(Decision::PolicySnapshotTaken {
+        placement: label(key),
+        index,
+    });
+    true
+}
+
+fn prune<T>(snapshots: &mut Vec<T>, limit: u32) {
+    let keep = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
+    if snapshots.len() > keep {
+        let excess = snapshots.len() - keep;
+        snapshots.drain(..excess);
+    }
+}
+
+/// Re-selects the placement's resources and takes a new snapshot when they changed. Returns
+/// `false` when the selectors are invalid (and records why on the placement).
+fn refresh_resource_snapshot(
+    placement: &mut Placement,
+    key: &ObjectKey,
+    resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
+    now: DateTime<Utc>,
+    decisions: &mut Vec<Decision>,
+) -> bool {
+    let namespace = (!key.namespace.is_empty()).then_some(key.namespace.as_str());
+    let selected = match selection::select(resources, namespace, &placement.spec) {
+        Ok(selected) => {
+            placement.selection_error = None;
+            selected
+        }
+        Err(error) => {
+            let message = format!(
+                "The resource selectors are invalid: failed to process the request due to a \
+                 client error: invalid clusterRresourcePlacement {}: {error}",
+                key.name
+            );
+            let condition_type = if key.kind == crate::model::RESOURCE_PLACEMENT {
+                "ResourcePlacementScheduled"
+            } else {
+                "ClusterResourcePlacementScheduled"
+            };
+            let condition = Condition::new(
+                condition_type,
+                ConditionStatus::False,
+                REASON_INVALID_SELECTORS,
+                message.clone(),
+                placement.meta.generation,
+                now,
+            );
+            if Condition::set(&mut placement.scheduled, condition) {
+                decisions.push(Decision::SchedulingChanged {
+                    placement: label(key),
+                    fulfilled: false,
+                    message,
+                });
+            }
+            placement.selection_error = Some(error);
+            return false;
+        }
+    };
+    let hash = resource_hash(&selected);
+    if placement
+        .latest_resources()
+        .is_some_and(|s| s.resource_hash == hash)
+    {
+        return true;
+    }
+    let index = placement.latest_resources().map_or(0, |s| s.index + 1);
+    let enveloped_objects = selected.iter().filter(|r| r.is_envelope()).count() as u64;
+    placement.resource_snapshots.push(ResourceSnapshot {
+        index,
+        resource_hash: hash.clone(),
+        resources: selected,
+        enveloped_objects,
+        created: now,
+    });
+    prune(
+        &mut placement.resource_snapshots,
+        placement.spec.revision_history_limit,
+    );
+    decisions.push(Decision::ResourceSnapshotTaken {
+        placement: label(key),
+        index,
+        resource_hash: hash,
+    });
+    true
+}
+
+/// After a hub resource was stored or deleted: every placement re-selects. This never
+/// reschedules a valid placement (resource-only changes do not trigger scheduling); one that
+/// was waiting on invalid selectors gets its first policy snapshot once they become valid.
+pub(crate) fn resources_changed(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let State {
+        members,
+        placements,
+        resources,
+        ..
+    } = state;
+    for (key, placement) in placements.iter_mut() {
+        let was_invalid = placement.selection_error.is_some();
+        if was_invalid {
+            refresh(members, resources, key, placement, now, &mut decisions);
+        } else {
+            refresh_resource_snapshot(placement, key, resources, now, &mut decisions);
+        }
+    }
+    decisions
+}
+
+/// After a member cluster joined, became healthy again, or changed (labels, taints,
+/// properties): PickAll placements consider that cluster; PickN and PickFixed placements
+/// schedule again only while they are not fully scheduled.
+pub(crate) fn member_changed(
+    state: &mut State,
+    cluster: &str,
+    now: DateTime<Utc>,
+) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let State {
+        members,
+        placements,
+        ..
+    } = state;
+    for (key, placement) in placements.iter_mut() {
+        let only = match placement.placement_type() {
+            PlacementType::PickAll => Some(cluster),
+            PlacementType::PickN | PlacementType::PickFixed if !placement.is_fully_scheduled() => {
+                None
+            }
+            _ => continue,
+        };
+        decisions.extend(scheduler::schedule(
+            members,
+            placement,
+            label(key),
+            now,
+            only,
+        ));
+    }
+    decisions
+}
+
+/// After a member cluster left: its bindings are released and placements that lost a cluster
+/// schedule again.
+pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) -> Vec<Decision> {
+    let mut decisions = Vec::new();
+    let State {
+        members,
+        placements,
+        ..
+    } = state;
+    for (key, placement) in placements.iter_mut() {
+        let held = placement.bindings.contains_key(cluster);
+        let only = match placement.placement_type() {
+            PlacementType::PickAll if held => Some(cluster),
+            PlacementType::PickN | PlacementType::PickFixed
+                if held || !placement.is_fully_scheduled() =>
+            {
+                None
+            }
+            _ => continue,
+        };
+        decisions.extend(scheduler::schedule(
+            members,
+            placement,
+            label(key),
+            now,
+            only,
+        ));
+    }
+    decisions
+}

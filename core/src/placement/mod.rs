@@ -1,0 +1,91 @@
+//! The placement aggregate: a `ClusterResourcePlacement` or `ResourcePlacement` with its
+//! scheduling policy snapshots, resource snapshots and bindings — the objects KubeFleet's
+//! placement controller and scheduler derive from it.
+
+pub mod binding;
+pub(crate) mod lifecycle;
+pub mod policy_snapshot;
+pub mod resource_snapshot;
+pub mod selection;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore};
+pub use policy_snapshot::PolicySnapshot;
+pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
+
+use crate::condition::Condition;
+use crate::model::placement::{PlacementPolicy, PlacementType};
+use crate::model::{ObjectMeta, PlacementSpec};
+
+/// A stored placement and what the hub derived from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Validated spec, defaults filled in.
+    pub spec: PlacementSpec,
+    /// Scheduling policy snapshots, oldest first; the last is the latest.
+    pub policy_snapshots: Vec<PolicySnapshot>,
+    /// Resource snapshots, oldest first; the last is the latest.
+    pub resource_snapshots: Vec<ResourceSnapshot>,
+    /// One binding per member cluster the scheduler has ever picked and not yet released.
+    pub bindings: BTreeMap<String, Binding>,
+    /// The placement-level `…Scheduled` condition.
+    pub scheduled: Option<Condition>,
+    /// Why resource selection failed, when it did (e.g. a reserved namespace).
+    pub selection_error: Option<String>,
+}
+
+impl Placement {
+    /// A placement with nothing derived yet.
+    #[must_use]
+    pub fn new(meta: ObjectMeta, spec: PlacementSpec) -> Self {
+        Self {
+            meta,
+            spec,
+            policy_snapshots: Vec::new(),
+            resource_snapshots: Vec::new(),
+            bindings: BTreeMap::new(),
+            scheduled: None,
+            selection_error: None,
+        }
+    }
+
+    /// The policy as written, `PickAll` when omitted.
+    #[must_use]
+    pub fn policy(&self) -> PlacementPolicy {
+        self.spec.policy.clone().unwrap_or_default()
+    }
+
+    /// The placement type.
+    #[must_use]
+    pub fn placement_type(&self) -> PlacementType {
+        self.spec
+            .policy
+            .as_ref()
+            .map_or(PlacementType::PickAll, |p| p.placement_type)
+    }
+
+    /// The latest scheduling policy snapshot.
+    #[must_use]
+    pub fn latest_policy(&self) -> Option<&PolicySnapshot> {
+        self.policy_snapshots.last()
+    }
+
+    /// The latest resource snapshot.
+    #[must_use]
+    pub fn latest_resources(&self) -> Option<&ResourceSnapshot> {
+        self.resource_snapshots.last()
+    }
+
+    /// Whether the latest policy snapshot's `Scheduled` condition is `True`.
+    #[must_use]
+    pub fn is_fully_scheduled(&self) -> bool {
+        self.latest_policy()
+            .and_then(|p| p.scheduled.as_ref())
+            .is_some_and(|c| c.status == crate::condition::ConditionStatus::True)
+    }
+}

@@ -1,0 +1,131 @@
+//! Filter plugins that depend only on the cluster and the policy: cluster eligibility, taints
+//! and tolerations, and required cluster affinity. (Same-placement anti-affinity and topology
+//! spread depend on the bindings and live in the cycle.)
+
+use chrono::{DateTime, Utc};
+
+use crate::member::Member;
+use crate::model::member_cluster::Taint;
+use crate::model::placement::{
+    ClusterSelectorTerm, PlacementPolicy, PropertyOperator, Toleration, TolerationOperator,
+};
+
+use super::property::property;
+use super::quantity::Quantity;
+
+/// Why a cluster is not eligible at all, or `None` when it is (KubeFleet's eligibility
+/// checker's texts; minutes are printed with two decimals, computed in integers).
+#[must_use]
+pub fn ineligible(member: &Member, now: DateTime<Utc>) -> Option<String> {
+    match &member.agent {
+        None => Some("cluster is not connected to the fleet: member agent not joined yet".into()),
+        Some(agent) if !agent.healthy => {
+            let hundredths = (now - agent.last_heartbeat).num_seconds().max(0) * 100 / 60;
+            Some(format!(
+                "cluster is not connected to the fleet: no recent heartbeat signals \
+                 (last received {}.{:02} minutes ago)",
+                hundredths / 100,
+                hundredths % 100
+            ))
+        }
+        Some(_) => None,
+    }
+}
+
+/// Whether one toleration tolerates one taint (Kubernetes' rules, NoSchedule only).
+fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
+    let effect_ok = toleration
+        .effect
+        .as_deref()
+        .is_none_or(|e| e.is_empty() || e == "NoSchedule");
+    match toleration.operator {
+        TolerationOperator::Exists => {
+            (toleration.key.is_empty() || toleration.key == taint.key) && effect_ok
+        }
+        TolerationOperator::Equal => {
+            toleration.key == taint.key
+                && toleration.value == taint.value.clone().unwrap_or_default()
+                && effect_ok
+        }
+    }
+}
+
+/// The first taint no toleration tolerates, as a reason (Go's `%+v` of the taint, as
+/// KubeFleet prints it).
+#[must_use]
+pub fn untolerated_taint(member: &Member, tolerations: &[Toleration]) -> Option<String> {
+    let taint = member
+        .spec
+        .taints
+        .iter()
+        .find(|t| !tolerations.iter().any(|tol| tolerates(tol, t)))?;
+    Some(format!(
+        "taint &{{Key:{} Value:{} Effect:NoSchedule}} cannot be tolerated",
+        taint.key,
+        taint.value.as_deref().unwrap_or_default()
+    ))
+}
+
+/// Whether a term's label selector and property selector both match.
+#[must_use]
+pub fn term_matches(member: &Member, term: &ClusterSelectorTerm) -> bool {
+    let labels_ok = term
+        .label_selector
+        .as_ref()
+        .is_none_or(|s| s.matches(&member.meta.labels));
+    let properties_ok = term.property_selector.as_ref().is_none_or(|selector| {
+        selector.match_expressions.iter().all(|expr| {
+            let Some(actual) = property(member, &expr.name) else {
+                return false;
+            };
+            let Some(Ok(wanted)) = expr.values.first().map(|v| Quantity::parse(v)) else {
+                return false;
+            };
+            match expr.operator {
+                PropertyOperator::Eq => actual == wanted,
+                PropertyOperator::Ne => actual != wanted,
+                PropertyOperator::Gt => actual > wanted,
+                PropertyOperator::Ge => actual >= wanted,
+                PropertyOperator::Lt => actual < wanted,
+                PropertyOperator::Le => actual <= wanted,
+            }
+        })
+    });
+    labels_ok && properties_ok
+}
+
+/// Whether the required affinity terms (OR'd) accept the cluster; no terms accept everything.
+#[must_use]
+pub fn unmatched_affinity(member: &Member, policy: &PlacementPolicy) -> Option<String> {
+    let terms = policy
+        .affinity
+        .as_ref()
+        .and_then(|a| a.cluster_affinity.as_ref())
+        .and_then(|c| {
+            c.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|r| r.cluster_selector_terms.as_slice())
+        .unwrap_or_default();
+    if terms.is_empty() || terms.iter().any(|term| term_matches(member, term)) {
+        None
+    } else {
+        Some(format!(
+            "none of the nonempty required cluster affinity term (total number: {}) is matched",
+            terms.len()
+        ))
+    }
+}
+
+/// Prefix KubeFleet's framework puts before a filter plugin's reason.
+pub const UNSCHEDULABLE: &str = "ClusterUnschedulable, ";
+
+/// Every cluster-only filter for PickAll and PickN, in KubeFleet's plugin order (cluster
+/// affinity, cluster eligibility, taints and tolerations), as a decision reason.
+#[must_use]
+pub fn filter(member: &Member, policy: &PlacementPolicy, now: DateTime<Utc>) -> Option<String> {
+    unmatched_affinity(member, policy)
+        .or_else(|| ineligible(member, now))
+        .or_else(|| untolerated_taint(member, &policy.tolerations))
+        .map(|reason| format!("{UNSCHEDULABLE}{reason}"))
+}

@@ -1,0 +1,552 @@
+//! The multi-cluster scheduler (seed 002 sections 5 and 6, KubeFleet's framework): for one
+//! placement, classify its bindings, then Batch/PostBatch → Filter → Score → Sort → Bind.
+//!
+//! - **PickAll** picks every cluster that passes the filters; no scores.
+//! - **PickN** trims when it has more than N, otherwise fills the gap: filter, score (topology
+//!   spread, then affinity, then an obsolete-binding bonus), sort (higher first; equal scores
+//!   pick the lexicographically larger name first, as KubeFleet does) and bind. With any
+//!   topology spread constraint it picks one cluster at a time and re-scores after each pick.
+//! - **PickFixed** binds the listed clusters that exist and are eligible, ignoring taints.
+//!
+//! "IgnoredDuringExecution": a binding on the current policy is never removed because its
+//! cluster's labels, properties, taints or health changed; only a new policy or the cluster
+//! leaving does that.
+
+pub mod filter;
+pub mod property;
+pub mod quantity;
+pub mod score;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+
+use crate::condition::{Condition, ConditionStatus};
+use crate::decision::Decision;
+use crate::member::Member;
+use crate::model::placement::{PlacementPolicy, PlacementType};
+use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
+use score::{DomainCounts, Spread};
+
+/// Most not-selected clusters recorded in a policy snapshot's `targetClusters`.
+pub const NOT_SELECTED_DECISIONS_MAX: usize = 20;
+/// Reason of a picked cluster.
+pub const REASON_PICKED: &str = "picked by scheduling policy";
+/// Reason of a scored cluster that was not picked.
+pub const REASON_NOT_PICKED: &str = "cluster does not score high enough";
+/// Reason of a PickFixed name that is not a member cluster.
+pub const REASON_NOT_FOUND: &str = "specified cluster is not found";
+/// Prefix of the reason of a PickFixed cluster that is not eligible.
+pub const REASON_NOT_ELIGIBLE: &str = "cluster is not eligible for resource placement yet: ";
+/// Longest placement-name part of a binding name.
+const BINDING_PLACEMENT_CHARS_MAX: usize = 26;
+/// Longest cluster-name part of a binding name.
+const BINDING_CLUSTER_CHARS_MAX: usize = 27;
+/// Condition type on the policy snapshot.
+pub const CONDITION_SCHEDULED: &str = "Scheduled";
+/// Reason when the policy is fulfilled.
+pub const REASON_FULFILLED: &str = "SchedulingPolicyFulfilled";
+/// Reason when it is not.
+pub const REASON_UNFULFILLED: &str = "SchedulingPolicyUnfulfilled";
+/// Message when the policy is fulfilled (the seeds' text).
+pub const MESSAGE_FULFILLED: &str =
+    "found all the clusters needed as specified by the scheduling policy";
+/// Message when it is not, with the count found (KubeFleet's text; the seeds show none).
+pub const MESSAGE_UNFULFILLED: &str =
+    "could not find all clusters needed as specified by the scheduling policy";
+
+/// One scheduling cycle over one placement.
+struct Cycle<'a> {
+    members: &'a BTreeMap<String, Member>,
+    placement: &'a mut Placement,
+    label: String,
+    policy: PlacementPolicy,
+    policy_index: u64,
+    now: DateTime<Utc>,
+    decisions: Vec<Decision>,
+    /// Filtered-out clusters and why.
+    rejected: BTreeMap<String, String>,
+    /// Scored but not picked (PickN), best first.
+    not_picked: Vec<ClusterDecision>,
+}
+
+/// Runs the scheduler for one placement. `only` limits a PickAll pass to one cluster (a
+/// cluster changed and nothing else did); `None` is a full pass.
+pub(crate) fn schedule(
+    members: &BTreeMap<String, Member>,
+    placement: &mut Placement,
+    label: String,
+    now: DateTime<Utc>,
+    only: Option<&str>,
+) -> Vec<Decision> {
+    let Some(snapshot) = placement.latest_policy() else {
+        return Vec::new();
+    };
+    let policy = snapshot.policy.clone();
+    let policy_index = snapshot.index;
+    let mut cycle = Cycle {
+        members,
+        placement,
+        label,
+        policy,
+        policy_index,
+        now,
+        decisions: Vec::new(),
+        rejected: BTreeMap::new(),
+        not_picked: Vec::new(),
+    };
+    cycle.release_dangling(only);
+    let fulfilled = match cycle.placement.placement_type() {
+        PlacementType::PickAll => cycle.pick_all(only),
+        PlacementType::PickN => cycle.pick_n(),
+        PlacementType::PickFixed => cycle.pick_fixed(),
+    };
+    cycle.record(fulfilled, only.is_some());
+    cycle.decisions
+}
+
+impl Cycle<'_> {
+    fn is_current(&self, binding: &Binding) -> bool {
+        binding.state != BindingState::Unscheduled && binding.policy_index == self.policy_index
+    }
+
+    fn is_obsolete(&self, binding: &Binding) -> bool {
+        binding.state != BindingState::Unscheduled && binding.policy_index != self.policy_index
+    }
+
+    fn current_count(&self) -> usize {
+        self.placement
+            .bindings
+            .values()
+            .filter(|b| self.is_current(b))
+            .count()
+    }
+
+    /// Bindings whose cluster is gone are marked Unscheduled first (only that cluster's in an
+    /// incremental pass, so that one cluster leaving costs one lookup, not a scan).
+    fn release_dangling(&mut self, only: Option<&str>) {
+        let dangling = |b: &Binding| {
+            b.state != BindingState::Unscheduled && !self.members.contains_key(&b.cluster)
+        };
+        let gone: Vec<String> = match only {
+            Some(cluster) => self
+                .placement
+                .bindings
+                .get(cluster)
+                .filter(|b| dangling(b))
+                .map(|b| b.cluster.clone())
+                .into_iter()
+                .collect(),
+            None => self
+                .placement
+                .bindings
+                .values()
+                .filter(|b| dangling(b))
+                .map(|b| b.cluster.clone())
+                .collect(),
+        };
+        for cluster in gone {
+            self.unschedule(&cluster, "the cluster left the fleet");
+        }
+    }
+
+    /// `<placement>-<cluster>-<8 hex>`, parts cut as KubeFleet cuts them; the suffix is derived
+    /// from the placement's uid and the cluster (KubeFleet's is random).
+    fn binding_name(&self, cluster: &str) -> String {
+        let digest = Sha256::digest(format!("{}/{cluster}", self.placement.meta.uid).as_bytes());
+        let name = self.label.rsplit('/').next().unwrap_or_default();
+        let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
+        format!(
+            "{}-{}-{}",
+            cut(name, BINDING_PLACEMENT_CHARS_MAX),
+            cut(cluster, BINDING_CLUSTER_CHARS_MAX),
+            &hex::encode(digest)[..8]
+        )
+    }
+
+    /// Binds `cluster` under the current policy: re-points an obsolete binding (keeping its
+    /// state), restores an unscheduled one to its previous state, or creates a Scheduled one.
+    fn bind(&mut self, cluster: &str, score: Option<ClusterScore>) {
+        let decision = ClusterDecision {
+            cluster: cluster.to_owned(),
+            selected: true,
+            score: Some(score.unwrap_or_default()),
+            reason: REASON_PICKED.to_owned(),
+        };
+        let policy_index = self.policy_index;
+        if let Some(binding) = self.placement.bindings.get_mut(cluster) {
+            if binding.state == BindingState::Unscheduled {
+                binding.state = binding
+                    .previous_state
+                    .take()
+                    .unwrap_or(BindingState::Scheduled);
+                self.decisions.push(Decision::ClusterScheduled {
+                    placement: self.label.clone(),
+                    cluster: cluster.to_owned(),
+                });
+            }
+            if binding.policy_index != policy_index || binding.decision != decision {
+                binding.policy_index = policy_index;
+                binding.decision = decision;
+                binding.generation += 1;
+            }
+            return;
+        }
+        let binding = Binding {
+            name: self.binding_name(cluster),
+            cluster: cluster.to_owned(),
+            state: BindingState::Scheduled,
+            previous_state: None,
+            policy_index,
+            resource_index: None,
+            decision,
+            generation: 1,
+            created: self.now,
+        };
+        self.placement.bindings.insert(cluster.to_owned(), binding);
+        self.decisions.push(Decision::ClusterScheduled {
+            placement: self.label.clone(),
+            cluster: cluster.to_owned(),
+        });
+    }
+
+    fn unschedule(&mut self, cluster: &str, reason: &str) {
+        let Some(binding) = self.placement.bindings.get_mut(cluster) else {
+            return;
+        };
+        if binding.state == BindingState::Unscheduled {
+            return;
+        }
+        binding.previous_state = Some(binding.state);
+        binding.state = BindingState::Unscheduled;
+        binding.generation += 1;
+        self.decisions.push(Decision::ClusterUnscheduled {
+            placement: self.label.clone(),
+            cluster: cluster.to_owned(),
+            reason: reason.to_owned(),
+        });
+    }
+
+    /// PickAll: every cluster that passes the filters.
+    fn pick_all(&mut self, only: Option<&str>) -> bool {
+        let members = self.members;
+        let names: Vec<&String> = match only {
+            Some(name) => members
+                .get_key_value(name)
+                .map(|(k, _)| k)
+                .into_iter()
+                .collect(),
+            None => members.keys().collect(),
+        };
+        for name in names {
+            let Some(member) = members.get(name) else {
+                continue;
+            };
+            let binding = self.placement.bindings.get(name);
+            if binding.is_some_and(|b| self.is_current(b)) {
+                continue;
+            }
+            match filter::filter(member, &self.policy, self.now) {
+                None => self.bind(name, None),
+                Some(reason) => {
+                    if binding.is_some_and(|b| self.is_obsolete(b)) {
+                        self.unschedule(name, &reason);
+                    }
+                    self.rejected.insert(name.clone(), reason);
+                }
+            }
+        }
+        true
+    }
+
+    /// PickFixed: the listed clusters that exist and are eligible; taints are ignored.
+    fn pick_fixed(&mut self) -> bool {
+        let names = self.policy.cluster_names.clone();
+        let mut valid = Vec::new();
+        for name in &names {
+            let reason = match self.members.get(name) {
+                None => Some(REASON_NOT_FOUND.to_owned()),
+                Some(member) => filter::ineligible(member, self.now)
+                    .map(|why| format!("{REASON_NOT_ELIGIBLE}{why}")),
+            };
+            match reason {
+                None => valid.push(name.clone()),
+                Some(reason) => {
+                    self.rejected.insert(name.clone(), reason);
+                }
+            }
+        }
+        for name in &valid {
+            self.bind(name, None);
+        }
+        let leftover: Vec<String> = self
+            .placement
+            .bindings
+            .values()
+            .filter(|b| self.is_obsolete(b) && !valid.contains(&b.cluster))
+            .map(|b| b.cluster.clone())
+            .collect();
+        for cluster in leftover {
+            self.unschedule(
+                &cluster,
+                "the cluster is no longer picked by the scheduling policy",
+            );
+        }
+        valid.len() == names.len()
+    }
+
+    /// PickN: trim down to N, or fill up to N.
+    fn pick_n(&mut self) -> bool {
+        let desired = usize::try_from(
+            self.placement
+                .latest_policy()
+                .and_then(|p| p.number_of_clusters)
+                .unwrap_or(0),
+        )
+        .unwrap_or(0);
+        let present = self.current_count();
+        let obsolete: Vec<String> = self
+            .placement
+            .bindings
+            .values()
+            .filter(|b| self.is_obsolete(b))
+            .map(|b| b.cluster.clone())
+            .collect();
+        if desired <= present {
+            if present - desired + obsolete.len() > 0 {
+                for cluster in &obsolete {
+                    self.unschedule(
+                        cluster,
+                        "the cluster is no longer picked by the scheduling policy",
+                    );
+                }
+                self.trim(present - desired);
+            }
+            return true;
+        }
+        self.fill(desired - present)
+    }
+
+    /// Unschedules `count` current bindings: Scheduled before Bound, lowest scores first,
+    /// then names ascending.
+    fn trim(&mut self, count: usize) {
+        let mut current: Vec<(BindingState, Option<ClusterScore>, String)> = self
+            .placement
+            .bindings
+            .values()
+            .filter(|b| self.is_current(b))
+            .map(|b| (b.state, b.decision.score, b.cluster.clone()))
+            .collect();
+        current.sort_by(|a, b| {
+            let key = |s: &Option<ClusterScore>| s.map(|s| (s.topology_spread, s.affinity));
+            a.0.cmp(&b.0)
+                .then(key(&a.1).cmp(&key(&b.1)))
+                .then(a.2.cmp(&b.2))
+        });
+        for (_, _, cluster) in current.into_iter().take(count) {
+            self.unschedule(&cluster, "the scheduling policy needs fewer clusters");
+        }
+    }
+
+    /// Picks up to `missing` clusters; one at a time when topology spread constraints exist.
+    fn fill(&mut self, missing: usize) -> bool {
+        let members = self.members;
+        let constraints = self.policy.topology_spread_constraints.clone();
+        // Cluster-only filters and affinity scores do not change between picks.
+        let mut candidates: Vec<&Member> = Vec::new();
+        let mut names: Vec<&String> = Vec::new();
+        for (name, member) in members {
+            if self
+                .placement
+                .bindings
+                .get(name)
+                .is_some_and(|b| self.is_current(b))
+            {
+                continue;
+            }
+            match filter::filter(member, &self.policy, self.now) {
+                None => {
+                    candidates.push(member);
+                    names.push(name);
+                }
+                Some(reason) => {
+                    self.rejected.insert(name.clone(), reason);
+                }
+            }
+        }
+        let affinity = score::affinity_scores(&candidates, &self.policy);
+        let bound = |cycle: &Self| -> Vec<&Member> {
+            cycle
+                .placement
+                .bindings
+                .values()
+                .filter(|b| cycle.is_current(b))
+                .filter_map(|b| members.get(&b.cluster))
+                .collect()
+        };
+        let mut counts: Vec<DomainCounts> = constraints
+            .iter()
+            .map(|c| DomainCounts::new(members.values(), &c.topology_key, bound(self).into_iter()))
+            .collect();
+        let mut picked = vec![false; candidates.len()];
+        let mut remaining = missing;
+        while remaining > 0 {
+            let batch = if constraints.is_empty() { remaining } else { 1 };
+            let mut scored: Vec<(ClusterScore, i32, usize)> = Vec::new();
+            for (i, member) in candidates.iter().enumerate() {
+                if picked[i] {
+                    continue;
+                }
+                match score::spread(member, &constraints, &counts) {
+                    Spread::Violates(reason) => {
+                        self.rejected.insert(names[i].clone(), reason);
+                    }
+                    Spread::Score(topology_spread) => {
+                        let bonus = i32::from(
+                            self.placement
+                                .bindings
+                                .get(names[i])
+                                .is_some_and(|b| self.is_obsolete(b)),
+                        );
+                        let score = ClusterScore {
+                            affinity: affinity[i],
+                            topology_spread,
+                        };
+                        scored.push((score, bonus, i));
+                    }
+                }
+            }
+            if scored.is_empty() {
+                break;
+            }
+            let last_round = scored.len() <= batch || remaining <= batch;
+            scored.sort_by(|a, b| {
+                (b.0.topology_spread, b.0.affinity, b.1)
+                    .cmp(&(a.0.topology_spread, a.0.affinity, a.1))
+                    .then(names[b.2].cmp(names[a.2]))
+            });
+            if last_round || constraints.is_empty() {
+                self.not_picked = scored
+                    .iter()
+                    .skip(batch)
+                    .map(|(score, _, i)| ClusterDecision {
+                        cluster: names[*i].clone(),
+                        selected: false,
+                        score: Some(*score),
+                        reason: REASON_NOT_PICKED.to_owned(),
+                    })
+                    .collect();
+            }
+            for (score, _, i) in scored.into_iter().take(batch) {
+                picked[i] = true;
+                self.rejected.remove(names[i]);
+                self.bind(names[i], Some(score));
+                for (constraint, counts) in constraints.iter().zip(counts.iter_mut()) {
+                    if let Some(domain) = candidates[i].meta.labels.get(&constraint.topology_key) {
+                        counts.add(domain);
+                    }
+                }
+                remaining -= 1;
+            }
+        }
+        let obsolete: Vec<String> = self
+            .placement
+            .bindings
+            .values()
+            .filter(|b| self.is_obsolete(b))
+            .map(|b| b.cluster.clone())
+            .collect();
+        for cluster in obsolete {
+            self.unschedule(
+                &cluster,
+                "the cluster is no longer picked by the scheduling policy",
+            );
+        }
+        remaining == 0
+    }
+
+    /// Writes the outcome into the policy snapshot and the placement's condition.
+    fn record(&mut self, fulfilled: bool, incremental: bool) {
+        let found = self.current_count();
+        let message = if fulfilled {
+            MESSAGE_FULFILLED.to_owned()
+        } else {
+            format!("{MESSAGE_UNFULFILLED}, found {found} cluster(s) instead")
+        };
+        let generation = self.placement.meta.generation;
+        let now = self.now;
+        let rejected = std::mem::take(&mut self.rejected);
+        let not_picked = std::mem::take(&mut self.not_picked);
+        let picked: Vec<String> = self
+            .placement
+            .bindings
+            .values()
+            .filter(|b| b.state != BindingState::Unscheduled)
+            .map(|b| b.cluster.clone())
+            .collect();
+        let Some(snapshot) = self.placement.policy_snapshots.last_mut() else {
+            return;
+        };
+        let mut filtered: Vec<ClusterDecision> = if incremental {
+            // Keep what earlier passes found about other clusters.
+            snapshot
+                .not_selected
+                .drain(..)
+                .filter(|d| !rejected.contains_key(&d.cluster) && !picked.contains(&d.cluster))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        filtered.extend(
+            rejected
+                .into_iter()
+                .map(|(cluster, reason)| ClusterDecision {
+                    cluster,
+                    selected: false,
+                    score: None,
+                    reason,
+                }),
+        );
+        filtered.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+        // Not picked (best first), then filtered out, at most NOT_SELECTED_DECISIONS_MAX in
+        // all; PickFixed lists every name.
+        let cap = if self.policy.placement_type == PlacementType::PickFixed {
+            usize::MAX
+        } else {
+            NOT_SELECTED_DECISIONS_MAX
+        };
+        snapshot.not_selected = not_picked.into_iter().chain(filtered).take(cap).collect();
+        let (status, reason) = if fulfilled {
+            (ConditionStatus::True, REASON_FULFILLED)
+        } else {
+            (ConditionStatus::False, REASON_UNFULFILLED)
+        };
+        let condition = Condition::new(CONDITION_SCHEDULED, status, reason, message, 1, now);
+        let changed = Condition::set(&mut snapshot.scheduled, condition.clone());
+        snapshot.observed_placement_generation = generation;
+        let placement_type = if self.label.starts_with("ResourcePlacement/") {
+            "ResourcePlacementScheduled"
+        } else {
+            "ClusterResourcePlacementScheduled"
+        };
+        let placement_condition = Condition {
+            condition_type: placement_type.to_owned(),
+            observed_generation: generation,
+            ..condition
+        };
+        Condition::set(&mut self.placement.scheduled, placement_condition);
+        if changed {
+            self.decisions.push(Decision::SchedulingChanged {
+                placement: self.label.clone(),
+                fulfilled,
+                message: self
+                    .placement
+                    .scheduled
+                    .as_ref()
+                    .map(|c| c.message.clone())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+}
