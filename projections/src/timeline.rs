@@ -63,6 +63,23 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         } => {
             format!("work report from {cluster} on {placement} at resource index {resource_index}")
         }
+        Decision::PolicySnapshotTaken { placement, index } => {
+            format!("{placement}: scheduling policy snapshot {index} taken")
+        }
+        Decision::ResourceSnapshotTaken { placement, index, resource_hash } => {
+            let short = resource_hash.get(..12).unwrap_or(resource_hash);
+            format!("{placement}: resource snapshot {index} taken (hash {short})")
+        }
+        Decision::ClusterScheduled { placement, cluster } => {
+            format!("{placement}: cluster {cluster} scheduled")
+        }
+        Decision::ClusterUnscheduled { placement, cluster, reason } => {
+            format!("{placement}: cluster {cluster} unscheduled ({reason})")
+        }
+        Decision::SchedulingChanged { placement, fulfilled, message } => {
+            let verdict = if *fulfilled { "fulfilled" } else { "unfulfilled" };
+            format!("{placement}: scheduling policy {verdict}: {message}")
+        }
     };
     one_line(&format!("#{input_seq} -> {what}"))
 }
