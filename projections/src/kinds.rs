@@ -8,7 +8,8 @@
 
 use flotilla_core::State;
 use flotilla_core::model::{
-    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP,
+    RESOURCE_PLACEMENT,
 };
 
 /// What a resource name resolved to.
@@ -34,8 +35,9 @@ struct WellKnown {
     names: &'static [&'static str],
 }
 
-/// `cluster` is KubeFleet's short name for `MemberCluster`; `crp` and `rp` are the placements'.
-const WELL_KNOWN: [WellKnown; 8] = [
+/// `cluster` is KubeFleet's short name for `MemberCluster`; `crp` and `rp` are the placements';
+/// `csps`/`sps`, `crs`/`rs`, `crb`/`rb` and `crps` those of the kinds derived from placements.
+const WELL_KNOWN: [WellKnown; 15] = [
     WellKnown {
         group: CLUSTER_GROUP,
         kind: MEMBER_CLUSTER,
@@ -60,6 +62,68 @@ const WELL_KNOWN: [WellKnown; 8] = [
         api_version: "placement.kubernetes-fleet.io/v1",
         namespaced: true,
         names: &["resourceplacement", "resourceplacements", "rp"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterSchedulingPolicySnapshot",
+        api_version: "placement.kubernetes-fleet.io/v1",
+        namespaced: false,
+        names: &[
+            "clusterschedulingpolicysnapshot",
+            "clusterschedulingpolicysnapshots",
+            "csps",
+        ],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "SchedulingPolicySnapshot",
+        api_version: "placement.kubernetes-fleet.io/v1",
+        namespaced: true,
+        names: &[
+            "schedulingpolicysnapshot",
+            "schedulingpolicysnapshots",
+            "sps",
+        ],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterResourceSnapshot",
+        api_version: "placement.kubernetes-fleet.io/v1",
+        namespaced: false,
+        names: &["clusterresourcesnapshot", "clusterresourcesnapshots", "crs"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ResourceSnapshot",
+        api_version: "placement.kubernetes-fleet.io/v1",
+        namespaced: true,
+        // `rs` yields to a stored ReplicaSet (see `YIELDING_SHORT_NAMES`).
+        names: &["resourcesnapshot", "resourcesnapshots", "rs"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterResourceBinding",
+        api_version: "placement.kubernetes-fleet.io/v1",
+        namespaced: false,
+        names: &["clusterresourcebinding", "clusterresourcebindings", "crb"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ResourceBinding",
+        api_version: "placement.kubernetes-fleet.io/v1",
+        namespaced: true,
+        names: &["resourcebinding", "resourcebindings", "rb"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterResourcePlacementStatus",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: true,
+        names: &[
+            "clusterresourceplacementstatus",
+            "clusterresourceplacementstatuses",
+            "crps",
+        ],
     },
     WellKnown {
         group: "",
@@ -98,6 +162,11 @@ const WELL_KNOWN: [WellKnown; 8] = [
     },
 ];
 
+/// Short names two kinds claim: kubectl resolves `rs` to `apps/ReplicaSet` before KubeFleet's
+/// `ResourceSnapshot` (built-in groups come first), so while a ReplicaSet is stored `rs` means
+/// that; otherwise it means `ResourceSnapshot`, the only kind flotilla itself knows by it.
+const YIELDING_SHORT_NAMES: [(&str, &str, &str); 1] = [("rs", "apps", "ReplicaSet")];
+
 /// Resolves a kubectl-style resource name to a kind; `None` if nothing by that name is known.
 #[must_use]
 pub fn resolve_kind(state: &State, text: &str) -> Option<KindInfo> {
@@ -110,6 +179,15 @@ pub fn resolve_kind(state: &State, text: &str) -> Option<KindInfo> {
         return None;
     }
     let group_matches = |group: &str| qualifier.is_none_or(|q| qualifies(q, group));
+    let yielded = YIELDING_SHORT_NAMES
+        .iter()
+        .filter(|(short, group, _)| *short == name && group_matches(group))
+        .find_map(|(_, group, kind)| {
+            stored_kind(state, |key| key.group == *group && key.kind == *kind)
+        });
+    if yielded.is_some() {
+        return yielded;
+    }
     let well_known = WELL_KNOWN
         .iter()
         .find(|known| group_matches(known.group) && known.names.contains(&name));
@@ -121,11 +199,18 @@ pub fn resolve_kind(state: &State, text: &str) -> Option<KindInfo> {
             namespaced: known.namespaced,
         });
     }
-    // Keys are ordered by group then kind, so the first object of a kind stands for it.
+    stored_kind(state, |key| {
+        group_matches(&key.group) && kind_names_match(&key.kind, name)
+    })
+}
+
+/// The kind of the first stored hub resource whose key passes `wanted`. Keys are ordered by
+/// group then kind, so the first object of a kind stands for it.
+fn stored_kind(state: &State, wanted: impl Fn(&ObjectKey) -> bool) -> Option<KindInfo> {
     state
         .resources
         .iter()
-        .find(|(key, _)| group_matches(&key.group) && kind_names_match(&key.kind, name))
+        .find(|(key, _)| wanted(key))
         .map(|(key, resource)| KindInfo {
             group: key.group.clone(),
             kind: key.kind.clone(),

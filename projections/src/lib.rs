@@ -8,7 +8,10 @@
 //! - Objects ([`render_object`], [`render_all`], [`list`]) look like `kubectl get -o json`:
 //!   `apiVersion`, `kind`, `metadata` (with `uid`, string `resourceVersion`, `generation`,
 //!   `creationTimestamp`), `spec` with KubeFleet's defaults filled in, and a `status` shaped like
-//!   KubeFleet's; keys sorted, `null` fields and empty labels/annotations left out.
+//!   KubeFleet's; keys sorted, `null` fields and empty labels/annotations left out. The objects
+//!   KubeFleet derives from placements (scheduling policy snapshots, resource snapshots,
+//!   bindings, `ClusterResourcePlacementStatus`) are rendered too, with uids derived from their
+//!   placement's so that replays agree.
 //! - Text views follow kubectl: [`table`] is `kubectl get` (KubeFleet's printer columns),
 //!   [`describe`] is `kubectl describe`, and the timeline ([`event_line`], [`decision_line`])
 //!   gives one line per event and per decision.
@@ -16,12 +19,16 @@
 //! [`State`]: flotilla_core::State
 
 mod age;
+mod binding;
+mod derived;
 mod describe;
 mod json;
 mod kinds;
 mod member_cluster;
 mod objects;
 mod placement;
+mod placement_status;
+mod snapshots;
 mod table;
 mod tabwriter;
 mod timeline;

@@ -2,7 +2,9 @@
 //! kind's own fields, every object's keys sorted.
 //!
 //! Guarantees: rendering is a pure function of the state (event time only, no clock), and
-//! [`render_all`] and [`list`] return objects in a fixed, documented order.
+//! [`render_all`] and [`list`] return objects in a fixed, documented order. Besides what was
+//! applied, the objects KubeFleet derives from placements (policy and resource snapshots,
+//! bindings, the status mirror) are rendered from the placement that owns them.
 
 use flotilla_core::State;
 use flotilla_core::model::{
@@ -12,6 +14,7 @@ use flotilla_core::model::{
 use flotilla_core::state::Resource;
 use serde_json::Value;
 
+use crate::derived::{self, DerivedKind};
 use crate::json;
 use crate::kinds::KindInfo;
 use crate::{member_cluster, placement};
@@ -19,7 +22,7 @@ use crate::{member_cluster, placement};
 /// The object stored under `key`, rendered in KubeFleet's shape; `None` if there is none.
 ///
 /// A `MemberCluster` is looked up by name (its key's namespace must be empty); the placement
-/// kinds and every other kind by their full key.
+/// kinds, the kinds derived from placements and every other kind by their full key.
 #[must_use]
 pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
     let object = if is_member_cluster(key) {
@@ -29,30 +32,48 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         member_cluster::render(state, &key.name)?
     } else if is_placement(key) {
         placement::render(key, state.placements.get(key)?)
+    } else if DerivedKind::parse(&key.group, &key.kind).is_some() {
+        derived::render(state, &derived::find(state, key)?)
     } else {
         render_resource(key, state.resources.get(key)?)
     };
     Some(json::canonical(object))
 }
 
-/// Every object in the hub: `MemberCluster`s by name, then hub resources, then placements, the
-/// last two in key order (group, kind, namespace, name).
+/// Every object in the hub: `MemberCluster`s by name, then hub resources in key order (group,
+/// kind, namespace, name), then placements in key order, each followed by what it derives: its
+/// scheduling policy snapshots (oldest first), its resource snapshots (oldest first, each master
+/// before its sub-snapshots), its bindings (by cluster name), then its
+/// `ClusterResourcePlacementStatus` when it has one.
 #[must_use]
 pub fn render_all(state: &State) -> Vec<Value> {
     let members = state.members.keys().map(|name| member_key(name));
     let resources = state.resources.keys().cloned();
-    let placements = state.placements.keys().cloned();
-    members
+    let mut objects: Vec<Value> = members
         .chain(resources)
-        .chain(placements)
         .filter_map(|key| render_object(state, &key))
-        .collect()
+        .collect();
+    for (key, stored) in &state.placements {
+        objects.push(json::canonical(placement::render(key, stored)));
+        objects.extend(
+            derived::derived_of(key, stored)
+                .iter()
+                .map(|object| json::canonical(derived::render(state, object))),
+        );
+    }
+    objects
 }
 
 /// Every object of one kind, in key order. `namespace` filters namespaced kinds (`None` means
 /// all namespaces); it is ignored for cluster-scoped kinds, as kubectl ignores `-n` for them.
 #[must_use]
 pub fn list(state: &State, kind: &KindInfo, namespace: Option<&str>) -> Vec<Value> {
+    if let Some((derived_kind, cluster_owned)) = DerivedKind::parse(&kind.group, &kind.kind) {
+        return derived::all_of_kind(state, derived_kind, cluster_owned, namespace)
+            .iter()
+            .map(|object| json::canonical(derived::render(state, object)))
+            .collect();
+    }
     keys_of(state, kind, namespace)
         .iter()
         .filter_map(|key| render_object(state, key))

@@ -10,14 +10,15 @@
 //! `maxSkew: 1` / `DoNotSchedule` on spread constraints and `operator: Equal` on tolerations.
 //! Defaults that only newer CRD schemas add (`selectionScope`, `statusReportingScope`) are shown
 //! only when written, since whether KubeFleet shows them depends on its version.
+//!
+//! The status is rendered by the `placement_status` module.
 
-use flotilla_core::model::placement::StrategyType;
+use flotilla_core::model::placement::{PlacementPolicy, StrategyType};
 use flotilla_core::model::{ObjectKey, PlacementSpec};
 use flotilla_core::state::Placement;
 use serde_json::Value;
 
-use crate::json;
-use crate::objects;
+use crate::{json, objects, placement_status};
 
 /// One stored placement as a whole object.
 pub(crate) fn render(key: &ObjectKey, placement: &Placement) -> Value {
@@ -29,11 +30,15 @@ pub(crate) fn render(key: &ObjectKey, placement: &Placement) -> Value {
         ("kind", Value::from(key.kind.as_str())),
         ("metadata", objects::metadata(key, &placement.meta)),
         ("spec", spec(&placement.spec)),
-        // Scheduling and rollout status (conditions, per-cluster placement statuses, selected
-        // resources) arrive with the scheduler and rollout work; until then the status is empty
-        // rather than invented.
-        ("status", json::empty_object()),
+        ("status", placement_status::status(placement)),
     ])
+}
+
+/// A placement policy as the spec shows it (also a policy snapshot's `spec.policy`).
+pub(crate) fn policy(policy: &PlacementPolicy) -> Value {
+    let mut value = json::omit_empty(serde_json::to_value(policy).unwrap_or(Value::Null));
+    tidy_tolerations(&mut value);
+    value
 }
 
 /// The spec with KubeFleet's webhook defaults, as `kubectl get -o json` would show it.

@@ -9,7 +9,10 @@
 //!   AVAILABLE, AVAILABLE-GEN, AGE; wide adds TYPE, WORK-SYNCHRONIZED and
 //!   WORK-SYNCHRONIZED-GEN in KubeFleet's positions. Condition cells stay empty until the
 //!   condition exists.
-//! - Any other kind: NAME, AGE.
+//! - Scheduling policy snapshots and resource snapshots: NAME, GEN, AGE (KubeFleet's columns).
+//! - Bindings: NAME, STATE, TARGET-CLUSTER, AGE (KubeFleet shows WORKSYNCHRONIZED and
+//!   RESOURCESAPPLIED instead; those conditions arrive with the rollout).
+//! - Any other kind (the status mirror included): NAME, AGE.
 //!
 //! Namespaced kinds listed across all namespaces (`namespace` is `None`) get a leading NAMESPACE
 //! column, as `kubectl get -A` does. Ages and "last seen" times are measured against the state's
@@ -23,6 +26,7 @@ use flotilla_core::model::{
 use serde_json::Value;
 
 use crate::age::age;
+use crate::derived::DerivedKind;
 use crate::json::{at, scalar_text};
 use crate::kinds::KindInfo;
 use crate::objects;
@@ -108,17 +112,61 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
     } else if kind.group == PLACEMENT_GROUP && kind.kind == RESOURCE_PLACEMENT {
         placement_columns(wide, &PlacementConditions::NAMESPACED)
     } else {
-        vec![
-            Column {
-                header: "NAME",
-                cell: name_cell,
-            },
-            Column {
-                header: "AGE",
-                cell: age_cell,
-            },
-        ]
+        match DerivedKind::parse(&kind.group, &kind.kind) {
+            Some((DerivedKind::PolicySnapshot | DerivedKind::ResourceSnapshot, _)) => {
+                snapshot_columns()
+            }
+            Some((DerivedKind::Binding, _)) => binding_columns(),
+            Some((DerivedKind::PlacementStatus, _)) | None => vec![
+                Column {
+                    header: "NAME",
+                    cell: name_cell,
+                },
+                Column {
+                    header: "AGE",
+                    cell: age_cell,
+                },
+            ],
+        }
     }
+}
+
+fn snapshot_columns() -> Vec<Column> {
+    vec![
+        Column {
+            header: "NAME",
+            cell: name_cell,
+        },
+        Column {
+            header: "GEN",
+            cell: |object, _| scalar_text(at(object, &["metadata", "generation"])),
+        },
+        Column {
+            header: "AGE",
+            cell: age_cell,
+        },
+    ]
+}
+
+fn binding_columns() -> Vec<Column> {
+    vec![
+        Column {
+            header: "NAME",
+            cell: name_cell,
+        },
+        Column {
+            header: "STATE",
+            cell: |object, _| scalar_text(at(object, &["spec", "state"])),
+        },
+        Column {
+            header: "TARGET-CLUSTER",
+            cell: |object, _| scalar_text(at(object, &["spec", "targetCluster"])),
+        },
+        Column {
+            header: "AGE",
+            cell: age_cell,
+        },
+    ]
 }
 
 fn member_cluster_columns(wide: bool) -> Vec<Column> {

@@ -66,18 +66,34 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         Decision::PolicySnapshotTaken { placement, index } => {
             format!("{placement}: scheduling policy snapshot {index} taken")
         }
-        Decision::ResourceSnapshotTaken { placement, index, resource_hash } => {
+        Decision::ResourceSnapshotTaken {
+            placement,
+            index,
+            resource_hash,
+        } => {
             let short = resource_hash.get(..12).unwrap_or(resource_hash);
             format!("{placement}: resource snapshot {index} taken (hash {short})")
         }
         Decision::ClusterScheduled { placement, cluster } => {
             format!("{placement}: cluster {cluster} scheduled")
         }
-        Decision::ClusterUnscheduled { placement, cluster, reason } => {
+        Decision::ClusterUnscheduled {
+            placement,
+            cluster,
+            reason,
+        } => {
             format!("{placement}: cluster {cluster} unscheduled ({reason})")
         }
-        Decision::SchedulingChanged { placement, fulfilled, message } => {
-            let verdict = if *fulfilled { "fulfilled" } else { "unfulfilled" };
+        Decision::SchedulingChanged {
+            placement,
+            fulfilled,
+            message,
+        } => {
+            let verdict = if *fulfilled {
+                "fulfilled"
+            } else {
+                "unfulfilled"
+            };
             format!("{placement}: scheduling policy {verdict}: {message}")
         }
     };

@@ -103,11 +103,12 @@ fn refresh_policy_snapshot(
     if let Some(latest) = placement.policy_snapshots.last_mut()
         && latest.policy_hash == hash
     {
+        // Every generation is recorded on the latest snapshot, as KubeFleet does.
+        latest.placement_generation = generation;
         if latest.number_of_clusters == policy.number_of_clusters {
             return false;
         }
         latest.number_of_clusters = policy.number_of_clusters;
-        latest.placement_generation = generation;
         return true;
     }
     let index = placement.policy_snapshots.last().map_or(0, |p| p.index + 1);

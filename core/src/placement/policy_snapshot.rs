@@ -37,15 +37,64 @@ pub struct PolicySnapshot {
     pub observed_placement_generation: u64,
 }
 
-/// The policy hash KubeFleet writes: SHA-256 of the policy (without `numberOfClusters`) as hex,
-/// then base64.
+/// The policy hash KubeFleet writes: SHA-256 of the policy (without `numberOfClusters`) as Go
+/// marshals it, as hex, then base64. Go writes struct fields in declaration order and leaves
+/// empty ones out (`omitempty`); the top level follows that exactly (the seed's
+/// `{"placementType":"PickN"}` hashes to its sample), nested objects are written with their
+/// keys in order.
 #[must_use]
 pub fn policy_hash(policy: &PlacementPolicy) -> String {
     let mut hashed = policy.clone();
     hashed.number_of_clusters = None;
-    let text = serde_json::to_string(&hashed).unwrap_or_default();
+    let text = go_json(&hashed);
     let hex = hex::encode(Sha256::digest(text.as_bytes()));
     base64(hex.as_bytes())
+}
+
+/// `PlacementPolicy` as Go's `encoding/json` with `omitempty` writes it.
+fn go_json(policy: &PlacementPolicy) -> String {
+    let value = serde_json::to_value(policy).unwrap_or_default();
+    let mut fields = Vec::new();
+    for key in [
+        "placementType",
+        "clusterNames",
+        "numberOfClusters",
+        "affinity",
+        "topologySpreadConstraints",
+        "tolerations",
+    ] {
+        let Some(field) = value.get(key).map(prune_empty).filter(|v| !is_empty(v)) else {
+            continue;
+        };
+        fields.push(format!("{}:{field}", serde_json::Value::from(key)));
+    }
+    format!("{{{}}}", fields.join(","))
+}
+
+fn is_empty(value: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+fn prune_empty(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), prune_empty(v)))
+                .filter(|(_, v)| !is_empty(v))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(prune_empty).collect()),
+        other => other.clone(),
+    }
 }
 
 /// Standard base64 with padding (RFC 4648 §4).
@@ -81,6 +130,19 @@ mod tests {
         assert_eq!(base64(b"fo"), "Zm8=");
         assert_eq!(base64(b"foo"), "Zm9v");
         assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn the_seeds_pick_n_sample_hash_is_reproduced() {
+        let policy = PlacementPolicy {
+            placement_type: crate::model::placement::PlacementType::PickN,
+            number_of_clusters: Some(2),
+            ..PlacementPolicy::default()
+        };
+        assert_eq!(
+            policy_hash(&policy),
+            "NDc5ZjQwNWViNzgwOGNmYzU4MzY2YjI2NDg2ODBhM2E4MTVlZjkxNGZlNjc1NmFlOGRmMGQ2Zjc0ODg1NDE2YQ=="
+        );
     }
 
     #[test]

@@ -56,6 +56,14 @@ pub const MESSAGE_FULFILLED: &str =
 pub const MESSAGE_UNFULFILLED: &str =
     "could not find all clusters needed as specified by the scheduling policy";
 
+/// PickN candidates that share one combination of topology domains, best first.
+struct Group {
+    domains: Vec<Option<usize>>,
+    members: Vec<usize>,
+    next: usize,
+    spread: Spread,
+}
+
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
     members: &'a BTreeMap<String, Member>,
@@ -167,11 +175,12 @@ impl Cycle<'_> {
 
     /// Binds `cluster` under the current policy: re-points an obsolete binding (keeping its
     /// state), restores an unscheduled one to its previous state, or creates a Scheduled one.
+    /// PickAll and PickN decisions carry scores (zero for PickAll); PickFixed ones do not.
     fn bind(&mut self, cluster: &str, score: Option<ClusterScore>) {
         let decision = ClusterDecision {
             cluster: cluster.to_owned(),
             selected: true,
-            score: Some(score.unwrap_or_default()),
+            score,
             reason: REASON_PICKED.to_owned(),
         };
         let policy_index = self.policy_index;
@@ -248,7 +257,7 @@ impl Cycle<'_> {
                 continue;
             }
             match filter::filter(member, &self.policy, self.now) {
-                None => self.bind(name, None),
+                None => self.bind(name, Some(ClusterScore::default())),
                 Some(reason) => {
                     if binding.is_some_and(|b| self.is_obsolete(b)) {
                         self.unschedule(name, &reason);
@@ -376,78 +385,154 @@ impl Cycle<'_> {
             }
         }
         let affinity = score::affinity_scores(&candidates, &self.policy);
-        let bound = |cycle: &Self| -> Vec<&Member> {
-            cycle
-                .placement
-                .bindings
-                .values()
-                .filter(|b| cycle.is_current(b))
-                .filter_map(|b| members.get(&b.cluster))
-                .collect()
-        };
+        let bonus: Vec<i32> = names
+            .iter()
+            .map(|name| {
+                i32::from(
+                    self.placement
+                        .bindings
+                        .get(*name)
+                        .is_some_and(|b| self.is_obsolete(b)),
+                )
+            })
+            .collect();
+        let bound: Vec<&Member> = self
+            .placement
+            .bindings
+            .values()
+            .filter(|b| self.is_current(b))
+            .filter_map(|b| members.get(&b.cluster))
+            .collect();
         let mut counts: Vec<DomainCounts> = constraints
             .iter()
-            .map(|c| DomainCounts::new(members.values(), &c.topology_key, bound(self).into_iter()))
+            .map(|c| DomainCounts::new(members.values(), &c.topology_key, bound.iter().copied()))
             .collect();
-        let mut picked = vec![false; candidates.len()];
+        // Every cluster in one combination of domains has the same topology spread score, so
+        // within a group the order is fixed: affinity, bonus, then the larger name. A pick
+        // then compares group heads, not every cluster.
+        let mut grouped: BTreeMap<Vec<Option<usize>>, Vec<usize>> = BTreeMap::new();
+        for (i, member) in candidates.iter().enumerate() {
+            let key = constraints
+                .iter()
+                .zip(&counts)
+                .map(|(c, d)| d.domain_of(member, &c.topology_key))
+                .collect();
+            grouped.entry(key).or_default().push(i);
+        }
+        let mut groups: Vec<Group> = grouped
+            .into_iter()
+            .map(|(domains, mut members)| {
+                members.sort_by(|&a, &b| {
+                    (affinity[b], bonus[b])
+                        .cmp(&(affinity[a], bonus[a]))
+                        .then(names[b].cmp(names[a]))
+                });
+                Group {
+                    domains,
+                    members,
+                    next: 0,
+                    spread: Spread::Score(0),
+                }
+            })
+            .collect();
+        let better = |a: &(ClusterScore, i32, usize), b: &(ClusterScore, i32, usize)| {
+            (b.0.topology_spread, b.0.affinity, b.1)
+                .cmp(&(a.0.topology_spread, a.0.affinity, a.1))
+                .then(names[b.2].cmp(names[a.2]))
+        };
+        let batch = if constraints.is_empty() { missing } else { 1 };
         let mut remaining = missing;
         while remaining > 0 {
-            let batch = if constraints.is_empty() { remaining } else { 1 };
-            let mut scored: Vec<(ClusterScore, i32, usize)> = Vec::new();
-            for (i, member) in candidates.iter().enumerate() {
-                if picked[i] {
-                    continue;
-                }
-                match score::spread(member, &constraints, &counts) {
-                    Spread::Violates(reason) => {
-                        self.rejected.insert(names[i].clone(), reason);
-                    }
-                    Spread::Score(topology_spread) => {
-                        let bonus = i32::from(
-                            self.placement
-                                .bindings
-                                .get(names[i])
-                                .is_some_and(|b| self.is_obsolete(b)),
-                        );
-                        let score = ClusterScore {
-                            affinity: affinity[i],
-                            topology_spread,
-                        };
-                        scored.push((score, bonus, i));
-                    }
-                }
+            for group in &mut groups {
+                group.spread = score::spread(&group.domains, &constraints, &counts);
             }
-            if scored.is_empty() {
+            let head = |group: &Group| -> Option<(ClusterScore, i32, usize)> {
+                let Spread::Score(topology_spread) = group.spread else {
+                    return None;
+                };
+                let i = *group.members.get(group.next)?;
+                Some((
+                    ClusterScore {
+                        affinity: affinity[i],
+                        topology_spread,
+                    },
+                    bonus[i],
+                    i,
+                ))
+            };
+            let mut picked_now = 0;
+            while picked_now < batch {
+                let best = groups
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(g, group)| head(group).map(|h| (h, g)))
+                    .min_by(|a, b| better(&a.0, &b.0));
+                let Some(((score, _, i), g)) = best else {
+                    break;
+                };
+                groups[g].next += 1;
+                self.bind(names[i], Some(score));
+                for (counts, domain) in counts.iter_mut().zip(&groups[g].domains) {
+                    if let Some(domain) = domain {
+                        counts.add(*domain);
+                    }
+                }
+                picked_now += 1;
+            }
+            remaining -= picked_now;
+            // The runners-up of this round, best first (the last round's stand).
+            let mut runners: Vec<(ClusterScore, i32, usize)> = groups
+                .iter()
+                .flat_map(|group| {
+                    let Spread::Score(topology_spread) = group.spread else {
+                        return Vec::new();
+                    };
+                    group.members[group.next.min(group.members.len())..]
+                        .iter()
+                        .take(NOT_SELECTED_DECISIONS_MAX)
+                        .map(|&i| {
+                            (
+                                ClusterScore {
+                                    affinity: affinity[i],
+                                    topology_spread,
+                                },
+                                bonus[i],
+                                i,
+                            )
+                        })
+                        .collect()
+                })
+                .collect();
+            runners.sort_by(better);
+            self.not_picked = runners
+                .into_iter()
+                .take(NOT_SELECTED_DECISIONS_MAX)
+                .map(|(score, _, i)| ClusterDecision {
+                    cluster: names[i].clone(),
+                    selected: false,
+                    score: Some(score),
+                    reason: REASON_NOT_PICKED.to_owned(),
+                })
+                .collect();
+            if picked_now < batch {
                 break;
             }
-            let last_round = scored.len() <= batch || remaining <= batch;
-            scored.sort_by(|a, b| {
-                (b.0.topology_spread, b.0.affinity, b.1)
-                    .cmp(&(a.0.topology_spread, a.0.affinity, a.1))
-                    .then(names[b.2].cmp(names[a.2]))
-            });
-            if last_round || constraints.is_empty() {
-                self.not_picked = scored
-                    .iter()
-                    .skip(batch)
-                    .map(|(score, _, i)| ClusterDecision {
-                        cluster: names[*i].clone(),
-                        selected: false,
-                        score: Some(*score),
-                        reason: REASON_NOT_PICKED.to_owned(),
-                    })
-                    .collect();
-            }
-            for (score, _, i) in scored.into_iter().take(batch) {
-                picked[i] = true;
-                self.rejected.remove(names[i]);
-                self.bind(names[i], Some(score));
-                for (constraint, counts) in constraints.iter().zip(counts.iter_mut()) {
-                    if let Some(domain) = candidates[i].meta.labels.get(&constraint.topology_key) {
-                        counts.add(domain);
-                    }
-                }
-                remaining -= 1;
+        }
+        for group in &groups {
+            let Spread::Violates(position) = group.spread else {
+                continue;
+            };
+            let constraint = &constraints[position];
+            for &i in &group.members[group.next.min(group.members.len())..] {
+                self.rejected.insert(
+                    names[i].clone(),
+                    format!(
+                        "{}violated topology spread constraint {:?} (max skew {})",
+                        filter::UNSCHEDULABLE,
+                        constraint.topology_key,
+                        constraint.max_skew
+                    ),
+                );
             }
         }
         let obsolete: Vec<String> = self

@@ -86,9 +86,15 @@ pub fn affinity_scores(candidates: &[&Member], policy: &PlacementPolicy) -> Vec<
 }
 
 /// Bindings per topology domain for one constraint, over all clusters carrying the key.
+/// Domains are numbered once (in name order) and the smallest, second smallest and largest
+/// counts are kept up to date, so that scoring a cluster is a few array reads.
 #[derive(Debug, Clone, Default)]
 pub struct DomainCounts {
-    counts: BTreeMap<String, i64>,
+    index: BTreeMap<String, usize>,
+    counts: Vec<i64>,
+    smallest: i64,
+    second: i64,
+    largest: i64,
 }
 
 impl DomainCounts {
@@ -99,81 +105,105 @@ impl DomainCounts {
         key: &str,
         bound_clusters: impl Iterator<Item = &'a Member>,
     ) -> Self {
-        let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
         for member in members {
             if let Some(domain) = member.meta.labels.get(key) {
-                counts.entry(domain.clone()).or_insert(0);
+                let next = index.len();
+                index.entry(domain.clone()).or_insert(next);
             }
         }
+        let mut domains = Self {
+            counts: vec![0; index.len()],
+            index,
+            ..Self::default()
+        };
         for member in bound_clusters {
-            if let Some(domain) = member.meta.labels.get(key) {
-                *counts.entry(domain.clone()).or_insert(0) += 1;
+            if let Some(domain) = member
+                .meta
+                .labels
+                .get(key)
+                .and_then(|d| domains.index.get(d))
+            {
+                domains.counts[*domain] += 1;
             }
         }
-        Self { counts }
+        domains.summarize();
+        domains
+    }
+
+    /// The number of a member's domain, if it carries the key.
+    #[must_use]
+    pub fn domain_of(&self, member: &Member, key: &str) -> Option<usize> {
+        member
+            .meta
+            .labels
+            .get(key)
+            .and_then(|d| self.index.get(d))
+            .copied()
+    }
+
+    fn summarize(&mut self) {
+        let mut sorted = self.counts.clone();
+        sorted.sort_unstable();
+        self.smallest = sorted.first().copied().unwrap_or(0);
+        self.second = sorted.get(1).copied().unwrap_or(self.smallest);
+        self.largest = sorted.last().copied().unwrap_or(0);
     }
 
     /// Records one more binding in `domain`.
-    pub fn add(&mut self, domain: &str) {
-        *self.counts.entry(domain.to_owned()).or_insert(0) += 1;
+    pub fn add(&mut self, domain: usize) {
+        if let Some(count) = self.counts.get_mut(domain) {
+            *count += 1;
+            self.summarize();
+        }
     }
 
     /// The skew change of placing one more in `domain` and the current skew.
-    fn change(&self, domain: &str) -> (i64, i64) {
-        let mut sorted: Vec<i64> = self.counts.values().copied().collect();
-        sorted.sort_unstable();
-        let (Some(&smallest), Some(&largest)) = (sorted.first(), sorted.last()) else {
+    fn change(&self, domain: usize) -> (i64, i64) {
+        let Some(&count) = self.counts.get(domain) else {
             return (0, 0);
         };
-        let second = sorted.get(1).copied().unwrap_or(smallest);
-        let count = self.counts.get(domain).copied().unwrap_or(0);
-        let change = if smallest == largest {
+        let change = if self.smallest == self.largest {
             1
-        } else if count == smallest && smallest != second {
+        } else if count == self.smallest && self.smallest != self.second {
             -1
-        } else if count == largest {
+        } else if count == self.largest {
             1
         } else {
             0
         };
-        (change, largest - smallest)
+        (change, self.largest - self.smallest)
     }
 }
 
 /// The outcome of the topology spread plugin for one cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spread {
-    /// Filtered out by a DoNotSchedule constraint.
-    Violates(String),
+    /// Filtered out by the DoNotSchedule constraint at this position.
+    Violates(usize),
     /// Its topology spread score.
     Score(i32),
 }
 
-/// Evaluates every constraint for one cluster against the current counts.
+/// Evaluates every constraint for a cluster in `domains` (one per constraint; `None` when the
+/// cluster lacks the key, which scores 0) against the current counts.
 #[must_use]
 pub fn spread(
-    member: &Member,
+    domains: &[Option<usize>],
     constraints: &[TopologySpreadConstraint],
     counts: &[DomainCounts],
 ) -> Spread {
     let mut score = 0_i64;
-    for (constraint, counts) in constraints.iter().zip(counts) {
-        let Some(domain) = member.meta.labels.get(&constraint.topology_key) else {
-            continue;
-        };
-        let (change, skew) = counts.change(domain);
+    for (position, ((constraint, counts), domain)) in
+        constraints.iter().zip(counts).zip(domains).enumerate()
+    {
+        let Some(domain) = domain else { continue };
+        let (change, skew) = counts.change(*domain);
         let violates = skew + change > i64::from(constraint.max_skew);
         match (violates, constraint.when_unsatisfiable) {
-            (true, WhenUnsatisfiable::DoNotSchedule) => {
-                return Spread::Violates(format!(
-                    "{}violated topology spread constraint {:?} (max skew {})",
-                    super::filter::UNSCHEDULABLE,
-                    constraint.topology_key,
-                    constraint.max_skew
-                ));
-            }
+            (true, WhenUnsatisfiable::DoNotSchedule) => return Spread::Violates(position),
             (true, WhenUnsatisfiable::ScheduleAnyway) => {
-                score -= i64::from(SCHEDULE_ANYWAY_PENALTY)
+                score -= i64::from(SCHEDULE_ANYWAY_PENALTY);
             }
             (false, _) => score -= change,
         }

@@ -10,7 +10,33 @@ use crate::describe;
 #[test]
 fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     let mut hub = Hub::new();
-    // The spec of seed 002's `kubectl describe crp` sample.
+    // The fleet of seed 002's `kubectl describe crp` sample: three joined clusters, the
+    // namespace `application-1` with a ConfigMap, everything at the sample's time.
+    for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {
+        hub.apply(
+            0,
+            &json!({
+                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+                "kind": "MemberCluster",
+                "metadata": {"name": name},
+                "spec": {}
+            }),
+        );
+        hub.heartbeat(0, sample_heartbeat(name));
+    }
+    hub.apply(
+        0,
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "application-1"}}),
+    );
+    hub.apply(
+        0,
+        &json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "app-config-1", "namespace": "application-1"},
+            "data": {"a": "b"}
+        }),
+    );
+    // The spec of the sample.
     hub.apply(
         0,
         &json!({
@@ -49,8 +75,8 @@ Kind:         ClusterResourcePlacement
 Metadata:
   Creation Timestamp:  2024-04-29T09:58:20Z
   Generation:          1
-  Resource Version:    1
-  UID:                 00000000-0000-0000-0000-000000000001
+  Resource Version:    6
+  UID:                 00000000-0000-0000-0000-000000000009
 Spec:
   Policy:
     Placement Type:  PickAll
@@ -74,6 +100,47 @@ Spec:
       Unavailable Period Seconds:  2
     Type:                          RollingUpdate
 Status:
+  Conditions:
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                found all the clusters needed as specified by the scheduling policy
+    Observed Generation:    1
+    Reason:                 SchedulingPolicyFulfilled
+    Status:                 True
+    Type:                   ClusterResourcePlacementScheduled
+  Observed Resource Index:  0
+  Placement Statuses:
+    Cluster Name:  kind-cluster-1
+    Conditions:
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Successfully scheduled resources for placement in kind-cluster-1 (affinity score: 0, topology spread score: 0): picked by scheduling policy
+      Observed Generation:   1
+      Reason:                Scheduled
+      Status:                True
+      Type:                  Scheduled
+    Cluster Name:            kind-cluster-2
+    Conditions:
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Successfully scheduled resources for placement in kind-cluster-2 (affinity score: 0, topology spread score: 0): picked by scheduling policy
+      Observed Generation:   1
+      Reason:                Scheduled
+      Status:                True
+      Type:                  Scheduled
+    Cluster Name:            kind-cluster-3
+    Conditions:
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Successfully scheduled resources for placement in kind-cluster-3 (affinity score: 0, topology spread score: 0): picked by scheduling policy
+      Observed Generation:   1
+      Reason:                Scheduled
+      Status:                True
+      Type:                  Scheduled
+  Selected Resources:
+    Kind:       Namespace
+    Name:       application-1
+    Version:    v1
+    Kind:       ConfigMap
+    Name:       app-config-1
+    Namespace:  application-1
+    Version:    v1
 ";
     assert_eq!(describe(&hub.state, &key).expect("stored"), expected);
 }

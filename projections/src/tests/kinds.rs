@@ -132,3 +132,86 @@ fn stored_kinds_resolve_by_kind_or_plural() {
     assert_eq!(resolve_kind(state, ""), None);
     assert_eq!(resolve_kind(state, ".apps"), None);
 }
+
+#[test]
+fn kinds_derived_from_placements_resolve_by_kubefleets_names() {
+    let hub = Hub::new();
+    let state = &hub.state;
+    let placement = |kind: &str, namespaced: bool| {
+        info(
+            "placement.kubernetes-fleet.io",
+            kind,
+            "placement.kubernetes-fleet.io/v1",
+            namespaced,
+        )
+    };
+    let cases = [
+        ("csps", "ClusterSchedulingPolicySnapshot", false),
+        (
+            "clusterschedulingpolicysnapshots",
+            "ClusterSchedulingPolicySnapshot",
+            false,
+        ),
+        ("sps", "SchedulingPolicySnapshot", true),
+        ("SchedulingPolicySnapshot", "SchedulingPolicySnapshot", true),
+        ("crs", "ClusterResourceSnapshot", false),
+        ("clusterresourcesnapshot", "ClusterResourceSnapshot", false),
+        ("rs", "ResourceSnapshot", true),
+        ("resourcesnapshots", "ResourceSnapshot", true),
+        ("crb", "ClusterResourceBinding", false),
+        ("ClusterResourceBindings", "ClusterResourceBinding", false),
+        ("rb", "ResourceBinding", true),
+        ("resourcebinding", "ResourceBinding", true),
+    ];
+    for (name, kind, namespaced) in cases {
+        assert_eq!(
+            resolve_kind(state, name),
+            placement(kind, namespaced),
+            "{name}"
+        );
+    }
+    let mirror = info(
+        "placement.kubernetes-fleet.io",
+        "ClusterResourcePlacementStatus",
+        "placement.kubernetes-fleet.io/v1beta1",
+        true,
+    );
+    for name in [
+        "crps",
+        "clusterresourceplacementstatuses",
+        "ClusterResourcePlacementStatus",
+    ] {
+        assert_eq!(resolve_kind(state, name), mirror, "{name}");
+    }
+    assert!(resolve_kind(state, "crb.placement.kubernetes-fleet.io").is_some());
+    assert_eq!(resolve_kind(state, "crb.apps"), None);
+}
+
+#[test]
+fn rs_means_replica_sets_while_one_is_stored() {
+    let mut hub = Hub::new();
+    assert_eq!(
+        resolve_kind(&hub.state, "rs").map(|kind| kind.kind),
+        Some("ResourceSnapshot".to_owned())
+    );
+    hub.apply(
+        0,
+        &json!({
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": {"name": "web", "namespace": "test"},
+            "spec": {}
+        }),
+    );
+    let replica_sets = info("apps", "ReplicaSet", "apps/v1", true);
+    assert_eq!(resolve_kind(&hub.state, "rs"), replica_sets);
+    assert_eq!(resolve_kind(&hub.state, "rs.apps"), replica_sets);
+    assert_eq!(
+        resolve_kind(&hub.state, "rs.placement.kubernetes-fleet.io").map(|kind| kind.kind),
+        Some("ResourceSnapshot".to_owned())
+    );
+    assert_eq!(
+        resolve_kind(&hub.state, "resourcesnapshots").map(|kind| kind.kind),
+        Some("ResourceSnapshot".to_owned())
+    );
+}

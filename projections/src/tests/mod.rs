@@ -82,15 +82,33 @@ pub(crate) fn sample_heartbeat(cluster: &str) -> Heartbeat {
     }
 }
 
+/// Applies a `MemberCluster` with `labels` at `seconds` and joins it with a heartbeat one second
+/// later (two events).
+pub(crate) fn join(hub: &mut Hub, seconds: i64, name: &str, labels: &Value) {
+    hub.apply(
+        seconds,
+        &serde_json::json!({
+            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+            "kind": "MemberCluster",
+            "metadata": {"name": name, "labels": labels},
+            "spec": {}
+        }),
+    );
+    hub.heartbeat(seconds + 1, sample_heartbeat(name));
+}
+
 /// The uid the hub gives an object created by event number `n` of a [`Hub`].
 pub(crate) fn uid(n: u128) -> String {
     Uuid::from_u128(n).to_string()
 }
 
+mod derived;
 mod describe;
 mod kinds;
 mod member_cluster;
 mod placement;
+mod placement_status;
+mod resource_placement;
 mod resources;
 mod table;
 mod timeline;

@@ -1,5 +1,5 @@
-//! Proves placements render with KubeFleet's webhook defaults, as written otherwise, and with an
-//! empty status until scheduling exists.
+//! Proves placements render with KubeFleet's webhook defaults, as written otherwise, with the
+//! scheduling status (the detailed status cases are in `placement_status.rs`).
 
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
@@ -91,7 +91,20 @@ fn the_seed_sample_renders_with_its_values_and_the_defaults() {
                 "type": "RollingUpdate"
             }
         },
-        "status": {}
+        // No member cluster: PickN finds none; the named namespace does not exist, so the
+        // first resource snapshot is empty.
+        "status": {
+            "conditions": [{
+                "lastTransitionTime": "2024-04-29T09:58:20Z",
+                "message": "could not find all clusters needed as specified by the scheduling \
+                            policy, found 0 cluster(s) instead",
+                "observedGeneration": 1,
+                "reason": "SchedulingPolicyUnfulfilled",
+                "status": "False",
+                "type": "ClusterResourcePlacementScheduled"
+            }],
+            "observedResourceIndex": "0"
+        }
     });
     assert_eq!(render_object(&hub.state, &crp_key("crp-1")), Some(expected));
 }
@@ -196,5 +209,19 @@ fn an_external_strategy_has_no_rolling_update_defaults() {
         object["spec"]["strategy"],
         json!({"applyStrategy": default_apply_strategy(), "type": "External"})
     );
-    assert_eq!(object["status"], json!({}));
+    // PickAll with no member cluster is fulfilled (KubeFleet: "found 0 cluster(s)").
+    assert_eq!(
+        object["status"],
+        json!({
+            "conditions": [{
+                "lastTransitionTime": "2024-04-29T09:58:20Z",
+                "message": "found all the clusters needed as specified by the scheduling policy",
+                "observedGeneration": 1,
+                "reason": "SchedulingPolicyFulfilled",
+                "status": "True",
+                "type": "ResourcePlacementScheduled"
+            }],
+            "observedResourceIndex": "0"
+        })
+    );
 }

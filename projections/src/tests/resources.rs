@@ -112,8 +112,17 @@ fn an_update_keeps_uid_and_creation_and_bumps_versions() {
 }
 
 #[test]
-fn render_all_orders_members_then_resources_then_placements() {
+fn render_all_orders_members_then_resources_then_placements_with_what_they_derive() {
     let hub = fleet();
+    let crp = ObjectKey::cluster_scoped(
+        "placement.kubernetes-fleet.io",
+        "ClusterResourcePlacement",
+        "crp-1",
+    );
+    let binding = format!(
+        "ClusterResourceBinding/{}",
+        hub.state.placements[&crp].bindings["member1"].name
+    );
     let names: Vec<String> = render_all(&hub.state)
         .iter()
         .map(|object| {
@@ -133,6 +142,9 @@ fn render_all_orders_members_then_resources_then_placements() {
             "ConfigMap/test-1",
             "Namespace/test",
             "ClusterResourcePlacement/crp-1",
+            "ClusterSchedulingPolicySnapshot/crp-1-0",
+            "ClusterResourceSnapshot/crp-1-0-snapshot",
+            binding.as_str(),
         ]
     );
     assert_eq!(render_all(&hub.state), render_all(&hub.state.clone()));

@@ -94,12 +94,12 @@ fn wide_member_clusters_add_allocatable_health_and_taints() {
 }
 
 #[test]
-fn placements_show_empty_condition_cells_until_status_exists() {
+fn placements_show_the_scheduled_condition_and_empty_cells_for_the_rest() {
     let hub = fleet();
     assert_eq!(
         get(&hub, "crp", None, false),
         "NAME    GEN   SCHEDULED   SCHEDULED-GEN   AVAILABLE   AVAILABLE-GEN   AGE\n\
-         crp-1   1                                                             55m\n"
+         crp-1   1     True        1                                           55m\n"
     );
     let text = get(&hub, "crp", None, true);
     let lines: Vec<&str> = text.lines().collect();
@@ -108,7 +108,7 @@ fn placements_show_empty_condition_cells_until_status_exists() {
         "NAME    GEN   TYPE      SCHEDULED   SCHEDULED-GEN   WORK-SYNCHRONIZED   \
          WORK-SYNCHRONIZED-GEN   AVAILABLE   AVAILABLE-GEN   AGE"
     );
-    assert!(lines[1].starts_with("crp-1   1     PickAll   "));
+    assert!(lines[1].starts_with("crp-1   1     PickAll   True        1                   "));
     assert_eq!(lines[1].find("55m"), lines[0].find("AGE"));
 }
 
@@ -135,4 +135,21 @@ fn an_empty_list_says_so_like_kubectl() {
         "No resources found in test namespace.\n"
     );
     assert_eq!(get(&hub, "ns", None, false), "No resources found\n");
+}
+
+#[test]
+fn snapshots_show_kubefleets_generation_column() {
+    let hub = fleet();
+    assert_eq!(
+        get(&hub, "csps", None, false),
+        "NAME      GEN   AGE\ncrp-1-0   1     55m\n"
+    );
+    assert_eq!(
+        get(&hub, "clusterresourcesnapshots", Some("ignored"), false),
+        "NAME               GEN   AGE\ncrp-1-0-snapshot   1     55m\n"
+    );
+    // member1's taint is not tolerated and member2 never joined: no binding (the binding
+    // columns are checked with a ResourcePlacement in `resource_placement.rs`).
+    assert_eq!(get(&hub, "crb", None, false), "No resources found\n");
+    assert_eq!(get(&hub, "rb", None, false), "No resources found\n");
 }
