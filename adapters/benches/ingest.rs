@@ -1,0 +1,287 @@
+//! Proves how fast events get in end to end: 64 and 512 concurrent publishers each submitting
+//! single heartbeats through `Hub::submit` to a redb log, timed until the hub's writer has folded
+//! them and recorded their decisions (`wait_folded`), measured in the same run beside a bare redb
+//! transaction of 1,000 records (the storage ceiling of any grouping) and beside single-record
+//! transactions (the disk's fsync rate, which per-event durability would be stuck at without
+//! group commit).
+//!
+//! `cargo bench -p flotilla-adapters --bench ingest`. Under `cargo test` (criterion's test mode)
+//! each benchmark runs once.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use flotilla_adapters::runtime::{Hub, HubConfig};
+use flotilla_core::codec::encode_envelope;
+use flotilla_core::{Envelope, Heartbeat, Input};
+use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use redb::{Builder, Database, Durability, TableDefinition};
+use tokio::runtime::Runtime;
+use uuid::Uuid;
+
+/// Concurrent publishers.
+const PUBLISHERS: [usize; 2] = [64, 512];
+/// Registered member clusters the heartbeats come from.
+const FLEET: usize = 1_000;
+/// Records per transaction in the batched ceiling (the `append` bench's batch).
+const CEILING_BATCH: usize = 1_000;
+/// Event time between heartbeats: the fleet goes round in 1 s, far inside the 300 s timeout.
+const EVENT_SPACING_MS: i64 = 1;
+/// Longest an iteration waits for the fold before the benchmark fails.
+const FOLD_WAIT: Duration = Duration::from_secs(60);
+/// The ceiling's table: the shape of the log's `inputs` table.
+const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
+/// Page cache for the bare database, as the log's default.
+const CACHE_SIZE_BYTES: usize = 256 * 1024 * 1024;
+
+fn start() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+        .single()
+        .expect("a valid start time")
+}
+
+/// Heartbeats shaped like a member agent's, round-robin over the fleet, fresh v7 ids.
+struct Events {
+    made: usize,
+}
+
+impl Events {
+    fn time(&self) -> DateTime<Utc> {
+        let offset = i64::try_from(self.made).expect("event count fits i64") * EVENT_SPACING_MS;
+        start() + TimeDelta::milliseconds(offset)
+    }
+
+    fn wrap(&mut self, payload: Input) -> Envelope {
+        let envelope = Envelope::new(Uuid::now_v7(), self.time(), "agent/bench", payload);
+        self.made += 1;
+        envelope
+    }
+
+    fn registrations(&mut self) -> Vec<Envelope> {
+        (0..FLEET)
+            .map(|index| {
+                self.wrap(Input::Apply {
+                    manifest: format!(
+                        r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"member-{index:06}"}},"spec":{{"heartbeatPeriodSeconds":60}}}}"#
+                    ),
+                })
+            })
+            .collect()
+    }
+
+    fn heartbeats(&mut self, count: usize) -> Vec<Envelope> {
+        (0..count)
+            .map(|_| {
+                let beat = Heartbeat {
+                    cluster: format!("member-{:06}", self.made % FLEET),
+                    properties: BTreeMap::from([(
+                        "kubernetes-fleet.io/node-count".to_owned(),
+                        "5".to_owned(),
+                    )]),
+                    resource_usage: None,
+                };
+                self.wrap(Input::Heartbeat(beat))
+            })
+            .collect()
+    }
+}
+
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+}
+
+/// A hub over a fresh redb log, its writer running, the fleet registered and folded.
+async fn running_hub(
+    dir: &Path,
+    events: &mut Events,
+) -> (
+    Hub<RedbLog>,
+    tokio::task::JoinHandle<Result<(), flotilla_adapters::runtime::HubError>>,
+) {
+    let log =
+        RedbLog::open(&dir.join("log.redb"), RedbOptions::default()).expect("open the redb log");
+    let hub = Hub::open(Arc::new(log), HubConfig::default())
+        .await
+        .expect("open the hub");
+    let writer = tokio::spawn({
+        let hub = hub.clone();
+        async move { hub.run_writer().await }
+    });
+    let appended = hub
+        .submit(events.registrations())
+        .await
+        .expect("register the fleet");
+    let last = appended.last().map_or(0, |a| a.seq);
+    assert!(
+        hub.wait_folded(last, FOLD_WAIT).await,
+        "the fleet is folded"
+    );
+    (hub, writer)
+}
+
+/// Every publisher submits its events one at a time; returns the highest sequence appended.
+async fn publish(hub: &Hub<RedbLog>, loads: Vec<Vec<Envelope>>) -> u64 {
+    let tasks: Vec<_> = loads
+        .into_iter()
+        .map(|load| {
+            let hub = hub.clone();
+            tokio::spawn(async move {
+                let mut last = 0;
+                for event in load {
+                    let appended = hub.submit(vec![event]).await.expect("submit one event");
+                    last = appended.first().map_or(last, |a| a.seq);
+                }
+                last
+            })
+        })
+        .collect();
+    let mut last = 0;
+    for task in tasks {
+        last = last.max(task.await.expect("a publisher task finished"));
+    }
+    last
+}
+
+/// The raw storage ceiling: a bare redb file, one u64 → bytes table, durable commits.
+struct BareRedb {
+    db: Database,
+    next_key: u64,
+}
+
+impl BareRedb {
+    fn open(dir: &Path) -> Self {
+        let db = Builder::new()
+            .set_cache_size(CACHE_SIZE_BYTES)
+            .create(dir.join("bare.redb"))
+            .expect("create the bare redb file");
+        Self { db, next_key: 1 }
+    }
+
+    fn commit(&mut self, records: &[Vec<u8>]) {
+        let mut txn = self.db.begin_write().expect("begin write transaction");
+        txn.set_durability(Durability::Immediate)
+            .expect("set durability");
+        {
+            let mut table = txn.open_table(RECORDS).expect("open the records table");
+            for record in records {
+                table
+                    .insert(self.next_key, record.as_slice())
+                    .expect("insert a record");
+                self.next_key += 1;
+            }
+        }
+        txn.commit().expect("commit");
+    }
+}
+
+fn encoded(events: &mut Events, count: usize) -> Vec<Vec<u8>> {
+    events
+        .heartbeats(count)
+        .iter()
+        .map(|event| encode_envelope(event).expect("a heartbeat encodes"))
+        .collect()
+}
+
+/// Single-event submits each publisher makes per timed iteration. `cargo bench` passes
+/// `--bench`; `cargo test --all-targets` runs each benchmark once, where one is enough.
+fn submits_per_publisher() -> usize {
+    if std::env::args().any(|arg| arg == "--bench") {
+        16
+    } else {
+        1
+    }
+}
+
+fn ingest(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut events = Events { made: 0 };
+    let (hub, writer) = rt.block_on(running_hub(dir.path(), &mut events));
+    let submits_per_publisher = submits_per_publisher();
+
+    let mut group = c.benchmark_group("ingest");
+    // An iteration is a thousand or more durable events (milliseconds): flat sampling with few
+    // samples bounds the run; compare the ratios, not the absolute figures.
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_secs(1));
+    group.measurement_time(Duration::from_secs(4));
+    for publishers in PUBLISHERS {
+        let total = publishers * submits_per_publisher;
+        let commits_before = hub.log().commit_count();
+        let mut ingested = 0_u64;
+        group.throughput(Throughput::Elements(total as u64));
+        group.bench_function(
+            format!("hub_submit_until_folded/{publishers}_publishers"),
+            |b| {
+                b.iter_custom(|iters| {
+                    let mut timed = Duration::ZERO;
+                    for _ in 0..iters {
+                        let loads: Vec<Vec<Envelope>> = (0..publishers)
+                            .map(|_| events.heartbeats(submits_per_publisher))
+                            .collect();
+                        let started = Instant::now();
+                        rt.block_on(async {
+                            let last = publish(&hub, loads).await;
+                            assert!(hub.wait_folded(last, FOLD_WAIT).await, "folded in time");
+                        });
+                        timed += started.elapsed();
+                        ingested += total as u64;
+                    }
+                    timed
+                });
+            },
+        );
+        // Commits include the writer's decision records and checkpoints, which share the queue.
+        let commits = hub.log().commit_count() - commits_before;
+        println!(
+            "ingest/hub_submit_until_folded/{publishers}_publishers: {ingested} events in \
+             {commits} commits (inputs, decisions and checkpoints), {:.1} events per commit",
+            ingested as f64 / commits.max(1) as f64
+        );
+    }
+
+    let mut bare = BareRedb::open(dir.path());
+    group.throughput(Throughput::Elements(CEILING_BATCH as u64));
+    group.bench_function("ceiling_bare_redb_txn_1000", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                let records = encoded(&mut events, CEILING_BATCH);
+                let started = Instant::now();
+                bare.commit(&records);
+                timed += started.elapsed();
+            }
+            timed
+        });
+    });
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("ceiling_bare_redb_txn_1_fsync_rate", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                let record = encoded(&mut events, 1);
+                let started = Instant::now();
+                bare.commit(&record);
+                timed += started.elapsed();
+            }
+            timed
+        });
+    });
+    group.finish();
+
+    hub.shutdown();
+    rt.block_on(writer)
+        .expect("the writer task finished")
+        .expect("the writer stopped cleanly");
+}
+
+criterion_group!(benches, ingest);
+criterion_main!(benches);
