@@ -147,8 +147,17 @@ fn print_members<L: flotilla_eventstore::EventLog>(
         elapsed.as_secs(),
         view.folder.seq
     );
-    if let Some(kind) = flotilla_projections::resolve_kind(state, "memberclusters") {
-        print!("{}", flotilla_projections::table(state, &kind, None, true));
+    for kind in [
+        "memberclusters",
+        "clusterresourceplacements",
+        "clusterresourcebindings",
+    ] {
+        if let Some(kind) = flotilla_projections::resolve_kind(state, kind) {
+            print!(
+                "{}",
+                flotilla_projections::table(state, &kind, None, kind.kind == "MemberCluster")
+            );
+        }
     }
     Ok(())
 }
