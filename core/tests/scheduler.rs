@@ -310,7 +310,7 @@ fn a_cluster_that_stops_heartbeating_is_not_picked_but_keeps_what_it_has() {
         .reason;
     assert_eq!(
         reason,
-        "ClusterUnschedulable, cluster is not connected to the fleet: no recent heartbeat signals (last received 5.16 minutes ago)"
+        "ClusterUnschedulable, cluster is not connected to the fleet: no recent heartbeat signals (last received 5.17 minutes ago)"
     );
     // IgnoredDuringExecution: the earlier placement keeps member-1.
     assert_eq!(hub.selected("before"), names(&["member-1", "member-2"]));

@@ -92,14 +92,19 @@ fn policy_status(object: &DerivedObject<'_>, snapshot: &PolicySnapshot) -> Value
             Value::Array(vec![derived::condition(condition)]),
         );
     }
-    let selected = object
-        .owner
-        .placement
-        .bindings
-        .values()
-        .filter(|b| b.policy_index == snapshot.index && b.state != BindingState::Unscheduled)
-        .map(|b| derived::decision(&b.decision));
+    let selected: Vec<Value> = match &snapshot.selected_when_superseded {
+        Some(frozen) => frozen.iter().map(derived::decision).collect(),
+        None => object
+            .owner
+            .placement
+            .bindings
+            .values()
+            .filter(|b| b.policy_index == snapshot.index && b.state != BindingState::Unscheduled)
+            .map(|b| derived::decision(&b.decision))
+            .collect(),
+    };
     let targets: Vec<Value> = selected
+        .into_iter()
         .chain(snapshot.not_selected.iter().map(derived::decision))
         .collect();
     if !targets.is_empty() {

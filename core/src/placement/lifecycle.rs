@@ -5,10 +5,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Placement;
 use super::policy_snapshot::{PolicySnapshot, policy_hash};
 use super::resource_snapshot::{ResourceSnapshot, resource_hash};
 use super::selection;
+use super::{BindingState, Placement};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::ObjectKey;
@@ -54,10 +54,30 @@ fn refresh(
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
 ) {
+    let was_valid = placement.selection_error.is_none();
     if !refresh_resource_snapshot(placement, key, resources, now, decisions) {
         return;
     }
     if refresh_policy_snapshot(placement, key, now, decisions) {
+        decisions.extend(scheduler::schedule(
+            members,
+            placement,
+            label(key),
+            now,
+            None,
+        ));
+        return;
+    }
+    // The scheduler sees every new generation, as KubeFleet's does: with the policy unchanged
+    // such a cycle moves nothing (IgnoredDuringExecution) but records the current picks.
+    if placement
+        .scheduled
+        .as_ref()
+        .is_none_or(|c| c.observed_generation != placement.meta.generation)
+        && placement.selection_error.is_none()
+        && !placement.policy_snapshots.is_empty()
+        && was_valid
+    {
         decisions.extend(scheduler::schedule(
             members,
             placement,
@@ -112,6 +132,15 @@ fn refresh_policy_snapshot(
         return true;
     }
     let index = placement.policy_snapshots.last().map_or(0, |p| p.index + 1);
+    if let Some(superseded) = placement.policy_snapshots.last_mut() {
+        let selected = placement
+            .bindings
+            .values()
+            .filter(|b| b.policy_index == superseded.index && b.state != BindingState::Unscheduled)
+            .map(|b| b.decision.clone())
+            .collect();
+        superseded.selected_when_superseded = Some(selected);
+    }
     placement.policy_snapshots.push(PolicySnapshot {
         index,
         number_of_clusters: policy.number_of_clusters,
@@ -122,6 +151,7 @@ fn refresh_policy_snapshot(
         not_selected: Vec::new(),
         scheduled: None,
         observed_placement_generation: generation,
+        selected_when_superseded: None,
     });
     prune(
         &mut placement.policy_snapshots,

@@ -35,6 +35,9 @@ pub struct PolicySnapshot {
     pub scheduled: Option<Condition>,
     /// `status.observedCRPGeneration`.
     pub observed_placement_generation: u64,
+    /// The selected decisions as they stood when a newer snapshot replaced this one: the
+    /// scheduler only writes the latest snapshot's status, so an old one keeps its last word.
+    pub selected_when_superseded: Option<Vec<ClusterDecision>>,
 }
 
 /// The policy hash KubeFleet writes: SHA-256 of the policy (without `numberOfClusters`) as Go

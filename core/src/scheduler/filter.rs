@@ -18,9 +18,10 @@ use super::quantity::Quantity;
 #[must_use]
 pub fn ineligible(member: &Member, now: DateTime<Utc>) -> Option<String> {
     match &member.agent {
-        None => Some("cluster is not connected to the fleet: member agent not joined yet".into()),
+        None => Some("cluster is not connected to the fleet: member agent not online yet".into()),
         Some(agent) if !agent.healthy => {
-            let hundredths = (now - agent.last_heartbeat).num_seconds().max(0) * 100 / 60;
+            // Go's %.2f rounds; so do we, in integers.
+            let hundredths = ((now - agent.last_heartbeat).num_seconds().max(0) * 100 + 30) / 60;
             Some(format!(
                 "cluster is not connected to the fleet: no recent heartbeat signals \
                  (last received {}.{:02} minutes ago)",

@@ -107,7 +107,7 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
         ),
     );
     let not_joined =
-        "ClusterUnschedulable, cluster is not connected to the fleet: member agent not joined yet";
+        "ClusterUnschedulable, cluster is not connected to the fleet: member agent not online yet";
     let object = render_object(&hub.state, &crp_key("crp-3")).expect("stored");
     assert_eq!(
         object["status"],
