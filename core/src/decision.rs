@@ -107,6 +107,29 @@ pub enum Decision {
         /// The condition's message.
         message: String,
     },
+    /// The rollout bound a cluster to a resource snapshot (first bind or in-place update).
+    RolloutStarted {
+        /// The placement.
+        placement: String,
+        /// The cluster.
+        cluster: String,
+        /// The resource snapshot index it now carries.
+        resource_index: u64,
+    },
+    /// The rollout removed an unscheduled binding (and so its work).
+    BindingRemoved {
+        /// The placement.
+        placement: String,
+        /// The cluster.
+        cluster: String,
+    },
+    /// A new override snapshot was taken (an override was created or its spec changed).
+    OverrideSnapshotTaken {
+        /// `ClusterResourceOverride/name` or `ResourceOverride/namespace/name`.
+        override_object: String,
+        /// Its index; the snapshot is named `<name>-<index>`.
+        index: u64,
+    },
 }
 
 impl Decision {

@@ -10,6 +10,7 @@ use crate::event::{Envelope, Input, SCHEMA_VERSION, WorkReport};
 use crate::member;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
 use crate::objects::{self, Origin};
+use crate::rollout;
 use crate::state::{State, WorkStatus};
 
 /// Folds one event into the state and returns what was decided.
@@ -39,16 +40,23 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     });
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
     decisions.extend(member::expire_heartbeats(state, now));
+    let touched = rollout::touched_placements(&decisions);
+    decisions.extend(rollout::roll_out(state, &touched, now));
     decisions
 }
 
-/// When the core next needs a tick: the earliest heartbeat deadline.
+/// When the core next needs a tick: the earliest heartbeat or rollout deadline.
 #[must_use]
 pub fn next_deadline(state: &State) -> Option<DateTime<Utc>> {
-    state
+    let heartbeat = state
         .heartbeat_deadlines
         .first()
-        .map(|(deadline, _)| *deadline)
+        .map(|(deadline, _)| *deadline);
+    let rollout = state
+        .rollout_deadlines
+        .first()
+        .map(|(deadline, _)| *deadline);
+    [heartbeat, rollout].into_iter().flatten().min()
 }
 
 fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
@@ -88,6 +96,13 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
             format!("work report for {}, which does not exist", key.display()),
         )];
     }
+    let slot = (report.cluster.clone(), key.clone());
+    let previous = state.work_reports.get(&slot);
+    let same_availability = previous.is_some_and(|old| {
+        old.resource_index == report.resource_index
+            && old.available == report.available
+            && old.trackable == report.trackable
+    });
     let status = WorkStatus {
         resource_index: report.resource_index,
         applied: report.applied,
@@ -95,8 +110,10 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
         trackable: report.trackable,
         message: report.message.clone(),
         reported_at: now,
+        available_since: previous
+            .filter(|_| same_availability)
+            .map_or(now, |old| old.available_since),
     };
-    let slot = (report.cluster.clone(), key.clone());
     if state.work_reports.get(&slot).is_some_and(|old| {
         old.resource_index == status.resource_index
             && old.applied == status.applied

@@ -18,7 +18,9 @@ pub mod fold;
 pub mod member;
 pub mod model;
 mod objects;
+pub mod overrides;
 pub mod placement;
+pub mod rollout;
 pub mod scheduler;
 pub mod state;
 

@@ -9,9 +9,11 @@ use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::member::{self, Member};
 use crate::model::{
-    self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, Manifest, ObjectKey,
-    ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT, placement_validation,
+    self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
+    MEMBER_CLUSTER, Manifest, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE,
+    RESOURCE_PLACEMENT, placement_validation,
 };
+use crate::overrides::{self, Override, OverrideKind, OverrideSpec};
 use crate::placement::{Placement, lifecycle};
 use crate::state::{Resource, State};
 
@@ -114,6 +116,22 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             decisions.extend(lifecycle::placement_applied(state, &key, origin.now));
             decisions
         }
+        Body::ClusterResourceOverride(spec) => apply_override(
+            state,
+            key,
+            &api_version,
+            user,
+            (OverrideKind::ClusterResourceOverride, spec),
+            origin,
+        ),
+        Body::ResourceOverride(spec) => apply_override(
+            state,
+            key,
+            &api_version,
+            user,
+            (OverrideKind::ResourceOverride, spec),
+            origin,
+        ),
         Body::Resource { content } => {
             let existing = state.resources.get(&key);
             if existing.is_some_and(|r| {
@@ -141,6 +159,61 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             decisions
         }
     }
+}
+
+/// Stores an override after checking it against the stored ones, and takes a snapshot when its
+/// spec is new or changed.
+fn apply_override(
+    state: &mut State,
+    key: ObjectKey,
+    api_version: &str,
+    user: model::UserMeta,
+    (kind, spec): (OverrideKind, OverrideSpec),
+    origin: &Origin,
+) -> Vec<Decision> {
+    let object = key.display();
+    let existing = state.overrides.get(&key);
+    if existing.is_some_and(|o| {
+        o.spec == spec && o.meta.labels == user.labels && o.meta.annotations == user.annotations
+    }) {
+        return vec![Decision::ObjectUnchanged { object }];
+    }
+    if let Err(conflict) = overrides::validation::against_stored(state, &key, kind, &spec) {
+        return vec![rejected(conflict.code, conflict.message)];
+    }
+    let spec_changed = existing.is_none_or(|o| o.spec != spec);
+    let old_meta = existing.map(|o| o.meta.clone());
+    let meta = next_meta(
+        state,
+        old_meta.as_ref(),
+        api_version,
+        user,
+        spec_changed,
+        origin,
+    );
+    let mut decisions = vec![stored(&object, &meta, old_meta.is_none())];
+    let index = match state.overrides.get_mut(&key) {
+        Some(stored) => {
+            stored.meta = meta;
+            spec_changed.then(|| {
+                stored.spec = spec;
+                stored.take_snapshot(origin.now)
+            })
+        }
+        None => {
+            state
+                .overrides
+                .insert(key, Override::new(kind, meta, spec, origin.now));
+            Some(0)
+        }
+    };
+    if let Some(index) = index {
+        decisions.push(Decision::OverrideSnapshotTaken {
+            override_object: object,
+            index,
+        });
+    }
+    decisions
 }
 
 fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
@@ -178,7 +251,10 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
     let namespace = target.namespace.clone().unwrap_or_default();
     let fleet_group = match target.kind.as_str() {
         MEMBER_CLUSTER => Some(CLUSTER_GROUP),
-        CLUSTER_RESOURCE_PLACEMENT | RESOURCE_PLACEMENT => Some(PLACEMENT_GROUP),
+        CLUSTER_RESOURCE_PLACEMENT
+        | RESOURCE_PLACEMENT
+        | CLUSTER_RESOURCE_OVERRIDE
+        | RESOURCE_OVERRIDE => Some(PLACEMENT_GROUP),
         _ => None,
     };
     let group = target
@@ -237,6 +313,14 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         state
             .work_reports
             .retain(|(_, placement), _| placement != &key);
+        return vec![Decision::ObjectDeleted { object }];
+    }
+    if key.group == PLACEMENT_GROUP
+        && (key.kind == CLUSTER_RESOURCE_OVERRIDE || key.kind == RESOURCE_OVERRIDE)
+    {
+        if state.overrides.remove(&key).is_none() {
+            return not_found();
+        }
         return vec![Decision::ObjectDeleted { object }];
     }
     if state.resources.remove(&key).is_none() {

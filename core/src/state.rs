@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use crate::codec;
 use crate::member::Member;
 use crate::model::{ObjectKey, ObjectMeta};
+use crate::overrides::Override;
 pub use crate::placement::Placement;
 
 /// The whole hub state. Only [`crate::fold::step`] changes it.
@@ -27,6 +28,10 @@ pub struct State {
     pub placements: BTreeMap<ObjectKey, Placement>,
     /// Every other hub object (Namespaces, ConfigMaps, Deployments, …).
     pub resources: BTreeMap<ObjectKey, Resource>,
+    /// ClusterResourceOverrides and ResourceOverrides, with their snapshots.
+    pub overrides: BTreeMap<ObjectKey, Override>,
+    /// When a placement's rollout must look again (a not-trackable work becomes ready).
+    pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
     /// The latest work report per (cluster, placement).
     pub work_reports: BTreeMap<(String, ObjectKey), WorkStatus>,
 }
@@ -55,6 +60,9 @@ pub struct WorkStatus {
     pub message: String,
     /// Event time of the report.
     pub reported_at: DateTime<Utc>,
+    /// Since when the work has been reported available (at this index, this trackability):
+    /// the `lastTransitionTime` of its Available condition.
+    pub available_since: DateTime<Utc>,
 }
 
 /// A canonical state hash: SHA-256 over the checkpoint encoding, as lowercase hex.

@@ -82,7 +82,7 @@ fn pick_n_policy_change_from_west_to_east_picks_new_clusters_and_unschedules_the
     assert_eq!(placement.policy_snapshots.len(), 2);
     assert_eq!(
         placement.bindings["cluster-1"].previous_state,
-        Some(BindingState::Scheduled),
+        Some(BindingState::Bound),
         "the previous state is kept for a later re-pick"
     );
 }

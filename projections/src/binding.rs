@@ -2,21 +2,30 @@
 //! `docs/reference/kubefleet-scheduling-strings.md` section 4).
 //!
 //! The scheduler creates bindings with its cleanup finalizer and no owner reference (the seed's
-//! sample has none either). `status` stays `{}` until the rollout reports per-binding conditions.
+//! sample has none either); the work generator adds its `work-cleanup` finalizer once the binding
+//! carries resources. When the rollout binds it, the spec gains the resource snapshot name, the
+//! placement's apply strategy and the override snapshots its work applies.
+//!
+//! `status.conditions` is the rollout's progress on the binding (`RolloutStarted`, `Overridden`,
+//! `WorkSynchronized`, `Applied`, `Available`; see the `progress` module) with the binding's
+//! generation, and `failedPlacements` what the member reported failing.
 
+use flotilla_core::State;
 use flotilla_core::placement::{Binding, BindingState};
 use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, LABEL_PARENT};
-use crate::json;
+use crate::{json, placement, progress, work};
 
 /// Annotation: the state a binding had before the scheduler unscheduled it.
 const ANNOTATION_PREVIOUS_STATE: &str = "kubernetes-fleet.io/previous-binding-state";
 /// The finalizer the scheduler puts on every binding it creates.
 const FINALIZER_SCHEDULER_CLEANUP: &str = "kubernetes-fleet.io/scheduler-crb-cleanup";
+/// The finalizer the work generator puts on a binding it makes works for.
+const FINALIZER_WORK_CLEANUP: &str = "kubernetes-fleet.io/work-cleanup";
 
 /// One binding.
-pub(crate) fn render(object: &DerivedObject<'_>, binding: &Binding) -> Value {
+pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Binding) -> Value {
     let owner = &object.owner;
     let mut metadata = derived::metadata(object, binding.generation, binding.created);
     json::insert(
@@ -34,16 +43,16 @@ pub(crate) fn render(object: &DerivedObject<'_>, binding: &Binding) -> Value {
             derived::string_pairs(&annotations),
         );
     }
-    json::insert(
-        &mut metadata,
-        "finalizers",
-        Value::Array(vec![Value::from(FINALIZER_SCHEDULER_CLEANUP)]),
-    );
+    let mut finalizers = vec![Value::from(FINALIZER_SCHEDULER_CLEANUP)];
+    if work::carries_resources(binding) {
+        finalizers.push(Value::from(FINALIZER_WORK_CLEANUP));
+    }
+    json::insert(&mut metadata, "finalizers", Value::Array(finalizers));
     let resource_snapshot = binding
         .resource_index
         .map(|index| derived::resource_snapshot_name(&owner.key.name, index))
         .unwrap_or_default();
-    let spec = json::object([
+    let mut spec = json::object([
         ("state", Value::from(binding.state.as_str())),
         ("targetCluster", Value::from(binding.cluster.as_str())),
         (
@@ -56,11 +65,49 @@ pub(crate) fn render(object: &DerivedObject<'_>, binding: &Binding) -> Value {
         ("resourceSnapshotName", Value::from(resource_snapshot)),
         ("clusterDecision", derived::decision(&binding.decision)),
     ]);
+    let progress = progress::progress(state, owner, binding);
+    if binding.resource_index.is_some() {
+        json::insert(
+            &mut spec,
+            "applyStrategy",
+            placement::apply_strategy(&owner.placement.spec.strategy.apply_strategy),
+        );
+        if !progress.cluster_resource_overrides.is_empty() {
+            json::insert(
+                &mut spec,
+                "clusterResourceOverrideSnapshots",
+                work::cluster_override_list(&progress.cluster_resource_overrides),
+            );
+        }
+        if !progress.resource_overrides.is_empty() {
+            json::insert(
+                &mut spec,
+                "resourceOverrideSnapshots",
+                work::override_list(&progress.resource_overrides),
+            );
+        }
+    }
+    let mut status = json::empty_object();
+    if !progress.binding.is_empty() {
+        let conditions = progress
+            .binding
+            .iter()
+            .map(|step| step.to_json(binding.generation))
+            .collect();
+        json::insert(&mut status, "conditions", Value::Array(conditions));
+    }
+    if !progress.failed.is_empty() {
+        json::insert(
+            &mut status,
+            "failedPlacements",
+            Value::Array(progress.failed),
+        );
+    }
     json::object([
         ("apiVersion", Value::from(derived::api_version(owner))),
         ("kind", Value::from(object.key.kind.as_str())),
         ("metadata", metadata),
         ("spec", spec),
-        ("status", json::empty_object()),
+        ("status", status),
     ])
 }

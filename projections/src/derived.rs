@@ -1,11 +1,13 @@
 //! The objects KubeFleet derives from a placement, found and named as KubeFleet names them:
-//! scheduling policy snapshots, resource snapshots, bindings and (for a `NamespaceAccessible`
-//! `ClusterResourcePlacement`) the `ClusterResourcePlacementStatus` mirror.
+//! scheduling policy snapshots, resource snapshots, bindings, the `Work` of each binding that
+//! carries resources, and (for a `NamespaceAccessible` `ClusterResourcePlacement`) the
+//! `ClusterResourcePlacementStatus` mirror.
 //!
 //! A `ClusterResourcePlacement`'s snapshots and bindings are cluster-scoped
 //! (`ClusterSchedulingPolicySnapshot`, `ClusterResourceSnapshot`, `ClusterResourceBinding`); a
 //! `ResourcePlacement`'s live in its namespace (`SchedulingPolicySnapshot`, `ResourceSnapshot`,
-//! `ResourceBinding`).
+//! `ResourceBinding`). Works of either live in the target cluster's `fleet-member-<cluster>`
+//! namespace.
 //!
 //! Guarantees: nothing here is stored; every derived object is recomputed from its placement, so
 //! it can never disagree with it. Uids are derived from the placement's uid, the kind and the
@@ -25,7 +27,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::json;
-use crate::{binding, placement_status, snapshots};
+use crate::{binding, placement_status, snapshots, work};
 
 /// Label naming the parent placement (KubeFleet keeps the `CRP` spelling for RPs too).
 pub(crate) const LABEL_PARENT: &str = "kubernetes-fleet.io/parent-CRP";
@@ -47,10 +49,14 @@ pub(crate) enum DerivedKind {
     Binding,
     /// `ClusterResourcePlacementStatus` (CRP only).
     PlacementStatus,
+    /// `Work`, in the target cluster's namespace (either placement kind).
+    Work,
 }
 
-/// The kind owned by a `ClusterResourcePlacement`, then the one owned by a `ResourcePlacement`.
-const KIND_NAMES: [(DerivedKind, &str, Option<&str>); 4] = [
+/// The kind owned by a `ClusterResourcePlacement`, then the one owned by a `ResourcePlacement`
+/// (`Work` is the same kind for both; [`DerivedKind::parse`] reports it as CRP-owned, and the
+/// lookups below take it from placements of either kind).
+const KIND_NAMES: [(DerivedKind, &str, Option<&str>); 5] = [
     (
         DerivedKind::PolicySnapshot,
         "ClusterSchedulingPolicySnapshot",
@@ -71,6 +77,7 @@ const KIND_NAMES: [(DerivedKind, &str, Option<&str>); 4] = [
         "ClusterResourcePlacementStatus",
         None,
     ),
+    (DerivedKind::Work, work::WORK_KIND, Some(work::WORK_KIND)),
 ];
 
 impl DerivedKind {
@@ -144,6 +151,8 @@ pub(crate) enum Source<'a> {
     Binding(&'a Binding),
     /// The placement's status mirror.
     PlacementStatus,
+    /// The work of a binding.
+    Work(&'a Binding),
 }
 
 /// One derived object: its key, its owner and its source.
@@ -165,14 +174,17 @@ impl DerivedObject<'_> {
             Source::ResourceSnapshot { .. } => DerivedKind::ResourceSnapshot,
             Source::Binding(_) => DerivedKind::Binding,
             Source::PlacementStatus => DerivedKind::PlacementStatus,
+            Source::Work(_) => DerivedKind::Work,
         }
     }
 }
 
 /// Every object derived from one placement, in this order: policy snapshots (oldest first),
 /// resource snapshots (oldest first; each master, then its sub-snapshots), bindings (by cluster
-/// name), then the status mirror when there is one.
+/// name), the works of the bindings that have one (by cluster name), then the status mirror when
+/// there is one.
 pub(crate) fn derived_of<'a>(
+    state: &'a State,
     key: &'a ObjectKey,
     placement: &'a Placement,
 ) -> Vec<DerivedObject<'a>> {
@@ -222,6 +234,12 @@ pub(crate) fn derived_of<'a>(
             source: Source::Binding(binding),
         });
     }
+    objects.extend(
+        placement
+            .bindings
+            .values()
+            .filter_map(|binding| work_object(state, owner, binding)),
+    );
     if let Some(namespace) = placement_status::mirror_namespace(&owner) {
         objects.push(DerivedObject {
             key: ObjectKey {
@@ -234,6 +252,44 @@ pub(crate) fn derived_of<'a>(
             source: Source::PlacementStatus,
         });
     }
+    objects
+}
+
+/// The work of one binding, when it has one.
+fn work_object<'a>(
+    state: &State,
+    owner: Owner<'a>,
+    binding: &'a Binding,
+) -> Option<DerivedObject<'a>> {
+    work::exists(state, &owner, binding).then(|| DerivedObject {
+        key: work::key_of(owner.key, &binding.cluster),
+        owner,
+        source: Source::Work(binding),
+    })
+}
+
+/// Works straight from the bindings, without deriving anything else: every work, or (with
+/// `namespace`) only those in that cluster namespace, in key order. A cluster's works come from
+/// one binding lookup per placement.
+fn works<'a>(state: &'a State, namespace: Option<&str>) -> Vec<DerivedObject<'a>> {
+    let cluster = namespace.map(work::cluster_of);
+    let mut objects: Vec<DerivedObject<'a>> = state
+        .placements
+        .iter()
+        .filter(|(owner, _)| owned_by(owner, DerivedKind::Work, true))
+        .flat_map(|(key, placement)| {
+            let owner = Owner { key, placement };
+            let bindings: Vec<&'a Binding> = match cluster {
+                None => placement.bindings.values().collect(),
+                Some(Some(cluster)) => placement.bindings.get(cluster).into_iter().collect(),
+                Some(None) => Vec::new(),
+            };
+            bindings
+                .into_iter()
+                .filter_map(move |binding| work_object(state, owner, binding))
+        })
+        .collect();
+    objects.sort_by(|a, b| a.key.cmp(&b.key));
     objects
 }
 
@@ -257,17 +313,13 @@ fn candidate_owners<'a>(
     kind: DerivedKind,
     cluster_owned: bool,
 ) -> impl Iterator<Item = (&'a ObjectKey, &'a Placement)> {
-    let owner_kind = if cluster_owned {
-        CLUSTER_RESOURCE_PLACEMENT
-    } else {
-        RESOURCE_PLACEMENT
-    };
     state.placements.iter().filter(move |(owner, _)| {
-        if owner.group != PLACEMENT_GROUP || owner.kind != owner_kind {
+        if !owned_by(owner, kind, cluster_owned) {
             return false;
         }
         match kind {
             DerivedKind::PlacementStatus => owner.name == key.name,
+            DerivedKind::Work => work::name_of(owner) == key.name,
             DerivedKind::Binding => owner.namespace == key.namespace,
             DerivedKind::PolicySnapshot | DerivedKind::ResourceSnapshot => {
                 owner.namespace == key.namespace
@@ -284,8 +336,13 @@ fn candidate_owners<'a>(
 /// exists. Should two placements derive the same name, the first placement in key order wins.
 pub(crate) fn find<'a>(state: &'a State, key: &'a ObjectKey) -> Option<DerivedObject<'a>> {
     let (kind, cluster_owned) = DerivedKind::parse(&key.group, &key.kind)?;
+    if kind == DerivedKind::Work {
+        return works(state, Some(&key.namespace))
+            .into_iter()
+            .find(|object| object.key == *key);
+    }
     candidate_owners(state, key, kind, cluster_owned).find_map(|(owner, placement)| {
-        derived_of(owner, placement)
+        derived_of(state, owner, placement)
             .into_iter()
             .find(|object| object.key == *key)
     })
@@ -299,23 +356,34 @@ pub(crate) fn all_of_kind<'a>(
     cluster_owned: bool,
     namespace: Option<&str>,
 ) -> Vec<DerivedObject<'a>> {
-    let owner_kind = if cluster_owned {
-        CLUSTER_RESOURCE_PLACEMENT
-    } else {
-        RESOURCE_PLACEMENT
-    };
+    if kind == DerivedKind::Work {
+        return works(state, namespace);
+    }
     let namespaced = kind == DerivedKind::PlacementStatus || !cluster_owned;
     let filter = namespace.filter(|_| namespaced);
     let mut objects: Vec<DerivedObject<'a>> = state
         .placements
         .iter()
-        .filter(|(owner, _)| owner.group == PLACEMENT_GROUP && owner.kind == owner_kind)
-        .flat_map(|(owner, placement)| derived_of(owner, placement))
+        .filter(|(owner, _)| owned_by(owner, kind, cluster_owned))
+        .flat_map(|(owner, placement)| derived_of(state, owner, placement))
         .filter(|object| object.kind() == kind)
         .filter(|object| filter.is_none_or(|namespace| object.key.namespace == namespace))
         .collect();
     objects.sort_by(|a, b| a.key.cmp(&b.key));
     objects
+}
+
+/// Whether a placement under `owner` can own objects of `kind` (`cluster_owned` as
+/// [`DerivedKind::parse`] reported it): a placement of the owning kind; for works, any placement.
+fn owned_by(owner: &ObjectKey, kind: DerivedKind, cluster_owned: bool) -> bool {
+    let owner_kind = if cluster_owned {
+        CLUSTER_RESOURCE_PLACEMENT
+    } else {
+        RESOURCE_PLACEMENT
+    };
+    owner.group == PLACEMENT_GROUP
+        && (owner.kind == owner_kind
+            || (kind == DerivedKind::Work && owner.kind == RESOURCE_PLACEMENT))
 }
 
 /// One derived object in KubeFleet's shape (keys not yet sorted).
@@ -328,8 +396,9 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>) -> Value {
             resources,
             parts,
         } => snapshots::resource_snapshot(object, snapshot, part, resources, parts),
-        Source::Binding(binding) => binding::render(object, binding),
+        Source::Binding(binding) => binding::render(state, object, binding),
         Source::PlacementStatus => placement_status::mirror(state, object),
+        Source::Work(binding) => work::render(state, object, binding),
     }
 }
 

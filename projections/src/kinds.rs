@@ -36,8 +36,9 @@ struct WellKnown {
 }
 
 /// `cluster` is KubeFleet's short name for `MemberCluster`; `crp` and `rp` are the placements';
-/// `csps`/`sps`, `crs`/`rs`, `crb`/`rb` and `crps` those of the kinds derived from placements.
-const WELL_KNOWN: [WellKnown; 15] = [
+/// `csps`/`sps`, `crs`/`rs`, `crb`/`rb` and `crps` those of the kinds derived from placements;
+/// `Work` has no short name.
+const WELL_KNOWN: [WellKnown; 16] = [
     WellKnown {
         group: CLUSTER_GROUP,
         kind: MEMBER_CLUSTER,
@@ -124,6 +125,13 @@ const WELL_KNOWN: [WellKnown; 15] = [
             "clusterresourceplacementstatuses",
             "crps",
         ],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "Work",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: true,
+        names: &["work", "works"],
     },
     WellKnown {
         group: "",

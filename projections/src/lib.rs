@@ -10,8 +10,9 @@
 //!   `creationTimestamp`), `spec` with KubeFleet's defaults filled in, and a `status` shaped like
 //!   KubeFleet's; keys sorted, `null` fields and empty labels/annotations left out. The objects
 //!   KubeFleet derives from placements (scheduling policy snapshots, resource snapshots,
-//!   bindings, `ClusterResourcePlacementStatus`) are rendered too, with uids derived from their
-//!   placement's so that replays agree.
+//!   bindings, the `Work` each bound cluster applies, `ClusterResourcePlacementStatus`) are
+//!   rendered too, with uids derived from their placement's so that replays agree.
+//!   [`works_for_cluster`] lists the works one member cluster is asked to apply.
 //! - Text views follow kubectl: [`table`] is `kubectl get` (KubeFleet's printer columns),
 //!   [`describe`] is `kubectl describe`, and the timeline ([`event_line`], [`decision_line`])
 //!   gives one line per event and per decision.
@@ -28,10 +29,12 @@ mod member_cluster;
 mod objects;
 mod placement;
 mod placement_status;
+mod progress;
 mod snapshots;
 mod table;
 mod tabwriter;
 mod timeline;
+mod work;
 
 pub use describe::describe;
 pub use kinds::{KindInfo, resolve_kind};
@@ -43,6 +46,7 @@ pub use member_cluster::{
 pub use objects::{list, render_all, render_object};
 pub use table::{table, table_named};
 pub use timeline::{decision_line, event_line};
+pub use work::works_for_cluster;
 
 #[cfg(test)]
 mod tests;

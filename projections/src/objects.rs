@@ -4,7 +4,7 @@
 //! Guarantees: rendering is a pure function of the state (event time only, no clock), and
 //! [`render_all`] and [`list`] return objects in a fixed, documented order. Besides what was
 //! applied, the objects KubeFleet derives from placements (policy and resource snapshots,
-//! bindings, the status mirror) are rendered from the placement that owns them.
+//! bindings, works, the status mirror) are rendered from the placement that owns them.
 
 use flotilla_core::State;
 use flotilla_core::model::{
@@ -31,7 +31,7 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         }
         member_cluster::render(state, &key.name)?
     } else if is_placement(key) {
-        placement::render(key, state.placements.get(key)?)
+        placement::render(state, key, state.placements.get(key)?)
     } else if DerivedKind::parse(&key.group, &key.kind).is_some() {
         derived::render(state, &derived::find(state, key)?)
     } else {
@@ -43,8 +43,8 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
 /// Every object in the hub: `MemberCluster`s by name, then hub resources in key order (group,
 /// kind, namespace, name), then placements in key order, each followed by what it derives: its
 /// scheduling policy snapshots (oldest first), its resource snapshots (oldest first, each master
-/// before its sub-snapshots), its bindings (by cluster name), then its
-/// `ClusterResourcePlacementStatus` when it has one.
+/// before its sub-snapshots), its bindings (by cluster name), the `Work`s of those that carry
+/// resources (by cluster name), then its `ClusterResourcePlacementStatus` when it has one.
 #[must_use]
 pub fn render_all(state: &State) -> Vec<Value> {
     let members = state.members.keys().map(|name| member_key(name));
@@ -54,9 +54,9 @@ pub fn render_all(state: &State) -> Vec<Value> {
         .filter_map(|key| render_object(state, &key))
         .collect();
     for (key, stored) in &state.placements {
-        objects.push(json::canonical(placement::render(key, stored)));
+        objects.push(json::canonical(placement::render(state, key, stored)));
         objects.extend(
-            derived::derived_of(key, stored)
+            derived::derived_of(state, key, stored)
                 .iter()
                 .map(|object| json::canonical(derived::render(state, object))),
         );

@@ -13,7 +13,8 @@
 //!
 //! The status is rendered by the `placement_status` module.
 
-use flotilla_core::model::placement::{PlacementPolicy, StrategyType};
+use flotilla_core::State;
+use flotilla_core::model::placement::{ApplyStrategy, PlacementPolicy, StrategyType};
 use flotilla_core::model::{ObjectKey, PlacementSpec};
 use flotilla_core::state::Placement;
 use serde_json::Value;
@@ -21,7 +22,7 @@ use serde_json::Value;
 use crate::{json, objects, placement_status};
 
 /// One stored placement as a whole object.
-pub(crate) fn render(key: &ObjectKey, placement: &Placement) -> Value {
+pub(crate) fn render(state: &State, key: &ObjectKey, placement: &Placement) -> Value {
     json::object([
         (
             "apiVersion",
@@ -30,7 +31,7 @@ pub(crate) fn render(key: &ObjectKey, placement: &Placement) -> Value {
         ("kind", Value::from(key.kind.as_str())),
         ("metadata", objects::metadata(key, &placement.meta)),
         ("spec", spec(&placement.spec)),
-        ("status", placement_status::status(placement)),
+        ("status", placement_status::status(state, key, placement)),
     ])
 }
 
@@ -67,6 +68,14 @@ pub(crate) fn spec(spec: &PlacementSpec) -> Value {
             tidy_apply_strategy(apply);
         }
     }
+    value
+}
+
+/// An apply strategy as KubeFleet shows it (the placement's, and the copies the rollout puts on
+/// bindings and the work generator on works).
+pub(crate) fn apply_strategy(strategy: &ApplyStrategy) -> Value {
+    let mut value = json::omit_empty(serde_json::to_value(strategy).unwrap_or(Value::Null));
+    tidy_apply_strategy(&mut value);
     value
 }
 

@@ -1,22 +1,30 @@
 //! A placement's `status` as KubeFleet's placement controller writes it, and the
 //! `ClusterResourcePlacementStatus` mirror of a `NamespaceAccessible` `ClusterResourcePlacement`
-//! (`docs/reference/kubefleet-scheduling-strings.md` sections 2, 3 and 9).
+//! (`docs/reference/kubefleet-scheduling-strings.md` sections 2, 3 and 9; seed 002's `kubectl
+//! describe crp` sample).
 //!
-//! - `conditions`: the placement's `…Scheduled` condition, as stored.
+//! - `conditions`: the placement's `…Scheduled` condition, as stored; then, while scheduling is
+//!   not `Unknown` and some cluster is selected, `…RolloutStarted`, `…Overridden`,
+//!   `…WorkSynchronized`, `…Applied` and `…Available`, each only while the ones before it are
+//!   `True` (see the `progress` module).
 //! - `observedResourceIndex` (a string, as KubeFleet writes it) and `selectedResources`: the
 //!   latest resource snapshot's index and resource identifiers, in snapshot order.
 //! - `placementStatuses`: one entry per binding selected under the latest policy snapshot (by
 //!   cluster name, the order of that snapshot's `targetClusters`), with a `Scheduled` condition
-//!   in the seed's words; then, for PickN and PickFixed short of clusters, one entry per unfilled
-//!   slot (at most one per not-selected decision, in decision order) without a `clusterName`
-//!   (KubeFleet leaves it empty and Go's `omitempty` drops it) and a `ScheduleFailed` condition.
-//!   While scheduling is `Unknown` the list is empty, as in KubeFleet.
+//!   in the seed's words followed by the rollout's conditions for that cluster, the override
+//!   snapshots applied there (`applicableClusterResourceOverrides`,
+//!   `applicableResourceOverrides`) and, when the member reported the work failed or
+//!   unavailable, `failedPlacements`; then, for PickN and PickFixed short of clusters, one entry
+//!   per unfilled slot (at most one per not-selected decision, in decision order) without a
+//!   `clusterName` (KubeFleet leaves it empty and Go's `omitempty` drops it) and a
+//!   `ScheduleFailed` condition. While scheduling is `Unknown` the list is empty, as in KubeFleet.
 //!
 //! Every field is `omitempty` in KubeFleet's API, so an empty one is left out.
 
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
+use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::PlacementType;
 use flotilla_core::placement::{
     Binding, BindingState, ClusterDecision, Placement, SelectedResource,
@@ -24,7 +32,8 @@ use flotilla_core::placement::{
 use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, Owner};
-use crate::json;
+use crate::progress::{self, Progress, Step};
+use crate::{json, work};
 
 /// The per-cluster condition type for scheduling.
 const CONDITION_SCHEDULED: &str = "Scheduled";
@@ -38,14 +47,12 @@ const SCOPE_NAMESPACE_ACCESSIBLE: &str = "NamespaceAccessible";
 const MIRROR_API_VERSION: &str = "placement.kubernetes-fleet.io/v1beta1";
 
 /// The placement's `status`.
-pub(crate) fn status(placement: &Placement) -> Value {
+pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> Value {
+    let owner = Owner { key, placement };
     let mut status = json::empty_object();
+    let mut conditions = Vec::new();
     if let Some(condition) = &placement.scheduled {
-        json::insert(
-            &mut status,
-            "conditions",
-            Value::Array(vec![derived::condition(condition)]),
-        );
+        conditions.push(derived::condition(condition));
     }
     if let Some(latest) = placement.latest_resources() {
         json::insert(
@@ -58,11 +65,57 @@ pub(crate) fn status(placement: &Placement) -> Value {
             json::insert(&mut status, "selectedResources", Value::Array(identifiers));
         }
     }
-    let per_cluster = placement_statuses(placement);
+    let selected = selected_progress(state, &owner);
+    let chains: Vec<&[Step]> = selected.iter().map(|(_, p)| p.cluster.as_slice()).collect();
+    let overridden = selected.iter().any(|(_, p)| {
+        p.up_to_date
+            && (!p.cluster_resource_overrides.is_empty() || !p.resource_overrides.is_empty())
+    });
+    conditions.extend(progress::placement_conditions(
+        placement_prefix(key),
+        placement.meta.generation,
+        &chains,
+        overridden,
+    ));
+    if !conditions.is_empty() {
+        json::insert(&mut status, "conditions", Value::Array(conditions));
+    }
+    let per_cluster = placement_statuses(placement, &selected);
     if !per_cluster.is_empty() {
         json::insert(&mut status, "placementStatuses", Value::Array(per_cluster));
     }
     status
+}
+
+/// `ClusterResourcePlacement` or `ResourcePlacement`, the prefix of the placement's conditions.
+fn placement_prefix(key: &ObjectKey) -> &str {
+    key.kind.as_str()
+}
+
+/// Whether scheduling is `Unknown`, when KubeFleet computes nothing else.
+fn scheduling_unknown(placement: &Placement) -> bool {
+    placement
+        .scheduled
+        .as_ref()
+        .is_some_and(|c| c.status == ConditionStatus::Unknown)
+}
+
+/// The bindings selected under the latest policy snapshot, with their progress; empty while
+/// scheduling is `Unknown`.
+fn selected_progress<'a>(state: &State, owner: &Owner<'a>) -> Vec<(&'a Binding, Progress)> {
+    let placement = owner.placement;
+    let Some(policy) = placement.latest_policy() else {
+        return Vec::new();
+    };
+    if scheduling_unknown(placement) {
+        return Vec::new();
+    }
+    placement
+        .bindings
+        .values()
+        .filter(|b| b.policy_index == policy.index && b.state != BindingState::Unscheduled)
+        .map(|binding| (binding, progress::progress(state, owner, binding)))
+        .collect()
 }
 
 /// A `ResourceIdentifier`: group and namespace are `omitempty`.
@@ -83,38 +136,17 @@ fn identifier(resource: &SelectedResource) -> Value {
     value
 }
 
-fn placement_statuses(placement: &Placement) -> Vec<Value> {
+fn placement_statuses(placement: &Placement, selected: &[(&Binding, Progress)]) -> Vec<Value> {
     let Some(policy) = placement.latest_policy() else {
         return Vec::new();
     };
-    let unknown = placement
-        .scheduled
-        .as_ref()
-        .is_some_and(|c| c.status == ConditionStatus::Unknown);
-    if unknown {
+    if scheduling_unknown(placement) {
         return Vec::new();
     }
     let generation = placement.meta.generation;
-    let selected: Vec<&Binding> = placement
-        .bindings
-        .values()
-        .filter(|b| b.policy_index == policy.index && b.state != BindingState::Unscheduled)
-        .collect();
     let mut entries: Vec<Value> = selected
         .iter()
-        .map(|binding| {
-            let condition = scheduled_condition(
-                "True",
-                REASON_SCHEDULED,
-                &scheduled_message(&binding.decision),
-                generation,
-                binding.created,
-            );
-            json::object([
-                ("clusterName", Value::from(binding.cluster.as_str())),
-                ("conditions", Value::Array(vec![condition])),
-            ])
-        })
+        .map(|(binding, progress)| cluster_entry(binding, progress, generation))
         .collect();
     let wanted = match policy.policy.placement_type {
         PlacementType::PickN => {
@@ -144,6 +176,47 @@ fn placement_statuses(placement: &Placement) -> Vec<Value> {
         )]));
     }
     entries
+}
+
+/// One selected cluster's entry: `Scheduled`, then the rollout's conditions.
+fn cluster_entry(binding: &Binding, progress: &Progress, generation: u64) -> Value {
+    let mut conditions = vec![scheduled_condition(
+        "True",
+        REASON_SCHEDULED,
+        &scheduled_message(&binding.decision),
+        generation,
+        binding.created,
+    )];
+    conditions.extend(progress.cluster.iter().map(|step| step.to_json(generation)));
+    let mut entry = json::object([
+        ("clusterName", Value::from(binding.cluster.as_str())),
+        ("conditions", Value::Array(conditions)),
+    ]);
+    if !progress.up_to_date {
+        return entry;
+    }
+    if !progress.cluster_resource_overrides.is_empty() {
+        json::insert(
+            &mut entry,
+            "applicableClusterResourceOverrides",
+            work::cluster_override_list(&progress.cluster_resource_overrides),
+        );
+    }
+    if !progress.resource_overrides.is_empty() {
+        json::insert(
+            &mut entry,
+            "applicableResourceOverrides",
+            work::override_list(&progress.resource_overrides),
+        );
+    }
+    if !progress.failed.is_empty() {
+        json::insert(
+            &mut entry,
+            "failedPlacements",
+            Value::Array(progress.failed.clone()),
+        );
+    }
+    entry
 }
 
 /// The seed-era text the placement controller composed for a picked cluster: the cluster name
@@ -221,7 +294,7 @@ pub(crate) fn mirror(state: &State, object: &DerivedObject<'_>) -> Value {
         ("apiVersion", Value::from(MIRROR_API_VERSION)),
         ("kind", Value::from(object.key.kind.as_str())),
         ("metadata", metadata),
-        ("sourceStatus", status(owner.placement)),
+        ("sourceStatus", status(state, owner.key, owner.placement)),
         (
             "lastUpdatedTime",
             Value::from(json::timestamp(state.now.unwrap_or(created))),

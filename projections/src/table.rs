@@ -11,7 +11,8 @@
 //!   condition exists.
 //! - Scheduling policy snapshots and resource snapshots: NAME, GEN, AGE (KubeFleet's columns).
 //! - Bindings: NAME, STATE, TARGET-CLUSTER, AGE (KubeFleet shows WORKSYNCHRONIZED and
-//!   RESOURCESAPPLIED instead; those conditions arrive with the rollout).
+//!   RESOURCESAPPLIED instead).
+//! - `Work`: NAME, APPLIED, AVAILABLE, AGE (KubeFleet's printer columns).
 //! - Any other kind (the status mirror included): NAME, AGE.
 //!
 //! Namespaced kinds listed across all namespaces (`namespace` is `None`) get a leading NAMESPACE
@@ -117,6 +118,7 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
                 snapshot_columns()
             }
             Some((DerivedKind::Binding, _)) => binding_columns(),
+            Some((DerivedKind::Work, _)) => work_columns(),
             Some((DerivedKind::PlacementStatus, _)) | None => vec![
                 Column {
                     header: "NAME",
@@ -161,6 +163,27 @@ fn binding_columns() -> Vec<Column> {
         Column {
             header: "TARGET-CLUSTER",
             cell: |object, _| scalar_text(at(object, &["spec", "targetCluster"])),
+        },
+        Column {
+            header: "AGE",
+            cell: age_cell,
+        },
+    ]
+}
+
+fn work_columns() -> Vec<Column> {
+    vec![
+        Column {
+            header: "NAME",
+            cell: name_cell,
+        },
+        Column {
+            header: "APPLIED",
+            cell: |object, _| condition_field(object, "Applied", "status"),
+        },
+        Column {
+            header: "AVAILABLE",
+            cell: |object, _| condition_field(object, "Available", "status"),
         },
         Column {
             header: "AGE",

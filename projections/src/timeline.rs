@@ -96,6 +96,22 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
             };
             format!("{placement}: scheduling policy {verdict}: {message}")
         }
+        Decision::RolloutStarted {
+            placement,
+            cluster,
+            resource_index,
+        } => {
+            format!("{placement}: cluster {cluster} rolled out to resource index {resource_index}")
+        }
+        Decision::BindingRemoved { placement, cluster } => {
+            format!("{placement}: binding to cluster {cluster} removed")
+        }
+        Decision::OverrideSnapshotTaken {
+            override_object,
+            index,
+        } => {
+            format!("{override_object}: override snapshot {index} taken")
+        }
     };
     one_line(&format!("#{input_seq} -> {what}"))
 }

@@ -299,11 +299,7 @@ async fn pick_n_affinity_picks_three_of_four_equal_clusters_larger_names_first()
     no_rejections(&out)?;
     assert_eq!(
         bindings(&out, CRB, "crp-1"),
-        [
-            "cluster-2=Scheduled",
-            "cluster-3=Scheduled",
-            "cluster-4=Scheduled"
-        ]
+        ["cluster-2=Bound", "cluster-3=Bound", "cluster-4=Bound"]
     );
     for cluster in ["cluster-2", "cluster-3", "cluster-4"] {
         let b = binding(&out, CRB, "crp-1", cluster)?;
@@ -363,7 +359,7 @@ async fn pick_n_policy_change_west_to_east_reschedules_and_unschedules_the_old()
     no_rejections(&west)?;
     assert_eq!(
         bindings(&west, CRB, "crp-1"),
-        ["cluster-1=Scheduled", "cluster-2=Scheduled"]
+        ["cluster-1=Bound", "cluster-2=Bound"]
     );
     assert_eq!(snapshots(&west, CSPS, "crp-1"), ["crp-1-0=true"]);
     let crp = object(&west, CRP, "crp-1")?;
@@ -391,8 +387,8 @@ async fn pick_n_policy_change_west_to_east_reschedules_and_unschedules_the_old()
         [
             "cluster-1=Unscheduled",
             "cluster-2=Unscheduled",
-            "cluster-3=Scheduled",
-            "cluster-4=Scheduled"
+            "cluster-3=Bound",
+            "cluster-4=Bound"
         ]
     );
     assert_eq!(
@@ -401,7 +397,7 @@ async fn pick_n_policy_change_west_to_east_reschedules_and_unschedules_the_old()
     );
     for cluster in ["cluster-1", "cluster-2"] {
         let b = binding(&east, CRB, "crp-1", cluster)?;
-        assert_eq!(b["metadata"]["annotations"][PREVIOUS_STATE], "Scheduled");
+        assert_eq!(b["metadata"]["annotations"][PREVIOUS_STATE], "Bound");
         assert_eq!(b["spec"]["schedulingPolicySnapshotName"], "crp-1-0");
     }
     for cluster in ["cluster-3", "cluster-4"] {
@@ -433,8 +429,8 @@ async fn pick_n_policy_change_west_to_east_reschedules_and_unschedules_the_old()
     assert_eq!(
         bindings(&back, CRB, "crp-1"),
         [
-            "cluster-1=Scheduled",
-            "cluster-2=Scheduled",
+            "cluster-1=Bound",
+            "cluster-2=Bound",
             "cluster-3=Unscheduled",
             "cluster-4=Unscheduled"
         ]
@@ -452,7 +448,7 @@ async fn pick_n_policy_change_west_to_east_reschedules_and_unschedules_the_old()
     }
     for cluster in ["cluster-3", "cluster-4"] {
         let b = binding(&back, CRB, "crp-1", cluster)?;
-        assert_eq!(b["metadata"]["annotations"][PREVIOUS_STATE], "Scheduled");
+        assert_eq!(b["metadata"]["annotations"][PREVIOUS_STATE], "Bound");
     }
     let crp = object(&back, CRP, "crp-1")?;
     assert_eq!(condition(crp, CRP_SCHEDULED)?, fulfilled());
@@ -492,7 +488,7 @@ async fn taints_repel_new_placements_unless_tolerated_and_never_evict() -> TestR
     let maintenance_taint = "ClusterUnschedulable, taint &{Key:maintenance Value: Effect:NoSchedule} cannot be tolerated";
 
     // Untolerated: member-1 is filtered out; the later taint on member-2 does not evict.
-    assert_eq!(bindings(&out, CRB, "plain"), ["member-2=Scheduled"]);
+    assert_eq!(bindings(&out, CRB, "plain"), ["member-2=Bound"]);
     let plain = object(&out, CRP, "plain")?;
     assert_eq!(condition(plain, CRP_SCHEDULED)?, fulfilled());
     assert_eq!(placement_statuses(plain), [picked("member-2", 0, 0)]);
@@ -507,7 +503,7 @@ async fn taints_repel_new_placements_unless_tolerated_and_never_evict() -> TestR
     // Exists tolerates the taint whatever its value.
     assert_eq!(
         bindings(&out, CRB, "tolerant"),
-        ["member-1=Scheduled", "member-2=Scheduled"]
+        ["member-1=Bound", "member-2=Bound"]
     );
     let tolerant = object(&out, CRP, "tolerant")?;
     assert_eq!(
@@ -516,7 +512,7 @@ async fn taints_repel_new_placements_unless_tolerated_and_never_evict() -> TestR
     );
 
     // Equal needs the same value.
-    assert_eq!(bindings(&out, CRB, "equal"), ["member-2=Scheduled"]);
+    assert_eq!(bindings(&out, CRB, "equal"), ["member-2=Bound"]);
     assert_eq!(
         target_clusters(object(&out, CSPS, "equal-0")?),
         [
@@ -562,10 +558,7 @@ async fn taints_repel_new_placements_unless_tolerated_and_never_evict() -> TestR
 async fn pick_fixed_ignores_taints_reports_missing_names_and_fills_up_later() -> TestResult {
     let before = run("pick-fixed.yaml", Some(4)).await?;
     no_rejections(&before)?;
-    assert_eq!(
-        bindings(&before, CRB, "fixed"),
-        ["prod-cluster-1=Scheduled"]
-    );
+    assert_eq!(bindings(&before, CRB, "fixed"), ["prod-cluster-1=Bound"]);
     let crp = object(&before, CRP, "fixed")?;
     assert_eq!(condition(crp, CRP_SCHEDULED)?, unfulfilled(1));
     assert_eq!(
@@ -601,7 +594,7 @@ async fn pick_fixed_ignores_taints_reports_missing_names_and_fills_up_later() ->
     no_rejections(&after)?;
     assert_eq!(
         bindings(&after, CRB, "fixed"),
-        ["prod-cluster-1=Scheduled", "prod-cluster-2=Scheduled"]
+        ["prod-cluster-1=Bound", "prod-cluster-2=Bound"]
     );
     assert_eq!(binding_names(&after, CRB, "fixed")[..1], first[..]);
     assert_eq!(snapshots(&after, CSPS, "fixed"), ["fixed-0=true"]);
@@ -636,7 +629,7 @@ async fn pick_n_scale_out_and_in_keep_the_policy_snapshot_and_existing_bindings(
     no_rejections(&two)?;
     assert_eq!(
         bindings(&two, CRB, "crp-1"),
-        ["cluster-3=Scheduled", "cluster-4=Scheduled"]
+        ["cluster-3=Bound", "cluster-4=Bound"]
     );
     assert_eq!(snapshots(&two, CSPS, "crp-1"), ["crp-1-0=true"]);
     let policy = object(&two, CSPS, "crp-1-0")?;
@@ -662,11 +655,7 @@ async fn pick_n_scale_out_and_in_keep_the_policy_snapshot_and_existing_bindings(
     no_rejections(&three)?;
     assert_eq!(
         bindings(&three, CRB, "crp-1"),
-        [
-            "cluster-2=Scheduled",
-            "cluster-3=Scheduled",
-            "cluster-4=Scheduled"
-        ]
+        ["cluster-2=Bound", "cluster-3=Bound", "cluster-4=Bound"]
     );
     assert_eq!(binding_names(&three, CRB, "crp-1")[1..], kept[..]);
     assert_eq!(snapshots(&three, CSPS, "crp-1"), ["crp-1-0=true"]);
@@ -711,7 +700,7 @@ async fn pick_n_scale_out_and_in_keep_the_policy_snapshot_and_existing_bindings(
         [
             "cluster-2=Unscheduled",
             "cluster-3=Unscheduled",
-            "cluster-4=Scheduled"
+            "cluster-4=Bound"
         ]
     );
     assert_eq!(snapshots(&one, CSPS, "crp-1"), ["crp-1-0=true"]);
@@ -730,7 +719,7 @@ async fn pick_n_scale_out_and_in_keep_the_policy_snapshot_and_existing_bindings(
     assert_eq!(placement_statuses(crp), [picked("cluster-4", 0, 0)]);
     for cluster in ["cluster-2", "cluster-3"] {
         let b = binding(&one, CRB, "crp-1", cluster)?;
-        assert_eq!(b["metadata"]["annotations"][PREVIOUS_STATE], "Scheduled");
+        assert_eq!(b["metadata"]["annotations"][PREVIOUS_STATE], "Bound");
     }
     Ok(())
 }
@@ -741,7 +730,7 @@ async fn pick_n_without_enough_clusters_says_how_many_it_found_and_fills_up_late
     no_rejections(&short)?;
     assert_eq!(
         bindings(&short, CRB, "crp-1"),
-        ["cluster-1=Scheduled", "cluster-2=Scheduled"]
+        ["cluster-1=Bound", "cluster-2=Bound"]
     );
     let crp = object(&short, CRP, "crp-1")?;
     assert_eq!(condition(crp, CRP_SCHEDULED)?, unfulfilled(2));
@@ -765,11 +754,7 @@ async fn pick_n_without_enough_clusters_says_how_many_it_found_and_fills_up_late
     no_rejections(&full)?;
     assert_eq!(
         bindings(&full, CRB, "crp-1"),
-        [
-            "cluster-1=Scheduled",
-            "cluster-2=Scheduled",
-            "cluster-3=Scheduled"
-        ]
+        ["cluster-1=Bound", "cluster-2=Bound", "cluster-3=Bound"]
     );
     assert_eq!(binding_names(&full, CRB, "crp-1")[..2], first[..]);
     assert_eq!(snapshots(&full, CSPS, "crp-1"), ["crp-1-0=true"]);
@@ -791,7 +776,7 @@ async fn pick_all_picks_up_clusters_that_become_eligible_and_keeps_the_rest() ->
     // Steps 1-3: member-2 is registered but has never reported.
     let first = run("pick-all-new-cluster.yaml", Some(3)).await?;
     no_rejections(&first)?;
-    assert_eq!(bindings(&first, CRB, "all"), ["member-1=Scheduled"]);
+    assert_eq!(bindings(&first, CRB, "all"), ["member-1=Bound"]);
     let crp = object(&first, CRP, "all")?;
     assert_eq!(condition(crp, CRP_SCHEDULED)?, fulfilled());
     assert_eq!(placement_statuses(crp), [picked("member-1", 0, 0)]);
@@ -809,7 +794,7 @@ async fn pick_all_picks_up_clusters_that_become_eligible_and_keeps_the_rest() ->
     no_rejections(&joined)?;
     assert_eq!(
         bindings(&joined, CRB, "all"),
-        ["member-1=Scheduled", "member-2=Scheduled"]
+        ["member-1=Bound", "member-2=Bound"]
     );
     assert_eq!(binding_names(&joined, CRB, "all")[..1], member_1[..]);
     assert_eq!(
@@ -826,11 +811,7 @@ async fn pick_all_picks_up_clusters_that_become_eligible_and_keeps_the_rest() ->
     no_rejections(&out)?;
     assert_eq!(
         bindings(&out, CRB, "all"),
-        [
-            "member-1=Scheduled",
-            "member-2=Scheduled",
-            "member-3=Scheduled"
-        ]
+        ["member-1=Bound", "member-2=Bound", "member-3=Bound"]
     );
     assert_eq!(
         binding_names(&out, CRB, "all")[..2],
@@ -888,13 +869,13 @@ async fn a_silent_cluster_is_not_picked_but_keeps_what_it_has_and_returns() -> T
     // Steps 1-3: only member-1 has reported.
     let first = run("heartbeat-stops.yaml", Some(3)).await?;
     no_rejections(&first)?;
-    assert_eq!(bindings(&first, CRB, "before"), ["member-1=Scheduled"]);
+    assert_eq!(bindings(&first, CRB, "before"), ["member-1=Bound"]);
 
     // Steps 4-5: member-2 joins and "before" picks it.
     let both = run("heartbeat-stops.yaml", Some(5)).await?;
     assert_eq!(
         bindings(&both, CRB, "before"),
-        ["member-1=Scheduled", "member-2=Scheduled"]
+        ["member-1=Bound", "member-2=Bound"]
     );
     let before_names = binding_names(&both, CRB, "before");
 
@@ -908,7 +889,7 @@ async fn a_silent_cluster_is_not_picked_but_keeps_what_it_has_and_returns() -> T
         condition(object(&silent, "MemberCluster", "member-2")?, "Healthy")?[0],
         "True"
     );
-    assert_eq!(bindings(&silent, CRB, "after"), ["member-2=Scheduled"]);
+    assert_eq!(bindings(&silent, CRB, "after"), ["member-2=Bound"]);
     let after = object(&silent, CRP, "after")?;
     assert_eq!(condition(after, CRP_SCHEDULED)?, fulfilled());
     assert_eq!(placement_statuses(after), [picked("member-2", 0, 0)]);
@@ -922,7 +903,7 @@ async fn a_silent_cluster_is_not_picked_but_keeps_what_it_has_and_returns() -> T
     // IgnoredDuringExecution: the earlier placement keeps member-1, binding for binding.
     assert_eq!(
         bindings(&silent, CRB, "before"),
-        ["member-1=Scheduled", "member-2=Scheduled"]
+        ["member-1=Bound", "member-2=Bound"]
     );
     assert_eq!(binding_names(&silent, CRB, "before"), before_names);
     assert_eq!(
@@ -935,7 +916,7 @@ async fn a_silent_cluster_is_not_picked_but_keeps_what_it_has_and_returns() -> T
     no_rejections(&back)?;
     assert_eq!(
         bindings(&back, CRB, "after"),
-        ["member-1=Scheduled", "member-2=Scheduled"]
+        ["member-1=Bound", "member-2=Bound"]
     );
     assert_eq!(
         binding_names(&back, CRB, "after")[1..],
@@ -975,7 +956,7 @@ async fn a_cluster_leaving_is_unscheduled_and_pick_n_refills() -> TestResult {
     no_rejections(&first)?;
     assert_eq!(
         bindings(&first, CRB, "crp-1"),
-        ["cluster-3=Scheduled", "cluster-4=Scheduled"]
+        ["cluster-3=Bound", "cluster-4=Bound"]
     );
     let names = binding_names(&first, CRB, "crp-1");
 
@@ -985,14 +966,14 @@ async fn a_cluster_leaving_is_unscheduled_and_pick_n_refills() -> TestResult {
     assert_eq!(
         bindings(&out, CRB, "crp-1"),
         [
-            "cluster-2=Scheduled",
-            "cluster-3=Scheduled",
+            "cluster-2=Bound",
+            "cluster-3=Bound",
             "cluster-4=Unscheduled"
         ]
     );
     assert_eq!(binding_names(&out, CRB, "crp-1")[1..], names[..]);
     let left = binding(&out, CRB, "crp-1", "cluster-4")?;
-    assert_eq!(left["metadata"]["annotations"][PREVIOUS_STATE], "Scheduled");
+    assert_eq!(left["metadata"]["annotations"][PREVIOUS_STATE], "Bound");
     assert_eq!(snapshots(&out, CSPS, "crp-1"), ["crp-1-0=true"]);
     for cluster in ["cluster-2", "cluster-3"] {
         assert_eq!(
@@ -1022,7 +1003,7 @@ async fn resource_only_changes_take_snapshots_but_never_reschedule() -> TestResu
     // Steps 1-6: cluster-2 is picked.
     let first = run("resource-change-no-reschedule.yaml", Some(6)).await?;
     no_rejections(&first)?;
-    assert_eq!(bindings(&first, CRB, "crp-1"), ["cluster-2=Scheduled"]);
+    assert_eq!(bindings(&first, CRB, "crp-1"), ["cluster-2=Bound"]);
     let names = binding_names(&first, CRB, "crp-1");
     assert_eq!(snapshots(&first, CRS, "crp-1"), ["crp-1-0-snapshot=true"]);
     let crp = object(&first, CRP, "crp-1")?;
@@ -1038,7 +1019,7 @@ async fn resource_only_changes_take_snapshots_but_never_reschedule() -> TestResu
     // Steps 7-8: cluster-2 no longer matches; the deployment changes.
     let changed = run("resource-change-no-reschedule.yaml", Some(8)).await?;
     no_rejections(&changed)?;
-    assert_eq!(bindings(&changed, CRB, "crp-1"), ["cluster-2=Scheduled"]);
+    assert_eq!(bindings(&changed, CRB, "crp-1"), ["cluster-2=Bound"]);
     assert_eq!(binding_names(&changed, CRB, "crp-1"), names);
     assert_eq!(snapshots(&changed, CSPS, "crp-1"), ["crp-1-0=true"]);
     assert_eq!(
@@ -1056,7 +1037,7 @@ async fn resource_only_changes_take_snapshots_but_never_reschedule() -> TestResu
     // Steps 9-10: the resource selectors change.
     let out = run("resource-change-no-reschedule.yaml", None).await?;
     no_rejections(&out)?;
-    assert_eq!(bindings(&out, CRB, "crp-1"), ["cluster-2=Scheduled"]);
+    assert_eq!(bindings(&out, CRB, "crp-1"), ["cluster-2=Bound"]);
     assert_eq!(binding_names(&out, CRB, "crp-1"), names);
     assert_eq!(
         binding(&out, CRB, "crp-1", "cluster-2")?["spec"]["schedulingPolicySnapshotName"],
@@ -1114,7 +1095,7 @@ async fn topology_spread_picks_one_cluster_per_env_domain() -> TestResult {
     no_rejections(&out)?;
     assert_eq!(
         bindings(&out, CRB, "crp-1"),
-        ["cluster-2=Scheduled", "cluster-4=Scheduled"]
+        ["cluster-2=Bound", "cluster-4=Bound"]
     );
     assert_eq!(snapshots(&out, CSPS, "crp-1"), ["crp-1-0=true"]);
     let policy = object(&out, CSPS, "crp-1-0")?;
@@ -1154,7 +1135,7 @@ async fn required_property_selectors_filter_by_reported_quantities() -> TestResu
     no_rejections(&first)?;
     assert_eq!(
         bindings(&first, CRB, "many-nodes"),
-        ["large=Scheduled", "medium=Scheduled"]
+        ["large=Bound", "medium=Bound"]
     );
     assert_eq!(
         target_clusters(object(&first, CSPS, "many-nodes-0")?),
@@ -1165,7 +1146,7 @@ async fn required_property_selectors_filter_by_reported_quantities() -> TestResu
             decision("small", false, AFFINITY_UNMATCHED, ""),
         ]
     );
-    assert_eq!(bindings(&first, CRB, "free-cpu"), ["medium=Scheduled"]);
+    assert_eq!(bindings(&first, CRB, "free-cpu"), ["medium=Bound"]);
     assert_eq!(
         target_clusters(object(&first, CSPS, "free-cpu-0")?),
         [
@@ -1186,10 +1167,10 @@ async fn required_property_selectors_filter_by_reported_quantities() -> TestResu
     );
     assert_eq!(
         bindings(&out, CRB, "many-nodes"),
-        ["large=Scheduled", "medium=Scheduled", "small=Scheduled"]
+        ["large=Bound", "medium=Bound", "small=Bound"]
     );
     assert_eq!(binding_names(&out, CRB, "many-nodes")[..2], names[..]);
-    assert_eq!(bindings(&out, CRB, "free-cpu"), ["medium=Scheduled"]);
+    assert_eq!(bindings(&out, CRB, "free-cpu"), ["medium=Bound"]);
     for placement in ["many-nodes", "free-cpu"] {
         assert_eq!(
             snapshots(&out, CSPS, placement),
@@ -1221,7 +1202,7 @@ async fn a_property_sorter_scores_by_node_count_in_either_order() -> TestResult 
     no_rejections(&out)?;
     assert_eq!(
         bindings(&out, CRB, "most-nodes"),
-        ["large=Scheduled", "medium=Scheduled"]
+        ["large=Bound", "medium=Bound"]
     );
     assert_eq!(
         target_clusters(object(&out, CSPS, "most-nodes-0")?),
@@ -1240,7 +1221,7 @@ async fn a_property_sorter_scores_by_node_count_in_either_order() -> TestResult 
 
     assert_eq!(
         bindings(&out, CRB, "fewest-nodes"),
-        ["medium=Scheduled", "small=Scheduled"]
+        ["medium=Bound", "small=Bound"]
     );
     assert_eq!(
         target_clusters(object(&out, CSPS, "fewest-nodes-0")?),
@@ -1272,9 +1253,9 @@ async fn namespace_only_selects_the_namespace_without_its_contents() -> TestResu
     let out = run("namespace-only.yaml", None).await?;
     no_rejections(&out)?;
     let all = [
-        "dev-cluster-1=Scheduled",
-        "prod-cluster-1=Scheduled",
-        "prod-cluster-2=Scheduled",
+        "dev-cluster-1=Bound",
+        "prod-cluster-1=Bound",
+        "prod-cluster-2=Bound",
     ];
     let statuses = [
         picked("dev-cluster-1", 0, 0),
@@ -1328,9 +1309,9 @@ async fn a_resource_placement_places_labelled_configmaps_on_fixed_clusters() -> 
     assert_eq!(
         bindings(&out, CRB, "app-namespace-crp"),
         [
-            "dev-cluster-1=Scheduled",
-            "prod-cluster-1=Scheduled",
-            "prod-cluster-2=Scheduled"
+            "dev-cluster-1=Bound",
+            "prod-cluster-1=Bound",
+            "prod-cluster-2=Bound"
         ]
     );
     assert_eq!(
@@ -1340,7 +1321,7 @@ async fn a_resource_placement_places_labelled_configmaps_on_fixed_clusters() -> 
     // The application team's RP: namespaced objects in my-app.
     assert_eq!(
         bindings(&out, "ResourceBinding", "app-configs-rp"),
-        ["prod-cluster-1=Scheduled", "prod-cluster-2=Scheduled"]
+        ["prod-cluster-1=Bound", "prod-cluster-2=Bound"]
     );
     for b in owned(&out, "ResourceBinding", "app-configs-rp") {
         assert_eq!(b["metadata"]["namespace"], "my-app");
@@ -1442,10 +1423,7 @@ async fn selecting_a_reserved_namespace_is_invalid_until_fixed() -> TestResult {
         json!([{"kind": "Namespace", "name": "test-ns", "version": "v1"}])
     );
     assert_eq!(fixed["status"]["observedResourceIndex"], "0");
-    assert_eq!(
-        bindings(&out, CRB, "kube-system-crp"),
-        ["cluster-1=Scheduled"]
-    );
+    assert_eq!(bindings(&out, CRB, "kube-system-crp"), ["cluster-1=Bound"]);
     assert_eq!(
         snapshots(&out, CSPS, "kube-system-crp"),
         ["kube-system-crp-0=true"]
@@ -1477,9 +1455,9 @@ async fn pick_all_status_matches_the_seed_sample() -> TestResult {
     assert_eq!(
         bindings(&out, CRB, "crp-1"),
         [
-            "kind-cluster-1=Scheduled",
-            "kind-cluster-2=Scheduled",
-            "kind-cluster-3=Scheduled"
+            "kind-cluster-1=Bound",
+            "kind-cluster-2=Bound",
+            "kind-cluster-3=Bound"
         ]
     );
     let crp = object(&out, CRP, "crp-1")?;
@@ -1556,7 +1534,7 @@ async fn pick_all_status_matches_the_seed_sample() -> TestResult {
                    "reason": PICKED, "selected": true})
         );
         assert_eq!(b["spec"]["schedulingPolicySnapshotName"], "crp-1-0");
-        assert_eq!(b["spec"]["state"], "Scheduled");
+        assert_eq!(b["spec"]["state"], "Bound");
     }
     Ok(())
 }

@@ -20,6 +20,8 @@ pub use format::{AgentSettings, AgentsStep, Scenario, ScenarioError, Step, parse
 
 /// Source name of every scenario event.
 pub const SCENARIO_SOURCE: &str = "scenario";
+/// Most rounds of simulated agent reports after one step (each round can bind more clusters).
+pub const AGENT_ROUNDS_MAX: usize = 1_000;
 /// Most events one `advance` step may generate (a guard against a runaway loop).
 pub const ADVANCE_EVENTS_MAX: usize = 1_000_000;
 
@@ -172,7 +174,8 @@ impl<L: EventLog> Runner<'_, L> {
                         }
                     }
                 }
-                Ok(())
+                // Agents switched to auto report at once on the work they already hold.
+                self.emit(Vec::new()).await
             }
             Step::Heartbeats(auto) => {
                 self.agents.auto_heartbeats = *auto;
@@ -184,18 +187,29 @@ impl<L: EventLog> Runner<'_, L> {
     /// A report step's defaults: applied, available as applied, the last reported index.
     fn work_report(&self, report: &format::ReportStep) -> WorkReport {
         let applied = report.applied.unwrap_or(true);
-        let resource_index = report.resource_index.unwrap_or_else(|| {
-            self.folder
-                .state
-                .work_reports
+        // By default: the work the cluster was last given (its binding's resource index),
+        // else the index it last reported, else 0.
+        let namespace = report.namespace.clone().unwrap_or_default();
+        let same_placement = |key: &flotilla_core::model::ObjectKey| {
+            key.name == report.placement && key.namespace == namespace
+        };
+        let resource_index = report.resource_index.or_else(|| {
+            let state = &self.folder.state;
+            let given = state
+                .placements
                 .iter()
-                .find(|((cluster, key), _)| {
-                    cluster == &report.cluster
-                        && key.name == report.placement
-                        && (key.namespace.is_empty() == report.namespace.is_none())
-                })
-                .map_or(0, |(_, status)| status.resource_index)
+                .find(|(key, _)| same_placement(key))
+                .and_then(|(_, p)| p.bindings.get(&report.cluster))
+                .and_then(|b| b.resource_index);
+            given.or_else(|| {
+                state
+                    .work_reports
+                    .iter()
+                    .find(|((cluster, key), _)| cluster == &report.cluster && same_placement(key))
+                    .map(|(_, status)| status.resource_index)
+            })
         });
+        let resource_index = resource_index.unwrap_or(0);
         WorkReport {
             cluster: report.cluster.clone(),
             placement: report.placement.clone(),
@@ -213,8 +227,71 @@ impl<L: EventLog> Runner<'_, L> {
         Uuid::new_v8(self.issued.to_be_bytes())
     }
 
-    /// Appends inputs at the current scenario time and folds them.
+    /// Appends inputs at the current scenario time and folds them; then, with `agents: auto`,
+    /// the simulated members report on any work they were given and have not reported yet.
     async fn emit(&mut self, inputs: Vec<Input>) -> Result<(), RunError> {
+        self.append_and_fold(inputs).await?;
+        for _ in 0..AGENT_ROUNDS_MAX {
+            let reports = self.agent_reports();
+            if reports.is_empty() {
+                break;
+            }
+            self.append_and_fold(reports).await?;
+        }
+        Ok(())
+    }
+
+    /// Reports the simulated members owe: one for every bound binding whose work at its
+    /// resource index has not been reported yet (applied + available by default, or as the
+    /// `agents` map says for that cluster).
+    fn agent_reports(&self) -> Vec<Input> {
+        if !self.agents.auto_reports && self.agents.clusters.is_empty() {
+            return Vec::new();
+        }
+        let state = &self.folder.state;
+        let mut reports = Vec::new();
+        for (key, placement) in &state.placements {
+            for binding in placement.bindings.values() {
+                let Some(resource_index) = binding.resource_index else {
+                    continue;
+                };
+                if binding.state != flotilla_core::placement::BindingState::Bound {
+                    continue;
+                }
+                // A cluster named in an `agents` map reports as configured even in manual mode.
+                let Some(settings) = self
+                    .agents
+                    .clusters
+                    .get(&binding.cluster)
+                    .cloned()
+                    .or_else(|| self.agents.auto_reports.then(AgentSettings::default))
+                else {
+                    continue;
+                };
+                let report = WorkReport {
+                    cluster: binding.cluster.clone(),
+                    placement: key.name.clone(),
+                    namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+                    resource_index,
+                    applied: Some(settings.applied.unwrap_or(true)),
+                    available: Some(settings.available.unwrap_or(true)),
+                    trackable: settings.trackable.unwrap_or(true),
+                    message: String::new(),
+                };
+                // One report per work: a setting changed later applies to the next work the
+                // cluster receives (a bad image shows on the update, not on what runs now).
+                let known = state
+                    .work_reports
+                    .get(&(binding.cluster.clone(), key.clone()));
+                if known.is_none_or(|old| old.resource_index != resource_index) {
+                    reports.push(Input::WorkReport(report));
+                }
+            }
+        }
+        reports
+    }
+
+    async fn append_and_fold(&mut self, inputs: Vec<Input>) -> Result<(), RunError> {
         if inputs.is_empty() {
             return Ok(());
         }

@@ -21,6 +21,8 @@ pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
 pub use placement::PlacementSpec;
 pub use selector::LabelSelector;
 
+use crate::overrides::{self, OverrideKind, OverrideSpec};
+
 /// API group of `MemberCluster`.
 pub const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
 /// API group of the placement kinds.
@@ -31,6 +33,13 @@ pub const MEMBER_CLUSTER: &str = "MemberCluster";
 pub const CLUSTER_RESOURCE_PLACEMENT: &str = "ClusterResourcePlacement";
 /// Kind name of a namespaced placement.
 pub const RESOURCE_PLACEMENT: &str = "ResourcePlacement";
+/// Kind name of a cluster-scoped override.
+pub const CLUSTER_RESOURCE_OVERRIDE: &str = "ClusterResourceOverride";
+/// Kind name of a namespaced override.
+pub const RESOURCE_OVERRIDE: &str = "ResourceOverride";
+/// Served versions of the override kinds (seed 002 writes v1alpha1; KubeFleet also serves
+/// v1beta1).
+const OVERRIDE_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
 /// Longest object name Kubernetes accepts (DNS-1123 subdomain).
 pub const NAME_BYTES_MAX: usize = 253;
 
@@ -64,7 +73,8 @@ const CLUSTER_SCOPED_KINDS: [(&str, &str); 14] = [
 pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
     CLUSTER_SCOPED_KINDS.contains(&(group, kind))
         || (group == CLUSTER_GROUP && kind == MEMBER_CLUSTER)
-        || (group == PLACEMENT_GROUP && kind == CLUSTER_RESOURCE_PLACEMENT)
+        || (group == PLACEMENT_GROUP
+            && matches!(kind, CLUSTER_RESOURCE_PLACEMENT | CLUSTER_RESOURCE_OVERRIDE))
 }
 
 /// A validation failure: which field, and what is wrong with it.
@@ -78,7 +88,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),
             message: message.into(),
@@ -108,6 +118,10 @@ pub enum Body {
     ClusterResourcePlacement(PlacementSpec),
     /// A namespaced placement.
     ResourcePlacement(PlacementSpec),
+    /// A cluster-scoped override of placed resources.
+    ClusterResourceOverride(OverrideSpec),
+    /// A namespaced override of placed resources.
+    ResourceOverride(OverrideSpec),
     /// Any other object: everything but `apiVersion`/`kind`/`metadata`, as canonical JSON.
     Resource {
         /// Canonical JSON of the remaining top-level fields (`spec`, `data`, …).
@@ -159,6 +173,17 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
             placement_validation::validate(&spec, Some(namespace))?;
             Body::ResourcePlacement(spec)
         }
+        (PLACEMENT_GROUP, CLUSTER_RESOURCE_OVERRIDE) => {
+            check_version(api_version, &OVERRIDE_VERSIONS)?;
+            let spec =
+                overrides::parse_spec(OverrideKind::ClusterResourceOverride, spec_of(value))?;
+            Body::ClusterResourceOverride(spec)
+        }
+        (PLACEMENT_GROUP, RESOURCE_OVERRIDE) => {
+            check_version(api_version, &OVERRIDE_VERSIONS)?;
+            let spec = overrides::parse_spec(OverrideKind::ResourceOverride, spec_of(value))?;
+            Body::ResourceOverride(spec)
+        }
         _ => Body::Resource {
             content: resource_content(object),
         },
@@ -174,7 +199,8 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
 
 fn key_for(group: &str, kind: &str, meta: &UserMeta) -> Result<ObjectKey, FieldError> {
     let namespace = meta.namespace.clone().unwrap_or_default();
-    let namespaced_kind = group == PLACEMENT_GROUP && kind == RESOURCE_PLACEMENT;
+    let namespaced_kind =
+        group == PLACEMENT_GROUP && matches!(kind, RESOURCE_PLACEMENT | RESOURCE_OVERRIDE);
     if is_cluster_scoped(group, kind) && !namespace.is_empty() {
         return Err(FieldError::new(
             "metadata.namespace",
@@ -223,7 +249,7 @@ fn spec_of(value: &Value) -> &Value {
 }
 
 /// Deserializes `value` into `T`, reporting the full field path on failure.
-fn typed<T: DeserializeOwned>(value: &Value, root: &str) -> Result<T, FieldError> {
+pub(crate) fn typed<T: DeserializeOwned>(value: &Value, root: &str) -> Result<T, FieldError> {
     let value = if value.is_null() {
         Value::Object(serde_json::Map::new())
     } else {

@@ -68,6 +68,8 @@ pub struct Binding {
     pub decision: ClusterDecision,
     /// Object generation (bumped on every spec change).
     pub generation: u64,
+    /// When the rollout last bound it to a resource snapshot (its RolloutStarted time).
+    pub rollout_started_at: Option<DateTime<Utc>>,
     /// When it was created.
     pub created: DateTime<Utc>,
 }

@@ -211,6 +211,7 @@ impl Cycle<'_> {
             resource_index: None,
             decision,
             generation: 1,
+            rollout_started_at: None,
             created: self.now,
         };
         self.placement.bindings.insert(cluster.to_owned(), binding);

@@ -174,36 +174,74 @@ fn the_policy_snapshot_lists_picked_then_unpicked_clusters_with_priority_scores(
 }
 
 #[test]
-fn bindings_carry_the_decision_the_snapshot_names_and_the_scheduler_finalizer() {
+fn bindings_carry_the_decision_the_snapshot_names_and_the_rollouts_progress() {
     let hub = pick_two_of_three();
     let name = binding_name(&hub, "member1");
     assert!(name.starts_with("crp-1-member1-"), "{name}");
     let kind = "ClusterResourceBinding";
+    // Scheduled, then bound to the resource snapshot by the rollout in the same step
+    // (generation 2); the work generator's finalizer follows the scheduler's.
+    let progress = |kind: &str, reason: &str, message: &str| {
+        json!({
+            "lastTransitionTime": "2024-04-29T09:58:40Z",
+            "message": message,
+            "observedGeneration": 2,
+            "reason": reason,
+            "status": "True",
+            "type": kind
+        })
+    };
     let expected = json!({
         "apiVersion": "placement.kubernetes-fleet.io/v1",
         "kind": kind,
         "metadata": {
             "creationTimestamp": "2024-04-29T09:58:40Z",
-            "finalizers": ["kubernetes-fleet.io/scheduler-crb-cleanup"],
-            "generation": 1,
+            "finalizers": [
+                "kubernetes-fleet.io/scheduler-crb-cleanup",
+                "kubernetes-fleet.io/work-cleanup"
+            ],
+            "generation": 2,
             "labels": {"kubernetes-fleet.io/parent-CRP": "crp-1"},
             "name": name,
             "resourceVersion": "6",
             "uid": derived_uid(&uid(9), kind, &name)
         },
         "spec": {
+            "applyStrategy": {
+                "comparisonOption": "PartialComparison",
+                "serverSideApplyConfig": {"force": false},
+                "type": "ClientSideApply",
+                "whenToApply": "Always",
+                "whenToTakeOver": "Always"
+            },
             "clusterDecision": {
                 "clusterName": "member1",
                 "clusterScore": {"affinityScore": 20, "priorityScore": 0},
                 "reason": "picked by scheduling policy",
                 "selected": true
             },
-            "resourceSnapshotName": "",
+            "resourceSnapshotName": "crp-1-0-snapshot",
             "schedulingPolicySnapshotName": "crp-1-0",
-            "state": "Scheduled",
+            "state": "Bound",
             "targetCluster": "member1"
         },
-        "status": {}
+        "status": {"conditions": [
+            progress(
+                "RolloutStarted",
+                "RolloutStarted",
+                "Detected the new changes on the resources and started the rollout process"
+            ),
+            progress(
+                "Overridden",
+                "NoOverrideSpecified",
+                "No override rules are configured for the selected resources"
+            ),
+            progress(
+                "WorkSynchronized",
+                "AllWorkSynced",
+                "All of the works are synchronized to the latest"
+            )
+        ]}
     });
     assert_eq!(
         render_object(&hub.state, &key(kind, "", &name)),
@@ -278,33 +316,93 @@ fn the_resource_snapshot_holds_the_selected_manifests_in_apply_order() {
 #[test]
 fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster() {
     let hub = pick_two_of_three();
-    let scheduled = |cluster: &str| {
+    let at_40 = |kind: &str, status: &str, reason: &str, message: &str| {
+        json!({
+            "lastTransitionTime": "2024-04-29T09:58:40Z",
+            "message": message,
+            "observedGeneration": 1,
+            "reason": reason,
+            "status": status,
+            "type": kind
+        })
+    };
+    // Bound by the rollout at once; no member has reported on its work yet.
+    let picked = |cluster: &str| {
         json!({
             "clusterName": cluster,
-            "conditions": [{
-                "lastTransitionTime": "2024-04-29T09:58:40Z",
-                "message": format!(
-                    "Successfully scheduled resources for placement in {cluster} (affinity score: \
-                     20, topology spread score: 0): picked by scheduling policy"
+            "conditions": [
+                at_40(
+                    "Scheduled",
+                    "True",
+                    "Scheduled",
+                    &format!(
+                        "Successfully scheduled resources for placement in {cluster} (affinity \
+                         score: 20, topology spread score: 0): picked by scheduling policy"
+                    )
                 ),
-                "observedGeneration": 1,
-                "reason": "Scheduled",
-                "status": "True",
-                "type": "Scheduled"
-            }]
+                at_40(
+                    "RolloutStarted",
+                    "True",
+                    "RolloutStarted",
+                    "Detected the new changes on the resources and started the rollout process"
+                ),
+                at_40(
+                    "Overridden",
+                    "True",
+                    "NoOverrideSpecified",
+                    "No override rules are configured for the selected resources"
+                ),
+                at_40(
+                    "WorkSynchronized",
+                    "True",
+                    "AllWorkSynced",
+                    "All of the works are synchronized to the latest"
+                ),
+                at_40(
+                    "Applied",
+                    "Unknown",
+                    "ApplyPending",
+                    "In the process of applying the resources on the member cluster"
+                )
+            ]
         })
     };
     let expected = json!({
-        "conditions": [{
-            "lastTransitionTime": "2024-04-29T09:58:40Z",
-            "message": "found all the clusters needed as specified by the scheduling policy",
-            "observedGeneration": 1,
-            "reason": "SchedulingPolicyFulfilled",
-            "status": "True",
-            "type": "ClusterResourcePlacementScheduled"
-        }],
+        "conditions": [
+            at_40(
+                "ClusterResourcePlacementScheduled",
+                "True",
+                "SchedulingPolicyFulfilled",
+                "found all the clusters needed as specified by the scheduling policy"
+            ),
+            at_40(
+                "ClusterResourcePlacementRolloutStarted",
+                "True",
+                "RolloutStarted",
+                "All 2 cluster(s) start rolling out the latest resource"
+            ),
+            at_40(
+                "ClusterResourcePlacementOverridden",
+                "True",
+                "NoOverrideSpecified",
+                "No override rules are configured for the selected resources"
+            ),
+            at_40(
+                "ClusterResourcePlacementWorkSynchronized",
+                "True",
+                "WorkSynchronized",
+                "Works(s) are succcesfully created or updated in the 2 target clusters' namespaces"
+            ),
+            at_40(
+                "ClusterResourcePlacementApplied",
+                "Unknown",
+                "ApplyPending",
+                "There are still 2 cluster(s) in the process of applying the resources on the \
+                 member cluster"
+            )
+        ],
         "observedResourceIndex": "0",
-        "placementStatuses": [scheduled("member1"), scheduled("member2")],
+        "placementStatuses": [picked("member1"), picked("member2")],
         "selectedResources": [
             {"kind": "Namespace", "name": "test", "version": "v1"},
             {"kind": "ConfigMap", "name": "test-1", "namespace": "test", "version": "v1"}
@@ -341,15 +439,18 @@ fn render_all_puts_each_placements_derived_objects_after_it() {
             "ClusterResourceSnapshot/crp-1-0-snapshot".to_owned(),
             binding("member1"),
             binding("member2"),
+            "Work/crp-1-work".to_owned(),
+            "Work/crp-1-work".to_owned(),
         ]
     );
     // Each derived object renders the same through `render_object` and `render_all`.
     for object in render_all(&hub.state) {
         let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default();
         let kind = object["kind"].as_str().unwrap_or_default();
-        if kind.starts_with("Cluster") && kind != "ClusterResourcePlacement" {
+        if (kind.starts_with("Cluster") && kind != "ClusterResourcePlacement") || kind == "Work" {
             assert_eq!(
-                render_object(&hub.state, &key(kind, "", name)).as_ref(),
+                render_object(&hub.state, &key(kind, namespace, name)).as_ref(),
                 Some(&object)
             );
         }
@@ -420,7 +521,9 @@ fn a_v1beta1_placement_derives_v1beta1_objects() {
         .iter()
         .filter(|o| o["kind"] != "MemberCluster" && o["kind"] != "ClusterResourcePlacement")
         .collect();
-    assert_eq!(derived.len(), 3, "{derived:?}");
+    // Policy snapshot, resource snapshot, binding, and the binding's work (no manifests: the
+    // namespace does not exist, yet the member still reports on it).
+    assert_eq!(derived.len(), 4, "{derived:?}");
     for object in derived {
         assert_eq!(
             object["apiVersion"],

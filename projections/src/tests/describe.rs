@@ -1,10 +1,11 @@
 //! Proves `describe` follows kubectl's layout for custom resources, as in the seed's
-//! `kubectl describe crp` sample.
+//! `kubectl describe crp` sample: after three members report the work applied and available
+//! but not trackable, the status reads like the sample's, condition by condition.
 
 use flotilla_core::model::ObjectKey;
 use serde_json::json;
 
-use super::{Hub, sample_heartbeat};
+use super::{Hub, Report, sample_heartbeat};
 use crate::describe;
 
 #[test]
@@ -60,11 +61,17 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
             }
         }),
     );
+    // Each member applies the namespace and the ConfigMap: available, but not trackable.
+    for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {
+        hub.report(0, Report::untrackable(name, "crp-1"));
+    }
     let key = ObjectKey::cluster_scoped(
         "placement.kubernetes-fleet.io",
         "ClusterResourcePlacement",
         "crp-1",
     );
+    // Field by field the seed's sample (times aside; flotilla shows the apply strategy the
+    // webhook defaults, and records no Kubernetes events).
     let expected = "\
 Name:         crp-1
 Namespace:
@@ -107,6 +114,36 @@ Status:
     Reason:                 SchedulingPolicyFulfilled
     Status:                 True
     Type:                   ClusterResourcePlacementScheduled
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                All 3 cluster(s) start rolling out the latest resource
+    Observed Generation:    1
+    Reason:                 RolloutStarted
+    Status:                 True
+    Type:                   ClusterResourcePlacementRolloutStarted
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                No override rules are configured for the selected resources
+    Observed Generation:    1
+    Reason:                 NoOverrideSpecified
+    Status:                 True
+    Type:                   ClusterResourcePlacementOverridden
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                Works(s) are succcesfully created or updated in the 3 target clusters' namespaces
+    Observed Generation:    1
+    Reason:                 WorkSynchronized
+    Status:                 True
+    Type:                   ClusterResourcePlacementWorkSynchronized
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                The selected resources are successfully applied to 3 clusters
+    Observed Generation:    1
+    Reason:                 ApplySucceeded
+    Status:                 True
+    Type:                   ClusterResourcePlacementApplied
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                The selected resources in 3 cluster are available now
+    Observed Generation:    1
+    Reason:                 ResourceAvailable
+    Status:                 True
+    Type:                   ClusterResourcePlacementAvailable
   Observed Resource Index:  0
   Placement Statuses:
     Cluster Name:  kind-cluster-1
@@ -117,6 +154,36 @@ Status:
       Reason:                Scheduled
       Status:                True
       Type:                  Scheduled
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Detected the new changes on the resources and started the rollout process
+      Observed Generation:   1
+      Reason:                RolloutStarted
+      Status:                True
+      Type:                  RolloutStarted
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               No override rules are configured for the selected resources
+      Observed Generation:   1
+      Reason:                NoOverrideSpecified
+      Status:                True
+      Type:                  Overridden
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All of the works are synchronized to the latest
+      Observed Generation:   1
+      Reason:                AllWorkSynced
+      Status:                True
+      Type:                  WorkSynchronized
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All corresponding work objects are applied
+      Observed Generation:   1
+      Reason:                AllWorkHaveBeenApplied
+      Status:                True
+      Type:                  Applied
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               The availability of work object crp-1-work is not trackable
+      Observed Generation:   1
+      Reason:                WorkNotTrackable
+      Status:                True
+      Type:                  Available
     Cluster Name:            kind-cluster-2
     Conditions:
       Last Transition Time:  2024-04-29T09:58:20Z
@@ -125,6 +192,36 @@ Status:
       Reason:                Scheduled
       Status:                True
       Type:                  Scheduled
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Detected the new changes on the resources and started the rollout process
+      Observed Generation:   1
+      Reason:                RolloutStarted
+      Status:                True
+      Type:                  RolloutStarted
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               No override rules are configured for the selected resources
+      Observed Generation:   1
+      Reason:                NoOverrideSpecified
+      Status:                True
+      Type:                  Overridden
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All of the works are synchronized to the latest
+      Observed Generation:   1
+      Reason:                AllWorkSynced
+      Status:                True
+      Type:                  WorkSynchronized
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All corresponding work objects are applied
+      Observed Generation:   1
+      Reason:                AllWorkHaveBeenApplied
+      Status:                True
+      Type:                  Applied
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               The availability of work object crp-1-work is not trackable
+      Observed Generation:   1
+      Reason:                WorkNotTrackable
+      Status:                True
+      Type:                  Available
     Cluster Name:            kind-cluster-3
     Conditions:
       Last Transition Time:  2024-04-29T09:58:20Z
@@ -133,6 +230,36 @@ Status:
       Reason:                Scheduled
       Status:                True
       Type:                  Scheduled
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Detected the new changes on the resources and started the rollout process
+      Observed Generation:   1
+      Reason:                RolloutStarted
+      Status:                True
+      Type:                  RolloutStarted
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               No override rules are configured for the selected resources
+      Observed Generation:   1
+      Reason:                NoOverrideSpecified
+      Status:                True
+      Type:                  Overridden
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All of the works are synchronized to the latest
+      Observed Generation:   1
+      Reason:                AllWorkSynced
+      Status:                True
+      Type:                  WorkSynchronized
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All corresponding work objects are applied
+      Observed Generation:   1
+      Reason:                AllWorkHaveBeenApplied
+      Status:                True
+      Type:                  Applied
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               The availability of work object crp-1-work is not trackable
+      Observed Generation:   1
+      Reason:                WorkNotTrackable
+      Status:                True
+      Type:                  Available
   Selected Resources:
     Kind:       Namespace
     Name:       application-1

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use flotilla_core::{Decisions, Envelope, Heartbeat, Input, ResourceUsage, State, step};
+use flotilla_core::{
+    Decisions, Envelope, Heartbeat, Input, ResourceUsage, State, WorkReport, step,
+};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -61,6 +63,52 @@ impl Hub {
     pub(crate) fn tick(&mut self, seconds: i64) -> Decisions {
         self.fold(seconds, "clock", Input::Tick)
     }
+
+    /// A member agent's report on a `ClusterResourcePlacement`'s work at resource index 0, as
+    /// `agents` sends it: applied (or failed), available, trackable or not, with a message.
+    pub(crate) fn report(&mut self, seconds: i64, report: Report<'_>) -> Decisions {
+        let source = format!("agent/{}", report.cluster);
+        let input = Input::WorkReport(WorkReport {
+            cluster: report.cluster.to_owned(),
+            placement: report.placement.to_owned(),
+            namespace: report.namespace.map(str::to_owned),
+            resource_index: report.resource_index,
+            applied: report.applied,
+            available: report.available,
+            trackable: report.trackable,
+            message: report.message.to_owned(),
+        });
+        self.fold(seconds, &source, input)
+    }
+}
+
+/// What a test's member agent reports (see [`Hub::report`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Report<'a> {
+    pub(crate) cluster: &'a str,
+    pub(crate) placement: &'a str,
+    pub(crate) namespace: Option<&'a str>,
+    pub(crate) resource_index: u64,
+    pub(crate) applied: Option<bool>,
+    pub(crate) available: Option<bool>,
+    pub(crate) trackable: bool,
+    pub(crate) message: &'a str,
+}
+
+impl<'a> Report<'a> {
+    /// Applied and available but not trackable (a Namespace and a ConfigMap), the seed's case.
+    pub(crate) fn untrackable(cluster: &'a str, placement: &'a str) -> Self {
+        Self {
+            cluster,
+            placement,
+            namespace: None,
+            resource_index: 0,
+            applied: Some(true),
+            available: Some(true),
+            trackable: false,
+            message: "",
+        }
+    }
 }
 
 /// A heartbeat carrying the seed's section 7 sample properties.
@@ -108,7 +156,9 @@ mod kinds;
 mod member_cluster;
 mod placement;
 mod placement_status;
+mod progress;
 mod resource_placement;
 mod resources;
 mod table;
 mod timeline;
+mod work;

@@ -1,7 +1,9 @@
 //! Proves a placement that cannot be fully scheduled says so as KubeFleet does: the condition
 //! turns False with the count found, and each unfilled PickN / PickFixed slot gets an entry
 //! without a cluster name and a `ScheduleFailed` condition carrying the not-selected reason.
-//! Also covers scale-in (an unscheduled binding keeps its previous state) and invalid selectors.
+//! The rollout binds every picked cluster at once (no member has reported yet, so the status
+//! stops at `Applied` Unknown). Also covers scale-in (an unscheduled binding keeps its previous
+//! state) and invalid selectors.
 
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
@@ -26,7 +28,20 @@ fn crp_key(name: &str) -> ObjectKey {
     key("ClusterResourcePlacement", "", name)
 }
 
-/// The per-cluster entry of a picked cluster, picked at t=20s (09:58:40).
+/// A condition at t=20s (09:58:40), when the placement was applied.
+fn at_20(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+    json!({
+        "lastTransitionTime": "2024-04-29T09:58:40Z",
+        "message": message,
+        "observedGeneration": 1,
+        "reason": reason,
+        "status": status,
+        "type": kind
+    })
+}
+
+/// The per-cluster entry of a picked cluster, picked and bound at t=20s (09:58:40), waiting
+/// for its member to apply the work.
 fn picked(cluster: &str, scores: Option<(i32, i32)>) -> Value {
     let message = match scores {
         Some((affinity, spread)) => format!(
@@ -40,43 +55,85 @@ fn picked(cluster: &str, scores: Option<(i32, i32)>) -> Value {
     };
     json!({
         "clusterName": cluster,
-        "conditions": [{
-            "lastTransitionTime": "2024-04-29T09:58:40Z",
-            "message": message,
-            "observedGeneration": 1,
-            "reason": "Scheduled",
-            "status": "True",
-            "type": "Scheduled"
-        }]
+        "conditions": [
+            at_20("Scheduled", "True", "Scheduled", &message),
+            at_20(
+                "RolloutStarted",
+                "True",
+                "RolloutStarted",
+                "Detected the new changes on the resources and started the rollout process"
+            ),
+            at_20(
+                "Overridden",
+                "True",
+                "NoOverrideSpecified",
+                "No override rules are configured for the selected resources"
+            ),
+            at_20(
+                "WorkSynchronized",
+                "True",
+                "AllWorkSynced",
+                "All of the works are synchronized to the latest"
+            ),
+            at_20(
+                "Applied",
+                "Unknown",
+                "ApplyPending",
+                "In the process of applying the resources on the member cluster"
+            )
+        ]
     })
 }
 
 /// An unfilled slot: no `clusterName` (empty, and `omitempty` in KubeFleet's API).
 fn unfilled(reason: &str) -> Value {
-    json!({
-        "conditions": [{
-            "lastTransitionTime": "2024-04-29T09:58:40Z",
-            "message": reason,
-            "observedGeneration": 1,
-            "reason": "ScheduleFailed",
-            "status": "False",
-            "type": "Scheduled"
-        }]
-    })
+    json!({"conditions": [at_20("Scheduled", "False", "ScheduleFailed", reason)]})
 }
 
+/// The placement's conditions: scheduling unfulfilled with `found` clusters, which the rollout
+/// bound at once.
 fn unfulfilled(found: usize) -> Value {
-    json!([{
-        "lastTransitionTime": "2024-04-29T09:58:40Z",
-        "message": format!(
-            "could not find all clusters needed as specified by the scheduling policy, found \
-             {found} cluster(s) instead"
+    json!([
+        at_20(
+            "ClusterResourcePlacementScheduled",
+            "False",
+            "SchedulingPolicyUnfulfilled",
+            &format!(
+                "could not find all clusters needed as specified by the scheduling policy, found \
+                 {found} cluster(s) instead"
+            )
         ),
-        "observedGeneration": 1,
-        "reason": "SchedulingPolicyUnfulfilled",
-        "status": "False",
-        "type": "ClusterResourcePlacementScheduled"
-    }])
+        at_20(
+            "ClusterResourcePlacementRolloutStarted",
+            "True",
+            "RolloutStarted",
+            &format!("All {found} cluster(s) start rolling out the latest resource")
+        ),
+        at_20(
+            "ClusterResourcePlacementOverridden",
+            "True",
+            "NoOverrideSpecified",
+            "No override rules are configured for the selected resources"
+        ),
+        at_20(
+            "ClusterResourcePlacementWorkSynchronized",
+            "True",
+            "WorkSynchronized",
+            &format!(
+                "Works(s) are succcesfully created or updated in the {found} target clusters' \
+                 namespaces"
+            )
+        ),
+        at_20(
+            "ClusterResourcePlacementApplied",
+            "Unknown",
+            "ApplyPending",
+            &format!(
+                "There are still {found} cluster(s) in the process of applying the resources on \
+                 the member cluster"
+            )
+        )
+    ])
 }
 
 /// member1 and member2 join; member3 is registered but its agent never joins.
@@ -245,12 +302,14 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
     let name = placement.bindings[released].name.clone();
     let binding =
         render_object(&hub.state, &key("ClusterResourceBinding", "", &name)).expect("derived");
+    // The rollout had bound it; it stays until the rollout may remove it (no member has
+    // reported its work available, so none is ready and none may go).
     assert_eq!(binding["spec"]["state"], "Unscheduled");
     assert_eq!(
         binding["metadata"]["annotations"],
-        json!({"kubernetes-fleet.io/previous-binding-state": "Scheduled"})
+        json!({"kubernetes-fleet.io/previous-binding-state": "Bound"})
     );
-    assert_eq!(binding["metadata"]["generation"], 2);
+    assert_eq!(binding["metadata"]["generation"], 3);
     let snapshot = render_object(
         &hub.state,
         &key("ClusterSchedulingPolicySnapshot", "", "crp-1-0"),

@@ -156,9 +156,9 @@ fn namespaced_kinds_list_and_tabulate_per_namespace() {
     assert_eq!(
         table(state, &bindings, Some("team-a"), false),
         format!(
-            "{:width$}STATE       TARGET-CLUSTER   AGE\n\
-             {}   Scheduled   member1          59m\n\
-             {}   Scheduled   member2          59m\n",
+            "{:width$}STATE   TARGET-CLUSTER   AGE\n\
+             {}   Bound   member1          59m\n\
+             {}   Bound   member2          59m\n",
             "NAME",
             names[0],
             names[1],

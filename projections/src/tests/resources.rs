@@ -145,6 +145,7 @@ fn render_all_orders_members_then_resources_then_placements_with_what_they_deriv
             "ClusterSchedulingPolicySnapshot/crp-1-0",
             "ClusterResourceSnapshot/crp-1-0-snapshot",
             binding.as_str(),
+            "Work/crp-1-work",
         ]
     );
     assert_eq!(render_all(&hub.state), render_all(&hub.state.clone()));

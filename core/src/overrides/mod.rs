@@ -1,0 +1,78 @@
+//! Overrides: `ClusterResourceOverride` and `ResourceOverride` customise the selected resources
+//! per member cluster before they are placed (seed 002 §9, KubeFleet semantics §3).
+//!
+//! Contract:
+//! - An override is validated on its own when parsed ([`parse_spec`]) and against the stored
+//!   overrides when applied: at most [`OVERRIDES_PER_KIND_MAX`] of each kind, one override of a
+//!   kind per resource (a CRO and an RO may share one; the RO wins by being applied last), and
+//!   an immutable placement reference.
+//! - Every spec change takes a new [`OverrideSnapshot`]; the latest one is what applies.
+//! - [`render_for_cluster`] is pure: the same state, resources and cluster give the same
+//!   manifests (canonical JSON) and the same sorted snapshot lists, or the same
+//!   [`OverrideError`] naming the override, rule and patch that failed.
+
+mod apply;
+mod matching;
+pub mod model;
+mod snapshot;
+pub mod validation;
+mod variables;
+
+use serde::{Deserialize, Serialize};
+
+pub use apply::{
+    OverrideError, PatchFailure, RenderedWork, render_for_cluster, render_with_snapshots,
+};
+pub use matching::{applicable_overrides, rule_selects_cluster};
+pub(crate) use model::parse_spec;
+pub use model::{
+    JsonPatchOverride, OverrideKind, OverridePolicy, OverrideRule, OverrideSelector, OverrideSpec,
+    OverrideType, PatchOp, PlacementRef,
+};
+pub use snapshot::{OVERRIDE_SNAPSHOTS_MAX, OverrideSnapshot, parse_snapshot_name, snapshot_name};
+pub use variables::{MEMBER_CLUSTER_LABEL_KEY_PREFIX, MEMBER_CLUSTER_NAME, substitute};
+
+use crate::model::ObjectMeta;
+
+/// Most overrides of one kind that can exist (KubeFleet's limit: the 101st create is denied).
+pub const OVERRIDES_PER_KIND_MAX: usize = 100;
+
+/// Reason of a cluster's `Overridden` condition when no override applies.
+pub const REASON_NO_OVERRIDE_SPECIFIED: &str = "NoOverrideSpecified";
+/// Reason of a cluster's `Overridden` condition when the overrides applied.
+pub const REASON_OVERRIDDEN_SUCCEEDED: &str = "OverriddenSucceeded";
+/// Reason of a cluster's `Overridden` condition when an override failed to apply.
+pub const REASON_OVERRIDDEN_FAILED: &str = "OverriddenFailed";
+
+/// A stored override and its snapshots.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Override {
+    /// Which kind it is.
+    pub kind: OverrideKind,
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Validated spec.
+    pub spec: OverrideSpec,
+    /// Snapshots, oldest first; the last is the latest and always equals `spec`.
+    pub snapshots: Vec<OverrideSnapshot>,
+}
+
+impl Override {
+    /// A new override with its first snapshot (index 0) taken at `now`.
+    #[must_use]
+    pub fn new(
+        kind: OverrideKind,
+        meta: ObjectMeta,
+        spec: OverrideSpec,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        let mut stored = Self {
+            kind,
+            meta,
+            spec,
+            snapshots: Vec::new(),
+        };
+        stored.take_snapshot(now);
+        stored
+    }
+}

@@ -1,0 +1,589 @@
+//! How far the rollout got on each binding, in the three places KubeFleet writes it:
+//!
+//! - **The binding's `status.conditions`** (the rollout controller writes `RolloutStarted`, the
+//!   work generator the rest): `RolloutStarted`, `Overridden`, `WorkSynchronized`, `Applied`,
+//!   `Available`, a chain that ends at the first condition that is not `True`; a condition not
+//!   known yet (no report from the member) is left out. `observedGeneration` is the binding's.
+//! - **The placement's per-cluster `placementStatuses[].conditions`** (after `Scheduled`): the
+//!   binding's conditions copied (reason and message included) while the binding carries the
+//!   latest resource snapshot, with the next unknown condition shown as `Unknown` (KubeFleet's
+//!   `UnknownResourceConditionPerCluster`); for a binding that does not, `RolloutStarted` False
+//!   "The rollout is being blocked by the rollout strategy" when the rollout held it back, else
+//!   `RolloutStarted` Unknown. `observedGeneration` is the placement's.
+//! - **The placement's own conditions** after `…Scheduled`: per condition, the first of Unknown
+//!   (any cluster Unknown), False (any cluster False) or True (all) decides, counted in
+//!   clusters; the first that is not True ends the list.
+//!
+//! Texts are the seed-era controller's (the `kubectl describe crp` sample of seed 002 was
+//! produced by it), except the `RolloutStarted` Unknown texts, which follow seed 002's staged
+//! update sample. The binding-level `RolloutStarted` False is "The resources cannot be updated to
+//! the latest because of the rollout strategy".
+//!
+//! Times: `RolloutStarted`, `Overridden` and `WorkSynchronized` date from when the rollout bound
+//! the binding to its resource snapshot; `Applied` from the member's report; `Available` from
+//! when the availability was first reported as it is; a held-back binding from the later of its
+//! creation and the latest resource snapshot's; an `Unknown` from the condition before it. A
+//! placement condition takes the latest time among the clusters that decided it (the hub keeps no
+//! history of the placement's own conditions).
+
+use chrono::{DateTime, Utc};
+use flotilla_core::State;
+use flotilla_core::condition::ConditionStatus;
+use flotilla_core::model::placement::StrategyType;
+use flotilla_core::placement::{Binding, BindingState};
+use serde_json::Value;
+
+use crate::derived::Owner;
+use crate::json;
+use crate::work::{self, WorkFacts};
+
+/// The conditions after scheduling, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stage {
+    /// The rollout bound the binding to the latest resources.
+    RolloutStarted,
+    /// Overrides were applied (or there were none).
+    Overridden,
+    /// The work was created or updated.
+    WorkSynchronized,
+    /// The member applied the work.
+    Applied,
+    /// The applied resources are available.
+    Available,
+}
+
+/// Every stage, in order.
+pub(crate) const STAGES: [Stage; 5] = [
+    Stage::RolloutStarted,
+    Stage::Overridden,
+    Stage::WorkSynchronized,
+    Stage::Applied,
+    Stage::Available,
+];
+
+impl Stage {
+    /// The condition type on bindings and per-cluster statuses (the placement's adds its prefix).
+    pub(crate) fn type_name(self) -> &'static str {
+        match self {
+            Stage::RolloutStarted => "RolloutStarted",
+            Stage::Overridden => "Overridden",
+            Stage::WorkSynchronized => "WorkSynchronized",
+            Stage::Applied => "Applied",
+            Stage::Available => "Available",
+        }
+    }
+
+    fn next(self) -> Option<Stage> {
+        let position = STAGES.iter().position(|stage| *stage == self)?;
+        STAGES.get(position + 1).copied()
+    }
+
+    /// A per-cluster condition not known yet.
+    fn unknown_for_cluster(self) -> (&'static str, &'static str) {
+        match self {
+            Stage::RolloutStarted => (
+                "RolloutStartedUnknown",
+                "In the process of deciding whether to roll out the latest resources or not",
+            ),
+            Stage::Overridden => (
+                "OverriddenPending",
+                "In the process of overriding the selected resources if there is any override \
+                 defined",
+            ),
+            Stage::WorkSynchronized => (
+                "WorkSynchronizedUnknown",
+                "In the process of creating or updating the work object(s) in the hub cluster",
+            ),
+            Stage::Applied => (
+                "ApplyPending",
+                "In the process of applying the resources on the member cluster",
+            ),
+            // The trailing space is KubeFleet's.
+            Stage::Available => (
+                "ResourceAvailableUnknown",
+                "The availability of the selected resources is unknown yet ",
+            ),
+        }
+    }
+
+    /// The placement condition when every cluster reached this stage.
+    fn placement_true(self, clusters: usize, overridden: bool) -> (&'static str, String) {
+        match self {
+            Stage::RolloutStarted => (
+                "RolloutStarted",
+                format!("All {clusters} cluster(s) start rolling out the latest resource"),
+            ),
+            Stage::Overridden if overridden => (
+                "OverriddenSucceeded",
+                format!(
+                    "The selected resources are successfully overridden in the {clusters} clusters"
+                ),
+            ),
+            Stage::Overridden => (
+                "NoOverrideSpecified",
+                "No override rules are configured for the selected resources".to_owned(),
+            ),
+            Stage::WorkSynchronized => (
+                "WorkSynchronized",
+                format!(
+                    "Works(s) are succcesfully created or updated in the {clusters} target \
+                     clusters' namespaces"
+                ),
+            ),
+            Stage::Applied => (
+                "ApplySucceeded",
+                format!("The selected resources are successfully applied to {clusters} clusters"),
+            ),
+            Stage::Available => (
+                "ResourceAvailable",
+                format!("The selected resources in {clusters} cluster are available now"),
+            ),
+        }
+    }
+
+    /// The placement condition when `clusters` clusters failed this stage.
+    fn placement_false(self, clusters: usize) -> (&'static str, String) {
+        match self {
+            Stage::RolloutStarted => (
+                "RolloutNotStartedYet",
+                format!(
+                    "The rollout is being blocked by the rollout strategy in {clusters} cluster(s)"
+                ),
+            ),
+            Stage::Overridden => (
+                "OverriddenFailed",
+                format!(
+                    "Failed to override resources in {clusters} clusters, please check the \
+                     `failedPlacements` status"
+                ),
+            ),
+            Stage::WorkSynchronized => (
+                "WorkNotSynchronizedYet",
+                format!(
+                    "There are {clusters} cluster(s) which have not finished creating or \
+                     updating work(s) yet"
+                ),
+            ),
+            Stage::Applied => (
+                "ApplyFailed",
+                format!(
+                    "Failed to apply resources to {clusters} clusters, please check the \
+                     `failedPlacements` status"
+                ),
+            ),
+            Stage::Available => (
+                "ResourceNotAvailableYet",
+                format!("The selected resources in {clusters} cluster are still not available yet"),
+            ),
+        }
+    }
+
+    /// The placement condition when `clusters` clusters have this stage undecided.
+    fn placement_unknown(self, clusters: usize) -> (&'static str, String) {
+        let (reason, doing) = match self {
+            Stage::RolloutStarted => (
+                "RolloutStartedUnknown",
+                "deciding whether to roll out the latest resources or not",
+            ),
+            Stage::Overridden => (
+                "OverriddenPending",
+                "overriding the selected resources if there is any override defined",
+            ),
+            Stage::WorkSynchronized => (
+                "WorkSynchronizedUnknown",
+                "creating or updating the work object(s) in the hub cluster",
+            ),
+            Stage::Applied => (
+                "ApplyPending",
+                "applying the resources on the member cluster",
+            ),
+            Stage::Available => (
+                "ResourceAvailableUnknown",
+                "checking the availability of the selected resources",
+            ),
+        };
+        (
+            reason,
+            format!("There are still {clusters} cluster(s) in the process of {doing}"),
+        )
+    }
+}
+
+/// One condition of the chain.
+#[derive(Debug, Clone)]
+pub(crate) struct Step {
+    /// Which condition.
+    pub(crate) stage: Stage,
+    /// Its status.
+    pub(crate) status: ConditionStatus,
+    /// Its reason.
+    pub(crate) reason: &'static str,
+    /// Its message.
+    pub(crate) message: String,
+    /// Its last transition time.
+    pub(crate) since: DateTime<Utc>,
+}
+
+impl Step {
+    fn new(
+        stage: Stage,
+        status: ConditionStatus,
+        reason: &'static str,
+        message: impl Into<String>,
+        since: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            stage,
+            status,
+            reason,
+            message: message.into(),
+            since,
+        }
+    }
+
+    /// The condition as `metav1.Condition` JSON.
+    pub(crate) fn to_json(&self, observed_generation: u64) -> Value {
+        condition_json(
+            self.stage.type_name(),
+            self.status,
+            self.reason,
+            &self.message,
+            self.since,
+            observed_generation,
+        )
+    }
+}
+
+/// A `metav1.Condition`.
+pub(crate) fn condition_json(
+    condition_type: &str,
+    status: ConditionStatus,
+    reason: &str,
+    message: &str,
+    since: DateTime<Utc>,
+    observed_generation: u64,
+) -> Value {
+    json::object([
+        ("type", Value::from(condition_type)),
+        ("status", Value::from(status.as_str())),
+        ("reason", Value::from(reason)),
+        ("message", Value::from(message)),
+        ("lastTransitionTime", Value::from(json::timestamp(since))),
+        ("observedGeneration", Value::from(observed_generation)),
+    ])
+}
+
+/// One binding's progress.
+pub(crate) struct Progress {
+    /// The binding's own conditions.
+    pub(crate) binding: Vec<Step>,
+    /// Its cluster's conditions in the placement status (after `Scheduled`).
+    pub(crate) cluster: Vec<Step>,
+    /// `failedPlacements`, when the member reported the work failed or unavailable.
+    pub(crate) failed: Vec<Value>,
+    /// Whether the binding carries the latest resource snapshot (only then does the placement
+    /// show its overrides and failed placements for the cluster).
+    pub(crate) up_to_date: bool,
+    /// The cluster resource override snapshots its work applies, sorted.
+    pub(crate) cluster_resource_overrides: Vec<String>,
+    /// The resource override snapshots its work applies (`namespace`, `name`), sorted.
+    pub(crate) resource_overrides: Vec<(String, String)>,
+}
+
+/// The rollout's progress on one binding.
+pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> Progress {
+    let placement = owner.placement;
+    let latest = placement.latest_resources();
+    let up_to_date = latest.is_some_and(|l| binding.resource_index == Some(l.index));
+    let facts = work::facts(state, owner, binding);
+    let mut result = Progress {
+        binding: Vec::new(),
+        cluster: Vec::new(),
+        failed: Vec::new(),
+        up_to_date,
+        cluster_resource_overrides: Vec::new(),
+        resource_overrides: Vec::new(),
+    };
+    let Some(latest) = latest else {
+        // Without resources there is no rollout.
+        result.cluster = vec![unknown(Stage::RolloutStarted, binding.created)];
+        return result;
+    };
+    let external = placement.spec.strategy.strategy_type == StrategyType::External;
+    let held_back_since = binding.created.max(latest.created);
+    match (binding.state, binding.resource_index, &facts) {
+        (BindingState::Scheduled, _, _) | (_, None, _) => {
+            if !external && binding.state == BindingState::Scheduled {
+                result.binding.push(held_back(held_back_since));
+            }
+        }
+        (BindingState::Bound, Some(_), _) if !up_to_date && !external => {
+            let bound_at = binding.rollout_started_at.unwrap_or(binding.created);
+            result
+                .binding
+                .push(held_back(held_back_since.max(bound_at)));
+        }
+        (_, Some(_), None) => {}
+        (_, Some(_), Some(facts)) => {
+            let bound_at = binding.rollout_started_at.unwrap_or(binding.created);
+            result.binding = work_chain(facts, bound_at, &mut result.failed);
+            if let Ok(rendered) = &facts.rendered {
+                result
+                    .cluster_resource_overrides
+                    .clone_from(&rendered.cluster_resource_overrides);
+                result
+                    .resource_overrides
+                    .clone_from(&rendered.resource_overrides);
+            }
+        }
+    }
+    result.cluster = cluster_chain(&result.binding, up_to_date, held_back_since);
+    result
+}
+
+/// `RolloutStarted` False on a binding the rollout held back.
+fn held_back(since: DateTime<Utc>) -> Step {
+    Step::new(
+        Stage::RolloutStarted,
+        ConditionStatus::False,
+        "RolloutNotStartedYet",
+        "The resources cannot be updated to the latest because of the rollout strategy",
+        since,
+    )
+}
+
+fn unknown(stage: Stage, since: DateTime<Utc>) -> Step {
+    let (reason, message) = stage.unknown_for_cluster();
+    Step::new(stage, ConditionStatus::Unknown, reason, message, since)
+}
+
+/// The conditions of a binding that carries resources, from the rollout's bind to the member's
+/// latest report; `failed` gets the failed placements.
+fn work_chain(
+    facts: &WorkFacts<'_>,
+    bound_at: DateTime<Utc>,
+    failed: &mut Vec<Value>,
+) -> Vec<Step> {
+    let mut chain = vec![Step::new(
+        Stage::RolloutStarted,
+        ConditionStatus::True,
+        "RolloutStarted",
+        "Detected the new changes on the resources and started the rollout process",
+        bound_at,
+    )];
+    let rendered = match &facts.rendered {
+        Ok(rendered) => rendered,
+        Err(error) => {
+            chain.push(Step::new(
+                Stage::Overridden,
+                ConditionStatus::False,
+                "OverriddenFailed",
+                format!(
+                    "Failed to apply the override rules on the resources: {}",
+                    error.message()
+                ),
+                bound_at,
+            ));
+            return chain;
+        }
+    };
+    let overridden =
+        !rendered.cluster_resource_overrides.is_empty() || !rendered.resource_overrides.is_empty();
+    chain.push(if overridden {
+        Step::new(
+            Stage::Overridden,
+            ConditionStatus::True,
+            "OverriddenSucceeded",
+            "Successfully applied the override rules on the resources",
+            bound_at,
+        )
+    } else {
+        Step::new(
+            Stage::Overridden,
+            ConditionStatus::True,
+            "NoOverrideSpecified",
+            "No override rules are configured for the selected resources",
+            bound_at,
+        )
+    });
+    chain.push(Step::new(
+        Stage::WorkSynchronized,
+        ConditionStatus::True,
+        "AllWorkSynced",
+        "All of the works are synchronized to the latest",
+        bound_at,
+    ));
+    let Some(report) = facts.report else {
+        return chain;
+    };
+    let work = &facts.name;
+    match report.applied {
+        None => return chain,
+        Some(false) => {
+            chain.push(Step::new(
+                Stage::Applied,
+                ConditionStatus::False,
+                "NotAllWorkHaveBeenApplied",
+                format!("Work object {work} is not applied"),
+                report.reported_at,
+            ));
+            failed.push(failed_placement(
+                "Applied",
+                "ManifestApplyFailed",
+                &report.message,
+                report.reported_at,
+            ));
+            return chain;
+        }
+        Some(true) => chain.push(Step::new(
+            Stage::Applied,
+            ConditionStatus::True,
+            "AllWorkHaveBeenApplied",
+            "All corresponding work objects are applied",
+            report.reported_at,
+        )),
+    }
+    let since = report.available_since;
+    match report.available {
+        None => {}
+        Some(false) => {
+            chain.push(Step::new(
+                Stage::Available,
+                ConditionStatus::False,
+                "NotAllWorkAreAvailable",
+                format!("Work object {work} is not available"),
+                since,
+            ));
+            failed.push(failed_placement(
+                "Available",
+                "ManifestNotAvailableYet",
+                &report.message,
+                since,
+            ));
+        }
+        Some(true) if report.trackable => chain.push(Step::new(
+            Stage::Available,
+            ConditionStatus::True,
+            "AllWorkAreAvailable",
+            "All corresponding work objects are available",
+            since,
+        )),
+        Some(true) => chain.push(Step::new(
+            Stage::Available,
+            ConditionStatus::True,
+            "WorkNotTrackable",
+            format!("The availability of work object {work} is not trackable"),
+            since,
+        )),
+    }
+    chain
+}
+
+/// A `FailedResourcePlacement`. The member reports one outcome per work, not per manifest, so
+/// the entry names no resource: only the failed condition with the member's message.
+fn failed_placement(
+    condition_type: &str,
+    reason: &str,
+    message: &str,
+    since: DateTime<Utc>,
+) -> Value {
+    json::object([(
+        "condition",
+        json::object([
+            ("type", Value::from(condition_type)),
+            ("status", Value::from("False")),
+            ("reason", Value::from(reason)),
+            ("message", Value::from(message)),
+            ("lastTransitionTime", Value::from(json::timestamp(since))),
+        ]),
+    )])
+}
+
+/// The cluster's conditions in the placement status, from its binding's.
+fn cluster_chain(binding: &[Step], up_to_date: bool, held_back_since: DateTime<Utc>) -> Vec<Step> {
+    if !up_to_date {
+        return match binding.first() {
+            Some(step)
+                if step.stage == Stage::RolloutStarted && step.status == ConditionStatus::False =>
+            {
+                vec![Step::new(
+                    Stage::RolloutStarted,
+                    ConditionStatus::False,
+                    "RolloutNotStartedYet",
+                    "The rollout is being blocked by the rollout strategy",
+                    step.since,
+                )]
+            }
+            _ => vec![unknown(Stage::RolloutStarted, held_back_since)],
+        };
+    }
+    let mut chain = binding.to_vec();
+    match chain.last() {
+        None => chain.push(unknown(Stage::RolloutStarted, held_back_since)),
+        Some(last) if last.status == ConditionStatus::True => {
+            if let Some(next) = last.stage.next() {
+                chain.push(unknown(next, last.since));
+            }
+        }
+        Some(_) => {}
+    }
+    chain
+}
+
+/// The placement's conditions after `…Scheduled` (`prefix` is `ClusterResourcePlacement` or
+/// `ResourcePlacement`), summed up over the selected clusters' conditions; `overridden` says
+/// whether any cluster had overrides applied.
+pub(crate) fn placement_conditions(
+    prefix: &str,
+    generation: u64,
+    clusters: &[&[Step]],
+    overridden: bool,
+) -> Vec<Value> {
+    let mut conditions = Vec::new();
+    if clusters.is_empty() {
+        return conditions;
+    }
+    for stage in STAGES {
+        let steps: Vec<&Step> = clusters
+            .iter()
+            .filter_map(|chain| chain.iter().find(|step| step.stage == stage))
+            .collect();
+        let tally = |status: ConditionStatus| {
+            let deciding: Vec<&&Step> = steps.iter().filter(|s| s.status == status).collect();
+            let since = deciding.iter().map(|s| s.since).max();
+            (deciding.len(), since)
+        };
+        let (unknown, unknown_since) = tally(ConditionStatus::Unknown);
+        let (failed, failed_since) = tally(ConditionStatus::False);
+        let (done, done_since) = tally(ConditionStatus::True);
+        let (status, (reason, message), since) = if let Some(since) = unknown_since {
+            (
+                ConditionStatus::Unknown,
+                stage.placement_unknown(unknown),
+                since,
+            )
+        } else if let Some(since) = failed_since {
+            (ConditionStatus::False, stage.placement_false(failed), since)
+        } else if let Some(since) = done_since.filter(|_| done == clusters.len()) {
+            (
+                ConditionStatus::True,
+                stage.placement_true(done, overridden),
+                since,
+            )
+        } else {
+            break;
+        };
+        conditions.push(condition_json(
+            &format!("{prefix}{}", stage.type_name()),
+            status,
+            reason,
+            &message,
+            since,
+            generation,
+        ));
+        if status != ConditionStatus::True {
+            break;
+        }
+    }
+    conditions
+}

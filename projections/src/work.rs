@@ -1,0 +1,439 @@
+//! `Work` objects in KubeFleet's shape (`apis/placement/v1beta1/work_types.go`; the work
+//! generator, `pkg/controllers/workgenerator/controller.go`): what each member cluster is asked
+//! to apply, one per binding that carries resources.
+//!
+//! - **Which bindings**: a `Bound` binding, and an `Unscheduled` one that was bound (KubeFleet's
+//!   work generator treats an unscheduled binding as bound until the rollout deletes it, so its
+//!   resources stay on the cluster meanwhile). A `Scheduled` binding has no work.
+//! - **Name and namespace**: `<placement>-work` (`FirstWorkNameFmt`) for a
+//!   `ClusterResourcePlacement`, `<namespace>.<placement>-work` (`WorkNameBaseFmt` then
+//!   `FirstWorkNameFmt`) for a `ResourcePlacement`, in `fleet-member-<cluster>`.
+//! - **Labels**: `parent-CRP` (the placement's name), `parent-resource-binding`,
+//!   `parent-resource-snapshot-index`, and `parent-placement-namespace` for a `ResourcePlacement`.
+//!   **Annotations**: `parent-resource-snapshot-name` and the SHA-256 of the binding's cluster
+//!   resource override and resource override snapshot lists, as Go's `json.Marshal` writes them
+//!   (`null` when empty). **Owner**: the binding (`blockOwnerDeletion`, not controller).
+//! - **Spec**: `workload.manifests`, the binding's resource snapshot rendered for the cluster by
+//!   core's overrides (`render_for_cluster`), each manifest parsed from its canonical JSON; and
+//!   `applyStrategy`, the placement's (the rollout copies it onto the binding).
+//! - **Status**: `Applied` and `Available` from the member's latest report, only when it is about
+//!   this work's resource index, with the seed-era work applier's reasons and messages
+//!   (`WorkAppliedCompleted` "Work is applied successfully", `WorkAppliedFailed` with the
+//!   member's message, `WorkAvailable` "Work is available now", `WorkNotTrackable` "Work's
+//!   availability is not trackable", `WorkNotAvailableYet` / `WorkAvailabilityUnknown` with the
+//!   member's message). `Applied` dates from the report, `Available` from when the availability
+//!   was first reported as it is.
+//!
+//! Simplifications (the state does not keep what they would need): one work per binding even
+//! when the resource snapshot has sub-snapshots or envelopes (KubeFleet makes one per
+//! sub-snapshot, `<placement>-<subindex>`, and one per envelope); no `manifestConditions`;
+//! `metadata.generation` is the binding's generation less one (the binding's first bind creates
+//! the work, each later spec change of the binding updates it); `creationTimestamp` is the
+//! binding's. A binding whose resource snapshot is gone, or whose overrides fail, has no work
+//! (its binding status says why). A work whose manifests are all gone (nothing selected, or
+//! everything deleted by overrides) is still shown, empty: KubeFleet would delete it, but core's
+//! rollout waits for the member's report on every bound binding, so the member must see it.
+
+use chrono::{DateTime, Utc};
+use flotilla_core::State;
+use flotilla_core::condition::ConditionStatus;
+use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
+use flotilla_core::overrides::{RenderedWork, render_for_cluster};
+use flotilla_core::placement::{Binding, BindingState};
+use flotilla_core::state::WorkStatus;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::derived::{self, DerivedKind, DerivedObject, LABEL_PARENT, Owner};
+use crate::{json, placement};
+
+/// The kind name.
+pub(crate) const WORK_KIND: &str = "Work";
+/// Works are served in v1beta1.
+pub(crate) const WORK_API_VERSION: &str = "placement.kubernetes-fleet.io/v1beta1";
+/// The prefix of a member cluster's namespace on the hub (`utils.NamespaceNameFormat`).
+const MEMBER_NAMESPACE_PREFIX: &str = "fleet-member-";
+/// Label: the binding that generated the work.
+const LABEL_PARENT_BINDING: &str = "kubernetes-fleet.io/parent-resource-binding";
+/// Label: the namespace of the `ResourcePlacement` that generated the work.
+const LABEL_PARENT_NAMESPACE: &str = "kubernetes-fleet.io/parent-placement-namespace";
+/// Label: the resource index the work carries.
+const LABEL_PARENT_INDEX: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
+/// Annotation: the master resource snapshot the work carries.
+const ANNOTATION_SNAPSHOT_NAME: &str = "kubernetes-fleet.io/parent-resource-snapshot-name";
+/// Annotation: hash of the binding's cluster resource override snapshot list.
+const ANNOTATION_CRO_HASH: &str =
+    "kubernetes-fleet.io/parent-cluster-resource-override-snapshot-hash";
+/// Annotation: hash of the binding's resource override snapshot list.
+const ANNOTATION_RO_HASH: &str = "kubernetes-fleet.io/parent-resource-override-snapshot-hash";
+/// The work generator's error when a binding's resource snapshot no longer exists.
+pub(crate) const SNAPSHOT_NOT_FOUND: &str = "the master resource snapshot is not found";
+
+/// What the hub knows about one binding's work.
+pub(crate) struct WorkFacts<'a> {
+    /// The work's name.
+    pub(crate) name: String,
+    /// The resource index it carries.
+    pub(crate) index: u64,
+    /// The manifests for the cluster, or why they could not be rendered.
+    pub(crate) rendered: Result<RenderedWork, RenderError>,
+    /// The member's latest report, when it is about this resource index.
+    pub(crate) report: Option<&'a WorkStatus>,
+}
+
+/// Why a work could not be rendered.
+pub(crate) enum RenderError {
+    /// The binding's resource snapshot is gone.
+    SnapshotNotFound,
+    /// An override failed (core's message).
+    Override(String),
+}
+
+impl RenderError {
+    /// The message KubeFleet puts after "Failed to apply the override rules on the resources: ".
+    pub(crate) fn message(&self) -> &str {
+        match self {
+            RenderError::SnapshotNotFound => SNAPSHOT_NOT_FOUND,
+            RenderError::Override(message) => message,
+        }
+    }
+}
+
+/// `fleet-member-<cluster>`.
+pub(crate) fn namespace_of(cluster: &str) -> String {
+    format!("{MEMBER_NAMESPACE_PREFIX}{cluster}")
+}
+
+/// The cluster whose namespace `fleet-member-<cluster>` is; `None` for any other namespace.
+pub(crate) fn cluster_of(namespace: &str) -> Option<&str> {
+    namespace
+        .strip_prefix(MEMBER_NAMESPACE_PREFIX)
+        .filter(|cluster| !cluster.is_empty())
+}
+
+/// `<placement>-work`, or `<namespace>.<placement>-work` for a `ResourcePlacement`.
+pub(crate) fn name_of(placement: &ObjectKey) -> String {
+    if placement.kind == CLUSTER_RESOURCE_PLACEMENT {
+        format!("{}-work", placement.name)
+    } else {
+        format!("{}.{}-work", placement.namespace, placement.name)
+    }
+}
+
+/// Whether the binding carries resources to its cluster (and so has a work).
+pub(crate) fn carries_resources(binding: &Binding) -> bool {
+    binding.state != BindingState::Scheduled && binding.resource_index.is_some()
+}
+
+/// The facts of a binding's work; `None` when the binding carries no resources.
+pub(crate) fn facts<'a>(
+    state: &'a State,
+    owner: &Owner<'a>,
+    binding: &Binding,
+) -> Option<WorkFacts<'a>> {
+    if !carries_resources(binding) {
+        return None;
+    }
+    let index = binding.resource_index?;
+    let rendered = match owner
+        .placement
+        .resource_snapshots
+        .iter()
+        .find(|snapshot| snapshot.index == index)
+    {
+        None => Err(RenderError::SnapshotNotFound),
+        Some(snapshot) => {
+            render_for_cluster(state, owner.key, &snapshot.resources, &binding.cluster)
+                .map_err(|error| RenderError::Override(error.to_string()))
+        }
+    };
+    let report = state
+        .work_reports
+        .get(&(binding.cluster.clone(), owner.key.clone()))
+        .filter(|report| report.resource_index == index);
+    Some(WorkFacts {
+        name: name_of(owner.key),
+        index,
+        rendered,
+        report,
+    })
+}
+
+/// Whether the binding's work exists (it carries resources and they rendered).
+pub(crate) fn exists(state: &State, owner: &Owner<'_>, binding: &Binding) -> bool {
+    facts(state, owner, binding).is_some_and(|facts| facts.rendered.is_ok())
+}
+
+/// Every work in the cluster's namespace (`fleet-member-<cluster>`), in placement key order:
+/// what `flotilla get work --cluster C` shows and what the cluster's member agent applies.
+#[must_use]
+pub fn works_for_cluster(state: &State, cluster: &str) -> Vec<Value> {
+    let namespace = namespace_of(cluster);
+    derived::all_of_kind(state, DerivedKind::Work, true, Some(&namespace))
+        .iter()
+        .map(|object| json::canonical(derived::render(state, object)))
+        .collect()
+}
+
+/// One work object; `{}` for a binding without one (callers only ask for existing works).
+pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Binding) -> Value {
+    let owner = &object.owner;
+    let Some(facts) = facts(state, owner, binding) else {
+        return json::empty_object();
+    };
+    let Ok(rendered) = &facts.rendered else {
+        return json::empty_object();
+    };
+    let generation = generation(binding);
+    let mut metadata = derived::metadata(object, generation, binding.created);
+    // Works of one placement share a name across cluster namespaces: the uid covers both.
+    let uid = derived::derived_uid(
+        &owner.placement.meta.uid,
+        WORK_KIND,
+        &format!("{}/{}", object.key.namespace, object.key.name),
+    );
+    json::insert(&mut metadata, "uid", Value::from(uid));
+    let mut labels = vec![
+        (LABEL_PARENT, owner.key.name.clone()),
+        (LABEL_PARENT_BINDING, binding.name.clone()),
+        (LABEL_PARENT_INDEX, facts.index.to_string()),
+    ];
+    if !owner.is_cluster_placement() {
+        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.clone()));
+    }
+    json::insert(&mut metadata, "labels", derived::string_pairs(&labels));
+    let annotations = [
+        (
+            ANNOTATION_SNAPSHOT_NAME,
+            derived::resource_snapshot_name(&owner.key.name, facts.index),
+        ),
+        (
+            ANNOTATION_CRO_HASH,
+            list_hash(&cluster_override_list(&rendered.cluster_resource_overrides)),
+        ),
+        (
+            ANNOTATION_RO_HASH,
+            list_hash(&override_list(&rendered.resource_overrides)),
+        ),
+    ];
+    json::insert(
+        &mut metadata,
+        "annotations",
+        derived::string_pairs(&annotations),
+    );
+    json::insert(
+        &mut metadata,
+        "ownerReferences",
+        Value::Array(vec![binding_reference(owner, binding)]),
+    );
+    // The manifests were canonical JSON when rendered; one that no longer parses keeps its place
+    // (as null) rather than shifting the others.
+    let manifests = rendered
+        .manifests
+        .iter()
+        .map(|manifest| serde_json::from_str::<Value>(manifest).unwrap_or(Value::Null))
+        .collect();
+    let spec = json::object([
+        (
+            "workload",
+            json::object([("manifests", Value::Array(manifests))]),
+        ),
+        (
+            "applyStrategy",
+            placement::apply_strategy(&owner.placement.spec.strategy.apply_strategy),
+        ),
+    ]);
+    let mut status = json::empty_object();
+    let conditions = conditions(facts.report, generation);
+    if !conditions.is_empty() {
+        json::insert(&mut status, "conditions", Value::Array(conditions));
+    }
+    json::object([
+        ("apiVersion", Value::from(WORK_API_VERSION)),
+        ("kind", Value::from(WORK_KIND)),
+        ("metadata", metadata),
+        ("spec", spec),
+        ("status", status),
+    ])
+}
+
+/// The work's generation: created by the binding's first bind (binding generation 2), updated
+/// by each later spec change of the binding.
+fn generation(binding: &Binding) -> u64 {
+    binding.generation.saturating_sub(1).max(1)
+}
+
+/// The binding as the work's owner (KubeFleet sets `blockOwnerDeletion` only).
+fn binding_reference(owner: &Owner<'_>, binding: &Binding) -> Value {
+    let kind = DerivedKind::Binding.kind_name(owner.is_cluster_placement());
+    json::object([
+        ("apiVersion", Value::from(WORK_API_VERSION)),
+        ("kind", Value::from(kind)),
+        ("name", Value::from(binding.name.as_str())),
+        (
+            "uid",
+            Value::from(derived::derived_uid(
+                &owner.placement.meta.uid,
+                kind,
+                &binding.name,
+            )),
+        ),
+        ("blockOwnerDeletion", Value::Bool(true)),
+    ])
+}
+
+/// Cluster resource override snapshot names, as a binding's `clusterResourceOverrideSnapshots`
+/// lists them (`null` when there are none).
+pub(crate) fn cluster_override_list(names: &[String]) -> Value {
+    if names.is_empty() {
+        return Value::Null;
+    }
+    Value::Array(
+        names
+            .iter()
+            .map(|name| Value::from(name.as_str()))
+            .collect(),
+    )
+}
+
+/// Resource override snapshots `(namespace, name)`, as a binding's `resourceOverrideSnapshots`
+/// lists them (`{name, namespace}` each; `null` when there are none).
+pub(crate) fn override_list(snapshots: &[(String, String)]) -> Value {
+    if snapshots.is_empty() {
+        return Value::Null;
+    }
+    Value::Array(
+        snapshots
+            .iter()
+            .map(|(namespace, name)| {
+                json::object([
+                    ("name", Value::from(name.as_str())),
+                    ("namespace", Value::from(namespace.as_str())),
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// KubeFleet's `HashOf`: SHA-256 (lower-case hex) of Go's JSON of the value. serde_json writes
+/// these lists exactly as Go does (no spaces; struct fields in declaration order, which for
+/// `{name, namespace}` is also key order).
+fn list_hash(list: &Value) -> String {
+    let digest = Sha256::digest(list.to_string().as_bytes());
+    digest.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// `Applied` and `Available` from the member's report on this resource index.
+fn conditions(report: Option<&WorkStatus>, generation: u64) -> Vec<Value> {
+    let Some(report) = report else {
+        return Vec::new();
+    };
+    let condition = |kind: &str, status: ConditionStatus, reason: &str, message: &str, since| {
+        work_condition(kind, status, reason, message, since, generation)
+    };
+    match report.applied {
+        None => Vec::new(),
+        Some(false) => vec![
+            condition(
+                "Applied",
+                ConditionStatus::False,
+                "WorkAppliedFailed",
+                &report.message,
+                report.reported_at,
+            ),
+            condition(
+                "Available",
+                ConditionStatus::Unknown,
+                "WorkAppliedFailed",
+                "",
+                report.reported_at,
+            ),
+        ],
+        Some(true) => {
+            let (status, reason, message) = match report.available {
+                None => (
+                    ConditionStatus::Unknown,
+                    "WorkAvailabilityUnknown",
+                    report.message.as_str(),
+                ),
+                Some(false) => (
+                    ConditionStatus::False,
+                    "WorkNotAvailableYet",
+                    report.message.as_str(),
+                ),
+                Some(true) if report.trackable => (
+                    ConditionStatus::True,
+                    "WorkAvailable",
+                    "Work is available now",
+                ),
+                Some(true) => (
+                    ConditionStatus::True,
+                    "WorkNotTrackable",
+                    "Work's availability is not trackable",
+                ),
+            };
+            vec![
+                condition(
+                    "Applied",
+                    ConditionStatus::True,
+                    "WorkAppliedCompleted",
+                    "Work is applied successfully",
+                    report.reported_at,
+                ),
+                condition("Available", status, reason, message, report.available_since),
+            ]
+        }
+    }
+}
+
+fn work_condition(
+    kind: &str,
+    status: ConditionStatus,
+    reason: &str,
+    message: &str,
+    since: DateTime<Utc>,
+    generation: u64,
+) -> Value {
+    json::object([
+        ("type", Value::from(kind)),
+        ("status", Value::from(status.as_str())),
+        ("reason", Value::from(reason)),
+        ("message", Value::from(message)),
+        ("lastTransitionTime", Value::from(json::timestamp(since))),
+        ("observedGeneration", Value::from(generation)),
+    ])
+}
+
+/// The key of a binding's work.
+pub(crate) fn key_of(placement: &ObjectKey, cluster: &str) -> ObjectKey {
+    ObjectKey {
+        group: PLACEMENT_GROUP.to_owned(),
+        kind: WORK_KIND.to_owned(),
+        namespace: namespace_of(cluster),
+        name: name_of(placement),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_override_list_hashes_as_go_null() {
+        // sha256("null"), as KubeFleet annotates a work without overrides.
+        assert_eq!(
+            list_hash(&Value::Null),
+            "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"
+        );
+    }
+
+    #[test]
+    fn resource_placement_works_carry_the_namespace_in_their_name() {
+        let mut key =
+            ObjectKey::cluster_scoped(PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT, "crp-1");
+        assert_eq!(name_of(&key), "crp-1-work");
+        key.kind = "ResourcePlacement".into();
+        key.namespace = "team-a".into();
+        assert_eq!(name_of(&key), "team-a.crp-1-work");
+    }
+}
