@@ -10,6 +10,7 @@
 //!
 //! The crate also owns the one binary codec ([`codec`]) for events, decisions and checkpoints.
 
+pub mod availability;
 pub mod codec;
 pub mod condition;
 pub mod decision;
