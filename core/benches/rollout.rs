@@ -1,0 +1,111 @@
+//! One resource change rolled out over a large PickAll placement (RollingUpdate, defaults:
+//! maxUnavailable 25%, maxSurge 25%): the fleet starts with every cluster bound and available;
+//! then a ConfigMap changes, and simulated members report their new work available as soon as
+//! they get it, until every cluster carries the new resource snapshot. Prints the events
+//! folded, events per second, and the time from the change to the last cluster's binding
+//! moving to the new snapshot (its work rendered). A single timed run per size (criterion's
+//! ten samples would take minutes here); `cargo bench -p flotilla-core --bench rollout`.
+
+use std::time::Instant;
+
+use chrono::{TimeZone, Utc};
+use flotilla_core::placement::BindingState;
+use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport, step};
+use uuid::Uuid;
+
+struct Fold {
+    state: State,
+    id: u128,
+    events: u64,
+}
+
+impl Fold {
+    fn send(&mut self, input: Input) {
+        self.id += 1;
+        self.events += 1;
+        let time = Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0).single().unwrap_or_default();
+        step(&mut self.state, &Envelope::new(Uuid::from_u128(self.id), time, "bench", input));
+    }
+
+    fn config(&mut self, version: u32) {
+        let manifest = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cfg","namespace":"app"}},"data":{{"version":"{version}"}}}}"#
+        );
+        self.send(Input::Apply { manifest });
+    }
+
+    /// Every bound cluster whose work at its index is unreported reports it available; repeats
+    /// until nobody owes a report. Returns how many reports were sent.
+    fn settle(&mut self) -> u64 {
+        let mut sent = 0;
+        loop {
+            let owed: Vec<(String, u64)> = self
+                .state
+                .placements
+                .iter()
+                .flat_map(|(key, p)| p.bindings.values().map(move |b| (key, b)))
+                .filter(|(_, b)| b.state == BindingState::Bound)
+                .filter_map(|(key, b)| b.resource_index.map(|i| (key, b.cluster.clone(), i)))
+                .filter(|(key, cluster, index)| {
+                    let report = self.state.work_reports.get(&(cluster.clone(), (*key).clone()));
+                    report.is_none_or(|r| r.resource_index != *index)
+                })
+                .map(|(_, cluster, index)| (cluster, index))
+                .collect();
+            if owed.is_empty() {
+                return sent;
+            }
+            for (cluster, resource_index) in owed {
+                sent += 1;
+                self.send(Input::WorkReport(WorkReport {
+                    cluster,
+                    placement: "everywhere".into(),
+                    namespace: None,
+                    resource_index,
+                    applied: Some(true),
+                    available: Some(true),
+                    trackable: true,
+                    message: String::new(),
+                }));
+            }
+        }
+    }
+}
+
+fn run(size: usize) {
+    let mut fold = Fold { state: State::default(), id: 0, events: 0 };
+    fold.send(Input::Apply { manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into() });
+    fold.config(0);
+    for i in 0..size {
+        let manifest = format!(
+            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"member-{i:06}"}},"spec":{{}}}}"#
+        );
+        fold.send(Input::Apply { manifest });
+        fold.send(Input::Heartbeat(Heartbeat { cluster: format!("member-{i:06}"), ..Heartbeat::default() }));
+    }
+    fold.send(Input::Apply {
+        manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]}}"#.into(),
+    });
+    fold.settle();
+    let before = fold.events;
+    let started = Instant::now();
+    fold.config(1);
+    let reports = fold.settle();
+    let elapsed = started.elapsed();
+    let events = fold.events - before;
+    let latest = fold.state.placements.values().next().and_then(|p| p.latest_resources()).map(|s| s.index);
+    let done = fold.state.placements.values().flat_map(|p| p.bindings.values()).all(|b| b.resource_index == latest);
+    println!(
+        "rollout of one change over {size} clusters: {events} events ({reports} reports) in {:.3} s = {:.0} events/s; all on the new snapshot: {done}",
+        elapsed.as_secs_f64(),
+        events as f64 / elapsed.as_secs_f64().max(f64::EPSILON),
+    );
+}
+
+fn main() {
+    let benchmarking = std::env::args().any(|a| a == "--bench");
+    let sizes: &[usize] = if benchmarking { &[1_000, 10_000] } else { &[100] };
+    for &size in sizes {
+        run(size);
+    }
+}
