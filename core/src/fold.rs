@@ -90,14 +90,24 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
         )];
     }
     let key = placement_key(report);
-    if !state.placements.contains_key(&key) {
+    let Some(placement) = state.placements.get_mut(&key) else {
         return vec![rejected(
             RejectCode::UnknownPlacement,
             format!("work report for {}, which does not exist", key.display()),
         )];
-    }
-    let slot = (report.cluster.clone(), key.clone());
-    let previous = state.work_reports.get(&slot);
+    };
+    // The report is about the cluster's work, which exists only while its binding does.
+    let Some(binding) = placement.bindings.get_mut(&report.cluster) else {
+        return vec![rejected(
+            RejectCode::NotFound,
+            format!(
+                "cluster {} has no work from {}",
+                report.cluster,
+                key.display()
+            ),
+        )];
+    };
+    let previous = binding.report.as_ref();
     let same_availability = previous.is_some_and(|old| {
         old.resource_index == report.resource_index
             && old.available == report.available
@@ -114,7 +124,7 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
             .filter(|_| same_availability)
             .map_or(now, |old| old.available_since),
     };
-    if state.work_reports.get(&slot).is_some_and(|old| {
+    if binding.report.as_ref().is_some_and(|old| {
         old.resource_index == status.resource_index
             && old.applied == status.applied
             && old.available == status.available
@@ -123,7 +133,7 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
     }) {
         return Vec::new();
     }
-    state.work_reports.insert(slot, status);
+    binding.report = Some(status);
     vec![Decision::WorkReported {
         cluster: report.cluster.clone(),
         placement: key.display(),

@@ -255,7 +255,6 @@ pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
             .heartbeat_deadlines
             .remove(&(deadline, name.to_owned()));
     }
-    state.work_reports.retain(|(cluster, _), _| cluster != name);
     vec![Decision::ClusterLeft {
         cluster: name.to_owned(),
     }]

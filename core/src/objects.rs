@@ -310,9 +310,6 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         if state.placements.remove(&key).is_none() {
             return not_found();
         }
-        state
-            .work_reports
-            .retain(|(_, placement), _| placement != &key);
         return vec![Decision::ObjectDeleted { object }];
     }
     if key.group == PLACEMENT_GROUP

@@ -32,8 +32,6 @@ pub struct State {
     pub overrides: BTreeMap<ObjectKey, Override>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
     pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
-    /// The latest work report per (cluster, placement).
-    pub work_reports: BTreeMap<(String, ObjectKey), WorkStatus>,
 }
 
 /// A stored hub resource.

@@ -80,15 +80,7 @@ fn made_unavailable(hub: &Hub) -> usize {
         .values()
         .filter(|b| b.state == BindingState::Bound)
         .filter(|b| {
-            let key = hub
-                .state
-                .placements
-                .keys()
-                .find(|k| k.name == "crp")
-                .cloned();
-            let last =
-                key.and_then(|k| hub.state.work_reports.get(&(b.cluster.clone(), k)).cloned());
-            last.is_some_and(|r| {
+            b.report.as_ref().is_some_and(|r| {
                 r.available == Some(true) && Some(r.resource_index) != b.resource_index
             })
         })

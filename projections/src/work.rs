@@ -129,7 +129,7 @@ pub(crate) fn carries_resources(binding: &Binding) -> bool {
 pub(crate) fn facts<'a>(
     state: &'a State,
     owner: &Owner<'a>,
-    binding: &Binding,
+    binding: &'a Binding,
 ) -> Option<WorkFacts<'a>> {
     if !carries_resources(binding) {
         return None;
@@ -147,9 +147,9 @@ pub(crate) fn facts<'a>(
                 .map_err(|error| RenderError::Override(error.to_string()))
         }
     };
-    let report = state
-        .work_reports
-        .get(&(binding.cluster.clone(), owner.key.clone()))
+    let report = binding
+        .report
+        .as_ref()
         .filter(|report| report.resource_index == index);
     Some(WorkFacts {
         name: name_of(owner.key),

@@ -203,10 +203,12 @@ impl<L: EventLog> Runner<'_, L> {
                 .and_then(|b| b.resource_index);
             given.or_else(|| {
                 state
-                    .work_reports
+                    .placements
                     .iter()
-                    .find(|((cluster, key), _)| cluster == &report.cluster && same_placement(key))
-                    .map(|(_, status)| status.resource_index)
+                    .find(|(key, _)| same_placement(key))
+                    .and_then(|(_, p)| p.bindings.get(&report.cluster))
+                    .and_then(|b| b.report.as_ref())
+                    .map(|status| status.resource_index)
             })
         });
         let resource_index = resource_index.unwrap_or(0);
@@ -280,9 +282,7 @@ impl<L: EventLog> Runner<'_, L> {
                 };
                 // One report per work: a setting changed later applies to the next work the
                 // cluster receives (a bad image shows on the update, not on what runs now).
-                let known = state
-                    .work_reports
-                    .get(&(binding.cluster.clone(), key.clone()));
+                let known = binding.report.as_ref();
                 if known.is_none_or(|old| old.resource_index != resource_index) {
                     reports.push(Input::WorkReport(report));
                 }

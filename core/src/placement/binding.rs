@@ -70,6 +70,8 @@ pub struct Binding {
     pub generation: u64,
     /// When the rollout last bound it to a resource snapshot (its RolloutStarted time).
     pub rollout_started_at: Option<DateTime<Utc>>,
+    /// What the cluster last reported about this work.
+    pub report: Option<crate::state::WorkStatus>,
     /// When it was created.
     pub created: DateTime<Utc>,
 }

@@ -31,8 +31,8 @@ use crate::state::{State, WorkStatus};
 use readiness::Readiness;
 
 /// What one pass needs from a binding, in list (cluster name) order.
-struct Classified {
-    cluster: String,
+struct Classified<'a> {
+    cluster: &'a str,
     state: BindingState,
     readiness: Readiness,
     out_of_date: bool,
@@ -141,7 +141,6 @@ pub fn budgets(placement: &Placement, target: u64) -> (i64, i64) {
 fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
     let State {
         placements,
-        work_reports,
         rollout_deadlines,
         ..
     } = state;
@@ -165,13 +164,13 @@ fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision>
         .bindings
         .values()
         .map(|b| {
-            let report: Option<&WorkStatus> = work_reports.get(&(b.cluster.clone(), key.clone()));
+            let report: Option<&WorkStatus> = b.report.as_ref();
             let readiness = readiness::judge(b, report, period, now);
             if let Readiness::ReadyAt(at) = readiness {
                 rollout_deadlines.insert((at, key.clone()));
             }
             Classified {
-                cluster: b.cluster.clone(),
+                cluster: &b.cluster,
                 state: b.state,
                 readiness,
                 out_of_date: b.resource_index != Some(latest),
@@ -193,7 +192,7 @@ struct Plan {
 }
 
 /// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in list order.
-fn plan(bindings: &[Classified], target: i64, max_unavailable: i64, max_surge: i64) -> Plan {
+fn plan(bindings: &[Classified<'_>], target: i64, max_unavailable: i64, max_surge: i64) -> Plan {
     let mut ready = 0_i64;
     let mut can_be_ready = 0_i64;
     let mut remove_candidates = Vec::new();
@@ -207,17 +206,17 @@ fn plan(bindings: &[Classified], target: i64, max_unavailable: i64, max_surge: i
             BindingState::Unscheduled => {
                 can_be_ready += i64::from(!failed);
                 ready += i64::from(is_ready);
-                remove_candidates.push(b.cluster.clone());
+                remove_candidates.push(b.cluster);
             }
-            BindingState::Scheduled => bounding_candidates.push(b.cluster.clone()),
+            BindingState::Scheduled => bounding_candidates.push(b.cluster),
             BindingState::Bound => {
                 ready += i64::from(is_ready);
                 can_be_ready += i64::from(!failed);
                 if b.out_of_date {
                     if failed {
-                        failed_updates.push(b.cluster.clone());
+                        failed_updates.push(b.cluster);
                     } else {
-                        update_candidates.push(b.cluster.clone());
+                        update_candidates.push(b.cluster);
                     }
                 }
             }
@@ -226,27 +225,28 @@ fn plan(bindings: &[Classified], target: i64, max_unavailable: i64, max_surge: i
     let min_available = target - max_unavailable;
     let mut max_to_remove = ready - min_available;
     let mut plan = Plan {
-        update: failed_updates,
+        update: failed_updates.into_iter().map(str::to_owned).collect(),
         ..Plan::default()
     };
     for cluster in remove_candidates {
         if max_to_remove <= 0 {
             break;
         }
-        plan.remove.push(cluster);
+        plan.remove.push(cluster.to_owned());
         max_to_remove -= 1;
     }
     for cluster in update_candidates {
         if max_to_remove <= 0 {
             break;
         }
-        plan.update.push(cluster);
+        plan.update.push(cluster.to_owned());
         max_to_remove -= 1;
     }
     let max_to_add = (target + max_surge) - can_be_ready;
     plan.bind = bounding_candidates
         .into_iter()
         .take(usize::try_from(max_to_add.max(0)).unwrap_or(0))
+        .map(str::to_owned)
         .collect();
     plan
 }
@@ -296,9 +296,9 @@ mod tests {
         state: BindingState,
         readiness: Readiness,
         out_of_date: bool,
-    ) -> Classified {
+    ) -> Classified<'_> {
         Classified {
-            cluster: cluster.into(),
+            cluster,
             state,
             readiness,
             out_of_date,

@@ -212,6 +212,7 @@ impl Cycle<'_> {
             decision,
             generation: 1,
             rollout_started_at: None,
+            report: None,
             created: self.now,
         };
         self.placement.bindings.insert(cluster.to_owned(), binding);
