@@ -72,6 +72,9 @@ pub struct Binding {
     pub rollout_started_at: Option<DateTime<Utc>>,
     /// What the cluster last reported about this work.
     pub report: Option<crate::state::WorkStatus>,
+    /// The override snapshots its work was rendered with when last bound: cluster resource
+    /// override snapshot names, and `(namespace, name)` of resource override snapshots.
+    pub override_snapshots: (Vec<String>, Vec<(String, String)>),
     /// When it was created.
     pub created: DateTime<Utc>,
 }

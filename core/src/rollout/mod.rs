@@ -17,7 +17,7 @@
 
 pub mod readiness;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -26,9 +26,13 @@ use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT, Rounding,
 };
+use crate::overrides;
 use crate::placement::{BindingState, Placement};
-use crate::state::{State, WorkStatus};
+use crate::state::State;
 use readiness::Readiness;
+
+/// Override snapshot names a work is rendered with (cluster resource, resource overrides).
+type OverrideSnapshots = (Vec<String>, Vec<(String, String)>);
 
 /// What one pass needs from a binding, in list (cluster name) order.
 struct Classified<'a> {
@@ -46,6 +50,10 @@ pub(crate) fn roll_out(
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
     let mut keys = touched.clone();
+    if touched.contains(&overrides_changed()) {
+        keys.remove(&overrides_changed());
+        keys.extend(state.placements.keys().cloned());
+    }
     while let Some((deadline, key)) = state.rollout_deadlines.first().cloned() {
         if deadline > now {
             break;
@@ -84,10 +92,22 @@ pub fn touched_placements(decisions: &[Decision]) -> BTreeSet<ObjectKey> {
             }
             | Decision::WorkReported {
                 placement: object, ..
-            } => placement_key(object),
+            } => placement_key(object).or_else(|| is_override(object).then(overrides_changed)),
+            Decision::ObjectDeleted { object } if is_override(object) => Some(overrides_changed()),
+            Decision::OverrideSnapshotTaken { .. } => Some(overrides_changed()),
             _ => None,
         })
         .collect()
+}
+
+/// Whether a display name is a `ClusterResourceOverride` or `ResourceOverride`.
+fn is_override(display: &str) -> bool {
+    display.starts_with("ClusterResourceOverride/") || display.starts_with("ResourceOverride/")
+}
+
+/// A marker in the touched set meaning "an override changed: every placement".
+fn overrides_changed() -> ObjectKey {
+    ObjectKey::cluster_scoped(PLACEMENT_GROUP, "ClusterResourceOverride", "")
 }
 
 /// The key behind a placement's display name (`ClusterResourcePlacement/name`,
@@ -138,7 +158,30 @@ pub fn budgets(placement: &Placement, target: u64) -> (i64, i64) {
     (unavailable, surge)
 }
 
+/// The override snapshots each scheduled or bound cluster's work should be rendered with now
+/// (empty when no override exists at all, which keeps the common case free).
+fn wanted_overrides(state: &State, key: &ObjectKey) -> BTreeMap<String, OverrideSnapshots> {
+    let (Some(placement), false) = (state.placements.get(key), state.overrides.is_empty()) else {
+        return BTreeMap::new();
+    };
+    let Some(resources) = placement.latest_resources() else {
+        return BTreeMap::new();
+    };
+    placement
+        .bindings
+        .values()
+        .filter(|b| b.state != BindingState::Unscheduled)
+        .map(|b| {
+            let wanted =
+                overrides::applicable_overrides(state, key, &resources.resources, &b.cluster);
+            (b.cluster.clone(), wanted)
+        })
+        .collect()
+}
+
 fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+    let wanted = wanted_overrides(state, key);
+    let no_overrides: OverrideSnapshots = (Vec::new(), Vec::new());
     let State {
         placements,
         rollout_deadlines,
@@ -164,23 +207,24 @@ fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision>
         .bindings
         .values()
         .map(|b| {
-            let report: Option<&WorkStatus> = b.report.as_ref();
-            let readiness = readiness::judge(b, report, period, now);
+            let readiness = readiness::judge(b, b.report.as_ref(), period, now);
             if let Readiness::ReadyAt(at) = readiness {
                 rollout_deadlines.insert((at, key.clone()));
             }
+            // Out of date: a newer resource snapshot, or other overrides apply now.
+            let overrides = wanted.get(&b.cluster).unwrap_or(&no_overrides);
             Classified {
                 cluster: &b.cluster,
                 state: b.state,
                 readiness,
-                out_of_date: b.resource_index != Some(latest),
+                out_of_date: b.resource_index != Some(latest) || &b.override_snapshots != overrides,
             }
         })
         .collect();
     let target = i64::try_from(target(placement)).unwrap_or(i64::MAX);
     let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
     let plan = plan(&classified, target, max_unavailable, max_surge);
-    apply(placement, key, &plan, latest, now)
+    apply(placement, key, &plan, latest, &wanted, now)
 }
 
 /// The bindings one pass acts on.
@@ -256,6 +300,7 @@ fn apply(
     key: &ObjectKey,
     plan: &Plan,
     latest: u64,
+    wanted: &BTreeMap<String, OverrideSnapshots>,
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
     let label = key.display();
@@ -268,7 +313,11 @@ fn apply(
         binding.state = BindingState::Bound;
         binding.previous_state = None;
         binding.resource_index = Some(latest);
+        binding.override_snapshots = wanted.get(cluster).cloned().unwrap_or_default();
         binding.rollout_started_at = Some(now);
+        // A new work: what the cluster said about the previous one no longer counts (KubeFleet
+        // ties conditions to the binding's generation).
+        binding.report = None;
         binding.generation += 1;
         decisions.push(Decision::RolloutStarted {
             placement: label.clone(),

@@ -213,6 +213,7 @@ impl Cycle<'_> {
             generation: 1,
             rollout_started_at: None,
             report: None,
+            override_snapshots: (Vec::new(), Vec::new()),
             created: self.now,
         };
         self.placement.bindings.insert(cluster.to_owned(), binding);
