@@ -79,6 +79,10 @@ pub enum Command {
         /// Output format (default: a table).
         #[arg(short = 'o', long)]
         output: Option<Output>,
+        /// The member cluster whose objects to show (`get work --cluster C`): its reserved
+        /// namespace `fleet-member-C` on the hub.
+        #[arg(long, conflicts_with = "namespace")]
+        cluster: Option<String>,
     },
     /// Show one object in detail.
     Describe {

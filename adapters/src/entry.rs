@@ -70,7 +70,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             namespace,
             output,
-        } => commands::get(&client, &kind, name, namespace, output).await,
+            cluster,
+        } => {
+            let namespace = cluster.map(|c| format!("fleet-member-{c}")).or(namespace);
+            commands::get(&client, &kind, name, namespace, output).await
+        }
         Command::Describe {
             kind,
             name,
