@@ -14,7 +14,8 @@
 //!   resource override and resource override snapshot lists, as Go's `json.Marshal` writes them
 //!   (`null` when empty). **Owner**: the binding (`blockOwnerDeletion`, not controller).
 //! - **Spec**: `workload.manifests`, the binding's resource snapshot rendered for the cluster by
-//!   core's overrides (`render_for_cluster`), each manifest parsed from its canonical JSON; and
+//!   the override snapshots the binding was bound with (`render_with_snapshots`), each manifest
+//!   parsed from its canonical JSON; and
 //!   `applyStrategy`, the placement's (the rollout copies it onto the binding).
 //! - **Status**: `Applied` and `Available` from the member's latest report, only when it is about
 //!   this work's resource index, with the seed-era work applier's reasons and messages
@@ -38,7 +39,7 @@ use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::overrides::{RenderedWork, render_for_cluster};
+use flotilla_core::overrides::{RenderedWork, render_with_snapshots};
 use flotilla_core::placement::{Binding, BindingState};
 use flotilla_core::state::WorkStatus;
 use serde_json::Value;
@@ -143,7 +144,14 @@ pub(crate) fn facts<'a>(
     {
         None => Err(RenderError::SnapshotNotFound),
         Some(snapshot) => {
-            render_for_cluster(state, owner.key, &snapshot.resources, &binding.cluster)
+            let (cluster_overrides, resource_overrides) = &binding.override_snapshots;
+            render_with_snapshots(
+                state,
+                &snapshot.resources,
+                &binding.cluster,
+                cluster_overrides,
+                resource_overrides,
+            )
                 .map_err(|error| RenderError::Override(error.to_string()))
         }
     };
