@@ -8,8 +8,8 @@
 //! Seconds`, `apiVersion` → `API Version`), and values aligned per block as Go's tabwriter
 //! aligns them. Every kind goes through this one generic layout, core kinds included (kubectl has
 //! dedicated describers for those; a multi-line value such as a ConfigMap entry therefore breaks
-//! the lines as the generic describer does). The hub records no Kubernetes events, so there is no
-//! `Events:` section (the timeline is flotilla's equivalent).
+//! the lines as the generic describer does). Placements end with KubeFleet's `Events:` section
+//! (see `placement_events`); other kinds have none (the timeline is flotilla's equivalent).
 
 use std::collections::BTreeMap;
 
@@ -53,6 +53,14 @@ pub fn describe(state: &State, key: &ObjectKey) -> Option<String> {
         string_map(at(&object, &["metadata", "annotations"])),
     );
     fields(&mut lines, 0, content, true);
+    if key.group == flotilla_core::model::PLACEMENT_GROUP
+        && matches!(
+            key.kind.as_str(),
+            "ClusterResourcePlacement" | "ResourcePlacement"
+        )
+    {
+        lines.extend(crate::placement_events::lines(&object, state.now));
+    }
     let mut text = lines.join("\n");
     text.push('\n');
     Some(tabwriter::align(&text, DESCRIBE))

@@ -28,6 +28,7 @@ mod kinds;
 mod member_cluster;
 mod objects;
 mod placement;
+mod placement_events;
 mod placement_status;
 mod progress;
 mod snapshots;

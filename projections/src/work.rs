@@ -152,7 +152,7 @@ pub(crate) fn facts<'a>(
                 cluster_overrides,
                 resource_overrides,
             )
-                .map_err(|error| RenderError::Override(error.to_string()))
+            .map_err(|error| RenderError::Override(error.to_string()))
         }
     };
     let report = binding

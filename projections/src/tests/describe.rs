@@ -268,6 +268,14 @@ Status:
     Name:       app-config-1
     Namespace:  application-1
     Version:    v1
+Events:
+  Type    Reason                        Age   From                                   Message
+  ----    ------                        ----  ----                                   -------
+  Normal  PlacementRolloutStarted       0s    cluster-resource-placement-controller  Started rolling out the latest resources
+  Normal  PlacementOverriddenSucceeded  0s    cluster-resource-placement-controller  Placement has been successfully overridden
+  Normal  PlacementWorkSynchronized     0s    cluster-resource-placement-controller  Work(s) have been created or updated successfully for the selected cluster(s)
+  Normal  PlacementApplied              0s    cluster-resource-placement-controller  Resources have been applied to the selected cluster(s)
+  Normal  PlacementRolloutCompleted     0s    cluster-resource-placement-controller  Resources are available in the selected clusters
 ";
     assert_eq!(describe(&hub.state, &key).expect("stored"), expected);
 }
