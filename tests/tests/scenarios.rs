@@ -30,28 +30,31 @@ async fn run_json(name: &str) -> Result<Value, String> {
 #[test]
 fn the_same_scenario_twice_prints_byte_identical_output() -> Result<(), String> {
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"));
-    let path = scenario_path("member-health.yaml");
-    let run = |format: &str| {
-        Command::new(&binary)
-            .args(["scenario", "run"])
-            .arg(&path)
-            .args(["-o", format])
-            .output()
-            .map_err(|e| e.to_string())
-    };
-    for format in ["yaml", "json"] {
-        let first = run(format)?;
-        let second = run(format)?;
-        assert!(
-            first.status.success(),
-            "{}",
-            String::from_utf8_lossy(&first.stderr)
-        );
-        assert!(!first.stdout.is_empty());
-        assert_eq!(
-            first.stdout, second.stdout,
-            "{format} output differs between runs"
-        );
+    // Member health alone, and a rollout with scheduling, snapshots, bindings and works.
+    for name in ["member-health.yaml", "rollout/seed-001-example-2.yaml"] {
+        let path = scenario_path(name);
+        let run = |format: &str| {
+            Command::new(&binary)
+                .args(["scenario", "run"])
+                .arg(&path)
+                .args(["-o", format])
+                .output()
+                .map_err(|e| e.to_string())
+        };
+        for format in ["yaml", "json"] {
+            let first = run(format)?;
+            let second = run(format)?;
+            assert!(
+                first.status.success(),
+                "{}",
+                String::from_utf8_lossy(&first.stderr)
+            );
+            assert!(!first.stdout.is_empty());
+            assert_eq!(
+                first.stdout, second.stdout,
+                "{name}: {format} differs between runs"
+            );
+        }
     }
     Ok(())
 }
