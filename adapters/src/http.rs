@@ -111,10 +111,7 @@ async fn kinds<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<KindQ
             "namespaced": info.namespaced,
         }))
         .into_response(),
-        None => error(
-            StatusCode::NOT_FOUND,
-            format!("the server doesn't have a resource type {:?}", query.kind),
-        ),
+        None => unknown_kind(&query.kind),
     }
 }
 
@@ -137,10 +134,7 @@ async fn objects<L: EventLog>(
     };
     let state = &view.folder.state;
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            format!("the server doesn't have a resource type {kind:?}"),
-        );
+        return unknown_kind(&kind);
     };
     match query.name {
         Some(name) => {
@@ -160,6 +154,14 @@ async fn objects<L: EventLog>(
         ))
         .into_response(),
     }
+}
+
+/// The 404 for a kind name that resolves to nothing, worded as kubectl words it.
+fn unknown_kind(kind: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!("the server doesn't have a resource type {kind:?}"),
+    )
 }
 
 fn key_of(info: &flotilla_projections::KindInfo, namespace: Option<&str>, name: &str) -> ObjectKey {
@@ -186,10 +188,7 @@ async fn table<L: EventLog>(
     };
     let state = &view.folder.state;
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            format!("the server doesn't have a resource type {kind:?}"),
-        );
+        return unknown_kind(&kind);
     };
     let namespace = query.namespace.as_deref();
     match &query.name {
@@ -217,10 +216,7 @@ async fn describe<L: EventLog>(
     };
     let state = &view.folder.state;
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return error(
-            StatusCode::NOT_FOUND,
-            format!("the server doesn't have a resource type {kind:?}"),
-        );
+        return unknown_kind(&kind);
     };
     let key = key_of(&info, query.namespace.as_deref(), &name);
     match flotilla_projections::describe(state, &key) {
