@@ -1,6 +1,7 @@
 //! `flotilla demo`: the README's first command. A real hub on the embedded store with a small
-//! example fleet whose member agents are **simulated** (they run in this process and only send
-//! heartbeats); one of them goes silent partway so its heartbeat timeout shows.
+//! example fleet whose member agents are **simulated** (they run in this process, heartbeat,
+//! and report the work they are given as applied and available — they apply nothing); one of
+//! them goes silent partway so its heartbeat timeout shows.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
-use flotilla_core::{Envelope, Heartbeat, Input, ResourceUsage};
+use flotilla_core::{Envelope, Heartbeat, Input, ResourceUsage, WorkReport};
 use tokio::time::Instant;
 use uuid::Uuid;
 
@@ -97,8 +98,10 @@ async fn simulate_agents<L: flotilla_eventstore::EventLog>(
                     Input::Heartbeat(beat(name, i)),
                 )
             })
-            .collect();
-        hub.submit(beats).await?;
+            .collect::<Vec<_>>();
+        let mut events = beats;
+        events.extend(work_reports(hub, silent)?);
+        hub.submit(events).await?;
         if last_print.elapsed() >= PRINT_EVERY {
             last_print = Instant::now();
             print_members(hub, started.elapsed(), silent)?;
@@ -106,6 +109,43 @@ async fn simulate_agents<L: flotilla_eventstore::EventLog>(
         tokio::time::sleep(BEAT_EVERY).await;
     }
     print_members(hub, started.elapsed(), true)
+}
+
+/// The simulated members apply whatever work they were given and report it applied and
+/// available, once per work (the silent one reports nothing once it has gone quiet).
+fn work_reports<L: flotilla_eventstore::EventLog>(
+    hub: &Hub<L>,
+    silent: bool,
+) -> anyhow::Result<Vec<Envelope>> {
+    let view = hub.view()?;
+    let mut reports = Vec::new();
+    for (key, placement) in &view.folder.state.placements {
+        for binding in placement.bindings.values() {
+            let Some(resource_index) = binding.resource_index else {
+                continue;
+            };
+            let reported = binding
+                .report
+                .as_ref()
+                .is_some_and(|r| r.resource_index == resource_index);
+            if reported || (silent && binding.cluster == SILENT_MEMBER) {
+                continue;
+            }
+            let report = WorkReport {
+                cluster: binding.cluster.clone(),
+                placement: key.name.clone(),
+                namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+                resource_index,
+                applied: Some(true),
+                available: Some(true),
+                trackable: true,
+                message: String::new(),
+            };
+            let source = format!("simulated-agent/{}", binding.cluster);
+            reports.push(event(&source, Input::WorkReport(report)));
+        }
+    }
+    Ok(reports)
 }
 
 fn beat(name: &str, index: usize) -> Heartbeat {
