@@ -15,14 +15,22 @@ use crate::event::{Envelope, SCHEMA_VERSION};
 
 /// Largest encoded event or decision record accepted (16 MiB).
 pub const RECORD_BYTES_MAX: usize = 16 * 1024 * 1024;
+/// Largest encoded decision batch accepted (256 MiB): one input can decide a lot — creating a
+/// PickAll placement over 100,000 clusters records a scheduling and a rollout decision for each.
+pub const DECISIONS_BYTES_MAX: usize = 256 * 1024 * 1024;
 /// Largest encoded checkpoint accepted (4 GiB).
 pub const CHECKPOINT_BYTES_MAX: usize = 4 * 1024 * 1024 * 1024;
 
 type RecordConfig = Configuration<LittleEndian, Fixint, Limit<RECORD_BYTES_MAX>>;
+type DecisionsConfig = Configuration<LittleEndian, Fixint, Limit<DECISIONS_BYTES_MAX>>;
 type CheckpointConfig = Configuration<LittleEndian, Fixint, Limit<CHECKPOINT_BYTES_MAX>>;
 
 const fn record_config() -> RecordConfig {
     bincode::config::legacy().with_limit::<RECORD_BYTES_MAX>()
+}
+
+const fn decisions_config() -> DecisionsConfig {
+    bincode::config::legacy().with_limit::<DECISIONS_BYTES_MAX>()
 }
 
 const fn checkpoint_config() -> CheckpointConfig {
@@ -58,6 +66,17 @@ pub enum CodecError {
         what: &'static str,
         /// The underlying error.
         source: bincode::error::EncodeError,
+    },
+    /// The value encodes to more bytes than its kind may have; nothing was written, since bincode
+    /// only enforces limits when reading and the record would be unreadable.
+    #[error("{what} of {bytes} bytes is over the limit of {max} bytes")]
+    TooLarge {
+        /// What was being encoded.
+        what: &'static str,
+        /// Its encoded size.
+        bytes: usize,
+        /// The limit.
+        max: usize,
     },
     /// Bytes were left over after the value, so the frame does not hold what it claims.
     #[error("{what}: {extra} trailing bytes after the value")]
@@ -105,8 +124,9 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, CodecError> {
 /// # Errors
 /// When the value exceeds [`RECORD_BYTES_MAX`] or cannot be encoded.
 pub fn encode_record<T: Serialize>(what: &'static str, value: &T) -> Result<Vec<u8>, CodecError> {
-    bincode::serde::encode_to_vec(value, record_config())
-        .map_err(|source| CodecError::Encode { what, source })
+    let bytes = bincode::serde::encode_to_vec(value, record_config())
+        .map_err(|source| CodecError::Encode { what, source })?;
+    within(what, bytes, RECORD_BYTES_MAX)
 }
 
 /// Decodes a value encoded by [`encode_record`]; the whole slice must be consumed.
@@ -123,15 +143,48 @@ pub fn decode_record<T: DeserializeOwned>(
     Ok(value)
 }
 
+/// Encodes a batch of decisions (under [`DECISIONS_BYTES_MAX`]).
+///
+/// # Errors
+/// When the batch exceeds the limit or cannot be encoded.
+pub fn encode_decisions<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
+    let bytes = bincode::serde::encode_to_vec(value, decisions_config()).map_err(|source| {
+        CodecError::Encode {
+            what: "decision batch",
+            source,
+        }
+    })?;
+    within("decision batch", bytes, DECISIONS_BYTES_MAX)
+}
+
+/// Decodes a value encoded by [`encode_decisions`]; the whole slice must be consumed.
+///
+/// # Errors
+/// When the bytes do not decode into `T`.
+pub fn decode_decisions<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecError> {
+    let (value, used) =
+        bincode::serde::decode_from_slice(bytes, decisions_config()).map_err(|source| {
+            CodecError::Decode {
+                what: "decision batch",
+                source,
+            }
+        })?;
+    check_consumed("decision batch", bytes.len(), used)?;
+    Ok(value)
+}
+
 /// Encodes a large value (a checkpoint of the folded state).
 ///
 /// # Errors
 /// When the value exceeds [`CHECKPOINT_BYTES_MAX`] or cannot be encoded.
 pub fn encode_checkpoint<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
-    bincode::serde::encode_to_vec(value, checkpoint_config()).map_err(|source| CodecError::Encode {
-        what: "checkpoint",
-        source,
-    })
+    let bytes = bincode::serde::encode_to_vec(value, checkpoint_config()).map_err(|source| {
+        CodecError::Encode {
+            what: "checkpoint",
+            source,
+        }
+    })?;
+    within("checkpoint", bytes, CHECKPOINT_BYTES_MAX)
 }
 
 /// Decodes a value encoded by [`encode_checkpoint`].
@@ -148,6 +201,18 @@ pub fn decode_checkpoint<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecEr
         })?;
     check_consumed("checkpoint", bytes.len(), used)?;
     Ok(value)
+}
+
+/// Refuses an encoding its reader would refuse (bincode checks limits on decode only).
+fn within(what: &'static str, bytes: Vec<u8>, max: usize) -> Result<Vec<u8>, CodecError> {
+    if bytes.len() > max {
+        return Err(CodecError::TooLarge {
+            what,
+            bytes: bytes.len(),
+            max,
+        });
+    }
+    Ok(bytes)
 }
 
 fn check_consumed(what: &'static str, len: usize, used: usize) -> Result<(), CodecError> {
@@ -198,6 +263,27 @@ mod tests {
             decode_envelope(&bytes),
             Err(CodecError::UnknownVersion { found: 9, .. })
         ));
+    }
+
+    #[test]
+    fn a_decision_batch_may_be_larger_than_an_event() {
+        // bincode enforces its limit when decoding: a batch over the event limit would be
+        // written and then be unreadable, so decisions have their own, larger limit.
+        let many: Vec<String> = (0..750_000).map(|i| format!("cluster-{i:08}")).collect();
+        assert!(matches!(
+            encode_record("decisions", &many),
+            Err(CodecError::TooLarge { .. })
+        ));
+        let bytes = encode_decisions(&many).expect("within the decisions limit");
+        assert!(bytes.len() > RECORD_BYTES_MAX);
+        assert!(
+            decode_record::<Vec<String>>("decisions", &bytes).is_err(),
+            "over the event limit"
+        );
+        assert_eq!(
+            decode_decisions::<Vec<String>>(&bytes).expect("decodes"),
+            many
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use flotilla_core::Envelope;
-use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
+use flotilla_core::codec::{decode_decisions, decode_envelope, encode_decisions, encode_envelope};
 use redb::{
     Builder, ConcurrencyMode, Database, DatabaseError, Durability, ReadTransaction,
     ReadableDatabase, ReadableTable,
@@ -310,7 +310,7 @@ impl EventLog for RedbLog {
     }
 
     async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
-        let record = encode_record("decision batch", &batch)?;
+        let record = encode_decisions(&batch)?;
         let work = Work::Decide {
             first_input_seq: batch.first_input_seq,
             last_input_seq: batch.last_input_seq,
@@ -334,12 +334,11 @@ impl EventLog for RedbLog {
             let mut batches = Vec::with_capacity(max.min(1_024));
             for entry in range.take(max) {
                 let (key, value) = entry.map_err(storage("read decisions"))?;
-                let batch = decode_record("decision batch", value.value()).map_err(|source| {
-                    LogError::Corrupt {
+                let batch =
+                    decode_decisions(value.value()).map_err(|source| LogError::Corrupt {
                         seq: key.value(),
                         source,
-                    }
-                })?;
+                    })?;
                 batches.push(batch);
             }
             Ok(batches)

@@ -13,7 +13,7 @@ use async_nats::jetstream;
 use async_nats::jetstream::context::PublishError;
 use async_nats::jetstream::publish::PublishAck;
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream};
-use flotilla_core::codec::{decode_record, encode_record};
+use flotilla_core::codec::{decode_decisions, encode_decisions};
 
 use super::direct;
 use super::subjects::DECISIONS_SUBJECT;
@@ -37,7 +37,7 @@ pub(crate) async fn publish(
     msg_id: &str,
     batch: &DecisionBatch,
 ) -> Result<Result<PublishAck, PublishError>, LogError> {
-    let record = encode_record("decision batch", batch)?;
+    let record = encode_decisions(batch)?;
     let mut headers = HeaderMap::new();
     headers.insert(
         NATS_EXPECTED_LAST_SEQUENCE,
@@ -93,7 +93,7 @@ pub(crate) async fn last_decision(decisions: &Stream) -> Result<LastDecision, Lo
 }
 
 fn decode_batch(stream_seq: u64, payload: &[u8]) -> Result<DecisionBatch, LogError> {
-    decode_record("decision batch", payload).map_err(|source| LogError::Corrupt {
+    decode_decisions(payload).map_err(|source| LogError::Corrupt {
         seq: stream_seq,
         source,
     })

@@ -96,7 +96,7 @@ pub(crate) fn decisions_stream_config(options: &NatsOptions) -> Config {
     log_stream_config(
         decisions_stream_name(options),
         DECISIONS_SUBJECT,
-        "flotilla decision batches; payload: codec::encode_record(DecisionBatch)",
+        "flotilla decision batches; payload: codec::encode_decisions(DecisionBatch)",
         options,
     )
 }

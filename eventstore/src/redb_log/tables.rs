@@ -15,7 +15,7 @@ use crate::{Checkpoint, LogError};
 pub(crate) const INPUTS: TableDefinition<u64, &[u8]> = TableDefinition::new("inputs");
 /// Deduplication index: event id (the UUID's 16 bytes) → the sequence it was stored at.
 pub(crate) const EVENT_IDS: TableDefinition<&[u8; 16], u64> = TableDefinition::new("event_ids");
-/// Decision batches: last input sequence covered → `codec::encode_record` of the batch.
+/// Decision batches: last input sequence covered → `codec::encode_decisions` of the batch.
 pub(crate) const DECISIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("decisions");
 /// Checkpoints: sequence → checkpoint record (see [`encode_checkpoint_record`]).
 pub(crate) const CHECKPOINTS: TableDefinition<u64, &[u8]> = TableDefinition::new("checkpoints");

@@ -38,7 +38,7 @@ pub(crate) enum Work {
         first_input_seq: u64,
         /// `batch.last_input_seq`, the key it is stored under.
         last_input_seq: u64,
-        /// `codec::encode_record` of the batch.
+        /// `codec::encode_decisions` of the batch.
         record: Vec<u8>,
     },
     /// Store one encoded checkpoint and prune the oldest beyond the kept count.
