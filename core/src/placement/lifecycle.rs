@@ -275,34 +275,34 @@ pub(crate) fn member_changed(
     cluster: &str,
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
-    let mut decisions = Vec::new();
-    let State {
-        members,
-        placements,
-        ..
-    } = state;
-    for (key, placement) in placements.iter_mut() {
-        let only = match placement.placement_type() {
-            PlacementType::PickAll => Some(cluster),
-            PlacementType::PickN | PlacementType::PickFixed if !placement.is_fully_scheduled() => {
-                None
-            }
-            _ => continue,
-        };
-        decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            only,
-        ));
-    }
-    decisions
+    reschedule(state, now, |placement| match placement.placement_type() {
+        PlacementType::PickAll => Some(Some(cluster)),
+        _ if !placement.is_fully_scheduled() => Some(None),
+        _ => None,
+    })
 }
 
 /// After a member cluster left: its bindings are released and placements that lost a cluster
 /// schedule again.
 pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) -> Vec<Decision> {
+    reschedule(state, now, |placement| {
+        let held = placement.bindings.contains_key(cluster);
+        match placement.placement_type() {
+            PlacementType::PickAll if held => Some(Some(cluster)),
+            PlacementType::PickAll => None,
+            _ if held || !placement.is_fully_scheduled() => Some(None),
+            _ => None,
+        }
+    })
+}
+
+/// Runs the scheduler for every placement `scope` selects: `Some(Some(cluster))` for an
+/// incremental pass over one cluster, `Some(None)` for a full pass, `None` to leave it be.
+fn reschedule<'a>(
+    state: &mut State,
+    now: DateTime<Utc>,
+    scope: impl Fn(&Placement) -> Option<Option<&'a str>>,
+) -> Vec<Decision> {
     let mut decisions = Vec::new();
     let State {
         members,
@@ -310,15 +310,8 @@ pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) 
         ..
     } = state;
     for (key, placement) in placements.iter_mut() {
-        let held = placement.bindings.contains_key(cluster);
-        let only = match placement.placement_type() {
-            PlacementType::PickAll if held => Some(cluster),
-            PlacementType::PickN | PlacementType::PickFixed
-                if held || !placement.is_fully_scheduled() =>
-            {
-                None
-            }
-            _ => continue,
+        let Some(only) = scope(placement) else {
+            continue;
         };
         decisions.extend(scheduler::schedule(
             members,
