@@ -40,8 +40,8 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     });
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
     decisions.extend(member::expire_heartbeats(state, now));
-    let touched = rollout::touched_placements(&decisions);
-    decisions.extend(rollout::roll_out(state, &touched, now));
+    let rolled = rollout::roll_out(state, &decisions, now);
+    decisions.extend(rolled);
     decisions
 }
 

@@ -32,6 +32,9 @@ pub struct State {
     pub overrides: BTreeMap<ObjectKey, Override>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
     pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    /// The rollout's binding indexes: a cache derived from the placements, never encoded.
+    #[serde(skip)]
+    pub rollout_index: crate::rollout::index::IndexCache,
 }
 
 /// A stored hub resource.

@@ -15,6 +15,7 @@
 //!   have passed since it arrived.
 //! - `strategy.type: External` placements are left to staged update runs.
 
+pub mod index;
 pub mod readiness;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,26 +30,17 @@ use crate::model::{
 use crate::overrides;
 use crate::placement::{BindingState, Placement};
 use crate::state::State;
-use readiness::Readiness;
+use index::{BindingIndex, Class, OverrideSnapshots};
 
-/// Override snapshot names a work is rendered with (cluster resource, resource overrides).
-type OverrideSnapshots = (Vec<String>, Vec<(String, String)>);
-
-/// What one pass needs from a binding, in list (cluster name) order.
-struct Classified<'a> {
-    cluster: &'a str,
-    state: BindingState,
-    readiness: Readiness,
-    out_of_date: bool,
-}
-
-/// Runs a rollout pass for every placement in `touched`, and for placements whose readiness
-/// deadline has passed.
+/// Runs a rollout pass for every placement the step's decisions touched, and for placements
+/// whose readiness deadline has passed.
 pub(crate) fn roll_out(
     state: &mut State,
-    touched: &BTreeSet<ObjectKey>,
+    decisions: &[Decision],
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
+    let touched = touched_placements(decisions);
+    note_changes(state, decisions);
     let mut keys = touched.clone();
     if touched.contains(&overrides_changed()) {
         keys.remove(&overrides_changed());
@@ -66,6 +58,57 @@ pub(crate) fn roll_out(
         decisions.extend(pass(state, &key, now));
     }
     decisions
+}
+
+/// Tells the binding indexes what the step changed: single bindings are marked for
+/// classification again; anything broader (a placement's spec, its snapshots, any override)
+/// drops the index, to be rebuilt by the next pass.
+fn note_changes(state: &mut State, decisions: &[Decision]) {
+    let indexes = &mut state.rollout_index.0;
+    for decision in decisions {
+        match decision {
+            Decision::WorkReported {
+                placement, cluster, ..
+            }
+            | Decision::ClusterScheduled { placement, cluster }
+            | Decision::ClusterUnscheduled {
+                placement, cluster, ..
+            }
+            | Decision::RolloutStarted {
+                placement, cluster, ..
+            }
+            | Decision::BindingRemoved { placement, cluster } => {
+                if let Some(index) = placement_key(placement).and_then(|k| indexes.get_mut(&k)) {
+                    index.mark(cluster);
+                }
+            }
+            // Which overrides apply to a cluster follows its labels.
+            Decision::ClusterJoined { cluster } | Decision::ClusterLeft { cluster } => {
+                indexes.values_mut().for_each(|index| index.mark(cluster));
+            }
+            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
+                if let Some(cluster) = object.strip_prefix("MemberCluster/") {
+                    indexes.values_mut().for_each(|index| index.mark(cluster));
+                } else if is_override(object) {
+                    indexes.clear();
+                } else if let Some(key) = placement_key(object) {
+                    indexes.remove(&key);
+                }
+            }
+            Decision::PolicySnapshotTaken {
+                placement: object, ..
+            }
+            | Decision::ResourceSnapshotTaken {
+                placement: object, ..
+            } => {
+                if let Some(key) = placement_key(object) {
+                    indexes.remove(&key);
+                }
+            }
+            Decision::OverrideSnapshotTaken { .. } => indexes.clear(),
+            _ => {}
+        }
+    }
 }
 
 /// The placements a step's decisions touched, which the rollout must look at again.
@@ -158,73 +201,159 @@ pub fn budgets(placement: &Placement, target: u64) -> (i64, i64) {
     (unavailable, surge)
 }
 
-/// The override snapshots each scheduled or bound cluster's work should be rendered with now
-/// (empty when no override exists at all, which keeps the common case free).
-fn wanted_overrides(state: &State, key: &ObjectKey) -> BTreeMap<String, OverrideSnapshots> {
+/// The override snapshots these clusters' works should be rendered with now (empty when no
+/// override exists at all, which keeps the common case free).
+fn wanted_overrides<'a>(
+    state: &State,
+    key: &ObjectKey,
+    clusters: impl IntoIterator<Item = &'a String>,
+) -> BTreeMap<String, OverrideSnapshots> {
     let (Some(placement), false) = (state.placements.get(key), state.overrides.is_empty()) else {
         return BTreeMap::new();
     };
     let Some(resources) = placement.latest_resources() else {
         return BTreeMap::new();
     };
-    placement
-        .bindings
-        .values()
-        .filter(|b| b.state != BindingState::Unscheduled)
-        .map(|b| {
-            let wanted =
-                overrides::applicable_overrides(state, key, &resources.resources, &b.cluster);
-            (b.cluster.clone(), wanted)
+    clusters
+        .into_iter()
+        .filter(|cluster| {
+            placement
+                .bindings
+                .get(*cluster)
+                .is_some_and(|b| b.state != BindingState::Unscheduled)
+        })
+        .map(|cluster| {
+            let wanted = overrides::applicable_overrides(state, key, &resources.resources, cluster);
+            (cluster.clone(), wanted)
         })
         .collect()
 }
 
+/// The rollout settings a pass works with.
+struct Settings {
+    latest: u64,
+    period: Duration,
+}
+
+impl Settings {
+    /// `None` when the placement is not rolled out by this pass (External) or has nothing to
+    /// roll out yet.
+    fn of(placement: &Placement) -> Option<Self> {
+        if placement.spec.strategy.strategy_type == StrategyType::External {
+            return None;
+        }
+        Some(Self {
+            latest: placement.latest_resources()?.index,
+            period: Duration::seconds(
+                placement
+                    .spec
+                    .strategy
+                    .rolling_update
+                    .unavailable_period_seconds,
+            ),
+        })
+    }
+}
+
 fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
-    let wanted = wanted_overrides(state, key);
-    let no_overrides: OverrideSnapshots = (Vec::new(), Vec::new());
+    let Some(settings) = state.placements.get(key).and_then(Settings::of) else {
+        state.rollout_index.0.remove(key);
+        return Vec::new();
+    };
+    let mut index = state
+        .rollout_index
+        .0
+        .remove(key)
+        .filter(|i| i.latest == settings.latest);
+    let due: Vec<String> = match index.as_mut() {
+        Some(index) => index.take_due(now).into_iter().collect(),
+        None => state.placements[key].bindings.keys().cloned().collect(),
+    };
+    let mut index = index.unwrap_or_else(|| BindingIndex::new(settings.latest));
+    let wanted = wanted_overrides(state, key, &due);
+    classify(state, key, &mut index, &due, &wanted, &settings, now);
+    let placement = &state.placements[key];
+    let target = match placement.placement_type() {
+        PlacementType::PickAll => index.live,
+        _ => target(placement),
+    };
+    let target = i64::try_from(target).unwrap_or(i64::MAX);
+    let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
+    let plan = plan(&index, target, max_unavailable, max_surge);
+    let acted: Vec<String> = plan.bind.iter().chain(&plan.update).cloned().collect();
+    let wanted = wanted_overrides(state, key, &acted);
+    let Some(placement) = state.placements.get_mut(key) else {
+        return Vec::new();
+    };
+    let decisions = apply(placement, key, &plan, settings.latest, &wanted, now);
+    let changed: Vec<String> = acted.into_iter().chain(plan.remove).collect();
+    classify(state, key, &mut index, &changed, &wanted, &settings, now);
+    debug_assert_eq!(
+        index,
+        rebuilt(state, key, &settings, now),
+        "the binding index of {} drifted from its bindings",
+        key.display()
+    );
+    state.rollout_index.0.insert(key.clone(), index);
+    decisions
+}
+
+/// Classifies these clusters' bindings again, and asks for a pass when a not-trackable work
+/// becomes ready.
+fn classify(
+    state: &mut State,
+    key: &ObjectKey,
+    index: &mut BindingIndex,
+    clusters: &[String],
+    wanted: &BTreeMap<String, OverrideSnapshots>,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) {
+    let none: OverrideSnapshots = (Vec::new(), Vec::new());
     let State {
         placements,
         rollout_deadlines,
         ..
     } = state;
-    let Some(placement) = placements.get_mut(key) else {
-        return Vec::new();
+    let Some(placement) = placements.get(key) else {
+        return;
     };
-    if placement.spec.strategy.strategy_type == StrategyType::External {
-        return Vec::new();
+    for cluster in clusters {
+        let class = placement.bindings.get(cluster).map(|b| {
+            let overrides = wanted.get(cluster).unwrap_or(&none);
+            Class::of(b, settings.latest, overrides, settings.period, now)
+        });
+        if let Some(Class {
+            readiness: readiness::Readiness::ReadyAt(at),
+            ..
+        }) = class
+        {
+            rollout_deadlines.insert((at, key.clone()));
+        }
+        index.set(cluster, class);
     }
-    let Some(latest) = placement.latest_resources().map(|s| s.index) else {
-        return Vec::new();
+}
+
+/// The index a full classification gives: what the incremental one must always equal.
+fn rebuilt(
+    state: &State,
+    key: &ObjectKey,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> BindingIndex {
+    let mut index = BindingIndex::new(settings.latest);
+    let Some(placement) = state.placements.get(key) else {
+        return index;
     };
-    let period = Duration::seconds(
-        placement
-            .spec
-            .strategy
-            .rolling_update
-            .unavailable_period_seconds,
-    );
-    let classified: Vec<Classified> = placement
-        .bindings
-        .values()
-        .map(|b| {
-            let readiness = readiness::judge(b, b.report.as_ref(), period, now);
-            if let Readiness::ReadyAt(at) = readiness {
-                rollout_deadlines.insert((at, key.clone()));
-            }
-            // Out of date: a newer resource snapshot, or other overrides apply now.
-            let overrides = wanted.get(&b.cluster).unwrap_or(&no_overrides);
-            Classified {
-                cluster: &b.cluster,
-                state: b.state,
-                readiness,
-                out_of_date: b.resource_index != Some(latest) || &b.override_snapshots != overrides,
-            }
-        })
-        .collect();
-    let target = i64::try_from(target(placement)).unwrap_or(i64::MAX);
-    let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
-    let plan = plan(&classified, target, max_unavailable, max_surge);
-    apply(placement, key, &plan, latest, &wanted, now)
+    let clusters: Vec<String> = placement.bindings.keys().cloned().collect();
+    let wanted = wanted_overrides(state, key, &clusters);
+    let none: OverrideSnapshots = (Vec::new(), Vec::new());
+    for (cluster, b) in &placement.bindings {
+        let overrides = wanted.get(cluster).unwrap_or(&none);
+        let class = Class::of(b, settings.latest, overrides, settings.period, now);
+        index.set(cluster, Some(class));
+    }
+    index
 }
 
 /// The bindings one pass acts on.
@@ -235,64 +364,28 @@ struct Plan {
     bind: Vec<String>,
 }
 
-/// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in list order.
-fn plan(bindings: &[Classified<'_>], target: i64, max_unavailable: i64, max_surge: i64) -> Plan {
-    let mut ready = 0_i64;
-    let mut can_be_ready = 0_i64;
-    let mut remove_candidates = Vec::new();
-    let mut update_candidates = Vec::new();
-    let mut failed_updates = Vec::new();
-    let mut bounding_candidates = Vec::new();
-    for b in bindings {
-        let failed = b.readiness == Readiness::Failed;
-        let is_ready = b.readiness == Readiness::Ready;
-        match b.state {
-            BindingState::Unscheduled => {
-                can_be_ready += i64::from(!failed);
-                ready += i64::from(is_ready);
-                remove_candidates.push(b.cluster);
-            }
-            BindingState::Scheduled => bounding_candidates.push(b.cluster),
-            BindingState::Bound => {
-                ready += i64::from(is_ready);
-                can_be_ready += i64::from(!failed);
-                if b.out_of_date {
-                    if failed {
-                        failed_updates.push(b.cluster);
-                    } else {
-                        update_candidates.push(b.cluster);
-                    }
-                }
-            }
-        }
-    }
+/// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in cluster order.
+fn plan(index: &BindingIndex, target: i64, max_unavailable: i64, max_surge: i64) -> Plan {
     let min_available = target - max_unavailable;
-    let mut max_to_remove = ready - min_available;
-    let mut plan = Plan {
-        update: failed_updates.into_iter().map(str::to_owned).collect(),
-        ..Plan::default()
-    };
-    for cluster in remove_candidates {
-        if max_to_remove <= 0 {
-            break;
-        }
-        plan.remove.push(cluster.to_owned());
-        max_to_remove -= 1;
-    }
-    for cluster in update_candidates {
-        if max_to_remove <= 0 {
-            break;
-        }
-        plan.update.push(cluster.to_owned());
-        max_to_remove -= 1;
-    }
-    let max_to_add = (target + max_surge) - can_be_ready;
-    plan.bind = bounding_candidates
-        .into_iter()
-        .take(usize::try_from(max_to_add.max(0)).unwrap_or(0))
-        .map(str::to_owned)
+    let max_to_remove = usize::try_from(index.ready - min_available).unwrap_or(0);
+    let remove: Vec<String> = index
+        .unscheduled
+        .iter()
+        .take(max_to_remove)
+        .cloned()
         .collect();
-    plan
+    let update = index
+        .stale_failed
+        .iter()
+        .chain(index.stale.iter().take(max_to_remove - remove.len()))
+        .cloned()
+        .collect();
+    let max_to_add = usize::try_from((target + max_surge) - index.can_be_ready).unwrap_or(0);
+    Plan {
+        remove,
+        update,
+        bind: index.scheduled.iter().take(max_to_add).cloned().collect(),
+    }
 }
 
 fn apply(
@@ -340,18 +433,28 @@ fn apply(
 mod tests {
     use super::*;
 
+    use readiness::Readiness;
+
     fn binding(
         cluster: &str,
         state: BindingState,
         readiness: Readiness,
         out_of_date: bool,
-    ) -> Classified<'_> {
-        Classified {
-            cluster,
+    ) -> (&str, Class) {
+        let class = Class {
             state,
             readiness,
             out_of_date,
+        };
+        (cluster, class)
+    }
+
+    fn index(bindings: &[(&str, Class)]) -> BindingIndex {
+        let mut index = BindingIndex::new(1);
+        for (cluster, class) in bindings {
+            index.set(cluster, Some(*class));
         }
+        index
     }
 
     #[test]
@@ -363,7 +466,7 @@ mod tests {
             binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
             binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
         ];
-        let first = plan(&all, 3, 1, 1);
+        let first = plan(&index(&all), 3, 1, 1);
         assert_eq!(first.update, ["cluster-2"]);
         // cluster-2 took the bad image and never becomes available: the rollout stalls.
         let stalled = [
@@ -371,7 +474,7 @@ mod tests {
             binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
             binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
         ];
-        assert_eq!(plan(&stalled, 3, 1, 1), Plan::default());
+        assert_eq!(plan(&index(&stalled), 3, 1, 1), Plan::default());
     }
 
     #[test]
@@ -403,7 +506,7 @@ mod tests {
                 true,
             ),
         ];
-        let first = plan(&moving, 2, 1, 2);
+        let first = plan(&index(&moving), 2, 1, 2);
         assert_eq!(first.bind, ["cluster-3", "cluster-4"]);
         assert_eq!(first.remove, ["cluster-1"]);
         let later = [
@@ -417,7 +520,7 @@ mod tests {
             binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
         ];
         assert_eq!(
-            plan(&later, 2, 1, 2),
+            plan(&index(&later), 2, 1, 2),
             Plan::default(),
             "one must stay available"
         );
@@ -431,12 +534,12 @@ mod tests {
             binding("cluster-3", BindingState::Bound, Readiness::Ready, false),
             binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
         ];
-        assert_eq!(plan(&done, 2, 1, 2).remove, ["cluster-2"]);
+        assert_eq!(plan(&index(&done), 2, 1, 2).remove, ["cluster-2"]);
     }
 
     #[test]
     fn failed_bindings_are_always_updated() {
         let failing = [binding("c", BindingState::Bound, Readiness::Failed, true)];
-        assert_eq!(plan(&failing, 1, 1, 0).update, ["c"]);
+        assert_eq!(plan(&index(&failing), 1, 1, 0).update, ["c"]);
     }
 }

@@ -1,0 +1,185 @@
+//! The rollout's view of one placement's bindings — each binding's state, readiness and
+//! whether it is out of date, plus the counts and ordered candidate sets KubeFleet's one-pass
+//! algorithm needs — kept current as bindings change, so that a pass after one work report
+//! costs O(log n + clusters acted on) instead of O(bindings).
+//!
+//! The index is a cache, not state: it is never encoded, never hashed, compares equal to any
+//! other index, and is rebuilt from the bindings whenever it is missing (after a checkpoint
+//! restore) or marked wholly stale. Its one contract is that it always equals what a fresh
+//! classification of every binding at the same `now` would give; debug builds check that
+//! after every pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::readiness::{self, Readiness};
+use crate::placement::{Binding, BindingState};
+
+/// Override snapshot names a work is rendered with (cluster resource, resource overrides).
+pub(crate) type OverrideSnapshots = (Vec<String>, Vec<(String, String)>);
+
+/// What the pass needs to know about one binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Class {
+    /// The binding's state.
+    pub state: BindingState,
+    /// Whether its cluster has the work applied and available.
+    pub readiness: Readiness,
+    /// A newer resource snapshot, or other overrides, apply now.
+    pub out_of_date: bool,
+}
+
+impl Class {
+    /// Judges one binding at `now` against the latest resource index and the overrides that
+    /// apply to its cluster now.
+    pub fn of(
+        binding: &Binding,
+        latest: u64,
+        wanted: &OverrideSnapshots,
+        period: Duration,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            state: binding.state,
+            readiness: readiness::judge(binding, binding.report.as_ref(), period, now),
+            out_of_date: binding.resource_index != Some(latest)
+                || &binding.override_snapshots != wanted,
+        }
+    }
+
+    fn is_failed(self) -> bool {
+        self.readiness == Readiness::Failed
+    }
+
+    fn is_ready(self) -> bool {
+        self.readiness == Readiness::Ready
+    }
+
+    /// Whether it counts towards `ready` / `canBeReady` (bound now, or being removed).
+    fn counts(self) -> bool {
+        self.state != BindingState::Scheduled
+    }
+}
+
+/// The classified bindings of one placement, with the pass's counts and candidate sets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct BindingIndex {
+    /// The resource index the classes were judged against.
+    pub latest: u64,
+    classes: BTreeMap<String, Class>,
+    /// Bound or unscheduled bindings whose cluster is ready.
+    pub ready: i64,
+    /// Bound or unscheduled bindings that have not failed.
+    pub can_be_ready: i64,
+    /// Scheduled or bound bindings (PickAll's target).
+    pub live: u64,
+    /// Unscheduled bindings, in cluster order: removal candidates.
+    pub unscheduled: BTreeSet<String>,
+    /// Scheduled bindings, in cluster order: bind candidates.
+    pub scheduled: BTreeSet<String>,
+    /// Bound, out of date and not failed: update candidates.
+    pub stale: BTreeSet<String>,
+    /// Bound, out of date and failed: always updated.
+    pub stale_failed: BTreeSet<String>,
+    /// Not-trackable works that become ready at a time: `(at, cluster)`.
+    waiting: BTreeSet<(DateTime<Utc>, String)>,
+    /// Clusters whose binding or overrides may have changed since they were classified.
+    dirty: BTreeSet<String>,
+}
+
+impl BindingIndex {
+    /// An empty index for this resource index.
+    pub fn new(latest: u64) -> Self {
+        Self {
+            latest,
+            ..Self::default()
+        }
+    }
+
+    /// Notes that a cluster's binding (or what applies to it) may have changed.
+    pub fn mark(&mut self, cluster: &str) {
+        self.dirty.insert(cluster.to_owned());
+    }
+
+    /// Takes the clusters to classify again at `now`: the marked ones and those whose
+    /// not-trackable work has become ready.
+    pub fn take_due(&mut self, now: DateTime<Utc>) -> BTreeSet<String> {
+        let mut due = std::mem::take(&mut self.dirty);
+        while let Some((at, cluster)) = self.waiting.first().cloned() {
+            if at > now {
+                break;
+            }
+            self.waiting.pop_first();
+            due.insert(cluster);
+        }
+        due
+    }
+
+    /// Replaces what is known about `cluster` (`None`: it has no binding any more).
+    pub fn set(&mut self, cluster: &str, class: Option<Class>) {
+        if let Some(old) = self.classes.remove(cluster) {
+            self.forget(cluster, old);
+        }
+        if let Some(class) = class {
+            self.count(cluster, class);
+            self.classes.insert(cluster.to_owned(), class);
+        }
+    }
+
+    fn count(&mut self, cluster: &str, class: Class) {
+        self.adjust(class, 1);
+        match class.state {
+            BindingState::Unscheduled => {
+                self.unscheduled.insert(cluster.to_owned());
+            }
+            BindingState::Scheduled => {
+                self.scheduled.insert(cluster.to_owned());
+            }
+            BindingState::Bound if class.out_of_date && class.is_failed() => {
+                self.stale_failed.insert(cluster.to_owned());
+            }
+            BindingState::Bound if class.out_of_date => {
+                self.stale.insert(cluster.to_owned());
+            }
+            BindingState::Bound => {}
+        }
+        if let Readiness::ReadyAt(at) = class.readiness {
+            self.waiting.insert((at, cluster.to_owned()));
+        }
+    }
+
+    fn forget(&mut self, cluster: &str, class: Class) {
+        self.adjust(class, -1);
+        self.unscheduled.remove(cluster);
+        self.scheduled.remove(cluster);
+        self.stale.remove(cluster);
+        self.stale_failed.remove(cluster);
+        if let Readiness::ReadyAt(at) = class.readiness {
+            self.waiting.remove(&(at, cluster.to_owned()));
+        }
+    }
+
+    fn adjust(&mut self, class: Class, sign: i64) {
+        if class.counts() {
+            self.ready += sign * i64::from(class.is_ready());
+            self.can_be_ready += sign * i64::from(!class.is_failed());
+        }
+        if class.state != BindingState::Unscheduled {
+            self.live = self.live.saturating_add_signed(sign);
+        }
+    }
+}
+
+/// A derived cache inside [`crate::state::State`]: skipped by the encoding (so by the hash and
+/// checkpoints) and equal to any other, so state comparisons see only real state.
+#[derive(Debug, Clone, Default)]
+pub struct IndexCache(pub(crate) BTreeMap<crate::model::ObjectKey, BindingIndex>);
+
+impl PartialEq for IndexCache {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for IndexCache {}
