@@ -130,6 +130,59 @@ pub enum Decision {
         /// Its index; the snapshot is named `<name>-<index>`.
         index: u64,
     },
+    /// A staged update run was initialized (once), or failed to.
+    UpdateRunInitialized {
+        /// `ClusterStagedUpdateRun/name` or `StagedUpdateRun/ns/name`.
+        run: String,
+        /// Why initialization failed, when it did.
+        failure: Option<String>,
+    },
+    /// A stage of a run changed its Progressing or Succeeded condition.
+    UpdateRunStageChanged {
+        /// The run.
+        run: String,
+        /// The stage.
+        stage: String,
+        /// The condition reason (`StageUpdatingStarted`, `StageUpdatingWaiting`, …).
+        reason: String,
+    },
+    /// A run created an approval request.
+    ApprovalRequested {
+        /// The run.
+        run: String,
+        /// `ClusterApprovalRequest/name` or `ApprovalRequest/ns/name`.
+        request: String,
+    },
+    /// Someone approved an approval request.
+    ApprovalGranted {
+        /// The request.
+        request: String,
+    },
+    /// A cluster of a run finished updating.
+    UpdateRunClusterUpdated {
+        /// The run.
+        run: String,
+        /// The cluster.
+        cluster: String,
+        /// Succeeded, or failed.
+        succeeded: bool,
+    },
+    /// A run's Progressing condition changed reason (started, stuck, stopping, stopped).
+    UpdateRunStateChanged {
+        /// The run.
+        run: String,
+        /// The new reason.
+        reason: String,
+    },
+    /// A run succeeded or failed.
+    UpdateRunFinished {
+        /// The run.
+        run: String,
+        /// Whether it succeeded.
+        succeeded: bool,
+        /// Why it failed (empty on success).
+        message: String,
+    },
 }
 
 impl Decision {

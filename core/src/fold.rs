@@ -11,6 +11,7 @@ use crate::member;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
 use crate::objects::{self, Origin};
 use crate::rollout;
+use crate::staged;
 use crate::state::{State, WorkStatus};
 
 /// Folds one event into the state and returns what was decided.
@@ -35,13 +36,17 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         Input::Delete { target } => objects::delete(state, target, now),
         Input::Heartbeat(beat) => member::heartbeat(state, beat, now),
         Input::WorkReport(report) => record_report(state, report, now),
-        Input::Approve { name, namespace } => approve(name, namespace.as_deref()),
+        Input::Approve { name, namespace } => {
+            staged::approval::approve(state, name, namespace.as_deref(), now)
+        }
         Input::Tick => Vec::new(),
     });
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
     decisions.extend(member::expire_heartbeats(state, now));
     let rolled = rollout::roll_out(state, &decisions, now);
     decisions.extend(rolled);
+    let staged = staged::drive_touched(state, &decisions, now);
+    decisions.extend(staged);
     decisions
 }
 
@@ -56,7 +61,8 @@ pub fn next_deadline(state: &State) -> Option<DateTime<Utc>> {
         .rollout_deadlines
         .first()
         .map(|(deadline, _)| *deadline);
-    [heartbeat, rollout].into_iter().flatten().min()
+    let run = state.run_deadlines.first().map(|(deadline, _)| *deadline);
+    [heartbeat, rollout, run].into_iter().flatten().min()
 }
 
 fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
@@ -139,19 +145,4 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
         placement: key.display(),
         resource_index: report.resource_index,
     }]
-}
-
-/// Approval requests arrive with staged update runs; until one exists by that name, an
-/// approval is answered with a rejection so the publisher sees it went nowhere.
-fn approve(name: &str, namespace: Option<&str>) -> Vec<Decision> {
-    let kind = if namespace.is_some() {
-        "ApprovalRequest"
-    } else {
-        "ClusterApprovalRequest"
-    };
-    let at = namespace.map(|ns| format!("{ns}/")).unwrap_or_default();
-    vec![rejected(
-        RejectCode::ApprovalRequestNotFound,
-        format!("{kind} {at}{name} not found"),
-    )]
 }

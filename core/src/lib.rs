@@ -23,6 +23,7 @@ pub mod overrides;
 pub mod placement;
 pub mod rollout;
 pub mod scheduler;
+pub mod staged;
 pub mod state;
 
 pub use decision::{Decision, Decisions, RejectCode};

@@ -15,6 +15,7 @@ use crate::model::{
 };
 use crate::overrides::{self, Override, OverrideKind, OverrideSpec};
 use crate::placement::{Placement, lifecycle};
+use crate::staged::{self, Strategy, model::RunSpec, model::StrategySpec, run::UpdateRun};
 use crate::state::{Resource, State};
 
 /// What the event that applies an object contributes to its metadata.
@@ -132,6 +133,10 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             (OverrideKind::ResourceOverride, spec),
             origin,
         ),
+        Body::StagedUpdateStrategy(spec) => {
+            apply_strategy(state, key, &api_version, user, spec, origin)
+        }
+        Body::StagedUpdateRun(spec) => apply_run(state, key, &api_version, user, spec, origin),
         Body::Resource { content } => {
             let existing = state.resources.get(&key);
             if existing.is_some_and(|r| {
@@ -254,7 +259,11 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
         CLUSTER_RESOURCE_PLACEMENT
         | RESOURCE_PLACEMENT
         | CLUSTER_RESOURCE_OVERRIDE
-        | RESOURCE_OVERRIDE => Some(PLACEMENT_GROUP),
+        | RESOURCE_OVERRIDE
+        | staged::CLUSTER_STAGED_UPDATE_STRATEGY
+        | staged::STAGED_UPDATE_STRATEGY
+        | staged::CLUSTER_STAGED_UPDATE_RUN
+        | staged::STAGED_UPDATE_RUN => Some(PLACEMENT_GROUP),
         _ => None,
     };
     let group = target
@@ -320,10 +329,93 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         }
         return vec![Decision::ObjectDeleted { object }];
     }
+    if key.group == PLACEMENT_GROUP && staged::is_run(&key) {
+        if !staged::delete_run(state, &key) {
+            return not_found();
+        }
+        return vec![Decision::ObjectDeleted { object }];
+    }
+    if key.group == PLACEMENT_GROUP && state.strategies.contains_key(&key) {
+        state.strategies.remove(&key);
+        return vec![Decision::ObjectDeleted { object }];
+    }
     if state.resources.remove(&key).is_none() {
         return not_found();
     }
     let mut decisions = vec![Decision::ObjectDeleted { object }];
     decisions.extend(lifecycle::resources_changed(state, now));
     decisions
+}
+
+/// Stores a strategy. Runs snapshot it when they initialize, so an edit never reaches a run
+/// that has started.
+fn apply_strategy(
+    state: &mut State,
+    key: ObjectKey,
+    api_version: &str,
+    user: model::UserMeta,
+    spec: StrategySpec,
+    origin: &Origin,
+) -> Vec<Decision> {
+    let object = key.display();
+    let existing = state.strategies.get(&key);
+    if existing.is_some_and(|s| {
+        s.spec == spec && s.meta.labels == user.labels && s.meta.annotations == user.annotations
+    }) {
+        return vec![Decision::ObjectUnchanged { object }];
+    }
+    let spec_changed = existing.is_none_or(|s| s.spec != spec);
+    let old_meta = existing.map(|s| s.meta.clone());
+    let meta = next_meta(
+        state,
+        old_meta.as_ref(),
+        api_version,
+        user,
+        spec_changed,
+        origin,
+    );
+    let decision = stored(&object, &meta, old_meta.is_none());
+    state.strategies.insert(key, Strategy { meta, spec });
+    vec![decision]
+}
+
+/// Stores a run, refusing changes to its immutable fields and invalid state transitions; the
+/// run is then driven (initialized on creation) by the fold.
+fn apply_run(
+    state: &mut State,
+    key: ObjectKey,
+    api_version: &str,
+    user: model::UserMeta,
+    spec: RunSpec,
+    origin: &Origin,
+) -> Vec<Decision> {
+    let object = key.display();
+    let existing = state.update_runs.get(&key);
+    if let Some(old) = existing {
+        if let Err(error) = staged::model::validate_run_update(&old.spec, &spec) {
+            return vec![rejected(RejectCode::ImmutableField, error.to_string())];
+        }
+        if old.spec == spec
+            && old.meta.labels == user.labels
+            && old.meta.annotations == user.annotations
+        {
+            return vec![Decision::ObjectUnchanged { object }];
+        }
+    }
+    let spec_changed = existing.is_none_or(|r| r.spec != spec);
+    let old_meta = existing.map(|r| r.meta.clone());
+    let status = existing.map(|r| r.status.clone()).unwrap_or_default();
+    let meta = next_meta(
+        state,
+        old_meta.as_ref(),
+        api_version,
+        user,
+        spec_changed,
+        origin,
+    );
+    let decision = stored(&object, &meta, old_meta.is_none());
+    state
+        .update_runs
+        .insert(key, UpdateRun { meta, spec, status });
+    vec![decision]
 }

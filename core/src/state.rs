@@ -32,6 +32,14 @@ pub struct State {
     pub overrides: BTreeMap<ObjectKey, Override>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
     pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    /// Staged update strategies of both scopes.
+    pub strategies: BTreeMap<ObjectKey, crate::staged::Strategy>,
+    /// Staged update runs of both scopes, with their status.
+    pub update_runs: BTreeMap<ObjectKey, crate::staged::run::UpdateRun>,
+    /// Approval requests the runs created.
+    pub approvals: BTreeMap<ObjectKey, crate::staged::run::ApprovalRequest>,
+    /// When a run must look again (a TimedWait elapses, a cluster becomes stuck).
+    pub run_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
     /// The rollout's binding indexes: a cache derived from the placements, never encoded.
     #[serde(skip)]
     pub rollout_index: crate::rollout::index::IndexCache,

@@ -32,6 +32,7 @@ mod placement_events;
 mod placement_status;
 mod progress;
 mod snapshots;
+mod staged;
 mod table;
 mod tabwriter;
 mod timeline;

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::derived::{self, DerivedKind};
 use crate::json;
 use crate::kinds::KindInfo;
+use crate::staged;
 use crate::{member_cluster, placement};
 
 /// The object stored under `key`, rendered in KubeFleet's shape; `None` if there is none.
@@ -34,6 +35,8 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         placement::render(state, key, state.placements.get(key)?)
     } else if DerivedKind::parse(&key.group, &key.kind).is_some() {
         derived::render(state, &derived::find(state, key)?)
+    } else if staged::is_staged(key) {
+        staged::render(state, key)?
     } else {
         render_resource(key, state.resources.get(key)?)
     };
@@ -51,6 +54,7 @@ pub fn render_all(state: &State) -> Vec<Value> {
     let resources = state.resources.keys().cloned();
     let mut objects: Vec<Value> = members
         .chain(resources)
+        .chain(staged::keys(state))
         .filter_map(|key| render_object(state, &key))
         .collect();
     for (key, stored) in &state.placements {
@@ -94,6 +98,16 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
         && (kind.kind == CLUSTER_RESOURCE_PLACEMENT || kind.kind == RESOURCE_PLACEMENT)
     {
         state.placements.keys().filter(wanted).cloned().collect()
+    } else if staged::is_staged(&ObjectKey {
+        group: kind.group.clone(),
+        kind: kind.kind.clone(),
+        namespace: String::new(),
+        name: String::new(),
+    }) {
+        staged::keys(state)
+            .into_iter()
+            .filter(|k| wanted(&k))
+            .collect()
     } else {
         state.resources.keys().filter(wanted).cloned().collect()
     }

@@ -326,7 +326,8 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
         (_, Some(_), None) => {}
         (_, Some(_), Some(facts)) => {
             let bound_at = binding.rollout_started_at.unwrap_or(binding.created);
-            result.binding = work_chain(facts, bound_at, &mut result.failed);
+            let started = rollout_started_message(owner, binding);
+            result.binding = work_chain(facts, bound_at, started, &mut result.failed);
             if let Ok(rendered) = &facts.rendered {
                 result
                     .cluster_resource_overrides
@@ -339,6 +340,24 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
     }
     result.cluster = cluster_chain(&result.binding, up_to_date, held_back_since);
     result
+}
+
+/// The `RolloutStarted` message; a staged update run's bind names the run and the resource
+/// index (seed 002 §10's placement sample).
+fn rollout_started_message(owner: &Owner<'_>, binding: &Binding) -> String {
+    const STARTED: &str =
+        "Detected the new changes on the resources and started the rollout process";
+    match (&binding.update_run, binding.resource_index) {
+        (Some(run), Some(index)) => {
+            let kind = if owner.key.namespace.is_empty() {
+                "clusterStagedUpdateRun"
+            } else {
+                "stagedUpdateRun"
+            };
+            format!("{STARTED}, resourceSnapshotIndex: {index}, {kind}: {run}")
+        }
+        _ => STARTED.to_owned(),
+    }
 }
 
 /// `RolloutStarted` False on a binding the rollout held back.
@@ -362,13 +381,14 @@ fn unknown(stage: Stage, since: DateTime<Utc>) -> Step {
 fn work_chain(
     facts: &WorkFacts<'_>,
     bound_at: DateTime<Utc>,
+    started: String,
     failed: &mut Vec<Value>,
 ) -> Vec<Step> {
     let mut chain = vec![Step::new(
         Stage::RolloutStarted,
         ConditionStatus::True,
         "RolloutStarted",
-        "Detected the new changes on the resources and started the rollout process",
+        started,
         bound_at,
     )];
     let rendered = match &facts.rendered {

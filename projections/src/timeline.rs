@@ -112,6 +112,37 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         } => {
             format!("{override_object}: override snapshot {index} taken")
         }
+        Decision::UpdateRunInitialized { run, failure } => match failure {
+            None => format!("{run}: initialized"),
+            Some(message) => format!("{run}: initialization failed: {message}"),
+        },
+        Decision::UpdateRunStageChanged { run, stage, reason } => {
+            format!("{run}: stage {stage} {reason}")
+        }
+        Decision::ApprovalRequested { run, request } => {
+            format!("{run}: waiting for approval {request}")
+        }
+        Decision::ApprovalGranted { request } => format!("{request} approved"),
+        Decision::UpdateRunClusterUpdated {
+            run,
+            cluster,
+            succeeded,
+        } => {
+            let verdict = if *succeeded { "succeeded" } else { "failed" };
+            format!("{run}: cluster {cluster} {verdict}")
+        }
+        Decision::UpdateRunStateChanged { run, reason } => format!("{run}: {reason}"),
+        Decision::UpdateRunFinished {
+            run,
+            succeeded,
+            message,
+        } => {
+            if *succeeded {
+                format!("{run}: succeeded")
+            } else {
+                format!("{run}: failed: {message}")
+            }
+        }
     };
     one_line(&format!("#{input_seq} -> {what}"))
 }

@@ -15,6 +15,8 @@ pub mod selector;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::staged;
+
 pub use int_or_percent::{IntOrPercent, Rounding};
 pub use member_cluster::MemberClusterSpec;
 pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
@@ -40,6 +42,8 @@ pub const RESOURCE_OVERRIDE: &str = "ResourceOverride";
 /// Served versions of the override kinds (seed 002 writes v1alpha1; KubeFleet also serves
 /// v1beta1).
 const OVERRIDE_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
+/// Served versions of the staged update kinds.
+const STAGED_VERSIONS: [&str; 3] = ["v1alpha1", "v1beta1", "v1"];
 /// Longest object name Kubernetes accepts (DNS-1123 subdomain).
 pub const NAME_BYTES_MAX: usize = 253;
 
@@ -74,7 +78,14 @@ pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
     CLUSTER_SCOPED_KINDS.contains(&(group, kind))
         || (group == CLUSTER_GROUP && kind == MEMBER_CLUSTER)
         || (group == PLACEMENT_GROUP
-            && matches!(kind, CLUSTER_RESOURCE_PLACEMENT | CLUSTER_RESOURCE_OVERRIDE))
+            && matches!(
+                kind,
+                CLUSTER_RESOURCE_PLACEMENT
+                    | CLUSTER_RESOURCE_OVERRIDE
+                    | staged::CLUSTER_STAGED_UPDATE_STRATEGY
+                    | staged::CLUSTER_STAGED_UPDATE_RUN
+                    | staged::CLUSTER_APPROVAL_REQUEST
+            ))
 }
 
 /// A validation failure: which field, and what is wrong with it.
@@ -122,6 +133,10 @@ pub enum Body {
     ClusterResourceOverride(OverrideSpec),
     /// A namespaced override of placed resources.
     ResourceOverride(OverrideSpec),
+    /// A staged update strategy of either scope (the key's kind says which).
+    StagedUpdateStrategy(crate::staged::model::StrategySpec),
+    /// A staged update run of either scope (the key's kind says which).
+    StagedUpdateRun(crate::staged::model::RunSpec),
     /// Any other object: everything but `apiVersion`/`kind`/`metadata`, as canonical JSON.
     Resource {
         /// Canonical JSON of the remaining top-level fields (`spec`, `data`, …).
@@ -184,6 +199,17 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
             let spec = overrides::parse_spec(OverrideKind::ResourceOverride, spec_of(value))?;
             Body::ResourceOverride(spec)
         }
+        (
+            PLACEMENT_GROUP,
+            staged::CLUSTER_STAGED_UPDATE_STRATEGY | staged::STAGED_UPDATE_STRATEGY,
+        ) => {
+            check_version(api_version, &STAGED_VERSIONS)?;
+            Body::StagedUpdateStrategy(staged::model::parse_strategy(spec_of(value))?)
+        }
+        (PLACEMENT_GROUP, staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN) => {
+            check_version(api_version, &STAGED_VERSIONS)?;
+            Body::StagedUpdateRun(staged::model::parse_run(spec_of(value), &meta.name)?)
+        }
         _ => Body::Resource {
             content: resource_content(object),
         },
@@ -199,8 +225,15 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
 
 fn key_for(group: &str, kind: &str, meta: &UserMeta) -> Result<ObjectKey, FieldError> {
     let namespace = meta.namespace.clone().unwrap_or_default();
-    let namespaced_kind =
-        group == PLACEMENT_GROUP && matches!(kind, RESOURCE_PLACEMENT | RESOURCE_OVERRIDE);
+    let namespaced_kind = group == PLACEMENT_GROUP
+        && matches!(
+            kind,
+            RESOURCE_PLACEMENT
+                | RESOURCE_OVERRIDE
+                | staged::STAGED_UPDATE_STRATEGY
+                | staged::STAGED_UPDATE_RUN
+                | staged::APPROVAL_REQUEST
+        );
     if is_cluster_scoped(group, kind) && !namespace.is_empty() {
         return Err(FieldError::new(
             "metadata.namespace",

@@ -303,6 +303,17 @@ pub enum StrategyType {
     External,
 }
 
+impl StrategyType {
+    /// The spelling in `spec.strategy.type`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategyType::RollingUpdate => "RollingUpdate",
+            StrategyType::External => "External",
+        }
+    }
+}
+
 /// `strategy.rollingUpdate`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -77,4 +77,6 @@ pub struct Binding {
     pub override_snapshots: (Vec<String>, Vec<(String, String)>),
     /// When it was created.
     pub created: DateTime<Utc>,
+    /// The staged update run that last bound it, when one did.
+    pub update_run: Option<String>,
 }

@@ -408,6 +408,7 @@ fn apply(
         binding.resource_index = Some(latest);
         binding.override_snapshots = wanted.get(cluster).cloned().unwrap_or_default();
         binding.rollout_started_at = Some(now);
+        binding.update_run = None;
         // A new work: what the cluster said about the previous one no longer counts (KubeFleet
         // ties conditions to the binding's generation).
         binding.report = None;

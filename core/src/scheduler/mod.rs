@@ -215,6 +215,7 @@ impl Cycle<'_> {
             report: None,
             override_snapshots: (Vec::new(), Vec::new()),
             created: self.now,
+            update_run: None,
         };
         self.placement.bindings.insert(cluster.to_owned(), binding);
         self.decisions.push(Decision::ClusterScheduled {

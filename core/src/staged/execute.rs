@@ -1,0 +1,723 @@
+//! Execution of an initialized update run while `state: Run` (seed 003, KubeFleet's
+//! `execute`): the stages in order; within a stage at most `maxConcurrency` clusters updating;
+//! before-stage approvals gate a stage's start, after-stage tasks (Approval, TimedWait) gate the
+//! next stage; then the delete stage. `Stop` lets in-flight clusters finish and starts no new
+//! ones. Every step is taken at the event time of the input that made it possible.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::model::{RunState, TaskType};
+use super::run::{ClusterStatus, TaskPosition, UpdateRun};
+use super::{Scope, approval};
+use crate::condition::{Condition, ConditionStatus};
+use crate::decision::Decision;
+use crate::model::Rounding;
+use crate::placement::BindingState;
+use crate::state::State;
+
+/// A cluster updating for longer than this makes the run `UpdateRunStuck` (not a failure).
+pub const STUCK_AFTER_SECS: i64 = 5 * 60;
+/// KubeFleet's prefix for a run that stops being valid while it executes.
+const VALIDATE_FAILED: &str = "cannot continue the updateRun: failed to validate the updateRun";
+
+/// What one pass over a stage concluded.
+enum Outcome {
+    /// The stage succeeded; go on.
+    Done,
+    /// Waiting for clusters, an approval or time.
+    Waiting,
+    /// The run must fail with this message.
+    Failed(String),
+}
+
+/// Everything a pass works with.
+pub(crate) struct Pass<'a> {
+    pub state: &'a mut State,
+    pub scope: &'a Scope,
+    pub run: &'a mut UpdateRun,
+    pub now: DateTime<Utc>,
+    pub decisions: Vec<Decision>,
+    /// When the run wants to be looked at again.
+    pub wake_at: Option<DateTime<Utc>>,
+}
+
+impl Pass<'_> {
+    fn condition(
+        &self,
+        kind: &str,
+        status: ConditionStatus,
+        reason: &str,
+        message: &str,
+    ) -> Condition {
+        Condition::new(
+            kind,
+            status,
+            reason,
+            message.to_owned(),
+            self.run.meta.generation,
+            self.now,
+        )
+    }
+
+    fn wake(&mut self, at: DateTime<Utc>) {
+        self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
+    }
+
+    fn run_label(&self) -> String {
+        self.scope.run_display()
+    }
+
+    /// Sets the run's `Progressing` condition, recording a decision when its reason changes.
+    fn progressing(&mut self, status: ConditionStatus, reason: &str, message: &str) {
+        let next = self.condition("Progressing", status, reason, message);
+        let changed_reason = self
+            .run
+            .status
+            .progressing
+            .as_ref()
+            .is_none_or(|c| c.reason != reason);
+        if Condition::set(&mut self.run.status.progressing, next) && changed_reason {
+            self.decisions.push(Decision::UpdateRunStateChanged {
+                run: self.run_label(),
+                reason: reason.to_owned(),
+            });
+        }
+    }
+
+    fn stage_changed(&mut self, stage: &str, reason: &str) {
+        self.decisions.push(Decision::UpdateRunStageChanged {
+            run: self.run_label(),
+            stage: stage.to_owned(),
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+/// Executes the run as far as the hub's state allows now.
+pub(crate) fn execute(pass: &mut Pass<'_>) {
+    if let Err(message) = revalidate(pass) {
+        fail(pass, &message);
+        return;
+    }
+    let stopping = pass.run.spec.state == RunState::Stop;
+    if !stopping {
+        let stuck = pass
+            .run
+            .status
+            .progressing
+            .as_ref()
+            .is_some_and(|c| c.reason == "UpdateRunStuck");
+        if !stuck {
+            pass.progressing(ConditionStatus::True, "UpdateRunStarted", "");
+        }
+    }
+    for index in 0..pass.run.status.stages.len() {
+        if pass.run.status.stages[index].succeeded.is_some() {
+            continue;
+        }
+        match stage(pass, index, stopping) {
+            Outcome::Done => {}
+            Outcome::Waiting => {
+                settle_stop(pass, Some(index), stopping);
+                return;
+            }
+            Outcome::Failed(message) => {
+                fail(pass, &message);
+                return;
+            }
+        }
+    }
+    if stopping {
+        settle_stop(pass, None, stopping);
+        return;
+    }
+    delete_stage(pass);
+}
+
+/// The run's clusters still match the placement's scheduling (seed 003: the run fails when
+/// "new scheduling changes its clusters" or the placement is deleted).
+fn revalidate(pass: &Pass<'_>) -> Result<(), String> {
+    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let Some(placement) = pass.state.placements.get(&key) else {
+        return Err(format!(
+            "{VALIDATE_FAILED}: failed to process the request due to a client error: parent placement not found"
+        ));
+    };
+    let latest = placement.latest_policy().map(|p| p.index);
+    let used = pass.run.status.policy_snapshot_index_used;
+    if latest != used {
+        return Err(format!(
+            "{VALIDATE_FAILED}: the policy snapshot index used in the updateRun is outdated, latest: {}, recorded: {}",
+            latest.map_or_else(String::new, |i| i.to_string()),
+            used.map_or_else(String::new, |i| i.to_string())
+        ));
+    }
+    let (selected, _) = super::initialize::collect_clusters(placement);
+    let planned: std::collections::BTreeSet<String> = pass
+        .run
+        .status
+        .stages
+        .iter()
+        .flat_map(|s| s.clusters.iter().map(|c| c.cluster.clone()))
+        .collect();
+    if selected != planned {
+        return Err(format!(
+            "{VALIDATE_FAILED}: the clusters scheduled for the placement changed since the updateRun was initialized: initialized with {} cluster(s), now {}",
+            planned.len(),
+            selected.len()
+        ));
+    }
+    Ok(())
+}
+
+fn fail(pass: &mut Pass<'_>, message: &str) {
+    let condition = pass.condition(
+        "Succeeded",
+        ConditionStatus::False,
+        "UpdateRunFailed",
+        message,
+    );
+    pass.run.status.succeeded = Some(condition);
+    pass.decisions.push(Decision::UpdateRunFinished {
+        run: pass.run_label(),
+        succeeded: false,
+        message: message.to_owned(),
+    });
+}
+
+/// Under `Stop`: once no cluster is updating, the current stage and the run are Stopped;
+/// until then they are Stopping.
+fn settle_stop(pass: &mut Pass<'_>, index: Option<usize>, stopping: bool) {
+    if !stopping {
+        return;
+    }
+    let updating = index.is_some_and(|i| {
+        pass.run.status.stages[i]
+            .clusters
+            .iter()
+            .any(ClusterStatus::is_updating)
+    });
+    let (stage_status, stage_reason, run_status, run_reason) = if updating {
+        (
+            ConditionStatus::Unknown,
+            "StageUpdatingStopping",
+            ConditionStatus::Unknown,
+            "UpdateRunStopping",
+        )
+    } else {
+        (
+            ConditionStatus::False,
+            "StageUpdatingStopped",
+            ConditionStatus::False,
+            "UpdateRunStopped",
+        )
+    };
+    if let Some(i) = index {
+        let started = pass.run.status.stages[i].start_time.is_some();
+        let waiting = pass.run.status.stages[i]
+            .progressing
+            .as_ref()
+            .is_some_and(|c| c.reason == "StageUpdatingWaiting");
+        // A stage waiting on its tasks keeps its Progressing time: TimedWait counts from it.
+        if started && !waiting {
+            let next = pass.condition("Progressing", stage_status, stage_reason, "");
+            let name = pass.run.status.stages[i].name.clone();
+            if Condition::set(&mut pass.run.status.stages[i].progressing, next) {
+                pass.stage_changed(&name, stage_reason);
+            }
+        }
+    }
+    pass.progressing(run_status, run_reason, "");
+}
+
+fn stage(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
+    let not_started = pass.run.status.stages[index].start_time.is_none()
+        && !pass.run.status.stages[index].after_waiting;
+    if not_started && !tasks_pass(pass, index, TaskPosition::Before) {
+        let next = pass.condition(
+            "Progressing",
+            ConditionStatus::False,
+            "StageUpdatingWaiting",
+            "",
+        );
+        let name = pass.run.status.stages[index].name.clone();
+        if Condition::set(&mut pass.run.status.stages[index].progressing, next) {
+            pass.stage_changed(&name, "StageUpdatingWaiting");
+        }
+        return Outcome::Waiting;
+    }
+    let has_clusters = !pass.run.status.stages[index].clusters.is_empty();
+    let all_done = pass.run.status.stages[index]
+        .clusters
+        .iter()
+        .all(|c| c.succeeded.is_some());
+    if has_clusters && !all_done {
+        if pass.run.status.stages[index].start_time.is_none() {
+            if stopping {
+                return Outcome::Waiting;
+            }
+            start_stage(pass, index);
+        } else if !stopping {
+            resume_stage(pass, index);
+        }
+        match walk_clusters(pass, index, stopping) {
+            Outcome::Done => {}
+            other => return other,
+        }
+    }
+    after_tasks(pass, index)
+}
+
+fn start_stage(pass: &mut Pass<'_>, index: usize) {
+    let now = pass.now;
+    let next = pass.condition(
+        "Progressing",
+        ConditionStatus::True,
+        "StageUpdatingStarted",
+        "",
+    );
+    let stage = &mut pass.run.status.stages[index];
+    stage.start_time = Some(now);
+    Condition::set(&mut stage.progressing, next);
+    let name = stage.name.clone();
+    pass.stage_changed(&name, "StageUpdatingStarted");
+}
+
+fn resume_stage(pass: &mut Pass<'_>, index: usize) {
+    let stopped = pass.run.status.stages[index]
+        .progressing
+        .as_ref()
+        .is_some_and(|c| c.status != ConditionStatus::True && c.reason != "StageUpdatingWaiting");
+    if stopped {
+        let next = pass.condition(
+            "Progressing",
+            ConditionStatus::True,
+            "StageUpdatingStarted",
+            "",
+        );
+        Condition::set(&mut pass.run.status.stages[index].progressing, next);
+        let name = pass.run.status.stages[index].name.clone();
+        pass.stage_changed(&name, "StageUpdatingStarted");
+    }
+}
+
+/// Starts clusters up to `maxConcurrency` and checks the updating ones; `Done` once every
+/// cluster of the stage succeeded.
+fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
+    let limit = concurrency(pass, index);
+    let count = pass.run.status.stages[index].clusters.len();
+    let mut updating = 0_usize;
+    let mut stuck = false;
+    for position in 0..count {
+        let cluster = pass.run.status.stages[index].clusters[position].clone();
+        if cluster.succeeded.is_some() {
+            continue;
+        }
+        if cluster.started.is_none() {
+            if stopping || updating >= limit {
+                continue;
+            }
+            start_cluster(pass, index, position);
+        }
+        match check_cluster(pass, &cluster.cluster) {
+            ClusterState::Succeeded => {
+                let next = pass.condition(
+                    "Succeeded",
+                    ConditionStatus::True,
+                    "ClusterUpdatingSucceeded",
+                    "",
+                );
+                pass.run.status.stages[index].clusters[position].succeeded = Some(next);
+                pass.decisions.push(Decision::UpdateRunClusterUpdated {
+                    run: pass.run_label(),
+                    cluster: cluster.cluster.clone(),
+                    succeeded: true,
+                });
+            }
+            ClusterState::Failed(why) => {
+                let stage_name = pass.run.status.stages[index].name.clone();
+                let message = format!(
+                    "cluster `{}` in stage `{stage_name}` failed to update: {why}",
+                    cluster.cluster
+                );
+                let next = pass.condition(
+                    "Succeeded",
+                    ConditionStatus::False,
+                    "ClusterUpdatingFailed",
+                    &message,
+                );
+                pass.run.status.stages[index].clusters[position].succeeded = Some(next);
+                pass.decisions.push(Decision::UpdateRunClusterUpdated {
+                    run: pass.run_label(),
+                    cluster: cluster.cluster.clone(),
+                    succeeded: false,
+                });
+                let failed = pass.condition(
+                    "Succeeded",
+                    ConditionStatus::False,
+                    "StageUpdatingFailed",
+                    &message,
+                );
+                pass.run.status.stages[index].succeeded = Some(failed);
+                return Outcome::Failed(message);
+            }
+            ClusterState::Updating => {
+                updating += 1;
+                let since = pass.run.status.stages[index].clusters[position]
+                    .started
+                    .as_ref()
+                    .map_or(pass.now, |c| c.last_transition_time);
+                let stuck_at = since + Duration::seconds(STUCK_AFTER_SECS);
+                if stuck_at <= pass.now {
+                    stuck = true;
+                } else {
+                    pass.wake(stuck_at);
+                }
+            }
+        }
+    }
+    if !stopping {
+        if stuck {
+            pass.progressing(
+                ConditionStatus::False,
+                "UpdateRunStuck",
+                &format!(
+                    "a cluster in stage `{}` has been updating for more than {} minutes",
+                    pass.run.status.stages[index].name,
+                    STUCK_AFTER_SECS / 60
+                ),
+            );
+        } else {
+            pass.progressing(ConditionStatus::True, "UpdateRunStarted", "");
+        }
+    }
+    let all_done = pass.run.status.stages[index]
+        .clusters
+        .iter()
+        .all(|c| c.succeeded.is_some());
+    if all_done {
+        Outcome::Done
+    } else {
+        Outcome::Waiting
+    }
+}
+
+/// `maxConcurrency` of the stage: percentages of its cluster count round down, at least 1;
+/// integers are used as written; 1 by default.
+fn concurrency(pass: &Pass<'_>, index: usize) -> usize {
+    let count = pass.run.status.stages[index].clusters.len() as u64;
+    let configured = pass
+        .run
+        .status
+        .strategy_snapshot
+        .as_ref()
+        .and_then(|s| s.stages.get(index))
+        .and_then(|s| s.max_concurrency);
+    let resolved = configured.map_or(1, |value| value.resolve(count, Rounding::Down).max(1));
+    usize::try_from(resolved).unwrap_or(usize::MAX)
+}
+
+/// Binds the cluster to the run's resource snapshot with the overrides recorded for it.
+fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
+    let now = pass.now;
+    let resource_index = pass.run.status.resource_snapshot_index_used.unwrap_or(0);
+    let started = pass.condition(
+        "Started",
+        ConditionStatus::True,
+        "ClusterUpdatingStarted",
+        "",
+    );
+    let status = &mut pass.run.status.stages[index].clusters[position];
+    status.started = Some(started);
+    let overrides = (
+        status.cluster_resource_overrides.clone(),
+        status.resource_overrides.clone(),
+    );
+    let cluster = status.cluster.clone();
+    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let label = key.display();
+    let run_name = pass.scope.run_name.clone();
+    let Some(binding) = pass
+        .state
+        .placements
+        .get_mut(&key)
+        .and_then(|p| p.bindings.get_mut(&cluster))
+    else {
+        return;
+    };
+    let new_work =
+        binding.resource_index != Some(resource_index) || binding.override_snapshots != overrides;
+    binding.state = BindingState::Bound;
+    binding.previous_state = None;
+    binding.rollout_started_at = Some(now);
+    binding.update_run = Some(run_name);
+    if new_work {
+        binding.resource_index = Some(resource_index);
+        binding.override_snapshots = overrides;
+        binding.report = None;
+        binding.generation += 1;
+    }
+    pass.decisions.push(Decision::RolloutStarted {
+        placement: label,
+        cluster,
+        resource_index,
+    });
+}
+
+enum ClusterState {
+    Succeeded,
+    Failed(String),
+    Updating,
+}
+
+/// A started cluster succeeds when its work at the run's resource index is applied and
+/// available; it fails when the apply failed, or when something else re-bound it (preempted).
+fn check_cluster(pass: &Pass<'_>, cluster: &str) -> ClusterState {
+    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let resource_index = pass.run.status.resource_snapshot_index_used;
+    let Some(binding) = pass
+        .state
+        .placements
+        .get(&key)
+        .and_then(|p| p.bindings.get(cluster))
+    else {
+        return ClusterState::Failed("its binding no longer exists".to_owned());
+    };
+    if binding.resource_index != resource_index
+        || binding.update_run.as_deref() != Some(pass.scope.run_name.as_str())
+    {
+        return ClusterState::Failed(
+            "the cluster was updated by another rollout (preempted)".to_owned(),
+        );
+    }
+    match binding
+        .report
+        .as_ref()
+        .filter(|r| Some(r.resource_index) == resource_index)
+    {
+        Some(report) if report.applied == Some(false) => {
+            ClusterState::Failed(format!("the work failed to apply: {}", report.message))
+        }
+        Some(report) if report.applied == Some(true) && report.available == Some(true) => {
+            ClusterState::Succeeded
+        }
+        _ => ClusterState::Updating,
+    }
+}
+
+/// Whether every task at `position` of the stage has passed (creating approval requests and
+/// recording approvals and elapsed waits on the way).
+fn tasks_pass(pass: &mut Pass<'_>, index: usize, position: TaskPosition) -> bool {
+    let count = match position {
+        TaskPosition::Before => pass.run.status.stages[index].before_tasks.len(),
+        TaskPosition::After => pass.run.status.stages[index].after_tasks.len(),
+    };
+    let mut all = true;
+    for task in 0..count {
+        all &= task_passes(pass, index, position, task);
+    }
+    all
+}
+
+fn task_passes(pass: &mut Pass<'_>, index: usize, position: TaskPosition, task: usize) -> bool {
+    let prefix = match position {
+        TaskPosition::Before => "BeforeStageTask",
+        TaskPosition::After => "AfterStageTask",
+    };
+    let stage_name = pass.run.status.stages[index].name.clone();
+    let status = match position {
+        TaskPosition::Before => pass.run.status.stages[index].before_tasks[task].clone(),
+        TaskPosition::After => pass.run.status.stages[index].after_tasks[task].clone(),
+    };
+    let mut conditions = status.conditions.clone();
+    let passed = match status.task_type {
+        TaskType::TimedWait => {
+            if status.has("WaitTimeElapsed") {
+                true
+            } else {
+                let wait = wait_secs(pass, index, position, task);
+                let since = pass.run.status.stages[index]
+                    .progressing
+                    .as_ref()
+                    .map_or(pass.now, |c| c.last_transition_time);
+                let until = since + Duration::seconds(wait);
+                if until <= pass.now {
+                    conditions.push(pass.condition(
+                        "WaitTimeElapsed",
+                        ConditionStatus::True,
+                        &format!("{prefix}WaitTimeElapsed"),
+                        "",
+                    ));
+                    true
+                } else {
+                    pass.wake(until);
+                    false
+                }
+            }
+        }
+        TaskType::Approval => {
+            let name = status.approval_request_name.clone().unwrap_or_default();
+            if !status.has("ApprovalRequestCreated") {
+                approval::create(
+                    pass.state,
+                    pass.scope,
+                    &name,
+                    &stage_name,
+                    position,
+                    pass.now,
+                );
+                pass.decisions.push(Decision::ApprovalRequested {
+                    run: pass.run_label(),
+                    request: pass.scope.approval_display(&name),
+                });
+                conditions.push(pass.condition(
+                    "ApprovalRequestCreated",
+                    ConditionStatus::True,
+                    &format!("{prefix}ApprovalRequestCreated"),
+                    "",
+                ));
+            }
+            if status.has("ApprovalRequestApproved") {
+                true
+            } else if approval::accept(
+                pass.state,
+                pass.scope,
+                &name,
+                pass.run.meta.generation,
+                pass.now,
+            ) {
+                conditions.push(pass.condition(
+                    "ApprovalRequestApproved",
+                    ConditionStatus::True,
+                    &format!("{prefix}ApprovalRequestApproved"),
+                    "",
+                ));
+                true
+            } else {
+                false
+            }
+        }
+    };
+    let slot = match position {
+        TaskPosition::Before => &mut pass.run.status.stages[index].before_tasks[task],
+        TaskPosition::After => &mut pass.run.status.stages[index].after_tasks[task],
+    };
+    slot.conditions = conditions;
+    passed
+}
+
+fn wait_secs(pass: &Pass<'_>, index: usize, position: TaskPosition, task: usize) -> i64 {
+    let stage = pass
+        .run
+        .status
+        .strategy_snapshot
+        .as_ref()
+        .and_then(|s| s.stages.get(index));
+    let tasks = match position {
+        TaskPosition::Before => stage.map(|s| &s.before_stage_tasks),
+        TaskPosition::After => stage.map(|s| &s.after_stage_tasks),
+    };
+    tasks
+        .and_then(|t| t.get(task))
+        .and_then(|t| t.wait_time)
+        .map_or(0, |w| i64::try_from(w.0).unwrap_or(i64::MAX))
+}
+
+/// Once a stage's clusters all succeeded: `Progressing=False/StageUpdatingWaiting` (its time
+/// is when a TimedWait starts counting), then the after-stage tasks, then `Succeeded`.
+fn after_tasks(pass: &mut Pass<'_>, index: usize) -> Outcome {
+    if !pass.run.status.stages[index].after_waiting {
+        let next = pass.condition(
+            "Progressing",
+            ConditionStatus::False,
+            "StageUpdatingWaiting",
+            "",
+        );
+        // A fresh transition: waiting for the after-stage tasks starts now.
+        pass.run.status.stages[index].progressing = Some(next);
+        let name = pass.run.status.stages[index].name.clone();
+        pass.stage_changed(&name, "StageUpdatingWaiting");
+        pass.run.status.stages[index].after_waiting = true;
+    }
+    if !tasks_pass(pass, index, TaskPosition::After) {
+        return Outcome::Waiting;
+    }
+    let now = pass.now;
+    let next = pass.condition(
+        "Succeeded",
+        ConditionStatus::True,
+        "StageUpdatingSucceeded",
+        "",
+    );
+    let stage = &mut pass.run.status.stages[index];
+    stage.succeeded = Some(next);
+    stage.end_time = Some(now);
+    let name = stage.name.clone();
+    pass.stage_changed(&name, "StageUpdatingSucceeded");
+    Outcome::Done
+}
+
+/// The delete stage removes the work of the clusters no longer scheduled, then the run
+/// succeeds.
+fn delete_stage(pass: &mut Pass<'_>) {
+    let Some(mut stage) = pass.run.status.deletion.take() else {
+        return;
+    };
+    let now = pass.now;
+    if stage.start_time.is_none() {
+        stage.start_time = Some(now);
+        stage.progressing = Some(pass.condition(
+            "Progressing",
+            ConditionStatus::True,
+            "StageUpdatingStarted",
+            "",
+        ));
+        pass.stage_changed(&stage.name, "StageUpdatingStarted");
+    }
+    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let label = key.display();
+    for cluster in &mut stage.clusters {
+        if cluster.succeeded.is_some() {
+            continue;
+        }
+        cluster.started = Some(pass.condition(
+            "Started",
+            ConditionStatus::True,
+            "ClusterUpdatingStarted",
+            "",
+        ));
+        let removed = pass
+            .state
+            .placements
+            .get_mut(&key)
+            .and_then(|p| p.bindings.remove(&cluster.cluster));
+        if removed.is_some() {
+            pass.decisions.push(Decision::BindingRemoved {
+                placement: label.clone(),
+                cluster: cluster.cluster.clone(),
+            });
+        }
+        cluster.succeeded = Some(pass.condition(
+            "Succeeded",
+            ConditionStatus::True,
+            "ClusterUpdatingSucceeded",
+            "",
+        ));
+    }
+    stage.succeeded = Some(pass.condition(
+        "Succeeded",
+        ConditionStatus::True,
+        "StageUpdatingSucceeded",
+        "",
+    ));
+    stage.end_time = Some(now);
+    pass.stage_changed(&stage.name, "StageUpdatingSucceeded");
+    pass.run.status.deletion = Some(stage);
+    let done = pass.condition("Succeeded", ConditionStatus::True, "UpdateRunSucceeded", "");
+    pass.run.status.succeeded = Some(done);
+    pass.decisions.push(Decision::UpdateRunFinished {
+        run: pass.run_label(),
+        succeeded: true,
+        message: String::new(),
+    });
+}

@@ -1,0 +1,358 @@
+//! Initialization of an update run: once, when it is created, in any state (seed 003 "UpdateRun
+//! Execution", KubeFleet's `initialize`). Every failure is permanent and leaves the run
+//! `Initialized=False` with KubeFleet's message.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+
+use super::model::{StrategySpec, TaskType};
+use super::run::{ClusterStatus, StageStatus, TaskPosition, TaskStatus, UpdateRun};
+use super::{Scope, approval_request_name};
+use crate::condition::{Condition, ConditionStatus};
+use crate::model::placement::{PlacementType, StrategyType};
+use crate::model::{LabelSelector, ObjectKey};
+use crate::overrides;
+use crate::placement::{BindingState, Placement};
+use crate::state::State;
+
+/// KubeFleet's prefix for every initialization failure.
+const INITIALIZE_FAILED: &str = "cannot continue the updateRun: failed to initialize the updateRun";
+/// KubeFleet's wording for a failure caused by the user's objects.
+const USER_ERROR: &str = "failed to process the request due to a client error";
+/// KubeFleet's wording for a state its controller does not expect.
+const UNEXPECTED: &str = "unexpected behavior which cannot be handled by the controller";
+/// How many missing clusters a failure message names.
+const MISSING_CLUSTERS_SHOWN_MAX: usize = 10;
+
+/// Why initialization failed, worded as KubeFleet words it.
+pub(crate) enum InitError {
+    /// The user's objects are wrong.
+    User(String),
+    /// The hub's own state is not as expected.
+    Unexpected(String),
+    /// Anything else (not scheduled yet, …).
+    Plain(String),
+}
+
+impl InitError {
+    /// The condition message.
+    pub(crate) fn message(&self) -> String {
+        match self {
+            InitError::User(m) => format!("{INITIALIZE_FAILED}: {USER_ERROR}: {m}"),
+            InitError::Unexpected(m) => format!("{INITIALIZE_FAILED}: {UNEXPECTED}: {m}"),
+            InitError::Plain(m) => format!("{INITIALIZE_FAILED}: {m}"),
+        }
+    }
+}
+
+/// Initializes `run` against the hub as it is now; on success the status carries the policy
+/// snapshot, the cluster count, the strategy snapshot, the stages and the delete stage.
+pub(crate) fn initialize(
+    state: &State,
+    scope: &Scope,
+    run: &mut UpdateRun,
+    now: DateTime<Utc>,
+) -> Result<(), InitError> {
+    let placement_key = scope.placement_key(&run.spec.placement_name);
+    let placement = placement_of(state, &placement_key)?;
+    let policy = placement.latest_policy().ok_or_else(|| {
+        InitError::Plain(format!(
+            "no latest policy snapshot associated with the placement: {}/{}",
+            placement_key.namespace, placement_key.name
+        ))
+    })?;
+    let policy_name = format!("{}-{}", placement_key.name, policy.index);
+    run.status.policy_snapshot_index_used = Some(policy.index);
+    let mut count = match placement.placement_type() {
+        PlacementType::PickN => policy.number_of_clusters.unwrap_or(0),
+        PlacementType::PickFixed => {
+            i64::try_from(placement.policy().cluster_names.len()).unwrap_or(i64::MAX)
+        }
+        PlacementType::PickAll => -1,
+    };
+    run.status.policy_observed_cluster_count = Some(count);
+    if !placement.is_fully_scheduled() {
+        return Err(InitError::Plain(format!(
+            "policy snapshot `{policy_name}` not fully scheduled yet"
+        )));
+    }
+    let (selected, to_delete) = collect_clusters(placement);
+    if selected.is_empty() && to_delete.is_empty() {
+        return Err(InitError::Plain(format!(
+            "no scheduled or to-be-deleted bindings found for the latest policy snapshot {policy_name}"
+        )));
+    }
+    let selected_count = i64::try_from(selected.len()).unwrap_or(i64::MAX);
+    if count == -1 {
+        count = selected_count;
+        run.status.policy_observed_cluster_count = Some(count);
+    } else if count != selected_count {
+        return Err(InitError::Unexpected(format!(
+            "the number of selected bindings {selected_count} is not equal to the observed cluster count {count}"
+        )));
+    }
+    let strategy = strategy_of(state, scope, &run.spec.staged_rollout_strategy_name)?;
+    run.status.strategy_snapshot = Some(strategy.clone());
+    run.status.stages = stages(state, &strategy, &selected, &scope.run_name)?;
+    run.status.deletion = Some(StageStatus::new(
+        super::DELETE_STAGE_NAME.to_owned(),
+        to_delete.into_iter().map(ClusterStatus::new).collect(),
+    ));
+    let index = resource_index(
+        placement,
+        scope,
+        run.spec.resource_snapshot_index.as_deref(),
+        &placement_key.name,
+    )?;
+    run.status.resource_snapshot_index_used = Some(index);
+    record_overrides(state, &placement_key, placement, index, run);
+    check_concurrent_runs(state, scope, run, &strategy)?;
+    run.status.initialized = Some(Condition::new(
+        "Initialized",
+        ConditionStatus::True,
+        "UpdateRunInitializedSuccessfully",
+        format!("{} initialized successfully", scope.run_kind()),
+        run.meta.generation,
+        now,
+    ));
+    Ok(())
+}
+
+fn placement_of<'a>(state: &'a State, key: &ObjectKey) -> Result<&'a Placement, InitError> {
+    let placement = state
+        .placements
+        .get(key)
+        .ok_or_else(|| InitError::User("parent placement not found".to_owned()))?;
+    let strategy = placement.spec.strategy.strategy_type;
+    if strategy != StrategyType::External {
+        return Err(InitError::User(format!(
+            "parent placement does not have an external rollout strategy, current strategy: {}",
+            strategy.as_str()
+        )));
+    }
+    Ok(placement)
+}
+
+/// The selected clusters (bound or scheduled) and the ones whose resources are to be removed,
+/// each sorted by name.
+pub(crate) fn collect_clusters(placement: &Placement) -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut selected = BTreeSet::new();
+    let mut to_delete = BTreeSet::new();
+    for binding in placement.bindings.values() {
+        if binding.state == BindingState::Unscheduled {
+            to_delete.insert(binding.cluster.clone());
+        } else {
+            selected.insert(binding.cluster.clone());
+        }
+    }
+    (selected, to_delete)
+}
+
+fn strategy_of(state: &State, scope: &Scope, name: &str) -> Result<StrategySpec, InitError> {
+    state
+        .strategies
+        .get(&scope.strategy_key(name))
+        .map(|s| s.spec.clone())
+        .ok_or_else(|| {
+            InitError::User(format!(
+                "referenced {} not found: {name}",
+                scope.strategy_kind_lower()
+            ))
+        })
+}
+
+/// Groups the selected clusters into the strategy's stages, in update order.
+fn stages(
+    state: &State,
+    strategy: &StrategySpec,
+    selected: &BTreeSet<String>,
+    run_name: &str,
+) -> Result<Vec<StageStatus>, InitError> {
+    let mut placed: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut result = Vec::new();
+    for stage in &strategy.stages {
+        let mut members: Vec<(i64, &str)> = Vec::new();
+        for cluster in selected {
+            let Some(member) = state.members.get(cluster) else {
+                continue;
+            };
+            if !selects(stage.label_selector.as_ref(), &member.meta.labels) {
+                continue;
+            }
+            if placed.insert(cluster, &stage.name).is_some() {
+                return Err(InitError::User(format!(
+                    "cluster `{cluster}` appears in more than one stages"
+                )));
+            }
+            let order = match &stage.sorting_label_key {
+                Some(key) => sorting_value(key, member.meta.labels.get(key), cluster)?,
+                None => 0,
+            };
+            members.push((order, cluster));
+        }
+        members.sort();
+        let clusters = members
+            .into_iter()
+            .map(|(_, c)| ClusterStatus::new(c.to_owned()))
+            .collect();
+        let mut status = StageStatus::new(stage.name.clone(), clusters);
+        status.before_tasks = tasks(
+            &stage.before_stage_tasks,
+            run_name,
+            &stage.name,
+            TaskPosition::Before,
+        );
+        status.after_tasks = tasks(
+            &stage.after_stage_tasks,
+            run_name,
+            &stage.name,
+            TaskPosition::After,
+        );
+        result.push(status);
+    }
+    let missing: Vec<&str> = selected
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !placed.contains_key(c))
+        .collect();
+    if !missing.is_empty() {
+        let shown = &missing[..missing.len().min(MISSING_CLUSTERS_SHOWN_MAX)];
+        return Err(InitError::User(format!(
+            "some clusters are not placed in any stage, total {}, showing up to {MISSING_CLUSTERS_SHOWN_MAX}: {}",
+            missing.len(),
+            shown.join(", ")
+        )));
+    }
+    Ok(result)
+}
+
+/// An absent selector selects no cluster; an empty one selects all (KubeFleet's rule).
+fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+    selector.is_some_and(|s| s.matches(labels))
+}
+
+/// The sorting label's integer value, as Go's `strconv.Atoi` reads it.
+fn sorting_value(key: &str, value: Option<&String>, cluster: &str) -> Result<i64, InitError> {
+    let text = value.map_or("", String::as_str);
+    text.parse::<i64>().map_err(|_| {
+        InitError::User(format!(
+            "the sorting label `{key}:{text}` on cluster `{cluster}` is not valid: strconv.Atoi: parsing {text:?}: invalid syntax"
+        ))
+    })
+}
+
+fn tasks(
+    tasks: &[super::model::StageTask],
+    run: &str,
+    stage: &str,
+    position: TaskPosition,
+) -> Vec<TaskStatus> {
+    tasks
+        .iter()
+        .map(|task| TaskStatus {
+            task_type: task.task_type,
+            approval_request_name: (task.task_type == TaskType::Approval)
+                .then(|| approval_request_name(run, position, stage)),
+            conditions: Vec::new(),
+        })
+        .collect()
+}
+
+fn resource_index(
+    placement: &Placement,
+    scope: &Scope,
+    wanted: Option<&str>,
+    placement_name: &str,
+) -> Result<u64, InitError> {
+    let Some(text) = wanted.filter(|t| !t.is_empty()) else {
+        return placement
+            .latest_resources()
+            .map(|s| s.index)
+            .ok_or_else(|| {
+                InitError::User(format!(
+                    "no {} found for {} `{placement_name}`",
+                    scope.resource_snapshot_kinds(),
+                    scope.placement_kind_lower()
+                ))
+            });
+    };
+    let index = text.parse::<u64>().map_err(|_| {
+        InitError::User(format!(
+            "invalid resource snapshot index `{text}` provided, expected an integer >= 0"
+        ))
+    })?;
+    if placement
+        .resource_snapshots
+        .iter()
+        .any(|s| s.index == index)
+    {
+        Ok(index)
+    } else {
+        Err(InitError::User(format!(
+            "no {} with index `{index}` found for {} `{placement_name}`",
+            scope.resource_snapshot_kinds(),
+            scope.placement_kind_lower()
+        )))
+    }
+}
+
+/// Records, per cluster, the override snapshots its work will be rendered with.
+fn record_overrides(
+    state: &State,
+    placement_key: &ObjectKey,
+    placement: &Placement,
+    index: u64,
+    run: &mut UpdateRun,
+) {
+    let Some(snapshot) = placement
+        .resource_snapshots
+        .iter()
+        .find(|s| s.index == index)
+    else {
+        return;
+    };
+    if state.overrides.is_empty() {
+        return;
+    }
+    for stage in &mut run.status.stages {
+        for cluster in &mut stage.clusters {
+            let (cro, ro) = overrides::applicable_overrides(
+                state,
+                placement_key,
+                &snapshot.resources,
+                &cluster.cluster,
+            );
+            cluster.cluster_resource_overrides = cro;
+            cluster.resource_overrides = ro;
+        }
+    }
+}
+
+/// Concurrent runs on one placement must follow identical strategies (seed 002 §10).
+fn check_concurrent_runs(
+    state: &State,
+    scope: &Scope,
+    run: &UpdateRun,
+    strategy: &StrategySpec,
+) -> Result<(), InitError> {
+    let conflict = state.update_runs.iter().find(|(key, other)| {
+        key.namespace == scope.namespace()
+            && key.kind == scope.run_kind()
+            && other.spec.placement_name == run.spec.placement_name
+            && !other.is_finished()
+            && other
+                .status
+                .strategy_snapshot
+                .as_ref()
+                .is_some_and(|s| s != strategy)
+    });
+    match conflict {
+        Some((key, _)) => Err(InitError::User(format!(
+            "the strategy snapshot differs from the one of the concurrent {} `{}` on the same placement; concurrent runs must use identical strategies",
+            scope.run_kind(),
+            key.name
+        ))),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,314 @@
+//! Staged update runs (seed 003, seed 002 §10): strategies that group a placement's clusters
+//! into ordered stages, runs that roll one resource snapshot out stage by stage, and the
+//! approval requests that gate stages. Both scopes: `ClusterStagedUpdateStrategy` /
+//! `ClusterStagedUpdateRun` / `ClusterApprovalRequest` for ClusterResourcePlacements, and
+//! `StagedUpdateStrategy` / `StagedUpdateRun` / `ApprovalRequest` for ResourcePlacements in the
+//! run's own namespace — a namespaced run never reaches outside it.
+//!
+//! A run initializes once, on creation, whatever its state; it executes only while
+//! `state: Run`. It is driven after every step that can move it: its own spec changing, an
+//! approval, a work report or a scheduling change on its placement, and the deadlines it asks
+//! for (a TimedWait elapsing, a cluster becoming stuck).
+
+pub mod approval;
+mod execute;
+mod initialize;
+pub mod model;
+pub mod run;
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::condition::{Condition, ConditionStatus};
+use crate::decision::Decision;
+use crate::model::{
+    CLUSTER_RESOURCE_PLACEMENT, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+};
+use crate::state::State;
+pub use execute::STUCK_AFTER_SECS;
+use model::StrategySpec;
+use run::TaskPosition;
+
+/// Kind of a cluster-scoped strategy.
+pub const CLUSTER_STAGED_UPDATE_STRATEGY: &str = "ClusterStagedUpdateStrategy";
+/// Kind of a namespaced strategy.
+pub const STAGED_UPDATE_STRATEGY: &str = "StagedUpdateStrategy";
+/// Kind of a cluster-scoped run.
+pub const CLUSTER_STAGED_UPDATE_RUN: &str = "ClusterStagedUpdateRun";
+/// Kind of a namespaced run.
+pub const STAGED_UPDATE_RUN: &str = "StagedUpdateRun";
+/// Kind of a cluster-scoped approval request.
+pub const CLUSTER_APPROVAL_REQUEST: &str = "ClusterApprovalRequest";
+/// Kind of a namespaced approval request.
+pub const APPROVAL_REQUEST: &str = "ApprovalRequest";
+/// The name of the final stage that removes work from unscheduled clusters.
+pub const DELETE_STAGE_NAME: &str = "kubernetes-fleet.io/deleteStage";
+
+/// A stored strategy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Strategy {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Spec.
+    pub spec: StrategySpec,
+}
+
+/// The name of the approval request for a task of a run's stage (seed 003's names).
+#[must_use]
+pub fn approval_request_name(run: &str, position: TaskPosition, stage: &str) -> String {
+    format!("{run}-{}-{stage}", position.as_str())
+}
+
+/// Where a run lives, and so which placement, strategy and requests it may refer to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The run's namespace; empty for a cluster-scoped run.
+    pub namespace: String,
+    /// The run's name.
+    pub run_name: String,
+}
+
+impl Scope {
+    /// The scope of a run's key.
+    #[must_use]
+    pub fn of(key: &ObjectKey) -> Self {
+        Self {
+            namespace: key.namespace.clone(),
+            run_name: key.name.clone(),
+        }
+    }
+
+    fn cluster_scoped(&self) -> bool {
+        self.namespace.is_empty()
+    }
+
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn key(&self, cluster_kind: &str, namespaced_kind: &str, name: &str) -> ObjectKey {
+        if self.cluster_scoped() {
+            ObjectKey::cluster_scoped(PLACEMENT_GROUP, cluster_kind, name)
+        } else {
+            ObjectKey {
+                group: PLACEMENT_GROUP.into(),
+                kind: namespaced_kind.into(),
+                namespace: self.namespace.clone(),
+                name: name.into(),
+            }
+        }
+    }
+
+    /// The placement a run of this scope names.
+    #[must_use]
+    pub fn placement_key(&self, name: &str) -> ObjectKey {
+        self.key(CLUSTER_RESOURCE_PLACEMENT, RESOURCE_PLACEMENT, name)
+    }
+
+    /// The strategy a run of this scope names.
+    #[must_use]
+    pub fn strategy_key(&self, name: &str) -> ObjectKey {
+        self.key(CLUSTER_STAGED_UPDATE_STRATEGY, STAGED_UPDATE_STRATEGY, name)
+    }
+
+    /// An approval request of this scope.
+    #[must_use]
+    pub fn approval_key(&self, name: &str) -> ObjectKey {
+        self.key(CLUSTER_APPROVAL_REQUEST, APPROVAL_REQUEST, name)
+    }
+
+    /// The run's own key.
+    #[must_use]
+    pub fn run_key(&self) -> ObjectKey {
+        self.key(CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN, &self.run_name)
+    }
+
+    fn run_kind(&self) -> &'static str {
+        if self.cluster_scoped() {
+            CLUSTER_STAGED_UPDATE_RUN
+        } else {
+            STAGED_UPDATE_RUN
+        }
+    }
+
+    fn run_display(&self) -> String {
+        self.run_key().display()
+    }
+
+    fn approval_display(&self, name: &str) -> String {
+        self.approval_key(name).display()
+    }
+
+    fn strategy_kind_lower(&self) -> &'static str {
+        if self.cluster_scoped() {
+            "clusterStagedUpdateStrategy"
+        } else {
+            "stagedUpdateStrategy"
+        }
+    }
+
+    fn placement_kind_lower(&self) -> &'static str {
+        if self.cluster_scoped() {
+            "clusterResourcePlacement"
+        } else {
+            "resourcePlacement"
+        }
+    }
+
+    fn resource_snapshot_kinds(&self) -> &'static str {
+        if self.cluster_scoped() {
+            "clusterResourceSnapshots"
+        } else {
+            "resourceSnapshots"
+        }
+    }
+}
+
+/// Whether a key is a run of either scope.
+#[must_use]
+pub fn is_run(key: &ObjectKey) -> bool {
+    key.group == PLACEMENT_GROUP
+        && matches!(
+            key.kind.as_str(),
+            CLUSTER_STAGED_UPDATE_RUN | STAGED_UPDATE_RUN
+        )
+}
+
+/// Drives every run the step's decisions may have moved, and runs whose deadline passed.
+pub(crate) fn drive_touched(
+    state: &mut State,
+    decisions: &[Decision],
+    now: DateTime<Utc>,
+) -> Vec<Decision> {
+    if state.update_runs.is_empty() {
+        return Vec::new();
+    }
+    let mut keys = touched_runs(state, decisions);
+    while let Some((deadline, key)) = state.run_deadlines.first().cloned() {
+        if deadline > now {
+            break;
+        }
+        state.run_deadlines.pop_first();
+        keys.insert(key);
+    }
+    let mut out = Vec::new();
+    for key in keys {
+        out.extend(drive(state, &key, now));
+    }
+    out
+}
+
+fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeSet<ObjectKey> {
+    let mut placements = BTreeSet::new();
+    let mut runs = BTreeSet::new();
+    for decision in decisions {
+        match decision {
+            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
+                if let Some((key, _)) = state
+                    .update_runs
+                    .iter()
+                    .find(|(k, _)| k.display() == *object)
+                {
+                    runs.insert(key.clone());
+                } else {
+                    placements.insert(object.clone());
+                }
+            }
+            Decision::ApprovalGranted { request } => {
+                if let Some((key, approval)) = state
+                    .approvals
+                    .iter()
+                    .find(|(k, _)| k.display() == *request)
+                {
+                    let scope = Scope {
+                        namespace: key.namespace.clone(),
+                        run_name: approval.run.clone(),
+                    };
+                    runs.insert(scope.run_key());
+                }
+            }
+            Decision::WorkReported { placement, .. }
+            | Decision::ClusterScheduled { placement, .. }
+            | Decision::ClusterUnscheduled { placement, .. }
+            | Decision::SchedulingChanged { placement, .. }
+            | Decision::PolicySnapshotTaken { placement, .. }
+            | Decision::ResourceSnapshotTaken { placement, .. }
+            | Decision::BindingRemoved { placement, .. } => {
+                placements.insert(placement.clone());
+            }
+            _ => {}
+        }
+    }
+    if !placements.is_empty() {
+        for (key, run) in &state.update_runs {
+            let placement = Scope::of(key)
+                .placement_key(&run.spec.placement_name)
+                .display();
+            if !run.is_finished() && placements.contains(&placement) {
+                runs.insert(key.clone());
+            }
+        }
+    }
+    runs
+}
+
+/// Initializes (once) and executes one run as far as it can go now.
+pub(crate) fn drive(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+    let Some(mut run) = state.update_runs.remove(key) else {
+        return Vec::new();
+    };
+    let scope = Scope::of(key);
+    let mut decisions = Vec::new();
+    if run.status.initialized.is_none() {
+        let result = initialize::initialize(state, &scope, &mut run, now);
+        let failure = result.err().map(|e| e.message());
+        if let Some(message) = &failure {
+            run.status.initialized = Some(Condition::new(
+                "Initialized",
+                ConditionStatus::False,
+                "UpdateRunInitializedFailed",
+                message.clone(),
+                run.meta.generation,
+                now,
+            ));
+        }
+        decisions.push(Decision::UpdateRunInitialized {
+            run: scope.run_display(),
+            failure,
+        });
+    }
+    let mut wake_at = None;
+    if !run.is_finished() && run.spec.state != model::RunState::Initialize {
+        let mut pass = execute::Pass {
+            state,
+            scope: &scope,
+            run: &mut run,
+            now,
+            decisions: Vec::new(),
+            wake_at: None,
+        };
+        execute::execute(&mut pass);
+        wake_at = pass.wake_at;
+        decisions.extend(pass.decisions);
+    }
+    if let Some(at) = wake_at.filter(|_| !run.is_finished()) {
+        state.run_deadlines.insert((at, key.clone()));
+    }
+    state.update_runs.insert(key.clone(), run);
+    decisions
+}
+
+/// Deletes a run and the approval requests it created.
+pub(crate) fn delete_run(state: &mut State, key: &ObjectKey) -> bool {
+    if state.update_runs.remove(key).is_none() {
+        return false;
+    }
+    let run_name = key.name.clone();
+    state
+        .approvals
+        .retain(|k, a| !(k.namespace == key.namespace && a.run == run_name));
+    state.run_deadlines.retain(|(_, k)| k != key);
+    true
+}

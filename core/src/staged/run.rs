@@ -1,0 +1,192 @@
+//! An update run as the hub keeps it: its spec and the status KubeFleet's updaterun controller
+//! writes (conditions, the strategy snapshot, the stages with their clusters and tasks, the
+//! delete stage). Status lives here, in state, because every condition carries the event time
+//! it changed at — the projections only render it.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::model::{RunSpec, StrategySpec, TaskType};
+use crate::condition::Condition;
+use crate::model::ObjectMeta;
+
+/// A `ClusterStagedUpdateRun` or `StagedUpdateRun`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpdateRun {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Spec (only `state` ever changes).
+    pub spec: RunSpec,
+    /// What the hub made of it.
+    pub status: RunStatus,
+}
+
+impl UpdateRun {
+    /// Whether the run has reached Succeeded (True or False): nothing changes it any more.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.status.succeeded.is_some()
+            || self
+                .status
+                .initialized
+                .as_ref()
+                .is_some_and(|c| c.status != crate::condition::ConditionStatus::True)
+    }
+}
+
+/// `status` of an update run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunStatus {
+    /// `Initialized`.
+    pub initialized: Option<Condition>,
+    /// `Progressing`.
+    pub progressing: Option<Condition>,
+    /// `Succeeded`.
+    pub succeeded: Option<Condition>,
+    /// `policySnapshotIndexUsed`.
+    pub policy_snapshot_index_used: Option<u64>,
+    /// `policyObservedClusterCount`.
+    pub policy_observed_cluster_count: Option<i64>,
+    /// `resourceSnapshotIndexUsed`.
+    pub resource_snapshot_index_used: Option<u64>,
+    /// `stagedUpdateStrategySnapshot`: the strategy as it was at initialization.
+    pub strategy_snapshot: Option<StrategySpec>,
+    /// `stagesStatus`.
+    pub stages: Vec<StageStatus>,
+    /// `deletionStageStatus`.
+    pub deletion: Option<StageStatus>,
+}
+
+/// One stage's status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageStatus {
+    /// `stageName`.
+    pub name: String,
+    /// Its clusters, in update order.
+    pub clusters: Vec<ClusterStatus>,
+    /// `beforeStageTaskStatus`.
+    pub before_tasks: Vec<TaskStatus>,
+    /// `afterStageTaskStatus`.
+    pub after_tasks: Vec<TaskStatus>,
+    /// `Progressing`.
+    pub progressing: Option<Condition>,
+    /// `Succeeded`.
+    pub succeeded: Option<Condition>,
+    /// `startTime`.
+    pub start_time: Option<DateTime<Utc>>,
+    /// `endTime`.
+    pub end_time: Option<DateTime<Utc>>,
+    /// Its clusters all finished and its after-stage tasks are being waited on.
+    pub after_waiting: bool,
+}
+
+impl StageStatus {
+    /// A stage not started yet.
+    #[must_use]
+    pub fn new(name: String, clusters: Vec<ClusterStatus>) -> Self {
+        Self {
+            name,
+            clusters,
+            before_tasks: Vec::new(),
+            after_tasks: Vec::new(),
+            progressing: None,
+            succeeded: None,
+            start_time: None,
+            end_time: None,
+            after_waiting: false,
+        }
+    }
+}
+
+/// One cluster's status within a stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterStatus {
+    /// `clusterName`.
+    pub cluster: String,
+    /// `Started`.
+    pub started: Option<Condition>,
+    /// `Succeeded`.
+    pub succeeded: Option<Condition>,
+    /// `clusterResourceOverrideSnapshots`.
+    pub cluster_resource_overrides: Vec<String>,
+    /// `resourceOverrideSnapshots` (`namespace`, `name`).
+    pub resource_overrides: Vec<(String, String)>,
+}
+
+impl ClusterStatus {
+    /// A cluster not started yet.
+    #[must_use]
+    pub fn new(cluster: String) -> Self {
+        Self {
+            cluster,
+            started: None,
+            succeeded: None,
+            cluster_resource_overrides: Vec::new(),
+            resource_overrides: Vec::new(),
+        }
+    }
+
+    /// Started and not finished.
+    #[must_use]
+    pub fn is_updating(&self) -> bool {
+        self.started.is_some() && self.succeeded.is_none()
+    }
+}
+
+/// A before- or after-stage task's status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskStatus {
+    /// `type`.
+    pub task_type: TaskType,
+    /// `approvalRequestName` (Approval tasks).
+    pub approval_request_name: Option<String>,
+    /// Its conditions, in the order they were set.
+    pub conditions: Vec<Condition>,
+}
+
+impl TaskStatus {
+    /// Whether a condition of this type is set.
+    #[must_use]
+    pub fn has(&self, condition_type: &str) -> bool {
+        self.conditions
+            .iter()
+            .any(|c| c.condition_type == condition_type)
+    }
+}
+
+/// Where an approval request gates a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TaskPosition {
+    /// Before the stage starts.
+    Before,
+    /// After its clusters finished, before the next stage.
+    After,
+}
+
+impl TaskPosition {
+    /// `before` / `after`, as in request names and labels.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskPosition::Before => "before",
+            TaskPosition::After => "after",
+        }
+    }
+}
+
+/// A `ClusterApprovalRequest` or `ApprovalRequest` the run created.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// `spec.parentStageRollout`: the run's name.
+    pub run: String,
+    /// `spec.targetStage`.
+    pub stage: String,
+    /// Before or after the stage.
+    pub position: TaskPosition,
+    /// `Approved` (set by `approve`).
+    pub approved: Option<Condition>,
+    /// `ApprovalAccepted` (set by the run once it saw the approval).
+    pub accepted: Option<Condition>,
+}

@@ -1,0 +1,287 @@
+//! Staged update strategies, runs and approval requests in KubeFleet's shape: the run's status
+//! field for field as seed 002 §10's `kubectl describe csur` samples show it.
+
+use flotilla_core::State;
+use flotilla_core::condition::Condition;
+use flotilla_core::model::ObjectKey;
+use flotilla_core::staged::model::{StageTask, StrategySpec, TaskType, WaitTime};
+use flotilla_core::staged::run::{
+    ApprovalRequest, ClusterStatus, StageStatus, TaskStatus, UpdateRun,
+};
+use flotilla_core::staged::{self, Strategy};
+use serde_json::Value;
+
+use crate::derived::condition;
+use crate::json;
+use crate::objects::metadata;
+
+/// Whether the key is one of the staged kinds this module renders.
+pub(crate) fn is_staged(key: &ObjectKey) -> bool {
+    key.group == flotilla_core::model::PLACEMENT_GROUP
+        && matches!(
+            key.kind.as_str(),
+            staged::CLUSTER_STAGED_UPDATE_STRATEGY
+                | staged::STAGED_UPDATE_STRATEGY
+                | staged::CLUSTER_STAGED_UPDATE_RUN
+                | staged::STAGED_UPDATE_RUN
+                | staged::CLUSTER_APPROVAL_REQUEST
+                | staged::APPROVAL_REQUEST
+        )
+}
+
+/// Renders one staged object, if it exists.
+pub(crate) fn render(state: &State, key: &ObjectKey) -> Option<Value> {
+    match key.kind.as_str() {
+        staged::CLUSTER_STAGED_UPDATE_STRATEGY | staged::STAGED_UPDATE_STRATEGY => {
+            Some(strategy(key, state.strategies.get(key)?))
+        }
+        staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN => {
+            Some(run(key, state.update_runs.get(key)?))
+        }
+        _ => Some(approval(key, state.approvals.get(key)?)),
+    }
+}
+
+/// Every stored staged object's key: strategies, runs, then approval requests.
+pub(crate) fn keys(state: &State) -> Vec<ObjectKey> {
+    state
+        .strategies
+        .keys()
+        .chain(state.update_runs.keys())
+        .chain(state.approvals.keys())
+        .cloned()
+        .collect()
+}
+
+fn strategy(key: &ObjectKey, stored: &Strategy) -> Value {
+    obj([
+        ("apiVersion", Value::from(stored.meta.api_version.as_str())),
+        ("kind", Value::from(key.kind.as_str())),
+        ("metadata", metadata(key, &stored.meta)),
+        ("spec", strategy_spec(&stored.spec)),
+    ])
+}
+
+/// A strategy spec as KubeFleet serializes it; after-stage tasks always carry `waitTime`
+/// (`0s` for an Approval), as the seed's strategy snapshot shows.
+fn strategy_spec(spec: &StrategySpec) -> Value {
+    let stages = spec
+        .stages
+        .iter()
+        .map(|stage| {
+            let mut fields = vec![("name", Value::from(stage.name.as_str()))];
+            if let Some(selector) = &stage.label_selector {
+                fields.push((
+                    "labelSelector",
+                    json::omit_empty(serde_json::to_value(selector).unwrap_or_default()),
+                ));
+            }
+            if let Some(key) = &stage.sorting_label_key {
+                fields.push(("sortingLabelKey", Value::from(key.as_str())));
+            }
+            if let Some(value) = stage.max_concurrency {
+                fields.push(("maxConcurrency", value.to_json()));
+            }
+            if !stage.before_stage_tasks.is_empty() {
+                let tasks = stage
+                    .before_stage_tasks
+                    .iter()
+                    .map(|t| task(t, false))
+                    .collect();
+                fields.push(("beforeStageTasks", Value::Array(tasks)));
+            }
+            if !stage.after_stage_tasks.is_empty() {
+                let tasks = stage
+                    .after_stage_tasks
+                    .iter()
+                    .map(|t| task(t, true))
+                    .collect();
+                fields.push(("afterStageTasks", Value::Array(tasks)));
+            }
+            obj(fields)
+        })
+        .collect();
+    obj([("stages", Value::Array(stages))])
+}
+
+fn task(task: &StageTask, with_wait: bool) -> Value {
+    let mut fields = vec![("type", Value::from(task.task_type.as_str()))];
+    if with_wait || task.wait_time.is_some() {
+        let wait = task.wait_time.unwrap_or(WaitTime(0));
+        fields.push(("waitTime", Value::from(wait.to_string())));
+    }
+    obj(fields)
+}
+
+fn run(key: &ObjectKey, stored: &UpdateRun) -> Value {
+    let mut spec = vec![
+        (
+            "placementName",
+            Value::from(stored.spec.placement_name.as_str()),
+        ),
+        (
+            "stagedRolloutStrategyName",
+            Value::from(stored.spec.staged_rollout_strategy_name.as_str()),
+        ),
+        ("state", Value::from(stored.spec.state.as_str())),
+    ];
+    if let Some(index) = &stored.spec.resource_snapshot_index {
+        spec.push(("resourceSnapshotIndex", Value::from(index.as_str())));
+    }
+    obj([
+        ("apiVersion", Value::from(stored.meta.api_version.as_str())),
+        ("kind", Value::from(key.kind.as_str())),
+        ("metadata", metadata(key, &stored.meta)),
+        ("spec", obj(spec)),
+        ("status", run_status(stored)),
+    ])
+}
+
+fn run_status(stored: &UpdateRun) -> Value {
+    let status = &stored.status;
+    let conditions: Vec<Value> = [&status.initialized, &status.progressing, &status.succeeded]
+        .into_iter()
+        .flatten()
+        .map(condition)
+        .collect();
+    let mut fields = vec![("conditions", Value::Array(conditions))];
+    if let Some(index) = status.policy_snapshot_index_used {
+        fields.push(("policySnapshotIndexUsed", Value::from(index.to_string())));
+    }
+    if let Some(count) = status.policy_observed_cluster_count {
+        fields.push(("policyObservedClusterCount", Value::from(count)));
+    }
+    if let Some(index) = status.resource_snapshot_index_used {
+        fields.push(("resourceSnapshotIndexUsed", Value::from(index.to_string())));
+    }
+    if let Some(snapshot) = &status.strategy_snapshot {
+        fields.push(("stagedUpdateStrategySnapshot", strategy_spec(snapshot)));
+    }
+    if !status.stages.is_empty() {
+        fields.push((
+            "stagesStatus",
+            Value::Array(status.stages.iter().map(stage).collect()),
+        ));
+    }
+    if let Some(deletion) = &status.deletion {
+        fields.push(("deletionStageStatus", stage(deletion)));
+    }
+    obj(fields)
+}
+
+fn stage(stage: &StageStatus) -> Value {
+    let conditions: Vec<Value> = [&stage.progressing, &stage.succeeded]
+        .into_iter()
+        .flatten()
+        .map(condition)
+        .collect();
+    let mut fields = vec![
+        ("stageName", Value::from(stage.name.as_str())),
+        (
+            "clusters",
+            Value::Array(stage.clusters.iter().map(cluster).collect()),
+        ),
+    ];
+    if !conditions.is_empty() {
+        fields.push(("conditions", Value::Array(conditions)));
+    }
+    if !stage.before_tasks.is_empty() {
+        fields.push((
+            "beforeStageTaskStatus",
+            Value::Array(stage.before_tasks.iter().map(task_status).collect()),
+        ));
+    }
+    if !stage.after_tasks.is_empty() {
+        fields.push((
+            "afterStageTaskStatus",
+            Value::Array(stage.after_tasks.iter().map(task_status).collect()),
+        ));
+    }
+    if let Some(at) = stage.start_time {
+        fields.push(("startTime", Value::from(json::timestamp(at))));
+    }
+    if let Some(at) = stage.end_time {
+        fields.push(("endTime", Value::from(json::timestamp(at))));
+    }
+    obj(fields)
+}
+
+fn cluster(status: &ClusterStatus) -> Value {
+    let conditions: Vec<Value> = [&status.started, &status.succeeded]
+        .into_iter()
+        .flatten()
+        .map(condition)
+        .collect();
+    let mut fields = vec![("clusterName", Value::from(status.cluster.as_str()))];
+    if !conditions.is_empty() {
+        fields.push(("conditions", Value::Array(conditions)));
+    }
+    if !status.cluster_resource_overrides.is_empty() {
+        let names = status
+            .cluster_resource_overrides
+            .iter()
+            .map(|n| Value::from(n.as_str()))
+            .collect();
+        fields.push(("clusterResourceOverrideSnapshots", Value::Array(names)));
+    }
+    if !status.resource_overrides.is_empty() {
+        let names = status
+            .resource_overrides
+            .iter()
+            .map(|(ns, name)| {
+                obj([
+                    ("name", Value::from(name.as_str())),
+                    ("namespace", Value::from(ns.as_str())),
+                ])
+            })
+            .collect();
+        fields.push(("resourceOverrideSnapshots", Value::Array(names)));
+    }
+    obj(fields)
+}
+
+fn task_status(status: &TaskStatus) -> Value {
+    let mut fields = vec![("type", Value::from(status.task_type.as_str()))];
+    if let (TaskType::Approval, Some(name)) = (status.task_type, &status.approval_request_name) {
+        fields.push(("approvalRequestName", Value::from(name.as_str())));
+    }
+    if !status.conditions.is_empty() {
+        let conditions = status.conditions.iter().map(condition).collect();
+        fields.push(("conditions", Value::Array(conditions)));
+    }
+    obj(fields)
+}
+
+fn approval(key: &ObjectKey, stored: &ApprovalRequest) -> Value {
+    let conditions: Vec<Value> = [&stored.approved, &stored.accepted]
+        .into_iter()
+        .flatten()
+        .map(|c: &Condition| condition(c))
+        .collect();
+    let mut object = vec![
+        ("apiVersion", Value::from(stored.meta.api_version.as_str())),
+        ("kind", Value::from(key.kind.as_str())),
+        ("metadata", metadata(key, &stored.meta)),
+        (
+            "spec",
+            obj([
+                ("parentStageRollout", Value::from(stored.run.as_str())),
+                ("targetStage", Value::from(stored.stage.as_str())),
+            ]),
+        ),
+    ];
+    if !conditions.is_empty() {
+        object.push(("status", obj([("conditions", Value::Array(conditions))])));
+    }
+    obj(object)
+}
+
+/// A JSON object from its members (the key order is canonicalized by the caller).
+fn obj<'a>(members: impl IntoIterator<Item = (&'a str, Value)>) -> Value {
+    Value::Object(
+        members
+            .into_iter()
+            .map(|(field, value)| (field.to_owned(), value))
+            .collect(),
+    )
+}
