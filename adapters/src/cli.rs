@@ -102,6 +102,12 @@ pub enum Command {
         #[arg(short = 'n', long)]
         namespace: Option<String>,
     },
+    /// Start (or resume) and stop staged update runs.
+    Run {
+        /// What to do.
+        #[command(subcommand)]
+        command: RunCommand,
+    },
     /// Print the log: input events and what was decided.
     Events {
         /// First sequence to print.
@@ -173,4 +179,25 @@ pub struct DemoArgs {
     /// How long to run, in seconds.
     #[arg(long, default_value_t = 20)]
     pub seconds: u64,
+}
+
+/// `flotilla run start|stop NAME`: sets a staged update run's `spec.state`.
+#[derive(Debug, Subcommand)]
+pub enum RunCommand {
+    /// `state: Run` — start an initialized run, or resume a stopped one.
+    Start {
+        /// Run name.
+        name: String,
+        /// Namespace of a `StagedUpdateRun`.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+    },
+    /// `state: Stop` — pause at the current cluster and stage.
+    Stop {
+        /// Run name.
+        name: String,
+        /// Namespace of a `StagedUpdateRun`.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+    },
 }

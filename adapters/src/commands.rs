@@ -198,6 +198,50 @@ pub async fn approve(
     Ok(())
 }
 
+/// `flotilla run start|stop NAME`: re-applies the run with `spec.state` changed (the only
+/// mutable field; the hub refuses invalid transitions).
+///
+/// # Errors
+/// An unknown run, a refused transition, or an unreachable hub.
+pub async fn set_run_state(
+    client: &Client,
+    name: &str,
+    namespace: Option<String>,
+    state: &str,
+) -> anyhow::Result<()> {
+    let kind = if namespace.is_some() {
+        "StagedUpdateRun"
+    } else {
+        "ClusterStagedUpdateRun"
+    };
+    let mut query = vec![("name", name.to_owned())];
+    if let Some(namespace) = &namespace {
+        query.push(("namespace", namespace.clone()));
+    }
+    let object = client
+        .get_json(&format!("/v1/objects/{kind}"), &query)
+        .await
+        .with_context(|| format!("{kind} {name}"))?;
+    let mut manifest = json!({
+        "apiVersion": object["apiVersion"],
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": object["spec"],
+    });
+    if let Some(namespace) = namespace {
+        manifest["metadata"]["namespace"] = json!(namespace);
+    }
+    manifest["spec"]["state"] = json!(state);
+    let label = format!("{}/{name}", kind.to_lowercase());
+    let results = client
+        .submit(&[envelope(JsonInput::Apply { manifest })])
+        .await?;
+    if report(&[label], &results) {
+        bail!("the run was not changed");
+    }
+    Ok(())
+}
+
 /// Prints a JSON value as YAML or pretty JSON.
 fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
     let text = match output {

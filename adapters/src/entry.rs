@@ -1,6 +1,6 @@
 //! The `flotilla` command: parse arguments, run, exit with a status.
 
-use crate::cli::{Cli, Command, ScenarioCommand};
+use crate::cli::{Cli, Command, RunCommand, ScenarioCommand};
 use crate::client::Client;
 use crate::runtime::HubConfig;
 use crate::serve::{ServeOptions, serve};
@@ -81,6 +81,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             namespace,
         } => commands::describe(&client, &kind, &name, namespace).await,
         Command::Approve { name, namespace } => commands::approve(&client, name, namespace).await,
+        Command::Run { command } => match command {
+            RunCommand::Start { name, namespace } => {
+                commands::set_run_state(&client, &name, namespace, "Run").await
+            }
+            RunCommand::Stop { name, namespace } => {
+                commands::set_run_state(&client, &name, namespace, "Stop").await
+            }
+        },
         Command::Events {
             from,
             follow,

@@ -38,7 +38,7 @@ struct WellKnown {
 /// `cluster` is KubeFleet's short name for `MemberCluster`; `crp` and `rp` are the placements';
 /// `csps`/`sps`, `crs`/`rs`, `crb`/`rb` and `crps` those of the kinds derived from placements;
 /// `Work` has no short name.
-const WELL_KNOWN: [WellKnown; 16] = [
+const WELL_KNOWN: [WellKnown; 22] = [
     WellKnown {
         group: CLUSTER_GROUP,
         kind: MEMBER_CLUSTER,
@@ -132,6 +132,52 @@ const WELL_KNOWN: [WellKnown; 16] = [
         api_version: "placement.kubernetes-fleet.io/v1beta1",
         namespaced: true,
         names: &["work", "works"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterStagedUpdateStrategy",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: false,
+        names: &[
+            "clusterstagedupdatestrategy",
+            "clusterstagedupdatestrategies",
+            "csus",
+        ],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "StagedUpdateStrategy",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: true,
+        names: &["stagedupdatestrategy", "stagedupdatestrategies", "sus"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterStagedUpdateRun",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: false,
+        names: &["clusterstagedupdaterun", "clusterstagedupdateruns", "csur"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "StagedUpdateRun",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: true,
+        names: &["stagedupdaterun", "stagedupdateruns", "sur"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ClusterApprovalRequest",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: false,
+        names: &["clusterapprovalrequest", "clusterapprovalrequests", "careq"],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: "ApprovalRequest",
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: true,
+        names: &["approvalrequest", "approvalrequests", "areq"],
     },
     WellKnown {
         group: "",
