@@ -130,6 +130,21 @@ pub enum Decision {
         /// Its index; the snapshot is named `<name>-<index>`.
         index: u64,
     },
+    /// An eviction was reconciled, once, to its terminal state.
+    EvictionReconciled {
+        /// `ClusterResourcePlacementEviction/name`.
+        eviction: String,
+        /// The placement it targets: `ClusterResourcePlacement/name`.
+        placement: String,
+        /// The cluster it targets.
+        cluster: String,
+        /// Whether it was valid (`Valid=True`).
+        valid: bool,
+        /// Whether it was executed (`Executed=True`: the binding was removed).
+        executed: bool,
+        /// The message of its last condition: why.
+        message: String,
+    },
 }
 
 impl Decision {

@@ -7,9 +7,11 @@ use uuid::Uuid;
 
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
+use crate::eviction;
 use crate::member::{self, Member};
 use crate::model::{
     self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
+    CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
     MEMBER_CLUSTER, Manifest, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE,
     RESOURCE_PLACEMENT, placement_validation,
 };
@@ -132,6 +134,12 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             (OverrideKind::ResourceOverride, spec),
             origin,
         ),
+        Body::ClusterResourcePlacementEviction(spec) => {
+            eviction::apply_eviction(state, &key, &api_version, user, spec, origin)
+        }
+        Body::ClusterResourcePlacementDisruptionBudget(spec) => {
+            eviction::apply_budget(state, &key, &api_version, user, spec, origin)
+        }
         Body::Resource { content } => {
             let existing = state.resources.get(&key);
             if existing.is_some_and(|r| {
@@ -216,7 +224,7 @@ fn apply_override(
     decisions
 }
 
-fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
+pub(crate) fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
     Decision::ObjectStored {
         object: object.to_owned(),
         resource_version: meta.resource_version,
@@ -225,7 +233,7 @@ fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
     }
 }
 
-fn next_meta(
+pub(crate) fn next_meta(
     state: &mut State,
     old: Option<&ObjectMeta>,
     api_version: &str,
@@ -254,7 +262,9 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
         CLUSTER_RESOURCE_PLACEMENT
         | RESOURCE_PLACEMENT
         | CLUSTER_RESOURCE_OVERRIDE
-        | RESOURCE_OVERRIDE => Some(PLACEMENT_GROUP),
+        | RESOURCE_OVERRIDE
+        | CLUSTER_RESOURCE_PLACEMENT_EVICTION
+        | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => Some(PLACEMENT_GROUP),
         _ => None,
     };
     let group = target
@@ -319,6 +329,9 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
             return not_found();
         }
         return vec![Decision::ObjectDeleted { object }];
+    }
+    if let Some(decisions) = eviction::delete(state, &key) {
+        return decisions;
     }
     if state.resources.remove(&key).is_none() {
         return not_found();

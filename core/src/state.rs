@@ -32,6 +32,8 @@ pub struct State {
     pub overrides: BTreeMap<ObjectKey, Override>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
     pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    /// Evictions and placement disruption budgets.
+    pub disruptions: crate::eviction::Disruptions,
 }
 
 /// A stored hub resource.

@@ -37,6 +37,13 @@ pub const RESOURCE_PLACEMENT: &str = "ResourcePlacement";
 pub const CLUSTER_RESOURCE_OVERRIDE: &str = "ClusterResourceOverride";
 /// Kind name of a namespaced override.
 pub const RESOURCE_OVERRIDE: &str = "ResourceOverride";
+/// Kind name of an eviction.
+pub const CLUSTER_RESOURCE_PLACEMENT_EVICTION: &str = "ClusterResourcePlacementEviction";
+/// Kind name of a placement disruption budget.
+pub const CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET: &str =
+    "ClusterResourcePlacementDisruptionBudget";
+/// Served versions of the eviction and disruption budget kinds.
+const EVICTION_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
 /// Served versions of the override kinds (seed 002 writes v1alpha1; KubeFleet also serves
 /// v1beta1).
 const OVERRIDE_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
@@ -74,7 +81,13 @@ pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
     CLUSTER_SCOPED_KINDS.contains(&(group, kind))
         || (group == CLUSTER_GROUP && kind == MEMBER_CLUSTER)
         || (group == PLACEMENT_GROUP
-            && matches!(kind, CLUSTER_RESOURCE_PLACEMENT | CLUSTER_RESOURCE_OVERRIDE))
+            && matches!(
+                kind,
+                CLUSTER_RESOURCE_PLACEMENT
+                    | CLUSTER_RESOURCE_OVERRIDE
+                    | CLUSTER_RESOURCE_PLACEMENT_EVICTION
+                    | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET
+            ))
 }
 
 /// A validation failure: which field, and what is wrong with it.
@@ -122,6 +135,10 @@ pub enum Body {
     ClusterResourceOverride(OverrideSpec),
     /// A namespaced override of placed resources.
     ResourceOverride(OverrideSpec),
+    /// An eviction of a placement from one cluster.
+    ClusterResourcePlacementEviction(crate::eviction::EvictionSpec),
+    /// A disruption budget for the placement of the same name.
+    ClusterResourcePlacementDisruptionBudget(crate::eviction::DisruptionBudgetSpec),
     /// Any other object: everything but `apiVersion`/`kind`/`metadata`, as canonical JSON.
     Resource {
         /// Canonical JSON of the remaining top-level fields (`spec`, `data`, …).
@@ -183,6 +200,18 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
             check_version(api_version, &OVERRIDE_VERSIONS)?;
             let spec = overrides::parse_spec(OverrideKind::ResourceOverride, spec_of(value))?;
             Body::ResourceOverride(spec)
+        }
+        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT_EVICTION) => {
+            check_version(api_version, &EVICTION_VERSIONS)?;
+            Body::ClusterResourcePlacementEviction(crate::eviction::parse_eviction_spec(spec_of(
+                value,
+            ))?)
+        }
+        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET) => {
+            check_version(api_version, &EVICTION_VERSIONS)?;
+            Body::ClusterResourcePlacementDisruptionBudget(crate::eviction::parse_budget_spec(
+                spec_of(value),
+            )?)
         }
         _ => Body::Resource {
             content: resource_content(object),
