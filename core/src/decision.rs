@@ -183,6 +183,21 @@ pub enum Decision {
         /// Why it failed (empty on success).
         message: String,
     },
+    /// An eviction was reconciled, once, to its terminal state.
+    EvictionReconciled {
+        /// `ClusterResourcePlacementEviction/name`.
+        eviction: String,
+        /// The placement it targets: `ClusterResourcePlacement/name`.
+        placement: String,
+        /// The cluster it targets.
+        cluster: String,
+        /// Whether it was valid (`Valid=True`).
+        valid: bool,
+        /// Whether it was executed (`Executed=True`: the binding was removed).
+        executed: bool,
+        /// The message of its last condition: why.
+        message: String,
+    },
 }
 
 impl Decision {

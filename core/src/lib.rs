@@ -15,6 +15,7 @@ pub mod codec;
 pub mod condition;
 pub mod decision;
 pub mod event;
+pub mod eviction;
 pub mod fold;
 pub mod member;
 pub mod model;

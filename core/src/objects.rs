@@ -7,9 +7,11 @@ use uuid::Uuid;
 
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
+use crate::eviction;
 use crate::member::{self, Member};
 use crate::model::{
     self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
+    CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
     MEMBER_CLUSTER, Manifest, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE,
     RESOURCE_PLACEMENT, placement_validation,
 };
@@ -137,6 +139,12 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             apply_strategy(state, key, &api_version, user, spec, origin)
         }
         Body::StagedUpdateRun(spec) => apply_run(state, key, &api_version, user, spec, origin),
+        Body::ClusterResourcePlacementEviction(spec) => {
+            eviction::apply_eviction(state, &key, &api_version, user, spec, origin)
+        }
+        Body::ClusterResourcePlacementDisruptionBudget(spec) => {
+            eviction::apply_budget(state, &key, &api_version, user, spec, origin)
+        }
         Body::Resource { content } => {
             let existing = state.resources.get(&key);
             if existing.is_some_and(|r| {
@@ -221,7 +229,7 @@ fn apply_override(
     decisions
 }
 
-fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
+pub(crate) fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
     Decision::ObjectStored {
         object: object.to_owned(),
         resource_version: meta.resource_version,
@@ -230,7 +238,7 @@ fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
     }
 }
 
-fn next_meta(
+pub(crate) fn next_meta(
     state: &mut State,
     old: Option<&ObjectMeta>,
     api_version: &str,
@@ -264,6 +272,9 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
         | staged::STAGED_UPDATE_STRATEGY
         | staged::CLUSTER_STAGED_UPDATE_RUN
         | staged::STAGED_UPDATE_RUN => Some(PLACEMENT_GROUP),
+        CLUSTER_RESOURCE_PLACEMENT_EVICTION | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => {
+            Some(PLACEMENT_GROUP)
+        }
         _ => None,
     };
     let group = target
@@ -338,6 +349,9 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
     if key.group == PLACEMENT_GROUP && state.strategies.contains_key(&key) {
         state.strategies.remove(&key);
         return vec![Decision::ObjectDeleted { object }];
+    }
+    if let Some(decisions) = eviction::delete(state, &key) {
+        return decisions;
     }
     if state.resources.remove(&key).is_none() {
         return not_found();

@@ -43,6 +43,8 @@ pub struct State {
     /// The rollout's binding indexes: a cache derived from the placements, never encoded.
     #[serde(skip)]
     pub rollout_index: crate::rollout::index::IndexCache,
+    /// Evictions and placement disruption budgets.
+    pub disruptions: crate::eviction::Disruptions,
 }
 
 /// A stored hub resource.

@@ -1,6 +1,7 @@
 //! Proves the fold is deterministic: the same random event sequence folded twice gives the
 //! same state hash and the same decisions, and so does folding it with a checkpoint (encode,
 //! decode) taken at any point. Also checks the member-health invariants after every step.
+//! Evictions and disruption budgets are among the random events.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::codec::{decode_checkpoint, encode_checkpoint};
@@ -24,6 +25,13 @@ fn member(name: &str, period: u32, env: &str) -> String {
 
 const PLACEMENT: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"crp-1"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","name":"test","version":"v1"}]}}"#;
 
+/// An eviction named by `n` (so a later one may repeat or conflict with an earlier one).
+fn eviction(n: u8, cluster: &str) -> String {
+    format!(
+        r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacementEviction","metadata":{{"name":"evict-{n}"}},"spec":{{"placementName":"crp-1","clusterName":"{cluster}"}}}}"#
+    )
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     Join(usize, u32, bool),
@@ -33,6 +41,8 @@ enum Op {
     Placement,
     Advance(i64),
     Garbage,
+    Evict(usize, u8),
+    Budget(u8),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -45,6 +55,8 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Op::Placement),
         (1..900i64).prop_map(Op::Advance),
         Just(Op::Garbage),
+        (0..4usize, 0..3u8).prop_map(|(c, n)| Op::Evict(c, n)),
+        (0..3u8).prop_map(Op::Budget),
     ]
 }
 
@@ -91,6 +103,14 @@ fn events(ops: &[Op]) -> Vec<Envelope> {
             }
             Op::Garbage => Input::Apply {
                 manifest: "{\"kind\": 3}".into(),
+            },
+            Op::Evict(c, n) => Input::Apply {
+                manifest: eviction(*n, CLUSTERS[*c]),
+            },
+            Op::Budget(min) => Input::Apply {
+                manifest: format!(
+                    r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacementDisruptionBudget","metadata":{{"name":"crp-1"}},"spec":{{"minAvailable":{min}}}}}"#
+                ),
             },
         };
         let id = Uuid::from_u128(u128::try_from(index).unwrap_or_default() + 1);

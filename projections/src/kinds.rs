@@ -8,7 +8,8 @@
 
 use flotilla_core::State;
 use flotilla_core::model::{
-    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP,
+    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET,
+    CLUSTER_RESOURCE_PLACEMENT_EVICTION, MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP,
     RESOURCE_PLACEMENT,
 };
 
@@ -37,8 +38,9 @@ struct WellKnown {
 
 /// `cluster` is KubeFleet's short name for `MemberCluster`; `crp` and `rp` are the placements';
 /// `csps`/`sps`, `crs`/`rs`, `crb`/`rb` and `crps` those of the kinds derived from placements;
-/// `Work` has no short name.
-const WELL_KNOWN: [WellKnown; 22] = [
+/// `Work` has no short name; `crpe` and `crpdb` are the eviction's and the disruption budget's;
+/// `csur`/`sur`, `careq`/`areq` (and `csus`/`sus`) the staged update kinds'.
+const WELL_KNOWN: [WellKnown; 24] = [
     WellKnown {
         group: CLUSTER_GROUP,
         kind: MEMBER_CLUSTER,
@@ -124,6 +126,28 @@ const WELL_KNOWN: [WellKnown; 22] = [
             "clusterresourceplacementstatus",
             "clusterresourceplacementstatuses",
             "crps",
+        ],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: CLUSTER_RESOURCE_PLACEMENT_EVICTION,
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: false,
+        names: &[
+            "clusterresourceplacementeviction",
+            "clusterresourceplacementevictions",
+            "crpe",
+        ],
+    },
+    WellKnown {
+        group: PLACEMENT_GROUP,
+        kind: CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET,
+        api_version: "placement.kubernetes-fleet.io/v1beta1",
+        namespaced: false,
+        names: &[
+            "clusterresourceplacementdisruptionbudget",
+            "clusterresourceplacementdisruptionbudgets",
+            "crpdb",
         ],
     },
     WellKnown {

@@ -23,6 +23,7 @@ mod age;
 mod binding;
 mod derived;
 mod describe;
+mod eviction;
 mod json;
 mod kinds;
 mod member_cluster;

@@ -18,7 +18,7 @@ use crate::derived::{self, DerivedKind};
 use crate::json;
 use crate::kinds::KindInfo;
 use crate::staged;
-use crate::{member_cluster, placement};
+use crate::{eviction, member_cluster, placement};
 
 /// The object stored under `key`, rendered in KubeFleet's shape; `None` if there is none.
 ///
@@ -37,6 +37,8 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         derived::render(state, &derived::find(state, key)?)
     } else if staged::is_staged(key) {
         staged::render(state, key)?
+    } else if eviction::is_eviction_kind(&key.group, &key.kind) {
+        eviction::render(state, key)?
     } else {
         render_resource(key, state.resources.get(key)?)
     };
@@ -47,7 +49,8 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
 /// kind, namespace, name), then placements in key order, each followed by what it derives: its
 /// scheduling policy snapshots (oldest first), its resource snapshots (oldest first, each master
 /// before its sub-snapshots), its bindings (by cluster name), the `Work`s of those that carry
-/// resources (by cluster name), then its `ClusterResourcePlacementStatus` when it has one.
+/// resources (by cluster name), then its `ClusterResourcePlacementStatus` when it has one; then
+/// the disruption budgets and the evictions, each by name.
 #[must_use]
 pub fn render_all(state: &State) -> Vec<Value> {
     let members = state.members.keys().map(|name| member_key(name));
@@ -65,6 +68,11 @@ pub fn render_all(state: &State) -> Vec<Value> {
                 .map(|object| json::canonical(derived::render(state, object))),
         );
     }
+    objects.extend(
+        eviction::all_keys(state)
+            .iter()
+            .filter_map(|key| render_object(state, key)),
+    );
     objects
 }
 
@@ -108,6 +116,8 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
             .into_iter()
             .filter(|k| wanted(&k))
             .collect()
+    } else if eviction::is_eviction_kind(&kind.group, &kind.kind) {
+        eviction::keys_of(state, &kind.kind)
     } else {
         state.resources.keys().filter(wanted).cloned().collect()
     }

@@ -13,6 +13,7 @@
 //! - Bindings: NAME, STATE, TARGET-CLUSTER, AGE (KubeFleet shows WORKSYNCHRONIZED and
 //!   RESOURCESAPPLIED instead).
 //! - `Work`: NAME, APPLIED, AVAILABLE, AGE (KubeFleet's printer columns).
+//! - `ClusterResourcePlacementEviction`: NAME, VALID, EXECUTED (KubeFleet's printer columns).
 //! - Any other kind (the status mirror included): NAME, AGE.
 //!
 //! Namespaced kinds listed across all namespaces (`namespace` is `None`) get a leading NAMESPACE
@@ -22,7 +23,8 @@
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::model::{
-    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, CLUSTER_RESOURCE_PLACEMENT_EVICTION, MEMBER_CLUSTER,
+    PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
 use serde_json::Value;
 
@@ -112,6 +114,8 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
         placement_columns(wide, &PlacementConditions::CLUSTER)
     } else if kind.group == PLACEMENT_GROUP && kind.kind == RESOURCE_PLACEMENT {
         placement_columns(wide, &PlacementConditions::NAMESPACED)
+    } else if kind.group == PLACEMENT_GROUP && kind.kind == CLUSTER_RESOURCE_PLACEMENT_EVICTION {
+        eviction_columns()
     } else {
         match DerivedKind::parse(&kind.group, &kind.kind) {
             Some((DerivedKind::PolicySnapshot | DerivedKind::ResourceSnapshot, _)) => {
@@ -131,6 +135,24 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
             ],
         }
     }
+}
+
+/// KubeFleet's printer columns for evictions: the Valid and Executed condition statuses.
+fn eviction_columns() -> Vec<Column> {
+    vec![
+        Column {
+            header: "NAME",
+            cell: name_cell,
+        },
+        Column {
+            header: "VALID",
+            cell: |object, _| condition_field(object, "Valid", "status"),
+        },
+        Column {
+            header: "EXECUTED",
+            cell: |object, _| condition_field(object, "Executed", "status"),
+        },
+    ]
 }
 
 fn snapshot_columns() -> Vec<Column> {

@@ -143,6 +143,23 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
                 format!("{run}: failed: {message}")
             }
         }
+        Decision::EvictionReconciled {
+            eviction,
+            placement,
+            cluster,
+            valid,
+            executed,
+            message,
+        } => {
+            let verdict = match (valid, executed) {
+                (false, _) => "invalid",
+                (true, false) => "not executed",
+                (true, true) => "executed",
+            };
+            format!(
+                "{eviction}: eviction of {placement} from cluster {cluster} {verdict}: {message}"
+            )
+        }
     };
     one_line(&format!("#{input_seq} -> {what}"))
 }

@@ -39,6 +39,13 @@ pub const RESOURCE_PLACEMENT: &str = "ResourcePlacement";
 pub const CLUSTER_RESOURCE_OVERRIDE: &str = "ClusterResourceOverride";
 /// Kind name of a namespaced override.
 pub const RESOURCE_OVERRIDE: &str = "ResourceOverride";
+/// Kind name of an eviction.
+pub const CLUSTER_RESOURCE_PLACEMENT_EVICTION: &str = "ClusterResourcePlacementEviction";
+/// Kind name of a placement disruption budget.
+pub const CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET: &str =
+    "ClusterResourcePlacementDisruptionBudget";
+/// Served versions of the eviction and disruption budget kinds.
+const EVICTION_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
 /// Served versions of the override kinds (seed 002 writes v1alpha1; KubeFleet also serves
 /// v1beta1).
 const OVERRIDE_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
@@ -85,6 +92,8 @@ pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
                     | staged::CLUSTER_STAGED_UPDATE_STRATEGY
                     | staged::CLUSTER_STAGED_UPDATE_RUN
                     | staged::CLUSTER_APPROVAL_REQUEST
+                    | CLUSTER_RESOURCE_PLACEMENT_EVICTION
+                    | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET
             ))
 }
 
@@ -137,6 +146,10 @@ pub enum Body {
     StagedUpdateStrategy(crate::staged::model::StrategySpec),
     /// A staged update run of either scope (the key's kind says which).
     StagedUpdateRun(crate::staged::model::RunSpec),
+    /// An eviction of a placement from one cluster.
+    ClusterResourcePlacementEviction(crate::eviction::EvictionSpec),
+    /// A disruption budget for the placement of the same name.
+    ClusterResourcePlacementDisruptionBudget(crate::eviction::DisruptionBudgetSpec),
     /// Any other object: everything but `apiVersion`/`kind`/`metadata`, as canonical JSON.
     Resource {
         /// Canonical JSON of the remaining top-level fields (`spec`, `data`, …).
@@ -209,6 +222,18 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
         (PLACEMENT_GROUP, staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN) => {
             check_version(api_version, &STAGED_VERSIONS)?;
             Body::StagedUpdateRun(staged::model::parse_run(spec_of(value), &meta.name)?)
+        }
+        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT_EVICTION) => {
+            check_version(api_version, &EVICTION_VERSIONS)?;
+            Body::ClusterResourcePlacementEviction(crate::eviction::parse_eviction_spec(spec_of(
+                value,
+            ))?)
+        }
+        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET) => {
+            check_version(api_version, &EVICTION_VERSIONS)?;
+            Body::ClusterResourcePlacementDisruptionBudget(crate::eviction::parse_budget_spec(
+                spec_of(value),
+            )?)
         }
         _ => Body::Resource {
             content: resource_content(object),

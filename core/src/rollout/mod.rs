@@ -135,6 +135,9 @@ pub fn touched_placements(decisions: &[Decision]) -> BTreeSet<ObjectKey> {
             }
             | Decision::WorkReported {
                 placement: object, ..
+            }
+            | Decision::EvictionReconciled {
+                placement: object, ..
             } => placement_key(object).or_else(|| is_override(object).then(overrides_changed)),
             Decision::ObjectDeleted { object } if is_override(object) => Some(overrides_changed()),
             Decision::OverrideSnapshotTaken { .. } => Some(overrides_changed()),

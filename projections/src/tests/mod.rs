@@ -152,6 +152,7 @@ pub(crate) fn uid(n: u128) -> String {
 
 mod derived;
 mod describe;
+mod eviction;
 mod kinds;
 mod member_cluster;
 mod placement;

@@ -1,0 +1,212 @@
+//! Eviction and placement disruption budgets (seed 002 §11, KubeFleet's eviction controller).
+//!
+//! Contract:
+//! - A `ClusterResourcePlacementEviction` is reconciled exactly once, in the step that creates
+//!   it, to one of three terminal states kept in the state as its conditions: invalid
+//!   (`Valid=False`), valid but not executed (`Executed=False`), or executed (`Executed=True`,
+//!   the binding removed in that same step). It never changes again: a budget, binding or
+//!   placement that changes later does not re-run it, re-applying it is a no-op, and an update
+//!   that changes its spec is rejected (the spec is immutable). To evict again, delete it and
+//!   create it again.
+//! - A `ClusterResourcePlacementDisruptionBudget` guards the placement of the same name. It is
+//!   only read when an eviction is reconciled; it has no status and triggers nothing.
+//! - An executed eviction removes the binding, then the scheduler runs again for the placement
+//!   and may pick the cluster again (a PickAll placement will, and a PickN one may) unless the
+//!   cluster has a taint the placement does not tolerate; the rollout then looks at the
+//!   placement again.
+//! - Everything is decided from the state and the event time alone, in integers.
+
+pub mod budget;
+pub mod model;
+pub mod reconcile;
+pub mod status;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use model::{DisruptionBudgetSpec, EvictionSpec, parse_budget_spec, parse_eviction_spec};
+pub use status::Verdict;
+
+use crate::condition::Condition;
+use crate::decision::{Decision, RejectCode, rejected};
+use crate::model::{
+    CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION, ObjectKey,
+    ObjectMeta, PLACEMENT_GROUP, UserMeta,
+};
+use crate::objects::{Origin, next_meta, stored};
+use crate::state::State;
+
+/// A stored eviction and the outcome of its one reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Eviction {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// The immutable spec.
+    pub spec: EvictionSpec,
+    /// `Valid`, then `Executed` when it was valid: its terminal status.
+    pub conditions: Vec<Condition>,
+}
+
+/// A stored disruption budget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DisruptionBudget {
+    /// Metadata.
+    pub meta: ObjectMeta,
+    /// Which bound is set.
+    pub spec: DisruptionBudgetSpec,
+}
+
+/// Evictions and disruption budgets, both cluster-scoped and keyed by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Disruptions {
+    /// `ClusterResourcePlacementEviction`s.
+    pub evictions: BTreeMap<String, Eviction>,
+    /// `ClusterResourcePlacementDisruptionBudget`s; each guards the placement of its name.
+    pub budgets: BTreeMap<String, DisruptionBudget>,
+}
+
+/// Stores an eviction; a new one is reconciled at once, an existing one only takes new labels
+/// and annotations.
+pub(crate) fn apply_eviction(
+    state: &mut State,
+    key: &ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    spec: EvictionSpec,
+    origin: &Origin,
+) -> Vec<Decision> {
+    let object = key.display();
+    if let Some(existing) = state.disruptions.evictions.get(&key.name) {
+        if let Some(message) = changed_spec(&existing.spec, &spec) {
+            return vec![rejected(
+                RejectCode::ImmutableField,
+                format!("{object}: {message}"),
+            )];
+        }
+        if existing.meta.labels == user.labels && existing.meta.annotations == user.annotations {
+            return vec![Decision::ObjectUnchanged { object }];
+        }
+        let old_meta = existing.meta.clone();
+        let meta = next_meta(state, Some(&old_meta), api_version, user, false, origin);
+        let decision = stored(&object, &meta, false);
+        if let Some(eviction) = state.disruptions.evictions.get_mut(&key.name) {
+            eviction.meta = meta;
+        }
+        return vec![decision];
+    }
+    let meta = next_meta(state, None, api_version, user, true, origin);
+    let mut decisions = vec![stored(&object, &meta, true)];
+    let verdict = reconcile::judge(state, &spec, origin.now);
+    if matches!(verdict, Verdict::Executed(_)) {
+        decisions.extend(reconcile::remove_binding(state, &spec));
+    }
+    decisions.push(Decision::EvictionReconciled {
+        eviction: object,
+        placement: reconcile::placement_key(&spec).display(),
+        cluster: spec.cluster_name.clone(),
+        valid: !matches!(verdict, Verdict::Invalid(_)),
+        executed: matches!(verdict, Verdict::Executed(_)),
+        message: verdict.message().to_owned(),
+    });
+    if matches!(verdict, Verdict::Executed(_)) {
+        decisions.extend(reconcile::reschedule(state, &spec, origin.now));
+    }
+    let conditions = verdict.conditions(meta.generation, origin.now);
+    state.disruptions.evictions.insert(
+        key.name.clone(),
+        Eviction {
+            meta,
+            spec,
+            conditions,
+        },
+    );
+    decisions
+}
+
+/// KubeFleet's CEL rules: both spec fields are immutable.
+fn changed_spec(stored: &EvictionSpec, applied: &EvictionSpec) -> Option<String> {
+    let changed = |field: &str, rule: &str, old: &str, new: &str| {
+        format!(
+            "spec.{field}: The {rule} field is immutable (stored {old:?}, applied {new:?}); \
+             delete the eviction and create it again to evict anew"
+        )
+    };
+    if stored.placement_name != applied.placement_name {
+        return Some(changed(
+            "placementName",
+            "PlacementName",
+            &stored.placement_name,
+            &applied.placement_name,
+        ));
+    }
+    if stored.cluster_name != applied.cluster_name {
+        return Some(changed(
+            "clusterName",
+            "ClusterName",
+            &stored.cluster_name,
+            &applied.cluster_name,
+        ));
+    }
+    None
+}
+
+/// Stores a disruption budget. Nothing else happens: budgets are read by evictions only.
+pub(crate) fn apply_budget(
+    state: &mut State,
+    key: &ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    spec: DisruptionBudgetSpec,
+    origin: &Origin,
+) -> Vec<Decision> {
+    let object = key.display();
+    let existing = state.disruptions.budgets.get(&key.name);
+    if existing.is_some_and(|b| {
+        b.spec == spec && b.meta.labels == user.labels && b.meta.annotations == user.annotations
+    }) {
+        return vec![Decision::ObjectUnchanged { object }];
+    }
+    let spec_changed = existing.is_none_or(|b| b.spec != spec);
+    let old_meta = existing.map(|b| b.meta.clone());
+    let meta = next_meta(
+        state,
+        old_meta.as_ref(),
+        api_version,
+        user,
+        spec_changed,
+        origin,
+    );
+    let decision = stored(&object, &meta, old_meta.is_none());
+    state
+        .disruptions
+        .budgets
+        .insert(key.name.clone(), DisruptionBudget { meta, spec });
+    vec![decision]
+}
+
+/// Deletes an eviction or a budget; `None` when `key` is neither kind. Deleting an eviction
+/// never undoes it.
+pub(crate) fn delete(state: &mut State, key: &ObjectKey) -> Option<Vec<Decision>> {
+    if key.group != PLACEMENT_GROUP {
+        return None;
+    }
+    let removed = match key.kind.as_str() {
+        CLUSTER_RESOURCE_PLACEMENT_EVICTION => {
+            state.disruptions.evictions.remove(&key.name).map(|_| ())
+        }
+        CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => {
+            state.disruptions.budgets.remove(&key.name).map(|_| ())
+        }
+        _ => return None,
+    };
+    Some(match removed {
+        Some(()) => vec![Decision::ObjectDeleted {
+            object: key.display(),
+        }],
+        None => vec![rejected(
+            RejectCode::NotFound,
+            format!("{} {} not found", key.kind, key.name),
+        )],
+    })
+}

@@ -1,0 +1,139 @@
+//! The one reconciliation of an eviction (KubeFleet's eviction controller): validity checks in
+//! order, then the execution rules, first match wins.
+//!
+//! Validity: the placement exists; it is not PickFixed; it has a binding for the cluster.
+//! KubeFleet's other two checks cannot fail here: flotilla deletes a placement at once (no
+//! "being deleted" phase), and a placement holds at most one binding per cluster.
+//!
+//! Execution:
+//! 1. nothing was placed yet — the binding is not Bound, nor Unscheduled after being Bound:
+//!    not executed;
+//! 2. the work failed to apply at the binding's current work: executed, budget not checked;
+//! 3. no budget named like the placement: executed;
+//! 4. a PickAll placement with `maxUnavailable`, or with `minAvailable` as a percentage: not
+//!    executed (misconfigured);
+//! 5. otherwise the budget arithmetic decides (see [`super::budget`]).
+//!
+//! KubeFleet's first execution rule (the binding is already being deleted) cannot match either:
+//! flotilla removes a binding in the step that decides to.
+
+use chrono::{DateTime, Utc};
+
+use super::budget::{self, BudgetCount};
+use super::model::{DisruptionBudgetSpec, EvictionSpec};
+use super::status::{self, Verdict};
+use crate::decision::Decision;
+use crate::model::placement::PlacementType;
+use crate::model::{CLUSTER_RESOURCE_PLACEMENT, IntOrPercent, ObjectKey, PLACEMENT_GROUP};
+use crate::placement::{Binding, BindingState, Placement};
+use crate::rollout::readiness::{self, Readiness};
+use crate::scheduler;
+use crate::state::State;
+
+/// Decides an eviction's verdict from the state as it is now.
+#[must_use]
+pub fn judge(state: &State, spec: &EvictionSpec, now: DateTime<Utc>) -> Verdict {
+    let key = placement_key(spec);
+    let Some(placement) = state.placements.get(&key) else {
+        return Verdict::Invalid(status::MESSAGE_MISSING_PLACEMENT);
+    };
+    if placement.placement_type() == PlacementType::PickFixed {
+        return Verdict::Invalid(status::MESSAGE_PICK_FIXED);
+    }
+    let Some(binding) = placement.bindings.get(&spec.cluster_name) else {
+        return Verdict::Invalid(status::MESSAGE_MISSING_BINDING);
+    };
+    if !is_placed(binding) {
+        return Verdict::NotExecuted(status::MESSAGE_NOT_PROPAGATED.to_owned());
+    }
+    if has_failed(placement, binding, now) {
+        return Verdict::Executed(status::MESSAGE_PLACEMENT_FAILED.to_owned());
+    }
+    let Some(budget) = state.disruptions.budgets.get(&spec.placement_name) else {
+        return Verdict::Executed(status::MESSAGE_NO_BUDGET.to_owned());
+    };
+    judge_by_budget(placement, budget.spec)
+}
+
+/// Rules 4 and 5: the budget decides.
+fn judge_by_budget(placement: &Placement, budget: DisruptionBudgetSpec) -> Verdict {
+    let misconfigured = match budget {
+        DisruptionBudgetSpec::MaxUnavailable(_) => true,
+        DisruptionBudgetSpec::MinAvailable(amount) => matches!(amount, IntOrPercent::Percent(_)),
+    };
+    if placement.placement_type() == PlacementType::PickAll && misconfigured {
+        return Verdict::NotExecuted(status::MESSAGE_MISCONFIGURED_BUDGET.to_owned());
+    }
+    let count = BudgetCount::of(placement);
+    if budget::disruptions_allowed(budget, budget::desired(placement), count) > 0 {
+        Verdict::Executed(status::message_allowed(count))
+    } else {
+        Verdict::NotExecuted(status::message_blocked(count))
+    }
+}
+
+/// KubeFleet's `isPlacementPresent`: resources may be on the cluster.
+fn is_placed(binding: &Binding) -> bool {
+    match binding.state {
+        BindingState::Bound => true,
+        BindingState::Unscheduled => binding.previous_state == Some(BindingState::Bound),
+        BindingState::Scheduled => false,
+    }
+}
+
+/// KubeFleet's `HasBindingFailed`, as the rollout judges it: the member reported the current
+/// work failed to apply. Not-yet-available is progress, not failure.
+fn has_failed(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> bool {
+    let period = chrono::Duration::seconds(
+        placement
+            .spec
+            .strategy
+            .rolling_update
+            .unavailable_period_seconds,
+    );
+    readiness::judge(binding, binding.report.as_ref(), period, now) == Readiness::Failed
+}
+
+/// The key of the placement an eviction targets (always a `ClusterResourcePlacement`).
+#[must_use]
+pub fn placement_key(spec: &EvictionSpec) -> ObjectKey {
+    ObjectKey::cluster_scoped(
+        PLACEMENT_GROUP,
+        CLUSTER_RESOURCE_PLACEMENT,
+        &spec.placement_name,
+    )
+}
+
+/// Carries out an executed eviction: removes the binding, and so the cluster's work.
+pub(crate) fn remove_binding(state: &mut State, spec: &EvictionSpec) -> Vec<Decision> {
+    let key = placement_key(spec);
+    let Some(placement) = state.placements.get_mut(&key) else {
+        return Vec::new();
+    };
+    if placement.bindings.remove(&spec.cluster_name).is_none() {
+        return Vec::new();
+    }
+    vec![Decision::BindingRemoved {
+        placement: key.display(),
+        cluster: spec.cluster_name.clone(),
+    }]
+}
+
+/// After an executed eviction the scheduler runs again for the placement: it may pick the
+/// cluster again unless a taint it does not tolerate keeps the cluster out.
+pub(crate) fn reschedule(
+    state: &mut State,
+    spec: &EvictionSpec,
+    now: DateTime<Utc>,
+) -> Vec<Decision> {
+    let key = placement_key(spec);
+    let State {
+        members,
+        placements,
+        ..
+    } = state;
+    let Some(placement) = placements.get_mut(&key) else {
+        return Vec::new();
+    };
+    scheduler::schedule(members, placement, key.display(), now, None)
+}
