@@ -40,7 +40,8 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     });
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
     decisions.extend(member::expire_heartbeats(state, now));
-    let touched = rollout::touched_placements(&decisions);
+    let mut touched = rollout::touched_placements(&decisions);
+    touched.extend(rollout::partitioned::observe(state, &decisions));
     decisions.extend(rollout::roll_out(state, &touched, now));
     decisions
 }

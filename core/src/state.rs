@@ -32,6 +32,8 @@ pub struct State {
     pub overrides: BTreeMap<ObjectKey, Override>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
     pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    /// Partitioned placements' rollout plans (derived, kept to make a report cheap).
+    pub partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
 }
 
 /// A stored hub resource.

@@ -13,8 +13,10 @@
 //! - A binding is *ready* when its cluster reported the work at its resource index applied and
 //!   available; a not-trackable report counts once `unavailablePeriodSeconds` of event time
 //!   have passed since it arrived.
-//! - `strategy.type: External` placements are left to staged update runs.
+//! - `strategy.type: External` placements are left to staged update runs;
+//!   `strategy.type: Partitioned` ones roll out by [`partitioned`].
 
+pub mod partitioned;
 pub mod readiness;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -112,7 +114,7 @@ fn overrides_changed() -> ObjectKey {
 
 /// The key behind a placement's display name (`ClusterResourcePlacement/name`,
 /// `ResourcePlacement/namespace/name`); `None` for any other object.
-fn placement_key(display: &str) -> Option<ObjectKey> {
+pub(crate) fn placement_key(display: &str) -> Option<ObjectKey> {
     let mut parts = display.split('/');
     match (parts.next(), parts.next(), parts.next()) {
         (Some(CLUSTER_RESOURCE_PLACEMENT), Some(name), None) => Some(ObjectKey::cluster_scoped(
@@ -180,6 +182,13 @@ fn wanted_overrides(state: &State, key: &ObjectKey) -> BTreeMap<String, Override
 }
 
 fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+    if state
+        .placements
+        .get(key)
+        .is_some_and(partitioned::is_partitioned)
+    {
+        return partitioned::pass(state, key, now);
+    }
     let wanted = wanted_overrides(state, key);
     let no_overrides: OverrideSnapshots = (Vec::new(), Vec::new());
     let State {
