@@ -19,8 +19,13 @@ use serde_json::{Value, json};
 enum Op {
     ChangeResources(u8),
     /// Reports on every owed work: cluster `i` is available unless `i % sick == 0`.
-    Settle { sick: usize },
-    Report { cluster: usize, available: bool },
+    Settle {
+        sick: usize,
+    },
+    Report {
+        cluster: usize,
+        available: bool,
+    },
     Advance,
 }
 

@@ -33,9 +33,11 @@ fn partitioned(rollout: &Value) -> String {
 fn the_seeds_blocks_are_valid() {
     assert_eq!(partitioned(&json!({"maxUnavailable": "10%"})), "valid");
     assert_eq!(
-        partitioned(&json!({"maxUnavailable": 0, "maxUnavailablePartitions": 0, "partitions": [
+        partitioned(
+            &json!({"maxUnavailable": 0, "maxUnavailablePartitions": 0, "partitions": [
             {"name": "demoRollout", "clusterSelector": {"matchLabels": {"stage": "demoRollout"}}},
-            {"name": "stable", "maxUnavailable": "5%", "clusterGroup": "prod"}]})),
+            {"name": "stable", "maxUnavailable": "5%", "clusterGroup": "prod"}]})
+        ),
         "valid"
     );
     assert_eq!(error(&crp(&json!({"type": "Partitioned"}))), "valid");
@@ -81,7 +83,9 @@ fn manual_partitions_are_checked_one_by_one() {
         format!("{at}[0].name: is required")
     );
     assert_eq!(
-        partitioned(&json!({"partitions": [{"name": "p", "clusterName": "a", "maxUnavailable": -2}]})),
+        partitioned(
+            &json!({"partitions": [{"name": "p", "clusterName": "a", "maxUnavailable": -2}]})
+        ),
         format!("{at}[0].maxUnavailable: must not be negative")
     );
     assert_eq!(
@@ -93,7 +97,9 @@ fn manual_partitions_are_checked_one_by_one() {
     let bad = json!({"matchExpressions": [{"key": "env", "operator": "In"}]});
     assert_eq!(
         partitioned(&json!({"partitions": [{"name": "p", "clusterSelector": bad}]})),
-        format!("{at}[0].clusterSelector: matchExpressions[0]: operator In needs at least one value")
+        format!(
+            "{at}[0].clusterSelector: matchExpressions[0]: operator In needs at least one value"
+        )
     );
     assert_eq!(
         partitioned(&json!({"partitions": [{"name": "p", "clusterGroupSelector": bad}]})),
@@ -148,7 +154,10 @@ fn cluster_groups_are_namespaced_and_their_selector_checked() {
         .next(),
         Some("spec.selector")
     );
-    let mut old = group(json!({"name": "east", "namespace": "fleet-default"}), json!({}));
+    let mut old = group(
+        json!({"name": "east", "namespace": "fleet-default"}),
+        json!({}),
+    );
     old["apiVersion"] = json!("fleet.cattle.io/v1");
     assert_eq!(
         error(&old),

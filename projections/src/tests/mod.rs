@@ -154,6 +154,7 @@ mod derived;
 mod describe;
 mod kinds;
 mod member_cluster;
+mod partitioned;
 mod placement;
 mod placement_status;
 mod progress;
