@@ -255,7 +255,8 @@ async fn two_hundred_clusters_in_ten_partitions_of_twenty_pause_when_two_are_not
 
 #[tokio::test]
 async fn strict_manual_partitions_move_on_only_when_the_current_one_is_ready() -> TestResult {
-    let stage = |i: usize| json!({"stage": if i % 10 == 0 { "demoRollout" } else { "stable" }});
+    let stage =
+        |i: usize| json!({"stage": if i.is_multiple_of(10) { "demoRollout" } else { "stable" }});
     let mut script = Script::fleet(&clusters(200, stage));
     script.unavailable(&names(10..11)).step("agents: auto");
     script.placement(Some(
@@ -446,7 +447,7 @@ async fn an_offline_cluster_stays_not_ready_until_it_comes_back_and_deploys() ->
 
 #[tokio::test]
 async fn partitions_by_cluster_name_cluster_group_and_cluster_group_selector() -> TestResult {
-    let region = |i: usize| json!({"region": if i % 2 == 0 { "east" } else { "west" }});
+    let region = |i: usize| json!({"region": if i.is_multiple_of(2) { "east" } else { "west" }});
     let mut script = Script::fleet(&clusters(6, region));
     script.apply(
         &json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterGroup",
