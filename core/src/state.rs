@@ -45,6 +45,8 @@ pub struct State {
     pub rollout_index: crate::rollout::index::IndexCache,
     /// Evictions and placement disruption budgets.
     pub disruptions: crate::eviction::Disruptions,
+    /// Partitioned placements' rollout plans (derived, kept to make a report cheap).
+    pub partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
 }
 
 /// A stored hub resource.

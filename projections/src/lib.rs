@@ -28,6 +28,7 @@ mod json;
 mod kinds;
 mod member_cluster;
 mod objects;
+mod partitioned_status;
 mod placement;
 mod placement_events;
 mod placement_status;

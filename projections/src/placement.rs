@@ -57,9 +57,9 @@ pub(crate) fn spec(spec: &PlacementSpec) -> Value {
     }
     if let Some(strategy) = value.get_mut("strategy") {
         // The webhook fills `rollingUpdate` only for the RollingUpdate type; core keeps the
-        // defaults for every type, so an External strategy shows them only if they differ.
+        // defaults for every type, so another strategy shows them only if they differ.
         let default_rolling = flotilla_core::model::placement::RollingUpdateConfig::default();
-        if spec.strategy.strategy_type == StrategyType::External
+        if spec.strategy.strategy_type != StrategyType::RollingUpdate
             && spec.strategy.rolling_update == default_rolling
         {
             json::remove(strategy, "rollingUpdate");

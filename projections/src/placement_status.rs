@@ -84,6 +84,9 @@ pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> V
     if !per_cluster.is_empty() {
         json::insert(&mut status, "placementStatuses", Value::Array(per_cluster));
     }
+    if flotilla_core::rollout::partitioned::is_partitioned(placement) {
+        crate::partitioned_status::insert(state, key, placement, &mut status);
+    }
     status
 }
 

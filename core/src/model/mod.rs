@@ -5,9 +5,11 @@
 //! `apiVersion`/`kind` is a hub resource, kept as canonical JSON with a resource version: it is
 //! content to be placed, not something the hub acts on.
 
+pub mod cluster_group;
 pub mod int_or_percent;
 pub mod member_cluster;
 pub mod meta;
+pub mod partitioned;
 pub mod placement;
 pub mod placement_validation;
 pub mod selector;
@@ -234,6 +236,20 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
             Body::ClusterResourcePlacementDisruptionBudget(crate::eviction::parse_budget_spec(
                 spec_of(value),
             )?)
+        }
+        (cluster_group::FLEET_GROUP, cluster_group::CLUSTER_GROUP_KIND) => {
+            check_version(api_version, &["v1alpha1"])?;
+            if meta.namespace.as_deref().unwrap_or_default().is_empty() {
+                return Err(FieldError::new(
+                    "metadata.namespace",
+                    "ClusterGroup needs a namespace",
+                ));
+            }
+            cluster_group::ClusterGroupSpec::parse(spec_of(value))?;
+            // Stored as a hub resource; the partitioned rollout reads its selector back.
+            Body::Resource {
+                content: resource_content(object),
+            }
         }
         _ => Body::Resource {
             content: resource_content(object),

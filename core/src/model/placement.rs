@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::int_or_percent::IntOrPercent;
+use super::partitioned::PartitionedRollout;
 use super::selector::LabelSelector;
 
 /// Most resource selectors one placement may carry.
@@ -281,6 +282,9 @@ pub struct RolloutStrategy {
     /// How members apply the work.
     #[serde(default)]
     pub apply_strategy: ApplyStrategy,
+    /// Rancher Fleet's rollout strategy block, for the `Partitioned` type.
+    #[serde(default)]
+    pub rollout_strategy: Option<PartitionedRollout>,
 }
 
 impl Default for RolloutStrategy {
@@ -289,6 +293,7 @@ impl Default for RolloutStrategy {
             strategy_type: StrategyType::RollingUpdate,
             rolling_update: RollingUpdateConfig::default(),
             apply_strategy: ApplyStrategy::default(),
+            rollout_strategy: None,
         }
     }
 }
@@ -301,6 +306,8 @@ pub enum StrategyType {
     RollingUpdate,
     /// Nothing rolls out until a staged update run triggers it.
     External,
+    /// Rancher Fleet's partitioned rollout (seed 000), configured by `rolloutStrategy`.
+    Partitioned,
 }
 
 impl StrategyType {
@@ -310,6 +317,7 @@ impl StrategyType {
         match self {
             StrategyType::RollingUpdate => "RollingUpdate",
             StrategyType::External => "External",
+            StrategyType::Partitioned => "Partitioned",
         }
     }
 }

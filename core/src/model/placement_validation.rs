@@ -4,7 +4,7 @@ use super::FieldError;
 use super::int_or_percent::IntOrPercent;
 use super::placement::{
     CLUSTER_NAMES_MAX, PlacementPolicy, PlacementSpec, PlacementType, RESOURCE_SELECTORS_MAX,
-    REVISION_HISTORY_LIMIT_MAX, TolerationOperator,
+    REVISION_HISTORY_LIMIT_MAX, RolloutStrategy, StrategyType, TolerationOperator,
 };
 
 const APPLY_TYPES: [&str; 3] = ["ClientSideApply", "ServerSideApply", "ReportDiff"];
@@ -53,6 +53,7 @@ pub fn validate(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(), Fie
             "must not be negative",
         );
     }
+    validate_rollout_strategy(&spec.strategy)?;
     let apply = &spec.strategy.apply_strategy;
     one_of(
         "spec.strategy.applyStrategy.type",
@@ -97,6 +98,23 @@ pub fn validate(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(), Fie
         }
     }
     Ok(())
+}
+
+/// `rolloutStrategy` belongs to the `Partitioned` type only, and must itself be valid.
+fn validate_rollout_strategy(strategy: &RolloutStrategy) -> Result<(), FieldError> {
+    let Some(block) = &strategy.rollout_strategy else {
+        return Ok(());
+    };
+    if strategy.strategy_type != StrategyType::Partitioned {
+        return fail(
+            "spec.strategy.rolloutStrategy",
+            format!(
+                "is only valid with strategy type Partitioned, not {:?}",
+                strategy.strategy_type
+            ),
+        );
+    }
+    block.validate("spec.strategy.rolloutStrategy")
 }
 
 fn is_namespace(selector: &super::placement::ResourceSelector) -> bool {

@@ -13,9 +13,11 @@
 //! - A binding is *ready* when its cluster reported the work at its resource index applied and
 //!   available; a not-trackable report counts once `unavailablePeriodSeconds` of event time
 //!   have passed since it arrived.
-//! - `strategy.type: External` placements are left to staged update runs.
+//! - `strategy.type: External` placements are left to staged update runs;
+//!   `strategy.type: Partitioned` ones roll out by [`partitioned`].
 
 pub mod index;
+pub mod partitioned;
 pub mod readiness;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -39,7 +41,8 @@ pub(crate) fn roll_out(
     decisions: &[Decision],
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
-    let touched = touched_placements(decisions);
+    let mut touched = touched_placements(decisions);
+    touched.extend(partitioned::observe(state, decisions));
     note_changes(state, decisions);
     let mut keys = touched.clone();
     if touched.contains(&overrides_changed()) {
@@ -158,7 +161,7 @@ fn overrides_changed() -> ObjectKey {
 
 /// The key behind a placement's display name (`ClusterResourcePlacement/name`,
 /// `ResourcePlacement/namespace/name`); `None` for any other object.
-fn placement_key(display: &str) -> Option<ObjectKey> {
+pub(crate) fn placement_key(display: &str) -> Option<ObjectKey> {
     let mut parts = display.split('/');
     match (parts.next(), parts.next(), parts.next()) {
         (Some(CLUSTER_RESOURCE_PLACEMENT), Some(name), None) => Some(ObjectKey::cluster_scoped(
@@ -259,6 +262,13 @@ impl Settings {
 }
 
 fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+    if state
+        .placements
+        .get(key)
+        .is_some_and(partitioned::is_partitioned)
+    {
+        return partitioned::pass(state, key, now);
+    }
     let Some(settings) = state.placements.get(key).and_then(Settings::of) else {
         state.rollout_index.0.remove(key);
         return Vec::new();

@@ -155,6 +155,7 @@ mod describe;
 mod eviction;
 mod kinds;
 mod member_cluster;
+mod partitioned;
 mod placement;
 mod placement_status;
 mod progress;

@@ -1,0 +1,165 @@
+//! A partitioned rollout (seed 000) over 100,000 clusters: `maxUnavailable: 10%`,
+//! `autoPartitionSize: 10%` (ten partitions of 10,000), batches of 50. Simulated members report
+//! each work available as soon as they get it (the harness answers the `RolloutStarted`
+//! decisions of every step, so it never scans the fleet). Prints, for the initial deployment
+//! and for one resource change rolled out to everyone: events folded, events per second, and
+//! the state's size (checkpoint encoding) and the process's resident memory at the end.
+//! `CARGO_TARGET_DIR=/tmp/flotilla-bench-target-partitioned cargo bench -p flotilla-core --bench
+//! partitioned` (a single timed run per phase; criterion's samples would take minutes here).
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use chrono::{TimeZone, Utc};
+use flotilla_core::placement::BindingState;
+use flotilla_core::{Decision, Envelope, Heartbeat, Input, State, WorkReport, codec, step};
+use uuid::Uuid;
+
+struct Fold {
+    state: State,
+    id: u128,
+    events: u64,
+    owed: VecDeque<(String, u64)>,
+}
+
+impl Fold {
+    fn send(&mut self, input: Input) {
+        self.id += 1;
+        self.events += 1;
+        let time = Utc
+            .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+            .single()
+            .unwrap_or_default();
+        let decisions = step(
+            &mut self.state,
+            &Envelope::new(Uuid::from_u128(self.id), time, "bench", input),
+        );
+        for decision in decisions {
+            if let Decision::RolloutStarted {
+                cluster,
+                resource_index,
+                ..
+            } = decision
+            {
+                self.owed.push_back((cluster, resource_index));
+            }
+        }
+    }
+
+    fn config(&mut self, version: u32) {
+        let manifest = format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cfg","namespace":"app"}},"data":{{"version":"{version}"}}}}"#
+        );
+        self.send(Input::Apply { manifest });
+    }
+
+    /// Members report every work they were given, available, until nothing is owed.
+    fn settle(&mut self) {
+        while let Some((cluster, resource_index)) = self.owed.pop_front() {
+            self.send(Input::WorkReport(WorkReport {
+                cluster,
+                placement: "everywhere".into(),
+                namespace: None,
+                resource_index,
+                applied: Some(true),
+                available: Some(true),
+                trackable: true,
+                message: String::new(),
+            }));
+        }
+    }
+
+    fn on_latest(&self) -> usize {
+        let Some(placement) = self.state.placements.values().next() else {
+            return 0;
+        };
+        let latest = placement.latest_resources().map(|s| s.index);
+        placement
+            .bindings
+            .values()
+            .filter(|b| b.state == BindingState::Bound && b.resource_index == latest)
+            .count()
+    }
+}
+
+/// Resident memory of this process in KiB (Linux `/proc/self/status`), 0 elsewhere.
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kib| kib.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn timed(fold: &mut Fold, phase: &str, size: usize, start: impl FnOnce(&mut Fold)) {
+    let before = fold.events;
+    // A benchmark measures wall time; the clock ban is for the fold itself.
+    #[allow(clippy::disallowed_methods)]
+    let started = Instant::now();
+    start(fold);
+    fold.settle();
+    let elapsed = started.elapsed().as_secs_f64();
+    let events = fold.events - before;
+    println!(
+        "partitioned {phase}, {size} clusters: {events} events in {elapsed:.3} s = {:.0} events/s; on the latest snapshot: {}",
+        events as f64 / elapsed.max(f64::EPSILON),
+        fold.on_latest()
+    );
+}
+
+fn run(size: usize) {
+    let mut fold = Fold {
+        state: State::default(),
+        id: 0,
+        events: 0,
+        owed: VecDeque::new(),
+    };
+    fold.send(Input::Apply {
+        manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
+    });
+    fold.config(0);
+    for i in 0..size {
+        let manifest = format!(
+            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"member-{i:06}"}},"spec":{{}}}}"#
+        );
+        fold.send(Input::Apply { manifest });
+        fold.send(Input::Heartbeat(Heartbeat {
+            cluster: format!("member-{i:06}"),
+            ..Heartbeat::default()
+        }));
+    }
+    let rss_fleet = rss_kib();
+    timed(&mut fold, "initial deployment", size, |fold| {
+        fold.send(Input::Apply {
+            manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"Partitioned","rolloutStrategy":{"maxUnavailable":"10%","autoPartitionSize":"10%"}}}}"#.into(),
+        });
+    });
+    timed(&mut fold, "rollout of one change", size, |fold| {
+        fold.config(1)
+    });
+    let state_bytes = codec::encode_checkpoint(&fold.state).map_or(0, |b| b.len());
+    let plan_bytes = fold
+        .state
+        .partitioned_rollouts
+        .values()
+        .next()
+        .and_then(|plan| codec::encode_checkpoint(plan).ok())
+        .map_or(0, |b| b.len());
+    println!(
+        "memory, {size} clusters: state {:.2} MiB encoded (of which the rollout plan {:.2} MiB); RSS {:.0} MiB after joining the fleet, {:.0} MiB at the end",
+        state_bytes as f64 / 1_048_576.0,
+        plan_bytes as f64 / 1_048_576.0,
+        rss_fleet as f64 / 1024.0,
+        rss_kib() as f64 / 1024.0,
+    );
+}
+
+fn main() {
+    let benchmarking = std::env::args().any(|a| a == "--bench");
+    run(if benchmarking { 100_000 } else { 1_000 });
+}
