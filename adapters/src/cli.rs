@@ -176,9 +176,13 @@ pub struct DemoArgs {
     /// API address (loopback), so `flotilla get …` works while the demo runs.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
-    /// How long to run, in seconds.
-    #[arg(long, default_value_t = 20)]
+    /// Give up after this many seconds (the demo stops by itself once both runs succeeded).
+    #[arg(long, default_value_t = 120)]
     pub seconds: u64,
+    /// Leave the approvals to you (`flotilla approve NAME` from another terminal) instead of
+    /// having the demo give them.
+    #[arg(long)]
+    pub manual_approvals: bool,
 }
 
 /// `flotilla run start|stop NAME`: sets a staged update run's `spec.state`.

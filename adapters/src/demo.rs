@@ -1,7 +1,12 @@
-//! `flotilla demo`: the README's first command. A real hub on the embedded store with a small
-//! example fleet whose member agents are **simulated** (they run in this process, heartbeat,
-//! and report the work they are given as applied and available — they apply nothing); one of
-//! them goes silent partway so its heartbeat timeout shows.
+//! `flotilla demo`: the README's first command — flotilla's main job end to end on the embedded
+//! store. A real hub takes a small example fleet, whose member agents are **simulated** (they run
+//! in this process, heartbeat, and report the work they are given as applied and available —
+//! they apply nothing), through two staged update runs: the first places the example namespace
+//! stage by stage, the second takes a change of its ConfigMap through the same stages — a timed
+//! wait after staging, an approval after canary, an approval before production, then production
+//! one cluster at a time. Approvals are given by the demo (as `flotilla approve NAME` would) unless
+//! `--manual-approvals` asks for them from a second terminal. A lab cluster's agent goes silent
+//! partway, so its heartbeat timeout shows too.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,14 +25,19 @@ use crate::store::AnyLog;
 
 /// The example fleet, shipped with the binary.
 pub const EXAMPLE_FLEET: &str = include_str!("../../examples/fleet.yaml");
-/// The member whose simulated agent stops part of the way through.
-const SILENT_MEMBER: &str = "member-4";
+/// The member whose simulated agent stops part of the way through (outside the placement).
+const SILENT_MEMBER: &str = "member-5";
+/// The members whose agents the demo simulates.
+const MEMBERS: [&str; 5] = ["member-1", "member-2", "member-3", "member-4", "member-5"];
+/// The demo gives an approval this long after its request appeared.
+const APPROVE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
 /// Simulated agents beat at the example's `heartbeatPeriodSeconds`.
 const BEAT_EVERY: Duration = Duration::from_secs(2);
-/// The table is printed this often.
-const PRINT_EVERY: Duration = Duration::from_secs(4);
+/// The member table is printed this often.
+const PRINT_EVERY: Duration = Duration::from_secs(10);
 
-/// Runs the demo for `args.seconds`, then stops cleanly (checkpointing).
+/// Runs the demo until the second run succeeded (at most `args.seconds`), then stops cleanly
+/// (checkpointing).
 ///
 /// # Errors
 /// When the store cannot be opened or the hub fails.
@@ -36,17 +46,44 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
     let hub = Hub::open(Arc::new(log), HubConfig::default()).await?;
     let listener = crate::serve::bind(args.listen).await?;
-    let duration = Duration::from_secs(args.seconds);
-    let server = tokio::spawn(crate::serve::run(
-        hub.clone(),
-        listener,
-        tokio::time::sleep(duration + Duration::from_millis(500)),
-    ));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(crate::serve::run(hub.clone(), listener, async {
+        let _ = stopped.await;
+    }));
     println!(
-        "data directory: {} (embedded redb log)",
-        args.data.display()
+        "data directory: {} (embedded redb log); API on http://{}",
+        args.data.display(),
+        args.listen
     );
-    let documents = manifests::parse_file("examples/fleet.yaml", EXAMPLE_FLEET)?;
+    println!(
+        "member agents are SIMULATED: they heartbeat and report their work applied and available"
+    );
+    submit_manifests(&hub, "examples/fleet.yaml", EXAMPLE_FLEET).await?;
+    if args.manual_approvals {
+        println!(
+            "approvals are yours: run `flotilla approve NAME` from another terminal when asked"
+        );
+    }
+    let outcome = drive(&hub, &args).await;
+    let _ = stop.send(());
+    server.await.context("hub task")??;
+    outcome?;
+    let view = hub.view()?;
+    println!(
+        "stopped after {} events; state hash {}",
+        view.folder.seq,
+        view.folder.state.hash().context("hashing state")?
+    );
+    Ok(())
+}
+
+/// Applies every document of a YAML text.
+async fn submit_manifests<L: flotilla_eventstore::EventLog>(
+    hub: &Hub<L>,
+    file: &str,
+    text: &str,
+) -> anyhow::Result<()> {
+    let documents = manifests::parse_file(file, text)?;
     let applies = documents
         .into_iter()
         .map(|d| {
@@ -59,56 +96,229 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         })
         .collect();
     let appended = hub.submit(applies).await?;
-    println!(
-        "applied {} objects from examples/fleet.yaml",
-        appended.len()
-    );
-    simulate_agents(&hub, duration).await?;
-    server.await.context("hub task")??;
-    let view = hub.view()?;
-    println!(
-        "stopped after {} events; state hash {}",
-        view.folder.seq,
-        view.folder.state.hash().context("hashing state")?
-    );
+    println!("applied {} objects from {file}", appended.len());
     Ok(())
 }
 
-fn event(source: &str, input: Input) -> Envelope {
-    Envelope::new(Uuid::now_v7(), Utc::now(), source, input)
+/// The first run places the namespace; the second takes a ConfigMap change through the stages.
+const FIRST_RUN: &str = "apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata: {name: demo-run-1}
+spec: {placementName: crp-1, stagedRolloutStrategyName: demo-strategy, state: Run}
+";
+/// The change, and the run that rolls it out (resource snapshot 1).
+const CHANGE_AND_SECOND_RUN: &str = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: test-1, namespace: test-deployment}
+data: {key1: value2}
+---
+apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterStagedUpdateRun
+metadata: {name: demo-run-2}
+spec: {placementName: crp-1, resourceSnapshotIndex: \"1\", stagedRolloutStrategyName: demo-strategy, state: Run}
+";
+
+/// Where the demo is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for the placement to be scheduled.
+    Scheduling,
+    /// The first run is rolling the namespace out.
+    FirstRun,
+    /// The second run is rolling the change out.
+    SecondRun,
+    /// Both runs succeeded.
+    Done,
 }
 
-/// Simulated member agents: heartbeat with properties; one stops at a third of the run.
-async fn simulate_agents<L: flotilla_eventstore::EventLog>(
+/// Simulated agents beat and report; the demo starts the runs, approves (unless manual) and
+/// prints the runs' progress whenever it changes.
+async fn drive<L: flotilla_eventstore::EventLog>(
     hub: &Hub<L>,
-    duration: Duration,
+    args: &DemoArgs,
 ) -> anyhow::Result<()> {
+    let duration = Duration::from_secs(args.seconds);
     let started = Instant::now();
     let mut last_print = started;
-    let members: Vec<String> = (1..=4).map(|i| format!("member-{i}")).collect();
-    while started.elapsed() < duration {
-        let silent = started.elapsed() > duration / 3;
-        let beats = members
+    let mut phase = Phase::Scheduling;
+    let mut progress: BTreeMap<String, String> = BTreeMap::new();
+    while started.elapsed() < duration && phase != Phase::Done {
+        let silent = started.elapsed() > Duration::from_secs(6);
+        let mut events: Vec<Envelope> = MEMBERS
             .iter()
             .enumerate()
-            .filter(|(_, name)| !(silent && name.as_str() == SILENT_MEMBER))
+            .filter(|(_, name)| !(silent && **name == SILENT_MEMBER))
             .map(|(i, name)| {
                 event(
                     &format!("simulated-agent/{name}"),
                     Input::Heartbeat(beat(name, i)),
                 )
             })
-            .collect::<Vec<_>>();
-        let mut events = beats;
+            .collect();
         events.extend(work_reports(hub, silent)?);
         hub.submit(events).await?;
+        phase = next_phase(hub, phase).await?;
+        for (run, line) in run_progress(hub)? {
+            if progress.get(&run) != Some(&line) {
+                println!("{line}");
+                progress.insert(run, line);
+            }
+        }
+        if !args.manual_approvals {
+            hub.submit(approvals(hub)?).await?;
+        }
         if last_print.elapsed() >= PRINT_EVERY {
             last_print = Instant::now();
             print_members(hub, started.elapsed(), silent)?;
         }
         tokio::time::sleep(BEAT_EVERY).await;
     }
-    print_members(hub, started.elapsed(), true)
+    print_members(hub, started.elapsed(), true)?;
+    if phase == Phase::Done {
+        println!(
+            "\nboth staged update runs succeeded; try `flotilla describe csur demo-run-2` while a hub serves this data (`flotilla serve`)"
+        );
+    } else {
+        println!(
+            "\nstopped after {}s before the runs finished (see --seconds)",
+            args.seconds
+        );
+    }
+    Ok(())
+}
+
+/// Starts the next run once the previous step is done.
+async fn next_phase<L: flotilla_eventstore::EventLog>(
+    hub: &Hub<L>,
+    phase: Phase,
+) -> anyhow::Result<Phase> {
+    let (scheduled, first_done, second_done) = {
+        let view = hub.view()?;
+        let state = &view.folder.state;
+        let scheduled = state
+            .placements
+            .values()
+            .any(|p| p.bindings.len() >= 4 && p.is_fully_scheduled());
+        let succeeded = |name: &str| {
+            state.update_runs.iter().any(|(k, r)| {
+                k.name == name
+                    && r.status
+                        .succeeded
+                        .as_ref()
+                        .is_some_and(|c| c.reason == "UpdateRunSucceeded")
+            })
+        };
+        (scheduled, succeeded("demo-run-1"), succeeded("demo-run-2"))
+    };
+    Ok(match phase {
+        Phase::Scheduling if scheduled => {
+            println!(
+                "\ncrp-1 is scheduled on member-1..4; starting demo-run-1 (the first rollout)"
+            );
+            submit_manifests(hub, "demo-run-1", FIRST_RUN).await?;
+            Phase::FirstRun
+        }
+        Phase::FirstRun if first_done => {
+            println!(
+                "\nchanging ConfigMap test-1 (resource snapshot 1) and starting demo-run-2 to roll it out"
+            );
+            submit_manifests(hub, "demo-run-2", CHANGE_AND_SECOND_RUN).await?;
+            Phase::SecondRun
+        }
+        Phase::SecondRun if second_done => Phase::Done,
+        other => other,
+    })
+}
+
+/// Approves every request that has waited [`APPROVE_AFTER`] — what `flotilla approve NAME`
+/// does from another terminal.
+fn approvals<L: flotilla_eventstore::EventLog>(hub: &Hub<L>) -> anyhow::Result<Vec<Envelope>> {
+    let view = hub.view()?;
+    let now = Utc::now();
+    let mut events = Vec::new();
+    for (key, request) in &view.folder.state.approvals {
+        if request.approved.is_none() && request.meta.creation_timestamp + APPROVE_AFTER <= now {
+            println!(
+                "  approving {} (what `flotilla approve {}` does)",
+                key.display(),
+                key.name
+            );
+            events.push(event(
+                "demo/approver",
+                Input::Approve {
+                    name: key.name.clone(),
+                    namespace: None,
+                },
+            ));
+        }
+    }
+    Ok(events)
+}
+
+/// One line per run: its state and each stage's clusters and gate.
+fn run_progress<L: flotilla_eventstore::EventLog>(
+    hub: &Hub<L>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let view = hub.view()?;
+    let state = &view.folder.state;
+    let mut lines = Vec::new();
+    for (key, run) in &state.update_runs {
+        let condition =
+            |c: &Option<flotilla_core::condition::Condition>| c.as_ref().map(|c| c.reason.clone());
+        let headline = condition(&run.status.succeeded)
+            .or_else(|| condition(&run.status.progressing))
+            .or_else(|| condition(&run.status.initialized))
+            .unwrap_or_default();
+        let stages: Vec<String> = run
+            .status
+            .stages
+            .iter()
+            .map(|stage| {
+                let clusters: Vec<String> = stage
+                    .clusters
+                    .iter()
+                    .map(|c| {
+                        let mark = match (&c.started, &c.succeeded) {
+                            (_, Some(_)) => "done",
+                            (Some(_), None) => "updating",
+                            _ => "pending",
+                        };
+                        format!("{} {mark}", c.cluster)
+                    })
+                    .collect();
+                let gate = stage_gate(stage);
+                format!("{} [{}]{gate}", stage.name, clusters.join(", "))
+            })
+            .collect();
+        let line = format!("  {}: {headline} | {}", key.name, stages.join(" -> "));
+        lines.push((key.name.clone(), line));
+    }
+    Ok(lines)
+}
+
+/// What a stage waits on, if anything.
+fn stage_gate(stage: &flotilla_core::staged::run::StageStatus) -> String {
+    if stage.succeeded.is_some() {
+        return " succeeded".to_owned();
+    }
+    let waiting = stage
+        .before_tasks
+        .iter()
+        .chain(&stage.after_tasks)
+        .filter(|t| t.has("ApprovalRequestCreated") && !t.has("ApprovalRequestApproved"))
+        .filter_map(|t| t.approval_request_name.clone())
+        .collect::<Vec<_>>();
+    if !waiting.is_empty() {
+        return format!(" waiting for approval {}", waiting.join(", "));
+    }
+    if stage.after_waiting {
+        return " timed wait".to_owned();
+    }
+    String::new()
+}
+
+fn event(source: &str, input: Input) -> Envelope {
+    Envelope::new(Uuid::now_v7(), Utc::now(), source, input)
 }
 
 /// The simulated members apply whatever work they were given and report it applied and
@@ -191,6 +401,8 @@ fn print_members<L: flotilla_eventstore::EventLog>(
         "memberclusters",
         "clusterresourceplacements",
         "clusterresourcebindings",
+        "clusterstagedupdateruns",
+        "clusterapprovalrequests",
     ] {
         if let Some(kind) = flotilla_projections::resolve_kind(state, kind) {
             print!(

@@ -116,6 +116,20 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
         placement_columns(wide, &PlacementConditions::NAMESPACED)
     } else if kind.group == PLACEMENT_GROUP && kind.kind == CLUSTER_RESOURCE_PLACEMENT_EVICTION {
         eviction_columns()
+    } else if kind.group == PLACEMENT_GROUP
+        && matches!(
+            kind.kind.as_str(),
+            "ClusterStagedUpdateRun" | "StagedUpdateRun"
+        )
+    {
+        update_run_columns()
+    } else if kind.group == PLACEMENT_GROUP
+        && matches!(
+            kind.kind.as_str(),
+            "ClusterApprovalRequest" | "ApprovalRequest"
+        )
+    {
+        approval_request_columns()
     } else {
         match DerivedKind::parse(&kind.group, &kind.kind) {
             Some((DerivedKind::PolicySnapshot | DerivedKind::ResourceSnapshot, _)) => {
@@ -135,6 +149,74 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
             ],
         }
     }
+}
+
+/// KubeFleet's printer columns for update runs.
+fn update_run_columns() -> Vec<Column> {
+    vec![
+        Column {
+            header: "NAME",
+            cell: name_cell,
+        },
+        Column {
+            header: "PLACEMENT",
+            cell: |object, _| scalar_text(object.pointer("/spec/placementName")),
+        },
+        Column {
+            header: "RESOURCE-SNAPSHOT-INDEX",
+            cell: |object, _| scalar_text(object.pointer("/status/resourceSnapshotIndexUsed")),
+        },
+        Column {
+            header: "POLICY-SNAPSHOT-INDEX",
+            cell: |object, _| scalar_text(object.pointer("/status/policySnapshotIndexUsed")),
+        },
+        Column {
+            header: "INITIALIZED",
+            cell: |object, _| condition_field(object, "Initialized", "status"),
+        },
+        Column {
+            header: "PROGRESSING",
+            cell: |object, _| condition_field(object, "Progressing", "status"),
+        },
+        Column {
+            header: "SUCCEEDED",
+            cell: |object, _| condition_field(object, "Succeeded", "status"),
+        },
+        Column {
+            header: "AGE",
+            cell: age_cell,
+        },
+    ]
+}
+
+/// KubeFleet's printer columns for approval requests.
+fn approval_request_columns() -> Vec<Column> {
+    vec![
+        Column {
+            header: "NAME",
+            cell: name_cell,
+        },
+        Column {
+            header: "UPDATE-RUN",
+            cell: |object, _| scalar_text(object.pointer("/spec/parentStageRollout")),
+        },
+        Column {
+            header: "STAGE",
+            cell: |object, _| scalar_text(object.pointer("/spec/targetStage")),
+        },
+        Column {
+            header: "APPROVED",
+            cell: |object, _| condition_field(object, "Approved", "status"),
+        },
+        Column {
+            header: "APPROVAL-ACCEPTED",
+            cell: |object, _| condition_field(object, "ApprovalAccepted", "status"),
+        },
+        Column {
+            header: "AGE",
+            cell: age_cell,
+        },
+    ]
 }
 
 /// KubeFleet's printer columns for evictions: the Valid and Executed condition statuses.

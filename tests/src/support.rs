@@ -106,6 +106,38 @@ impl HubProcess {
             .map_err(|e| e.to_string())
     }
 
+    /// POSTs JSON events to `/v1/events?wait=true` (what a member agent does) and returns the
+    /// hub's answer.
+    ///
+    /// # Errors
+    /// When the hub does not answer or refuses the request.
+    pub fn post_events(&self, events: &serde_json::Value) -> HarnessResult<serde_json::Value> {
+        let url = format!("{}/v1/events?wait=true", self.url);
+        std::thread::scope(|scope| {
+            let post = scope.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                runtime.block_on(async {
+                    let response = reqwest::Client::new()
+                        .post(url)
+                        .json(events)
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if !response.status().is_success() {
+                        let status = response.status();
+                        let body = response.text().await.unwrap_or_default();
+                        return Err(format!("POST /v1/events: {status}: {body}"));
+                    }
+                    response.json().await.map_err(|e| e.to_string())
+                })
+            });
+            post.join().map_err(|_| "post thread panicked".to_owned())?
+        })
+    }
+
     /// GETs `/v1/status` as JSON.
     ///
     /// # Errors
