@@ -473,3 +473,108 @@ proptest! {
         }
     }
 }
+
+/// A `StagedUpdateRun` sees only its own namespace: its ResourcePlacement, its
+/// `StagedUpdateStrategy`, and `ApprovalRequest`s created there.
+#[test]
+fn a_namespaced_run_never_reaches_outside_its_namespace() {
+    let mut hub = Hub::new();
+    hub.join("member1", json!({"env": "prod"}), json!([]));
+    hub.apply(&namespace("app"));
+    hub.apply(&json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "config", "namespace": "app"}, "data": {"a": "b"}
+    }));
+    hub.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ResourcePlacement",
+        "metadata": {"name": "rp", "namespace": "app"},
+        "spec": {
+            "resourceSelectors": [{"group": "", "kind": "ConfigMap", "version": "v1", "name": "config"}],
+            "policy": {"placementType": "PickAll"},
+            "strategy": {"type": "External"}
+        }
+    }));
+    let strategy_in = |ns: &str| {
+        json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "StagedUpdateStrategy",
+            "metadata": {"name": "strategy", "namespace": ns},
+            "spec": {"stages": [{"name": "prod", "labelSelector": {}, "afterStageTasks": [{"type": "Approval"}]}]}
+        })
+    };
+    let run_in = |ns: &str, name: &str| {
+        json!({
+            "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+            "kind": "StagedUpdateRun",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"placementName": "rp", "stagedRolloutStrategyName": "strategy", "state": "Run"}
+        })
+    };
+    // The strategy exists only in another namespace: the run cannot see it.
+    hub.apply(&strategy_in("other"));
+    hub.apply(&run_in("app", "blind"));
+    let key = |name: &str| ObjectKey {
+        group: "placement.kubernetes-fleet.io".into(),
+        kind: "StagedUpdateRun".into(),
+        namespace: "app".into(),
+        name: name.into(),
+    };
+    let message = hub.state.update_runs[&key("blind")]
+        .status
+        .initialized
+        .as_ref()
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    assert!(
+        message.ends_with("referenced stagedUpdateStrategy not found: strategy"),
+        "{message}"
+    );
+    // A run in another namespace cannot see the ResourcePlacement.
+    hub.apply(&run_in("other", "elsewhere"));
+    let elsewhere = ObjectKey {
+        namespace: "other".into(),
+        ..key("elsewhere")
+    };
+    let message = hub.state.update_runs[&elsewhere]
+        .status
+        .initialized
+        .as_ref()
+        .map(|c| c.message.clone())
+        .unwrap_or_default();
+    assert!(message.ends_with("parent placement not found"), "{message}");
+    // In its own namespace it runs, and its approval request lives there.
+    hub.apply(&strategy_in("app"));
+    hub.apply(&run_in("app", "good"));
+    hub.send(Input::WorkReport(WorkReport {
+        cluster: "member1".into(),
+        placement: "rp".into(),
+        namespace: Some("app".into()),
+        resource_index: 0,
+        applied: Some(true),
+        available: Some(true),
+        trackable: true,
+        message: String::new(),
+    }));
+    let cluster_scoped = hub.send(Input::Approve {
+        name: "good-after-prod".into(),
+        namespace: None,
+    });
+    assert!(
+        matches!(&cluster_scoped[0], Decision::Rejected { .. }),
+        "not a ClusterApprovalRequest"
+    );
+    hub.send(Input::Approve {
+        name: "good-after-prod".into(),
+        namespace: Some("app".into()),
+    });
+    let run = &hub.state.update_runs[&key("good")];
+    assert_eq!(
+        run.status.succeeded.as_ref().map(|c| c.reason.as_str()),
+        Some("UpdateRunSucceeded")
+    );
+    assert_eq!(
+        run.status.initialized.as_ref().map(|c| c.message.as_str()),
+        Some("StagedUpdateRun initialized successfully")
+    );
+}
