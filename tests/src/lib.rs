@@ -1,4 +1,5 @@
 //! flotilla-tests: end-to-end, scenario, fault and crash tests (in `tests/`), and the helpers
-//! they share (in [`support`]).
+//! they share (in [`support`] and [`scenario_files`]).
 
+pub mod scenario_files;
 pub mod support;

@@ -4,31 +4,16 @@
 //! reconciled once and its spec is immutable; and an eviction unblocks a rollout held by
 //! maxUnavailable. Outcomes are read from the printed JSON, as `flotilla get -o json` shows them.
 
-use std::path::Path;
-
-use flotilla_adapters::scenario;
-use flotilla_adapters::store::AnyLog;
+use flotilla_tests::scenario_files::run_scenario;
 use serde_json::Value;
 
 type TestResult = Result<(), String>;
 
 /// Runs `tests/scenarios/eviction/<name>`, all of it or only its first `steps` steps.
 async fn run(name: &str, steps: Option<usize>) -> Result<Value, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios/eviction")
-        .join(name);
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let mut parsed = scenario::parse(name, &text).map_err(|e| e.to_string())?;
-    if let Some(steps) = steps {
-        parsed.steps.truncate(steps);
-    }
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-    let output = scenario::run(&parsed, &log)
-        .await
-        .map_err(|e| e.to_string())?;
-    serde_json::to_value(output).map_err(|e| e.to_string())
+    Ok(run_scenario(&format!("eviction/{name}"), steps)
+        .await?
+        .output)
 }
 
 fn objects<'a>(output: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Value> {

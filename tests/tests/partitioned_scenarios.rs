@@ -4,8 +4,7 @@
 //! Bundle-shaped status (Pending on an initial deployment, OutOfSync on a change). The fleets
 //! (50 to 230 clusters) are generated here as scenario text.
 
-use flotilla_adapters::scenario;
-use flotilla_adapters::store::AnyLog;
+use flotilla_tests::scenario_files::run_scenario_text;
 use serde_json::{Value, json};
 
 type TestResult = Result<(), String>;
@@ -81,14 +80,8 @@ impl Script {
     }
 
     async fn run(&self) -> Result<Outcome, String> {
-        let parsed = scenario::parse("generated.yaml", &self.0).map_err(|e| e.to_string())?;
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-        let output = scenario::run(&parsed, &log)
-            .await
-            .map_err(|e| e.to_string())?;
-        let output = serde_json::to_value(output).map_err(|e| e.to_string())?;
-        Ok(Outcome(output))
+        let run = run_scenario_text("generated.yaml", &self.0, None).await?;
+        Ok(Outcome(run.output))
     }
 }
 

@@ -3,30 +3,16 @@
 //! surges; a move from west to east adds both new clusters before removing the old ones, one at
 //! a time.
 
-use std::path::Path;
-
-use flotilla_adapters::scenario;
-use flotilla_adapters::store::AnyLog;
+use flotilla_tests::scenario_files::run_scenario;
 use serde_json::Value;
 
 type TestResult = Result<(), String>;
 
 /// Runs the first `steps` steps of a scenario (all when `None`) and returns its JSON output.
 async fn run(name: &str, steps: Option<usize>) -> Result<Value, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios/rollout")
-        .join(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-    let mut parsed = scenario::parse(name, &text).map_err(|e| e.to_string())?;
-    if let Some(steps) = steps {
-        parsed.steps.truncate(steps);
-    }
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-    let output = scenario::run(&parsed, &log)
-        .await
-        .map_err(|e| e.to_string())?;
-    serde_json::to_value(output).map_err(|e| e.to_string())
+    Ok(run_scenario(&format!("rollout/{name}"), steps)
+        .await?
+        .output)
 }
 
 /// `cluster=state@resource snapshot` for every ClusterResourceBinding of `crp-1`, by cluster.

@@ -2,29 +2,14 @@
 //! the `flotilla scenario run` command), and the member-health scenario ends in the state its
 //! comments describe.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use flotilla_adapters::scenario;
-use flotilla_adapters::store::AnyLog;
+use flotilla_tests::scenario_files::{run_scenario, scenario_path};
 use serde_json::Value;
 
-fn scenario_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios")
-        .join(name)
-}
-
 async fn run_json(name: &str) -> Result<Value, String> {
-    let path = scenario_path(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-    let parsed = scenario::parse(name, &text).map_err(|e| e.to_string())?;
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-    let output = scenario::run(&parsed, &log)
-        .await
-        .map_err(|e| e.to_string())?;
-    serde_json::to_value(output).map_err(|e| e.to_string())
+    Ok(run_scenario(name, None).await?.output)
 }
 
 #[test]

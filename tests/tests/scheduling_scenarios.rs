@@ -9,10 +9,7 @@
 //! A test may stop a scenario after its first N steps to check an intermediate state; the
 //! scenario files name the step numbers they describe.
 
-use std::path::Path;
-
-use flotilla_adapters::scenario;
-use flotilla_adapters::store::AnyLog;
+use flotilla_tests::scenario_files::run_scenario;
 use serde_json::{Value, json};
 
 type TestResult = Result<(), String>;
@@ -39,22 +36,9 @@ const PICK_ALL_HASH: &str =
 
 /// Runs `tests/scenarios/scheduling/<name>`, all of it or only its first `steps` steps.
 async fn run(name: &str, steps: Option<usize>) -> Result<Value, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios")
-        .join("scheduling")
-        .join(name);
-    let text =
-        std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let mut parsed = scenario::parse(name, &text).map_err(|e| e.to_string())?;
-    if let Some(steps) = steps {
-        parsed.steps.truncate(steps);
-    }
-    let dir = tempfile::tempdir().map_err(|e| format!("temporary directory: {e}"))?;
-    let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-    let output = scenario::run(&parsed, &log)
-        .await
-        .map_err(|e| e.to_string())?;
-    serde_json::to_value(output).map_err(|e| e.to_string())
+    Ok(run_scenario(&format!("scheduling/{name}"), steps)
+        .await?
+        .output)
 }
 
 /// A scalar as text (strings unquoted, a missing value as "").

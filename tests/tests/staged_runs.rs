@@ -5,36 +5,17 @@
 
 use std::path::Path;
 
-use flotilla_adapters::scenario;
-use flotilla_adapters::store::AnyLog;
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
-use flotilla_eventstore::EventLog;
+use flotilla_tests::scenario_files::run_scenario;
 
 type TestResult = Result<(), String>;
 
 /// Runs the first `steps` steps of a scenario under `tests/scenarios/staged` and returns the
 /// folded state and the scenario's JSON output.
 async fn run(name: &str, steps: Option<usize>) -> Result<(State, serde_json::Value), String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios/staged")
-        .join(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-    let mut parsed = scenario::parse(name, &text).map_err(|e| e.to_string())?;
-    if let Some(steps) = steps {
-        parsed.steps.truncate(steps);
-    }
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let log = AnyLog::open_embedded(dir.path()).map_err(|e| e.to_string())?;
-    let output = scenario::run(&parsed, &log)
-        .await
-        .map_err(|e| e.to_string())?;
-    let last = log.last_seq().await.map_err(|e| e.to_string())?;
-    let folder = flotilla_replay::fold_from_zero(&log, last)
-        .await
-        .map_err(|e| e.to_string())?;
-    let output = serde_json::to_value(output).map_err(|e| e.to_string())?;
-    Ok((folder.state, output))
+    let run = run_scenario(&format!("staged/{name}"), steps).await?;
+    Ok((run.state, run.output))
 }
 
 fn run_key() -> ObjectKey {

@@ -84,6 +84,29 @@ impl Pass<'_> {
         }
     }
 
+    /// Sets stage `index`'s `Progressing` condition, recording a decision when it changed;
+    /// `fresh` starts a new transition even when the status stays (waiting starts now).
+    fn stage_progressing(
+        &mut self,
+        index: usize,
+        status: ConditionStatus,
+        reason: &str,
+        fresh: bool,
+    ) {
+        let next = self.condition("Progressing", status, reason, "");
+        let slot = &mut self.run.status.stages[index].progressing;
+        let changed = if fresh {
+            *slot = Some(next);
+            true
+        } else {
+            Condition::set(slot, next)
+        };
+        if changed {
+            let name = self.run.status.stages[index].name.clone();
+            self.stage_changed(&name, reason);
+        }
+    }
+
     fn stage_changed(&mut self, stage: &str, reason: &str) {
         self.decisions.push(Decision::UpdateRunStageChanged {
             run: self.run_label(),
@@ -220,11 +243,7 @@ fn settle_stop(pass: &mut Pass<'_>, index: Option<usize>, stopping: bool) {
             .is_some_and(|c| c.reason == "StageUpdatingWaiting");
         // A stage waiting on its tasks keeps its Progressing time: TimedWait counts from it.
         if started && !waiting {
-            let next = pass.condition("Progressing", stage_status, stage_reason, "");
-            let name = pass.run.status.stages[i].name.clone();
-            if Condition::set(&mut pass.run.status.stages[i].progressing, next) {
-                pass.stage_changed(&name, stage_reason);
-            }
+            pass.stage_progressing(i, stage_status, stage_reason, false);
         }
     }
     pass.progressing(run_status, run_reason, "");
@@ -234,16 +253,7 @@ fn stage(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
     let not_started = pass.run.status.stages[index].start_time.is_none()
         && !pass.run.status.stages[index].after_waiting;
     if not_started && !tasks_pass(pass, index, TaskPosition::Before) {
-        let next = pass.condition(
-            "Progressing",
-            ConditionStatus::False,
-            "StageUpdatingWaiting",
-            "",
-        );
-        let name = pass.run.status.stages[index].name.clone();
-        if Condition::set(&mut pass.run.status.stages[index].progressing, next) {
-            pass.stage_changed(&name, "StageUpdatingWaiting");
-        }
+        pass.stage_progressing(index, ConditionStatus::False, "StageUpdatingWaiting", false);
         return Outcome::Waiting;
     }
     let has_clusters = !pass.run.status.stages[index].clusters.is_empty();
@@ -269,18 +279,8 @@ fn stage(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
 }
 
 fn start_stage(pass: &mut Pass<'_>, index: usize) {
-    let now = pass.now;
-    let next = pass.condition(
-        "Progressing",
-        ConditionStatus::True,
-        "StageUpdatingStarted",
-        "",
-    );
-    let stage = &mut pass.run.status.stages[index];
-    stage.start_time = Some(now);
-    Condition::set(&mut stage.progressing, next);
-    let name = stage.name.clone();
-    pass.stage_changed(&name, "StageUpdatingStarted");
+    pass.run.status.stages[index].start_time = Some(pass.now);
+    pass.stage_progressing(index, ConditionStatus::True, "StageUpdatingStarted", true);
 }
 
 fn resume_stage(pass: &mut Pass<'_>, index: usize) {
@@ -289,15 +289,7 @@ fn resume_stage(pass: &mut Pass<'_>, index: usize) {
         .as_ref()
         .is_some_and(|c| c.status != ConditionStatus::True && c.reason != "StageUpdatingWaiting");
     if stopped {
-        let next = pass.condition(
-            "Progressing",
-            ConditionStatus::True,
-            "StageUpdatingStarted",
-            "",
-        );
-        Condition::set(&mut pass.run.status.stages[index].progressing, next);
-        let name = pass.run.status.stages[index].name.clone();
-        pass.stage_changed(&name, "StageUpdatingStarted");
+        pass.stage_progressing(index, ConditionStatus::True, "StageUpdatingStarted", false);
     }
 }
 
@@ -627,16 +619,8 @@ fn wait_secs(pass: &Pass<'_>, index: usize, position: TaskPosition, task: usize)
 /// is when a TimedWait starts counting), then the after-stage tasks, then `Succeeded`.
 fn after_tasks(pass: &mut Pass<'_>, index: usize) -> Outcome {
     if !pass.run.status.stages[index].after_waiting {
-        let next = pass.condition(
-            "Progressing",
-            ConditionStatus::False,
-            "StageUpdatingWaiting",
-            "",
-        );
         // A fresh transition: waiting for the after-stage tasks starts now.
-        pass.run.status.stages[index].progressing = Some(next);
-        let name = pass.run.status.stages[index].name.clone();
-        pass.stage_changed(&name, "StageUpdatingWaiting");
+        pass.stage_progressing(index, ConditionStatus::False, "StageUpdatingWaiting", true);
         pass.run.status.stages[index].after_waiting = true;
     }
     if !tasks_pass(pass, index, TaskPosition::After) {
