@@ -185,26 +185,27 @@ fn apply_override(
     origin: &Origin,
 ) -> Vec<Decision> {
     let object = key.display();
-    let existing = state.overrides.get(&key);
-    if existing.is_some_and(|o| {
-        o.spec == spec && o.meta.labels == user.labels && o.meta.annotations == user.annotations
-    }) {
-        return vec![Decision::ObjectUnchanged { object }];
-    }
-    if let Err(conflict) = overrides::validation::against_stored(state, &key, kind, &spec) {
+    let previous = state.overrides.get(&key).map(|o| Previous {
+        meta: o.meta.clone(),
+        same_spec: o.spec == spec,
+    });
+    let unchanged = previous.as_ref().is_some_and(|p| {
+        p.same_spec && p.meta.labels == user.labels && p.meta.annotations == user.annotations
+    });
+    if !unchanged
+        && let Err(conflict) = overrides::validation::against_stored(state, &key, kind, &spec)
+    {
         return vec![rejected(conflict.code, conflict.message)];
     }
-    let spec_changed = existing.is_none_or(|o| o.spec != spec);
-    let old_meta = existing.map(|o| o.meta.clone());
-    let meta = next_meta(
-        state,
-        old_meta.as_ref(),
-        api_version,
-        user,
+    let Revision {
+        meta,
+        decision,
         spec_changed,
-        origin,
-    );
-    let mut decisions = vec![stored(&object, &meta, old_meta.is_none())];
+    } = match revise(state, &object, previous, api_version, user, origin) {
+        Ok(revision) => revision,
+        Err(unchanged) => return vec![unchanged],
+    };
+    let mut decisions = vec![decision];
     let index = match state.overrides.get_mut(&key) {
         Some(stored) => {
             stored.meta = meta;
@@ -227,6 +228,60 @@ fn apply_override(
         });
     }
     decisions
+}
+
+/// A typed object as stored before an apply: its metadata and whether the applied spec equals
+/// the stored one.
+pub(crate) struct Previous {
+    pub(crate) meta: ObjectMeta,
+    pub(crate) same_spec: bool,
+}
+
+/// The new revision of a typed object an apply stores.
+pub(crate) struct Revision {
+    /// Its metadata (resource version, generation bumped when the spec changed).
+    pub(crate) meta: ObjectMeta,
+    /// `ObjectStored`.
+    pub(crate) decision: Decision,
+    /// Whether the spec changed (or the object is new).
+    pub(crate) spec_changed: bool,
+}
+
+/// Decides what an apply of a typed object stores: `Err(ObjectUnchanged)` when spec, labels and
+/// annotations are all as stored, else the next revision's metadata and its decision.
+pub(crate) fn revise(
+    state: &mut State,
+    object: &str,
+    previous: Option<Previous>,
+    api_version: &str,
+    user: model::UserMeta,
+    origin: &Origin,
+) -> Result<Revision, Decision> {
+    if let Some(previous) = &previous
+        && previous.same_spec
+        && previous.meta.labels == user.labels
+        && previous.meta.annotations == user.annotations
+    {
+        return Err(Decision::ObjectUnchanged {
+            object: object.to_owned(),
+        });
+    }
+    let spec_changed = previous.as_ref().is_none_or(|p| !p.same_spec);
+    let old_meta = previous.map(|p| p.meta);
+    let meta = next_meta(
+        state,
+        old_meta.as_ref(),
+        api_version,
+        user,
+        spec_changed,
+        origin,
+    );
+    let decision = stored(object, &meta, old_meta.is_none());
+    Ok(Revision {
+        meta,
+        decision,
+        spec_changed,
+    })
 }
 
 pub(crate) fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
@@ -371,26 +426,17 @@ fn apply_strategy(
     spec: StrategySpec,
     origin: &Origin,
 ) -> Vec<Decision> {
-    let object = key.display();
-    let existing = state.strategies.get(&key);
-    if existing.is_some_and(|s| {
-        s.spec == spec && s.meta.labels == user.labels && s.meta.annotations == user.annotations
-    }) {
-        return vec![Decision::ObjectUnchanged { object }];
+    let previous = state.strategies.get(&key).map(|s| Previous {
+        meta: s.meta.clone(),
+        same_spec: s.spec == spec,
+    });
+    match revise(state, &key.display(), previous, api_version, user, origin) {
+        Err(unchanged) => vec![unchanged],
+        Ok(Revision { meta, decision, .. }) => {
+            state.strategies.insert(key, Strategy { meta, spec });
+            vec![decision]
+        }
     }
-    let spec_changed = existing.is_none_or(|s| s.spec != spec);
-    let old_meta = existing.map(|s| s.meta.clone());
-    let meta = next_meta(
-        state,
-        old_meta.as_ref(),
-        api_version,
-        user,
-        spec_changed,
-        origin,
-    );
-    let decision = stored(&object, &meta, old_meta.is_none());
-    state.strategies.insert(key, Strategy { meta, spec });
-    vec![decision]
 }
 
 /// Stores a run, refusing changes to its immutable fields and invalid state transitions; the
@@ -403,33 +449,24 @@ fn apply_run(
     spec: RunSpec,
     origin: &Origin,
 ) -> Vec<Decision> {
-    let object = key.display();
     let existing = state.update_runs.get(&key);
-    if let Some(old) = existing {
-        if let Err(error) = staged::model::validate_run_update(&old.spec, &spec) {
-            return vec![rejected(RejectCode::ImmutableField, error.to_string())];
-        }
-        if old.spec == spec
-            && old.meta.labels == user.labels
-            && old.meta.annotations == user.annotations
-        {
-            return vec![Decision::ObjectUnchanged { object }];
+    if let Some(old) = existing
+        && let Err(error) = staged::model::validate_run_update(&old.spec, &spec)
+    {
+        return vec![rejected(RejectCode::ImmutableField, error.to_string())];
+    }
+    let status = existing.map(|r| r.status.clone()).unwrap_or_default();
+    let previous = existing.map(|r| Previous {
+        meta: r.meta.clone(),
+        same_spec: r.spec == spec,
+    });
+    match revise(state, &key.display(), previous, api_version, user, origin) {
+        Err(unchanged) => vec![unchanged],
+        Ok(Revision { meta, decision, .. }) => {
+            state
+                .update_runs
+                .insert(key, UpdateRun { meta, spec, status });
+            vec![decision]
         }
     }
-    let spec_changed = existing.is_none_or(|r| r.spec != spec);
-    let old_meta = existing.map(|r| r.meta.clone());
-    let status = existing.map(|r| r.status.clone()).unwrap_or_default();
-    let meta = next_meta(
-        state,
-        old_meta.as_ref(),
-        api_version,
-        user,
-        spec_changed,
-        origin,
-    );
-    let decision = stored(&object, &meta, old_meta.is_none());
-    state
-        .update_runs
-        .insert(key, UpdateRun { meta, spec, status });
-    vec![decision]
 }

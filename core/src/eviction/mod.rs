@@ -34,7 +34,7 @@ use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION, ObjectKey,
     ObjectMeta, PLACEMENT_GROUP, UserMeta,
 };
-use crate::objects::{Origin, next_meta, stored};
+use crate::objects::{Origin, Previous, Revision, next_meta, revise, stored};
 use crate::state::State;
 
 /// A stored eviction and the outcome of its one reconciliation.
@@ -160,24 +160,15 @@ pub(crate) fn apply_budget(
     spec: DisruptionBudgetSpec,
     origin: &Origin,
 ) -> Vec<Decision> {
-    let object = key.display();
-    let existing = state.disruptions.budgets.get(&key.name);
-    if existing.is_some_and(|b| {
-        b.spec == spec && b.meta.labels == user.labels && b.meta.annotations == user.annotations
-    }) {
-        return vec![Decision::ObjectUnchanged { object }];
-    }
-    let spec_changed = existing.is_none_or(|b| b.spec != spec);
-    let old_meta = existing.map(|b| b.meta.clone());
-    let meta = next_meta(
-        state,
-        old_meta.as_ref(),
-        api_version,
-        user,
-        spec_changed,
-        origin,
-    );
-    let decision = stored(&object, &meta, old_meta.is_none());
+    let previous = state.disruptions.budgets.get(&key.name).map(|b| Previous {
+        meta: b.meta.clone(),
+        same_spec: b.spec == spec,
+    });
+    let Revision { meta, decision, .. } =
+        match revise(state, &key.display(), previous, api_version, user, origin) {
+            Ok(revision) => revision,
+            Err(unchanged) => return vec![unchanged],
+        };
     state
         .disruptions
         .budgets
