@@ -25,8 +25,9 @@
 //!   stream may answer: a lagging follower returns a shorter prefix (never a gap), so a read can
 //!   trail `last_seq` by milliseconds and callers simply read again. `last_seq`,
 //!   `last_decided_seq` and the fencing check ask the stream leader.
-//! - **Size**: one event or decision batch must fit the server's `max_payload` (1 MiB by
-//!   default, up to 64 MiB); a larger one fails its append with [`LogError::Nats`].
+//! - **Size**: one input event must fit the server's `max_payload` (1 MiB by default, up to
+//!   64 MiB); a larger one fails its append with [`LogError::Nats`]. A decision batch over it
+//!   goes into the `<prefix>_DECISION_BATCHES` object store, pointed at from the stream.
 //!
 //! Subjects are documented in [`subjects`]. Batched direct gets need nats-server 2.11 or newer
 //! (checked at connect). `wait_for` polls the input stream's last sequence (see
@@ -113,6 +114,7 @@ pub struct NatsLog {
     input: Stream,
     decisions: Stream,
     checkpoints: ObjectStore,
+    batches: ObjectStore,
     options: NatsOptions,
     /// Names this writer in the `Nats-Msg-Id` of its decision batches, so a retry of its own
     /// batch whose ack was lost is recognised, while another writer's batch fences it.
@@ -171,6 +173,7 @@ impl NatsLog {
         let decisions = streams::decisions_stream_config(&options);
         let decisions = streams::create_or_bind(&context, decisions).await?;
         let checkpoints = streams::checkpoint_bucket(&context, &options).await?;
+        let batches = streams::batch_bucket(&context, &options).await?;
         let fence = last_decision(&decisions).await?.fence;
         tracing::info!(
             input = %input.cached_info().config.name,
@@ -183,6 +186,7 @@ impl NatsLog {
             input,
             decisions,
             checkpoints,
+            batches,
             options,
             writer_id: Uuid::now_v7(),
             fence: Mutex::new(fence),
@@ -354,8 +358,13 @@ impl EventLog for NatsLog {
             )));
         }
         let msg_id = format!("{}:{first}-{last}", self.writer_id);
-        let ack =
-            decisions::publish(&self.context, &self.decisions, *fence, &msg_id, &batch).await?;
+        let target = decisions::Target {
+            context: &self.context,
+            stream: &self.decisions,
+            batches: &self.batches,
+            max_payload: self.client.server_info().max_payload,
+        };
+        let ack = decisions::publish(&target, *fence, &msg_id, &batch).await?;
         match ack {
             Ok(ack) => {
                 *fence = Fence {
@@ -392,7 +401,8 @@ impl EventLog for NatsLog {
         let timeout = self.options.request_timeout;
         match decisions::first_batch_covering(&self.decisions, from).await? {
             Some(start) => {
-                decisions::read_batches(&self.client, &self.decisions, start, max, timeout).await
+                let (client, stream) = (&self.client, &self.decisions);
+                decisions::read_batches(client, stream, &self.batches, (start, max), timeout).await
             }
             None => Ok(Vec::new()),
         }

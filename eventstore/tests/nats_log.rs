@@ -564,3 +564,39 @@ async fn an_existing_stream_with_other_tunables_is_bound_as_is() -> TestResult {
     assert_eq!(info.config.duplicate_window, Duration::from_secs(120));
     Ok(())
 }
+
+/// One input can decide more than the server's `max_payload` (a PickAll placement over tens of
+/// thousands of clusters): that batch goes into the batch object store, the stream keeps a
+/// fenced pointer, and reads, the fence and lookups see the whole batch.
+#[tokio::test]
+async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back() -> TestResult {
+    let server = NatsTestServer::start()?;
+    let log = connect(&server).await?;
+    within(log.append(events(1..=3))).await??;
+    within(log.append_decisions(batch(1, 1, "small"))).await??;
+    // ~3 MB of decisions for input 2, three times the default 1 MiB max_payload.
+    let scheduled: Vec<Decision> = (0..40_000)
+        .map(|i| Decision::ClusterScheduled {
+            placement: "ClusterResourcePlacement/everywhere".into(),
+            cluster: format!("member-cluster-with-a-long-name-{i:06}"),
+        })
+        .collect();
+    let large = DecisionBatch {
+        first_input_seq: 2,
+        last_input_seq: 2,
+        decisions: vec![(2, scheduled)],
+    };
+    within(log.append_decisions(large.clone())).await??;
+    within(log.append_decisions(batch(3, 3, "small"))).await??;
+    assert_eq!(within(log.last_decided_seq()).await??, 3);
+    let read = within(log.read_decisions(1, 10)).await??;
+    assert_eq!(read.len(), 3);
+    assert_eq!(read[1], large, "the large batch reads back whole");
+    assert_eq!(read[2], batch(3, 3, "small"));
+    let from_two = within(log.read_decisions(2, 1)).await??;
+    assert_eq!(from_two, vec![large]);
+    // Another process bound to the same log reads it too.
+    let other = connect(&server).await?;
+    assert_eq!(within(other.read_decisions(2, 1)).await??[0].decisions[0].1.len(), 40_000);
+    Ok(())
+}

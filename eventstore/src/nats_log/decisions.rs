@@ -4,6 +4,13 @@
 //! Batches are stored in input order and cover consecutive input ranges, so the stream is
 //! sorted by `last_input_seq` and a lookup by input sequence is a binary search over stream
 //! sequences, read from the stream leader.
+//!
+//! One input can decide a lot (a PickAll placement created over 75,000 clusters decides 75,000
+//! bindings, ~7 MB), more than the server's `max_payload` (1 MiB by default). Such a batch is
+//! put into the batch object store first (chunked, digest-checked), and the fenced message in
+//! the stream carries only its range and a [`BATCH_OBJECT_HEADER`] naming the object. A crash
+//! between the two leaves an unreferenced object, which is harmless: the object is named after
+//! the writer's message id, so a retry rewrites the same object.
 
 use std::time::Duration;
 
@@ -11,13 +18,34 @@ use async_nats::HeaderMap;
 use async_nats::header::{NATS_EXPECTED_LAST_SEQUENCE, NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
 use async_nats::jetstream;
 use async_nats::jetstream::context::PublishError;
+use async_nats::jetstream::object_store::{ObjectMetadata, ObjectStore};
 use async_nats::jetstream::publish::PublishAck;
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream};
-use flotilla_core::codec::{decode_decisions, encode_decisions};
+use flotilla_core::codec::{DECISIONS_BYTES_MAX, decode_decisions, encode_decisions};
+use tokio::io::AsyncReadExt;
 
 use super::direct;
 use super::subjects::DECISIONS_SUBJECT;
 use crate::{DecisionBatch, LogError};
+
+/// Header naming the object that holds a batch too large for one message.
+pub(crate) const BATCH_OBJECT_HEADER: &str = "Flotilla-Batch-Object";
+/// Room left under `max_payload` for the headers of a decisions message.
+const HEADER_ROOM_BYTES: usize = 16 * 1024;
+/// Chunk size of batch objects: under the default 1 MiB `max_payload`.
+const BATCH_CHUNK_BYTES: usize = 512 * 1024;
+
+/// Where decision batches are published.
+pub(crate) struct Target<'a> {
+    /// The JetStream context.
+    pub(crate) context: &'a jetstream::Context,
+    /// The decisions stream.
+    pub(crate) stream: &'a Stream,
+    /// The bucket for batches over `max_payload`.
+    pub(crate) batches: &'a ObjectStore,
+    /// The server's `max_payload`.
+    pub(crate) max_payload: usize,
+}
 
 /// What this writer knows of the decisions stream; advanced only by its own appends.
 #[derive(Debug, Clone, Copy)]
@@ -31,14 +59,40 @@ pub(crate) struct Fence {
 /// Publishes `batch` fenced on `fence`: the server refuses it with a wrong-last-sequence error
 /// if the stream has moved since. The inner result is the server's answer.
 pub(crate) async fn publish(
-    context: &jetstream::Context,
-    stream: &Stream,
+    target: &Target<'_>,
     fence: Fence,
     msg_id: &str,
     batch: &DecisionBatch,
 ) -> Result<Result<PublishAck, PublishError>, LogError> {
-    let record = encode_decisions(batch)?;
+    let Target {
+        context, stream, ..
+    } = target;
+    let mut record = encode_decisions(batch)?;
     let mut headers = HeaderMap::new();
+    if record.len() + HEADER_ROOM_BYTES > target.max_payload {
+        let name = batch_object_name(msg_id);
+        let meta = ObjectMetadata {
+            name: name.clone(),
+            description: Some(format!(
+                "flotilla decisions for inputs {}..={}",
+                batch.first_input_seq, batch.last_input_seq
+            )),
+            chunk_size: Some(BATCH_CHUNK_BYTES),
+            ..ObjectMetadata::default()
+        };
+        target
+            .batches
+            .put(meta, &mut record.as_slice())
+            .await
+            .map_err(|err| LogError::Nats(format!("put decision batch object {name}: {err}")))?;
+        headers.insert(BATCH_OBJECT_HEADER, name.as_str());
+        // The message keeps the range, so that the fence and lookups never read the object.
+        record = encode_decisions(&DecisionBatch {
+            first_input_seq: batch.first_input_seq,
+            last_input_seq: batch.last_input_seq,
+            decisions: Vec::new(),
+        })?;
+    }
     headers.insert(
         NATS_EXPECTED_LAST_SEQUENCE,
         fence.stream_seq.to_string().as_str(),
@@ -99,20 +153,60 @@ fn decode_batch(stream_seq: u64, payload: &[u8]) -> Result<DecisionBatch, LogErr
     })
 }
 
-/// Reads up to `max` batches starting at decisions stream sequence `from`.
+/// The object a large batch is stored under: named after the publishing writer's message id.
+fn batch_object_name(msg_id: &str) -> String {
+    format!("decisions-{}", msg_id.replace(':', "-"))
+}
+
+/// Reads up to `max` batches starting at decisions stream sequence `from`, fetching large ones
+/// from the batch object store.
 pub(crate) async fn read_batches(
     client: &async_nats::Client,
     stream: &Stream,
-    from: u64,
-    max: usize,
+    batches: &ObjectStore,
+    (from, max): (u64, usize),
     timeout: Duration,
 ) -> Result<Vec<DecisionBatch>, LogError> {
     let name = stream.cached_info().config.name.as_str();
     let messages = direct::get_batch(client, name, from, max, timeout).await?;
-    messages
-        .into_iter()
-        .map(|message| decode_batch(message.sequence, &message.payload))
-        .collect()
+    let mut out = Vec::with_capacity(messages.len());
+    for message in messages {
+        let object = message
+            .headers
+            .get(BATCH_OBJECT_HEADER)
+            .map(|name| name.as_str().to_owned());
+        let batch = match object {
+            Some(object) => read_object(batches, message.sequence, &object, timeout).await?,
+            None => decode_batch(message.sequence, &message.payload)?,
+        };
+        out.push(batch);
+    }
+    Ok(out)
+}
+
+/// Reads and decodes a large batch's object (its SHA-256 digest is checked by the store).
+async fn read_object(
+    batches: &ObjectStore,
+    stream_seq: u64,
+    name: &str,
+    timeout: Duration,
+) -> Result<DecisionBatch, LogError> {
+    let mut object = batches
+        .get(name)
+        .await
+        .map_err(|err| LogError::Nats(format!("get decision batch object {name}: {err}")))?;
+    let mut record = Vec::new();
+    let limit = u64::try_from(DECISIONS_BYTES_MAX).unwrap_or(u64::MAX);
+    // Chunks arrive one request each: allow a timeout per 16 chunks of a maximal batch.
+    let rounds = u32::try_from(1 + DECISIONS_BYTES_MAX / BATCH_CHUNK_BYTES / 16).unwrap_or(1);
+    tokio::time::timeout(
+        timeout.saturating_mul(rounds),
+        (&mut object).take(limit + 1).read_to_end(&mut record),
+    )
+    .await
+    .map_err(|_| LogError::Nats(format!("reading decision batch object {name} timed out")))?
+    .map_err(|err| LogError::Nats(format!("read decision batch object {name}: {err}")))?;
+    decode_batch(stream_seq, &record)
 }
 
 /// The first decisions stream sequence whose batch covers an input `>= input_seq`; `None` if

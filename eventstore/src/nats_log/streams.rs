@@ -32,6 +32,11 @@ pub(crate) fn checkpoint_bucket_name(options: &NatsOptions) -> String {
     format!("{}_CHECKPOINTS", options.stream_prefix)
 }
 
+/// The object store bucket holding decision batches too large for one message.
+pub(crate) fn batch_bucket_name(options: &NatsOptions) -> String {
+    format!("{}_DECISION_BATCHES", options.stream_prefix)
+}
+
 /// A log stream's full configuration.
 pub(crate) fn log_stream_config(
     name: String,
@@ -211,6 +216,33 @@ pub(crate) async fn checkpoint_bucket(
         storage: StorageType::File,
         num_replicas: options.replicas,
         // Checkpoints are large, written rarely, and compress well.
+        compression: true,
+        placement: None,
+    };
+    context
+        .create_object_store(config)
+        .await
+        .map_err(|err| LogError::Nats(format!("create object store {bucket}: {err}")))
+}
+
+/// Creates (or binds to) the bucket of decision batches larger than the server's
+/// `max_payload`; the decisions stream holds a pointer to each (see `decisions`).
+pub(crate) async fn batch_bucket(
+    context: &jetstream::Context,
+    options: &NatsOptions,
+) -> Result<ObjectStore, LogError> {
+    let bucket = batch_bucket_name(options);
+    if let Ok(store) = context.get_object_store(&bucket).await {
+        return Ok(store);
+    }
+    let config = object_store::Config {
+        bucket: bucket.clone(),
+        description: Some("flotilla decision batches over the server's max_payload".to_owned()),
+        // Part of the log: kept as long as the decisions stream that points at them.
+        max_age: Duration::ZERO,
+        max_bytes: -1,
+        storage: StorageType::File,
+        num_replicas: options.replicas,
         compression: true,
         placement: None,
     };
