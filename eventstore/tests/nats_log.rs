@@ -597,6 +597,11 @@ async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back(
     assert_eq!(from_two, vec![large]);
     // Another process bound to the same log reads it too.
     let other = connect(&server).await?;
-    assert_eq!(within(other.read_decisions(2, 1)).await??[0].decisions[0].1.len(), 40_000);
+    assert_eq!(
+        within(other.read_decisions(2, 1)).await??[0].decisions[0]
+            .1
+            .len(),
+        40_000
+    );
     Ok(())
 }

@@ -39,6 +39,8 @@ pub(crate) struct Pass<'a> {
     pub decisions: Vec<Decision>,
     /// When the run wants to be looked at again.
     pub wake_at: Option<DateTime<Utc>>,
+    /// Only these updating clusters can have changed (`None`: check all).
+    pub focus: Option<std::collections::BTreeSet<String>>,
 }
 
 impl Pass<'_> {
@@ -159,7 +161,7 @@ pub(crate) fn execute(pass: &mut Pass<'_>) {
 
 /// The run's clusters still match the placement's scheduling (seed 003: the run fails when
 /// "new scheduling changes its clusters" or the placement is deleted).
-fn revalidate(pass: &Pass<'_>) -> Result<(), String> {
+fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
     let Some(placement) = pass.state.placements.get(&key) else {
         return Err(format!(
@@ -174,6 +176,9 @@ fn revalidate(pass: &Pass<'_>) -> Result<(), String> {
             latest.map_or_else(String::new, |i| i.to_string()),
             used.map_or_else(String::new, |i| i.to_string())
         ));
+    }
+    if !pass.run.status.needs_validation {
+        return Ok(());
     }
     let (selected, _) = super::initialize::collect_clusters(placement);
     let planned: std::collections::BTreeSet<String> = pass
@@ -190,6 +195,7 @@ fn revalidate(pass: &Pass<'_>) -> Result<(), String> {
             selected.len()
         ));
     }
+    pass.run.status.needs_validation = false;
     Ok(())
 }
 
@@ -257,10 +263,8 @@ fn stage(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
         return Outcome::Waiting;
     }
     let has_clusters = !pass.run.status.stages[index].clusters.is_empty();
-    let all_done = pass.run.status.stages[index]
-        .clusters
-        .iter()
-        .all(|c| c.succeeded.is_some());
+    let stage = &pass.run.status.stages[index];
+    let all_done = stage.first_unfinished >= stage.clusters.len();
     if has_clusters && !all_done {
         if pass.run.status.stages[index].start_time.is_none() {
             if stopping {
@@ -300,18 +304,32 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
     let count = pass.run.status.stages[index].clusters.len();
     let mut updating = 0_usize;
     let mut stuck = false;
-    for position in 0..count {
-        let cluster = pass.run.status.stages[index].clusters[position].clone();
-        if cluster.succeeded.is_some() {
+    // Clusters start in order, so everything before the first unfinished one has succeeded.
+    for position in pass.run.status.stages[index].first_unfinished..count {
+        let status = &pass.run.status.stages[index].clusters[position];
+        if status.succeeded.is_some() {
             continue;
         }
-        if cluster.started.is_none() {
-            if stopping || updating >= limit {
-                continue;
-            }
+        let started = status.started.is_some();
+        if !started && (stopping || updating >= limit) {
+            // Nothing after this one has started either.
+            break;
+        }
+        let unchanged = started
+            && pass
+                .focus
+                .as_ref()
+                .is_some_and(|focus| !focus.contains(&status.cluster));
+        if unchanged {
+            updating += 1;
+            stuck |= is_stuck(pass, index, position);
+            continue;
+        }
+        let cluster = ClusterName(status.cluster.clone());
+        if !started {
             start_cluster(pass, index, position);
         }
-        match check_cluster(pass, &cluster.cluster) {
+        match check_cluster(pass, &cluster.0) {
             ClusterState::Succeeded => {
                 let next = pass.condition(
                     "Succeeded",
@@ -322,7 +340,7 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
                 pass.run.status.stages[index].clusters[position].succeeded = Some(next);
                 pass.decisions.push(Decision::UpdateRunClusterUpdated {
                     run: pass.run_label(),
-                    cluster: cluster.cluster.clone(),
+                    cluster: cluster.0.clone(),
                     succeeded: true,
                 });
             }
@@ -330,7 +348,7 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
                 let stage_name = pass.run.status.stages[index].name.clone();
                 let message = format!(
                     "cluster `{}` in stage `{stage_name}` failed to update: {why}",
-                    cluster.cluster
+                    cluster.0
                 );
                 let next = pass.condition(
                     "Succeeded",
@@ -341,7 +359,7 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
                 pass.run.status.stages[index].clusters[position].succeeded = Some(next);
                 pass.decisions.push(Decision::UpdateRunClusterUpdated {
                     run: pass.run_label(),
-                    cluster: cluster.cluster.clone(),
+                    cluster: cluster.0.clone(),
                     succeeded: false,
                 });
                 let failed = pass.condition(
@@ -355,16 +373,7 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
             }
             ClusterState::Updating => {
                 updating += 1;
-                let since = pass.run.status.stages[index].clusters[position]
-                    .started
-                    .as_ref()
-                    .map_or(pass.now, |c| c.last_transition_time);
-                let stuck_at = since + Duration::seconds(STUCK_AFTER_SECS);
-                if stuck_at <= pass.now {
-                    stuck = true;
-                } else {
-                    pass.wake(stuck_at);
-                }
+                stuck |= is_stuck(pass, index, position);
             }
         }
     }
@@ -383,14 +392,34 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
             pass.progressing(ConditionStatus::True, "UpdateRunStarted", "");
         }
     }
-    let all_done = pass.run.status.stages[index]
-        .clusters
-        .iter()
-        .all(|c| c.succeeded.is_some());
-    if all_done {
+    let stage = &mut pass.run.status.stages[index];
+    while stage.clusters.get(stage.first_unfinished).is_some_and(|c| {
+        c.succeeded
+            .as_ref()
+            .is_some_and(|s| s.status == ConditionStatus::True)
+    }) {
+        stage.first_unfinished += 1;
+    }
+    if stage.first_unfinished == stage.clusters.len() {
         Outcome::Done
     } else {
         Outcome::Waiting
+    }
+}
+
+/// Whether an updating cluster has been updating for [`STUCK_AFTER_SECS`]; if not yet, the
+/// run asks to be woken when it would be.
+fn is_stuck(pass: &mut Pass<'_>, index: usize, position: usize) -> bool {
+    let since = pass.run.status.stages[index].clusters[position]
+        .started
+        .as_ref()
+        .map_or(pass.now, |c| c.last_transition_time);
+    let stuck_at = since + Duration::seconds(STUCK_AFTER_SECS);
+    if stuck_at <= pass.now {
+        true
+    } else {
+        pass.wake(stuck_at);
+        false
     }
 }
 
@@ -455,6 +484,9 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         resource_index,
     });
 }
+
+/// A cluster's name, taken out of the run's status so the status can be changed meanwhile.
+struct ClusterName(String);
 
 enum ClusterState {
     Succeeded,

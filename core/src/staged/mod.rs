@@ -16,7 +16,7 @@ mod initialize;
 pub mod model;
 pub mod run;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -185,24 +185,58 @@ pub(crate) fn drive_touched(
     if state.update_runs.is_empty() {
         return Vec::new();
     }
+    mark_rescheduled(state, decisions);
     let mut keys = touched_runs(state, decisions);
     while let Some((deadline, key)) = state.run_deadlines.first().cloned() {
         if deadline > now {
             break;
         }
         state.run_deadlines.pop_first();
-        keys.insert(key);
+        keys.insert(key, None);
     }
     let mut out = Vec::new();
-    for key in keys {
-        out.extend(drive(state, &key, now));
+    for (key, focus) in keys {
+        out.extend(drive(state, &key, now, focus));
     }
     out
 }
 
-fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeSet<ObjectKey> {
-    let mut placements = BTreeSet::new();
-    let mut runs = BTreeSet::new();
+/// Runs whose placement's scheduling changed must check their clusters again before they go on.
+fn mark_rescheduled(state: &mut State, decisions: &[Decision]) {
+    let placements: BTreeSet<&str> = decisions
+        .iter()
+        .filter_map(|decision| match decision {
+            Decision::ClusterScheduled { placement, .. }
+            | Decision::ClusterUnscheduled { placement, .. }
+            | Decision::SchedulingChanged { placement, .. }
+            | Decision::PolicySnapshotTaken { placement, .. }
+            | Decision::BindingRemoved { placement, .. } => Some(placement.as_str()),
+            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
+                Some(object.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    if placements.is_empty() {
+        return;
+    }
+    for (key, run) in &mut state.update_runs {
+        let placement = Scope::of(key)
+            .placement_key(&run.spec.placement_name)
+            .display();
+        if placements.contains(placement.as_str()) {
+            run.status.needs_validation = true;
+        }
+    }
+}
+
+/// The runs a step's decisions may have moved, each with the clusters to check: `Some` when
+/// only work reports touched it (only those clusters can have finished), `None` for a full
+/// check.
+fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeMap<ObjectKey, Focus> {
+    let mut full = BTreeSet::new();
+    let mut reported: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut runs: BTreeMap<ObjectKey, Focus> = BTreeMap::new();
     for decision in decisions {
         match decision {
             Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
@@ -211,9 +245,9 @@ fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeSet<ObjectKey> {
                     .iter()
                     .find(|(k, _)| k.display() == *object)
                 {
-                    runs.insert(key.clone());
+                    runs.insert(key.clone(), None);
                 } else {
-                    placements.insert(object.clone());
+                    full.insert(object.as_str());
                 }
             }
             Decision::ApprovalGranted { request } => {
@@ -226,36 +260,64 @@ fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeSet<ObjectKey> {
                         namespace: key.namespace.clone(),
                         run_name: approval.run.clone(),
                     };
-                    runs.insert(scope.run_key());
+                    runs.insert(scope.run_key(), None);
                 }
             }
-            Decision::WorkReported { placement, .. }
-            | Decision::ClusterScheduled { placement, .. }
+            Decision::WorkReported {
+                placement, cluster, ..
+            } => {
+                reported
+                    .entry(placement.as_str())
+                    .or_default()
+                    .insert(cluster.clone());
+            }
+            Decision::ClusterScheduled { placement, .. }
             | Decision::ClusterUnscheduled { placement, .. }
             | Decision::SchedulingChanged { placement, .. }
             | Decision::PolicySnapshotTaken { placement, .. }
             | Decision::ResourceSnapshotTaken { placement, .. }
             | Decision::BindingRemoved { placement, .. } => {
-                placements.insert(placement.clone());
+                full.insert(placement.as_str());
             }
             _ => {}
         }
     }
-    if !placements.is_empty() {
-        for (key, run) in &state.update_runs {
-            let placement = Scope::of(key)
-                .placement_key(&run.spec.placement_name)
-                .display();
-            if !run.is_finished() && placements.contains(&placement) {
-                runs.insert(key.clone());
+    if full.is_empty() && reported.is_empty() {
+        return runs;
+    }
+    for (key, run) in &state.update_runs {
+        if run.is_finished() {
+            continue;
+        }
+        let placement = Scope::of(key)
+            .placement_key(&run.spec.placement_name)
+            .display();
+        if full.contains(placement.as_str()) {
+            runs.insert(key.clone(), None);
+        } else if let Some(clusters) = reported.get(placement.as_str()) {
+            match runs
+                .entry(key.clone())
+                .or_insert_with(|| Some(BTreeSet::new()))
+            {
+                Some(focus) => focus.extend(clusters.iter().cloned()),
+                None => {}
             }
         }
     }
     runs
 }
 
+/// Which updating clusters a drive checks: `None` all of them, `Some` only these (the ones
+/// that reported; the others cannot have changed).
+type Focus = Option<BTreeSet<String>>;
+
 /// Initializes (once) and executes one run as far as it can go now.
-pub(crate) fn drive(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn drive(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    focus: Focus,
+) -> Vec<Decision> {
     let Some(mut run) = state.update_runs.remove(key) else {
         return Vec::new();
     };
@@ -288,6 +350,7 @@ pub(crate) fn drive(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> V
             now,
             decisions: Vec::new(),
             wake_at: None,
+            focus,
         };
         execute::execute(&mut pass);
         wake_at = pass.wake_at;

@@ -55,6 +55,9 @@ pub struct RunStatus {
     pub stages: Vec<StageStatus>,
     /// `deletionStageStatus`.
     pub deletion: Option<StageStatus>,
+    /// A scheduling change on the placement since the run last checked that its clusters still
+    /// match (the run fails when they do not).
+    pub needs_validation: bool,
 }
 
 /// One stage's status.
@@ -78,6 +81,8 @@ pub struct StageStatus {
     pub end_time: Option<DateTime<Utc>>,
     /// Its clusters all finished and its after-stage tasks are being waited on.
     pub after_waiting: bool,
+    /// Position of the first cluster that has not succeeded (all before it have).
+    pub first_unfinished: usize,
 }
 
 impl StageStatus {
@@ -94,6 +99,7 @@ impl StageStatus {
             start_time: None,
             end_time: None,
             after_waiting: false,
+            first_unfinished: 0,
         }
     }
 }
