@@ -295,12 +295,11 @@ fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeMap<ObjectKey, Fo
         if full.contains(placement.as_str()) {
             runs.insert(key.clone(), None);
         } else if let Some(clusters) = reported.get(placement.as_str()) {
-            match runs
+            if let Some(focus) = runs
                 .entry(key.clone())
                 .or_insert_with(|| Some(BTreeSet::new()))
             {
-                Some(focus) => focus.extend(clusters.iter().cloned()),
-                None => {}
+                focus.extend(clusters.iter().cloned());
             }
         }
     }
