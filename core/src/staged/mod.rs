@@ -294,13 +294,12 @@ fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeMap<ObjectKey, Fo
             .display();
         if full.contains(placement.as_str()) {
             runs.insert(key.clone(), None);
-        } else if let Some(clusters) = reported.get(placement.as_str()) {
-            if let Some(focus) = runs
+        } else if let Some(clusters) = reported.get(placement.as_str())
+            && let Some(focus) = runs
                 .entry(key.clone())
                 .or_insert_with(|| Some(BTreeSet::new()))
-            {
-                focus.extend(clusters.iter().cloned());
-            }
+        {
+            focus.extend(clusters.iter().cloned());
         }
     }
     runs
