@@ -350,6 +350,7 @@ fn work_reports<L: flotilla_eventstore::EventLog>(
                 available: Some(true),
                 trackable: true,
                 message: String::new(),
+                failed_manifests: Vec::new(),
             };
             let source = format!("simulated-agent/{}", binding.cluster);
             reports.push(event(&source, Input::WorkReport(report)));

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::{
-    Envelope, Heartbeat, Input, ObjectRef, ResourceUsage, SCHEMA_VERSION, WorkReport,
+    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef, ResourceUsage,
+    SCHEMA_VERSION, WorkReport,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -99,6 +100,9 @@ pub enum JsonInput {
         /// Detail.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         message: String,
+        /// The manifests that failed to apply or are not available, with why (schema 2).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        failed_manifests: Vec<JsonManifestFailure>,
     },
     /// An approval of an approval request.
     Approve {
@@ -114,6 +118,74 @@ pub enum JsonInput {
 
 fn yes() -> bool {
     true
+}
+
+/// One failed manifest of a work report, as a member agent writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JsonManifestFailure {
+    /// API group (`""` or absent for the core group).
+    #[serde(default)]
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace (absent for cluster-scoped objects).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// The failed condition: `Applied` (default) or `Available`.
+    #[serde(default)]
+    pub condition: JsonManifestCondition,
+    /// Why.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// The condition a manifest failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum JsonManifestCondition {
+    /// It could not be applied.
+    #[default]
+    Applied,
+    /// It is not available.
+    Available,
+}
+
+impl From<JsonManifestFailure> for ManifestFailure {
+    fn from(json: JsonManifestFailure) -> Self {
+        Self {
+            group: json.group,
+            version: json.version,
+            kind: json.kind,
+            namespace: json.namespace,
+            name: json.name,
+            condition: match json.condition {
+                JsonManifestCondition::Applied => ManifestCondition::Applied,
+                JsonManifestCondition::Available => ManifestCondition::Available,
+            },
+            message: json.message,
+        }
+    }
+}
+
+impl From<&ManifestFailure> for JsonManifestFailure {
+    fn from(failure: &ManifestFailure) -> Self {
+        Self {
+            group: failure.group.clone(),
+            version: failure.version.clone(),
+            kind: failure.kind.clone(),
+            namespace: failure.namespace.clone(),
+            name: failure.name.clone(),
+            condition: match failure.condition {
+                ManifestCondition::Applied => JsonManifestCondition::Applied,
+                ManifestCondition::Available => JsonManifestCondition::Available,
+            },
+            message: failure.message.clone(),
+        }
+    }
 }
 
 /// Resource usage as JSON: resource name → quantity, per kind of capacity.
@@ -173,6 +245,7 @@ impl JsonEnvelope {
                 available,
                 trackable,
                 message,
+                failed_manifests,
             } => Input::WorkReport(WorkReport {
                 cluster,
                 placement,
@@ -182,6 +255,10 @@ impl JsonEnvelope {
                 available,
                 trackable,
                 message,
+                failed_manifests: failed_manifests
+                    .into_iter()
+                    .map(ManifestFailure::from)
+                    .collect(),
             }),
             JsonInput::Approve { name, namespace } => Input::Approve { name, namespace },
             JsonInput::Tick => Input::Tick,
@@ -227,6 +304,11 @@ impl JsonEnvelope {
                 available: report.available,
                 trackable: report.trackable,
                 message: report.message.clone(),
+                failed_manifests: report
+                    .failed_manifests
+                    .iter()
+                    .map(JsonManifestFailure::from)
+                    .collect(),
             },
             Input::Approve { name, namespace } => JsonInput::Approve {
                 name: name.clone(),

@@ -65,6 +65,7 @@ impl Fold {
                 available: Some(true),
                 trackable: true,
                 message: String::new(),
+                failed_manifests: Vec::new(),
             }));
         }
     }

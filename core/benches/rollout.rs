@@ -78,6 +78,7 @@ impl Fold {
                     available: Some(true),
                     trackable: true,
                     message: String::new(),
+                    failed_manifests: Vec::new(),
                 }));
             }
         }

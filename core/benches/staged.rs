@@ -113,6 +113,7 @@ fn run(size: usize) {
                 available: Some(true),
                 trackable: true,
                 message: String::new(),
+                failed_manifests: Vec::new(),
             }));
         }
     }

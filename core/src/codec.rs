@@ -109,9 +109,8 @@ pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, CodecError> {
         .ok_or(CodecError::Truncated(bytes.len()))?;
     let version = u16::from_le_bytes([head[0], head[1]]);
     match version {
-        // Version 1 is the current schema. When v2 ships, v1 bodies decode into the frozen
-        // `wire::v1` copy and upcast here.
-        1 => decode_record("event", body),
+        1 => decode_record::<crate::wire::v1::Envelope>("event", body).map(Envelope::from),
+        2 => decode_record("event", body),
         found => Err(CodecError::UnknownVersion {
             found,
             max: SCHEMA_VERSION,

@@ -12,8 +12,9 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// The schema version this build writes; readers upcast anything older.
-pub const SCHEMA_VERSION: u16 = 1;
+/// The schema version this build writes; readers upcast anything older (`crate::wire`).
+/// Version 2 added per-manifest failures to work reports.
+pub const SCHEMA_VERSION: u16 = 2;
 
 /// One input event as it sits in the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,5 +141,46 @@ pub struct WorkReport {
     /// `false` when the applied objects cannot be tracked for availability.
     pub trackable: bool,
     /// Free-form detail from the member (an apply error, a reason).
+    pub message: String,
+    /// The manifests that failed to apply or are not available yet, with why (version 2).
+    pub failed_manifests: Vec<ManifestFailure>,
+}
+
+/// Which condition of a manifest failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ManifestCondition {
+    /// It could not be applied.
+    Applied,
+    /// It is applied but not available.
+    Available,
+}
+
+impl ManifestCondition {
+    /// The condition type KubeFleet writes.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ManifestCondition::Applied => "Applied",
+            ManifestCondition::Available => "Available",
+        }
+    }
+}
+
+/// One manifest of a work that failed on the member: its identity and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestFailure {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace (`""` for cluster-scoped objects).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// The condition that failed.
+    pub condition: ManifestCondition,
+    /// The member's message.
     pub message: String,
 }

@@ -129,6 +129,12 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
         available_since: previous
             .filter(|_| same_availability)
             .map_or(now, |old| old.available_since),
+        failed_manifests: report
+            .failed_manifests
+            .iter()
+            .take(crate::state::FAILED_MANIFESTS_MAX)
+            .cloned()
+            .collect(),
     };
     if binding.report.as_ref().is_some_and(|old| {
         old.resource_index == status.resource_index
@@ -136,6 +142,7 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
             && old.available == status.available
             && old.trackable == status.trackable
             && old.message == status.message
+            && old.failed_manifests == status.failed_manifests
     }) {
         return Vec::new();
     }

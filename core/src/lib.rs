@@ -26,8 +26,12 @@ pub mod rollout;
 pub mod scheduler;
 pub mod staged;
 pub mod state;
+pub mod wire;
 
 pub use decision::{Decision, Decisions, RejectCode};
-pub use event::{Envelope, Heartbeat, Input, ObjectRef, ResourceUsage, SCHEMA_VERSION, WorkReport};
+pub use event::{
+    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef, ResourceUsage,
+    SCHEMA_VERSION, WorkReport,
+};
 pub use fold::{next_deadline, step};
 pub use state::{State, StateHash};

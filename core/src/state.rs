@@ -76,7 +76,13 @@ pub struct WorkStatus {
     /// Since when the work has been reported available (at this index, this trackability):
     /// the `lastTransitionTime` of its Available condition.
     pub available_since: DateTime<Utc>,
+    /// The manifests the member reported failed, at most [`FAILED_MANIFESTS_MAX`].
+    pub failed_manifests: Vec<crate::event::ManifestFailure>,
 }
+
+/// At most this many failed manifests are kept per work (KubeFleet's
+/// `maxFailedResourcePlacementLimit`, the length of `failedPlacements`).
+pub const FAILED_MANIFESTS_MAX: usize = 100;
 
 /// A canonical state hash: SHA-256 over the checkpoint encoding, as lowercase hex.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

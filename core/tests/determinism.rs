@@ -93,6 +93,7 @@ fn events(ops: &[Op]) -> Vec<Envelope> {
                 available: Some(*available),
                 trackable: true,
                 message: String::new(),
+                failed_manifests: Vec::new(),
             }),
             Op::Placement => Input::Apply {
                 manifest: PLACEMENT.into(),

@@ -27,6 +27,7 @@ fn report_all(hub: &mut Hub, clusters: &[&str]) {
             available: Some(true),
             trackable: true,
             message: String::new(),
+            failed_manifests: Vec::new(),
         }));
     }
 }

@@ -93,6 +93,7 @@ fn report(hub: &mut Hub, cluster: String, resource_index: u64, available: bool) 
         available: Some(available),
         trackable: true,
         message: String::new(),
+        failed_manifests: Vec::new(),
     }));
 }
 

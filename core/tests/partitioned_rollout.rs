@@ -57,6 +57,7 @@ fn settle(hub: &mut Hub, sick: &[&str]) {
                 available: Some(available),
                 trackable: true,
                 message: String::new(),
+                failed_manifests: Vec::new(),
             }));
             check_plan(hub);
         }
@@ -113,6 +114,7 @@ fn a_hundred_clusters_deploy_fifty_then_wait_while_more_than_ten_are_not_ready()
         available: Some(true),
         trackable: true,
         message: String::new(),
+        failed_manifests: Vec::new(),
     }));
     check_plan(&hub);
     assert_eq!(

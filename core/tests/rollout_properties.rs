@@ -68,6 +68,7 @@ fn report(hub: &mut Hub, cluster: &str, available: bool) {
         available: Some(available),
         trackable: true,
         message: String::new(),
+        failed_manifests: Vec::new(),
     }));
 }
 

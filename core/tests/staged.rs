@@ -89,6 +89,7 @@ fn report(hub: &mut Hub, cluster: &str) -> Vec<Decision> {
         available: Some(true),
         trackable: true,
         message: String::new(),
+        failed_manifests: Vec::new(),
     }))
 }
 
@@ -555,6 +556,7 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         available: Some(true),
         trackable: true,
         message: String::new(),
+        failed_manifests: Vec::new(),
     }));
     let cluster_scoped = hub.send(Input::Approve {
         name: "good-after-prod".into(),

@@ -27,10 +27,12 @@
 //! history of the placement's own conditions).
 
 use chrono::{DateTime, Utc};
+use flotilla_core::ManifestCondition;
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::placement::{Binding, BindingState};
+use flotilla_core::state::{FAILED_MANIFESTS_MAX, WorkStatus};
 use serde_json::Value;
 
 use crate::derived::Owner;
@@ -447,10 +449,10 @@ fn work_chain(
                 format!("Work object {work} is not applied"),
                 report.reported_at,
             ));
-            failed.push(failed_placement(
-                "Applied",
+            failed.extend(failed_placements(
+                report,
+                ManifestCondition::Applied,
                 "ManifestApplyFailed",
-                &report.message,
                 report.reported_at,
             ));
             return chain;
@@ -474,10 +476,10 @@ fn work_chain(
                 format!("Work object {work} is not available"),
                 since,
             ));
-            failed.push(failed_placement(
-                "Available",
+            failed.extend(failed_placements(
+                report,
+                ManifestCondition::Available,
                 "ManifestNotAvailableYet",
-                &report.message,
                 since,
             ));
         }
@@ -499,24 +501,59 @@ fn work_chain(
     chain
 }
 
-/// A `FailedResourcePlacement`. The member reports one outcome per work, not per manifest, so
-/// the entry names no resource: only the failed condition with the member's message.
-fn failed_placement(
-    condition_type: &str,
+/// The `FailedResourcePlacement`s of a work whose `condition` failed: one per manifest the
+/// member named (with the resource's identity, as KubeFleet lists them, at most 100), or — when
+/// the member reported only the work's outcome — one entry with the member's message.
+fn failed_placements(
+    report: &WorkStatus,
+    condition: ManifestCondition,
     reason: &str,
-    message: &str,
     since: DateTime<Utc>,
-) -> Value {
-    json::object([(
-        "condition",
-        json::object([
-            ("type", Value::from(condition_type)),
-            ("status", Value::from("False")),
-            ("reason", Value::from(reason)),
-            ("message", Value::from(message)),
-            ("lastTransitionTime", Value::from(json::timestamp(since))),
-        ]),
-    )])
+) -> Vec<Value> {
+    let entry = |identity: Vec<(&str, &str)>, message: &str| {
+        let mut fields: serde_json::Map<String, Value> = identity
+            .into_iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(field, value)| (field.to_owned(), Value::from(value)))
+            .collect();
+        fields.insert(
+            "condition".to_owned(),
+            json::object([
+                ("type", Value::from(condition.as_str())),
+                ("status", Value::from("False")),
+                ("reason", Value::from(reason)),
+                ("message", Value::from(message)),
+                ("lastTransitionTime", Value::from(json::timestamp(since))),
+            ]),
+        );
+        Value::Object(fields)
+    };
+    let named: Vec<Value> = report
+        .failed_manifests
+        .iter()
+        .filter(|m| m.condition == condition)
+        .take(FAILED_MANIFESTS_MAX)
+        .map(|m| {
+            let identity = vec![
+                ("group", m.group.as_str()),
+                ("version", m.version.as_str()),
+                ("kind", m.kind.as_str()),
+                ("name", m.name.as_str()),
+                ("namespace", m.namespace.as_str()),
+            ];
+            let message = if m.message.is_empty() {
+                &report.message
+            } else {
+                &m.message
+            };
+            entry(identity, message)
+        })
+        .collect();
+    if named.is_empty() {
+        vec![entry(Vec::new(), &report.message)]
+    } else {
+        named
+    }
 }
 
 /// The cluster's conditions in the placement status, from its binding's.

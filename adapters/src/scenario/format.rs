@@ -78,6 +78,8 @@ pub struct ReportStep {
     pub trackable: bool,
     /// Message.
     pub message: String,
+    /// Manifests that failed (`failedManifests`, as in the JSON event form).
+    pub failed_manifests: Vec<flotilla_core::ManifestFailure>,
 }
 
 /// An `agents` step.
@@ -242,6 +244,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             available: optional_bool(body, "available")?,
             trackable: optional_bool(body, "trackable")?.unwrap_or(true),
             message: optional_string(body, "message")?.unwrap_or_default(),
+            failed_manifests: failed_manifests(body)?,
         })),
         "approve" => match body {
             Value::String(name) => Ok(Step::Approve {
@@ -338,6 +341,19 @@ fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, Str
         .collect()
 }
 
+/// `failedManifests` of a `report` step: the JSON event form's list.
+fn failed_manifests(body: &Value) -> Result<Vec<flotilla_core::ManifestFailure>, String> {
+    match body.get("failedManifests") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(list) => {
+            let parsed: Vec<crate::json_event::JsonManifestFailure> =
+                serde_json::from_value(list.clone())
+                    .map_err(|e| format!("failedManifests: {e}"))?;
+            Ok(parsed.into_iter().map(Into::into).collect())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +389,40 @@ steps:
         let scenario = parse("s.yaml", text).expect("valid");
         assert_eq!(scenario.steps.len(), 9);
         assert!(matches!(scenario.steps[5], Step::Advance(d) if d == Duration::seconds(90)));
+    }
+
+    #[test]
+    fn a_report_names_its_failed_manifests() {
+        let text = r"
+start: 2025-03-12T23:00:00Z
+steps:
+  - report:
+      cluster: member1
+      placement: crp-1
+      applied: false
+      failedManifests:
+        - {group: apps, version: v1, kind: Deployment, namespace: app, name: web, message: image pull failed}
+        - {version: v1, kind: Namespace, name: app, condition: Available}
+";
+        let scenario = parse("s.yaml", text).expect("valid");
+        let Step::Report(report) = &scenario.steps[0] else {
+            panic!("a report step");
+        };
+        assert_eq!(report.failed_manifests.len(), 2);
+        assert_eq!(report.failed_manifests[0].kind, "Deployment");
+        assert_eq!(
+            report.failed_manifests[0].condition,
+            flotilla_core::ManifestCondition::Applied
+        );
+        assert_eq!(
+            report.failed_manifests[1].condition,
+            flotilla_core::ManifestCondition::Available
+        );
+        let bad = "start: 2025-03-12T23:00:00Z\nsteps:\n  - report: {cluster: m, placement: p, failedManifests: [{kind: X}]}\n";
+        let error = parse("s.yaml", bad)
+            .expect_err("version and name are required")
+            .to_string();
+        assert!(error.contains("failedManifests"), "{error}");
     }
 
     #[test]

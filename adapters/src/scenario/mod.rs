@@ -221,6 +221,7 @@ impl<L: EventLog> Runner<'_, L> {
             available: Some(report.available.unwrap_or(applied)),
             trackable: report.trackable,
             message: report.message.clone(),
+            failed_manifests: report.failed_manifests.clone(),
         }
     }
 
@@ -279,6 +280,7 @@ impl<L: EventLog> Runner<'_, L> {
                     available: Some(settings.available.unwrap_or(true)),
                     trackable: settings.trackable.unwrap_or(true),
                     message: String::new(),
+                    failed_manifests: Vec::new(),
                 };
                 // One report per work: a setting changed later applies to the next work the
                 // cluster receives (a bad image shows on the update, not on what runs now).

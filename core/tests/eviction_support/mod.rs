@@ -74,6 +74,7 @@ pub fn report(hub: &mut Hub, cluster: &str, applied: bool, available: bool) -> V
         available: Some(available),
         trackable: true,
         message: String::new(),
+        failed_manifests: Vec::new(),
     }))
 }
 

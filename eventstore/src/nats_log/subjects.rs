@@ -119,6 +119,7 @@ mod tests {
             available: None,
             trackable: true,
             message: String::new(),
+            failed_manifests: Vec::new(),
         });
         let delete = Input::Delete {
             target: ObjectRef {

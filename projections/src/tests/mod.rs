@@ -77,6 +77,7 @@ impl Hub {
             available: report.available,
             trackable: report.trackable,
             message: report.message.to_owned(),
+            failed_manifests: Vec::new(),
         });
         self.fold(seconds, &source, input)
     }

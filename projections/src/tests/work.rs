@@ -521,3 +521,78 @@ fn a_resource_placements_work_names_its_namespace() {
     );
     assert_eq!(found.as_ref(), works.first());
 }
+
+/// Schema 2 reports name the failing manifests: each becomes a `failedPlacements` entry with
+/// the resource's identity, as KubeFleet lists them (only the failed condition's manifests).
+#[test]
+fn failed_manifests_are_listed_with_their_resource_identity() {
+    use flotilla_core::{Input, ManifestCondition, ManifestFailure, WorkReport};
+    let mut hub = seed_fleet("RollingUpdate");
+    let failure = |kind: &str, name: &str, condition, message: &str| ManifestFailure {
+        group: String::new(),
+        version: "v1".into(),
+        kind: kind.into(),
+        namespace: if kind == "Namespace" {
+            String::new()
+        } else {
+            "application-1".into()
+        },
+        name: name.into(),
+        condition,
+        message: message.into(),
+    };
+    hub.fold(
+        31,
+        "agent/kind-cluster-2",
+        Input::WorkReport(WorkReport {
+            cluster: "kind-cluster-2".into(),
+            placement: "crp-1".into(),
+            namespace: None,
+            resource_index: 0,
+            applied: Some(false),
+            available: None,
+            trackable: true,
+            message: "1 of 2 manifests failed to apply".into(),
+            failed_manifests: vec![
+                failure(
+                    "ConfigMap",
+                    "app-config-1",
+                    ManifestCondition::Applied,
+                    "resource exists and is not managed by the fleet",
+                ),
+                failure(
+                    "Namespace",
+                    "application-1",
+                    ManifestCondition::Available,
+                    "",
+                ),
+            ],
+        }),
+    );
+    let object = render_object(&hub.state, &crp_key()).expect("stored");
+    let statuses = object["status"]["placementStatuses"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let cluster = statuses
+        .iter()
+        .find(|s| s["clusterName"] == "kind-cluster-2")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        cluster["failedPlacements"],
+        json!([{
+            "condition": {
+                "lastTransitionTime": "2024-04-29T09:58:51Z",
+                "message": "resource exists and is not managed by the fleet",
+                "reason": "ManifestApplyFailed",
+                "status": "False",
+                "type": "Applied"
+            },
+            "kind": "ConfigMap",
+            "name": "app-config-1",
+            "namespace": "application-1",
+            "version": "v1"
+        }])
+    );
+}
