@@ -580,3 +580,29 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         Some("StagedUpdateRun initialized successfully")
     );
 }
+
+/// Seed 002 §10: "member cluster changes triggering new scheduling" fail an executing run.
+#[test]
+fn the_run_fails_when_new_scheduling_changes_its_clusters() {
+    let mut hub = fleet(&[("member1", "prod"), ("member2", "prod")]);
+    hub.apply(&strategy(json!([{"name": "prod", "labelSelector": {}}])));
+    hub.apply(&run("r", "Run"));
+    assert_eq!(updating(&hub, "r", 0), ["member1"]);
+    // A third cluster joins: the PickAll placement schedules it, the run's plan is stale.
+    hub.join("member3", json!({"env": "prod"}), json!([]));
+    report(&mut hub, "member1");
+    let succeeded = the_run(&hub, "r").status.succeeded.clone();
+    assert_eq!(
+        succeeded.as_ref().map(|c| c.reason.as_str()),
+        Some("UpdateRunFailed")
+    );
+    let message = succeeded.map(|c| c.message).unwrap_or_default();
+    assert!(
+        message.starts_with("cannot continue the updateRun: failed to validate the updateRun"),
+        "{message}"
+    );
+    assert!(
+        message.contains("initialized with 2 cluster(s), now 3"),
+        "{message}"
+    );
+}
