@@ -141,7 +141,7 @@ fn run(size: usize) {
 fn main() {
     let benchmarking = std::env::args().any(|a| a == "--bench");
     let sizes: &[usize] = if benchmarking {
-        &[1_000, 10_000]
+        &[1_000, 10_000, 100_000]
     } else {
         &[100]
     };

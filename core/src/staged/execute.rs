@@ -297,86 +297,44 @@ fn resume_stage(pass: &mut Pass<'_>, index: usize) {
     }
 }
 
-/// Starts clusters up to `maxConcurrency` and checks the updating ones; `Done` once every
-/// cluster of the stage succeeded.
+/// Checks the updating clusters that can have changed, then starts clusters in order while
+/// fewer than `maxConcurrency` are updating; `Done` once every cluster of the stage succeeded.
+/// Clusters start in order, so a stage is a succeeded prefix, the updating set, and the
+/// clusters not started yet: a pass costs O(log n) per cluster it checks or starts.
 fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
     let limit = concurrency(pass, index);
-    let count = pass.run.status.stages[index].clusters.len();
-    let mut updating = 0_usize;
-    let mut stuck = false;
-    // Clusters start in order, so everything before the first unfinished one has succeeded.
-    for position in pass.run.status.stages[index].first_unfinished..count {
-        let status = &pass.run.status.stages[index].clusters[position];
-        if status.succeeded.is_some() {
-            continue;
-        }
-        let started = status.started.is_some();
-        if !started && (stopping || updating >= limit) {
-            // Nothing after this one has started either.
-            break;
-        }
-        let unchanged = started
-            && pass
-                .focus
-                .as_ref()
-                .is_some_and(|focus| !focus.contains(&status.cluster));
-        if unchanged {
-            updating += 1;
-            stuck |= is_stuck(pass, index, position);
-            continue;
-        }
-        let cluster = ClusterName(status.cluster.clone());
-        if !started {
-            start_cluster(pass, index, position);
-        }
-        match check_cluster(pass, &cluster.0) {
-            ClusterState::Succeeded => {
-                let next = pass.condition(
-                    "Succeeded",
-                    ConditionStatus::True,
-                    "ClusterUpdatingSucceeded",
-                    "",
-                );
-                pass.run.status.stages[index].clusters[position].succeeded = Some(next);
-                pass.decisions.push(Decision::UpdateRunClusterUpdated {
-                    run: pass.run_label(),
-                    cluster: cluster.0.clone(),
-                    succeeded: true,
-                });
-            }
-            ClusterState::Failed(why) => {
-                let stage_name = pass.run.status.stages[index].name.clone();
-                let message = format!(
-                    "cluster `{}` in stage `{stage_name}` failed to update: {why}",
-                    cluster.0
-                );
-                let next = pass.condition(
-                    "Succeeded",
-                    ConditionStatus::False,
-                    "ClusterUpdatingFailed",
-                    &message,
-                );
-                pass.run.status.stages[index].clusters[position].succeeded = Some(next);
-                pass.decisions.push(Decision::UpdateRunClusterUpdated {
-                    run: pass.run_label(),
-                    cluster: cluster.0.clone(),
-                    succeeded: false,
-                });
-                let failed = pass.condition(
-                    "Succeeded",
-                    ConditionStatus::False,
-                    "StageUpdatingFailed",
-                    &message,
-                );
-                pass.run.status.stages[index].succeeded = Some(failed);
-                return Outcome::Failed(message);
-            }
-            ClusterState::Updating => {
-                updating += 1;
-                stuck |= is_stuck(pass, index, position);
-            }
+    let stage = &pass.run.status.stages[index];
+    let to_check: Vec<usize> = match &pass.focus {
+        None => stage.updating.iter().copied().collect(),
+        Some(focus) => focus
+            .iter()
+            .filter_map(|cluster| pass.run.status.positions.get(cluster))
+            .filter(|(at_stage, position)| *at_stage == index && stage.updating.contains(position))
+            .map(|(_, position)| *position)
+            .collect(),
+    };
+    for position in to_check {
+        if let Some(failed) = settle_cluster(pass, index, position) {
+            return failed;
         }
     }
+    let count = pass.run.status.stages[index].clusters.len();
+    while !stopping
+        && pass.run.status.stages[index].updating.len() < limit
+        && pass.run.status.stages[index].next_unstarted < count
+    {
+        let stage = &mut pass.run.status.stages[index];
+        let position = stage.next_unstarted;
+        stage.next_unstarted += 1;
+        stage.updating.insert(position);
+        start_cluster(pass, index, position);
+        if let Some(failed) = settle_cluster(pass, index, position) {
+            return failed;
+        }
+    }
+    // Clusters start in order, so the first updating one has been updating the longest.
+    let earliest = pass.run.status.stages[index].updating.first().copied();
+    let stuck = earliest.is_some_and(|position| is_stuck(pass, index, position));
     if !stopping {
         if stuck {
             pass.progressing(
@@ -404,6 +362,61 @@ fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
         Outcome::Done
     } else {
         Outcome::Waiting
+    }
+}
+
+/// Checks one updating cluster: records its success, or fails the stage (returned) when its
+/// update failed.
+fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<Outcome> {
+    let cluster = pass.run.status.stages[index].clusters[position]
+        .cluster
+        .clone();
+    match check_cluster(pass, &cluster) {
+        ClusterState::Updating => None,
+        ClusterState::Succeeded => {
+            let next = pass.condition(
+                "Succeeded",
+                ConditionStatus::True,
+                "ClusterUpdatingSucceeded",
+                "",
+            );
+            let stage = &mut pass.run.status.stages[index];
+            stage.clusters[position].succeeded = Some(next);
+            stage.updating.remove(&position);
+            pass.decisions.push(Decision::UpdateRunClusterUpdated {
+                run: pass.run_label(),
+                cluster,
+                succeeded: true,
+            });
+            None
+        }
+        ClusterState::Failed(why) => {
+            let stage_name = pass.run.status.stages[index].name.clone();
+            let message =
+                format!("cluster `{cluster}` in stage `{stage_name}` failed to update: {why}");
+            let next = pass.condition(
+                "Succeeded",
+                ConditionStatus::False,
+                "ClusterUpdatingFailed",
+                &message,
+            );
+            let failed = pass.condition(
+                "Succeeded",
+                ConditionStatus::False,
+                "StageUpdatingFailed",
+                &message,
+            );
+            let stage = &mut pass.run.status.stages[index];
+            stage.clusters[position].succeeded = Some(next);
+            stage.updating.remove(&position);
+            stage.succeeded = Some(failed);
+            pass.decisions.push(Decision::UpdateRunClusterUpdated {
+                run: pass.run_label(),
+                cluster,
+                succeeded: false,
+            });
+            Some(Outcome::Failed(message))
+        }
     }
 }
 
@@ -484,9 +497,6 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         resource_index,
     });
 }
-
-/// A cluster's name, taken out of the run's status so the status can be changed meanwhile.
-struct ClusterName(String);
 
 enum ClusterState {
     Succeeded,

@@ -95,6 +95,19 @@ pub(crate) fn initialize(
     let strategy = strategy_of(state, scope, &run.spec.staged_rollout_strategy_name)?;
     run.status.strategy_snapshot = Some(strategy.clone());
     run.status.stages = stages(state, &strategy, &selected, &scope.run_name)?;
+    run.status.positions = run
+        .status
+        .stages
+        .iter()
+        .enumerate()
+        .flat_map(|(stage, status)| {
+            status
+                .clusters
+                .iter()
+                .enumerate()
+                .map(move |(position, c)| (c.cluster.clone(), (stage, position)))
+        })
+        .collect();
     run.status.deletion = Some(StageStatus::new(
         super::DELETE_STAGE_NAME.to_owned(),
         to_delete.into_iter().map(ClusterStatus::new).collect(),

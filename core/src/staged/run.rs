@@ -3,6 +3,8 @@
 //! delete stage). Status lives here, in state, because every condition carries the event time
 //! it changed at — the projections only render it.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +60,8 @@ pub struct RunStatus {
     /// A scheduling change on the placement since the run last checked that its clusters still
     /// match (the run fails when they do not).
     pub needs_validation: bool,
+    /// Where each cluster of the plan is: `(stage, position)`.
+    pub positions: BTreeMap<String, (usize, usize)>,
 }
 
 /// One stage's status.
@@ -83,6 +87,10 @@ pub struct StageStatus {
     pub after_waiting: bool,
     /// Position of the first cluster that has not succeeded (all before it have).
     pub first_unfinished: usize,
+    /// Position of the first cluster not started yet (all before it have started).
+    pub next_unstarted: usize,
+    /// Positions of the clusters started and not finished.
+    pub updating: BTreeSet<usize>,
 }
 
 impl StageStatus {
@@ -100,6 +108,8 @@ impl StageStatus {
             end_time: None,
             after_waiting: false,
             first_unfinished: 0,
+            next_unstarted: 0,
+            updating: BTreeSet::new(),
         }
     }
 }
