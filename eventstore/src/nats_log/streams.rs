@@ -197,48 +197,48 @@ fn guarantee_mismatches(wanted: &Config, found: &Config) -> Vec<&'static str> {
         .collect()
 }
 
-/// Creates the checkpoint bucket, or binds to it.
+/// Creates the checkpoint bucket, or binds to it. Only the newest checkpoint is kept (a put
+/// replaces the object and purges its old chunks), so the bucket has no age or size limit: a
+/// limit could only ever drop the newest.
 pub(crate) async fn checkpoint_bucket(
     context: &jetstream::Context,
     options: &NatsOptions,
 ) -> Result<ObjectStore, LogError> {
-    let bucket = checkpoint_bucket_name(options);
-    if let Ok(store) = context.get_object_store(&bucket).await {
-        return Ok(store);
-    }
-    let config = object_store::Config {
-        bucket: bucket.clone(),
-        description: Some("flotilla checkpoints of folded state".to_owned()),
-        // Only the newest checkpoint is kept (a put replaces the object and purges its old
-        // chunks), so no age or size limit: a limit could only ever drop the newest.
-        max_age: Duration::ZERO,
-        max_bytes: -1,
-        storage: StorageType::File,
-        num_replicas: options.replicas,
-        // Checkpoints are large, written rarely, and compress well.
-        compression: true,
-        placement: None,
-    };
-    context
-        .create_object_store(config)
-        .await
-        .map_err(|err| LogError::Nats(format!("create object store {bucket}: {err}")))
+    let description = "flotilla checkpoints of folded state";
+    object_bucket(
+        context,
+        options,
+        checkpoint_bucket_name(options),
+        description,
+    )
+    .await
 }
 
 /// Creates (or binds to) the bucket of decision batches larger than the server's
-/// `max_payload`; the decisions stream holds a pointer to each (see `decisions`).
+/// `max_payload`; the decisions stream holds a pointer to each (see `decisions`). Part of the
+/// log, so kept as long as the stream that points at them: no age or size limit either.
 pub(crate) async fn batch_bucket(
     context: &jetstream::Context,
     options: &NatsOptions,
 ) -> Result<ObjectStore, LogError> {
-    let bucket = batch_bucket_name(options);
+    let description = "flotilla decision batches over the server's max_payload";
+    object_bucket(context, options, batch_bucket_name(options), description).await
+}
+
+/// Binds to an object store bucket, or creates it: file storage, compressed (its objects are
+/// large, written rarely and compress well), no age or size limit, the log's replicas.
+async fn object_bucket(
+    context: &jetstream::Context,
+    options: &NatsOptions,
+    bucket: String,
+    description: &str,
+) -> Result<ObjectStore, LogError> {
     if let Ok(store) = context.get_object_store(&bucket).await {
         return Ok(store);
     }
     let config = object_store::Config {
         bucket: bucket.clone(),
-        description: Some("flotilla decision batches over the server's max_payload".to_owned()),
-        // Part of the log: kept as long as the decisions stream that points at them.
+        description: Some(description.to_owned()),
         max_age: Duration::ZERO,
         max_bytes: -1,
         storage: StorageType::File,
