@@ -7,12 +7,15 @@
 //! `CARGO_TARGET_DIR=/tmp/flotilla-bench-target-partitioned cargo bench -p flotilla-core --bench
 //! partitioned` (a single timed run per phase; criterion's samples would take minutes here).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
 use flotilla_core::placement::BindingState;
-use flotilla_core::{Decision, Envelope, Heartbeat, Input, State, WorkReport, codec, step};
+use flotilla_core::{Decision, Envelope, Input, State, WorkReport, codec, step};
 use uuid::Uuid;
 
 struct Fold {
@@ -124,15 +127,8 @@ fn run(size: usize) {
         manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
     });
     fold.config(0);
-    for i in 0..size {
-        let manifest = format!(
-            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"member-{i:06}"}},"spec":{{}}}}"#
-        );
-        fold.send(Input::Apply { manifest });
-        fold.send(Input::Heartbeat(Heartbeat {
-            cluster: format!("member-{i:06}"),
-            ..Heartbeat::default()
-        }));
+    for input in support::join_fleet(size, |_| "{}".to_owned()) {
+        fold.send(input);
     }
     let rss_fleet = rss_kib();
     timed(&mut fold, "initial deployment", size, |fold| {

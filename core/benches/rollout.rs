@@ -6,11 +6,14 @@
 //! moving to the new snapshot (its work rendered). A single timed run per size (criterion's
 //! ten samples would take minutes here); `cargo bench -p flotilla-core --bench rollout`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
 use flotilla_core::placement::BindingState;
-use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport, step};
+use flotilla_core::{Envelope, Input, State, WorkReport, step};
 use uuid::Uuid;
 
 struct Fold {
@@ -95,15 +98,8 @@ fn run(size: usize) {
         manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
     });
     fold.config(0);
-    for i in 0..size {
-        let manifest = format!(
-            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"member-{i:06}"}},"spec":{{}}}}"#
-        );
-        fold.send(Input::Apply { manifest });
-        fold.send(Input::Heartbeat(Heartbeat {
-            cluster: format!("member-{i:06}"),
-            ..Heartbeat::default()
-        }));
+    for input in support::join_fleet(size, |_| "{}".to_owned()) {
+        fold.send(input);
     }
     fold.send(Input::Apply {
         manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]}}"#.into(),

@@ -4,11 +4,14 @@
 //! events folded from the run's creation to its success and events per second. A single timed
 //! run per size; `cargo bench -p flotilla-core --bench staged`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use chrono::{Duration, TimeZone, Utc};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport, step};
+use flotilla_core::{Envelope, Input, State, WorkReport, step};
 use uuid::Uuid;
 
 struct Fold {
@@ -63,21 +66,17 @@ fn run(size: usize) {
     fold.apply(r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into());
     let staging = size / 100;
     let canary = size / 25;
-    for i in 0..size {
-        let env = if i < staging {
+    let env = |i: usize| {
+        if i < staging {
             "staging"
         } else if i < staging + canary {
             "canary"
         } else {
             "production"
-        };
-        fold.apply(format!(
-            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"member-{i:06}","labels":{{"env":"{env}"}}}},"spec":{{}}}}"#
-        ));
-        fold.send(Input::Heartbeat(Heartbeat {
-            cluster: format!("member-{i:06}"),
-            ..Heartbeat::default()
-        }));
+        }
+    };
+    for input in support::join_fleet(size, |i| format!(r#"{{"env":"{}"}}"#, env(i))) {
+        fold.send(input);
     }
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"External"}}}"#.into());
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"s"},"spec":{"stages":[

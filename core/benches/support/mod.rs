@@ -1,0 +1,22 @@
+//! What the rollout benchmarks share: the inputs that register and join a fleet.
+
+use flotilla_core::{Heartbeat, Input};
+
+/// `MemberCluster` applies and first heartbeats for `member-000000` … `member-<size - 1>`, each
+/// with the labels `labels(i)` gives (a JSON object's text, `{}` for none).
+pub fn join_fleet(size: usize, labels: impl Fn(usize) -> String) -> impl Iterator<Item = Input> {
+    (0..size).flat_map(move |i| {
+        let name = format!("member-{i:06}");
+        let manifest = format!(
+            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"{name}","labels":{}}},"spec":{{}}}}"#,
+            labels(i)
+        );
+        [
+            Input::Apply { manifest },
+            Input::Heartbeat(Heartbeat {
+                cluster: name,
+                ..Heartbeat::default()
+            }),
+        ]
+    })
+}
