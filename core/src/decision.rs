@@ -225,6 +225,10 @@ pub enum RejectCode {
     ApprovalRequestNotFound,
     /// The envelope's schema version is newer than this build.
     UnsupportedSchemaVersion,
+    /// A work report about a resource index its binding does not target now.
+    StaleReport,
+    /// An event id the fold has already folded (a retry, however late).
+    DuplicateEvent,
 }
 
 impl RejectCode {
@@ -239,6 +243,8 @@ impl RejectCode {
             RejectCode::UnknownPlacement => "UnknownPlacement",
             RejectCode::ApprovalRequestNotFound => "ApprovalRequestNotFound",
             RejectCode::UnsupportedSchemaVersion => "UnsupportedSchemaVersion",
+            RejectCode::StaleReport => "StaleReport",
+            RejectCode::DuplicateEvent => "DuplicateEvent",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The fold: `step(state, event) -> decisions`, pure and deterministic.
 //!
 //! `step` never fails: a bad input is answered with a [`Decision::Rejected`] and leaves the
-//! state untouched. Time only moves with event times, and never backwards.
+//! state untouched — its time included, so a refused input cannot move the fold's clock. Time
+//! only moves with the times the log assigned to accepted events, and never backwards.
 
 use chrono::{DateTime, Utc};
 
@@ -25,13 +26,14 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
             ),
         )];
     }
+    let before = state.now;
     let now = advance_time(state, event.time);
-    let mut decisions = member::expire_heartbeats(state, now);
+    let expiry = member::expire_heartbeats_reversibly(state, now);
     let origin = Origin {
         event_id: event.id,
         now,
     };
-    decisions.extend(match &event.payload {
+    let answer = match &event.payload {
         Input::Apply { manifest } => objects::apply(state, manifest, &origin),
         Input::Delete { target } => objects::delete(state, target, now),
         Input::Heartbeat(beat) => member::heartbeat(state, beat, now),
@@ -40,7 +42,16 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
             staged::approval::approve(state, name, namespace.as_deref(), now)
         }
         Input::Tick => Vec::new(),
-    });
+    };
+    if is_refusal(&answer) {
+        // A refused input changes nothing: not the clock, not the heartbeats it would have
+        // expired (a forged far-future time must not time the fleet out).
+        expiry.revert(state);
+        state.now = before;
+        return answer;
+    }
+    let mut decisions = expiry.decisions;
+    decisions.extend(answer);
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
     decisions.extend(member::expire_heartbeats(state, now));
     let rolled = rollout::roll_out(state, &decisions, now);
@@ -63,6 +74,14 @@ pub fn next_deadline(state: &State) -> Option<DateTime<Utc>> {
         .map(|(deadline, _)| *deadline);
     let run = state.run_deadlines.first().map(|(deadline, _)| *deadline);
     [heartbeat, rollout, run].into_iter().flatten().min()
+}
+
+/// The input was refused as a whole: its handler answered with rejections only.
+fn is_refusal(answer: &[Decision]) -> bool {
+    !answer.is_empty()
+        && answer
+            .iter()
+            .all(|decision| matches!(decision, Decision::Rejected { .. }))
 }
 
 fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
@@ -113,6 +132,25 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
             ),
         )];
     };
+    // Only a report on the work the binding carries now counts: an older one (a retry, a slow
+    // agent) must not overwrite what the cluster said about its current work. The current
+    // target always counts, even when it is lower than an earlier one (after a rollback).
+    if binding.resource_index != Some(report.resource_index) {
+        let carries = binding.resource_index.map_or_else(
+            || "no resource snapshot yet".to_owned(),
+            |i| format!("resource index {i}"),
+        );
+        return vec![rejected(
+            RejectCode::StaleReport,
+            format!(
+                "work report from cluster {} for {} is about resource index {}, but its work \
+                 carries {carries}",
+                report.cluster,
+                key.display(),
+                report.resource_index
+            ),
+        )];
+    }
     let previous = binding.report.as_ref();
     let same_availability = previous.is_some_and(|old| {
         old.resource_index == report.resource_index

@@ -202,7 +202,34 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
 
 /// Marks every cluster whose heartbeat deadline is at or before `now` unhealthy.
 pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
-    let mut decisions = Vec::new();
+    expire_heartbeats_reversibly(state, now).decisions
+}
+
+/// Heartbeat timeouts taken by one step, with what they replaced, so that a step whose input
+/// is refused can take them back (a refused input changes nothing, not even the fold's clock).
+#[derive(Debug, Default)]
+pub(crate) struct Expiry {
+    /// What the expiry decided.
+    pub decisions: Vec<Decision>,
+    /// Each popped deadline with the agent status it replaced.
+    undo: Vec<((DateTime<Utc>, String), Option<AgentStatus>)>,
+}
+
+impl Expiry {
+    /// Puts back every deadline and agent status this expiry changed.
+    pub(crate) fn revert(self, state: &mut State) {
+        for ((deadline, cluster), agent) in self.undo.into_iter().rev() {
+            if let (Some(member), Some(agent)) = (state.members.get_mut(&cluster), agent) {
+                member.agent = Some(agent);
+            }
+            state.heartbeat_deadlines.insert((deadline, cluster));
+        }
+    }
+}
+
+/// As [`expire_heartbeats`], remembering what it changed ([`Expiry::revert`]).
+pub(crate) fn expire_heartbeats_reversibly(state: &mut State, now: DateTime<Utc>) -> Expiry {
+    let mut expiry = Expiry::default();
     while let Some(first) = state.heartbeat_deadlines.first() {
         if first.0 > now {
             break;
@@ -214,17 +241,19 @@ pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<De
             .members
             .get_mut(&cluster)
             .and_then(|m| m.agent.as_mut());
+        let before = agent.as_deref().cloned();
         if let Some(agent) = agent.filter(|agent| agent.healthy) {
             agent.healthy = false;
             agent.health_changed_at = deadline;
-            decisions.push(Decision::ClusterHealthChanged {
-                cluster,
+            expiry.decisions.push(Decision::ClusterHealthChanged {
+                cluster: cluster.clone(),
                 healthy: false,
                 reason: REASON_HEARTBEAT_TIMEOUT.into(),
             });
         }
+        expiry.undo.push(((deadline, cluster), before));
     }
-    decisions
+    expiry
 }
 
 /// Re-arms a cluster's deadline after its heartbeat period changed.

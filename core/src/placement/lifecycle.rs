@@ -40,6 +40,7 @@ pub(crate) fn placement_applied(
     if let Some(placement) = placements.get_mut(key) {
         refresh(members, resources, key, placement, now, &mut decisions);
     }
+    super::retention::prune(state, [key]);
     decisions
 }
 
@@ -153,23 +154,11 @@ fn refresh_policy_snapshot(
         observed_placement_generation: generation,
         selected_when_superseded: None,
     });
-    prune(
-        &mut placement.policy_snapshots,
-        placement.spec.revision_history_limit,
-    );
     decisions.push(Decision::PolicySnapshotTaken {
         placement: label(key),
         index,
     });
     true
-}
-
-fn prune<T>(snapshots: &mut Vec<T>, limit: u32) {
-    let keep = usize::try_from(limit).unwrap_or(usize::MAX).max(1);
-    if snapshots.len() > keep {
-        let excess = snapshots.len() - keep;
-        snapshots.drain(..excess);
-    }
 }
 
 /// Re-selects the placement's resources and takes a new snapshot when they changed. Returns
@@ -233,10 +222,6 @@ fn refresh_resource_snapshot(
         enveloped_objects,
         created: now,
     });
-    prune(
-        &mut placement.resource_snapshots,
-        placement.spec.revision_history_limit,
-    );
     decisions.push(Decision::ResourceSnapshotTaken {
         placement: label(key),
         index,
@@ -264,6 +249,7 @@ pub(crate) fn resources_changed(state: &mut State, now: DateTime<Utc>) -> Vec<De
             refresh_resource_snapshot(placement, key, resources, now, &mut decisions);
         }
     }
+    super::retention::prune_all(state);
     decisions
 }
 

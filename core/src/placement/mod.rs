@@ -6,6 +6,7 @@ pub mod binding;
 pub(crate) mod lifecycle;
 pub mod policy_snapshot;
 pub mod resource_snapshot;
+mod retention;
 pub mod selection;
 
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
 //! Resource snapshots (`ClusterResourceSnapshot` / `ResourceSnapshot`): an immutable, indexed
 //! copy of what a placement selected, with a resource hash. A new index is taken only when the
-//! selected set or its content changes; old ones are pruned to `revisionHistoryLimit`.
+//! selected set or its content changes; old ones beyond `revisionHistoryLimit` are pruned unless
+//! still in use (see `retention`).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -339,6 +339,21 @@ pub(crate) fn drive(
             failure,
         });
     }
+    if let Some(message) = strategy_changed(state, &scope, &run) {
+        run.status.succeeded = Some(Condition::new(
+            "Succeeded",
+            ConditionStatus::False,
+            "UpdateRunFailed",
+            message.clone(),
+            run.meta.generation,
+            now,
+        ));
+        decisions.push(Decision::UpdateRunFinished {
+            run: scope.run_display(),
+            succeeded: false,
+            message,
+        });
+    }
     let mut wake_at = None;
     if !run.is_finished() && run.spec.state != model::RunState::Initialize {
         let mut pass = execute::Pass {
@@ -359,6 +374,26 @@ pub(crate) fn drive(
     }
     state.update_runs.insert(key.clone(), run);
     decisions
+}
+
+/// Why an initialized, unfinished run cannot go on because its placement no longer uses the
+/// `External` strategy (a user switched it to `RollingUpdate` or `Partitioned`): the run would
+/// otherwise keep bindings the new strategy now drives.
+fn strategy_changed(state: &State, scope: &Scope, run: &run::UpdateRun) -> Option<String> {
+    if run.is_finished() || run.status.initialized.is_none() {
+        return None;
+    }
+    let placement = state
+        .placements
+        .get(&scope.placement_key(&run.spec.placement_name))?;
+    let now_type = placement.spec.strategy.strategy_type;
+    (now_type != crate::model::placement::StrategyType::External).then(|| {
+        format!(
+            "cannot continue the updateRun: the placement's rollout strategy type changed from \
+             External to {}",
+            now_type.as_str()
+        )
+    })
 }
 
 /// Deletes a run and the approval requests it created.

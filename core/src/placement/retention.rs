@@ -1,0 +1,97 @@
+//! How many snapshots a placement keeps: the newest `revisionHistoryLimit` of each kind, plus
+//! every older one that something still uses — a binding (its work is rendered from it), or an
+//! unfinished staged update run (it rolls that index out). Pruning a snapshot in use would
+//! leave a binding with no work, and an agent acting on that would delete the workload.
+//!
+//! KubeFleet deletes the oldest snapshots beyond the limit whether or not a binding still names
+//! them; flotilla counts the limit over all snapshots and keeps the ones in use on top of it
+//! (`docs/decisions.md`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::model::ObjectKey;
+use crate::placement::Placement;
+use crate::staged::Scope;
+use crate::staged::run::UpdateRun;
+use crate::state::State;
+
+/// Snapshot indexes that unfinished update runs hold, per placement.
+#[derive(Debug, Default)]
+struct RunHolds {
+    resource: BTreeSet<u64>,
+    policy: BTreeSet<u64>,
+}
+
+/// Prunes the snapshots of the placements in `keys` beyond their limit, keeping those in use.
+pub(crate) fn prune<'a>(state: &mut State, keys: impl IntoIterator<Item = &'a ObjectKey>) {
+    let holds = run_holds(&state.update_runs);
+    for key in keys {
+        if let Some(placement) = state.placements.get_mut(key) {
+            prune_placement(placement, holds.get(key));
+        }
+    }
+}
+
+/// Prunes every placement's snapshots (after a change that may have snapshotted many).
+pub(crate) fn prune_all(state: &mut State) {
+    let holds = run_holds(&state.update_runs);
+    for (key, placement) in &mut state.placements {
+        prune_placement(placement, holds.get(key));
+    }
+}
+
+fn prune_placement(placement: &mut Placement, runs: Option<&RunHolds>) {
+    let limit = usize::try_from(placement.spec.revision_history_limit)
+        .unwrap_or(usize::MAX)
+        .max(1);
+    let live = placement
+        .bindings
+        .values()
+        .map(|b| (b.resource_index, b.policy_index));
+    let mut resource: BTreeSet<u64> = BTreeSet::new();
+    let mut policy: BTreeSet<u64> = BTreeSet::new();
+    for (resource_index, policy_index) in live {
+        resource.extend(resource_index);
+        policy.insert(policy_index);
+    }
+    if let Some(runs) = runs {
+        resource.extend(&runs.resource);
+        policy.extend(&runs.policy);
+    }
+    retain_newest(&mut placement.resource_snapshots, limit, |s| {
+        resource.contains(&s.index)
+    });
+    retain_newest(&mut placement.policy_snapshots, limit, |s| {
+        policy.contains(&s.index)
+    });
+}
+
+/// Keeps the newest `limit` entries (the vector is oldest first) and any older one in use.
+fn retain_newest<T>(snapshots: &mut Vec<T>, limit: usize, in_use: impl Fn(&T) -> bool) {
+    let Some(oldest_kept) = snapshots.len().checked_sub(limit) else {
+        return;
+    };
+    let mut position = 0;
+    snapshots.retain(|snapshot| {
+        let keep = position >= oldest_kept || in_use(snapshot);
+        position += 1;
+        keep
+    });
+}
+
+fn run_holds(runs: &BTreeMap<ObjectKey, UpdateRun>) -> BTreeMap<ObjectKey, RunHolds> {
+    let mut holds: BTreeMap<ObjectKey, RunHolds> = BTreeMap::new();
+    for (key, run) in runs.iter().filter(|(_, run)| !run.is_finished()) {
+        let placement = Scope::of(key).placement_key(&run.spec.placement_name);
+        let hold = holds.entry(placement).or_default();
+        let requested = run
+            .spec
+            .resource_snapshot_index
+            .as_deref()
+            .and_then(|index| index.parse::<u64>().ok());
+        hold.resource
+            .extend(run.status.resource_snapshot_index_used.or(requested));
+        hold.policy.extend(run.status.policy_snapshot_index_used);
+    }
+    holds
+}

@@ -1,0 +1,168 @@
+//! Logs written by release 19da42c stay readable: a hub opened on that release's redb data
+//! directory and NATS JetStream store (`tests/fixtures/compat-19da42c`, made by
+//! `scripts/make-compat-fixtures`) serves the objects that release served, re-verifies the
+//! decisions it recorded, and goes on folding new events.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use flotilla_adapters::runtime::{Hub, HubConfig};
+use flotilla_adapters::store::AnyLog;
+use flotilla_core::{Decision, Envelope, Heartbeat, Input};
+use flotilla_eventstore::EventLog;
+use flotilla_eventstore::nats_test_server::NatsTestServer;
+use serde_json::Value;
+use uuid::Uuid;
+
+type TestResult = Result<(), String>;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compat-19da42c")
+}
+
+fn copy_dir(from: &Path, to: &Path) -> TestResult {
+    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target).map_err(|e| format!("{target:?}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// What 19da42c served, kind by kind (`GET /v1/objects/{kind}`).
+fn expected(file: &str) -> Result<serde_json::Map<String, Value>, String> {
+    let text = std::fs::read_to_string(fixtures().join(file)).map_err(|e| e.to_string())?;
+    let mut objects: serde_json::Map<String, Value> =
+        serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    objects.remove("_seq");
+    Ok(objects)
+}
+
+/// Serves the hub's API on a loopback port without its writer or clock, so the objects are
+/// exactly those restored from the log.
+async fn serve_api<L: EventLog>(hub: &Hub<L>) -> Result<String, String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let router = flotilla_adapters::http::router(hub.clone());
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, router).await {
+            eprintln!("API stopped: {error}");
+        }
+    });
+    Ok(format!("http://{address}"))
+}
+
+async fn assert_same_objects(url: &str, file: &str) -> TestResult {
+    let client = reqwest::Client::new();
+    for (kind, want) in expected(file)? {
+        let got: Value = client
+            .get(format!("{url}/v1/objects/{kind}"))
+            .send()
+            .await
+            .map_err(|e| e.to_string())?
+            .json()
+            .await
+            .map_err(|e| e.to_string())?;
+        assert_eq!(got, want, "{kind} differs from what 19da42c served");
+    }
+    Ok(())
+}
+
+/// Folds new events after the old ones: a heartbeat and the approval the staged run waits for.
+async fn continue_folding<L: EventLog>(hub: &Hub<L>) -> TestResult {
+    let writer = tokio::spawn({
+        let hub = hub.clone();
+        async move { hub.run_writer().await }
+    });
+    let events = vec![
+        Envelope::new(
+            Uuid::now_v7(),
+            Utc::now(),
+            "test",
+            Input::Heartbeat(Heartbeat {
+                cluster: "member-1".into(),
+                ..Heartbeat::default()
+            }),
+        ),
+        Envelope::new(
+            Uuid::now_v7(),
+            Utc::now(),
+            "test",
+            Input::Approve {
+                name: "staged-run-after-staging".into(),
+                namespace: None,
+            },
+        ),
+    ];
+    let appended = hub.submit(events).await.map_err(|e| e.to_string())?;
+    let last = appended.last().map_or(0, |a| a.seq);
+    assert!(
+        hub.wait_folded(last, Duration::from_secs(20)).await,
+        "the writer did not fold the new events"
+    );
+    let approved = hub
+        .view()
+        .map_err(|e| e.to_string())?
+        .decisions_for(last)
+        .unwrap_or_default();
+    assert!(
+        approved
+            .iter()
+            .any(|d| matches!(d, Decision::ApprovalGranted { .. })),
+        "{approved:?}"
+    );
+    hub.shutdown();
+    writer
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redb_log_of_19da42c_opens_serves_verifies_and_continues() -> TestResult {
+    let data = tempfile::tempdir().map_err(|e| e.to_string())?;
+    copy_dir(&fixtures().join("redb"), data.path())?;
+    let log = AnyLog::open_embedded(data.path()).map_err(|e| e.to_string())?;
+    let hub = Hub::open(Arc::new(log), HubConfig::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = serve_api(&hub).await?;
+    assert_same_objects(&url, "redb-objects.json").await?;
+    flotilla_replay::verify(hub.log().as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
+    continue_folding(&hub).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nats_store_of_19da42c_opens_serves_verifies_and_continues() -> TestResult {
+    let mut nats = NatsTestServer::start().map_err(|e| e.to_string())?;
+    nats.kill().map_err(|e| e.to_string())?;
+    let store = nats.store_dir();
+    if store.exists() {
+        std::fs::remove_dir_all(&store).map_err(|e| e.to_string())?;
+    }
+    copy_dir(&fixtures().join("nats/jetstream"), &store)?;
+    nats.restart().map_err(|e| e.to_string())?;
+    let log = AnyLog::connect_nats(&nats.url(), None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let hub = Hub::open(Arc::new(log), HubConfig::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = serve_api(&hub).await?;
+    assert_same_objects(&url, "nats-objects.json").await?;
+    flotilla_replay::verify(hub.log().as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
+    continue_folding(&hub).await
+}
