@@ -225,6 +225,9 @@ pub enum RejectCode {
     ApprovalRequestNotFound,
     /// The envelope's schema version is newer than this build.
     UnsupportedSchemaVersion,
+    /// The stored record is not an input this build can decode (garbage, a malformed JSON
+    /// form, or a body that contradicts its subject).
+    Undecodable,
 }
 
 impl RejectCode {
@@ -239,6 +242,7 @@ impl RejectCode {
             RejectCode::UnknownPlacement => "UnknownPlacement",
             RejectCode::ApprovalRequestNotFound => "ApprovalRequestNotFound",
             RejectCode::UnsupportedSchemaVersion => "UnsupportedSchemaVersion",
+            RejectCode::Undecodable => "Undecodable",
         }
     }
 }

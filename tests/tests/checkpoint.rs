@@ -8,8 +8,8 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::{Envelope, Heartbeat, Input};
-use flotilla_eventstore::EventLog;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::{AppendTime, EventLog};
 use uuid::Uuid;
 
 const MEMBERS: u64 = 50;
@@ -113,7 +113,9 @@ async fn restart_from_checkpoint_equals_fold_from_zero() -> Result<(), String> {
     assert_eq!(checkpoint.hash.0, before);
     // Events appended while no writer runs: the next start must fold them after the checkpoint.
     let tail = events(10_000, 3);
-    log.append(tail).await.map_err(|e| e.to_string())?;
+    log.append(tail, AppendTime::AsGiven)
+        .await
+        .map_err(|e| e.to_string())?;
     drop(hub);
     drop(log);
 
