@@ -83,52 +83,61 @@ pub fn read_input(bytes: &[u8], origin: &InputOrigin<'_>) -> LogRecord {
     let decoded = match split_frame(bytes) {
         Ok(Frame::Marked { .. }) => decode_marked(bytes, origin),
         Ok(Frame::Unmarked(_)) if looks_like_json(bytes) => decode_json(bytes, origin),
-        Ok(Frame::Unmarked(_)) => decode_envelope(bytes).map(Decoded::Event).map_err(|error| {
-            format!(
+        Ok(Frame::Unmarked(_)) => decode_envelope(bytes).map_err(|error| {
+            NotAnEvent::Reason(format!(
                 "neither a flotilla frame nor the JSON form ({error}); first bytes {}",
                 quote(bytes)
-            )
+            ))
         }),
-        Err(error) => Err(format!("damaged flotilla frame: {error}")),
+        Err(error) => Err(NotAnEvent::Reason(format!(
+            "damaged flotilla frame: {error}"
+        ))),
     };
     match decoded {
-        Ok(Decoded::Event(envelope)) => match subject_conflict(&envelope, origin.subject) {
+        Ok(envelope) => match subject_conflict(&envelope, origin.subject) {
             Some(reason) => rejected(reason),
             None => LogRecord::Event(envelope),
         },
-        Ok(Decoded::Newer { kind, version }) => LogRecord::Newer { kind, version },
-        Err(reason) => rejected(reason),
+        Err(NotAnEvent::Newer { kind, version }) => LogRecord::Newer { kind, version },
+        Err(NotAnEvent::Reason(reason)) => rejected(reason),
     }
 }
 
-enum Decoded {
-    Event(Envelope),
+/// Why a record did not decode into an event.
+enum NotAnEvent {
+    /// A newer build's frame.
     Newer { kind: RecordKind, version: u16 },
+    /// Anything else, for people.
+    Reason(String),
 }
 
-fn decode_marked(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Decoded, String> {
+fn decode_marked(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Envelope, NotAnEvent> {
     match decode_envelope(bytes) {
         Ok(mut envelope) => {
             if let Some(time) = origin.log_time {
                 envelope.time = time;
             }
-            Ok(Decoded::Event(envelope))
+            Ok(envelope)
         }
-        Err(CodecError::Newer { kind, version }) => Ok(Decoded::Newer { kind, version }),
-        Err(error) => Err(format!("undecodable flotilla event frame: {error}")),
+        Err(CodecError::Newer { kind, version }) => Err(NotAnEvent::Newer { kind, version }),
+        Err(error) => Err(NotAnEvent::Reason(format!(
+            "undecodable flotilla event frame: {error}"
+        ))),
     }
 }
 
-fn decode_json(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Decoded, String> {
+fn decode_json(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Envelope, NotAnEvent> {
     let Some(time) = origin.log_time else {
-        return Err("a JSON record needs the time its stream stored it at".to_owned());
+        return Err(NotAnEvent::Reason(
+            "a JSON record needs the time its stream stored it at".to_owned(),
+        ));
     };
     let defaults = JsonDefaults {
         id: json::stream_record_id(origin.seq),
         time,
         source: STREAM_SOURCE,
     };
-    json::parse_event(bytes, &defaults).map(Decoded::Event)
+    json::parse_event(bytes, &defaults).map_err(NotAnEvent::Reason)
 }
 
 /// JSON objects start with `{`, possibly after whitespace; flotilla's frames never do.
