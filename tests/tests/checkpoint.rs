@@ -74,7 +74,12 @@ async fn fold_and_stop(hub: &Hub<RedbLog>, batch: Vec<Envelope>) -> Result<u64, 
         let hub = hub.clone();
         async move { hub.run_writer().await }
     });
-    let appended = hub.submit(batch).await.map_err(|e| e.to_string())?;
+    // The test owns time (heartbeat timeouts follow its event times), like the scenario runner.
+    let appended = hub
+        .log()
+        .append(batch, AppendTime::AsGiven)
+        .await
+        .map_err(|e| e.to_string())?;
     let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
     assert!(
         hub.wait_folded(last, Duration::from_secs(30)).await,
