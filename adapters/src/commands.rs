@@ -31,7 +31,9 @@ fn read_input(file: &str) -> anyhow::Result<String> {
 fn envelope(event: JsonInput) -> JsonEnvelope {
     JsonEnvelope {
         id: Some(Uuid::now_v7()),
+        // Not the event's time (the log assigns that): what the CLI claims, for readers.
         time: Some(Utc::now()),
+        claimed_time: None,
         source: Some(CLI_SOURCE.to_owned()),
         schema_version: flotilla_core::SCHEMA_VERSION,
         event,
@@ -383,9 +385,22 @@ fn print_event(event: &Value, decided: &[&Value], output: RecordOutput) -> anyho
             let parsed: Option<JsonEnvelope> = event
                 .get("event")
                 .and_then(|e| serde_json::from_value(e.clone()).ok());
-            let Some(parsed) = parsed else { return Ok(()) };
-            let envelope = parsed.into_envelope(Utc::now(), "unknown");
-            println!("{}", flotilla_projections::event_line(seq, &envelope));
+            match parsed {
+                Some(parsed) => {
+                    let defaults = crate::json_event::JsonDefaults {
+                        id: Uuid::nil(),
+                        time: Utc::now(),
+                        source: "unknown",
+                    };
+                    let envelope = parsed.into_logged_envelope(&defaults);
+                    println!("{}", flotilla_projections::event_line(seq, &envelope));
+                }
+                // A rejected record, or one of a newer build: shown as the hub lists it.
+                None => match event.get("rejected").or_else(|| event.get("newer")) {
+                    Some(record) => println!("{seq:>6}  {record}"),
+                    None => return Ok(()),
+                },
+            }
             for decision in decisions {
                 if let Ok(decision) = serde_json::from_value::<flotilla_core::Decision>(decision) {
                     println!(

@@ -267,9 +267,29 @@ async fn log<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<LogQuer
         .filter(|(seq, _)| (query.from..=last).contains(seq))
         .map(|(seq, d)| json!({ "seq": seq, "decisions": d }))
         .collect();
-    let events: Vec<Value> = events
-        .iter()
-        .map(|e| json!({ "seq": e.seq, "event": JsonEnvelope::from_envelope(&e.envelope) }))
-        .collect();
+    let events: Vec<Value> = events.iter().map(listed).collect();
     Json(json!({ "events": events, "decisions": decisions })).into_response()
+}
+
+/// One listed input record: the event in its JSON form, or a rejected record with its subject,
+/// reason and bytes (base64 is left to `replay export`; here the byte count), or a newer frame.
+fn listed(stored: &flotilla_eventstore::StoredEvent) -> Value {
+    use flotilla_eventstore::LogRecord;
+    match &stored.record {
+        LogRecord::Event(envelope) => {
+            json!({ "seq": stored.seq, "event": JsonEnvelope::from_envelope(envelope) })
+        }
+        LogRecord::Rejected {
+            subject,
+            reason,
+            bytes,
+        } => json!({
+            "seq": stored.seq,
+            "rejected": { "subject": subject, "reason": reason, "bytes": bytes.len() },
+        }),
+        LogRecord::Newer { kind, version } => json!({
+            "seq": stored.seq,
+            "newer": { "kind": kind.name(), "version": version },
+        }),
+    }
 }

@@ -9,8 +9,9 @@ use chrono::Utc;
 use flotilla_eventstore::EventLog;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use uuid::Uuid;
 
-use crate::json_event::JsonEnvelope;
+use crate::json_event::{JsonDefaults, JsonEnvelope};
 use crate::runtime::Hub;
 
 /// How long a waiting append waits for the fold.
@@ -66,13 +67,20 @@ pub async fn submit_json<L: EventLog>(
             items.len()
         )));
     }
+    // The time is a placeholder: the log assigns it at append. A `time` the publisher gives is
+    // kept as the event's claimed time.
     let now = Utc::now();
     let envelopes = items
         .into_iter()
         .enumerate()
         .map(|(index, item)| {
+            let defaults = JsonDefaults {
+                id: Uuid::now_v7(),
+                time: now,
+                source,
+            };
             serde_json::from_value::<JsonEnvelope>(item)
-                .map(|event| event.into_envelope(now, source))
+                .map(|event| event.into_envelope(&defaults))
                 .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;

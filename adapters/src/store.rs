@@ -6,7 +6,12 @@ use std::time::Duration;
 use flotilla_core::Envelope;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use std::collections::BTreeMap;
+
+use flotilla_eventstore::{
+    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent,
+};
+use uuid::Uuid;
 
 /// File name of the embedded log inside the data directory.
 pub const LOG_FILE: &str = "flotilla.redb";
@@ -62,8 +67,12 @@ macro_rules! dispatch {
 }
 
 impl EventLog for AnyLog {
-    async fn append(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, LogError> {
-        dispatch!(self, log => log.append(events))
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        dispatch!(self, log => log.append(events, time))
     }
 
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
@@ -96,5 +105,13 @@ impl EventLog for AnyLog {
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         dispatch!(self, log => log.load_checkpoint())
+    }
+
+    async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
+        dispatch!(self, log => log.first_seq_of(ids))
+    }
+
+    async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
+        dispatch!(self, log => log.record_folded(folded))
     }
 }

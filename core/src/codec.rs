@@ -4,14 +4,17 @@
 //! integers, byte-compatible with bincode 1.x and wincode, which keeps an exit path open) and an
 //! explicit size limit, so a corrupt length prefix cannot make a reader allocate gigabytes.
 //!
-//! Stored events are framed as `[schema version: u16 LE][bincode body]`; [`decode_envelope`]
-//! dispatches on the version and upcasts older bodies to the current [`Envelope`] (see
-//! `docs/schema-evolution.md`). Nothing here does IO: it is bytes in, bytes out.
+//! Stored events are marked frames (`[marker][kind E][schema version: u16 LE][bincode body]`, see
+//! [`crate::wire`]); [`decode_envelope`] also reads the unmarked `[version: u16 LE][body]`
+//! frames release 19da42c wrote, dispatches on the version and upcasts older bodies to the
+//! current [`Envelope`] (see `docs/schema-evolution.md`). Nothing here does IO: it is bytes in,
+//! bytes out.
 
 use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::event::{Envelope, SCHEMA_VERSION};
+use crate::wire::{self, Frame, RecordKind};
 
 /// Largest encoded event or decision record accepted (16 MiB).
 pub const RECORD_BYTES_MAX: usize = 16 * 1024 * 1024;
@@ -51,6 +54,25 @@ pub enum CodecError {
         /// Newest version this build reads.
         max: u16,
     },
+    /// A marked frame names a record kind this build does not know.
+    #[error("marked frame of unknown record kind {0:#04x}")]
+    UnknownKind(u8),
+    /// A marked frame of another record kind than the one being read.
+    #[error("expected a {expected} frame, found a {found} frame")]
+    WrongKind {
+        /// The kind being read.
+        expected: RecordKind,
+        /// The kind the frame holds.
+        found: RecordKind,
+    },
+    /// A marked frame written by a newer flotilla: not damage, a rolling upgrade.
+    #[error("{kind} of version {version}, newer than this build reads (max {max})", max = kind.current_version())]
+    Newer {
+        /// The record kind.
+        kind: RecordKind,
+        /// Its version.
+        version: u16,
+    },
     /// bincode could not decode the body.
     #[error("cannot decode {what}: {source}")]
     Decode {
@@ -88,29 +110,49 @@ pub enum CodecError {
     },
 }
 
-/// Encodes an input event with its frame header.
+/// Encodes an input event as a marked frame of the current schema version.
 ///
 /// # Errors
 /// When the event exceeds [`RECORD_BYTES_MAX`].
 pub fn encode_envelope(envelope: &Envelope) -> Result<Vec<u8>, CodecError> {
-    let mut out = SCHEMA_VERSION.to_le_bytes().to_vec();
     let body = encode_record("event", envelope)?;
-    out.extend_from_slice(&body);
-    Ok(out)
+    Ok(wire::marked_frame(RecordKind::Event, SCHEMA_VERSION, &body))
 }
 
-/// Decodes a framed input event, upcasting older schema versions.
+/// Decodes a stored input event — a marked frame, or an unmarked frame of release 19da42c —
+/// upcasting older schema versions.
 ///
 /// # Errors
-/// On a truncated frame, an unknown (newer) version, or a body that does not decode.
+/// On a truncated frame, a newer marked frame ([`CodecError::Newer`]), an unknown unmarked
+/// version, another record kind, or a body that does not decode.
 pub fn decode_envelope(bytes: &[u8]) -> Result<Envelope, CodecError> {
-    let (head, body) = bytes
-        .split_at_checked(2)
-        .ok_or(CodecError::Truncated(bytes.len()))?;
-    let version = u16::from_le_bytes([head[0], head[1]]);
+    match wire::split_frame(bytes)? {
+        Frame::Marked {
+            kind,
+            version,
+            body,
+        } => {
+            wire::expect_marked(RecordKind::Event, kind, version)?;
+            decode_event_body(version, body)
+        }
+        Frame::Unmarked(bytes) => {
+            let (head, body) = bytes
+                .split_at_checked(2)
+                .ok_or(CodecError::Truncated(bytes.len()))?;
+            match u16::from_le_bytes([head[0], head[1]]) {
+                version @ (1 | 2) => decode_event_body(version, body),
+                found => Err(CodecError::UnknownVersion { found, max: 2 }),
+            }
+        }
+    }
+}
+
+/// Decodes an event body of a known schema version into the current types.
+fn decode_event_body(version: u16, body: &[u8]) -> Result<Envelope, CodecError> {
     match version {
-        1 => decode_record::<crate::wire::v1::Envelope>("event", body).map(Envelope::from),
-        2 => decode_record("event", body),
+        1 => decode_record::<wire::v1::Envelope>("event", body).map(Envelope::from),
+        2 => decode_record::<wire::v2::Envelope>("event", body).map(Envelope::from),
+        SCHEMA_VERSION => decode_record("event", body),
         found => Err(CodecError::UnknownVersion {
             found,
             max: SCHEMA_VERSION,
@@ -257,9 +299,19 @@ mod tests {
     #[test]
     fn newer_version_is_refused_not_misread() {
         let mut bytes = encode_envelope(&sample()).expect("encodes");
-        bytes[0] = 9;
+        bytes[5] = 9;
         assert!(matches!(
             decode_envelope(&bytes),
+            Err(CodecError::Newer {
+                kind: RecordKind::Event,
+                version: 9
+            })
+        ));
+        // Unmarked, a version 9 is not flotilla's: 19da42c wrote 1 and 2 only.
+        let mut legacy = 9_u16.to_le_bytes().to_vec();
+        legacy.extend_from_slice(&bytes[wire::HEADER_BYTES..]);
+        assert!(matches!(
+            decode_envelope(&legacy),
             Err(CodecError::UnknownVersion { found: 9, .. })
         ));
     }

@@ -225,6 +225,9 @@ pub enum RejectCode {
     ApprovalRequestNotFound,
     /// The envelope's schema version is newer than this build.
     UnsupportedSchemaVersion,
+    /// The stored record is not an input this build can decode (garbage, a malformed JSON
+    /// form, or a body that contradicts its subject).
+    Undecodable,
     /// A work report about a resource index its binding does not target now.
     StaleReport,
     /// An event id the fold has already folded (a retry, however late).
@@ -243,6 +246,7 @@ impl RejectCode {
             RejectCode::UnknownPlacement => "UnknownPlacement",
             RejectCode::ApprovalRequestNotFound => "ApprovalRequestNotFound",
             RejectCode::UnsupportedSchemaVersion => "UnsupportedSchemaVersion",
+            RejectCode::Undecodable => "Undecodable",
             RejectCode::StaleReport => "StaleReport",
             RejectCode::DuplicateEvent => "DuplicateEvent",
         }

@@ -1,9 +1,10 @@
 //! Input events: the only thing that changes flotilla's state.
 //!
-//! Every input is wrapped in an [`Envelope`] carrying a UUID, an event time (UTC), the publisher
-//! and a schema version. These types are the **current** wire schema (`wire v1`): they are
-//! encoded with bincode by [`crate::codec`], so they must only grow in ways the upcasting rules
-//! in `docs/schema-evolution.md` allow. Kubernetes manifests travel as canonical JSON text, since
+//! Every input is wrapped in an [`Envelope`] carrying a UUID, the time the log assigned it (UTC),
+//! what its publisher claimed about time, the publisher and a schema version. These types are the
+//! **current** wire schema (version [`SCHEMA_VERSION`]; older ones are frozen in [`crate::wire`]):
+//! they are encoded with bincode by [`crate::codec`], so they must only grow in ways the
+//! upcasting rules in `docs/schema-evolution.md` allow. Kubernetes manifests travel as canonical JSON text, since
 //! bincode cannot carry `serde_json::Value`.
 
 use std::collections::BTreeMap;
@@ -13,16 +14,22 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// The schema version this build writes; readers upcast anything older (`crate::wire`).
-/// Version 2 added per-manifest failures to work reports.
-pub const SCHEMA_VERSION: u16 = 2;
+/// Version 2 added per-manifest failures to work reports; version 3 added
+/// [`Envelope::claimed_time`] and made [`Envelope::time`] the log's.
+pub const SCHEMA_VERSION: u16 = 3;
 
 /// One input event as it sits in the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Envelope {
     /// Globally unique id; the log deduplicates on it.
     pub id: Uuid,
-    /// When the event happened (publisher's clock, UTC). The fold's only notion of time.
+    /// The time the log assigned at append (redb: the hub's clock, never earlier than the
+    /// previous event's; NATS: the JetStream timestamp). The fold's only notion of time.
+    /// Events of schema versions 1 and 2 keep the time stored with them.
     pub time: DateTime<Utc>,
+    /// What the publisher said about time (e.g. when a heartbeat was observed), if anything.
+    /// Kept for readers; it never drives a deadline (version 3).
+    pub claimed_time: Option<DateTime<Utc>>,
     /// Who published it (`cli`, `clock`, `agent/member1`, `scenario`, …).
     pub source: String,
     /// Schema version the payload was written with.
@@ -32,12 +39,13 @@ pub struct Envelope {
 }
 
 impl Envelope {
-    /// Wraps a payload in an envelope of the current schema version.
+    /// Wraps a payload in an envelope of the current schema version, with no claimed time.
     #[must_use]
     pub fn new(id: Uuid, time: DateTime<Utc>, source: impl Into<String>, payload: Input) -> Self {
         Self {
             id,
             time,
+            claimed_time: None,
             source: source.into(),
             schema_version: SCHEMA_VERSION,
             payload,

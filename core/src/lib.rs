@@ -8,7 +8,9 @@
 //! - Time is data: it comes from event times, and [`fold::next_deadline`] says when the core
 //!   needs a tick.
 //!
-//! The crate also owns the one binary codec ([`codec`]) for events, decisions and checkpoints.
+//! The crate also owns the one binary codec ([`codec`]) and the versioned stored form of every
+//! record kind — events, decision batches, checkpoints — and of the JSON form publishers send
+//! ([`wire`]): how a stored record reads back ([`wire::LogRecord`]) is decided here, without IO.
 
 pub mod availability;
 pub mod codec;

@@ -1,15 +1,17 @@
-//! The wire is frozen: events encoded by schema version 1 and version 2 (checked in as golden
-//! bytes) still decode to the same values — version 1 upcast to the current types — and
-//! re-encode to the same bytes (version 1 through its frozen copy in `wire::v1`); arbitrary bytes
-//! never make the decoder panic. Only the newest version's file is ever (re)generated, when it
-//! is added: `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
+//! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
+//! wrote them) and 3 (marked), decision batches of version 1 (unmarked) and 2, and checkpoints of
+//! version 1 (`[01 00][body]`) and 2 — all checked in as golden bytes — still decode to the same
+//! values, upcast to the current types, and re-encode to the same bytes (older versions through
+//! their frozen copies in `wire`); arbitrary bytes never make a decoder panic. Only the newest
+//! version's files are ever (re)generated, when they are added:
+//! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
 use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
-use flotilla_core::wire;
+use flotilla_core::wire::{self, CHECKPOINT_VERSION, DECISION_VERSION, checkpoint, decisions};
 use flotilla_core::{
     Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef, ResourceUsage,
     WorkReport,
@@ -18,7 +20,17 @@ use proptest::prelude::*;
 use uuid::Uuid;
 
 fn golden_path(version: u16) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/golden/v{version}-envelopes.bin"))
+    golden_file(&format!("v{version}-envelopes.bin"))
+}
+
+fn golden_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+fn writing_golden() -> bool {
+    std::env::var_os("FLOTILLA_WRITE_GOLDEN").is_some()
 }
 
 /// One event of every input kind, with every optional field set somewhere.
@@ -127,13 +139,35 @@ fn v2_events() -> Vec<Envelope> {
             ],
         }),
     ));
+    if let Some(last) = events.last_mut() {
+        last.schema_version = 2;
+    }
+    events
+}
+
+/// Version 3's events: version 2's, as this build writes them, plus one with a claimed time.
+fn v3_events() -> Vec<Envelope> {
+    let mut events: Vec<Envelope> = v2_events()
+        .into_iter()
+        .map(|mut e| {
+            e.schema_version = 3;
+            e
+        })
+        .collect();
+    let mut claimed = events[2].clone();
+    claimed.id = Uuid::from_u128(0x0190_b3d2_0000_7000_8000_0000_0000_0200);
+    claimed.claimed_time = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).single();
+    events.push(claimed);
     events
 }
 
 /// The frames of a golden file.
 fn read_frames(version: u16) -> Vec<Vec<u8>> {
-    let golden = std::fs::read(golden_path(version)).expect("golden file is checked in");
-    let mut rest = golden.as_slice();
+    split_frames(&std::fs::read(golden_path(version)).expect("golden file is checked in"))
+}
+
+fn split_frames(golden: &[u8]) -> Vec<Vec<u8>> {
+    let mut rest = golden;
     let mut frames = Vec::new();
     while !rest.is_empty() {
         let (len, tail) = rest.split_at(4);
@@ -147,9 +181,16 @@ fn read_frames(version: u16) -> Vec<Vec<u8>> {
 
 /// Length-prefixed frames, so the file holds several records.
 fn frames(events: &[Envelope]) -> Vec<u8> {
+    join_frames(
+        events
+            .iter()
+            .map(|event| encode_envelope(event).expect("encodes")),
+    )
+}
+
+fn join_frames(frames: impl IntoIterator<Item = Vec<u8>>) -> Vec<u8> {
     let mut out = Vec::new();
-    for event in events {
-        let frame = encode_envelope(event).expect("encodes");
+    for frame in frames {
         out.extend_from_slice(&u32::try_from(frame.len()).expect("small").to_le_bytes());
         out.extend_from_slice(&frame);
     }
@@ -183,22 +224,139 @@ fn version_1_golden_bytes_still_decode_and_upcast() {
 
 #[test]
 fn version_2_golden_bytes_still_decode_and_reencode() {
-    let expected = frames(&v2_events());
-    if std::env::var_os("FLOTILLA_WRITE_GOLDEN").is_some() {
-        std::fs::write(golden_path(2), &expected).expect("writes golden file");
-    }
-    let golden = std::fs::read(golden_path(2)).expect("golden file is checked in");
-    let decoded: Vec<Envelope> = read_frames(2)
+    let frames = read_frames(2);
+    let decoded: Vec<Envelope> = frames
         .iter()
         .map(|frame| decode_envelope(frame).expect("a v2 frame decodes"))
         .collect();
     assert_eq!(decoded, v2_events());
+    for frame in &frames {
+        assert_eq!(
+            &frame[..2],
+            &2_u16.to_le_bytes(),
+            "19da42c's unmarked frame"
+        );
+        let frozen: wire::v2::Envelope =
+            decode_record("event", &frame[2..]).expect("decodes as the frozen v2 copy");
+        let again = encode_record("event", &frozen).expect("encodes");
+        assert_eq!(
+            again,
+            frame[2..].to_vec(),
+            "wire::v2 is an exact copy of version 2"
+        );
+    }
+}
+
+#[test]
+fn version_3_golden_bytes_still_decode_and_reencode() {
+    let expected = frames(&v3_events());
+    if writing_golden() {
+        std::fs::write(golden_path(3), &expected).expect("writes golden file");
+    }
+    let golden = std::fs::read(golden_path(3)).expect("golden file is checked in");
+    let decoded: Vec<Envelope> = read_frames(3)
+        .iter()
+        .map(|frame| decode_envelope(frame).expect("a v3 frame decodes"))
+        .collect();
+    assert_eq!(decoded, v3_events());
     assert_eq!(frames(&decoded), golden, "re-encoding changed the bytes");
+    assert!(golden[4..].starts_with(&wire::MAGIC), "marked frames");
+}
+
+/// The decisions and state of folding the golden events from an empty state.
+fn folded() -> (Vec<(u64, flotilla_core::Decisions)>, flotilla_core::State) {
+    let mut state = flotilla_core::State::default();
+    let mut decided = Vec::new();
+    for (seq, event) in (1..).zip(v3_events()) {
+        let decisions = flotilla_core::step(&mut state, &event);
+        if !decisions.is_empty() {
+            decided.push((seq, decisions));
+        }
+    }
+    (decided, state)
+}
+
+/// Writes a golden file: a legacy one only once (it stands for what 19da42c wrote), the
+/// current version's whenever asked.
+fn write_golden(name: &str, bytes: &[u8], legacy: bool) {
+    let path = golden_file(name);
+    if writing_golden() && !(legacy && path.exists()) {
+        std::fs::write(path, bytes).expect("writes golden file");
+    }
+}
+
+#[test]
+fn decision_batches_of_every_version_still_decode() {
+    let (decided, _) = folded();
+    let last = u64::try_from(v3_events().len()).expect("small");
+    // 19da42c wrote the bare bincode of `DecisionBatch { first, last, decisions }`.
+    let legacy = flotilla_core::codec::encode_decisions(&(1_u64, last, &decided)).expect("encodes");
+    write_golden("v1-decisions.bin", &legacy, true);
+    let current = decisions::encode_batch(1, last, &decided).expect("encodes");
+    write_golden(
+        &format!("v{DECISION_VERSION}-decisions.bin"),
+        &current,
+        false,
+    );
+
+    let v1 = std::fs::read(golden_file("v1-decisions.bin")).expect("checked in");
+    let v1 = decisions::decode_batch(&v1).expect("a v1 batch decodes");
+    assert_eq!(
+        (v1.version, v1.first_input_seq, v1.last_input_seq),
+        (1, 1, last)
+    );
+    let v2 = std::fs::read(golden_file("v2-decisions.bin")).expect("checked in");
+    let decoded = decisions::decode_batch(&v2).expect("a v2 batch decodes");
+    assert_eq!((decoded.version, decoded.first_input_seq), (2, 1));
+    assert_eq!(
+        decoded.decisions, v1.decisions,
+        "both hold the same decisions"
+    );
+    let again = decisions::encode_batch(1, last, &decoded.decisions).expect("encodes");
+    assert_eq!(again, v2, "re-encoding changed the bytes");
+    assert_eq!(decisions::batch_range(&v2).expect("range"), (2, 1, last));
+}
+
+#[test]
+fn checkpoints_of_every_version_still_decode() {
+    let (_, state) = folded();
+    let hash = state.hash().expect("hashes");
+    let legacy = checkpoint::encode_legacy_v1(7, &hash, &state).expect("encodes");
+    write_golden("v1-checkpoint.bin", &legacy, true);
+    let current = checkpoint::encode(7, &hash, &state).expect("encodes");
+    write_golden(
+        &format!("v{CHECKPOINT_VERSION}-checkpoint.bin"),
+        &current,
+        false,
+    );
+
+    for version in 1..=2 {
+        let bytes =
+            std::fs::read(golden_file(&format!("v{version}-checkpoint.bin"))).expect("checked in");
+        let body = checkpoint::decode(&bytes).expect("a checkpoint decodes");
+        assert_eq!(body.seq, 7);
+        assert_eq!(
+            body.state.hash().expect("hashes"),
+            body.hash,
+            "version {version}"
+        );
+    }
+    let v2 = std::fs::read(golden_file("v2-checkpoint.bin")).expect("checked in");
+    let body = checkpoint::decode(&v2).expect("decodes");
+    let again = checkpoint::encode(body.seq, &body.hash, &body.state).expect("encodes");
+    assert_eq!(again, v2, "re-encoding changed the bytes");
 }
 
 proptest! {
     #[test]
     fn arbitrary_bytes_never_panic_the_decoder(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let _ = decode_envelope(&bytes);
+        let _ = decisions::decode_batch(&bytes);
+        let _ = checkpoint::decode(&bytes);
+        let origin = wire::InputOrigin { seq: 1, subject: Some("flotilla.in.tick"), log_time: None };
+        let _ = wire::read_input(&bytes, &origin);
+        let mut marked = wire::MAGIC.to_vec();
+        marked.extend_from_slice(&bytes);
+        let _ = wire::read_input(&marked, &origin);
     }
 }

@@ -17,8 +17,8 @@ use chrono::{DateTime, Utc};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use flotilla_core::codec::encode_envelope;
 use flotilla_core::{Envelope, Heartbeat, Input};
-use flotilla_eventstore::EventLog;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::{AppendTime, EventLog};
 use redb::{Builder, Database, Durability, ReadableTable, TableDefinition};
 use tokio::runtime::Runtime;
 use uuid::Uuid;
@@ -177,7 +177,9 @@ fn batched(c: &mut Criterion) {
             for _ in 0..iters {
                 let batch = events.batch(BATCH_EVENTS);
                 let started = Instant::now();
-                let appended = rt.block_on(log.append(batch)).expect("append a batch");
+                let appended = rt
+                    .block_on(log.append(batch, AppendTime::Assigned))
+                    .expect("append a batch");
                 timed += started.elapsed();
                 assert_eq!(appended.len(), BATCH_EVENTS, "one outcome per event");
             }
@@ -228,7 +230,10 @@ fn unbatched(c: &mut Criterion) {
             for _ in 0..iters {
                 let single = events.batch(1);
                 let started = Instant::now();
-                black_box(rt.block_on(log.append(single)).expect("append one event"));
+                black_box(
+                    rt.block_on(log.append(single, AppendTime::Assigned))
+                        .expect("append one event"),
+                );
                 timed += started.elapsed();
             }
             timed
@@ -325,7 +330,9 @@ async fn publish_concurrently(log: &Arc<RedbLog>, loads: Vec<Vec<Envelope>>) {
             let log = Arc::clone(log);
             tokio::spawn(async move {
                 for event in load {
-                    log.append(vec![event]).await.expect("append one event");
+                    log.append(vec![event], AppendTime::Assigned)
+                        .await
+                        .expect("append one event");
                 }
             })
         })

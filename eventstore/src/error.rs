@@ -1,6 +1,7 @@
 //! Errors of the event log, one enum for every backend.
 
 use flotilla_core::codec::CodecError;
+use flotilla_core::wire::RecordKind;
 
 /// What can go wrong talking to the log.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +33,20 @@ pub enum LogError {
         /// The last decided sequence the log has.
         actual: u64,
     },
+    /// A stored record was written by a newer flotilla: this build must not act on it as the
+    /// writer (a rolling upgrade is in progress).
+    #[error("record at sequence {seq} is a {kind} of version {version}, newer than this build")]
+    Newer {
+        /// Where (the input sequence, or the decisions stream's sequence).
+        seq: u64,
+        /// The record kind.
+        kind: RecordKind,
+        /// Its version.
+        version: u16,
+    },
+    /// The backend refuses the request as asked (e.g. times as given on NATS).
+    #[error("refused: {0}")]
+    Refused(String),
     /// The log was closed.
     #[error("the log is closed")]
     Closed,

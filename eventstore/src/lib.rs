@@ -6,11 +6,25 @@
 //!   server for per-event durability — see `docs/durability.md`).
 //! - **Sequence numbers** start at 1 and are dense; the log's order is the fold's order.
 //! - **Deduplication by event id.** Appending an id that is already in the log writes nothing
-//!   and returns the original sequence with `duplicate: true`.
+//!   and returns the original sequence with `duplicate: true` (redb: always; NATS: within the
+//!   stream's duplicate window). For exactly-once *effect* at any distance, the single writer
+//!   asks [`EventLog::first_seq_of`] before folding and tells [`EventLog::record_folded`] after:
+//!   a durable index of folded event ids, outside the state and its checkpoints.
+//! - **Reads never fail on one bad record.** [`EventLog::read`] returns every stored input
+//!   record as a [`LogRecord`]: an event, a rejected record (undecodable, malformed JSON form,
+//!   or a body that contradicts its subject), or a frame newer than this build.
+//! - **Time is the log's.** With [`AppendTime::Assigned`] the log gives every event its time
+//!   (redb: the hub's clock at append, never earlier than the previous event's; NATS: the
+//!   JetStream timestamp, read back as the event's time). [`AppendTime::AsGiven`] keeps the
+//!   caller's times, for trusted local callers, and is refused on NATS.
 //! - **Decisions** are stored per fold batch with the input sequences that produced them, and a
 //!   decision append is fenced: it names the last input sequence the writer believes is already
 //!   decided, and fails with [`LogError::Fenced`] if another writer got there first.
-//! - **Checkpoints** hold the folded state at a sequence, with its hash.
+//! - **Checkpoints** hold the folded state at a sequence, with its hash. One that cannot be
+//!   read (damaged, newer, an older `State` layout) is skipped with a warning: loading returns
+//!   the next older readable one, or none, and the state is folded from the log.
+//! - **Every record is versioned** (`flotilla_core::wire`); records of release 19da42c read back
+//!   unchanged.
 
 pub mod error;
 pub mod nats_log;
@@ -19,11 +33,13 @@ pub mod redb_log;
 
 pub use error::LogError;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
+pub use flotilla_core::wire::LogRecord;
 use flotilla_core::{Decisions, Envelope, State, StateHash};
-use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 /// The outcome of appending one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,19 +50,42 @@ pub struct Appended {
     pub duplicate: bool,
 }
 
-/// One input event read back from the log.
+/// Whose time an appended event carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendTime {
+    /// The log assigns it (the hub's clock or the JetStream timestamp); the caller's `time` is
+    /// ignored. For everything that arrives from outside, and the clock.
+    Assigned,
+    /// The caller's `time` is stored as is: for trusted local callers that own time (the
+    /// scenario runner, a simulator, an import). Refused on NATS, where anyone can publish.
+    AsGiven,
+}
+
+/// One input record read back from the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
     /// Sequence number.
     pub seq: u64,
-    /// The event.
-    pub envelope: Envelope,
+    /// The record: an event, a rejected record, or a newer frame.
+    pub record: LogRecord,
+}
+
+impl StoredEvent {
+    /// The event, if the record is one.
+    #[must_use]
+    pub fn event(&self) -> Option<&Envelope> {
+        self.record.event()
+    }
 }
 
 /// The decisions of one fold batch: inputs `first_input_seq..=last_input_seq`, of which those
 /// that decided something are listed (inputs with no decisions are omitted).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecisionBatch {
+    /// The decision version it was recorded under (`flotilla_core::wire::DECISION_VERSION` for
+    /// what this build writes; 1 for release 19da42c's). Ignored on append: a batch is always
+    /// written under the current version.
+    pub version: u16,
     /// First input sequence covered.
     pub first_input_seq: u64,
     /// Last input sequence covered.
@@ -68,13 +107,16 @@ pub struct Checkpoint {
 
 /// The event log. Implemented by [`redb_log::RedbLog`] and [`nats_log::NatsLog`].
 pub trait EventLog: Send + Sync + 'static {
-    /// Appends input events durably, in order; one outcome per event.
+    /// Appends input events durably, in order; one outcome per event. `time` says whether the
+    /// log assigns their times or keeps the given ones ([`LogError::Refused`] on NATS).
     fn append(
         &self,
         events: Vec<Envelope>,
+        time: AppendTime,
     ) -> impl Future<Output = Result<Vec<Appended>, LogError>> + Send;
 
-    /// Reads up to `max` events with `seq >= from`, ascending.
+    /// Reads up to `max` input records with `seq >= from`, ascending. One bad record never
+    /// fails the read: it comes back as [`LogRecord::Rejected`] or [`LogRecord::Newer`].
     fn read(
         &self,
         from: u64,
@@ -100,6 +142,7 @@ pub trait EventLog: Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), LogError>> + Send;
 
     /// Reads decision batches whose `last_input_seq >= from`, ascending, at most `max`.
+    /// A batch recorded by a newer build fails with [`LogError::Newer`].
     fn read_decisions(
         &self,
         from: u64,
@@ -115,6 +158,20 @@ pub trait EventLog: Send + Sync + 'static {
         checkpoint: &Checkpoint,
     ) -> impl Future<Output = Result<(), LogError>> + Send;
 
-    /// Loads the newest checkpoint, if any.
+    /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
     fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;
+
+    /// For each id, the first input sequence it was folded (or, on redb, stored) at, if known.
+    /// An event at sequence `s` whose id maps to an earlier sequence is a duplicate.
+    fn first_seq_of(
+        &self,
+        ids: &[Uuid],
+    ) -> impl Future<Output = Result<BTreeMap<Uuid, u64>, LogError>> + Send;
+
+    /// Records that each id was folded at its sequence. Idempotent: an id already recorded
+    /// keeps its first sequence. The writer calls it after deciding a batch.
+    fn record_folded(
+        &self,
+        folded: &[(Uuid, u64)],
+    ) -> impl Future<Output = Result<(), LogError>> + Send;
 }

@@ -10,8 +10,17 @@
 //!   everything and deny deletes and purges (settings in [`streams`]).
 //! - **Deduplication**: every event is published with its id as `Nats-Msg-Id`; within the
 //!   stream's duplicate window ([`NatsOptions::duplicate_window`]) the server stores it once and
-//!   answers a duplicate with the original sequence. Older duplicates are stored again, and the
-//!   fold's idempotence absorbs them.
+//!   answers a duplicate with the original sequence. Older duplicates are stored again; the
+//!   `<prefix>_EVENT_IDS` key-value bucket (event id → first folded sequence, written by the
+//!   single writer through [`EventLog::record_folded`]) is how the writer recognises them at any
+//!   distance ([`EventLog::first_seq_of`]).
+//! - **Time**: the stream is open to any publisher, so no stored time is trusted: a marked frame
+//!   or a JSON record reads back with the JetStream timestamp as its time (what the publisher
+//!   said stays in `claimed_time`), and [`AppendTime::AsGiven`] is refused. Unmarked records of
+//!   release 19da42c keep their stored time.
+//! - **Any bytes on `flotilla.in.>`** read back as a [`LogRecord`]: flotilla's frames, the
+//!   JSON form of `docs/events.md` published with a plain client (its id, when absent, derived
+//!   from the stream sequence), or a rejected record with the reason.
 //! - **Fenced decisions**: a decision batch is published with `Nats-Expected-Last-Sequence` set
 //!   to the decisions stream's last sequence as *this writer* knows it (learned at connect and
 //!   after each of its own appends). If any other writer appended in between, the server
@@ -48,17 +57,22 @@ use std::time::Duration;
 use async_nats::HeaderMap;
 use async_nats::header::{NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
 use async_nats::jetstream::context::{PublishAckFuture, PublishErrorKind};
+use async_nats::jetstream::kv;
 use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
 use bytes::Bytes;
 use flotilla_core::Envelope;
-use flotilla_core::codec::{decode_envelope, encode_envelope};
+use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::{InputOrigin, read_input};
+use futures::StreamExt;
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use crate::{Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use std::collections::BTreeMap;
+
+use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
 use decisions::{Fence, last_decision};
 use subjects::input_subject;
 
@@ -72,6 +86,8 @@ pub const READ_BATCH_MAX: usize = 4096;
 pub const WAIT_POLL_MIN: Duration = Duration::from_millis(2);
 /// Longest pause between two polls in `wait_for`: the worst added latency when idle.
 pub const WAIT_POLL_MAX: Duration = Duration::from_millis(50);
+/// Event id lookups (or records) in flight at once in `first_seq_of` and `record_folded`.
+pub const EVENT_ID_REQUESTS_IN_FLIGHT_MAX: usize = 64;
 /// The oldest server that answers batched direct gets.
 const SERVER_VERSION_MIN: (u64, u64) = (2, 11);
 
@@ -87,7 +103,8 @@ pub struct NatsOptions {
     pub replicas: usize,
     /// How long the server remembers event ids for deduplication. Memory on the server grows
     /// with ids per window (about 100 bytes each), so 2 minutes at 10k events/s is ~120 MB;
-    /// publishers retry within seconds, and the fold absorbs older duplicates.
+    /// publishers retry within seconds, and older duplicates are found in the event id bucket.
+    /// Applied when the stream is created (tests shorten it).
     pub duplicate_window: Duration,
     /// Bound on every request and publish ack.
     pub request_timeout: Duration,
@@ -115,6 +132,7 @@ pub struct NatsLog {
     decisions: Stream,
     checkpoints: ObjectStore,
     batches: ObjectStore,
+    event_ids: kv::Store,
     options: NatsOptions,
     /// Names this writer in the `Nats-Msg-Id` of its decision batches, so a retry of its own
     /// batch whose ack was lost is recognised, while another writer's batch fences it.
@@ -174,6 +192,7 @@ impl NatsLog {
         let decisions = streams::create_or_bind(&context, decisions).await?;
         let checkpoints = streams::checkpoint_bucket(&context, &options).await?;
         let batches = streams::batch_bucket(&context, &options).await?;
+        let event_ids = streams::event_id_bucket(&context, &options).await?;
         let fence = last_decision(&decisions).await?.fence;
         tracing::info!(
             input = %input.cached_info().config.name,
@@ -187,6 +206,7 @@ impl NatsLog {
             decisions,
             checkpoints,
             batches,
+            event_ids,
             options,
             writer_id: Uuid::now_v7(),
             fence: Mutex::new(fence),
@@ -271,7 +291,18 @@ impl NatsLog {
 }
 
 impl EventLog for NatsLog {
-    async fn append(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, LogError> {
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        if time == AppendTime::AsGiven {
+            return Err(LogError::Refused(
+                "NATS does not keep times as given: anyone can publish to the input stream, so \
+                 every event's time is its JetStream timestamp; append with AppendTime::Assigned"
+                    .to_owned(),
+            ));
+        }
         // Encode everything first, so a bad event fails the call before anything is written.
         let encoded = events
             .iter()
@@ -294,15 +325,24 @@ impl EventLog for NatsLog {
         let max = max.min(READ_BATCH_MAX);
         let timeout = self.options.request_timeout;
         let messages = direct::get_batch(&self.client, name, from.max(1), max, timeout).await?;
-        messages
+        Ok(messages
             .into_iter()
             .map(|message| {
-                let seq = message.sequence;
-                let envelope = decode_envelope(&message.payload)
-                    .map_err(|source| LogError::Corrupt { seq, source })?;
-                Ok(StoredEvent { seq, envelope })
+                let origin = InputOrigin {
+                    seq: message.sequence,
+                    subject: Some(message.subject.as_str()),
+                    // The JetStream timestamp (`None` only if out of chrono's range).
+                    log_time: chrono::DateTime::from_timestamp(
+                        message.time.unix_timestamp(),
+                        message.time.nanosecond(),
+                    ),
+                };
+                StoredEvent {
+                    seq: message.sequence,
+                    record: read_input(&message.payload, &origin),
+                }
             })
-            .collect()
+            .collect())
     }
 
     async fn last_seq(&self) -> Result<u64, LogError> {
@@ -419,6 +459,51 @@ impl EventLog for NatsLog {
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         checkpoints::load(&self.checkpoints, self.options.request_timeout).await
     }
+
+    async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
+        let lookups = futures::stream::iter(ids.iter().copied())
+            .map(|id| async move {
+                let value = self
+                    .event_ids
+                    .get(id.to_string())
+                    .await
+                    .map_err(|err| LogError::Nats(format!("look up event id {id}: {err}")))?;
+                Ok::<_, LogError>(value.map(|value| (id, value)))
+            })
+            .buffered(EVENT_ID_REQUESTS_IN_FLIGHT_MAX);
+        let found: Vec<_> = lookups.collect().await;
+        let mut out = BTreeMap::new();
+        for entry in found {
+            if let Some((id, value)) = entry? {
+                out.insert(id, parse_seq(id, &value)?);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
+        let creates = futures::stream::iter(folded.iter().copied())
+            .map(|(id, seq)| async move {
+                let value = Bytes::from(seq.to_string());
+                match self.event_ids.create(id.to_string(), value).await {
+                    Ok(_) => Ok(()),
+                    // Recorded before (a re-fold after a restart): the first sequence stays.
+                    Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => Ok(()),
+                    Err(err) => Err(LogError::Nats(format!("record event id {id}: {err}"))),
+                }
+            })
+            .buffered(EVENT_ID_REQUESTS_IN_FLIGHT_MAX);
+        let results: Vec<_> = creates.collect().await;
+        results.into_iter().collect()
+    }
+}
+
+/// The sequence stored for an event id (decimal text).
+fn parse_seq(id: Uuid, value: &[u8]) -> Result<u64, LogError> {
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| LogError::Nats(format!("event id {id}: stored sequence is not a number")))
 }
 
 fn check_options(options: &NatsOptions) -> Result<(), LogError> {

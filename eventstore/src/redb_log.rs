@@ -15,9 +15,14 @@
 //!   aborted transaction leaves no gap.
 //! - **Deduplication by event id**, against the log and against earlier events of the same
 //!   transaction: a repeat writes nothing and gets the original sequence, `duplicate: true`.
+//!   The `event_ids` table is kept forever, so it also answers [`EventLog::first_seq_of`].
+//! - **Assigned time**: with [`AppendTime::Assigned`] an event's time is the hub's clock when
+//!   `append` was called, raised by the writer to the previous event's time if it is earlier
+//!   (concurrent callers, a clock step back), and stored: the log's times never go backwards.
 //! - **Fenced decisions**: checked inside the write transaction against the stored last decided
 //!   sequence, so a fenced batch writes nothing.
-//! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept.
+//! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept; loading
+//!   skips unreadable ones (with a warning) and returns the newest readable one.
 //! - **Single writer.** The file is opened in redb's `ConcurrencyMode::ExclusiveWriter`: redb
 //!   locks the whole file, so a second process (or a second `RedbLog` in this process) fails to
 //!   open it. That lock is what makes one process the log's single writer; the in-memory heads
@@ -38,15 +43,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use chrono::Utc;
 use flotilla_core::Envelope;
-use flotilla_core::codec::{decode_decisions, decode_envelope, encode_decisions, encode_envelope};
+use flotilla_core::codec::{CodecError, encode_envelope};
+use flotilla_core::wire::{self, InputOrigin, read_input};
 use redb::{
     Builder, ConcurrencyMode, Database, DatabaseError, Durability, ReadTransaction,
     ReadableDatabase, ReadableTable,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::{Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
 use tables::{
     CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION, LAYOUT_VERSION_KEY, META,
     decode_checkpoint_record, encode_checkpoint_record, storage,
@@ -115,6 +124,8 @@ pub struct RedbLog {
 struct Heads {
     last_seq: u64,
     decided: u64,
+    /// The time of the last stored event, the floor for the next assigned time.
+    last_time: Option<chrono::DateTime<Utc>>,
 }
 
 impl RedbLog {
@@ -142,6 +153,7 @@ impl RedbLog {
         let limits = WriterLimits {
             events_per_commit_max: options.events_per_commit_max,
             checkpoints_kept: options.checkpoints_kept,
+            last_time: heads.last_time,
         };
         let writer = Writer::new(
             Arc::clone(&db),
@@ -255,15 +267,27 @@ impl fmt::Debug for RedbLog {
 }
 
 impl EventLog for RedbLog {
-    async fn append(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, LogError> {
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
         if events.is_empty() {
             return Ok(Vec::new());
         }
+        let now = Utc::now();
         let mut encoded = Vec::with_capacity(events.len());
-        for envelope in &events {
+        for mut envelope in events {
+            let assigned = time == AppendTime::Assigned;
+            if assigned {
+                envelope.time = now;
+            }
             encoded.push(EncodedEvent {
                 id: envelope.id.into_bytes(),
-                bytes: encode_envelope(envelope)?,
+                time: envelope.time,
+                bytes: encode_envelope(&envelope)?,
+                // Kept so the writer can raise the time to the previous event's and re-encode.
+                assigned: assigned.then_some(envelope),
             });
         }
         let (reply, answer) = oneshot::channel();
@@ -285,9 +309,13 @@ impl EventLog for RedbLog {
             for entry in range.take(max) {
                 let (key, value) = entry.map_err(storage("read inputs"))?;
                 let seq = key.value();
-                let envelope = decode_envelope(value.value())
-                    .map_err(|source| LogError::Corrupt { seq, source })?;
-                events.push(StoredEvent { seq, envelope });
+                let origin = InputOrigin {
+                    seq,
+                    subject: None,
+                    log_time: None,
+                };
+                let record = read_input(value.value(), &origin);
+                events.push(StoredEvent { seq, record });
             }
             Ok(events)
         })
@@ -310,7 +338,11 @@ impl EventLog for RedbLog {
     }
 
     async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
-        let record = encode_decisions(&batch)?;
+        let record = wire::decisions::encode_batch(
+            batch.first_input_seq,
+            batch.last_input_seq,
+            &batch.decisions,
+        )?;
         let work = Work::Decide {
             first_input_seq: batch.first_input_seq,
             last_input_seq: batch.last_input_seq,
@@ -334,12 +366,7 @@ impl EventLog for RedbLog {
             let mut batches = Vec::with_capacity(max.min(1_024));
             for entry in range.take(max) {
                 let (key, value) = entry.map_err(storage("read decisions"))?;
-                let batch =
-                    decode_decisions(value.value()).map_err(|source| LogError::Corrupt {
-                        seq: key.value(),
-                        source,
-                    })?;
-                batches.push(batch);
+                batches.push(decode_batch(key.value(), value.value())?);
             }
             Ok(batches)
         })
@@ -367,12 +394,67 @@ impl EventLog for RedbLog {
             let table = txn
                 .open_table(CHECKPOINTS)
                 .map_err(storage("open table checkpoints"))?;
-            let newest = table.last().map_err(storage("read newest checkpoint"))?;
-            newest
-                .map(|(key, value)| decode_checkpoint_record(key.value(), value.value()))
-                .transpose()
+            // Newest first; bounded by `checkpoints_kept`, the table's size.
+            let newest_first = table.iter().map_err(storage("read checkpoints"))?.rev();
+            for entry in newest_first {
+                let (key, value) = entry.map_err(storage("read checkpoint"))?;
+                match decode_checkpoint_record(key.value(), value.value()) {
+                    Ok(checkpoint) => return Ok(Some(checkpoint)),
+                    Err(error) => tracing::warn!(
+                        seq = key.value(),
+                        %error,
+                        "skipping a checkpoint this build cannot read; trying an older one"
+                    ),
+                }
+            }
+            Ok(None)
         })
         .await
+    }
+
+    async fn first_seq_of(
+        &self,
+        ids: &[uuid::Uuid],
+    ) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
+        if ids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let ids = ids.to_vec();
+        self.read_blocking("look up event ids", move |txn| {
+            let table = txn
+                .open_table(EVENT_IDS)
+                .map_err(storage("open table event_ids"))?;
+            let mut found = BTreeMap::new();
+            for id in ids {
+                let seq = table
+                    .get(id.as_bytes())
+                    .map_err(storage("look up event id"))?;
+                if let Some(seq) = seq {
+                    found.insert(id, seq.value());
+                }
+            }
+            Ok(found)
+        })
+        .await
+    }
+
+    /// Nothing to do: `event_ids` is written at append, and append refuses duplicates.
+    async fn record_folded(&self, _folded: &[(uuid::Uuid, u64)]) -> Result<(), LogError> {
+        Ok(())
+    }
+}
+
+/// Decodes a stored decision batch; a newer one is [`LogError::Newer`].
+fn decode_batch(seq: u64, bytes: &[u8]) -> Result<DecisionBatch, LogError> {
+    match wire::decisions::decode_batch(bytes) {
+        Ok(batch) => Ok(DecisionBatch {
+            version: batch.version,
+            first_input_seq: batch.first_input_seq,
+            last_input_seq: batch.last_input_seq,
+            decisions: batch.decisions,
+        }),
+        Err(CodecError::Newer { kind, version }) => Err(LogError::Newer { seq, kind, version }),
+        Err(source) => Err(LogError::Corrupt { seq, source }),
     }
 }
 
@@ -411,9 +493,19 @@ fn prepare(db: &Database) -> Result<Heads, LogError> {
             .map_err(storage("open table decisions"))?;
         txn.open_table(CHECKPOINTS)
             .map_err(storage("open table checkpoints"))?;
+        let last_seq = last_key(&inputs, "read last input sequence")?;
+        let last = inputs.get(last_seq).map_err(storage("read last input"))?;
+        let origin = InputOrigin {
+            seq: last_seq,
+            subject: None,
+            log_time: None,
+        };
+        let last_time =
+            last.and_then(|value| read_input(value.value(), &origin).event().map(|e| e.time));
         Heads {
-            last_seq: last_key(&inputs, "read last input sequence")?,
+            last_seq,
             decided: last_key(&decisions, "read last decided sequence")?,
+            last_time,
         }
     };
     txn.commit().map_err(storage("commit table creation"))?;

@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use chrono::{DateTime, Utc};
-use flotilla_core::codec::encode_record;
+use flotilla_core::wire::DECISION_VERSION;
+use flotilla_core::wire::decisions::encode_batch;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, State};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-use flotilla_eventstore::{Appended, Checkpoint, DecisionBatch, EventLog, LogError};
+use flotilla_eventstore::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -50,6 +51,7 @@ fn batch(first_input_seq: u64, last_input_seq: u64, writer: &str) -> DecisionBat
         cluster: format!("{writer}-{last_input_seq}"),
     };
     DecisionBatch {
+        version: DECISION_VERSION,
         first_input_seq,
         last_input_seq,
         decisions: vec![(last_input_seq, vec![decision])],
@@ -78,14 +80,23 @@ async fn append_then_read_back_in_order() -> TestResult {
     assert_eq!(within(log.last_seq()).await??, 0);
     assert!(within(log.read(1, 10)).await??.is_empty());
 
-    let appended = within(log.append(events(1..=600))).await??;
+    let appended = within(log.append(events(1..=600), AppendTime::Assigned)).await??;
     assert_eq!(appended, (1..=600).map(new).collect::<Vec<_>>());
     assert_eq!(within(log.last_seq()).await??, 600);
 
+    let before = chrono::Utc::now() - chrono::Duration::seconds(60);
     let read = within(log.read(1, 1000)).await??;
     assert_eq!(read.len(), 600);
-    for (stored, expected) in read.iter().zip(events(1..=600)) {
-        assert_eq!(stored.envelope, expected);
+    for (stored, mut expected) in read.iter().zip(events(1..=600)) {
+        let event = stored.event().expect("an event");
+        // The time is the stream's, never the publisher's.
+        assert!(
+            event.time > before,
+            "{} is the JetStream timestamp",
+            event.time
+        );
+        expected.time = event.time;
+        assert_eq!(event, &expected);
     }
     assert_eq!(
         read.iter().map(|stored| stored.seq).collect::<Vec<_>>(),
@@ -113,7 +124,11 @@ async fn events_land_on_their_documented_subjects() -> TestResult {
         "clock",
         Input::Tick,
     );
-    within(log.append(vec![event(1, "member1"), event(2, "eu.member-2"), tick])).await??;
+    within(log.append(
+        vec![event(1, "member1"), event(2, "eu.member-2"), tick],
+        AppendTime::Assigned,
+    ))
+    .await??;
 
     let client = within(async_nats::connect(server.url())).await??;
     let stream = within(jetstream::new(client).get_stream("FLOTILLA_INPUT")).await??;
@@ -140,16 +155,19 @@ async fn a_duplicate_id_is_stored_once_and_answers_the_original_sequence() -> Te
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
     assert_eq!(
-        within(log.append(events(1..=3))).await??,
+        within(log.append(events(1..=3), AppendTime::Assigned)).await??,
         vec![new(1), new(2), new(3)]
     );
 
     // Again, and a repeat inside one call: the server answers with the original sequences.
-    let again = within(log.append(vec![
-        event(2, "member1"),
-        event(4, "member1"),
-        event(4, "member1"),
-    ]))
+    let again = within(log.append(
+        vec![
+            event(2, "member1"),
+            event(4, "member1"),
+            event(4, "member1"),
+        ],
+        AppendTime::Assigned,
+    ))
     .await??;
     let duplicate = |seq| Appended {
         seq,
@@ -160,7 +178,7 @@ async fn a_duplicate_id_is_stored_once_and_answers_the_original_sequence() -> Te
     // A second connection (another publisher) is deduplicated by the same server state.
     let other = connect(&server).await?;
     assert_eq!(
-        within(other.append(events(3..=3))).await??,
+        within(other.append(events(3..=3), AppendTime::Assigned)).await??,
         vec![duplicate(3)]
     );
 
@@ -168,7 +186,7 @@ async fn a_duplicate_id_is_stored_once_and_answers_the_original_sequence() -> Te
     let ids: Vec<Uuid> = within(log.read(1, 10))
         .await??
         .into_iter()
-        .map(|stored| stored.envelope.id)
+        .map(|stored| stored.event().expect("an event").id)
         .collect();
     assert_eq!(ids, (1..=4).map(Uuid::from_u128).collect::<Vec<_>>());
     Ok(())
@@ -180,7 +198,7 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
     let writer_a = connect(&server).await?;
     // B learns the (empty) decisions stream before A appends.
     let writer_b = connect(&server).await?;
-    within(writer_a.append(events(1..=20))).await??;
+    within(writer_a.append(events(1..=20), AppendTime::Assigned)).await??;
 
     within(writer_a.append_decisions(batch(1, 10, "a"))).await??;
     let refused = within(writer_b.append_decisions(batch(1, 10, "b"))).await?;
@@ -209,7 +227,7 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
 
     // A new writer that connects now learns the position and may continue.
     let writer_c = connect(&server).await?;
-    within(writer_a.append(events(21..=25))).await??;
+    within(writer_a.append(events(21..=25), AppendTime::Assigned)).await??;
     within(writer_c.append_decisions(batch(21, 25, "c"))).await??;
     let refused = within(writer_a.append_decisions(batch(21, 25, "a"))).await?;
     assert!(
@@ -245,7 +263,11 @@ async fn publish_behind_its_back(
         "Nats-Expected-Last-Sequence",
         expected_last_seq.to_string().as_str(),
     );
-    let record = encode_record("decision batch", batch)?;
+    let record = encode_batch(
+        batch.first_input_seq,
+        batch.last_input_seq,
+        &batch.decisions,
+    )?;
     // Keep the context (and its connection) alive until the ack is in.
     let context = jetstream::new(client);
     let ack = within(context.publish_with_headers("flotilla.decisions", headers, record.into()))
@@ -259,7 +281,7 @@ async fn retrying_a_batch_whose_ack_was_lost_succeeds_but_only_for_its_writer() 
     let server = NatsTestServer::start()?;
     let writer_a = connect(&server).await?;
     let writer_b = connect(&server).await?;
-    within(writer_a.append(events(1..=20))).await??;
+    within(writer_a.append(events(1..=20), AppendTime::Assigned)).await??;
 
     // A's batch reached the stream but A never saw the ack; A retries it.
     publish_behind_its_back(&server, &writer_a, &batch(1, 10, "a"), 0).await?;
@@ -289,7 +311,7 @@ async fn racing_writers_cannot_both_decide_a_range() -> TestResult {
     for _ in 0..4 {
         writers.push(connect(&server).await?);
     }
-    within(writers[0].append(events(1..=10))).await??;
+    within(writers[0].append(events(1..=10), AppendTime::Assigned)).await??;
 
     let race = writers
         .iter()
@@ -317,7 +339,7 @@ async fn racing_writers_cannot_both_decide_a_range() -> TestResult {
 async fn decision_batches_must_follow_the_last_decided_input() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
-    within(log.append(events(1..=5))).await??;
+    within(log.append(events(1..=5), AppendTime::Assigned)).await??;
 
     let gap = within(log.append_decisions(batch(2, 3, "a"))).await?;
     assert!(
@@ -350,7 +372,7 @@ async fn decision_batches_must_follow_the_last_decided_input() -> TestResult {
 async fn read_decisions_finds_the_batch_covering_an_input() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
-    within(log.append(events(1..=100))).await??;
+    within(log.append(events(1..=100), AppendTime::Assigned)).await??;
     assert!(within(log.read_decisions(1, 10)).await??.is_empty());
     let batches: Vec<DecisionBatch> = (0..10)
         .map(|i| batch(i * 10 + 1, i * 10 + 10, "a"))
@@ -436,7 +458,7 @@ async fn wait_for_wakes_on_an_append_and_otherwise_times_out() -> TestResult {
     let waiting = log.wait_for(0, Duration::from_secs(10));
     let appending = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        publisher.append(events(1..=2)).await
+        publisher.append(events(1..=2), AppendTime::Assigned).await
     };
     let started = tokio::time::Instant::now();
     let (seen, appended) = within(async { tokio::join!(waiting, appending) }).await?;
@@ -492,7 +514,7 @@ async fn acknowledged_events_survive_a_server_kill() -> TestResult {
     let mut server = NatsTestServer::start()?;
     {
         let log = connect(&server).await?;
-        within(log.append(events(1..=50))).await??;
+        within(log.append(events(1..=50), AppendTime::Assigned)).await??;
         within(log.append_decisions(batch(1, 50, "a"))).await??;
     }
     // SIGKILL, then a restart on the same store (blocking calls, off the runtime's thread).
@@ -504,7 +526,7 @@ async fn acknowledged_events_survive_a_server_kill() -> TestResult {
     assert_eq!(within(log.read(1, 100)).await??.len(), 50);
     assert_eq!(within(log.last_decided_seq()).await??, 50);
     // Ids are still remembered for deduplication within the window.
-    let again = within(log.append(events(50..=50))).await??;
+    let again = within(log.append(events(50..=50), AppendTime::Assigned)).await??;
     assert_eq!(
         again,
         vec![Appended {
@@ -519,7 +541,7 @@ async fn acknowledged_events_survive_a_server_kill() -> TestResult {
 async fn a_connected_log_carries_on_after_a_server_restart() -> TestResult {
     let mut server = NatsTestServer::start()?;
     let log = connect(&server).await?;
-    within(log.append(events(1..=5))).await??;
+    within(log.append(events(1..=5), AppendTime::Assigned)).await??;
     within(log.append_decisions(batch(1, 5, "a"))).await??;
 
     let restart = tokio::task::spawn_blocking(move || server.kill_and_restart().map(|()| server));
@@ -536,7 +558,7 @@ async fn a_connected_log_carries_on_after_a_server_restart() -> TestResult {
     }
     assert_eq!(last?, 5);
     assert_eq!(
-        within(log.append(events(6..=7))).await??,
+        within(log.append(events(6..=7), AppendTime::Assigned)).await??,
         vec![new(6), new(7)]
     );
     // The writer's fence survived too: it continues where it was.
@@ -549,7 +571,7 @@ async fn a_connected_log_carries_on_after_a_server_restart() -> TestResult {
 async fn an_existing_stream_with_other_tunables_is_bound_as_is() -> TestResult {
     let server = NatsTestServer::start()?;
     let first = connect(&server).await?;
-    within(first.append(events(1..=2))).await??;
+    within(first.append(events(1..=2), AppendTime::Assigned)).await??;
 
     let options = NatsOptions {
         duplicate_window: Duration::from_secs(30),
@@ -572,7 +594,7 @@ async fn an_existing_stream_with_other_tunables_is_bound_as_is() -> TestResult {
 async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
-    within(log.append(events(1..=3))).await??;
+    within(log.append(events(1..=3), AppendTime::Assigned)).await??;
     within(log.append_decisions(batch(1, 1, "small"))).await??;
     // ~3 MB of decisions for input 2, three times the default 1 MiB max_payload.
     let scheduled: Vec<Decision> = (0..40_000)
@@ -582,6 +604,7 @@ async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back(
         })
         .collect();
     let large = DecisionBatch {
+        version: DECISION_VERSION,
         first_input_seq: 2,
         last_input_seq: 2,
         decisions: vec![(2, scheduled)],

@@ -9,9 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, State};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{Appended, Checkpoint, DecisionBatch, EventLog, LogError};
+use flotilla_eventstore::{
+    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogRecord,
+};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -59,6 +62,7 @@ fn batch(first_input_seq: u64, last_input_seq: u64) -> DecisionBatch {
         cluster: format!("member{last_input_seq}"),
     };
     DecisionBatch {
+        version: DECISION_VERSION,
         first_input_seq,
         last_input_seq,
         decisions: vec![(last_input_seq, vec![decision])],
@@ -70,13 +74,14 @@ async fn append_then_read_back() -> TestResult {
     let (_dir, path) = fresh("append")?;
     let log = open(&path)?;
     let events = vec![event(1), event(2), event(3)];
-    let appended = log.append(events.clone()).await?;
+    let appended = log.append(events.clone(), AppendTime::AsGiven).await?;
     assert_eq!(appended, vec![new(1), new(2), new(3)]);
     let stored = log.read(1, 10).await?;
     let seqs: Vec<u64> = stored.iter().map(|stored| stored.seq).collect();
     assert_eq!(seqs, vec![1, 2, 3]);
-    let envelopes: Vec<Envelope> = stored.into_iter().map(|stored| stored.envelope).collect();
-    assert_eq!(envelopes, events);
+    let records: Vec<LogRecord> = stored.into_iter().map(|stored| stored.record).collect();
+    let events: Vec<LogRecord> = events.into_iter().map(LogRecord::Event).collect();
+    assert_eq!(records, events);
     assert_eq!(log.last_seq().await?, 3);
     assert!(log.read(4, 10).await?.is_empty(), "nothing past the end");
     assert!(log.read(1, 0).await?.is_empty(), "max 0 reads nothing");
@@ -94,10 +99,12 @@ async fn sequences_are_dense_from_one() -> TestResult {
             n += 1;
             event(n)
         });
-        log.append(events.collect()).await?;
+        log.append(events.collect(), AppendTime::AsGiven).await?;
     }
     assert!(
-        log.append(Vec::new()).await?.is_empty(),
+        log.append(Vec::new(), AppendTime::AsGiven)
+            .await?
+            .is_empty(),
         "an empty append writes nothing"
     );
     let seqs: Vec<u64> = log
@@ -123,7 +130,10 @@ async fn duplicate_id_in_one_batch_returns_the_original_seq() -> TestResult {
     let (_dir, path) = fresh("dedupe-batch")?;
     let log = open(&path)?;
     let appended = log
-        .append(vec![event(1), event(2), event(1), event(2)])
+        .append(
+            vec![event(1), event(2), event(1), event(2)],
+            AppendTime::AsGiven,
+        )
         .await?;
     assert_eq!(appended, vec![new(1), new(2), duplicate(1), duplicate(2)]);
     assert_eq!(log.last_seq().await?, 2);
@@ -135,21 +145,29 @@ async fn duplicate_id_in_one_batch_returns_the_original_seq() -> TestResult {
 async fn duplicate_id_across_batches_writes_nothing() -> TestResult {
     let (_dir, path) = fresh("dedupe-across")?;
     let log = open(&path)?;
-    log.append(vec![event(7), event(8)]).await?;
+    log.append(vec![event(7), event(8)], AppendTime::AsGiven)
+        .await?;
     let commits = log.commit_count();
-    let again = log.append(vec![event(8), event(7)]).await?;
+    let again = log
+        .append(vec![event(8), event(7)], AppendTime::AsGiven)
+        .await?;
     assert_eq!(again, vec![duplicate(2), duplicate(1)]);
     assert_eq!(
         log.commit_count(),
         commits,
         "an all-duplicate append commits nothing"
     );
-    let mixed = log.append(vec![event(9), event(7)]).await?;
+    let mixed = log
+        .append(vec![event(9), event(7)], AppendTime::AsGiven)
+        .await?;
     assert_eq!(mixed, vec![new(3), duplicate(1)]);
     drop(log);
     // The id index is durable too: a retry after a restart is still recognised.
     let log = open(&path)?;
-    assert_eq!(log.append(vec![event(9)]).await?, vec![duplicate(3)]);
+    assert_eq!(
+        log.append(vec![event(9)], AppendTime::AsGiven).await?,
+        vec![duplicate(3)]
+    );
     assert_eq!(log.last_seq().await?, 3);
     Ok(())
 }
@@ -166,7 +184,9 @@ async fn concurrent_appends_get_distinct_seqs_and_survive_reopen() -> TestResult
         let events: Vec<Envelope> = (0..EVENTS_PER_TASK)
             .map(|i| event(1 + task * EVENTS_PER_TASK + i))
             .collect();
-        tasks.push(tokio::spawn(async move { log.append(events).await }));
+        tasks.push(tokio::spawn(async move {
+            log.append(events, AppendTime::AsGiven).await
+        }));
     }
     let mut seqs = BTreeSet::new();
     for task in tasks {
@@ -192,7 +212,7 @@ async fn concurrent_appends_get_distinct_seqs_and_survive_reopen() -> TestResult
     assert_eq!(stored.len(), usize::try_from(total)?);
     let ids: BTreeSet<u128> = stored
         .iter()
-        .map(|stored| stored.envelope.id.as_u128())
+        .map(|stored| stored.event().expect("an event").id.as_u128())
         .collect();
     assert_eq!(
         ids,
@@ -209,7 +229,7 @@ async fn group_commit_batches_concurrent_single_event_appends() -> TestResult {
 
     // Sequential appends cannot share a transaction: one commit each.
     for n in 1..=10 {
-        log.append(vec![event(n)]).await?;
+        log.append(vec![event(n)], AppendTime::AsGiven).await?;
     }
     assert_eq!(log.commit_count(), 10);
 
@@ -222,7 +242,7 @@ async fn group_commit_batches_concurrent_single_event_appends() -> TestResult {
         let n = 1_000 + u128::try_from(publisher)?;
         tasks.push(tokio::spawn(async move {
             start.wait().await;
-            log.append(vec![event(n)]).await
+            log.append(vec![event(n)], AppendTime::AsGiven).await
         }));
     }
     let mut seqs = BTreeSet::new();
@@ -250,7 +270,8 @@ async fn group_commit_batches_concurrent_single_event_appends() -> TestResult {
 async fn decisions_are_fenced_and_a_fenced_batch_writes_nothing() -> TestResult {
     let (_dir, path) = fresh("fencing")?;
     let log = open(&path)?;
-    log.append((1..=6).map(event).collect()).await?;
+    log.append((1..=6).map(event).collect(), AppendTime::AsGiven)
+        .await?;
     assert_eq!(log.last_decided_seq().await?, 0);
 
     log.append_decisions(batch(1, 2)).await?;
@@ -331,7 +352,8 @@ async fn checkpoints_newest_wins_and_survive_reopen() -> TestResult {
     let (_dir, path) = fresh("checkpoints")?;
     let log = open(&path)?;
     assert_eq!(log.load_checkpoint().await?, None);
-    log.append((1..=9).map(event).collect()).await?;
+    log.append((1..=9).map(event).collect(), AppendTime::AsGiven)
+        .await?;
 
     let newest = checkpoint_at(7)?;
     log.save_checkpoint(&checkpoint_at(3)?).await?;
@@ -363,7 +385,7 @@ async fn wait_for_wakes_on_append() -> TestResult {
     };
     tokio::time::sleep(Duration::from_millis(20)).await;
     let started = Instant::now();
-    log.append(vec![event(1)]).await?;
+    log.append(vec![event(1)], AppendTime::AsGiven).await?;
     assert_eq!(waiter.await??, 1);
     assert!(
         started.elapsed() < Duration::from_secs(5),
@@ -378,7 +400,8 @@ async fn wait_for_wakes_on_append() -> TestResult {
 async fn wait_for_times_out_without_append() -> TestResult {
     let (_dir, path) = fresh("wait-times-out")?;
     let log = open(&path)?;
-    log.append(vec![event(1), event(2)]).await?;
+    log.append(vec![event(1), event(2)], AppendTime::AsGiven)
+        .await?;
     let started = Instant::now();
     let seen = log.wait_for(2, Duration::from_millis(50)).await?;
     assert_eq!(seen, 2, "returns the highest sequence seen");
@@ -390,7 +413,7 @@ async fn wait_for_times_out_without_append() -> TestResult {
 async fn a_second_writer_is_refused_and_close_releases_the_file() -> TestResult {
     let (_dir, path) = fresh("single-writer")?;
     let log = open(&path)?;
-    log.append(vec![event(1)]).await?;
+    log.append(vec![event(1)], AppendTime::AsGiven).await?;
     let second = open(&path);
     assert!(matches!(second, Err(LogError::Storage(_))), "{second:?}");
     log.close()?;
@@ -423,7 +446,9 @@ async fn the_commit_limit_bounds_groups_but_never_splits_an_append() -> TestResu
     };
     let log = Arc::new(RedbLog::open(&path, options)?);
     // Larger than the limit: written whole, in one transaction.
-    let appended = log.append((1..=5).map(event).collect()).await?;
+    let appended = log
+        .append((1..=5).map(event).collect(), AppendTime::AsGiven)
+        .await?;
     assert_eq!(appended, (1..=5).map(new).collect::<Vec<_>>());
     assert_eq!(log.commit_count(), 1);
 
@@ -431,7 +456,8 @@ async fn the_commit_limit_bounds_groups_but_never_splits_an_append() -> TestResu
     for n in 0..PUBLISHERS {
         let log = Arc::clone(&log);
         tasks.push(tokio::spawn(async move {
-            log.append(vec![event(100 + u128::from(n))]).await
+            log.append(vec![event(100 + u128::from(n))], AppendTime::AsGiven)
+                .await
         }));
     }
     for task in tasks {

@@ -13,8 +13,8 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use flotilla_core::codec::{decode_envelope, encode_envelope};
 use flotilla_core::{Envelope, Heartbeat, Input, State, step};
-use flotilla_eventstore::EventLog;
 use flotilla_eventstore::redb_log::{READ_MAX, RedbLog, RedbOptions};
+use flotilla_eventstore::{AppendTime, EventLog};
 use flotilla_replay::fold_from_zero;
 use tokio::runtime::Runtime;
 use uuid::Uuid;
@@ -111,7 +111,7 @@ fn replay(c: &mut Criterion) {
         .map(|event| encode_envelope(event).expect("an event encodes"))
         .collect();
     for chunk in events.chunks(FILL_BATCH) {
-        rt.block_on(log.append(chunk.to_vec()))
+        rt.block_on(log.append(chunk.to_vec(), AppendTime::AsGiven))
             .expect("fill the log");
     }
     let last = rt.block_on(log.last_seq()).expect("the last sequence");

@@ -4,7 +4,9 @@
 //! [`Folder`] is the one place where stored events meet [`flotilla_core::step`]; the runtime's
 //! writer, the scenario runner and every replay use it, so they cannot drift apart.
 
-use flotilla_core::{Decisions, State, StateHash, codec::CodecError, step};
+use flotilla_core::decision::rejected;
+use flotilla_core::wire::{LogRecord, RecordKind};
+use flotilla_core::{Decisions, RejectCode, State, StateHash, codec::CodecError, step};
 use flotilla_eventstore::{Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
 
 /// Events read per round trip when folding a log.
@@ -26,6 +28,16 @@ pub enum ReplayError {
         folded: u64,
         /// Sequence found next.
         found: u64,
+    },
+    /// The log holds a record written by a newer flotilla: this build must not decide it.
+    #[error("input {seq} is a {kind} of version {version}, newer than this build reads")]
+    Newer {
+        /// Its sequence.
+        seq: u64,
+        /// Its record kind.
+        kind: RecordKind,
+        /// Its version.
+        version: u16,
     },
     /// Folding again decided something else than what was recorded.
     #[error("determinism failure at input {seq}: recorded {recorded:?}, recomputed {recomputed:?}")]
@@ -58,10 +70,12 @@ impl Folder {
         }
     }
 
-    /// Folds one stored event, which must be the next in sequence.
+    /// Folds one stored record, which must be the next in sequence. A rejected record is
+    /// answered with an `Undecodable` rejection and changes nothing (not even time).
     ///
     /// # Errors
-    /// [`ReplayError::Gap`] when the event is not `seq + 1`.
+    /// [`ReplayError::Gap`] when the event is not `seq + 1`; [`ReplayError::Newer`] for a
+    /// record of a newer build (nothing is folded).
     pub fn fold(&mut self, event: &StoredEvent) -> Result<Decisions, ReplayError> {
         if event.seq != self.seq + 1 {
             return Err(ReplayError::Gap {
@@ -69,7 +83,22 @@ impl Folder {
                 found: event.seq,
             });
         }
-        let decisions = step(&mut self.state, &event.envelope);
+        let decisions = match &event.record {
+            LogRecord::Event(envelope) => step(&mut self.state, envelope),
+            LogRecord::Rejected {
+                subject, reason, ..
+            } => vec![rejected(
+                RejectCode::Undecodable,
+                format!("record {} on {subject}: {reason}", event.seq),
+            )],
+            LogRecord::Newer { kind, version } => {
+                return Err(ReplayError::Newer {
+                    seq: event.seq,
+                    kind: *kind,
+                    version: *version,
+                });
+            }
+        };
         self.seq = event.seq;
         Ok(decisions)
     }

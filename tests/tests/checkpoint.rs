@@ -8,8 +8,8 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::{Envelope, Heartbeat, Input};
-use flotilla_eventstore::EventLog;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::{AppendTime, EventLog};
 use uuid::Uuid;
 
 const MEMBERS: u64 = 50;
@@ -74,7 +74,12 @@ async fn fold_and_stop(hub: &Hub<RedbLog>, batch: Vec<Envelope>) -> Result<u64, 
         let hub = hub.clone();
         async move { hub.run_writer().await }
     });
-    let appended = hub.submit(batch).await.map_err(|e| e.to_string())?;
+    // The test owns time (heartbeat timeouts follow its event times), like the scenario runner.
+    let appended = hub
+        .log()
+        .append(batch, AppendTime::AsGiven)
+        .await
+        .map_err(|e| e.to_string())?;
     let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
     assert!(
         hub.wait_folded(last, Duration::from_secs(30)).await,
@@ -113,7 +118,9 @@ async fn restart_from_checkpoint_equals_fold_from_zero() -> Result<(), String> {
     assert_eq!(checkpoint.hash.0, before);
     // Events appended while no writer runs: the next start must fold them after the checkpoint.
     let tail = events(10_000, 3);
-    log.append(tail).await.map_err(|e| e.to_string())?;
+    log.append(tail, AppendTime::AsGiven)
+        .await
+        .map_err(|e| e.to_string())?;
     drop(hub);
     drop(log);
 

@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use flotilla_core::Decisions;
 use flotilla_core::Envelope;
-use flotilla_eventstore::{Appended, DecisionBatch, EventLog, LogError};
+use flotilla_core::wire::DECISION_VERSION;
+use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
 use flotilla_replay::{Folder, ReplayError, compare_batch};
 use tokio::sync::watch;
 
@@ -156,12 +157,13 @@ impl<L: EventLog> Hub<L> {
         self.view.read().map_err(|_| HubError::Poisoned)
     }
 
-    /// Appends input events durably.
+    /// Appends input events durably; the log assigns their time (they come from outside, or
+    /// from the clock).
     ///
     /// # Errors
     /// When the log refuses them.
     pub async fn submit(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, HubError> {
-        Ok(self.log.append(events).await?)
+        Ok(self.log.append(events, AppendTime::Assigned).await?)
     }
 
     /// Waits until the writer has folded `seq` (or `timeout` passes); returns whether it has.
@@ -237,6 +239,7 @@ impl<L: EventLog> Hub<L> {
         let first_input_seq = events.first().map_or(0, |e| e.seq);
         let last_input_seq = events.last().map_or(0, |e| e.seq);
         Ok(DecisionBatch {
+            version: DECISION_VERSION,
             first_input_seq,
             last_input_seq,
             decisions,

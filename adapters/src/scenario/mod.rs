@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport, next_deadline};
-use flotilla_eventstore::{EventLog, LogError};
+use flotilla_eventstore::{AppendTime, EventLog, LogError};
 use flotilla_replay::{Folder, ReplayError};
 use serde::Serialize;
 use serde_json::Value;
@@ -301,7 +301,8 @@ impl<L: EventLog> Runner<'_, L> {
             .into_iter()
             .map(|input| Envelope::new(self.next_id(), self.now, SCENARIO_SOURCE, input))
             .collect();
-        let appended = self.log.append(envelopes).await?;
+        // The scenario owns time: its events keep the times it gives them.
+        let appended = self.log.append(envelopes, AppendTime::AsGiven).await?;
         let last = appended
             .iter()
             .map(|a| a.seq)

@@ -115,6 +115,7 @@ impl From<Envelope> for event::Envelope {
         Self {
             id: v1.id,
             time: v1.time,
+            claimed_time: None,
             source: v1.source,
             schema_version: v1.schema_version,
             payload: v1.payload.into(),

@@ -11,45 +11,30 @@
 //! roll it back); that check and the put are not atomic, which is fine because only the single
 //! writer saves checkpoints and equal sequences hold equal states.
 //!
-//! The object is `[format version: u16 LE][codec::encode_checkpoint((seq, hash, state))]`; the
-//! object's metadata repeats `seq` and `hash` for operators (`nats object info`).
+//! The object is a marked checkpoint frame (`flotilla_core::wire::checkpoint`; release 19da42c
+//! wrote `[01 00][body]`, still read); the object's metadata repeats `seq` and `hash` for
+//! operators (`nats object info`). A checkpoint that cannot be read (damaged, newer, an older
+//! `State` layout) is skipped with a warning: there is no older one here, so the hub folds from
+//! the log.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use async_nats::jetstream::object_store::{InfoErrorKind, ObjectInfo, ObjectMetadata, ObjectStore};
-use flotilla_core::codec::{self, CHECKPOINT_BYTES_MAX, CodecError};
-use flotilla_core::{State, StateHash};
-use serde::{Deserialize, Serialize};
+use flotilla_core::codec::CHECKPOINT_BYTES_MAX;
+use flotilla_core::wire::{HEADER_BYTES, checkpoint};
 use tokio::io::AsyncReadExt;
 
 use crate::{Checkpoint, LogError};
 
 /// The object holding the newest checkpoint.
 pub const CHECKPOINT_OBJECT: &str = "newest";
-/// The checkpoint format this build writes and reads.
-const CHECKPOINT_FORMAT: u16 = 1;
 /// Chunk size: under the server's default 1 MiB `max_payload`, large enough to keep a
 /// 50 MB checkpoint to ~100 publishes.
 const CHUNK_BYTES: usize = 512 * 1024;
 /// Chunks read per request timeout when loading (a floor on read throughput before a load is
 /// declared stuck).
 const CHUNKS_PER_TIMEOUT: usize = 16;
-
-/// Borrowing twin of [`CheckpointBody`], so saving does not clone the state.
-#[derive(Serialize)]
-struct CheckpointBodyRef<'a> {
-    seq: u64,
-    hash: &'a StateHash,
-    state: &'a State,
-}
-
-#[derive(Deserialize)]
-struct CheckpointBody {
-    seq: u64,
-    hash: StateHash,
-    state: State,
-}
 
 /// Saves `checkpoint` unless the stored one is newer.
 pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<(), LogError> {
@@ -64,13 +49,7 @@ pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result
             return Ok(());
         }
     }
-    let body = CheckpointBodyRef {
-        seq: checkpoint.seq,
-        hash: &checkpoint.hash,
-        state: &checkpoint.state,
-    };
-    let mut record = CHECKPOINT_FORMAT.to_le_bytes().to_vec();
-    record.extend_from_slice(&codec::encode_checkpoint(&body)?);
+    let record = checkpoint::encode(checkpoint.seq, &checkpoint.hash, &checkpoint.state)?;
     let metadata = HashMap::from([
         ("seq".to_owned(), checkpoint.seq.to_string()),
         ("hash".to_owned(), checkpoint.hash.0.clone()),
@@ -97,11 +76,13 @@ pub(crate) async fn load(
     let Some(info) = stored_info(store).await? else {
         return Ok(None);
     };
-    if info.size > CHECKPOINT_BYTES_MAX.saturating_add(2) {
-        return Err(LogError::Storage(format!(
-            "checkpoint object is {} bytes, over the {CHECKPOINT_BYTES_MAX}-byte limit",
-            info.size
-        )));
+    if info.size > CHECKPOINT_BYTES_MAX.saturating_add(HEADER_BYTES) {
+        tracing::warn!(
+            bytes = info.size,
+            max = CHECKPOINT_BYTES_MAX,
+            "skipping a checkpoint over the size limit; folding from the log"
+        );
+        return Ok(None);
     }
     let seq_hint = metadata_seq(&info).unwrap_or_default();
     let chunk_rounds = u32::try_from(1 + info.chunks / CHUNKS_PER_TIMEOUT).unwrap_or(u32::MAX);
@@ -116,25 +97,21 @@ pub(crate) async fn load(
         .map_err(|_| LogError::Nats(format!("reading the checkpoint took over {read_timeout:?}")))?
         // The object store checks the SHA-256 digest at the end of the read.
         .map_err(|err| LogError::Nats(format!("read checkpoint: {err}")))?;
-    decode(seq_hint, &record).map(Some)
+    match decode(&record) {
+        Ok(checkpoint) => Ok(Some(checkpoint)),
+        Err(error) => {
+            tracing::warn!(
+                seq = seq_hint,
+                %error,
+                "skipping a checkpoint this build cannot read; folding from the log"
+            );
+            Ok(None)
+        }
+    }
 }
 
-fn decode(seq_hint: u64, record: &[u8]) -> Result<Checkpoint, LogError> {
-    let corrupt = |source| LogError::Corrupt {
-        seq: seq_hint,
-        source,
-    };
-    let (head, body) = record
-        .split_at_checked(2)
-        .ok_or_else(|| corrupt(CodecError::Truncated(record.len())))?;
-    let format = u16::from_le_bytes([head[0], head[1]]);
-    if format != CHECKPOINT_FORMAT {
-        return Err(corrupt(CodecError::UnknownVersion {
-            found: format,
-            max: CHECKPOINT_FORMAT,
-        }));
-    }
-    let body: CheckpointBody = codec::decode_checkpoint(body).map_err(corrupt)?;
+fn decode(record: &[u8]) -> Result<Checkpoint, flotilla_core::codec::CodecError> {
+    let body = checkpoint::decode(record)?;
     Ok(Checkpoint {
         seq: body.seq,
         hash: body.hash,

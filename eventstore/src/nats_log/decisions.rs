@@ -21,7 +21,8 @@ use async_nats::jetstream::context::PublishError;
 use async_nats::jetstream::object_store::{ObjectMetadata, ObjectStore};
 use async_nats::jetstream::publish::PublishAck;
 use async_nats::jetstream::stream::{LastRawMessageErrorKind, Stream};
-use flotilla_core::codec::{DECISIONS_BYTES_MAX, decode_decisions, encode_decisions};
+use flotilla_core::codec::{CodecError, DECISIONS_BYTES_MAX};
+use flotilla_core::wire::decisions::{batch_range, decode_batch as decode_frame, encode_batch};
 use tokio::io::AsyncReadExt;
 
 use super::direct;
@@ -67,7 +68,11 @@ pub(crate) async fn publish(
     let Target {
         context, stream, ..
     } = target;
-    let mut record = encode_decisions(batch)?;
+    let mut record = encode_batch(
+        batch.first_input_seq,
+        batch.last_input_seq,
+        &batch.decisions,
+    )?;
     let mut headers = HeaderMap::new();
     if record.len() + HEADER_ROOM_BYTES > target.max_payload {
         let name = batch_object_name(msg_id);
@@ -87,11 +92,7 @@ pub(crate) async fn publish(
             .map_err(|err| LogError::Nats(format!("put decision batch object {name}: {err}")))?;
         headers.insert(BATCH_OBJECT_HEADER, name.as_str());
         // The message keeps the range, so that the fence and lookups never read the object.
-        record = encode_decisions(&DecisionBatch {
-            first_input_seq: batch.first_input_seq,
-            last_input_seq: batch.last_input_seq,
-            decisions: Vec::new(),
-        })?;
+        record = encode_batch(batch.first_input_seq, batch.last_input_seq, &[])?;
     }
     headers.insert(
         NATS_EXPECTED_LAST_SEQUENCE,
@@ -124,14 +125,14 @@ pub(crate) async fn last_decision(decisions: &Stream) -> Result<LastDecision, Lo
         .await
     {
         Ok(message) => {
-            let batch = decode_batch(message.sequence, &message.payload)?;
+            let last_input_seq = range_of(message.sequence, &message.payload)?.1;
             let msg_id = message
                 .headers
                 .get(NATS_MESSAGE_ID)
                 .map(|id| id.as_str().to_owned());
             let fence = Fence {
                 stream_seq: message.sequence,
-                last_decided: batch.last_input_seq,
+                last_decided: last_input_seq,
             };
             Ok(LastDecision { fence, msg_id })
         }
@@ -146,11 +147,35 @@ pub(crate) async fn last_decision(decisions: &Stream) -> Result<LastDecision, Lo
     }
 }
 
+/// Decodes a batch; one recorded by a newer build is [`LogError::Newer`].
 fn decode_batch(stream_seq: u64, payload: &[u8]) -> Result<DecisionBatch, LogError> {
-    decode_decisions(payload).map_err(|source| LogError::Corrupt {
-        seq: stream_seq,
-        source,
-    })
+    match decode_frame(payload) {
+        Ok(batch) => Ok(DecisionBatch {
+            version: batch.version,
+            first_input_seq: batch.first_input_seq,
+            last_input_seq: batch.last_input_seq,
+            decisions: batch.decisions,
+        }),
+        Err(CodecError::Newer { kind, version }) => Err(LogError::Newer {
+            seq: stream_seq,
+            kind,
+            version,
+        }),
+        Err(source) => Err(LogError::Corrupt {
+            seq: stream_seq,
+            source,
+        }),
+    }
+}
+
+/// A batch's `(first, last)` input range, readable in every version (newer ones too).
+fn range_of(stream_seq: u64, payload: &[u8]) -> Result<(u64, u64), LogError> {
+    batch_range(payload)
+        .map(|(_, first, last)| (first, last))
+        .map_err(|source| LogError::Corrupt {
+            seq: stream_seq,
+            source,
+        })
 }
 
 /// The object a large batch is stored under: named after the publishing writer's message id.
@@ -220,14 +245,14 @@ pub(crate) async fn first_batch_covering(
         .map_err(|err| LogError::Nats(format!("decisions stream info: {err}")))?
         .state;
     let (mut low, mut high) = (state.first_sequence.max(1), state.last_sequence);
-    if state.messages == 0 || batch_at(stream, high).await?.last_input_seq < input_seq {
+    if state.messages == 0 || last_input_at(stream, high).await? < input_seq {
         return Ok(None);
     }
     // Invariant: the batch at `high` covers `input_seq` or later; every batch before `low`
     // ends before it. Bounded by log2(stream length) probes.
     while low < high {
         let middle = low + (high - low) / 2;
-        if batch_at(stream, middle).await?.last_input_seq >= input_seq {
+        if last_input_at(stream, middle).await? >= input_seq {
             high = middle;
         } else {
             low = middle + 1;
@@ -236,11 +261,11 @@ pub(crate) async fn first_batch_covering(
     Ok(Some(high))
 }
 
-/// The batch at a decisions stream sequence, read from the stream leader.
-async fn batch_at(stream: &Stream, stream_seq: u64) -> Result<DecisionBatch, LogError> {
+/// The last input covered by the batch at a decisions stream sequence, from the stream leader.
+async fn last_input_at(stream: &Stream, stream_seq: u64) -> Result<u64, LogError> {
     let message = stream
         .get_raw_message(stream_seq)
         .await
         .map_err(|err| LogError::Nats(format!("decision batch at {stream_seq}: {err}")))?;
-    decode_batch(stream_seq, &message.payload)
+    Ok(range_of(stream_seq, &message.payload)?.1)
 }

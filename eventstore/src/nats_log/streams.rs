@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use async_nats::jetstream::kv;
 use async_nats::jetstream::object_store::{self, ObjectStore};
 use async_nats::jetstream::stream::{
     Compression, Config, DiscardPolicy, PersistenceMode, RetentionPolicy, StorageType, Stream,
@@ -35,6 +36,11 @@ pub(crate) fn checkpoint_bucket_name(options: &NatsOptions) -> String {
 /// The object store bucket holding decision batches too large for one message.
 pub(crate) fn batch_bucket_name(options: &NatsOptions) -> String {
     format!("{}_DECISION_BATCHES", options.stream_prefix)
+}
+
+/// The key-value bucket of folded event ids (its stream is `KV_<bucket>`).
+pub(crate) fn event_id_bucket_name(options: &NatsOptions) -> String {
+    format!("{}_EVENT_IDS", options.stream_prefix)
 }
 
 /// A log stream's full configuration.
@@ -250,4 +256,34 @@ async fn object_bucket(
         .create_object_store(config)
         .await
         .map_err(|err| LogError::Nats(format!("create object store {bucket}: {err}")))
+}
+
+/// Creates (or binds to) the bucket of folded event ids: event id → the first input sequence it
+/// was folded at. It is what makes a duplicate older than the stream's duplicate window
+/// recognisable, so it keeps everything (no age, no size limit), one value per key (a key is
+/// only ever created, never updated), on file storage with the log's replicas.
+pub(crate) async fn event_id_bucket(
+    context: &jetstream::Context,
+    options: &NatsOptions,
+) -> Result<kv::Store, LogError> {
+    let bucket = event_id_bucket_name(options);
+    if let Ok(store) = context.get_key_value(&bucket).await {
+        return Ok(store);
+    }
+    let config = kv::Config {
+        bucket: bucket.clone(),
+        description: "flotilla folded event ids: id -> first input sequence".to_owned(),
+        history: 1,
+        max_age: Duration::ZERO,
+        max_bytes: -1,
+        max_value_size: -1,
+        storage: StorageType::File,
+        num_replicas: options.replicas,
+        compression: false,
+        ..kv::Config::default()
+    };
+    context
+        .create_key_value(config)
+        .await
+        .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))
 }

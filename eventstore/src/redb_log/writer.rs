@@ -8,11 +8,16 @@
 //! follows redb's per-transaction cost, not the disk's fsync rate.
 //!
 //! Sequence numbers are assigned here, inside the transaction, from the table's own last key,
-//! so an aborted transaction assigns nothing and the log stays dense.
+//! so an aborted transaction assigns nothing and the log stays dense. Assigned times are
+//! settled here too: an event whose caller-side clock reading is earlier than the previous
+//! event's time is raised to it and re-encoded, so stored times never go backwards.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use chrono::{DateTime, Utc};
+use flotilla_core::Envelope;
+use flotilla_core::codec::encode_envelope;
 use redb::{Database, Durability, ReadableTable, ReadableTableMetadata, Table, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -24,8 +29,12 @@ use crate::{Appended, LogError};
 pub(crate) struct EncodedEvent {
     /// The event id's 16 bytes, the deduplication key.
     pub(crate) id: [u8; 16],
+    /// The event's time as encoded.
+    pub(crate) time: DateTime<Utc>,
     /// The framed envelope (`codec::encode_envelope`).
     pub(crate) bytes: Vec<u8>,
+    /// For an assigned time: the envelope as encoded, to re-encode with a raised time.
+    pub(crate) assigned: Option<Envelope>,
 }
 
 /// What a request asks the writer to store.
@@ -82,6 +91,8 @@ pub(crate) struct WriterLimits {
     pub(crate) events_per_commit_max: usize,
     /// How many of the newest checkpoints survive a checkpoint write.
     pub(crate) checkpoints_kept: usize,
+    /// The time of the last stored event at open.
+    pub(crate) last_time: Option<DateTime<Utc>>,
 }
 
 /// The per-request result inside a committed transaction: outcomes for an append (empty for
@@ -109,6 +120,9 @@ pub(crate) struct Writer {
     limits: WriterLimits,
     /// A request taken from the queue that did not fit the previous group.
     carried: Option<Request>,
+    /// The latest event time stored (or staged: a time is only ever raised, so an aborted
+    /// group leaving it ahead is harmless).
+    last_time: Option<DateTime<Utc>>,
 }
 
 impl Writer {
@@ -125,6 +139,7 @@ impl Writer {
             requests,
             last_seq,
             progress,
+            last_time: limits.last_time,
             limits,
             carried: None,
         }
@@ -166,8 +181,13 @@ impl Writer {
         group
     }
 
-    fn commit_and_answer(&mut self, group: Vec<Request>) {
-        match commit_group(&self.db, &group, self.limits) {
+    fn commit_and_answer(&mut self, mut group: Vec<Request>) {
+        match commit_group(
+            &self.db,
+            group.as_mut_slice(),
+            self.limits,
+            &mut self.last_time,
+        ) {
             Ok(committed) => {
                 if committed.wrote {
                     self.progress.commits.fetch_add(1, Ordering::Release);
@@ -229,8 +249,9 @@ impl Reply {
 /// transaction is aborted and nothing of the group is written.
 fn commit_group(
     db: &Database,
-    group: &[Request],
+    group: &mut [Request],
     limits: WriterLimits,
+    last_time: &mut Option<DateTime<Utc>>,
 ) -> Result<Committed, LogError> {
     let mut txn = db
         .begin_write()
@@ -239,7 +260,7 @@ fn commit_group(
     // are answered only after commit returns.
     txn.set_durability(Durability::Immediate)
         .map_err(storage("set durability"))?;
-    let committed = match stage(&txn, group, limits) {
+    let committed = match stage(&txn, group, limits, last_time) {
         Ok(committed) => committed,
         Err(error) => {
             abort(txn);
@@ -264,14 +285,16 @@ fn abort(txn: WriteTransaction) {
 
 fn stage(
     txn: &WriteTransaction,
-    group: &[Request],
+    group: &mut [Request],
     limits: WriterLimits,
+    last_time: &mut Option<DateTime<Utc>>,
 ) -> Result<Committed, LogError> {
-    let mut staging = Staging::open(txn, limits.checkpoints_kept)?;
+    let mut staging = Staging::open(txn, limits.checkpoints_kept, *last_time)?;
     let mut outcomes = Vec::with_capacity(group.len());
-    for request in group {
-        outcomes.push(staging.apply(&request.work)?);
+    for request in group.iter_mut() {
+        outcomes.push(staging.apply(&mut request.work)?);
     }
+    *last_time = staging.last_time;
     Ok(Committed {
         outcomes,
         last_seq: staging.next_seq - 1,
@@ -292,10 +315,16 @@ struct Staging<'txn> {
     decided: u64,
     checkpoints_kept: usize,
     wrote: bool,
+    /// The latest event time, including this transaction's events.
+    last_time: Option<DateTime<Utc>>,
 }
 
 impl<'txn> Staging<'txn> {
-    fn open(txn: &'txn WriteTransaction, checkpoints_kept: usize) -> Result<Self, LogError> {
+    fn open(
+        txn: &'txn WriteTransaction,
+        checkpoints_kept: usize,
+        last_time: Option<DateTime<Utc>>,
+    ) -> Result<Self, LogError> {
         let inputs = txn
             .open_table(INPUTS)
             .map_err(storage("open table inputs"))?;
@@ -319,14 +348,15 @@ impl<'txn> Staging<'txn> {
             decided,
             checkpoints_kept,
             wrote: false,
+            last_time,
         })
     }
 
     /// Outer error: storage failed and the whole transaction must abort. Inner error: this
     /// request alone is refused and wrote nothing.
-    fn apply(&mut self, work: &Work) -> Result<Outcome, LogError> {
+    fn apply(&mut self, work: &mut Work) -> Result<Outcome, LogError> {
         match work {
-            Work::Append(events) => self.append(events).map(Ok),
+            Work::Append(events) => self.append(events.as_mut_slice()).map(Ok),
             Work::Decide {
                 first_input_seq,
                 last_input_seq,
@@ -336,7 +366,7 @@ impl<'txn> Staging<'txn> {
         }
     }
 
-    fn append(&mut self, events: &[EncodedEvent]) -> Result<Vec<Appended>, LogError> {
+    fn append(&mut self, events: &mut [EncodedEvent]) -> Result<Vec<Appended>, LogError> {
         let mut outcomes = Vec::with_capacity(events.len());
         for event in events {
             // The index sees this transaction's own inserts, so a repeat within the group (or
@@ -352,6 +382,7 @@ impl<'txn> Staging<'txn> {
                 });
                 continue;
             }
+            self.settle_time(event)?;
             let seq = self.next_seq;
             self.inputs
                 .insert(seq, event.bytes.as_slice())
@@ -367,6 +398,23 @@ impl<'txn> Staging<'txn> {
             });
         }
         Ok(outcomes)
+    }
+
+    /// Raises an assigned time to the previous event's, re-encoding the event if it moved,
+    /// and remembers the latest time.
+    fn settle_time(&mut self, event: &mut EncodedEvent) -> Result<(), LogError> {
+        let floor = self.last_time.filter(|floor| *floor > event.time);
+        // A given time is the caller's to choose; later assigned times still never go below it.
+        if let (Some(floor), Some(envelope)) = (floor, event.assigned.as_mut()) {
+            envelope.time = floor;
+            event.bytes = encode_envelope(envelope)?;
+            event.time = floor;
+        }
+        self.last_time = Some(
+            self.last_time
+                .map_or(event.time, |last| last.max(event.time)),
+        );
+        Ok(())
     }
 
     fn decide(&mut self, first: u64, last: u64, record: &[u8]) -> Result<Outcome, LogError> {

@@ -1,0 +1,115 @@
+//! Checkpoints: the folded state at an input sequence, with its hash.
+//!
+//! A checkpoint is a marked frame of kind `C`. Release 19da42c wrote `[01 00][body]` (an
+//! unmarked version 1) with the same body layout. A checkpoint is only an optimisation: the
+//! stores skip one that does not decode — damaged, of a newer version, or of a `State` layout
+//! this build no longer reads — and the hub folds from the log instead, so the version moves
+//! whenever `State`'s encoding changes.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Frame, RecordKind, marked_frame, split_frame};
+use crate::codec::{CodecError, decode_checkpoint, encode_checkpoint};
+use crate::state::{State, StateHash};
+
+/// The checkpoint version this build writes and the newest it reads. Version 1 is the
+/// unmarked `[01 00][body]` of release 19da42c.
+pub const CHECKPOINT_VERSION: u16 = 2;
+
+/// A decoded checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CheckpointBody {
+    /// The last input sequence folded into `state`.
+    pub seq: u64,
+    /// `state.hash()` when it was written.
+    pub hash: StateHash,
+    /// The state.
+    pub state: State,
+}
+
+/// Borrowing twin of [`CheckpointBody`]: field order and types must match it.
+#[derive(Serialize)]
+struct BodyRef<'a> {
+    seq: u64,
+    hash: &'a StateHash,
+    state: &'a State,
+}
+
+/// Encodes a checkpoint as a marked frame of [`CHECKPOINT_VERSION`].
+///
+/// # Errors
+/// When the state exceeds [`crate::codec::CHECKPOINT_BYTES_MAX`].
+pub fn encode(seq: u64, hash: &StateHash, state: &State) -> Result<Vec<u8>, CodecError> {
+    let body = encode_checkpoint(&BodyRef { seq, hash, state })?;
+    Ok(marked_frame(
+        RecordKind::Checkpoint,
+        CHECKPOINT_VERSION,
+        &body,
+    ))
+}
+
+/// Decodes a stored checkpoint, marked or the unmarked version 1.
+///
+/// # Errors
+/// [`CodecError::Newer`] for a newer version; otherwise when it does not decode. Callers skip
+/// the checkpoint either way.
+pub fn decode(bytes: &[u8]) -> Result<CheckpointBody, CodecError> {
+    match split_frame(bytes)? {
+        Frame::Marked {
+            kind,
+            version,
+            body,
+        } => {
+            super::expect_marked(RecordKind::Checkpoint, kind, version)?;
+            match version {
+                CHECKPOINT_VERSION => decode_checkpoint(body),
+                found => Err(CodecError::UnknownVersion {
+                    found,
+                    max: CHECKPOINT_VERSION,
+                }),
+            }
+        }
+        Frame::Unmarked(bytes) => {
+            let (head, body) = bytes
+                .split_at_checked(2)
+                .ok_or(CodecError::Truncated(bytes.len()))?;
+            match u16::from_le_bytes([head[0], head[1]]) {
+                1 => decode_checkpoint(body),
+                found => Err(CodecError::UnknownVersion { found, max: 1 }),
+            }
+        }
+    }
+}
+
+/// Encodes a checkpoint exactly as release 19da42c did (`[01 00][body]`), for fixtures and
+/// tests of the legacy read path. Never used to write a store.
+///
+/// # Errors
+/// As [`encode`].
+pub fn encode_legacy_v1(seq: u64, hash: &StateHash, state: &State) -> Result<Vec<u8>, CodecError> {
+    let mut out = 1_u16.to_le_bytes().to_vec();
+    out.extend_from_slice(&encode_checkpoint(&BodyRef { seq, hash, state })?);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoints_round_trip_marked_and_legacy() {
+        let state = State::default();
+        let hash = state.hash().expect("hashes");
+        for bytes in [
+            encode(4, &hash, &state).expect("encodes"),
+            encode_legacy_v1(4, &hash, &state).expect("encodes"),
+        ] {
+            let body = decode(&bytes).expect("decodes");
+            assert_eq!((body.seq, &body.hash, &body.state), (4, &hash, &state));
+        }
+        let mut newer = encode(4, &hash, &state).expect("encodes");
+        newer[5] = 9;
+        assert!(matches!(decode(&newer), Err(CodecError::Newer { .. })));
+        assert!(decode(b"not a checkpoint").is_err());
+    }
+}

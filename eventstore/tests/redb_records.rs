@@ -1,0 +1,237 @@
+//! Proves the redb backend reads whatever its tables hold without ever failing a read: a
+//! corrupt input record reads back as rejected (with its bytes), a record of release 19da42c
+//! (unmarked) as the event it was, keeping its stored time; that the log assigns time (the
+//! hub's clock, never earlier than the previous event's) unless the caller asks for times as
+//! given; that an unreadable checkpoint is skipped for the next older one; that decision
+//! batches carry the version they were recorded under; and that the event id index answers.
+
+use std::error::Error;
+use std::path::Path;
+
+use chrono::{DateTime, Duration, Utc};
+use flotilla_core::codec::{encode_decisions, encode_record};
+use flotilla_core::wire::{self, RecordKind};
+use flotilla_core::{Decision, Envelope, Input, State};
+use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogRecord};
+use redb::{Database, TableDefinition};
+use uuid::Uuid;
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+/// The stored layout's tables, as `redb_log::tables` defines them (frozen names).
+const INPUTS: TableDefinition<u64, &[u8]> = TableDefinition::new("inputs");
+const DECISIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("decisions");
+const CHECKPOINTS: TableDefinition<u64, &[u8]> = TableDefinition::new("checkpoints");
+
+fn at(seconds: i64) -> DateTime<Utc> {
+    DateTime::<Utc>::from_timestamp(seconds, 0).unwrap_or_default()
+}
+
+fn tick(n: u128, time: DateTime<Utc>) -> Envelope {
+    Envelope::new(Uuid::from_u128(n), time, "test", Input::Tick)
+}
+
+fn open(path: &Path) -> Result<RedbLog, LogError> {
+    RedbLog::open(path, RedbOptions::default())
+}
+
+/// Writes raw values into a table of a closed log file, as damage or an old build would.
+fn write_raw(
+    path: &Path,
+    table: TableDefinition<u64, &[u8]>,
+    rows: &[(u64, Vec<u8>)],
+) -> TestResult {
+    let db = Database::open(path)?;
+    let txn = db.begin_write()?;
+    {
+        let mut table = txn.open_table(table)?;
+        for (key, value) in rows {
+            table.insert(*key, value.as_slice())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn corrupt_and_legacy_input_records_read_back_without_failing() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    let log = open(&path)?;
+    log.append(vec![tick(1, at(1_000))], AppendTime::AsGiven)
+        .await?;
+    log.close()?;
+    // 19da42c's unmarked frame: [02 00][bincode of the version 2 envelope].
+    let old = wire::v2::Envelope {
+        id: Uuid::from_u128(2),
+        time: at(2_000),
+        source: "old".into(),
+        schema_version: 2,
+        payload: wire::v2::Input::Tick,
+    };
+    let mut legacy = 2_u16.to_le_bytes().to_vec();
+    legacy.extend_from_slice(&encode_record("event", &old)?);
+    let garbage = b"\x7b\x22 not an event".to_vec();
+    write_raw(&path, INPUTS, &[(2, legacy), (3, garbage.clone())])?;
+
+    let log = open(&path)?;
+    let records: Vec<LogRecord> = log
+        .read(1, 10)
+        .await?
+        .into_iter()
+        .map(|s| s.record)
+        .collect();
+    assert_eq!(records.len(), 3);
+    assert_eq!(records[0], LogRecord::Event(tick(1, at(1_000))));
+    let LogRecord::Event(upcast) = &records[1] else {
+        panic!("the legacy frame is an event: {:?}", records[1])
+    };
+    assert_eq!(
+        (upcast.time, upcast.claimed_time),
+        (at(2_000), None),
+        "its stored time"
+    );
+    let LogRecord::Rejected {
+        subject,
+        reason,
+        bytes,
+    } = &records[2]
+    else {
+        panic!("garbage is rejected: {:?}", records[2])
+    };
+    assert_eq!((subject.as_str(), bytes), ("redb", &garbage));
+    assert!(!reason.is_empty());
+    // Appending goes on after the bad record.
+    let appended = log
+        .append(vec![tick(4, at(3_000))], AppendTime::AsGiven)
+        .await?;
+    assert_eq!(appended[0].seq, 4);
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_log_assigns_time_and_never_lowers_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = open(&dir.path().join("log.redb"))?;
+    let before = Utc::now();
+    // A publisher's claim of 2030 does not become the event's time.
+    let mut claimed = tick(1, at(1_893_456_000));
+    claimed.claimed_time = Some(claimed.time);
+    log.append(vec![claimed], AppendTime::Assigned).await?;
+    // A trusted caller may set a time ahead of the clock …
+    let ahead = Utc::now() + Duration::days(365);
+    log.append(vec![tick(2, ahead)], AppendTime::AsGiven)
+        .await?;
+    // … and assigned times never go below it afterwards.
+    log.append(vec![tick(3, at(0))], AppendTime::Assigned)
+        .await?;
+    let read = log.read(1, 10).await?;
+    let events: Vec<&Envelope> = read.iter().filter_map(|s| s.event()).collect();
+    assert!(
+        events[0].time >= before && events[0].time <= Utc::now(),
+        "the hub's clock"
+    );
+    assert_eq!(
+        events[0].claimed_time,
+        Some(at(1_893_456_000)),
+        "the claim is kept"
+    );
+    assert_eq!(events[1].time, ahead);
+    assert_eq!(events[2].time, ahead, "raised to the previous event's time");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unreadable_checkpoint_is_skipped_for_an_older_one() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    let log = open(&path)?;
+    log.append(vec![tick(1, at(1)), tick(2, at(2))], AppendTime::AsGiven)
+        .await?;
+    let state = State::default();
+    for seq in [1, 2] {
+        let hash = state.hash()?;
+        log.save_checkpoint(&Checkpoint {
+            seq,
+            hash,
+            state: state.clone(),
+        })
+        .await?;
+    }
+    log.close()?;
+    let mut newer = wire::checkpoint::encode(2, &state.hash()?, &state)?;
+    newer[5] = 200;
+    write_raw(&path, CHECKPOINTS, &[(2, newer)])?;
+    let log = open(&path)?;
+    assert_eq!(log.load_checkpoint().await?.map(|c| c.seq), Some(1));
+    log.close()?;
+    write_raw(&path, CHECKPOINTS, &[(1, b"damaged".to_vec())])?;
+    let log = open(&path)?;
+    assert_eq!(
+        log.load_checkpoint().await?,
+        None,
+        "none readable: fold from the log"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn decision_batches_carry_their_version() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    let log = open(&path)?;
+    let events = (1..=3).map(|n| tick(n, at(1))).collect();
+    log.append(events, AppendTime::AsGiven).await?;
+    let decisions = vec![(
+        1,
+        vec![Decision::ClusterJoined {
+            cluster: "m1".into(),
+        }],
+    )];
+    let batch = DecisionBatch {
+        version: wire::DECISION_VERSION,
+        first_input_seq: 1,
+        last_input_seq: 1,
+        decisions: decisions.clone(),
+    };
+    log.append_decisions(batch.clone()).await?;
+    log.close()?;
+    // 19da42c's unmarked batch, and one from a newer build.
+    let legacy = encode_decisions(&(2_u64, 2_u64, &decisions))?;
+    let mut newer = wire::decisions::encode_batch(3, 3, &decisions)?;
+    newer[5] = 9;
+    write_raw(&path, DECISIONS, &[(2, legacy), (3, newer)])?;
+    let log = open(&path)?;
+    let read = log.read_decisions(1, 2).await?;
+    assert_eq!(read[0], batch);
+    assert_eq!(
+        (read[1].version, read[1].first_input_seq),
+        (1, 2),
+        "unmarked is version 1"
+    );
+    assert_eq!(read[1].decisions, decisions);
+    assert!(matches!(
+        log.read_decisions(3, 1).await,
+        Err(LogError::Newer {
+            kind: RecordKind::DecisionBatch,
+            version: 9,
+            ..
+        })
+    ));
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_event_id_index_names_the_first_sequence() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let log = open(&dir.path().join("log.redb"))?;
+    log.append(vec![tick(1, at(1)), tick(2, at(2))], AppendTime::AsGiven)
+        .await?;
+    log.record_folded(&[(Uuid::from_u128(2), 2)]).await?;
+    let ids = [Uuid::from_u128(2), Uuid::from_u128(1), Uuid::from_u128(9)];
+    let found = log.first_seq_of(&ids).await?;
+    let expected = [(Uuid::from_u128(1), 1), (Uuid::from_u128(2), 2)];
+    assert_eq!(found, expected.into_iter().collect());
+    Ok(())
+}
