@@ -3,9 +3,17 @@
 //! folded state for readers, and checkpoints it every [`HubConfig::checkpoint_every`] events
 //! and on clean shutdown. A clock task appends ticks when the core's next deadline passes.
 //!
-//! On start the hub loads the newest checkpoint, folds the already-decided tail and compares
-//! what it decides with what was recorded — every restart is a determinism check — then
-//! continues with the undecided inputs.
+//! On start the hub loads the newest readable checkpoint, folds the already-decided tail and
+//! compares what it decides with what was recorded, input by input and both ways — every
+//! restart is a determinism check. A difference under this build's decision version stops the
+//! hub, naming the input and both sides (unless [`HubConfig::allow_divergence`]); a difference
+//! in decisions recorded under an older version is a warning, since an intended change of
+//! behaviour moves the decision version. Then it continues with the undecided inputs.
+//!
+//! The writer never stops on an input: an undecodable record or a late duplicate is answered
+//! with a rejection (see `flotilla_replay::Folder`). A record written by a newer flotilla is
+//! different: this build must not decide it, so the hub declines the writer role there, says
+//! so, and goes on serving reads of what it folded — which keeps a rolling upgrade safe.
 
 pub mod clock;
 
@@ -17,7 +25,7 @@ use flotilla_core::Decisions;
 use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
-use flotilla_replay::{Folder, ReplayError, compare_batch};
+use flotilla_replay::{Folder, ReplayError, Verification, compare_batch, first_folded};
 use tokio::sync::watch;
 
 /// Decisions kept in memory for callers waiting on their own events.
@@ -32,6 +40,9 @@ pub struct HubConfig {
     pub fold_batch_max: usize,
     /// How long the writer waits for new events before looking again.
     pub idle_wait: Duration,
+    /// Go on when a restart recomputes different decisions than were recorded under this
+    /// build's decision version (logged as an error) instead of refusing to start.
+    pub allow_divergence: bool,
 }
 
 impl Default for HubConfig {
@@ -40,6 +51,7 @@ impl Default for HubConfig {
             checkpoint_every: 10_000,
             fold_batch_max: 1_000,
             idle_wait: Duration::from_millis(200),
+            allow_divergence: false,
         }
     }
 }
@@ -70,6 +82,8 @@ pub struct View {
     pub recent: VecDeque<(u64, Decisions)>,
     /// Set when this process lost the writer role.
     pub fenced: Option<String>,
+    /// Set when this build declined the writer role: the log holds a record of a newer build.
+    pub declined: Option<String>,
 }
 
 impl View {
@@ -119,13 +133,29 @@ impl<L: EventLog> Hub<L> {
             _ => Folder::default(),
         };
         let start = folder.seq;
-        let recomputed = folder.catch_up(log.as_ref(), decided).await?;
-        check_recorded(log.as_ref(), start + 1, &recomputed).await?;
-        let mut view = View {
-            folder,
-            ..View::default()
-        };
-        remember(&mut view.recent, recomputed);
+        let mut view = View::default();
+        match restore_checked(log.as_ref(), &mut folder, decided, &config).await {
+            Ok((recomputed, verification)) => {
+                report_warnings(&verification);
+                remember(&mut view.recent, recomputed);
+            }
+            Err(HubError::Replay(newer @ ReplayError::Newer { .. })) => {
+                view.declined = Some(decline_message(&newer));
+            }
+            Err(HubError::Log(LogError::Newer { seq, kind, version })) => {
+                let newer = ReplayError::Newer {
+                    seq,
+                    kind,
+                    version,
+                };
+                view.declined = Some(decline_message(&newer));
+            }
+            Err(error) => return Err(error),
+        }
+        view.folder = folder;
+        if let Some(declined) = &view.declined {
+            tracing::error!(seq = view.folder.seq, "{declined}");
+        }
         let (folded_tx, folded) = watch::channel(view.folder.seq);
         let (shutdown, _) = watch::channel(false);
         tracing::info!(
@@ -192,7 +222,7 @@ impl<L: EventLog> Hub<L> {
         let mut shutdown = self.shutdown.subscribe();
         let mut since_checkpoint = 0_u64;
         loop {
-            if *shutdown.borrow() {
+            if *shutdown.borrow() || self.view()?.declined.is_some() {
                 break;
             }
             let folded = self.view()?.folder.seq;
@@ -207,43 +237,67 @@ impl<L: EventLog> Hub<L> {
                 }
                 continue;
             }
-            let decided = self.fold_batch(&events)?;
-            let last = decided.last_input_seq;
-            let count = last - decided.first_input_seq + 1;
-            if let Err(error) = self.log.append_decisions(decided).await {
-                return Err(self.lose_writer_role(error));
+            let first = first_folded(self.log.as_ref(), &events).await?;
+            let (decided, first_seen, stopped) = self.fold_batch(&events, first)?;
+            if let Some(decided) = decided {
+                let last = decided.last_input_seq;
+                let count = last - decided.first_input_seq + 1;
+                // The id index must know these events before their decisions are recorded: a
+                // restart re-folds recorded inputs and must see each id at its own sequence.
+                self.log.record_folded(&first_seen).await?;
+                if let Err(error) = self.log.append_decisions(decided).await {
+                    return Err(self.lose_writer_role(error));
+                }
+                self.folded_tx.send_replace(last);
+                since_checkpoint += count;
+                if since_checkpoint >= self.config.checkpoint_every {
+                    self.checkpoint().await?;
+                    since_checkpoint = 0;
+                }
             }
-            self.folded_tx.send_replace(last);
-            since_checkpoint += count;
-            if since_checkpoint >= self.config.checkpoint_every {
-                self.checkpoint().await?;
-                since_checkpoint = 0;
+            if let Some(newer) = stopped {
+                self.decline_writer_role(&newer)?;
             }
         }
         self.checkpoint().await
     }
 
+    /// Folds one page under the view's lock: the batch to record (none when the first record
+    /// is a newer build's), the ids folded for the first time, and why the fold stopped early.
     fn fold_batch(
         &self,
         events: &[flotilla_eventstore::StoredEvent],
-    ) -> Result<DecisionBatch, HubError> {
+        first: std::collections::BTreeMap<uuid::Uuid, u64>,
+    ) -> Result<FoldedBatch, HubError> {
         let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
-        let mut decisions = Vec::new();
-        for event in events {
-            let decided = view.folder.fold(event)?;
-            if !decided.is_empty() {
-                decisions.push((event.seq, decided));
-            }
-        }
+        let folded = view.folder.fold_records(events, first, &[])?;
+        let Some(last_input_seq) = folded.decisions.last().map(|(seq, _)| *seq) else {
+            return Ok((None, Vec::new(), folded.stopped));
+        };
+        let first_input_seq = folded.decisions.first().map_or(0, |(seq, _)| *seq);
+        let decisions: Vec<(u64, Decisions)> = folded
+            .decisions
+            .into_iter()
+            .filter(|(_, decided)| !decided.is_empty())
+            .collect();
         remember(&mut view.recent, decisions.clone());
-        let first_input_seq = events.first().map_or(0, |e| e.seq);
-        let last_input_seq = events.last().map_or(0, |e| e.seq);
-        Ok(DecisionBatch {
+        let batch = DecisionBatch {
             version: DECISION_VERSION,
             first_input_seq,
             last_input_seq,
             decisions,
-        })
+        };
+        Ok((Some(batch), folded.first_seen, folded.stopped))
+    }
+
+    /// Stops deciding: the log holds a record this build must not decide. The hub stays up
+    /// and serves what it folded.
+    fn decline_writer_role(&self, newer: &ReplayError) -> Result<(), HubError> {
+        let message = decline_message(newer);
+        tracing::error!("{message}");
+        let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
+        view.declined = Some(message);
+        Ok(())
     }
 
     fn lose_writer_role(&self, error: LogError) -> HubError {
@@ -264,7 +318,7 @@ impl<L: EventLog> Hub<L> {
     pub async fn checkpoint(&self) -> Result<(), HubError> {
         let checkpoint = {
             let view = self.view()?;
-            if view.fenced.is_some() || view.folder.seq == 0 {
+            if view.fenced.is_some() || view.declined.is_some() || view.folder.seq == 0 {
                 return Ok(());
             }
             view.folder.checkpoint()?
@@ -282,28 +336,86 @@ fn remember(recent: &mut VecDeque<(u64, Decisions)>, decided: Vec<(u64, Decision
     }
 }
 
-/// Compares recomputed decisions of already-decided inputs with the recorded ones.
-async fn check_recorded<L: EventLog>(
+/// What one writer round folded: the batch to record, the ids seen first, and a stop.
+type FoldedBatch = (
+    Option<DecisionBatch>,
+    Vec<(uuid::Uuid, u64)>,
+    Option<ReplayError>,
+);
+
+fn decline_message(newer: &ReplayError) -> String {
+    format!(
+        "declining the writer role: {newer}; this hub goes on serving reads of what it folded \
+         (upgrade it to write)"
+    )
+}
+
+/// Folds the already-decided inputs after `folder`'s sequence, batch by batch, and compares
+/// what this build decides with what was recorded.
+async fn restore_checked<L: EventLog>(
     log: &L,
-    from: u64,
-    recomputed: &[(u64, Decisions)],
-) -> Result<(), HubError> {
-    let mut next = from;
-    let last = recomputed.last().map_or(0, |(seq, _)| *seq);
-    while next <= last {
+    folder: &mut Folder,
+    decided: u64,
+    config: &HubConfig,
+) -> Result<(Vec<(u64, Decisions)>, Verification), HubError> {
+    let mut recomputed_all = Vec::new();
+    let mut verification = Verification::default();
+    while folder.seq < decided {
         let batches = log
-            .read_decisions(next, flotilla_replay::READ_BATCH_MAX)
+            .read_decisions(folder.seq + 1, flotilla_replay::READ_BATCH_MAX)
             .await?;
-        let Some(tail) = batches.last() else { break };
-        next = tail.last_input_seq + 1;
+        if batches.is_empty() {
+            break;
+        }
+        let until = batches.last().map_or(decided, |b| b.last_input_seq);
+        let from = folder.seq + 1;
+        let recomputed = folder.catch_up_following(log, until, &batches).await?;
         for batch in &batches {
-            if let Err(error) = compare_batch(batch, recomputed) {
-                // A different decision after an upgrade is worth knowing but must not stop
-                // the hub: the recorded decisions stay in the log for `flotilla replay`.
-                tracing::error!(%error, "recorded decisions differ from this build's");
-                return Ok(());
+            // A checkpoint can fall inside a batch: compare only what was folded again.
+            let mut partial = batch.clone();
+            partial.first_input_seq = partial.first_input_seq.max(from);
+            partial.decisions.retain(|(seq, _)| *seq >= from);
+            if partial.first_input_seq > partial.last_input_seq {
+                continue;
             }
+            check_differences(&mut verification, compare_batch(&partial, &recomputed)?, config)?;
+        }
+        verification.checked = folder.seq;
+        recomputed_all.extend(recomputed.into_iter().filter(|(_, d)| !d.is_empty()));
+        while recomputed_all.len() > RECENT_DECISIONS_MAX {
+            recomputed_all.remove(0);
         }
     }
-    Ok(())
+    Ok((recomputed_all, verification))
+}
+
+/// A difference under this build's decision version stops the hub unless allowed; older ones
+/// are counted as warnings.
+fn check_differences(
+    verification: &mut Verification,
+    differences: Vec<flotilla_replay::Divergence>,
+    config: &HubConfig,
+) -> Result<(), HubError> {
+    match verification.note(differences) {
+        Ok(()) => Ok(()),
+        Err(ReplayError::Diverged(divergence)) if config.allow_divergence => {
+            tracing::error!(%divergence, "recorded decisions differ from this build's (allowed)");
+            Ok(())
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+fn report_warnings(verification: &Verification) {
+    if verification.warnings_total == 0 {
+        return;
+    }
+    for warning in &verification.warnings {
+        tracing::warn!(%warning, "decisions recorded by an older flotilla differ from this build's");
+    }
+    tracing::warn!(
+        differences = verification.warnings_total,
+        "inputs decided by an older flotilla decide differently now (an intended change of \
+         behaviour moves the decision version); `flotilla events` shows what was recorded"
+    );
 }

@@ -1,0 +1,259 @@
+//! [`Folder`]: the one place where stored records meet [`flotilla_core::step`]. The runtime's
+//! writer, the scenario runner and every replay fold through it, so they cannot drift apart.
+//!
+//! Beyond `step`, a folder applies the log's own verdicts, which live outside the state:
+//! - a record that is not an input this build accepts is answered `Undecodable` and changes
+//!   nothing;
+//! - an event whose id the log already folded at an earlier sequence (a retry, however late) is
+//!   answered `DuplicateEvent` and changes nothing;
+//! - an input that was decided before keeps its recorded record-level verdict: a record once
+//!   rejected as undecodable or as a duplicate stays rejected, even for a build that could now
+//!   decode it, so every build folds the same inputs.
+
+use std::collections::BTreeMap;
+
+use flotilla_core::decision::rejected;
+use flotilla_core::wire::LogRecord;
+use flotilla_core::{Decision, Decisions, RejectCode, State, step};
+use flotilla_eventstore::{Checkpoint, DecisionBatch, EventLog, StoredEvent};
+use uuid::Uuid;
+
+use crate::{READ_BATCH_MAX, ReplayError};
+
+/// State plus the sequence it has folded up to.
+#[derive(Debug, Clone, Default)]
+pub struct Folder {
+    /// The folded state.
+    pub state: State,
+    /// The last folded input sequence (0 = nothing).
+    pub seq: u64,
+}
+
+/// What the log knows about one input besides its record.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Known<'a> {
+    /// The sequence at which its event id was first folded, when that is earlier than its own.
+    pub first_seq: Option<u64>,
+    /// The decisions recorded for it, when it was decided before.
+    pub recorded: Option<&'a Decisions>,
+}
+
+/// What folding a page of records did.
+#[derive(Debug, Default)]
+pub struct Folded {
+    /// Every folded input's decisions, ascending (inputs that decided nothing included).
+    pub decisions: Vec<(u64, Decisions)>,
+    /// `(event id, sequence)` of every event folded for the first time: what the log's id index
+    /// must remember before these decisions are recorded.
+    pub first_seen: Vec<(Uuid, u64)>,
+    /// The fold stopped before a record of a newer build ([`ReplayError::Newer`]).
+    pub stopped: Option<ReplayError>,
+}
+
+impl Folder {
+    /// Starts from a checkpoint.
+    #[must_use]
+    pub fn from_checkpoint(checkpoint: Checkpoint) -> Self {
+        Self {
+            state: checkpoint.state,
+            seq: checkpoint.seq,
+        }
+    }
+
+    /// Folds one stored record with nothing known about it beyond the record.
+    ///
+    /// # Errors
+    /// As [`Folder::fold_known`].
+    pub fn fold(&mut self, event: &StoredEvent) -> Result<Decisions, ReplayError> {
+        self.fold_known(event, Known::default())
+    }
+
+    /// Folds one stored record, which must be the next in sequence, applying the log's verdicts
+    /// (module docs).
+    ///
+    /// # Errors
+    /// [`ReplayError::Gap`] when the record is not `seq + 1`; [`ReplayError::Newer`] for a
+    /// record of a newer build (nothing is folded).
+    pub fn fold_known(
+        &mut self,
+        event: &StoredEvent,
+        known: Known<'_>,
+    ) -> Result<Decisions, ReplayError> {
+        if event.seq != self.seq + 1 {
+            return Err(ReplayError::Gap {
+                folded: self.seq,
+                found: event.seq,
+            });
+        }
+        let decisions = match (&event.record, known.recorded.filter(|d| is_record_verdict(d))) {
+            (LogRecord::Newer { kind, version }, _) => {
+                return Err(ReplayError::Newer {
+                    seq: event.seq,
+                    kind: *kind,
+                    version: *version,
+                });
+            }
+            (_, Some(verdict)) => verdict.clone(),
+            (LogRecord::Rejected {
+                subject, reason, ..
+            }, None) => vec![rejected(
+                RejectCode::Undecodable,
+                format!("record {} on {subject}: {reason}", event.seq),
+            )],
+            (LogRecord::Event(envelope), None) => match known.first_seq {
+                Some(first) if first < event.seq => vec![rejected(
+                    RejectCode::DuplicateEvent,
+                    format!(
+                        "event {} was already folded at sequence {first}; this copy changes nothing",
+                        envelope.id
+                    ),
+                )],
+                _ => step(&mut self.state, envelope),
+            },
+        };
+        self.seq = event.seq;
+        Ok(decisions)
+    }
+
+    /// Folds a page of consecutive records: asks the log which event ids it folded before
+    /// ([`first_folded`]), then [`Folder::fold_records`].
+    ///
+    /// # Errors
+    /// A log failure or a gap.
+    pub async fn fold_page<L: EventLog>(
+        &mut self,
+        log: &L,
+        events: &[StoredEvent],
+        recorded: &[DecisionBatch],
+    ) -> Result<Folded, ReplayError> {
+        let first = first_folded(log, events).await?;
+        self.fold_records(events, first, recorded)
+    }
+
+    /// Folds consecutive records given the sequences at which the log first folded their event
+    /// ids (`first`), catching duplicates within the page too, and following `recorded`
+    /// verdicts for inputs decided before. Stops before a newer build's record
+    /// ([`Folded::stopped`]).
+    ///
+    /// # Errors
+    /// A gap.
+    pub fn fold_records(
+        &mut self,
+        events: &[StoredEvent],
+        mut first: BTreeMap<Uuid, u64>,
+        recorded: &[DecisionBatch],
+    ) -> Result<Folded, ReplayError> {
+        let recorded = recorded_by_seq(recorded);
+        let mut folded = Folded::default();
+        for event in events {
+            let id = event.record.event().map(|envelope| envelope.id);
+            let known = Known {
+                first_seq: id.and_then(|id| first.get(&id).copied()),
+                recorded: recorded.get(&event.seq).copied(),
+            };
+            match self.fold_known(event, known) {
+                Ok(decisions) => folded.decisions.push((event.seq, decisions)),
+                Err(newer @ ReplayError::Newer { .. }) => {
+                    folded.stopped = Some(newer);
+                    break;
+                }
+                Err(error) => return Err(error),
+            }
+            if let Some(id) = id
+                && !first.contains_key(&id)
+            {
+                first.insert(id, event.seq);
+                folded.first_seen.push((id, event.seq));
+            }
+        }
+        Ok(folded)
+    }
+
+    /// A checkpoint of the current state.
+    ///
+    /// # Errors
+    /// When the state cannot be encoded for hashing.
+    pub fn checkpoint(&self) -> Result<Checkpoint, ReplayError> {
+        Ok(Checkpoint {
+            seq: self.seq,
+            hash: self.state.hash()?,
+            state: self.state.clone(),
+        })
+    }
+
+    /// Folds the log forward up to `until` (inclusive), returning every input's decisions.
+    ///
+    /// # Errors
+    /// A log read failure, a gap, or a newer build's record before `until`.
+    pub async fn catch_up<L: EventLog>(
+        &mut self,
+        log: &L,
+        until: u64,
+    ) -> Result<Vec<(u64, Decisions)>, ReplayError> {
+        self.catch_up_following(log, until, &[]).await
+    }
+
+    /// As [`Folder::catch_up`], following the record-level verdicts of `recorded` batches.
+    ///
+    /// # Errors
+    /// As [`Folder::catch_up`].
+    pub async fn catch_up_following<L: EventLog>(
+        &mut self,
+        log: &L,
+        until: u64,
+        recorded: &[DecisionBatch],
+    ) -> Result<Vec<(u64, Decisions)>, ReplayError> {
+        let mut out = Vec::new();
+        while self.seq < until {
+            let mut events = log.read(self.seq + 1, READ_BATCH_MAX).await?;
+            if events.is_empty() {
+                break;
+            }
+            events.retain(|e| e.seq <= until);
+            let folded = self.fold_page(log, &events, recorded).await?;
+            out.extend(folded.decisions);
+            if let Some(newer) = folded.stopped {
+                return Err(newer);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The sequences at which the log first folded the event ids of `events` (those it knows).
+///
+/// # Errors
+/// When the log cannot answer.
+pub async fn first_folded<L: EventLog>(
+    log: &L,
+    events: &[StoredEvent],
+) -> Result<BTreeMap<Uuid, u64>, ReplayError> {
+    let ids: Vec<Uuid> = events
+        .iter()
+        .filter_map(|e| e.record.event().map(|envelope| envelope.id))
+        .collect();
+    if ids.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    Ok(log.first_seq_of(&ids).await?)
+}
+
+/// A decision list that is a verdict on the record itself, not on what it asks: later builds
+/// follow it rather than folding the record again.
+fn is_record_verdict(decisions: &Decisions) -> bool {
+    matches!(
+        decisions.as_slice(),
+        [Decision::Rejected {
+            code: RejectCode::Undecodable | RejectCode::DuplicateEvent,
+            ..
+        }]
+    )
+}
+
+fn recorded_by_seq(batches: &[DecisionBatch]) -> BTreeMap<u64, &Decisions> {
+    batches
+        .iter()
+        .flat_map(|batch| batch.decisions.iter())
+        .map(|(seq, decisions)| (*seq, decisions))
+        .collect()
+}

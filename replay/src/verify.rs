@@ -1,0 +1,160 @@
+//! Checking that this build decides what the log recorded, input by input and both ways: every
+//! recorded decision must have its recomputed partner and every recomputed one its recorded
+//! partner, and a recompute that stops short of a recorded batch is a failure, never a pass.
+//!
+//! Decisions recorded under this build's decision version must match exactly; a difference is
+//! a determinism failure. Decisions recorded under an older version were upcast when read, and
+//! a difference there is a warning: an intended change of behaviour moves the decision version,
+//! and must not leave existing logs unverifiable or hubs unable to restart.
+
+use std::collections::BTreeMap;
+
+use flotilla_core::Decisions;
+use flotilla_eventstore::{DecisionBatch, EventLog};
+
+use crate::{Folder, READ_BATCH_MAX, ReplayError};
+
+/// Most older-version differences a verification keeps in full (the rest are only counted).
+pub const WARNINGS_KEPT_MAX: usize = 100;
+
+/// One input whose recomputed decisions differ from the recorded ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    /// The input's sequence.
+    pub seq: u64,
+    /// The decision version the recorded side was written under.
+    pub recorded_version: u16,
+    /// What the log holds (upcast to today's types when older).
+    pub recorded: Decisions,
+    /// What this build decides.
+    pub recomputed: Decisions,
+}
+
+impl Divergence {
+    /// Whether the recorded side was written under this build's decision version, so the
+    /// difference is a determinism failure rather than an intended change of behaviour.
+    #[must_use]
+    pub fn is_strict(&self) -> bool {
+        self.recorded_version == flotilla_core::wire::DECISION_VERSION
+    }
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "input {}: recorded (decision version {}) {:?}, this build decides {:?}",
+            self.seq, self.recorded_version, self.recorded, self.recomputed
+        )
+    }
+}
+
+/// Compares one recorded batch with the recomputed decisions of its inputs, both ways, and
+/// returns every input that differs.
+///
+/// # Errors
+/// [`ReplayError::Incomplete`] when `recomputed` does not cover every input of the batch, and
+/// [`ReplayError::MalformedBatch`] when the batch lists an input outside its range.
+pub fn compare_batch(
+    recorded: &DecisionBatch,
+    recomputed: &[(u64, Decisions)],
+) -> Result<Vec<Divergence>, ReplayError> {
+    let range = recorded.first_input_seq..=recorded.last_input_seq;
+    let mut listed: BTreeMap<u64, &Decisions> = BTreeMap::new();
+    for (seq, decisions) in &recorded.decisions {
+        if !range.contains(seq) || listed.insert(*seq, decisions).is_some() {
+            return Err(ReplayError::MalformedBatch {
+                first: recorded.first_input_seq,
+                last: recorded.last_input_seq,
+                seq: *seq,
+            });
+        }
+    }
+    let computed: BTreeMap<u64, &Decisions> = recomputed
+        .iter()
+        .filter(|(seq, _)| range.contains(seq))
+        .map(|(seq, decisions)| (*seq, decisions))
+        .collect();
+    let none = Decisions::new();
+    let mut differences = Vec::new();
+    for seq in range.clone() {
+        let Some(ours) = computed.get(&seq) else {
+            return Err(ReplayError::Incomplete { seq });
+        };
+        let theirs = listed.get(&seq).copied().unwrap_or(&none);
+        if theirs != *ours {
+            differences.push(Divergence {
+                seq,
+                recorded_version: recorded.version,
+                recorded: theirs.clone(),
+                recomputed: (*ours).clone(),
+            });
+        }
+    }
+    Ok(differences)
+}
+
+/// What a verification found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verification {
+    /// The last input sequence checked (every input from 1 up to it was).
+    pub checked: u64,
+    /// Differences in decisions recorded under an older decision version (at most
+    /// [`WARNINGS_KEPT_MAX`]).
+    pub warnings: Vec<Divergence>,
+    /// How many such differences there were in all.
+    pub warnings_total: u64,
+}
+
+impl Verification {
+    /// Notes the differences of one batch: a strict one is an error, older ones are warnings.
+    ///
+    /// # Errors
+    /// [`ReplayError::Diverged`] at the first difference under this build's decision version.
+    pub fn note(&mut self, differences: Vec<Divergence>) -> Result<(), ReplayError> {
+        for difference in differences {
+            if difference.is_strict() {
+                return Err(ReplayError::Diverged(Box::new(difference)));
+            }
+            self.warnings_total += 1;
+            if self.warnings.len() < WARNINGS_KEPT_MAX {
+                self.warnings.push(difference);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Folds the whole log from zero and checks every recorded decision batch against what this
+/// build decides, batch by batch.
+///
+/// # Errors
+/// The first difference under this build's decision version, a recorded range that is not
+/// contiguous, a recompute that stops short, or a log failure.
+pub async fn verify<L: EventLog>(log: &L) -> Result<Verification, ReplayError> {
+    let last = log.last_decided_seq().await?;
+    let mut folder = Folder::default();
+    let mut verification = Verification::default();
+    while folder.seq < last {
+        let batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
+        if batches.is_empty() {
+            return Err(ReplayError::Incomplete {
+                seq: folder.seq + 1,
+            });
+        }
+        for batch in &batches {
+            if batch.first_input_seq != folder.seq + 1 {
+                return Err(ReplayError::Gap {
+                    folded: folder.seq,
+                    found: batch.first_input_seq,
+                });
+            }
+            let recomputed = folder
+                .catch_up_following(log, batch.last_input_seq, std::slice::from_ref(batch))
+                .await?;
+            verification.note(compare_batch(batch, &recomputed)?)?;
+            verification.checked = folder.seq;
+        }
+    }
+    Ok(verification)
+}
