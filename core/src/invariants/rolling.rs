@@ -8,10 +8,12 @@
 //! [`check_step`], is:
 //!
 //! > For every placement rolled out by RollingUpdate before and after the step: if the step
-//! > *updated in place* a binding that was not failed before the step — it was Bound or
-//! > Unscheduled before and is Bound after, with a new resource index or new override
+//! > *updated in place* a binding that was not failed before the step — the same binding object
+//! > (name and creation time), it carried work and was Bound (or Unscheduled from Bound) before
+//! > and is Bound after, with a new resource index or new override
 //! > snapshots, no report, no update run, and `rolloutStarted` at the step's time — and the
-//! > step was not a work report from that binding's cluster (which may have just failed it),
+//! > step was neither a work report from that binding's cluster (which may have just failed it)
+//! > nor an eviction of it (which removes the binding; the one bound after it is new),
 //! > then after the step at least `target − maxUnavailable` of the Bound and Unscheduled
 //! > bindings are ready.
 //!
@@ -50,7 +52,9 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
         let updated: Vec<String> = placement
             .bindings
             .values()
-            .filter(|b| Some(b.cluster.as_str()) != reported)
+            .filter(|b| {
+                Some(b.cluster.as_str()) != reported && !evicted(before, after, key, &b.cluster)
+            })
             .filter(|b| {
                 old.bindings.get(&b.cluster).is_some_and(|was| {
                     updated_in_place(was, b, now)
@@ -106,13 +110,32 @@ fn reported_cluster<'a>(event: &'a Envelope, key: &ObjectKey) -> Option<&'a str>
     }
 }
 
+/// Whether an eviction of this placement's binding on `cluster` changed in the step: it may
+/// have removed the binding, and the rollout then bound a new one in its place.
+fn evicted(before: &State, after: &State, key: &ObjectKey, cluster: &str) -> bool {
+    if !key.namespace.is_empty() {
+        return false;
+    }
+    after.disruptions.evictions.iter().any(|(name, eviction)| {
+        eviction.spec.placement_name == key.name
+            && eviction.spec.cluster_name == cluster
+            && before.disruptions.evictions.get(name) != Some(eviction)
+    })
+}
+
 /// Whether the rollout rebound `was` to new work in this step, giving `now`.
 fn updated_in_place(
     was: &Binding,
     now_binding: &Binding,
     now: chrono::DateTime<chrono::Utc>,
 ) -> bool {
-    was.state != BindingState::Scheduled
+    let was_bound = was.state == BindingState::Bound
+        || (was.state == BindingState::Unscheduled
+            && was.previous_state == Some(BindingState::Bound));
+    was_bound
+        && was.name == now_binding.name
+        && was.created == now_binding.created
+        && was.resource_index.is_some()
         && now_binding.state == BindingState::Bound
         && now_binding.update_run.is_none()
         && now_binding.report.is_none()

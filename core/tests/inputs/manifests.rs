@@ -38,18 +38,18 @@ pub fn policy() -> impl Strategy<Value = Policy> {
     ]
 }
 
-/// Any strategy.
+/// Any strategy a placement may switch between freely (External is fixed per placement name).
 pub fn rollout() -> impl Strategy<Value = Rollout> {
     prop_oneof![
         3 => (0..3u8, 0..3u8, prop_oneof![Just(0u8), Just(1u8), Just(30u8)]).prop_map(|(u, s, p)| Rollout::Rolling(u, s, p)),
         2 => (0..3u8, any::<bool>()).prop_map(|(u, manual)| Rollout::Partitioned(u, manual)),
-        2 => Just(Rollout::External),
     ]
 }
 
 /// What can be deleted: `(kind, namespace, name)`; `?` picks a namespace, and the names `""`,
 /// `#`, `cm`, `crp`, `run`, `evict`, `budget` are picked from the universe.
-pub const DELETABLE: [(&str, &str, &str); 14] = [
+pub const DELETABLE: [(&str, &str, &str); 15] = [
+    ("ResourcePlacement", "app", "rp-staged"),
     ("MemberCluster", "", ""),
     ("MemberCluster", "", ""),
     ("Namespace", "", "#"),
@@ -160,11 +160,11 @@ pub fn crp(name: &str, namespace: &str, policy: &Policy, rollout: &Rollout) -> V
     })
 }
 
-pub fn rp(policy: &Policy, rollout: &Rollout) -> Value {
+pub fn rp(name: &str, policy: &Policy, rollout: &Rollout) -> Value {
     json!({
         "apiVersion": PLACEMENT_API,
         "kind": "ResourcePlacement",
-        "metadata": {"name": "rp", "namespace": "app"},
+        "metadata": {"name": name, "namespace": "app"},
         "spec": {
             "resourceSelectors": [{"group": "", "kind": "ConfigMap", "version": "v1"}],
             "policy": policy_json(policy),
@@ -235,7 +235,7 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
 
 pub fn run(namespaced: bool, n: u8, state: u8) -> Value {
     let mut manifest = scoped("StagedUpdateRun", namespaced, &format!("run-{n}"));
-    let placement = if namespaced { "rp" } else { "crp-0" };
+    let placement = if namespaced { "rp-staged" } else { "crp-0" };
     let state = ["Initialize", "Run", "Stop"][usize::from(state % 3)];
     manifest["spec"] = json!({"placementName": placement, "stagedRolloutStrategyName": "strategy", "state": state});
     manifest
