@@ -246,3 +246,17 @@ fn approvals_without_a_request_are_rejected() {
         Some(RejectCode::ApprovalRequestNotFound)
     );
 }
+
+#[test]
+fn a_cluster_applied_as_yaml_joins_on_its_first_heartbeat() {
+    let mut hub = Hub::new();
+    let stored = hub.apply_yaml(
+        "apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\nmetadata:\n  name: member1\nspec:\n  heartbeatPeriodSeconds: 60\n",
+    );
+    assert!(matches!(
+        stored.as_slice(),
+        [Decision::ObjectStored { created: true, .. }]
+    ));
+    hub.beat("member1");
+    assert_eq!(hub.healthy("member1"), Some(true));
+}

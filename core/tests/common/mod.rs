@@ -56,7 +56,9 @@ impl Manifest for &String {
 
 /// A hub for given/when/then tests: `now` is the event time of the next input.
 pub struct Hub {
+    /// The folded state.
     pub state: State,
+    /// Event time of the next input.
     pub now: DateTime<Utc>,
     issued: u128,
 }
@@ -68,6 +70,7 @@ impl Default for Hub {
 }
 
 impl Hub {
+    /// An empty hub at [`start`].
     pub fn new() -> Self {
         Self {
             state: State::default(),
@@ -100,6 +103,7 @@ impl Hub {
         decisions
     }
 
+    /// A heartbeat without properties.
     pub fn beat(&mut self, cluster: &str) -> Vec<Decision> {
         self.send(Input::Heartbeat(Heartbeat {
             cluster: cluster.into(),
@@ -107,6 +111,7 @@ impl Hub {
         }))
     }
 
+    /// A heartbeat with non-resource properties.
     pub fn beat_with(&mut self, cluster: &str, properties: &[(&str, &str)]) -> Vec<Decision> {
         let properties = properties
             .iter()
@@ -200,6 +205,7 @@ impl Hub {
             .map(|a| a.healthy)
     }
 
+    /// The placement of this name (either scope).
     pub fn placement(&self, name: &str) -> &Placement {
         self.state
             .placements
@@ -246,6 +252,7 @@ impl Hub {
     }
 }
 
+/// A MemberCluster manifest with a 60 s heartbeat period.
 pub fn member(name: &str, labels: Value, taints: Value) -> Value {
     json!({
         "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
@@ -255,10 +262,12 @@ pub fn member(name: &str, labels: Value, taints: Value) -> Value {
     })
 }
 
+/// A Namespace manifest.
 pub fn namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
+/// A ClusterResourcePlacement of namespace `test-ns` with this policy.
 pub fn crp(name: &str, policy: Value) -> Value {
     json!({
         "apiVersion": "placement.kubernetes-fleet.io/v1",
@@ -271,6 +280,7 @@ pub fn crp(name: &str, policy: Value) -> Value {
     })
 }
 
+/// Owned names.
 pub fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
