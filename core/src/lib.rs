@@ -19,6 +19,7 @@ pub mod decision;
 pub mod event;
 pub mod eviction;
 pub mod fold;
+pub mod invariants;
 pub mod member;
 pub mod model;
 mod objects;

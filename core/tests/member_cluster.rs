@@ -2,65 +2,13 @@
 //! first heartbeat, health in event time (5 × heartbeatPeriodSeconds), leave, rejections that
 //! change nothing, and placement immutability.
 
-use chrono::{DateTime, Duration, TimeZone, Utc};
+mod common;
+
+use chrono::Duration;
 use flotilla_core::decision::Decision;
-use flotilla_core::{
-    Envelope, Heartbeat, Input, ObjectRef, RejectCode, State, next_deadline, step,
-};
-use uuid::Uuid;
+use flotilla_core::{Input, ObjectRef, RejectCode, next_deadline};
 
-struct Hub {
-    state: State,
-    now: DateTime<Utc>,
-    issued: u128,
-}
-
-impl Hub {
-    fn new() -> Self {
-        let now = Utc
-            .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
-            .single()
-            .unwrap_or_default();
-        Self {
-            state: State::default(),
-            now,
-            issued: 0,
-        }
-    }
-
-    fn send(&mut self, payload: Input) -> Vec<Decision> {
-        self.issued += 1;
-        let event = Envelope::new(Uuid::from_u128(self.issued), self.now, "test", payload);
-        step(&mut self.state, &event)
-    }
-
-    fn apply(&mut self, manifest: &str) -> Vec<Decision> {
-        self.send(Input::Apply {
-            manifest: manifest.into(),
-        })
-    }
-
-    fn beat(&mut self, cluster: &str) -> Vec<Decision> {
-        self.send(Input::Heartbeat(Heartbeat {
-            cluster: cluster.into(),
-            ..Heartbeat::default()
-        }))
-    }
-
-    fn advance(&mut self, secs: i64) -> Vec<Decision> {
-        self.now += Duration::seconds(secs);
-        self.send(Input::Tick)
-    }
-
-    fn healthy(&self, cluster: &str) -> Option<bool> {
-        self.state
-            .members
-            .get(cluster)?
-            .agent
-            .as_ref()
-            .map(|a| a.healthy)
-    }
-}
+use common::Hub;
 
 const MEMBER1: &str = r#"{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{"name":"member1","labels":{"environment":"staging"}},"spec":{"heartbeatPeriodSeconds":60}}"#;
 
@@ -297,4 +245,18 @@ fn approvals_without_a_request_are_rejected() {
         rejected_with(&decisions),
         Some(RejectCode::ApprovalRequestNotFound)
     );
+}
+
+#[test]
+fn a_cluster_applied_as_yaml_joins_on_its_first_heartbeat() {
+    let mut hub = Hub::new();
+    let stored = hub.apply_yaml(
+        "apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\nmetadata:\n  name: member1\nspec:\n  heartbeatPeriodSeconds: 60\n",
+    );
+    assert!(matches!(
+        stored.as_slice(),
+        [Decision::ObjectStored { created: true, .. }]
+    ));
+    hub.beat("member1");
+    assert_eq!(hub.healthy("member1"), Some(true));
 }

@@ -1,45 +1,109 @@
-//! A small hub for given/when/then tests: folds events at a controllable event time.
+//! The one test harness for the fold: a hub that folds inputs at an explicit event time,
+//! given/when/then style, and checks every invariant ([`flotilla_core::invariants`]) after
+//! every step. Every `core/tests/*.rs` file folds through it.
 
 #![allow(dead_code)]
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::decision::Decision;
+use flotilla_core::invariants;
 use flotilla_core::placement::{BindingState, Placement};
-use flotilla_core::{Envelope, Heartbeat, Input, ObjectRef, State, step};
+use flotilla_core::{Envelope, Heartbeat, Input, ObjectRef, State, WorkReport, step};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+/// The time every harness starts at.
+pub fn start() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+        .single()
+        .unwrap_or_default()
+}
+
+/// Folds one event and checks the invariants of the step; panics naming the event and the
+/// broken invariant.
+pub fn step_checked(state: &mut State, event: &Envelope) -> Vec<Decision> {
+    let before = state.clone();
+    let decisions = step(state, event);
+    if let Err(violation) = invariants::check_step(&before, event, state) {
+        panic!("invariant broken by {event:?}: {violation}\ndecisions: {decisions:?}");
+    }
+    decisions
+}
+
+/// Anything that can be applied: a JSON value or JSON text.
+pub trait Manifest {
+    /// The manifest as JSON text.
+    fn text(self) -> String;
+}
+
+impl Manifest for &Value {
+    fn text(self) -> String {
+        self.to_string()
+    }
+}
+
+impl Manifest for &str {
+    fn text(self) -> String {
+        self.to_owned()
+    }
+}
+
+impl Manifest for &String {
+    fn text(self) -> String {
+        self.clone()
+    }
+}
+
+/// A hub for given/when/then tests: `now` is the event time of the next input.
 pub struct Hub {
+    /// The folded state.
     pub state: State,
+    /// Event time of the next input.
     pub now: DateTime<Utc>,
     issued: u128,
 }
 
+impl Default for Hub {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Hub {
+    /// An empty hub at [`start`].
     pub fn new() -> Self {
-        let now = Utc
-            .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
-            .single()
-            .unwrap_or_default();
         Self {
             state: State::default(),
-            now,
+            now: start(),
             issued: 0,
         }
     }
 
+    /// Folds one input at `now`, checking the invariants.
     pub fn send(&mut self, payload: Input) -> Vec<Decision> {
         self.issued += 1;
         let event = Envelope::new(Uuid::from_u128(self.issued), self.now, "test", payload);
-        step(&mut self.state, &event)
+        step_checked(&mut self.state, &event)
     }
 
-    pub fn apply(&mut self, manifest: &Value) -> Vec<Decision> {
+    /// Applies a manifest (a JSON value or JSON text).
+    pub fn apply(&mut self, manifest: impl Manifest) -> Vec<Decision> {
         self.send(Input::Apply {
-            manifest: manifest.to_string(),
+            manifest: manifest.text(),
         })
     }
 
+    /// Applies every document of a YAML stream, in order; returns all decisions.
+    pub fn apply_yaml(&mut self, yaml: &str) -> Vec<Decision> {
+        let mut decisions = Vec::new();
+        for document in yaml.split("\n---").filter(|d| !d.trim().is_empty()) {
+            let value: Value = serde_saphyr::from_str(document).expect("valid YAML");
+            decisions.extend(self.apply(&value));
+        }
+        decisions
+    }
+
+    /// A heartbeat without properties.
     pub fn beat(&mut self, cluster: &str) -> Vec<Decision> {
         self.send(Input::Heartbeat(Heartbeat {
             cluster: cluster.into(),
@@ -47,6 +111,7 @@ impl Hub {
         }))
     }
 
+    /// A heartbeat with non-resource properties.
     pub fn beat_with(&mut self, cluster: &str, properties: &[(&str, &str)]) -> Vec<Decision> {
         let properties = properties
             .iter()
@@ -59,20 +124,69 @@ impl Hub {
         }))
     }
 
+    /// Moves event time forward and folds a tick.
     pub fn advance(&mut self, secs: i64) -> Vec<Decision> {
         self.now += Duration::seconds(secs);
         self.send(Input::Tick)
     }
 
+    /// Folds a tick at an explicit time.
+    pub fn tick_at(&mut self, time: DateTime<Utc>) -> Vec<Decision> {
+        self.now = time;
+        self.send(Input::Tick)
+    }
+
+    /// Deletes a cluster-scoped object by kind (the kind's own group).
     pub fn delete(&mut self, kind: &str, name: &str) -> Vec<Decision> {
+        self.delete_in(kind, None, name)
+    }
+
+    /// Deletes an object by kind, optional namespace and name.
+    pub fn delete_in(&mut self, kind: &str, namespace: Option<&str>, name: &str) -> Vec<Decision> {
         self.send(Input::Delete {
             target: ObjectRef {
                 kind: kind.into(),
                 group: None,
-                namespace: None,
+                namespace: namespace.map(str::to_owned),
                 name: name.into(),
             },
         })
+    }
+
+    /// Approves an approval request (`namespace` for a namespaced one).
+    pub fn approve(&mut self, name: &str, namespace: Option<&str>) -> Vec<Decision> {
+        self.send(Input::Approve {
+            name: name.into(),
+            namespace: namespace.map(str::to_owned),
+        })
+    }
+
+    /// A member's report on its current work for a ClusterResourcePlacement (the binding's
+    /// resource index): applied and available as given, trackable.
+    pub fn report(
+        &mut self,
+        placement: &str,
+        cluster: &str,
+        applied: bool,
+        available: bool,
+    ) -> Vec<Decision> {
+        let resource_index = self
+            .placement(placement)
+            .bindings
+            .get(cluster)
+            .and_then(|b| b.resource_index)
+            .unwrap_or(0);
+        self.send(Input::WorkReport(WorkReport {
+            cluster: cluster.into(),
+            placement: placement.into(),
+            namespace: None,
+            resource_index,
+            applied: Some(applied),
+            available: Some(available),
+            trackable: true,
+            message: String::new(),
+            failed_manifests: Vec::new(),
+        }))
     }
 
     /// Registers and joins a member cluster with labels and optional taints.
@@ -81,6 +195,17 @@ impl Hub {
         self.beat(name);
     }
 
+    /// Whether a member is healthy; `None` before it joined (or when it is not a member).
+    pub fn healthy(&self, cluster: &str) -> Option<bool> {
+        self.state
+            .members
+            .get(cluster)?
+            .agent
+            .as_ref()
+            .map(|a| a.healthy)
+    }
+
+    /// The placement of this name (either scope).
     pub fn placement(&self, name: &str) -> &Placement {
         self.state
             .placements
@@ -127,6 +252,7 @@ impl Hub {
     }
 }
 
+/// A MemberCluster manifest with a 60 s heartbeat period.
 pub fn member(name: &str, labels: Value, taints: Value) -> Value {
     json!({
         "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
@@ -136,10 +262,12 @@ pub fn member(name: &str, labels: Value, taints: Value) -> Value {
     })
 }
 
+/// A Namespace manifest.
 pub fn namespace(name: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 }
 
+/// A ClusterResourcePlacement of namespace `test-ns` with this policy.
 pub fn crp(name: &str, policy: Value) -> Value {
     json!({
         "apiVersion": "placement.kubernetes-fleet.io/v1",
@@ -152,6 +280,7 @@ pub fn crp(name: &str, policy: Value) -> Value {
     })
 }
 
+/// Owned names.
 pub fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }

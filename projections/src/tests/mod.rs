@@ -35,7 +35,14 @@ impl Hub {
     pub(crate) fn fold(&mut self, seconds: i64, source: &str, input: Input) -> Decisions {
         let envelope = Envelope::new(Uuid::from_u128(self.next_id), at(seconds), source, input);
         self.next_id += 1;
-        step(&mut self.state, &envelope)
+        let before = self.state.clone();
+        let decisions = step(&mut self.state, &envelope);
+        if let Err(violation) =
+            flotilla_core::invariants::check_step(&before, &envelope, &self.state)
+        {
+            panic!("invariant broken by {envelope:?}: {violation}");
+        }
+        decisions
     }
 
     pub(crate) fn apply(&mut self, seconds: i64, manifest: &Value) -> Decisions {

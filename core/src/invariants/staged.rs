@@ -1,0 +1,221 @@
+//! Staged update run rules: no stage starts before the previous one succeeded (its clusters
+//! and its after-stage tasks, approvals accepted) and its own before-stage tasks passed; a
+//! stage never updates more clusters at once than its `maxConcurrency`; a stage's cursors
+//! (`first_unfinished`, `next_unstarted`, `updating`, the run's `positions`) agree with its
+//! clusters.
+
+use std::collections::BTreeSet;
+
+use super::Violation;
+use crate::condition::ConditionStatus;
+use crate::model::{ObjectKey, Rounding};
+use crate::staged::Scope;
+use crate::staged::model::TaskType;
+use crate::staged::run::{StageStatus, TaskStatus, UpdateRun};
+use crate::state::State;
+
+pub(super) fn check(state: &State) -> Result<(), Violation> {
+    for (key, run) in &state.update_runs {
+        let scope = Scope::of(key);
+        for (index, stage) in run.status.stages.iter().enumerate() {
+            bookkeeping(key, run, index, stage)?;
+            concurrency(key, run, index, stage)?;
+            order(state, &scope, key, run, index, stage)?;
+        }
+        if let Some(deletion) = &run.status.deletion
+            && started(deletion)
+            && let Some(open) = run.status.stages.iter().find(|s| !succeeded(s))
+        {
+            return Err(early(
+                key,
+                deletion,
+                format!("stage {} has not succeeded", open.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn early(key: &ObjectKey, stage: &StageStatus, reason: String) -> Violation {
+    Violation::StageStartedEarly {
+        run: key.display(),
+        stage: stage.name.clone(),
+        reason,
+    }
+}
+
+fn started(stage: &StageStatus) -> bool {
+    stage.start_time.is_some() || stage.clusters.iter().any(|c| c.started.is_some())
+}
+
+fn succeeded(stage: &StageStatus) -> bool {
+    stage
+        .succeeded
+        .as_ref()
+        .is_some_and(|c| c.status == ConditionStatus::True)
+}
+
+/// Whether a task has passed; for an approval, also that its request was approved and the run
+/// accepted it.
+fn task_passed(state: &State, scope: &Scope, task: &TaskStatus) -> Result<(), String> {
+    match task.task_type {
+        TaskType::TimedWait if task.has("WaitTimeElapsed") => Ok(()),
+        TaskType::TimedWait => Err("its wait has not elapsed".into()),
+        TaskType::Approval => {
+            let name = task.approval_request_name.clone().unwrap_or_default();
+            if !task.has("ApprovalRequestApproved") {
+                return Err(format!("approval {name} is not approved"));
+            }
+            let request = state.approvals.get(&scope.approval_key(&name));
+            if request.is_none_or(|r| r.approved.is_none() || r.accepted.is_none()) {
+                return Err(format!(
+                    "approval request {name} was not approved and accepted"
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A started stage needs every earlier stage succeeded with its after-stage tasks passed, and
+/// its own before-stage tasks passed; a succeeded stage needs its clusters and after-stage
+/// tasks done.
+fn order(
+    state: &State,
+    scope: &Scope,
+    key: &ObjectKey,
+    run: &UpdateRun,
+    index: usize,
+    stage: &StageStatus,
+) -> Result<(), Violation> {
+    if succeeded(stage) {
+        if let Some(open) = stage.clusters.iter().find(|c| {
+            c.succeeded
+                .as_ref()
+                .is_none_or(|s| s.status != ConditionStatus::True)
+        }) {
+            return Err(bookkeeping_error(
+                key,
+                stage,
+                format!("succeeded with cluster {} not succeeded", open.cluster),
+            ));
+        }
+        for task in &stage.after_tasks {
+            task_passed(state, scope, task).map_err(|why| {
+                bookkeeping_error(key, stage, format!("succeeded although {why}"))
+            })?;
+        }
+    }
+    if !started(stage) {
+        return Ok(());
+    }
+    if let Some(previous) = index.checked_sub(1).map(|i| &run.status.stages[i])
+        && !succeeded(previous)
+    {
+        return Err(early(
+            key,
+            stage,
+            format!("the previous stage {} has not succeeded", previous.name),
+        ));
+    }
+    for task in &stage.before_tasks {
+        task_passed(state, scope, task).map_err(|why| early(key, stage, why))?;
+    }
+    Ok(())
+}
+
+fn bookkeeping_error(key: &ObjectKey, stage: &StageStatus, detail: String) -> Violation {
+    Violation::StageBookkeeping {
+        run: key.display(),
+        stage: stage.name.clone(),
+        detail,
+    }
+}
+
+/// The cursors: a succeeded prefix, then the updating set, then clusters not started.
+fn bookkeeping(
+    key: &ObjectKey,
+    run: &UpdateRun,
+    index: usize,
+    stage: &StageStatus,
+) -> Result<(), Violation> {
+    let fail = |detail: String| Err(bookkeeping_error(key, stage, detail));
+    let len = stage.clusters.len();
+    if stage.first_unfinished > stage.next_unstarted || stage.next_unstarted > len {
+        return fail(format!(
+            "cursors out of order: first unfinished {}, next unstarted {}, {len} clusters",
+            stage.first_unfinished, stage.next_unstarted
+        ));
+    }
+    let done = |c: &crate::staged::run::ClusterStatus| {
+        c.succeeded
+            .as_ref()
+            .is_some_and(|s| s.status == ConditionStatus::True)
+    };
+    if let Some(c) = stage.clusters[..stage.first_unfinished]
+        .iter()
+        .find(|c| !done(c))
+    {
+        return fail(format!(
+            "{} is before the first unfinished but not done",
+            c.cluster
+        ));
+    }
+    if let Some(c) = stage.clusters[stage.next_unstarted..]
+        .iter()
+        .find(|c| c.started.is_some())
+    {
+        return fail(format!(
+            "{} is after the next unstarted but started",
+            c.cluster
+        ));
+    }
+    let updating: BTreeSet<usize> = (0..len)
+        .filter(|p| stage.clusters[*p].is_updating())
+        .collect();
+    if updating != stage.updating {
+        return fail(format!(
+            "updating set {:?}, clusters say {updating:?}",
+            stage.updating
+        ));
+    }
+    if stage.start_time.is_none() && stage.clusters.iter().any(|c| c.started.is_some()) {
+        return fail("a cluster started before the stage did".into());
+    }
+    for (position, cluster) in stage.clusters.iter().enumerate() {
+        if run.status.positions.get(&cluster.cluster) != Some(&(index, position)) {
+            return fail(format!(
+                "{} is not at ({index}, {position}) in positions",
+                cluster.cluster
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// At most `maxConcurrency` clusters of a stage update at once (percentages of the stage's
+/// clusters round down, at least 1; 1 when unset).
+fn concurrency(
+    key: &ObjectKey,
+    run: &UpdateRun,
+    index: usize,
+    stage: &StageStatus,
+) -> Result<(), Violation> {
+    let configured = run
+        .status
+        .strategy_snapshot
+        .as_ref()
+        .and_then(|s| s.stages.get(index))
+        .and_then(|s| s.max_concurrency);
+    let count = stage.clusters.len() as u64;
+    let limit = configured.map_or(1, |value| value.resolve(count, Rounding::Down).max(1));
+    let updating = i64::try_from(stage.updating.len()).unwrap_or(i64::MAX);
+    if updating > limit {
+        return Err(bookkeeping_error(
+            key,
+            stage,
+            format!("{updating} clusters updating, maxConcurrency {limit}"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,511 @@
+//! Each invariant, broken by hand on a state the fold built, is caught; the states the fold
+//! builds pass.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::{Violation, check, check_step};
+use crate::event::{Envelope, Heartbeat, Input, WorkReport};
+use crate::fold::step;
+use crate::model::ObjectKey;
+use crate::placement::Placement;
+use crate::state::State;
+
+struct Fold {
+    state: State,
+    now: DateTime<Utc>,
+    issued: u128,
+}
+
+impl Fold {
+    fn new() -> Self {
+        let now = Utc
+            .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+            .single()
+            .unwrap_or_default();
+        Self {
+            state: State::default(),
+            now,
+            issued: 0,
+        }
+    }
+
+    fn event(&mut self, payload: Input) -> Envelope {
+        self.issued += 1;
+        Envelope::new(Uuid::from_u128(self.issued), self.now, "test", payload)
+    }
+
+    fn send(&mut self, payload: Input) {
+        let event = self.event(payload);
+        let before = self.state.clone();
+        step(&mut self.state, &event);
+        assert_eq!(
+            check_step(&before, &event, &self.state),
+            Ok(()),
+            "after {event:?}"
+        );
+    }
+
+    fn apply(&mut self, manifest: &Value) {
+        self.send(Input::Apply {
+            manifest: manifest.to_string(),
+        });
+    }
+
+    fn report(&mut self, cluster: &str, placement: &str) {
+        let index = self.placement(placement).bindings[cluster]
+            .resource_index
+            .unwrap_or(0);
+        self.send(Input::WorkReport(WorkReport {
+            cluster: cluster.into(),
+            placement: placement.into(),
+            namespace: None,
+            resource_index: index,
+            applied: Some(true),
+            available: Some(true),
+            trackable: true,
+            message: String::new(),
+            failed_manifests: Vec::new(),
+        }));
+    }
+
+    fn placement(&self, name: &str) -> &Placement {
+        &self.state.placements[&crp_key(name)]
+    }
+
+    fn placement_mut(&mut self, name: &str) -> &mut Placement {
+        self.state
+            .placements
+            .get_mut(&crp_key(name))
+            .expect("placement")
+    }
+}
+
+fn crp_key(name: &str) -> ObjectKey {
+    ObjectKey::cluster_scoped(
+        crate::model::PLACEMENT_GROUP,
+        "ClusterResourcePlacement",
+        name,
+    )
+}
+
+fn crp(name: &str, policy: &Value, strategy: &Value) -> Value {
+    json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacement",
+        "metadata": {"name": name},
+        "spec": {
+            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "app"}],
+            "policy": policy,
+            "strategy": strategy
+        }
+    })
+}
+
+/// Three joined clusters, namespace `app`, and PickAll placement `crp` reported ready.
+fn fleet(strategy: &Value) -> Fold {
+    let mut fold = Fold::new();
+    for (i, name) in ["c1", "c2", "c3"].into_iter().enumerate() {
+        fold.apply(&json!({
+            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+            "kind": "MemberCluster",
+            "metadata": {"name": name, "labels": {"env": format!("s{}", i.min(1))}},
+            "spec": {"heartbeatPeriodSeconds": 60}
+        }));
+        fold.send(Input::Heartbeat(Heartbeat {
+            cluster: name.into(),
+            ..Heartbeat::default()
+        }));
+    }
+    fold.apply(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app"}}));
+    fold.apply(&crp("crp", &json!({"placementType": "PickAll"}), strategy));
+    for cluster in ["c1", "c2", "c3"] {
+        if fold.placement("crp").bindings[cluster]
+            .resource_index
+            .is_some()
+        {
+            fold.report(cluster, "crp");
+        }
+    }
+    fold
+}
+
+fn rolling() -> Fold {
+    fleet(&json!({"type": "RollingUpdate"}))
+}
+
+#[test]
+fn a_binding_keyed_by_another_cluster_is_caught() {
+    let mut fold = rolling();
+    fold.placement_mut("crp")
+        .bindings
+        .get_mut("c1")
+        .expect("c1")
+        .cluster = "c2".into();
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::BindingKeyMismatch { .. })
+    ));
+}
+
+#[test]
+fn two_bindings_with_one_name_are_caught() {
+    let mut fold = rolling();
+    let name = fold.placement("crp").bindings["c1"].name.clone();
+    fold.placement_mut("crp")
+        .bindings
+        .get_mut("c2")
+        .expect("c2")
+        .name = name;
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::DuplicateBindingName { .. })
+    ));
+}
+
+#[test]
+fn a_live_binding_to_a_cluster_that_left_is_caught() {
+    let mut fold = rolling();
+    fold.state.members.remove("c3");
+    fold.state.heartbeat_deadlines.retain(|(_, c)| c != "c3");
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::LiveBindingWithoutMember { .. })
+    ));
+}
+
+#[test]
+fn a_binding_on_a_pruned_resource_snapshot_is_caught() {
+    let mut fold = rolling();
+    fold.placement_mut("crp")
+        .bindings
+        .get_mut("c1")
+        .expect("c1")
+        .resource_index = Some(7);
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::MissingResourceSnapshot { index: 7, .. })
+    ));
+}
+
+#[test]
+fn a_binding_on_a_pruned_policy_snapshot_is_caught() {
+    let mut fold = rolling();
+    fold.placement_mut("crp").policy_snapshots.clear();
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::MissingPolicySnapshot { .. })
+    ));
+}
+
+#[test]
+fn snapshot_indexes_out_of_order_are_caught() {
+    let mut fold = rolling();
+    let placement = fold.placement_mut("crp");
+    let copy = placement.resource_snapshots[0].clone();
+    placement.resource_snapshots.push(copy);
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::SnapshotOrder {
+            kind: "resource",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_pick_fixed_binding_to_an_unnamed_cluster_is_caught() {
+    let mut fold = rolling();
+    fold.apply(&crp(
+        "fixed",
+        &json!({"placementType": "PickFixed", "clusterNames": ["c1"]}),
+        &json!({}),
+    ));
+    assert_eq!(check(&fold.state), Ok(()));
+    let placement = fold.placement_mut("fixed");
+    let latest = placement
+        .policy_snapshots
+        .last_mut()
+        .expect("a policy snapshot");
+    latest.policy.cluster_names = vec!["c2".into()];
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::UnnamedFixedCluster { .. })
+    ));
+}
+
+#[test]
+fn a_rollout_that_updates_past_its_budget_is_caught() {
+    // Three ready clusters, maxUnavailable 25% of 3 → 1: a new snapshot updates one cluster.
+    let mut fold = rolling();
+    fold.apply(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "app"}, "data": {"k": "v"}}));
+    let updated = fold
+        .placement("crp")
+        .bindings
+        .values()
+        .filter(|b| b.resource_index == Some(1))
+        .count();
+    assert_eq!(updated, 1);
+    // The same step, had it updated a second available binding, would leave one ready of three.
+    let before = fold.state.clone();
+    let event = fold.event(Input::Tick);
+    let mut after = before.clone();
+    let binding = after
+        .placements
+        .get_mut(&crp_key("crp"))
+        .and_then(|p| {
+            p.bindings
+                .values_mut()
+                .find(|b| b.resource_index == Some(0))
+        })
+        .expect("an old binding");
+    binding.resource_index = Some(1);
+    binding.report = None;
+    binding.rollout_started_at = after.now;
+    assert!(matches!(
+        check_step(&before, &event, &after),
+        Err(Violation::RolloutOverBudget {
+            ready: 1,
+            target: 3,
+            max_unavailable: 1,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn heartbeat_deadlines_that_disagree_with_members_are_caught() {
+    let mut fold = rolling();
+    let first = fold
+        .state
+        .heartbeat_deadlines
+        .pop_first()
+        .expect("a deadline");
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::HeartbeatDeadline { .. })
+    ));
+    fold.state.heartbeat_deadlines.insert(first.clone());
+    fold.state
+        .heartbeat_deadlines
+        .insert((first.0, "gone".into()));
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::HeartbeatDeadline { .. })
+    ));
+    fold.state
+        .heartbeat_deadlines
+        .remove(&(first.0, "gone".into()));
+    fold.state
+        .heartbeat_deadlines
+        .insert((first.0 + Duration::seconds(1), first.1));
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::HeartbeatDeadline { .. })
+    ));
+}
+
+#[test]
+fn a_heartbeat_from_the_future_is_caught() {
+    let mut fold = rolling();
+    let agent = fold
+        .state
+        .members
+        .get_mut("c1")
+        .and_then(|m| m.agent.as_mut())
+        .expect("joined");
+    agent.last_heartbeat += Duration::seconds(5);
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::Clock { .. }) | Err(Violation::HeartbeatDeadline { .. })
+    ));
+}
+
+#[test]
+fn deadlines_naming_missing_objects_are_caught() {
+    let mut fold = rolling();
+    let at = fold.now + Duration::seconds(30);
+    fold.state.rollout_deadlines.insert((at, crp_key("gone")));
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::DeadlineWithoutObject {
+            kind: "rollout",
+            ..
+        })
+    ));
+    fold.state.rollout_deadlines.clear();
+    let run = ObjectKey::cluster_scoped(
+        crate::model::PLACEMENT_GROUP,
+        "ClusterStagedUpdateRun",
+        "gone",
+    );
+    fold.state.run_deadlines.insert((at, run));
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::DeadlineWithoutObject { kind: "run", .. })
+    ));
+}
+
+#[test]
+fn a_partitioned_plan_for_a_missing_or_rolling_placement_is_caught() {
+    let mut fold = rolling();
+    fold.state
+        .partitioned_rollouts
+        .insert(crp_key("crp"), crate::rollout::partitioned::Plan::default());
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StrayPartitionedPlan {
+            detail: "is not partitioned",
+            ..
+        })
+    ));
+    fold.state.partitioned_rollouts.clear();
+    fold.state.partitioned_rollouts.insert(
+        crp_key("gone"),
+        crate::rollout::partitioned::Plan::default(),
+    );
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StrayPartitionedPlan {
+            detail: "does not exist",
+            ..
+        })
+    ));
+}
+
+/// An External placement with a two-stage run: stage `s0` (c1) then `s1` (c2, c3) behind an
+/// approval; c1 is updating.
+fn staged() -> Fold {
+    let mut fold = fleet(&json!({"type": "External"}));
+    fold.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateStrategy",
+        "metadata": {"name": "strategy"},
+        "spec": {"stages": [
+            {"name": "s0", "labelSelector": {"matchLabels": {"env": "s0"}}},
+            {"name": "s1", "labelSelector": {"matchLabels": {"env": "s1"}}, "maxConcurrency": 2,
+             "beforeStageTasks": [{"type": "Approval"}]}
+        ]}
+    }));
+    fold.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateRun",
+        "metadata": {"name": "run"},
+        "spec": {"placementName": "crp", "stagedRolloutStrategyName": "strategy", "state": "Run"}
+    }));
+    fold
+}
+
+fn the_run(fold: &mut Fold) -> &mut crate::staged::run::UpdateRun {
+    let key = ObjectKey::cluster_scoped(
+        crate::model::PLACEMENT_GROUP,
+        "ClusterStagedUpdateRun",
+        "run",
+    );
+    fold.state.update_runs.get_mut(&key).expect("the run")
+}
+
+#[test]
+fn a_stage_started_before_the_previous_one_succeeded_is_caught() {
+    let mut fold = staged();
+    let now = fold.now;
+    let run = the_run(&mut fold);
+    assert_eq!(
+        run.status.stages[0].updating.len(),
+        1,
+        "{:?}",
+        run.status.stages[0]
+    );
+    run.status.stages[1].start_time = Some(now);
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageStartedEarly { .. })
+    ));
+}
+
+#[test]
+fn a_stage_started_before_its_approval_was_accepted_is_caught() {
+    let mut fold = staged();
+    fold.report("c1", "crp");
+    let name = "run-before-s1".to_owned();
+    fold.send(Input::Approve {
+        name: name.clone(),
+        namespace: None,
+    });
+    assert!(
+        the_run(&mut fold).status.stages[1].start_time.is_some(),
+        "the approved stage starts"
+    );
+    let key = ObjectKey::cluster_scoped(
+        crate::model::PLACEMENT_GROUP,
+        "ClusterApprovalRequest",
+        &name,
+    );
+    fold.state
+        .approvals
+        .get_mut(&key)
+        .expect("request")
+        .accepted = None;
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageStartedEarly { .. })
+    ));
+}
+
+#[test]
+fn stage_cursors_that_disagree_with_clusters_are_caught() {
+    let mut fold = staged();
+    the_run(&mut fold).status.stages[0].updating.clear();
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageBookkeeping { .. })
+    ));
+    let mut fold = staged();
+    the_run(&mut fold).status.stages[0].next_unstarted = 0;
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageBookkeeping { .. })
+    ));
+    let mut fold = staged();
+    the_run(&mut fold).status.positions.clear();
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageBookkeeping { .. })
+    ));
+}
+
+#[test]
+fn a_stage_updating_past_its_concurrency_is_caught() {
+    let mut fold = staged();
+    fold.report("c1", "crp");
+    fold.send(Input::Approve {
+        name: "run-before-s1".into(),
+        namespace: None,
+    });
+    let run = the_run(&mut fold);
+    assert_eq!(run.status.stages[1].updating.len(), 2);
+    run.status
+        .strategy_snapshot
+        .as_mut()
+        .expect("snapshot")
+        .stages[1]
+        .max_concurrency = None;
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageBookkeeping { .. })
+    ));
+}
+
+#[test]
+fn states_the_fold_builds_pass() {
+    let mut fold = staged();
+    fold.report("c1", "crp");
+    fold.send(Input::Approve {
+        name: "run-before-s1".into(),
+        namespace: None,
+    });
+    fold.report("c2", "crp");
+    fold.report("c3", "crp");
+    assert_eq!(check(&fold.state), Ok(()));
+}
