@@ -385,6 +385,10 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         if state.placements.remove(&key).is_none() {
             return not_found();
         }
+        // Nothing may wake the hub for a placement that is gone.
+        state
+            .rollout_deadlines
+            .retain(|(_, placement)| *placement != key);
         return vec![Decision::ObjectDeleted { object }];
     }
     if key.group == PLACEMENT_GROUP

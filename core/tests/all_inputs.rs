@@ -43,11 +43,10 @@ fn restore(state: &State) -> State {
     decode_checkpoint(&bytes).expect("decodes")
 }
 
-/// Whether the event is a work report whose binding has since moved to new work: another
-/// resource index (today's fold records such a stale report: issue 10 defect 3, see
-/// `regressions.rs`), or the same index re-rendered (new overrides, a failed work re-sent) and
-/// not reported on yet — a report names only the index, so it cannot tell those two works
-/// apart and rightly counts for the new one.
+/// Whether the event is a work report whose work the same step replaced at the same resource
+/// index (new overrides, a failed work re-sent) before anything reported on it: a report names
+/// only the index, so it cannot tell those two works apart and rightly counts for the new one.
+/// (A report about an index the binding has left is refused: `StaleReport`.)
 fn is_replaced_work(state: &State, event: &Envelope) -> bool {
     let Input::WorkReport(report) = &event.payload else {
         return false;
@@ -58,7 +57,7 @@ fn is_replaced_work(state: &State, event: &Envelope) -> bool {
         .iter()
         .find(|(k, _)| k.name == report.placement && k.namespace == namespace)
         .and_then(|(_, p)| p.bindings.get(&report.cluster));
-    binding.is_none_or(|b| b.resource_index != Some(report.resource_index) || b.report.is_none())
+    binding.is_some_and(|b| b.resource_index == Some(report.resource_index) && b.report.is_none())
 }
 
 proptest! {

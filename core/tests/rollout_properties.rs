@@ -42,10 +42,7 @@ fn placement(pick_n: Option<i64>, max_unavailable: &Value, max_surge: &Value) ->
             "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "test-ns"}],
             "policy": policy,
             "strategy": {"rollingUpdate": {"maxUnavailable": max_unavailable, "maxSurge": max_surge,
-                "unavailablePeriodSeconds": 0}},
-            // Past the default of 10 edits today's fold prunes snapshots bindings still carry
-            // (regressions.rs: pruned_snapshots_are_never_bound); the harness would stop there.
-            "revisionHistoryLimit": 1000
+                "unavailablePeriodSeconds": 0}}
         }
     })
 }

@@ -85,7 +85,10 @@ impl Folder {
                 found: event.seq,
             });
         }
-        let decisions = match (&event.record, known.recorded.filter(|d| is_record_verdict(d))) {
+        let decisions = match (
+            &event.record,
+            known.recorded.filter(|d| is_record_verdict(d)),
+        ) {
             (LogRecord::Newer { kind, version }, _) => {
                 return Err(ReplayError::Newer {
                     seq: event.seq,
@@ -94,9 +97,12 @@ impl Folder {
                 });
             }
             (_, Some(verdict)) => verdict.clone(),
-            (LogRecord::Rejected {
-                subject, reason, ..
-            }, None) => vec![rejected(
+            (
+                LogRecord::Rejected {
+                    subject, reason, ..
+                },
+                None,
+            ) => vec![rejected(
                 RejectCode::Undecodable,
                 format!("record {} on {subject}: {reason}", event.seq),
             )],
@@ -108,7 +114,11 @@ impl Folder {
                         envelope.id
                     ),
                 )],
-                _ => step(&mut self.state, envelope),
+                _ => {
+                    let decisions = step(&mut self.state, envelope);
+                    check_invariants(&self.state, event.seq);
+                    decisions
+                }
             },
         };
         self.seq = event.seq;
@@ -219,6 +229,18 @@ impl Folder {
         Ok(out)
     }
 }
+
+/// Debug builds (every test, scenario run and replay in tests) check the state's invariants
+/// after every step; a broken one is a bug in the fold, named with the input that broke it.
+#[cfg(debug_assertions)]
+fn check_invariants(state: &State, seq: u64) {
+    if let Err(violation) = flotilla_core::invariants::check(state) {
+        panic!("input {seq}: invariant broken: {violation}");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn check_invariants(_state: &State, _seq: u64) {}
 
 /// The sequences at which the log first folded the event ids of `events` (those it knows).
 ///

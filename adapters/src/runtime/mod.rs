@@ -143,11 +143,7 @@ impl<L: EventLog> Hub<L> {
                 view.declined = Some(decline_message(&newer));
             }
             Err(HubError::Log(LogError::Newer { seq, kind, version })) => {
-                let newer = ReplayError::Newer {
-                    seq,
-                    kind,
-                    version,
-                };
+                let newer = ReplayError::Newer { seq, kind, version };
                 view.declined = Some(decline_message(&newer));
             }
             Err(error) => return Err(error),
@@ -378,7 +374,11 @@ async fn restore_checked<L: EventLog>(
             if partial.first_input_seq > partial.last_input_seq {
                 continue;
             }
-            check_differences(&mut verification, compare_batch(&partial, &recomputed)?, config)?;
+            check_differences(
+                &mut verification,
+                compare_batch(&partial, &recomputed)?,
+                config,
+            )?;
         }
         verification.checked = folder.seq;
         recomputed_all.extend(recomputed.into_iter().filter(|(_, d)| !d.is_empty()));

@@ -141,10 +141,8 @@ fn strategy_json(rollout: &Rollout) -> Value {
     }
 }
 
-/// Snapshots are kept far longer than a sequence edits them (the default of 10 prunes
-/// snapshots that bindings still use: see `pruned_snapshots_are_never_bound` in
-/// `all_inputs.rs`).
-const HISTORY: u32 = 1000;
+/// A short snapshot history, so that sequences prune often (snapshots in use must survive).
+const HISTORY: u32 = 2;
 
 pub fn crp(name: &str, namespace: &str, policy: &Policy, rollout: &Rollout) -> Value {
     json!({

@@ -389,15 +389,15 @@ pub fn input(state: &State, op: &Op) -> (Input, i64) {
             CRPS[*name],
             NAMESPACES[*namespace],
             policy,
-            if *name == 0 {
-                &Rollout::External
-            } else {
-                rollout
+            // `crp-0` is the runs' placement: External, except that a partitioned apply
+            // switches it away under its runs (which must then fail, not go on rebinding).
+            match rollout {
+                Rollout::Partitioned(..) => rollout,
+                _ if *name == 0 => &Rollout::External,
+                _ => rollout,
             },
         )),
-        // `crp-0` and `app/rp-staged` are External (the runs' placements), the others never are:
-        // switching a placement away from External under a run is a known fold bug
-        // (`regressions.rs`: a_run_stops_rebinding_once_its_placement_rolls_out_itself).
+        // `app/rp-staged` is always External (its runs' placement).
         Op::Rp {
             staged: true,
             policy,
@@ -448,25 +448,12 @@ pub fn input(state: &State, op: &Op) -> (Input, i64) {
             *value,
         )),
         Op::Report { .. } => report(state, op),
-        Op::Delete { kind, n } => delete(state, delete_target(*kind, *n)),
+        Op::Delete { kind, n } => Input::Delete {
+            target: delete_target(*kind, *n),
+        },
         Op::Invalid(which) => manifests::invalid(*which),
     };
     (input, 0)
-}
-
-/// Deletes the target — except a placement with a pending rollout deadline, which today's
-/// fold leaves behind (`regressions.rs`: deleting_a_placement_drops_its_rollout_deadline):
-/// that delete becomes a tick.
-fn delete(state: &State, target: ObjectRef) -> Input {
-    let pending = state.rollout_deadlines.iter().any(|(_, key)| {
-        key.kind == target.kind
-            && key.name == target.name
-            && key.namespace == target.namespace.clone().unwrap_or_default()
-    });
-    if pending {
-        return Input::Tick;
-    }
-    Input::Delete { target }
 }
 
 fn delete_target(kind: usize, n: usize) -> ObjectRef {
