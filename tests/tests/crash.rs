@@ -150,7 +150,8 @@ async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -
     assert_eq!(clean.0, restarted_hash, "restart and clean fold disagree");
     let checked = flotilla_replay::verify(&log)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .checked;
     assert_eq!(checked, last, "not every recorded decision was checked");
     Ok(())
 }

@@ -96,7 +96,8 @@ async fn two_writers_cannot_both_append_decisions() -> Result<(), String> {
     assert_eq!(
         flotilla_replay::verify(&log)
             .await
-            .map_err(|e| e.to_string())?,
+            .map_err(|e| e.to_string())?
+            .checked,
         last
     );
     Ok(())
