@@ -165,6 +165,10 @@ pub struct ServeArgs {
     /// Checkpoint after this many events.
     #[arg(long, default_value_t = 10_000)]
     pub checkpoint_every: u64,
+    /// Start even when this build decides an already-decided input differently than was
+    /// recorded under its own decision version (a determinism failure; logged as an error).
+    #[arg(long)]
+    pub allow_divergence: bool,
 }
 
 /// Options of `demo`.

@@ -47,6 +47,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let hub = HubConfig {
                 checkpoint_every: args.checkpoint_every,
+                allow_divergence: args.allow_divergence,
                 ..HubConfig::default()
             };
             serve(ServeOptions {

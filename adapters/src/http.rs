@@ -72,6 +72,7 @@ async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
         "now": view.folder.state.now,
         "memberClusters": view.folder.state.members.len(),
         "fenced": view.fenced,
+        "declined": view.declined,
     }))
     .into_response()
 }

@@ -30,12 +30,14 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
             () = tokio::time::sleep(CLOCK_POLL) => {}
             _ = shutdown.changed() => return Ok(()),
         }
-        let (deadline, folded) = {
+        let (deadline, folded, writing) = {
             let view = hub.view()?;
-            (next_deadline(&view.folder.state), view.folder.seq)
+            let writing = view.declined.is_none() && view.fenced.is_none();
+            (next_deadline(&view.folder.state), view.folder.seq, writing)
         };
         let now = Utc::now();
-        if folded < pending || deadline.is_none_or(|d| d > now) {
+        // Only the writer's clock ticks: a hub that declined or lost the role only reads.
+        if !writing || folded < pending || deadline.is_none_or(|d| d > now) {
             continue;
         }
         let tick = Envelope::new(Uuid::now_v7(), now, CLOCK_SOURCE, Input::Tick);
