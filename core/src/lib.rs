@@ -4,9 +4,12 @@
 //! - [`fold::step`] is a pure function of `(state, event)`: no IO, no clock, no randomness, and
 //!   no hash-map iteration; the same events in the same order give byte-identical state (see
 //!   [`State::hash`]) and identical [`Decision`]s on any machine.
-//! - A rejected input changes nothing and is answered with a stable [`RejectCode`].
-//! - Time is data: it comes from event times, and [`fold::next_deadline`] says when the core
-//!   needs a tick.
+//! - A rejected input changes nothing — not even the fold's clock — and is answered with a
+//!   stable [`RejectCode`].
+//! - Time is data: it comes from the times the log assigned to events (never a publisher's
+//!   claim), and [`fold::next_deadline`] says when the core needs a tick.
+//! - [`invariants::check`] states what every folded state satisfies; tests and debug replays
+//!   check it after every step.
 //!
 //! The crate also owns the one binary codec ([`codec`]) and the versioned stored form of every
 //! record kind — events, decision batches, checkpoints — and of the JSON form publishers send
