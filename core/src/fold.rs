@@ -5,6 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::change::{Change, Changes};
 use crate::decision::{Decision, Decisions, RejectCode, rejected};
 use crate::event::{Envelope, Input, SCHEMA_VERSION, WorkReport};
 use crate::member;
@@ -26,26 +27,29 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         )];
     }
     let now = advance_time(state, event.time);
-    let mut decisions = member::expire_heartbeats(state, now);
+    // What the aggregates change, for the rollout passes below: decisions are the users'
+    // record, never re-read.
+    let mut changes = Changes::new();
+    let mut decisions = member::expire_heartbeats(state, now, &mut changes);
     let origin = Origin {
         event_id: event.id,
         now,
     };
     decisions.extend(match &event.payload {
-        Input::Apply { manifest } => objects::apply(state, manifest, &origin),
-        Input::Delete { target } => objects::delete(state, target, now),
-        Input::Heartbeat(beat) => member::heartbeat(state, beat, now),
-        Input::WorkReport(report) => record_report(state, report, now),
+        Input::Apply { manifest } => objects::apply(state, manifest, &origin, &mut changes),
+        Input::Delete { target } => objects::delete(state, target, now, &mut changes),
+        Input::Heartbeat(beat) => member::heartbeat(state, beat, now, &mut changes),
+        Input::WorkReport(report) => record_report(state, report, now, &mut changes),
         Input::Approve { name, namespace } => {
-            staged::approval::approve(state, name, namespace.as_deref(), now)
+            staged::approval::approve(state, name, namespace.as_deref(), now, &mut changes)
         }
         Input::Tick => Vec::new(),
     });
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
-    decisions.extend(member::expire_heartbeats(state, now));
-    let rolled = rollout::roll_out(state, &decisions, now);
+    decisions.extend(member::expire_heartbeats(state, now, &mut changes));
+    let rolled = rollout::roll_out(state, &mut changes, now);
     decisions.extend(rolled);
-    let staged = staged::drive_touched(state, &decisions, now);
+    let staged = staged::drive_touched(state, &mut changes, now);
     decisions.extend(staged);
     decisions
 }
@@ -85,7 +89,12 @@ fn placement_key(report: &WorkReport) -> ObjectKey {
     }
 }
 
-fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> Vec<Decision> {
+fn record_report(
+    state: &mut State,
+    report: &WorkReport,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     if !state.members.contains_key(&report.cluster) {
         return vec![rejected(
             RejectCode::UnknownCluster,
@@ -147,9 +156,14 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
         return Vec::new();
     }
     binding.report = Some(status);
+    let placement = key.display();
+    changes.push(Change::WorkReported {
+        placement: key,
+        cluster: report.cluster.clone(),
+    });
     vec![Decision::WorkReported {
         cluster: report.cluster.clone(),
-        placement: key.display(),
+        placement,
         resource_index: report.resource_index,
     }]
 }

@@ -11,6 +11,7 @@
 //! The crate also owns the one binary codec ([`codec`]) for events, decisions and checkpoints.
 
 pub mod availability;
+pub mod change;
 pub mod codec;
 pub mod condition;
 pub mod decision;

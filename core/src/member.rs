@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
 use crate::model::{MemberClusterSpec, ObjectMeta};
@@ -103,7 +104,12 @@ impl Member {
 }
 
 /// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline.
-pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn heartbeat(
+    state: &mut State,
+    beat: &Heartbeat,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let Some(member) = state.members.get_mut(&beat.cluster) else {
         return vec![rejected(
             RejectCode::UnknownCluster,
@@ -127,6 +133,9 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
                 healthy: true,
                 health_changed_at: now,
             });
+            changes.push(Change::ClusterJoined {
+                cluster: beat.cluster.clone(),
+            });
             decisions.push(Decision::ClusterJoined {
                 cluster: beat.cluster.clone(),
             });
@@ -136,6 +145,9 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
             if !agent.healthy {
                 agent.healthy = true;
                 agent.health_changed_at = now;
+                changes.push(Change::ClusterHealthChanged {
+                    cluster: beat.cluster.clone(),
+                });
                 decisions.push(Decision::ClusterHealthChanged {
                     cluster: beat.cluster.clone(),
                     healthy: true,
@@ -156,6 +168,7 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
             state,
             &beat.cluster,
             now,
+            changes,
         ));
     }
     decisions
@@ -201,7 +214,11 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
 }
 
 /// Marks every cluster whose heartbeat deadline is at or before `now` unhealthy.
-pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn expire_heartbeats(
+    state: &mut State,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let mut decisions = Vec::new();
     while let Some(first) = state.heartbeat_deadlines.first() {
         if first.0 > now {
@@ -217,6 +234,9 @@ pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<De
         if let Some(agent) = agent.filter(|agent| agent.healthy) {
             agent.healthy = false;
             agent.health_changed_at = deadline;
+            changes.push(Change::ClusterHealthChanged {
+                cluster: cluster.clone(),
+            });
             decisions.push(Decision::ClusterHealthChanged {
                 cluster,
                 healthy: false,
@@ -246,7 +266,7 @@ pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32
 }
 
 /// Removes a member and everything keyed by it; the cluster leaves the fleet.
-pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
+pub(crate) fn leave(state: &mut State, name: &str, changes: &mut Changes) -> Vec<Decision> {
     let Some(member) = state.members.remove(name) else {
         return Vec::new();
     };
@@ -255,6 +275,9 @@ pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
             .heartbeat_deadlines
             .remove(&(deadline, name.to_owned()));
     }
+    changes.push(Change::ClusterLeft {
+        cluster: name.to_owned(),
+    });
     vec![Decision::ClusterLeft {
         cluster: name.to_owned(),
     }]

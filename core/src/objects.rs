@@ -5,6 +5,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::eviction;
@@ -27,7 +28,12 @@ pub(crate) struct Origin {
 }
 
 /// Parses, validates and stores one manifest.
-pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> Vec<Decision> {
+pub(crate) fn apply(
+    state: &mut State,
+    manifest_text: &str,
+    origin: &Origin,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let manifest = match model::parse_manifest_text(manifest_text) {
         Ok(manifest) => manifest,
         Err(error) => return vec![rejected(RejectCode::InvalidObject, error.to_string())],
@@ -61,7 +67,7 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                 spec_changed,
                 origin,
             );
-            let decision = stored(&object, &meta, old_meta.is_none());
+            let decision = stored(&key, &meta, old_meta.is_none(), changes);
             match state.members.get_mut(&key.name) {
                 Some(member) => {
                     member.meta = meta;
@@ -77,7 +83,9 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                 member::rearm_deadline(state, &key.name, period);
             }
             let mut decisions = vec![decision];
-            decisions.extend(lifecycle::member_changed(state, &key.name, origin.now));
+            decisions.extend(lifecycle::member_changed(
+                state, &key.name, origin.now, changes,
+            ));
             decisions
         }
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
@@ -103,7 +111,7 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                 spec_changed,
                 origin,
             );
-            let decision = stored(&object, &meta, old_meta.is_none());
+            let decision = stored(&key, &meta, old_meta.is_none(), changes);
             match state.placements.get_mut(&key) {
                 Some(placement) => {
                     placement.meta = meta;
@@ -116,7 +124,9 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                 }
             }
             let mut decisions = vec![decision];
-            decisions.extend(lifecycle::placement_applied(state, &key, origin.now));
+            decisions.extend(lifecycle::placement_applied(
+                state, &key, origin.now, changes,
+            ));
             decisions
         }
         Body::ClusterResourceOverride(spec) => apply_override(
@@ -126,6 +136,7 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             user,
             (OverrideKind::ClusterResourceOverride, spec),
             origin,
+            changes,
         ),
         Body::ResourceOverride(spec) => apply_override(
             state,
@@ -134,16 +145,19 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
             user,
             (OverrideKind::ResourceOverride, spec),
             origin,
+            changes,
         ),
         Body::StagedUpdateStrategy(spec) => {
-            apply_strategy(state, key, &api_version, user, spec, origin)
+            apply_strategy(state, key, &api_version, user, spec, origin, changes)
         }
-        Body::StagedUpdateRun(spec) => apply_run(state, key, &api_version, user, spec, origin),
+        Body::StagedUpdateRun(spec) => {
+            apply_run(state, key, &api_version, user, spec, origin, changes)
+        }
         Body::ClusterResourcePlacementEviction(spec) => {
-            eviction::apply_eviction(state, &key, &api_version, user, spec, origin)
+            eviction::apply_eviction(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourcePlacementDisruptionBudget(spec) => {
-            eviction::apply_budget(state, &key, &api_version, user, spec, origin)
+            eviction::apply_budget(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::Resource { content } => {
             let existing = state.resources.get(&key);
@@ -165,10 +179,10 @@ pub(crate) fn apply(state: &mut State, manifest_text: &str, origin: &Origin) -> 
                 spec_changed,
                 origin,
             );
-            let decision = stored(&object, &meta, old_meta.is_none());
+            let decision = stored(&key, &meta, old_meta.is_none(), changes);
             state.resources.insert(key, Resource { meta, content });
             let mut decisions = vec![decision];
-            decisions.extend(lifecycle::resources_changed(state, origin.now));
+            decisions.extend(lifecycle::resources_changed(state, origin.now, changes));
             decisions
         }
     }
@@ -183,6 +197,7 @@ fn apply_override(
     user: model::UserMeta,
     (kind, spec): (OverrideKind, OverrideSpec),
     origin: &Origin,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let object = key.display();
     let previous = state.overrides.get(&key).map(|o| Previous {
@@ -201,11 +216,12 @@ fn apply_override(
         meta,
         decision,
         spec_changed,
-    } = match revise(state, &object, previous, api_version, user, origin) {
+    } = match revise(state, &key, previous, api_version, user, origin, changes) {
         Ok(revision) => revision,
         Err(unchanged) => return vec![unchanged],
     };
     let mut decisions = vec![decision];
+    let override_key = key.clone();
     let index = match state.overrides.get_mut(&key) {
         Some(stored) => {
             stored.meta = meta;
@@ -222,6 +238,7 @@ fn apply_override(
         }
     };
     if let Some(index) = index {
+        changes.push(Change::OverrideSnapshotTaken { override_key });
         decisions.push(Decision::OverrideSnapshotTaken {
             override_object: object,
             index,
@@ -251,11 +268,12 @@ pub(crate) struct Revision {
 /// annotations are all as stored, else the next revision's metadata and its decision.
 pub(crate) fn revise(
     state: &mut State,
-    object: &str,
+    key: &ObjectKey,
     previous: Option<Previous>,
     api_version: &str,
     user: model::UserMeta,
     origin: &Origin,
+    changes: &mut Changes,
 ) -> Result<Revision, Decision> {
     if let Some(previous) = &previous
         && previous.same_spec
@@ -263,7 +281,7 @@ pub(crate) fn revise(
         && previous.meta.annotations == user.annotations
     {
         return Err(Decision::ObjectUnchanged {
-            object: object.to_owned(),
+            object: key.display(),
         });
     }
     let spec_changed = previous.as_ref().is_none_or(|p| !p.same_spec);
@@ -276,7 +294,7 @@ pub(crate) fn revise(
         spec_changed,
         origin,
     );
-    let decision = stored(object, &meta, old_meta.is_none());
+    let decision = stored(key, &meta, old_meta.is_none(), changes);
     Ok(Revision {
         meta,
         decision,
@@ -284,9 +302,16 @@ pub(crate) fn revise(
     })
 }
 
-pub(crate) fn stored(object: &str, meta: &ObjectMeta, created: bool) -> Decision {
+/// The `ObjectStored` decision for a key just stored, recording the change.
+pub(crate) fn stored(
+    key: &ObjectKey,
+    meta: &ObjectMeta,
+    created: bool,
+    changes: &mut Changes,
+) -> Decision {
+    changes.push(Change::ObjectStored(key.clone()));
     Decision::ObjectStored {
-        object: object.to_owned(),
+        object: key.display(),
         resource_version: meta.resource_version,
         generation: meta.generation,
         created,
@@ -354,7 +379,12 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
 }
 
 /// Deletes one object.
-pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn delete(
+    state: &mut State,
+    target: &ObjectRef,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let not_found = || {
         let namespace = target
             .namespace
@@ -374,9 +404,10 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         if !state.members.contains_key(&key.name) {
             return not_found();
         }
+        changes.push(Change::ObjectDeleted(key.clone()));
         let mut decisions = vec![Decision::ObjectDeleted { object }];
-        decisions.extend(member::leave(state, &key.name));
-        decisions.extend(lifecycle::member_left(state, &key.name, now));
+        decisions.extend(member::leave(state, &key.name, changes));
+        decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
         return decisions;
     }
     if key.group == PLACEMENT_GROUP
@@ -385,6 +416,7 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         if state.placements.remove(&key).is_none() {
             return not_found();
         }
+        changes.push(Change::ObjectDeleted(key));
         return vec![Decision::ObjectDeleted { object }];
     }
     if key.group == PLACEMENT_GROUP
@@ -393,26 +425,30 @@ pub(crate) fn delete(state: &mut State, target: &ObjectRef, now: DateTime<Utc>) 
         if state.overrides.remove(&key).is_none() {
             return not_found();
         }
+        changes.push(Change::ObjectDeleted(key));
         return vec![Decision::ObjectDeleted { object }];
     }
     if key.group == PLACEMENT_GROUP && staged::is_run(&key) {
         if !staged::delete_run(state, &key) {
             return not_found();
         }
+        changes.push(Change::ObjectDeleted(key));
         return vec![Decision::ObjectDeleted { object }];
     }
     if key.group == PLACEMENT_GROUP && state.strategies.contains_key(&key) {
         state.strategies.remove(&key);
+        changes.push(Change::ObjectDeleted(key));
         return vec![Decision::ObjectDeleted { object }];
     }
-    if let Some(decisions) = eviction::delete(state, &key) {
+    if let Some(decisions) = eviction::delete(state, &key, changes) {
         return decisions;
     }
     if state.resources.remove(&key).is_none() {
         return not_found();
     }
+    changes.push(Change::ObjectDeleted(key));
     let mut decisions = vec![Decision::ObjectDeleted { object }];
-    decisions.extend(lifecycle::resources_changed(state, now));
+    decisions.extend(lifecycle::resources_changed(state, now, changes));
     decisions
 }
 
@@ -425,12 +461,13 @@ fn apply_strategy(
     user: model::UserMeta,
     spec: StrategySpec,
     origin: &Origin,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let previous = state.strategies.get(&key).map(|s| Previous {
         meta: s.meta.clone(),
         same_spec: s.spec == spec,
     });
-    match revise(state, &key.display(), previous, api_version, user, origin) {
+    match revise(state, &key, previous, api_version, user, origin, changes) {
         Err(unchanged) => vec![unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.strategies.insert(key, Strategy { meta, spec });
@@ -448,6 +485,7 @@ fn apply_run(
     user: model::UserMeta,
     spec: RunSpec,
     origin: &Origin,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let existing = state.update_runs.get(&key);
     if let Some(old) = existing
@@ -460,7 +498,7 @@ fn apply_run(
         meta: r.meta.clone(),
         same_spec: r.spec == spec,
     });
-    match revise(state, &key.display(), previous, api_version, user, origin) {
+    match revise(state, &key, previous, api_version, user, origin, changes) {
         Err(unchanged) => vec![unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state

@@ -9,6 +9,7 @@ use super::policy_snapshot::{PolicySnapshot, policy_hash};
 use super::resource_snapshot::{ResourceSnapshot, resource_hash};
 use super::selection;
 use super::{BindingState, Placement};
+use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::ObjectKey;
@@ -29,6 +30,7 @@ pub(crate) fn placement_applied(
     state: &mut State,
     key: &ObjectKey,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
     let State {
@@ -38,7 +40,15 @@ pub(crate) fn placement_applied(
         ..
     } = state;
     if let Some(placement) = placements.get_mut(key) {
-        refresh(members, resources, key, placement, now, &mut decisions);
+        refresh(
+            members,
+            resources,
+            key,
+            placement,
+            now,
+            &mut decisions,
+            changes,
+        );
     }
     decisions
 }
@@ -53,18 +63,15 @@ fn refresh(
     placement: &mut Placement,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
+    changes: &mut Changes,
 ) {
     let was_valid = placement.selection_error.is_none();
-    if !refresh_resource_snapshot(placement, key, resources, now, decisions) {
+    if !refresh_resource_snapshot(placement, key, resources, now, decisions, changes) {
         return;
     }
-    if refresh_policy_snapshot(placement, key, now, decisions) {
+    if refresh_policy_snapshot(placement, key, now, decisions, changes) {
         decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            None,
+            members, placement, key, now, None, changes,
         ));
         return;
     }
@@ -79,11 +86,7 @@ fn refresh(
         && was_valid
     {
         decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            None,
+            members, placement, key, now, None, changes,
         ));
         return;
     }
@@ -116,6 +119,7 @@ fn refresh_policy_snapshot(
     key: &ObjectKey,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
+    changes: &mut Changes,
 ) -> bool {
     let policy = placement.policy();
     let hash = policy_hash(&policy);
@@ -157,6 +161,9 @@ fn refresh_policy_snapshot(
         &mut placement.policy_snapshots,
         placement.spec.revision_history_limit,
     );
+    changes.push(Change::PolicySnapshotTaken {
+        placement: key.clone(),
+    });
     decisions.push(Decision::PolicySnapshotTaken {
         placement: label(key),
         index,
@@ -180,6 +187,7 @@ fn refresh_resource_snapshot(
     resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
+    changes: &mut Changes,
 ) -> bool {
     let namespace = (!key.namespace.is_empty()).then_some(key.namespace.as_str());
     let selected = match selection::select(resources, namespace, &placement.spec) {
@@ -207,6 +215,9 @@ fn refresh_resource_snapshot(
                 now,
             );
             if Condition::set(&mut placement.scheduled, condition) {
+                changes.push(Change::SchedulingChanged {
+                    placement: key.clone(),
+                });
                 decisions.push(Decision::SchedulingChanged {
                     placement: label(key),
                     fulfilled: false,
@@ -237,6 +248,9 @@ fn refresh_resource_snapshot(
         &mut placement.resource_snapshots,
         placement.spec.revision_history_limit,
     );
+    changes.push(Change::ResourceSnapshotTaken {
+        placement: key.clone(),
+    });
     decisions.push(Decision::ResourceSnapshotTaken {
         placement: label(key),
         index,
@@ -248,7 +262,11 @@ fn refresh_resource_snapshot(
 /// After a hub resource was stored or deleted: every placement re-selects. This never
 /// reschedules a valid placement (resource-only changes do not trigger scheduling); one that
 /// was waiting on invalid selectors gets its first policy snapshot once they become valid.
-pub(crate) fn resources_changed(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn resources_changed(
+    state: &mut State,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let mut decisions = Vec::new();
     let State {
         members,
@@ -259,9 +277,17 @@ pub(crate) fn resources_changed(state: &mut State, now: DateTime<Utc>) -> Vec<De
     for (key, placement) in placements.iter_mut() {
         let was_invalid = placement.selection_error.is_some();
         if was_invalid {
-            refresh(members, resources, key, placement, now, &mut decisions);
+            refresh(
+                members,
+                resources,
+                key,
+                placement,
+                now,
+                &mut decisions,
+                changes,
+            );
         } else {
-            refresh_resource_snapshot(placement, key, resources, now, &mut decisions);
+            refresh_resource_snapshot(placement, key, resources, now, &mut decisions, changes);
         }
     }
     decisions
@@ -274,18 +300,26 @@ pub(crate) fn member_changed(
     state: &mut State,
     cluster: &str,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
-    reschedule(state, now, |placement| match placement.placement_type() {
-        PlacementType::PickAll => Some(Some(cluster)),
-        _ if !placement.is_fully_scheduled() => Some(None),
-        _ => None,
+    reschedule(state, now, changes, |placement| {
+        match placement.placement_type() {
+            PlacementType::PickAll => Some(Some(cluster)),
+            _ if !placement.is_fully_scheduled() => Some(None),
+            _ => None,
+        }
     })
 }
 
 /// After a member cluster left: its bindings are released and placements that lost a cluster
 /// schedule again.
-pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) -> Vec<Decision> {
-    reschedule(state, now, |placement| {
+pub(crate) fn member_left(
+    state: &mut State,
+    cluster: &str,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    reschedule(state, now, changes, |placement| {
         let held = placement.bindings.contains_key(cluster);
         match placement.placement_type() {
             PlacementType::PickAll if held => Some(Some(cluster)),
@@ -301,6 +335,7 @@ pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) 
 fn reschedule<'a>(
     state: &mut State,
     now: DateTime<Utc>,
+    changes: &mut Changes,
     scope: impl Fn(&Placement) -> Option<Option<&'a str>>,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
@@ -314,11 +349,7 @@ fn reschedule<'a>(
             continue;
         };
         decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            only,
+            members, placement, key, now, only, changes,
         ));
     }
     decisions

@@ -22,9 +22,11 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
+use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::member::Member;
+use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
 use score::{DomainCounts, Spread};
@@ -68,7 +70,9 @@ struct Group {
 struct Cycle<'a> {
     members: &'a BTreeMap<String, Member>,
     placement: &'a mut Placement,
+    key: &'a ObjectKey,
     label: String,
+    changes: &'a mut Changes,
     policy: PlacementPolicy,
     policy_index: u64,
     now: DateTime<Utc>,
@@ -84,9 +88,10 @@ struct Cycle<'a> {
 pub(crate) fn schedule(
     members: &BTreeMap<String, Member>,
     placement: &mut Placement,
-    label: String,
+    key: &ObjectKey,
     now: DateTime<Utc>,
     only: Option<&str>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let Some(snapshot) = placement.latest_policy() else {
         return Vec::new();
@@ -96,7 +101,9 @@ pub(crate) fn schedule(
     let mut cycle = Cycle {
         members,
         placement,
-        label,
+        key,
+        label: key.display(),
+        changes,
         policy,
         policy_index,
         now,
@@ -163,7 +170,7 @@ impl Cycle<'_> {
     /// from the placement's uid and the cluster (KubeFleet's is random).
     fn binding_name(&self, cluster: &str) -> String {
         let digest = Sha256::digest(format!("{}/{cluster}", self.placement.meta.uid).as_bytes());
-        let name = self.label.rsplit('/').next().unwrap_or_default();
+        let name = self.key.name.as_str();
         let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
         format!(
             "{}-{}-{}",
@@ -185,39 +192,26 @@ impl Cycle<'_> {
         };
         let policy_index = self.policy_index;
         if let Some(binding) = self.placement.bindings.get_mut(cluster) {
-            if binding.state == BindingState::Unscheduled {
-                binding.state = binding
-                    .previous_state
-                    .take()
-                    .unwrap_or(BindingState::Scheduled);
+            if binding.restore() {
+                self.changes.push(Change::ClusterScheduled {
+                    placement: self.key.clone(),
+                    cluster: cluster.to_owned(),
+                });
                 self.decisions.push(Decision::ClusterScheduled {
                     placement: self.label.clone(),
                     cluster: cluster.to_owned(),
                 });
             }
-            if binding.policy_index != policy_index || binding.decision != decision {
-                binding.policy_index = policy_index;
-                binding.decision = decision;
-                binding.generation += 1;
-            }
+            binding.repoint(policy_index, decision);
             return;
         }
-        let binding = Binding {
-            name: self.binding_name(cluster),
-            cluster: cluster.to_owned(),
-            state: BindingState::Scheduled,
-            previous_state: None,
-            policy_index,
-            resource_index: None,
-            decision,
-            generation: 1,
-            rollout_started_at: None,
-            report: None,
-            override_snapshots: (Vec::new(), Vec::new()),
-            created: self.now,
-            update_run: None,
-        };
+        let binding =
+            Binding::scheduled(self.binding_name(cluster), decision, policy_index, self.now);
         self.placement.bindings.insert(cluster.to_owned(), binding);
+        self.changes.push(Change::ClusterScheduled {
+            placement: self.key.clone(),
+            cluster: cluster.to_owned(),
+        });
         self.decisions.push(Decision::ClusterScheduled {
             placement: self.label.clone(),
             cluster: cluster.to_owned(),
@@ -228,12 +222,13 @@ impl Cycle<'_> {
         let Some(binding) = self.placement.bindings.get_mut(cluster) else {
             return;
         };
-        if binding.state == BindingState::Unscheduled {
+        if !binding.unschedule() {
             return;
         }
-        binding.previous_state = Some(binding.state);
-        binding.state = BindingState::Unscheduled;
-        binding.generation += 1;
+        self.changes.push(Change::ClusterUnscheduled {
+            placement: self.key.clone(),
+            cluster: cluster.to_owned(),
+        });
         self.decisions.push(Decision::ClusterUnscheduled {
             placement: self.label.clone(),
             cluster: cluster.to_owned(),
@@ -614,7 +609,7 @@ impl Cycle<'_> {
         let condition = Condition::new(CONDITION_SCHEDULED, status, reason, message, 1, now);
         let changed = Condition::set(&mut snapshot.scheduled, condition.clone());
         snapshot.observed_placement_generation = generation;
-        let placement_type = if self.label.starts_with("ResourcePlacement/") {
+        let placement_type = if self.key.kind == crate::model::RESOURCE_PLACEMENT {
             "ResourcePlacementScheduled"
         } else {
             "ClusterResourcePlacementScheduled"
@@ -626,6 +621,9 @@ impl Cycle<'_> {
         };
         Condition::set(&mut self.placement.scheduled, placement_condition);
         if changed {
+            self.changes.push(Change::SchedulingChanged {
+                placement: self.key.clone(),
+            });
             self.decisions.push(Decision::SchedulingChanged {
                 placement: self.label.clone(),
                 fulfilled,

@@ -9,10 +9,11 @@ use chrono::{DateTime, Duration, Utc};
 use super::model::{RunState, TaskType};
 use super::run::{ClusterStatus, TaskPosition, UpdateRun};
 use super::{Scope, approval};
+use crate::change::Changes;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::Rounding;
-use crate::placement::BindingState;
+use crate::placement::Work;
 use crate::state::State;
 
 /// A cluster updating for longer than this makes the run `UpdateRunStuck` (not a failure).
@@ -41,6 +42,8 @@ pub(crate) struct Pass<'a> {
     pub wake_at: Option<DateTime<Utc>>,
     /// Only these updating clusters can have changed (`None`: check all).
     pub focus: Option<std::collections::BTreeSet<String>>,
+    /// What the pass changes (bindings bound and removed).
+    pub changes: &'a mut Changes,
 }
 
 impl Pass<'_> {
@@ -469,33 +472,16 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
     );
     let cluster = status.cluster.clone();
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
-    let label = key.display();
     let run_name = pass.scope.run_name.clone();
-    let Some(binding) = pass
-        .state
-        .placements
-        .get_mut(&key)
-        .and_then(|p| p.bindings.get_mut(&cluster))
-    else {
+    let Some(placement) = pass.state.placements.get_mut(&key) else {
         return;
     };
-    let new_work =
-        binding.resource_index != Some(resource_index) || binding.override_snapshots != overrides;
-    binding.state = BindingState::Bound;
-    binding.previous_state = None;
-    binding.rollout_started_at = Some(now);
-    binding.update_run = Some(run_name);
-    if new_work {
-        binding.resource_index = Some(resource_index);
-        binding.override_snapshots = overrides;
-        binding.report = None;
-        binding.generation += 1;
-    }
-    pass.decisions.push(Decision::RolloutStarted {
-        placement: label,
-        cluster,
+    let work = Work {
         resource_index,
-    });
+        override_snapshots: overrides,
+    };
+    let bound = placement.bind(&key, &cluster, (work, Some(run_name)), now, pass.changes);
+    pass.decisions.extend(bound);
 }
 
 enum ClusterState {
@@ -701,7 +687,6 @@ fn delete_stage(pass: &mut Pass<'_>) {
         pass.stage_changed(&stage.name, "StageUpdatingStarted");
     }
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
-    let label = key.display();
     for cluster in &mut stage.clusters {
         if cluster.succeeded.is_some() {
             continue;
@@ -716,13 +701,8 @@ fn delete_stage(pass: &mut Pass<'_>) {
             .state
             .placements
             .get_mut(&key)
-            .and_then(|p| p.bindings.remove(&cluster.cluster));
-        if removed.is_some() {
-            pass.decisions.push(Decision::BindingRemoved {
-                placement: label.clone(),
-                cluster: cluster.cluster.clone(),
-            });
-        }
+            .and_then(|p| p.remove_binding(&key, &cluster.cluster, pass.changes));
+        pass.decisions.extend(removed);
         cluster.succeeded = Some(pass.condition(
             "Succeeded",
             ConditionStatus::True,
