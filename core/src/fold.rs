@@ -156,14 +156,13 @@ fn record_report(
         return Vec::new();
     }
     binding.report = Some(status);
-    let placement = key.display();
     changes.push(Change::WorkReported {
-        placement: key,
+        placement: key.clone(),
         cluster: report.cluster.clone(),
     });
     vec![Decision::WorkReported {
         cluster: report.cluster.clone(),
-        placement,
+        placement: key,
         resource_index: report.resource_index,
     }]
 }

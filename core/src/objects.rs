@@ -44,7 +44,7 @@ pub(crate) fn apply(
         meta: user,
         body,
     } = manifest;
-    let object = key.display();
+    let object = key.clone();
     match body {
         Body::MemberCluster(spec) => {
             let existing = state.members.get(&key.name);
@@ -199,7 +199,7 @@ fn apply_override(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let object = key.display();
+    let object = key.clone();
     let previous = state.overrides.get(&key).map(|o| Previous {
         meta: o.meta.clone(),
         same_spec: o.spec == spec,
@@ -218,7 +218,7 @@ fn apply_override(
         spec_changed,
     } = match revise(state, &key, previous, api_version, user, origin, changes) {
         Ok(revision) => revision,
-        Err(unchanged) => return vec![unchanged],
+        Err(unchanged) => return vec![*unchanged],
     };
     let mut decisions = vec![decision];
     let override_key = key.clone();
@@ -264,7 +264,7 @@ pub(crate) struct Revision {
     pub(crate) spec_changed: bool,
 }
 
-/// Decides what an apply of a typed object stores: `Err(ObjectUnchanged)` when spec, labels and
+/// Decides what an apply of a typed object stores: `Err(ObjectUnchanged)` (boxed: it is rare) when spec, labels and
 /// annotations are all as stored, else the next revision's metadata and its decision.
 pub(crate) fn revise(
     state: &mut State,
@@ -274,15 +274,15 @@ pub(crate) fn revise(
     user: model::UserMeta,
     origin: &Origin,
     changes: &mut Changes,
-) -> Result<Revision, Decision> {
+) -> Result<Revision, Box<Decision>> {
     if let Some(previous) = &previous
         && previous.same_spec
         && previous.meta.labels == user.labels
         && previous.meta.annotations == user.annotations
     {
-        return Err(Decision::ObjectUnchanged {
-            object: key.display(),
-        });
+        return Err(Box::new(Decision::ObjectUnchanged {
+            object: key.clone(),
+        }));
     }
     let spec_changed = previous.as_ref().is_none_or(|p| !p.same_spec);
     let old_meta = previous.map(|p| p.meta);
@@ -311,7 +311,7 @@ pub(crate) fn stored(
 ) -> Decision {
     changes.push(Change::ObjectStored(key.clone()));
     Decision::ObjectStored {
-        object: key.display(),
+        object: key.clone(),
         resource_version: meta.resource_version,
         generation: meta.generation,
         created,
@@ -399,7 +399,7 @@ pub(crate) fn delete(
     let Some(key) = resolve(state, target) else {
         return not_found();
     };
-    let object = key.display();
+    let object = key.clone();
     if key.group == CLUSTER_GROUP && key.kind == MEMBER_CLUSTER {
         if !state.members.contains_key(&key.name) {
             return not_found();
@@ -468,7 +468,7 @@ fn apply_strategy(
         same_spec: s.spec == spec,
     });
     match revise(state, &key, previous, api_version, user, origin, changes) {
-        Err(unchanged) => vec![unchanged],
+        Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.strategies.insert(key, Strategy { meta, spec });
             vec![decision]
@@ -499,7 +499,7 @@ fn apply_run(
         same_spec: r.spec == spec,
     });
     match revise(state, &key, previous, api_version, user, origin, changes) {
-        Err(unchanged) => vec![unchanged],
+        Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state
                 .update_runs

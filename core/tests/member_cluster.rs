@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::decision::Decision;
+use flotilla_core::model::ObjectKey;
 use flotilla_core::{
     Envelope, Heartbeat, Input, ObjectRef, RejectCode, State, next_deadline, step,
 };
@@ -171,7 +172,11 @@ fn deleting_the_member_cluster_makes_it_leave() {
         decisions,
         vec![
             Decision::ObjectDeleted {
-                object: "MemberCluster/member1".into()
+                object: ObjectKey::cluster_scoped(
+                    "cluster.kubernetes-fleet.io",
+                    "MemberCluster",
+                    "member1"
+                )
             },
             Decision::ClusterLeft {
                 cluster: "member1".into()

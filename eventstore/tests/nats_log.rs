@@ -11,6 +11,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 use chrono::{DateTime, Utc};
 use flotilla_core::codec::encode_record;
+use flotilla_core::model::ObjectKey;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, State};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
@@ -577,7 +578,11 @@ async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back(
     // ~3 MB of decisions for input 2, three times the default 1 MiB max_payload.
     let scheduled: Vec<Decision> = (0..40_000)
         .map(|i| Decision::ClusterScheduled {
-            placement: "ClusterResourcePlacement/everywhere".into(),
+            placement: ObjectKey::cluster_scoped(
+                "placement.kubernetes-fleet.io",
+                "ClusterResourcePlacement",
+                "everywhere",
+            ),
             cluster: format!("member-cluster-with-a-long-name-{i:06}"),
         })
         .collect();

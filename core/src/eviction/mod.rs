@@ -78,7 +78,7 @@ pub(crate) fn apply_eviction(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let object = key.display();
+    let object = key.clone();
     if let Some(existing) = state.disruptions.evictions.get(&key.name) {
         if let Some(message) = changed_spec(&existing.spec, &spec) {
             return vec![rejected(
@@ -108,7 +108,7 @@ pub(crate) fn apply_eviction(
     });
     decisions.push(Decision::EvictionReconciled {
         eviction: object,
-        placement: reconcile::placement_key(&spec).display(),
+        placement: reconcile::placement_key(&spec),
         cluster: spec.cluster_name.clone(),
         valid: !matches!(verdict, Verdict::Invalid(_)),
         executed: matches!(verdict, Verdict::Executed(_)),
@@ -173,7 +173,7 @@ pub(crate) fn apply_budget(
     let Revision { meta, decision, .. } =
         match revise(state, key, previous, api_version, user, origin, changes) {
             Ok(revision) => revision,
-            Err(unchanged) => return vec![unchanged],
+            Err(unchanged) => return vec![*unchanged],
         };
     state
         .disruptions
@@ -205,7 +205,7 @@ pub(crate) fn delete(
         Some(()) => {
             changes.push(Change::ObjectDeleted(key.clone()));
             vec![Decision::ObjectDeleted {
-                object: key.display(),
+                object: key.clone(),
             }]
         }
         None => vec![rejected(

@@ -17,10 +17,6 @@ use crate::model::placement::PlacementType;
 use crate::scheduler;
 use crate::state::State;
 
-fn label(key: &ObjectKey) -> String {
-    key.display()
-}
-
 /// Reason on the placement's Scheduled condition when its selectors cannot be honoured.
 pub const REASON_INVALID_SELECTORS: &str = "InvalidResourceSelectors";
 
@@ -165,7 +161,7 @@ fn refresh_policy_snapshot(
         placement: key.clone(),
     });
     decisions.push(Decision::PolicySnapshotTaken {
-        placement: label(key),
+        placement: key.clone(),
         index,
     });
     true
@@ -219,7 +215,7 @@ fn refresh_resource_snapshot(
                     placement: key.clone(),
                 });
                 decisions.push(Decision::SchedulingChanged {
-                    placement: label(key),
+                    placement: key.clone(),
                     fulfilled: false,
                     message,
                 });
@@ -252,7 +248,7 @@ fn refresh_resource_snapshot(
         placement: key.clone(),
     });
     decisions.push(Decision::ResourceSnapshotTaken {
-        placement: label(key),
+        placement: key.clone(),
         index,
         resource_hash: hash,
     });

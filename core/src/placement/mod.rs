@@ -111,7 +111,7 @@ impl Placement {
             cluster: cluster.to_owned(),
         });
         Some(Decision::RolloutStarted {
-            placement: key.display(),
+            placement: key.clone(),
             cluster: cluster.to_owned(),
             resource_index,
         })
@@ -131,7 +131,7 @@ impl Placement {
             cluster: cluster.to_owned(),
         });
         Some(Decision::BindingRemoved {
-            placement: key.display(),
+            placement: key.clone(),
             cluster: cluster.to_owned(),
         })
     }

@@ -71,7 +71,6 @@ struct Cycle<'a> {
     members: &'a BTreeMap<String, Member>,
     placement: &'a mut Placement,
     key: &'a ObjectKey,
-    label: String,
     changes: &'a mut Changes,
     policy: PlacementPolicy,
     policy_index: u64,
@@ -102,7 +101,6 @@ pub(crate) fn schedule(
         members,
         placement,
         key,
-        label: key.display(),
         changes,
         policy,
         policy_index,
@@ -198,7 +196,7 @@ impl Cycle<'_> {
                     cluster: cluster.to_owned(),
                 });
                 self.decisions.push(Decision::ClusterScheduled {
-                    placement: self.label.clone(),
+                    placement: self.key.clone(),
                     cluster: cluster.to_owned(),
                 });
             }
@@ -213,7 +211,7 @@ impl Cycle<'_> {
             cluster: cluster.to_owned(),
         });
         self.decisions.push(Decision::ClusterScheduled {
-            placement: self.label.clone(),
+            placement: self.key.clone(),
             cluster: cluster.to_owned(),
         });
     }
@@ -230,7 +228,7 @@ impl Cycle<'_> {
             cluster: cluster.to_owned(),
         });
         self.decisions.push(Decision::ClusterUnscheduled {
-            placement: self.label.clone(),
+            placement: self.key.clone(),
             cluster: cluster.to_owned(),
             reason: reason.to_owned(),
         });
@@ -625,7 +623,7 @@ impl Cycle<'_> {
                 placement: self.key.clone(),
             });
             self.decisions.push(Decision::SchedulingChanged {
-                placement: self.label.clone(),
+                placement: self.key.clone(),
                 fulfilled,
                 message: self
                     .placement

@@ -113,7 +113,7 @@ pub(crate) fn approve(
     };
     if request.approved.is_some() {
         return vec![Decision::ObjectUnchanged {
-            object: key.display(),
+            object: key.clone(),
         }];
     }
     request.approved = Some(Condition::new(
@@ -124,7 +124,8 @@ pub(crate) fn approve(
         request.meta.generation,
         now,
     ));
-    let request = key.display();
-    changes.push(Change::ApprovalGranted { request: key });
-    vec![Decision::ApprovalGranted { request }]
+    changes.push(Change::ApprovalGranted {
+        request: key.clone(),
+    });
+    vec![Decision::ApprovalGranted { request: key }]
 }

@@ -68,10 +68,6 @@ impl Pass<'_> {
         self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
     }
 
-    fn run_label(&self) -> String {
-        self.scope.run_display()
-    }
-
     /// Sets the run's `Progressing` condition, recording a decision when its reason changes.
     fn progressing(&mut self, status: ConditionStatus, reason: &str, message: &str) {
         let next = self.condition("Progressing", status, reason, message);
@@ -83,7 +79,7 @@ impl Pass<'_> {
             .is_none_or(|c| c.reason != reason);
         if Condition::set(&mut self.run.status.progressing, next) && changed_reason {
             self.decisions.push(Decision::UpdateRunStateChanged {
-                run: self.run_label(),
+                run: self.scope.run_key(),
                 reason: reason.to_owned(),
             });
         }
@@ -114,7 +110,7 @@ impl Pass<'_> {
 
     fn stage_changed(&mut self, stage: &str, reason: &str) {
         self.decisions.push(Decision::UpdateRunStageChanged {
-            run: self.run_label(),
+            run: self.scope.run_key(),
             stage: stage.to_owned(),
             reason: reason.to_owned(),
         });
@@ -211,7 +207,7 @@ fn fail(pass: &mut Pass<'_>, message: &str) {
     );
     pass.run.status.succeeded = Some(condition);
     pass.decisions.push(Decision::UpdateRunFinished {
-        run: pass.run_label(),
+        run: pass.scope.run_key(),
         succeeded: false,
         message: message.to_owned(),
     });
@@ -387,7 +383,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             stage.clusters[position].succeeded = Some(next);
             stage.updating.remove(&position);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
-                run: pass.run_label(),
+                run: pass.scope.run_key(),
                 cluster,
                 succeeded: true,
             });
@@ -414,7 +410,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             stage.updating.remove(&position);
             stage.succeeded = Some(failed);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
-                run: pass.run_label(),
+                run: pass.scope.run_key(),
                 cluster,
                 succeeded: false,
             });
@@ -587,8 +583,8 @@ fn task_passes(pass: &mut Pass<'_>, index: usize, position: TaskPosition, task: 
                     pass.now,
                 );
                 pass.decisions.push(Decision::ApprovalRequested {
-                    run: pass.run_label(),
-                    request: pass.scope.approval_display(&name),
+                    run: pass.scope.run_key(),
+                    request: pass.scope.approval_key(&name),
                 });
                 conditions.push(pass.condition(
                     "ApprovalRequestCreated",
@@ -722,7 +718,7 @@ fn delete_stage(pass: &mut Pass<'_>) {
     let done = pass.condition("Succeeded", ConditionStatus::True, "UpdateRunSucceeded", "");
     pass.run.status.succeeded = Some(done);
     pass.decisions.push(Decision::UpdateRunFinished {
-        run: pass.run_label(),
+        run: pass.scope.run_key(),
         succeeded: true,
         message: String::new(),
     });

@@ -134,14 +134,6 @@ impl Scope {
         }
     }
 
-    fn run_display(&self) -> String {
-        self.run_key().display()
-    }
-
-    fn approval_display(&self, name: &str) -> String {
-        self.approval_key(name).display()
-    }
-
     fn strategy_kind_lower(&self) -> &'static str {
         if self.cluster_scoped() {
             "clusterStagedUpdateStrategy"
@@ -342,7 +334,7 @@ pub(crate) fn drive(
             ));
         }
         decisions.push(Decision::UpdateRunInitialized {
-            run: scope.run_display(),
+            run: scope.run_key(),
             failure,
         });
     }

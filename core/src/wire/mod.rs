@@ -2,4 +2,5 @@
 //! types in [`crate::event`]. A module here never changes once its version has shipped
 //! (`docs/schema-evolution.md`).
 
+pub mod decision_v1;
 pub mod v1;
