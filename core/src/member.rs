@@ -14,7 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
-use crate::model::{MemberClusterSpec, ObjectMeta};
+use crate::model::{MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta};
+use crate::objects::{Origin, Previous, Revision, revise};
+use crate::placement::lifecycle;
 use crate::state::State;
 
 /// How many missed heartbeat periods make a cluster unhealthy.
@@ -103,6 +105,69 @@ impl Member {
     }
 }
 
+/// Stores a `MemberCluster`: a new one waits for its agent's first heartbeat; a changed one
+/// re-arms its heartbeat deadline (the period may have changed) and is scheduled again.
+pub(crate) fn apply(
+    state: &mut State,
+    key: &ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    spec: MemberClusterSpec,
+    origin: &Origin,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let existing = state.members.get(&key.name);
+    let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
+    let previous = existing.map(|m| Previous {
+        meta: m.meta.clone(),
+        same_spec: m.spec == spec,
+    });
+    let Revision { meta, decision, .. } =
+        match revise(state, key, previous, api_version, user, origin, changes) {
+            Ok(revision) => revision,
+            Err(unchanged) => return vec![*unchanged],
+        };
+    match state.members.get_mut(&key.name) {
+        Some(member) => {
+            member.meta = meta;
+            member.spec = spec;
+        }
+        None => {
+            state
+                .members
+                .insert(key.name.clone(), Member::new(meta, spec));
+        }
+    }
+    if let Some(period) = old_period {
+        rearm_deadline(state, &key.name, period);
+    }
+    let mut decisions = vec![decision];
+    decisions.extend(lifecycle::member_changed(
+        state, &key.name, origin.now, changes,
+    ));
+    decisions
+}
+
+/// Deletes a `MemberCluster`: the cluster leaves and its bindings are released. `None` when
+/// no such member exists.
+pub(crate) fn delete(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Option<Vec<Decision>> {
+    if !state.members.contains_key(&key.name) {
+        return None;
+    }
+    changes.push(Change::ObjectDeleted(key.clone()));
+    let mut decisions = vec![Decision::ObjectDeleted {
+        object: key.clone(),
+    }];
+    decisions.extend(leave(state, &key.name, changes));
+    decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
+    Some(decisions)
+}
+
 /// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline.
 pub(crate) fn heartbeat(
     state: &mut State,
@@ -164,7 +229,7 @@ pub(crate) fn heartbeat(
     }
     // Joining, recovering, or new property values can make the cluster eligible for more.
     if !decisions.is_empty() || properties_changed {
-        decisions.extend(crate::placement::lifecycle::member_changed(
+        decisions.extend(lifecycle::member_changed(
             state,
             &beat.cluster,
             now,

@@ -9,16 +9,16 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::eviction;
-use crate::member::{self, Member};
+use crate::member;
 use crate::model::{
     self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
     MEMBER_CLUSTER, Manifest, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE,
-    RESOURCE_PLACEMENT, placement_validation,
+    RESOURCE_PLACEMENT,
 };
-use crate::overrides::{self, Override, OverrideKind, OverrideSpec};
-use crate::placement::{Placement, lifecycle};
-use crate::staged::{self, Strategy, model::RunSpec, model::StrategySpec, run::UpdateRun};
+use crate::overrides::{self, OverrideKind};
+use crate::placement::{self, lifecycle};
+use crate::staged;
 use crate::state::{Resource, State};
 
 /// What the event that applies an object contributes to its metadata.
@@ -44,92 +44,14 @@ pub(crate) fn apply(
         meta: user,
         body,
     } = manifest;
-    let object = key.clone();
     match body {
         Body::MemberCluster(spec) => {
-            let existing = state.members.get(&key.name);
-            let unchanged = existing.is_some_and(|m| {
-                m.spec == spec
-                    && m.meta.labels == user.labels
-                    && m.meta.annotations == user.annotations
-            });
-            if unchanged {
-                return vec![Decision::ObjectUnchanged { object }];
-            }
-            let spec_changed = existing.is_none_or(|m| m.spec != spec);
-            let old_meta = existing.map(|m| m.meta.clone());
-            let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
-            let meta = next_meta(
-                state,
-                old_meta.as_ref(),
-                &api_version,
-                user,
-                spec_changed,
-                origin,
-            );
-            let decision = stored(&key, &meta, old_meta.is_none(), changes);
-            match state.members.get_mut(&key.name) {
-                Some(member) => {
-                    member.meta = meta;
-                    member.spec = spec;
-                }
-                None => {
-                    state
-                        .members
-                        .insert(key.name.clone(), Member::new(meta, spec));
-                }
-            }
-            if let Some(period) = old_period {
-                member::rearm_deadline(state, &key.name, period);
-            }
-            let mut decisions = vec![decision];
-            decisions.extend(lifecycle::member_changed(
-                state, &key.name, origin.now, changes,
-            ));
-            decisions
+            member::apply(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
-            let existing = state.placements.get(&key);
-            if let Some(old) = existing {
-                if let Err(error) = placement_validation::validate_update(&old.spec, &spec) {
-                    return vec![rejected(RejectCode::ImmutableField, error.to_string())];
-                }
-                if old.spec == spec
-                    && old.meta.labels == user.labels
-                    && old.meta.annotations == user.annotations
-                {
-                    return vec![Decision::ObjectUnchanged { object }];
-                }
-            }
-            let spec_changed = existing.is_none_or(|p| p.spec != spec);
-            let old_meta = existing.map(|p| p.meta.clone());
-            let meta = next_meta(
-                state,
-                old_meta.as_ref(),
-                &api_version,
-                user,
-                spec_changed,
-                origin,
-            );
-            let decision = stored(&key, &meta, old_meta.is_none(), changes);
-            match state.placements.get_mut(&key) {
-                Some(placement) => {
-                    placement.meta = meta;
-                    placement.spec = spec;
-                }
-                None => {
-                    state
-                        .placements
-                        .insert(key.clone(), Placement::new(meta, spec));
-                }
-            }
-            let mut decisions = vec![decision];
-            decisions.extend(lifecycle::placement_applied(
-                state, &key, origin.now, changes,
-            ));
-            decisions
+            placement::store::apply(state, &key, &api_version, user, spec, origin, changes)
         }
-        Body::ClusterResourceOverride(spec) => apply_override(
+        Body::ClusterResourceOverride(spec) => overrides::store::apply(
             state,
             key,
             &api_version,
@@ -138,7 +60,7 @@ pub(crate) fn apply(
             origin,
             changes,
         ),
-        Body::ResourceOverride(spec) => apply_override(
+        Body::ResourceOverride(spec) => overrides::store::apply(
             state,
             key,
             &api_version,
@@ -148,10 +70,10 @@ pub(crate) fn apply(
             changes,
         ),
         Body::StagedUpdateStrategy(spec) => {
-            apply_strategy(state, key, &api_version, user, spec, origin, changes)
+            staged::store::apply_strategy(state, key, &api_version, user, spec, origin, changes)
         }
         Body::StagedUpdateRun(spec) => {
-            apply_run(state, key, &api_version, user, spec, origin, changes)
+            staged::store::apply_run(state, key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourcePlacementEviction(spec) => {
             eviction::apply_eviction(state, &key, &api_version, user, spec, origin, changes)
@@ -160,90 +82,44 @@ pub(crate) fn apply(
             eviction::apply_budget(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::Resource { content } => {
-            let existing = state.resources.get(&key);
-            if existing.is_some_and(|r| {
-                r.content == content
-                    && r.meta.labels == user.labels
-                    && r.meta.annotations == user.annotations
-                    && r.meta.api_version == api_version
-            }) {
-                return vec![Decision::ObjectUnchanged { object }];
-            }
-            let spec_changed = existing.is_none_or(|r| r.content != content);
-            let old_meta = existing.map(|r| r.meta.clone());
-            let meta = next_meta(
-                state,
-                old_meta.as_ref(),
-                &api_version,
-                user,
-                spec_changed,
-                origin,
-            );
-            let decision = stored(&key, &meta, old_meta.is_none(), changes);
-            state.resources.insert(key, Resource { meta, content });
-            let mut decisions = vec![decision];
-            decisions.extend(lifecycle::resources_changed(state, origin.now, changes));
-            decisions
+            apply_resource(state, key, &api_version, user, content, origin, changes)
         }
     }
 }
 
-/// Stores an override after checking it against the stored ones, and takes a snapshot when its
-/// spec is new or changed.
-fn apply_override(
+/// Stores a hub resource (content to be placed); every placement re-selects.
+fn apply_resource(
     state: &mut State,
     key: ObjectKey,
     api_version: &str,
     user: model::UserMeta,
-    (kind, spec): (OverrideKind, OverrideSpec),
+    content: String,
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let object = key.clone();
-    let previous = state.overrides.get(&key).map(|o| Previous {
-        meta: o.meta.clone(),
-        same_spec: o.spec == spec,
-    });
-    let unchanged = previous.as_ref().is_some_and(|p| {
-        p.same_spec && p.meta.labels == user.labels && p.meta.annotations == user.annotations
-    });
-    if !unchanged
-        && let Err(conflict) = overrides::validation::against_stored(state, &key, kind, &spec)
-    {
-        return vec![rejected(conflict.code, conflict.message)];
+    let existing = state.resources.get(&key);
+    if existing.is_some_and(|r| {
+        r.content == content
+            && r.meta.labels == user.labels
+            && r.meta.annotations == user.annotations
+            && r.meta.api_version == api_version
+    }) {
+        return vec![Decision::ObjectUnchanged { object: key }];
     }
-    let Revision {
-        meta,
-        decision,
+    let spec_changed = existing.is_none_or(|r| r.content != content);
+    let old_meta = existing.map(|r| r.meta.clone());
+    let meta = next_meta(
+        state,
+        old_meta.as_ref(),
+        api_version,
+        user,
         spec_changed,
-    } = match revise(state, &key, previous, api_version, user, origin, changes) {
-        Ok(revision) => revision,
-        Err(unchanged) => return vec![*unchanged],
-    };
+        origin,
+    );
+    let decision = stored(&key, &meta, old_meta.is_none(), changes);
+    state.resources.insert(key, Resource { meta, content });
     let mut decisions = vec![decision];
-    let override_key = key.clone();
-    let index = match state.overrides.get_mut(&key) {
-        Some(stored) => {
-            stored.meta = meta;
-            spec_changed.then(|| {
-                stored.spec = spec;
-                stored.take_snapshot(origin.now)
-            })
-        }
-        None => {
-            state
-                .overrides
-                .insert(key, Override::new(kind, meta, spec, origin.now));
-            Some(0)
-        }
-    };
-    if let Some(index) = index {
-        changes.push(Change::OverrideSnapshotTaken { override_key });
-        decisions.push(Decision::OverrideSnapshotTaken {
-            override_object: object,
-            index,
-        });
-    }
+    decisions.extend(lifecycle::resources_changed(state, origin.now, changes));
     decisions
 }
 
@@ -399,112 +275,28 @@ pub(crate) fn delete(
     let Some(key) = resolve(state, target) else {
         return not_found();
     };
-    let object = key.clone();
-    if key.group == CLUSTER_GROUP && key.kind == MEMBER_CLUSTER {
-        if !state.members.contains_key(&key.name) {
-            return not_found();
-        }
-        changes.push(Change::ObjectDeleted(key.clone()));
-        let mut decisions = vec![Decision::ObjectDeleted { object }];
-        decisions.extend(member::leave(state, &key.name, changes));
-        decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
+    let deleted = if key.is_member_cluster() {
+        member::delete(state, &key, now, changes)
+    } else if key.is_placement() {
+        placement::store::delete(state, &key, changes)
+    } else if key.is_override() {
+        overrides::store::delete(state, &key, changes)
+    } else {
+        staged::store::delete(state, &key, changes)
+    };
+    if let Some(decisions) = deleted {
         return decisions;
     }
-    if key.group == PLACEMENT_GROUP
-        && (key.kind == CLUSTER_RESOURCE_PLACEMENT || key.kind == RESOURCE_PLACEMENT)
-    {
-        if state.placements.remove(&key).is_none() {
-            return not_found();
-        }
-        changes.push(Change::ObjectDeleted(key));
-        return vec![Decision::ObjectDeleted { object }];
-    }
-    if key.group == PLACEMENT_GROUP
-        && (key.kind == CLUSTER_RESOURCE_OVERRIDE || key.kind == RESOURCE_OVERRIDE)
-    {
-        if state.overrides.remove(&key).is_none() {
-            return not_found();
-        }
-        changes.push(Change::ObjectDeleted(key));
-        return vec![Decision::ObjectDeleted { object }];
-    }
-    if key.group == PLACEMENT_GROUP && staged::is_run(&key) {
-        if !staged::delete_run(state, &key) {
-            return not_found();
-        }
-        changes.push(Change::ObjectDeleted(key));
-        return vec![Decision::ObjectDeleted { object }];
-    }
-    if key.group == PLACEMENT_GROUP && state.strategies.contains_key(&key) {
-        state.strategies.remove(&key);
-        changes.push(Change::ObjectDeleted(key));
-        return vec![Decision::ObjectDeleted { object }];
-    }
+    // Hub resources never hold a fleet kind's key (parsing routes those to their aggregates),
+    // so a fleet object that does not exist ends as not found below.
     if let Some(decisions) = eviction::delete(state, &key, changes) {
         return decisions;
     }
     if state.resources.remove(&key).is_none() {
         return not_found();
     }
-    changes.push(Change::ObjectDeleted(key));
-    let mut decisions = vec![Decision::ObjectDeleted { object }];
+    changes.push(Change::ObjectDeleted(key.clone()));
+    let mut decisions = vec![Decision::ObjectDeleted { object: key }];
     decisions.extend(lifecycle::resources_changed(state, now, changes));
     decisions
-}
-
-/// Stores a strategy. Runs snapshot it when they initialize, so an edit never reaches a run
-/// that has started.
-fn apply_strategy(
-    state: &mut State,
-    key: ObjectKey,
-    api_version: &str,
-    user: model::UserMeta,
-    spec: StrategySpec,
-    origin: &Origin,
-    changes: &mut Changes,
-) -> Vec<Decision> {
-    let previous = state.strategies.get(&key).map(|s| Previous {
-        meta: s.meta.clone(),
-        same_spec: s.spec == spec,
-    });
-    match revise(state, &key, previous, api_version, user, origin, changes) {
-        Err(unchanged) => vec![*unchanged],
-        Ok(Revision { meta, decision, .. }) => {
-            state.strategies.insert(key, Strategy { meta, spec });
-            vec![decision]
-        }
-    }
-}
-
-/// Stores a run, refusing changes to its immutable fields and invalid state transitions; the
-/// run is then driven (initialized on creation) by the fold.
-fn apply_run(
-    state: &mut State,
-    key: ObjectKey,
-    api_version: &str,
-    user: model::UserMeta,
-    spec: RunSpec,
-    origin: &Origin,
-    changes: &mut Changes,
-) -> Vec<Decision> {
-    let existing = state.update_runs.get(&key);
-    if let Some(old) = existing
-        && let Err(error) = staged::model::validate_run_update(&old.spec, &spec)
-    {
-        return vec![rejected(RejectCode::ImmutableField, error.to_string())];
-    }
-    let status = existing.map(|r| r.status.clone()).unwrap_or_default();
-    let previous = existing.map(|r| Previous {
-        meta: r.meta.clone(),
-        same_spec: r.spec == spec,
-    });
-    match revise(state, &key, previous, api_version, user, origin, changes) {
-        Err(unchanged) => vec![*unchanged],
-        Ok(Revision { meta, decision, .. }) => {
-            state
-                .update_runs
-                .insert(key, UpdateRun { meta, spec, status });
-            vec![decision]
-        }
-    }
 }

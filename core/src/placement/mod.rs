@@ -7,6 +7,7 @@ pub(crate) mod lifecycle;
 pub mod policy_snapshot;
 pub mod resource_snapshot;
 pub mod selection;
+pub(crate) mod store;
 
 use std::collections::BTreeMap;
 

@@ -15,6 +15,7 @@ mod execute;
 mod initialize;
 pub mod model;
 pub mod run;
+pub(crate) mod store;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -359,17 +360,4 @@ pub(crate) fn drive(
     }
     state.update_runs.insert(key.clone(), run);
     decisions
-}
-
-/// Deletes a run and the approval requests it created.
-pub(crate) fn delete_run(state: &mut State, key: &ObjectKey) -> bool {
-    if state.update_runs.remove(key).is_none() {
-        return false;
-    }
-    let run_name = key.name.clone();
-    state
-        .approvals
-        .retain(|k, a| !(k.namespace == key.namespace && a.run == run_name));
-    state.run_deadlines.retain(|(_, k)| k != key);
-    true
 }
