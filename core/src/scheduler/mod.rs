@@ -12,6 +12,7 @@
 //! cluster's labels, properties, taints or health changed; only a new policy or the cluster
 //! leaving does that.
 
+mod fill;
 pub mod filter;
 pub mod property;
 pub mod quantity;
@@ -29,7 +30,6 @@ use crate::member::Member;
 use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
-use score::{DomainCounts, Spread};
 
 /// Most not-selected clusters recorded in a policy snapshot's `targetClusters`.
 pub const NOT_SELECTED_DECISIONS_MAX: usize = 20;
@@ -57,14 +57,6 @@ pub const MESSAGE_FULFILLED: &str =
 /// Message when it is not, with the count found (KubeFleet's text; the seeds show none).
 pub const MESSAGE_UNFULFILLED: &str =
     "could not find all clusters needed as specified by the scheduling policy";
-
-/// PickN candidates that share one combination of topology domains, best first.
-struct Group {
-    domains: Vec<Option<usize>>,
-    members: Vec<usize>,
-    next: usize,
-    spread: Spread,
-}
 
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
@@ -353,199 +345,6 @@ impl Cycle<'_> {
         for (_, _, cluster) in current.into_iter().take(count) {
             self.unschedule(&cluster, "the scheduling policy needs fewer clusters");
         }
-    }
-
-    /// Picks up to `missing` clusters; one at a time when topology spread constraints exist.
-    fn fill(&mut self, missing: usize) -> bool {
-        let members = self.members;
-        let constraints = self.policy.topology_spread_constraints.clone();
-        // Cluster-only filters and affinity scores do not change between picks.
-        let mut candidates: Vec<&Member> = Vec::new();
-        let mut names: Vec<&String> = Vec::new();
-        for (name, member) in members {
-            if self
-                .placement
-                .bindings
-                .get(name)
-                .is_some_and(|b| self.is_current(b))
-            {
-                continue;
-            }
-            match filter::filter(member, &self.policy, self.now) {
-                None => {
-                    candidates.push(member);
-                    names.push(name);
-                }
-                Some(reason) => {
-                    self.rejected.insert(name.clone(), reason);
-                }
-            }
-        }
-        let affinity = score::affinity_scores(&candidates, &self.policy);
-        let bonus: Vec<i32> = names
-            .iter()
-            .map(|name| {
-                i32::from(
-                    self.placement
-                        .bindings
-                        .get(*name)
-                        .is_some_and(|b| self.is_obsolete(b)),
-                )
-            })
-            .collect();
-        let bound: Vec<&Member> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| self.is_current(b))
-            .filter_map(|b| members.get(&b.cluster))
-            .collect();
-        let mut counts: Vec<DomainCounts> = constraints
-            .iter()
-            .map(|c| DomainCounts::new(members.values(), &c.topology_key, bound.iter().copied()))
-            .collect();
-        // Every cluster in one combination of domains has the same topology spread score, so
-        // within a group the order is fixed: affinity, bonus, then the larger name. A pick
-        // then compares group heads, not every cluster.
-        let mut grouped: BTreeMap<Vec<Option<usize>>, Vec<usize>> = BTreeMap::new();
-        for (i, member) in candidates.iter().enumerate() {
-            let key = constraints
-                .iter()
-                .zip(&counts)
-                .map(|(c, d)| d.domain_of(member, &c.topology_key))
-                .collect();
-            grouped.entry(key).or_default().push(i);
-        }
-        let mut groups: Vec<Group> = grouped
-            .into_iter()
-            .map(|(domains, mut members)| {
-                members.sort_by(|&a, &b| {
-                    (affinity[b], bonus[b])
-                        .cmp(&(affinity[a], bonus[a]))
-                        .then(names[b].cmp(names[a]))
-                });
-                Group {
-                    domains,
-                    members,
-                    next: 0,
-                    spread: Spread::Score(0),
-                }
-            })
-            .collect();
-        let better = |a: &(ClusterScore, i32, usize), b: &(ClusterScore, i32, usize)| {
-            (b.0.topology_spread, b.0.affinity, b.1)
-                .cmp(&(a.0.topology_spread, a.0.affinity, a.1))
-                .then(names[b.2].cmp(names[a.2]))
-        };
-        let batch = if constraints.is_empty() { missing } else { 1 };
-        let mut remaining = missing;
-        while remaining > 0 {
-            for group in &mut groups {
-                group.spread = score::spread(&group.domains, &constraints, &counts);
-            }
-            let head = |group: &Group| -> Option<(ClusterScore, i32, usize)> {
-                let Spread::Score(topology_spread) = group.spread else {
-                    return None;
-                };
-                let i = *group.members.get(group.next)?;
-                Some((
-                    ClusterScore {
-                        affinity: affinity[i],
-                        topology_spread,
-                    },
-                    bonus[i],
-                    i,
-                ))
-            };
-            let mut picked_now = 0;
-            while picked_now < batch {
-                let best = groups
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(g, group)| head(group).map(|h| (h, g)))
-                    .min_by(|a, b| better(&a.0, &b.0));
-                let Some(((score, _, i), g)) = best else {
-                    break;
-                };
-                groups[g].next += 1;
-                self.bind(names[i], Some(score));
-                for (counts, domain) in counts.iter_mut().zip(&groups[g].domains) {
-                    if let Some(domain) = domain {
-                        counts.add(*domain);
-                    }
-                }
-                picked_now += 1;
-            }
-            remaining -= picked_now;
-            // The runners-up of this round, best first (the last round's stand).
-            let mut runners: Vec<(ClusterScore, i32, usize)> = groups
-                .iter()
-                .flat_map(|group| {
-                    let Spread::Score(topology_spread) = group.spread else {
-                        return Vec::new();
-                    };
-                    group.members[group.next.min(group.members.len())..]
-                        .iter()
-                        .take(NOT_SELECTED_DECISIONS_MAX)
-                        .map(|&i| {
-                            (
-                                ClusterScore {
-                                    affinity: affinity[i],
-                                    topology_spread,
-                                },
-                                bonus[i],
-                                i,
-                            )
-                        })
-                        .collect()
-                })
-                .collect();
-            runners.sort_by(better);
-            self.not_picked = runners
-                .into_iter()
-                .take(NOT_SELECTED_DECISIONS_MAX)
-                .map(|(score, _, i)| ClusterDecision {
-                    cluster: names[i].clone(),
-                    selected: false,
-                    score: Some(score),
-                    reason: REASON_NOT_PICKED.to_owned(),
-                })
-                .collect();
-            if picked_now < batch {
-                break;
-            }
-        }
-        for group in &groups {
-            let Spread::Violates(position) = group.spread else {
-                continue;
-            };
-            let constraint = &constraints[position];
-            for &i in &group.members[group.next.min(group.members.len())..] {
-                self.rejected.insert(
-                    names[i].clone(),
-                    format!(
-                        "{}violated topology spread constraint {:?} (max skew {})",
-                        filter::UNSCHEDULABLE,
-                        constraint.topology_key,
-                        constraint.max_skew
-                    ),
-                );
-            }
-        }
-        let obsolete: Vec<String> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| self.is_obsolete(b))
-            .map(|b| b.cluster.clone())
-            .collect();
-        for cluster in obsolete {
-            self.unschedule(
-                &cluster,
-                "the cluster is no longer picked by the scheduling policy",
-            );
-        }
-        remaining == 0
     }
 
     /// Writes the outcome into the policy snapshot and the placement's condition.
