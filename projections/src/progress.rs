@@ -438,9 +438,21 @@ fn work_chain(
     let Some(report) = facts.report else {
         return chain;
     };
-    let work = &facts.name;
+    if applied_step(&facts.name, report, &mut chain, failed) {
+        available_step(&facts.name, report, &mut chain, failed);
+    }
+    chain
+}
+
+/// The `Applied` step of a reported work; whether the chain goes on (the work applied).
+fn applied_step(
+    work: &str,
+    report: &WorkStatus,
+    chain: &mut Vec<Step>,
+    failed: &mut Vec<Value>,
+) -> bool {
     match report.applied {
-        None => return chain,
+        None => false,
         Some(false) => {
             chain.push(Step::new(
                 Stage::Applied,
@@ -455,16 +467,23 @@ fn work_chain(
                 "ManifestApplyFailed",
                 report.reported_at,
             ));
-            return chain;
+            false
         }
-        Some(true) => chain.push(Step::new(
-            Stage::Applied,
-            ConditionStatus::True,
-            "AllWorkHaveBeenApplied",
-            "All corresponding work objects are applied",
-            report.reported_at,
-        )),
+        Some(true) => {
+            chain.push(Step::new(
+                Stage::Applied,
+                ConditionStatus::True,
+                "AllWorkHaveBeenApplied",
+                "All corresponding work objects are applied",
+                report.reported_at,
+            ));
+            true
+        }
     }
+}
+
+/// The `Available` step of an applied work, dated when its availability last changed.
+fn available_step(work: &str, report: &WorkStatus, chain: &mut Vec<Step>, failed: &mut Vec<Value>) {
     let since = report.available_since;
     match report.available {
         None => {}
@@ -498,7 +517,6 @@ fn work_chain(
             since,
         )),
     }
-    chain
 }
 
 /// The `FailedResourcePlacement`s of a work whose `condition` failed: one per manifest the
