@@ -138,12 +138,6 @@ impl Changes {
         self.0.len()
     }
 
-    /// The changes recorded after the first `start` ones.
-    #[must_use]
-    pub fn since(&self, start: usize) -> &[Change] {
-        self.0.get(start..).unwrap_or_default()
-    }
-
     /// The changes as a slice.
     #[must_use]
     pub fn as_slice(&self) -> &[Change] {

@@ -7,6 +7,8 @@
 //! - A rejected input changes nothing and is answered with a stable [`RejectCode`].
 //! - Time is data: it comes from event times, and [`fold::next_deadline`] says when the core
 //!   needs a tick.
+//! - Decisions are the record users read; inside a step the aggregates tell the rollout passes
+//!   what changed through typed [`change::Changes`], never by re-reading decisions.
 //!
 //! The crate also owns the one binary codec ([`codec`]) for events, decisions and checkpoints.
 

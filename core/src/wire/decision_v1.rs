@@ -511,6 +511,22 @@ mod tests {
         assert_eq!(web.display(), "ResourcePlacement/default/web");
     }
 
+    /// The batch of [`recorded`] as 19da42c's `encode_decisions` wrote it (the frozen types
+    /// are that release's definitions, verbatim).
+    const GOLDEN: &str = "0300000000000000010000001500000000000000436f6e6669674d61702f64656661756c742f61707007000000000000000200000000000000000d0000001d000000000000005265736f75726365506c6163656d656e742f64656661756c742f77656208000000000000006d656d6265722d310300000000000000000000000300000002000000000000006e6f";
+
+    #[test]
+    fn the_frozen_types_encode_as_19da42c_did() {
+        assert_eq!(hex::encode(recorded()), GOLDEN);
+        let Ok(bytes) = hex::decode(GOLDEN) else {
+            panic!("the golden bytes are hex");
+        };
+        let Ok(old) = crate::codec::decode_decisions::<Vec<Decision>>(&bytes) else {
+            panic!("19da42c's bytes must decode");
+        };
+        assert_eq!(old.len(), 3);
+    }
+
     #[test]
     fn fleet_kinds_get_their_group_back() {
         assert_eq!(key("MemberCluster/member-1").group, CLUSTER_GROUP);
