@@ -349,14 +349,43 @@ impl Cycle<'_> {
 
     /// Writes the outcome into the policy snapshot and the placement's condition.
     fn record(&mut self, fulfilled: bool, incremental: bool) {
+        if self.placement.policy_snapshots.is_empty() {
+            return;
+        }
+        self.record_not_selected(incremental);
         let found = self.current_count();
         let message = if fulfilled {
             MESSAGE_FULFILLED.to_owned()
         } else {
             format!("{MESSAGE_UNFULFILLED}, found {found} cluster(s) instead")
         };
-        let generation = self.placement.meta.generation;
-        let now = self.now;
+        let (status, reason) = if fulfilled {
+            (ConditionStatus::True, REASON_FULFILLED)
+        } else {
+            (ConditionStatus::False, REASON_UNFULFILLED)
+        };
+        let condition = Condition::new(CONDITION_SCHEDULED, status, reason, message, 1, self.now);
+        if self.set_scheduled(condition) {
+            self.changes.push(Change::SchedulingChanged {
+                placement: self.key.clone(),
+            });
+            self.decisions.push(Decision::SchedulingChanged {
+                placement: self.key.clone(),
+                fulfilled,
+                message: self
+                    .placement
+                    .scheduled
+                    .as_ref()
+                    .map(|c| c.message.clone())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+
+    /// The latest snapshot's not-selected clusters: not picked (best first), then filtered out
+    /// in name order, at most [`NOT_SELECTED_DECISIONS_MAX`] in all (PickFixed lists every
+    /// name). An incremental pass keeps what earlier passes found about other clusters.
+    fn record_not_selected(&mut self, incremental: bool) {
         let rejected = std::mem::take(&mut self.rejected);
         let not_picked = std::mem::take(&mut self.not_picked);
         let picked: Vec<String> = self
@@ -366,11 +395,15 @@ impl Cycle<'_> {
             .filter(|b| b.state != BindingState::Unscheduled)
             .map(|b| b.cluster.clone())
             .collect();
+        let cap = if self.policy.placement_type == PlacementType::PickFixed {
+            usize::MAX
+        } else {
+            NOT_SELECTED_DECISIONS_MAX
+        };
         let Some(snapshot) = self.placement.policy_snapshots.last_mut() else {
             return;
         };
         let mut filtered: Vec<ClusterDecision> = if incremental {
-            // Keep what earlier passes found about other clusters.
             snapshot
                 .not_selected
                 .drain(..)
@@ -390,20 +423,16 @@ impl Cycle<'_> {
                 }),
         );
         filtered.sort_by(|a, b| a.cluster.cmp(&b.cluster));
-        // Not picked (best first), then filtered out, at most NOT_SELECTED_DECISIONS_MAX in
-        // all; PickFixed lists every name.
-        let cap = if self.policy.placement_type == PlacementType::PickFixed {
-            usize::MAX
-        } else {
-            NOT_SELECTED_DECISIONS_MAX
-        };
         snapshot.not_selected = not_picked.into_iter().chain(filtered).take(cap).collect();
-        let (status, reason) = if fulfilled {
-            (ConditionStatus::True, REASON_FULFILLED)
-        } else {
-            (ConditionStatus::False, REASON_UNFULFILLED)
+    }
+
+    /// Sets the Scheduled condition on the latest snapshot and, typed for its kind, on the
+    /// placement; whether the snapshot's condition changed.
+    fn set_scheduled(&mut self, condition: Condition) -> bool {
+        let generation = self.placement.meta.generation;
+        let Some(snapshot) = self.placement.policy_snapshots.last_mut() else {
+            return false;
         };
-        let condition = Condition::new(CONDITION_SCHEDULED, status, reason, message, 1, now);
         let changed = Condition::set(&mut snapshot.scheduled, condition.clone());
         snapshot.observed_placement_generation = generation;
         let placement_type = if self.key.kind == crate::model::RESOURCE_PLACEMENT {
@@ -417,20 +446,6 @@ impl Cycle<'_> {
             ..condition
         };
         Condition::set(&mut self.placement.scheduled, placement_condition);
-        if changed {
-            self.changes.push(Change::SchedulingChanged {
-                placement: self.key.clone(),
-            });
-            self.decisions.push(Decision::SchedulingChanged {
-                placement: self.key.clone(),
-                fulfilled,
-                message: self
-                    .placement
-                    .scheduled
-                    .as_ref()
-                    .map(|c| c.message.clone())
-                    .unwrap_or_default(),
-            });
-        }
+        changed
     }
 }
