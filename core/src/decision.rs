@@ -1,7 +1,15 @@
 //! Decisions: what the fold concluded from one input. Recorded with the input's sequence, so
 //! replaying the inputs must reproduce them exactly.
+//!
+//! Decisions are the record users read, not the core's internal bus (that is
+//! [`crate::change`]). They name objects by typed [`ObjectKey`]s (group included); text shows a
+//! key by its [`std::fmt::Display`] form (`kind/name`, `kind/namespace/name`), and JSON as an
+//! object of its four fields. Decisions recorded before keys were typed decode as
+//! [`crate::wire::decision_v1::Decision`] and upcast.
 
 use serde::{Deserialize, Serialize};
+
+use crate::model::ObjectKey;
 
 /// Everything one input caused, in the order it was decided.
 pub type Decisions = Vec<Decision>;
@@ -19,8 +27,8 @@ pub enum Decision {
     },
     /// An object was created or changed.
     ObjectStored {
-        /// `kind/name` or `kind/namespace/name`.
-        object: String,
+        /// The object.
+        object: ObjectKey,
         /// Its new resource version.
         resource_version: u64,
         /// Its generation.
@@ -30,13 +38,13 @@ pub enum Decision {
     },
     /// An apply carried exactly what is stored already.
     ObjectUnchanged {
-        /// `kind/name` or `kind/namespace/name`.
-        object: String,
+        /// The object.
+        object: ObjectKey,
     },
     /// An object was deleted.
     ObjectDeleted {
-        /// `kind/name` or `kind/namespace/name`.
-        object: String,
+        /// The object.
+        object: ObjectKey,
     },
     /// A member cluster's agent joined (first heartbeat).
     ClusterJoined {
@@ -61,22 +69,22 @@ pub enum Decision {
     WorkReported {
         /// Cluster.
         cluster: String,
-        /// `ClusterResourcePlacement/name` or `ResourcePlacement/ns/name`.
-        placement: String,
+        /// The placement.
+        placement: ObjectKey,
         /// Resource index reported on.
         resource_index: u64,
     },
     /// A new scheduling policy snapshot was taken.
     PolicySnapshotTaken {
-        /// `ClusterResourcePlacement/name` or `ResourcePlacement/ns/name`.
-        placement: String,
+        /// The placement.
+        placement: ObjectKey,
         /// Its index.
         index: u64,
     },
     /// A new resource snapshot was taken.
     ResourceSnapshotTaken {
         /// The placement.
-        placement: String,
+        placement: ObjectKey,
         /// Its index.
         index: u64,
         /// Its resource hash.
@@ -85,14 +93,14 @@ pub enum Decision {
     /// The scheduler picked a cluster (a new binding, or an unscheduled one restored).
     ClusterScheduled {
         /// The placement.
-        placement: String,
+        placement: ObjectKey,
         /// The cluster.
         cluster: String,
     },
     /// The scheduler released a cluster (its binding became Unscheduled).
     ClusterUnscheduled {
         /// The placement.
-        placement: String,
+        placement: ObjectKey,
         /// The cluster.
         cluster: String,
         /// Why.
@@ -101,7 +109,7 @@ pub enum Decision {
     /// The placement's Scheduled condition changed.
     SchedulingChanged {
         /// The placement.
-        placement: String,
+        placement: ObjectKey,
         /// Whether the policy is fulfilled.
         fulfilled: bool,
         /// The condition's message.
@@ -110,7 +118,7 @@ pub enum Decision {
     /// The rollout bound a cluster to a resource snapshot (first bind or in-place update).
     RolloutStarted {
         /// The placement.
-        placement: String,
+        placement: ObjectKey,
         /// The cluster.
         cluster: String,
         /// The resource snapshot index it now carries.
@@ -119,28 +127,28 @@ pub enum Decision {
     /// The rollout removed an unscheduled binding (and so its work).
     BindingRemoved {
         /// The placement.
-        placement: String,
+        placement: ObjectKey,
         /// The cluster.
         cluster: String,
     },
     /// A new override snapshot was taken (an override was created or its spec changed).
     OverrideSnapshotTaken {
-        /// `ClusterResourceOverride/name` or `ResourceOverride/namespace/name`.
-        override_object: String,
+        /// The override.
+        override_object: ObjectKey,
         /// Its index; the snapshot is named `<name>-<index>`.
         index: u64,
     },
     /// A staged update run was initialized (once), or failed to.
     UpdateRunInitialized {
-        /// `ClusterStagedUpdateRun/name` or `StagedUpdateRun/ns/name`.
-        run: String,
+        /// The run.
+        run: ObjectKey,
         /// Why initialization failed, when it did.
         failure: Option<String>,
     },
     /// A stage of a run changed its Progressing or Succeeded condition.
     UpdateRunStageChanged {
         /// The run.
-        run: String,
+        run: ObjectKey,
         /// The stage.
         stage: String,
         /// The condition reason (`StageUpdatingStarted`, `StageUpdatingWaiting`, …).
@@ -149,19 +157,19 @@ pub enum Decision {
     /// A run created an approval request.
     ApprovalRequested {
         /// The run.
-        run: String,
-        /// `ClusterApprovalRequest/name` or `ApprovalRequest/ns/name`.
-        request: String,
+        run: ObjectKey,
+        /// The request.
+        request: ObjectKey,
     },
     /// Someone approved an approval request.
     ApprovalGranted {
         /// The request.
-        request: String,
+        request: ObjectKey,
     },
     /// A cluster of a run finished updating.
     UpdateRunClusterUpdated {
         /// The run.
-        run: String,
+        run: ObjectKey,
         /// The cluster.
         cluster: String,
         /// Succeeded, or failed.
@@ -170,14 +178,14 @@ pub enum Decision {
     /// A run's Progressing condition changed reason (started, stuck, stopping, stopped).
     UpdateRunStateChanged {
         /// The run.
-        run: String,
+        run: ObjectKey,
         /// The new reason.
         reason: String,
     },
     /// A run succeeded or failed.
     UpdateRunFinished {
         /// The run.
-        run: String,
+        run: ObjectKey,
         /// Whether it succeeded.
         succeeded: bool,
         /// Why it failed (empty on success).
@@ -185,10 +193,10 @@ pub enum Decision {
     },
     /// An eviction was reconciled, once, to its terminal state.
     EvictionReconciled {
-        /// `ClusterResourcePlacementEviction/name`.
-        eviction: String,
-        /// The placement it targets: `ClusterResourcePlacement/name`.
-        placement: String,
+        /// The eviction.
+        eviction: ObjectKey,
+        /// The placement it targets (a `ClusterResourcePlacement`).
+        placement: ObjectKey,
         /// The cluster it targets.
         cluster: String,
         /// Whether it was valid (`Valid=True`).

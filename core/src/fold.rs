@@ -6,6 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::change::{Change, Changes};
 use crate::decision::{Decision, Decisions, RejectCode, rejected};
 use crate::event::{Envelope, Input, SCHEMA_VERSION, WorkReport};
 use crate::member;
@@ -28,18 +29,21 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     }
     let before = state.now;
     let now = advance_time(state, event.time);
-    let expiry = member::expire_heartbeats_reversibly(state, now);
+    // What the aggregates change, for the rollout passes below: decisions are the users'
+    // record, never re-read.
+    let mut changes = Changes::new();
+    let expiry = member::expire_heartbeats_reversibly(state, now, &mut changes);
     let origin = Origin {
         event_id: event.id,
         now,
     };
     let answer = match &event.payload {
-        Input::Apply { manifest } => objects::apply(state, manifest, &origin),
-        Input::Delete { target } => objects::delete(state, target, now),
-        Input::Heartbeat(beat) => member::heartbeat(state, beat, now),
-        Input::WorkReport(report) => record_report(state, report, now),
+        Input::Apply { manifest } => objects::apply(state, manifest, &origin, &mut changes),
+        Input::Delete { target } => objects::delete(state, target, now, &mut changes),
+        Input::Heartbeat(beat) => member::heartbeat(state, beat, now, &mut changes),
+        Input::WorkReport(report) => record_report(state, report, now, &mut changes),
         Input::Approve { name, namespace } => {
-            staged::approval::approve(state, name, namespace.as_deref(), now)
+            staged::approval::approve(state, name, namespace.as_deref(), now, &mut changes)
         }
         Input::Tick => Vec::new(),
     };
@@ -53,10 +57,10 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     let mut decisions = expiry.decisions;
     decisions.extend(answer);
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
-    decisions.extend(member::expire_heartbeats(state, now));
-    let rolled = rollout::roll_out(state, &decisions, now);
+    decisions.extend(member::expire_heartbeats(state, now, &mut changes));
+    let rolled = rollout::roll_out(state, &mut changes, now);
     decisions.extend(rolled);
-    let staged = staged::drive_touched(state, &decisions, now);
+    let staged = staged::drive_touched(state, &mut changes, now);
     decisions.extend(staged);
     decisions
 }
@@ -104,7 +108,12 @@ fn placement_key(report: &WorkReport) -> ObjectKey {
     }
 }
 
-fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> Vec<Decision> {
+fn record_report(
+    state: &mut State,
+    report: &WorkReport,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     if !state.members.contains_key(&report.cluster) {
         return vec![rejected(
             RejectCode::UnknownCluster,
@@ -185,9 +194,13 @@ fn record_report(state: &mut State, report: &WorkReport, now: DateTime<Utc>) -> 
         return Vec::new();
     }
     binding.report = Some(status);
+    changes.push(Change::WorkReported {
+        placement: key.clone(),
+        cluster: report.cluster.clone(),
+    });
     vec![Decision::WorkReported {
         cluster: report.cluster.clone(),
-        placement: key.display(),
+        placement: key,
         resource_index: report.resource_index,
     }]
 }

@@ -10,12 +10,15 @@
 //!   claim), and [`fold::next_deadline`] says when the core needs a tick.
 //! - [`invariants::check`] states what every folded state satisfies; tests and debug replays
 //!   check it after every step.
+//! - Decisions are the record users read; inside a step the aggregates tell the rollout passes
+//!   what changed through typed [`change::Changes`], never by re-reading decisions.
 //!
 //! The crate also owns the one binary codec ([`codec`]) and the versioned stored form of every
 //! record kind — events, decision batches, checkpoints — and of the JSON form publishers send
 //! ([`wire`]): how a stored record reads back ([`wire::LogRecord`]) is decided here, without IO.
 
 pub mod availability;
+pub mod change;
 pub mod codec;
 pub mod condition;
 pub mod decision;

@@ -11,9 +11,12 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
-use crate::model::{MemberClusterSpec, ObjectMeta};
+use crate::model::{MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta};
+use crate::objects::{Origin, Previous, Revision, revise};
+use crate::placement::lifecycle;
 use crate::state::State;
 
 /// How many missed heartbeat periods make a cluster unhealthy.
@@ -102,8 +105,76 @@ impl Member {
     }
 }
 
+/// Stores a `MemberCluster`: a new one waits for its agent's first heartbeat; a changed one
+/// re-arms its heartbeat deadline (the period may have changed) and is scheduled again.
+pub(crate) fn apply(
+    state: &mut State,
+    key: &ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    spec: MemberClusterSpec,
+    origin: &Origin,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let existing = state.members.get(&key.name);
+    let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
+    let previous = existing.map(|m| Previous {
+        meta: m.meta.clone(),
+        same_spec: m.spec == spec,
+    });
+    let Revision { meta, decision, .. } =
+        match revise(state, key, previous, api_version, user, origin, changes) {
+            Ok(revision) => revision,
+            Err(unchanged) => return vec![*unchanged],
+        };
+    match state.members.get_mut(&key.name) {
+        Some(member) => {
+            member.meta = meta;
+            member.spec = spec;
+        }
+        None => {
+            state
+                .members
+                .insert(key.name.clone(), Member::new(meta, spec));
+        }
+    }
+    if let Some(period) = old_period {
+        rearm_deadline(state, &key.name, period);
+    }
+    let mut decisions = vec![decision];
+    decisions.extend(lifecycle::member_changed(
+        state, &key.name, origin.now, changes,
+    ));
+    decisions
+}
+
+/// Deletes a `MemberCluster`: the cluster leaves and its bindings are released. `None` when
+/// no such member exists.
+pub(crate) fn delete(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Option<Vec<Decision>> {
+    if !state.members.contains_key(&key.name) {
+        return None;
+    }
+    changes.push(Change::ObjectDeleted(key.clone()));
+    let mut decisions = vec![Decision::ObjectDeleted {
+        object: key.clone(),
+    }];
+    decisions.extend(leave(state, &key.name, changes));
+    decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
+    Some(decisions)
+}
+
 /// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline.
-pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn heartbeat(
+    state: &mut State,
+    beat: &Heartbeat,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let Some(member) = state.members.get_mut(&beat.cluster) else {
         return vec![rejected(
             RejectCode::UnknownCluster,
@@ -127,6 +198,9 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
                 healthy: true,
                 health_changed_at: now,
             });
+            changes.push(Change::ClusterJoined {
+                cluster: beat.cluster.clone(),
+            });
             decisions.push(Decision::ClusterJoined {
                 cluster: beat.cluster.clone(),
             });
@@ -136,6 +210,9 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
             if !agent.healthy {
                 agent.healthy = true;
                 agent.health_changed_at = now;
+                changes.push(Change::ClusterHealthChanged {
+                    cluster: beat.cluster.clone(),
+                });
                 decisions.push(Decision::ClusterHealthChanged {
                     cluster: beat.cluster.clone(),
                     healthy: true,
@@ -152,10 +229,11 @@ pub(crate) fn heartbeat(state: &mut State, beat: &Heartbeat, now: DateTime<Utc>)
     }
     // Joining, recovering, or new property values can make the cluster eligible for more.
     if !decisions.is_empty() || properties_changed {
-        decisions.extend(crate::placement::lifecycle::member_changed(
+        decisions.extend(lifecycle::member_changed(
             state,
             &beat.cluster,
             now,
+            changes,
         ));
     }
     decisions
@@ -201,19 +279,27 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
 }
 
 /// Marks every cluster whose heartbeat deadline is at or before `now` unhealthy.
-pub(crate) fn expire_heartbeats(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
-    expire_heartbeats_reversibly(state, now).decisions
+pub(crate) fn expire_heartbeats(
+    state: &mut State,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    expire_heartbeats_reversibly(state, now, changes).decisions
 }
 
 /// Heartbeat timeouts taken by one step, with what they replaced, so that a step whose input
-/// is refused can take them back (a refused input changes nothing, not even the fold's clock).
+/// is refused can take them back (a refused input changes nothing, not even the fold's clock;
+/// the step's changes are dropped with it).
 #[derive(Debug, Default)]
 pub(crate) struct Expiry {
     /// What the expiry decided.
     pub decisions: Vec<Decision>,
     /// Each popped deadline with the agent status it replaced.
-    undo: Vec<((DateTime<Utc>, String), Option<AgentStatus>)>,
+    undo: Vec<Expired>,
 }
+
+/// One popped heartbeat deadline `(deadline, cluster)` and the agent status it replaced.
+type Expired = ((DateTime<Utc>, String), Option<AgentStatus>);
 
 impl Expiry {
     /// Puts back every deadline and agent status this expiry changed.
@@ -228,7 +314,11 @@ impl Expiry {
 }
 
 /// As [`expire_heartbeats`], remembering what it changed ([`Expiry::revert`]).
-pub(crate) fn expire_heartbeats_reversibly(state: &mut State, now: DateTime<Utc>) -> Expiry {
+pub(crate) fn expire_heartbeats_reversibly(
+    state: &mut State,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Expiry {
     let mut expiry = Expiry::default();
     while let Some(first) = state.heartbeat_deadlines.first() {
         if first.0 > now {
@@ -245,6 +335,9 @@ pub(crate) fn expire_heartbeats_reversibly(state: &mut State, now: DateTime<Utc>
         if let Some(agent) = agent.filter(|agent| agent.healthy) {
             agent.healthy = false;
             agent.health_changed_at = deadline;
+            changes.push(Change::ClusterHealthChanged {
+                cluster: cluster.clone(),
+            });
             expiry.decisions.push(Decision::ClusterHealthChanged {
                 cluster: cluster.clone(),
                 healthy: false,
@@ -275,7 +368,7 @@ pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32
 }
 
 /// Removes a member and everything keyed by it; the cluster leaves the fleet.
-pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
+pub(crate) fn leave(state: &mut State, name: &str, changes: &mut Changes) -> Vec<Decision> {
     let Some(member) = state.members.remove(name) else {
         return Vec::new();
     };
@@ -284,6 +377,9 @@ pub(crate) fn leave(state: &mut State, name: &str) -> Vec<Decision> {
             .heartbeat_deadlines
             .remove(&(deadline, name.to_owned()));
     }
+    changes.push(Change::ClusterLeft {
+        cluster: name.to_owned(),
+    });
     vec![Decision::ClusterLeft {
         cluster: name.to_owned(),
     }]

@@ -6,6 +6,7 @@ mod common;
 
 use chrono::Duration;
 use flotilla_core::decision::Decision;
+use flotilla_core::model::ObjectKey;
 use flotilla_core::{Input, ObjectRef, RejectCode, next_deadline};
 
 use common::Hub;
@@ -119,7 +120,11 @@ fn deleting_the_member_cluster_makes_it_leave() {
         decisions,
         vec![
             Decision::ObjectDeleted {
-                object: "MemberCluster/member1".into()
+                object: ObjectKey::cluster_scoped(
+                    "cluster.kubernetes-fleet.io",
+                    "MemberCluster",
+                    "member1"
+                )
             },
             Decision::ClusterLeft {
                 cluster: "member1".into()

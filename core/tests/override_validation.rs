@@ -399,7 +399,11 @@ fn snapshots_follow_spec_changes_only_and_are_pruned() {
     assert!(
         hub.apply(&version(0))
             .contains(&Decision::OverrideSnapshotTaken {
-                override_object: "ClusterResourceOverride/cro-1".into(),
+                override_object: ObjectKey::cluster_scoped(
+                    "placement.kubernetes-fleet.io",
+                    "ClusterResourceOverride",
+                    "cro-1"
+                ),
                 index: 0
             })
     );
@@ -407,7 +411,11 @@ fn snapshots_follow_spec_changes_only_and_are_pruned() {
     assert_eq!(
         hub.apply(&version(0)),
         vec![Decision::ObjectUnchanged {
-            object: "ClusterResourceOverride/cro-1".into()
+            object: ObjectKey::cluster_scoped(
+                "placement.kubernetes-fleet.io",
+                "ClusterResourceOverride",
+                "cro-1"
+            )
         }]
     );
     let mut labelled = version(0);
@@ -422,7 +430,11 @@ fn snapshots_follow_spec_changes_only_and_are_pruned() {
     for i in 1..12 {
         let decisions = hub.apply(&version(i));
         assert!(decisions.contains(&Decision::OverrideSnapshotTaken {
-            override_object: "ClusterResourceOverride/cro-1".into(),
+            override_object: ObjectKey::cluster_scoped(
+                "placement.kubernetes-fleet.io",
+                "ClusterResourceOverride",
+                "cro-1"
+            ),
             index: u64::try_from(i).expect("small"),
         }));
     }

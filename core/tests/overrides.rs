@@ -165,7 +165,11 @@ fn secret_reader_cluster_role_gets_the_member_name_label_on_prod_clusters_only()
         }
     }));
     assert!(decisions.contains(&Decision::OverrideSnapshotTaken {
-        override_object: "ClusterResourceOverride/example-cro".into(),
+        override_object: ObjectKey::cluster_scoped(
+            "placement.kubernetes-fleet.io",
+            "ClusterResourceOverride",
+            "example-cro"
+        ),
         index: 0,
     }));
 
@@ -537,7 +541,12 @@ fn overrides_for_another_placement_or_another_resource_do_not_apply() {
     assert_eq!(
         decisions.first(),
         Some(&Decision::ObjectDeleted {
-            object: "ResourceOverride/application-1/ro-1".into()
+            object: ObjectKey::namespaced(
+                "placement.kubernetes-fleet.io",
+                "ResourceOverride",
+                "application-1",
+                "ro-1"
+            )
         })
     );
     hub.apply(&crp_selecting(

@@ -5,6 +5,7 @@ mod common;
 
 use common::{Hub, crp, names, namespace};
 use flotilla_core::decision::Decision;
+use flotilla_core::model::ObjectKey;
 use flotilla_core::placement::BindingState;
 use serde_json::json;
 
@@ -73,7 +74,11 @@ fn pick_n_policy_change_from_west_to_east_picks_new_clusters_and_unschedules_the
     assert_eq!(hub.selected("crp-1"), names(&["cluster-1", "cluster-2"]));
     let decisions = hub.apply(&crp("crp-1", policy("east")));
     assert!(decisions.contains(&Decision::PolicySnapshotTaken {
-        placement: "ClusterResourcePlacement/crp-1".into(),
+        placement: ObjectKey::cluster_scoped(
+            "placement.kubernetes-fleet.io",
+            "ClusterResourcePlacement",
+            "crp-1"
+        ),
         index: 1
     }));
     assert_eq!(hub.selected("crp-1"), names(&["cluster-3", "cluster-4"]));
@@ -270,7 +275,11 @@ fn a_newly_joined_eligible_cluster_is_picked_up_by_pick_all() {
     assert_eq!(hub.selected("all"), names(&["member-1"]), "not joined yet");
     let decisions = hub.beat("member-2");
     assert!(decisions.contains(&Decision::ClusterScheduled {
-        placement: "ClusterResourcePlacement/all".into(),
+        placement: ObjectKey::cluster_scoped(
+            "placement.kubernetes-fleet.io",
+            "ClusterResourcePlacement",
+            "all"
+        ),
         cluster: "member-2".into()
     }));
     assert_eq!(hub.selected("all"), names(&["member-1", "member-2"]));

@@ -72,7 +72,7 @@ fn check_picks(hub: &Hub, decisions: &[Decision]) {
         let Decision::ClusterScheduled { placement, cluster } = decision else {
             continue;
         };
-        let name = placement.rsplit('/').next().unwrap_or_default();
+        let name = placement.name.as_str();
         let member = &hub.state.members[cluster];
         assert!(
             filter::ineligible(member, hub.now).is_none(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use chrono::{DateTime, Utc};
+use flotilla_core::model::ObjectKey;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::wire::decisions::encode_batch;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, State};
@@ -599,7 +600,11 @@ async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back(
     // ~3 MB of decisions for input 2, three times the default 1 MiB max_payload.
     let scheduled: Vec<Decision> = (0..40_000)
         .map(|i| Decision::ClusterScheduled {
-            placement: "ClusterResourcePlacement/everywhere".into(),
+            placement: ObjectKey::cluster_scoped(
+                "placement.kubernetes-fleet.io",
+                "ClusterResourcePlacement",
+                "everywhere",
+            ),
             cluster: format!("member-cluster-with-a-long-name-{i:06}"),
         })
         .collect();

@@ -27,17 +27,18 @@
 //! history of the placement's own conditions).
 
 use chrono::{DateTime, Utc};
-use flotilla_core::ManifestCondition;
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::placement::{Binding, BindingState};
-use flotilla_core::state::{FAILED_MANIFESTS_MAX, WorkStatus};
 use serde_json::Value;
 
 use crate::derived::Owner;
 use crate::json;
-use crate::work::{self, WorkFacts};
+use crate::work;
+
+mod work_chain;
+use work_chain::work_chain;
 
 /// The conditions after scheduling, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -376,184 +377,6 @@ fn held_back(since: DateTime<Utc>) -> Step {
 fn unknown(stage: Stage, since: DateTime<Utc>) -> Step {
     let (reason, message) = stage.unknown_for_cluster();
     Step::new(stage, ConditionStatus::Unknown, reason, message, since)
-}
-
-/// The conditions of a binding that carries resources, from the rollout's bind to the member's
-/// latest report; `failed` gets the failed placements.
-fn work_chain(
-    facts: &WorkFacts<'_>,
-    bound_at: DateTime<Utc>,
-    started: String,
-    failed: &mut Vec<Value>,
-) -> Vec<Step> {
-    let mut chain = vec![Step::new(
-        Stage::RolloutStarted,
-        ConditionStatus::True,
-        "RolloutStarted",
-        started,
-        bound_at,
-    )];
-    let rendered = match &facts.rendered {
-        Ok(rendered) => rendered,
-        Err(error) => {
-            chain.push(Step::new(
-                Stage::Overridden,
-                ConditionStatus::False,
-                "OverriddenFailed",
-                format!(
-                    "Failed to apply the override rules on the resources: {}",
-                    error.message()
-                ),
-                bound_at,
-            ));
-            return chain;
-        }
-    };
-    let overridden =
-        !rendered.cluster_resource_overrides.is_empty() || !rendered.resource_overrides.is_empty();
-    chain.push(if overridden {
-        Step::new(
-            Stage::Overridden,
-            ConditionStatus::True,
-            "OverriddenSucceeded",
-            "Successfully applied the override rules on the resources",
-            bound_at,
-        )
-    } else {
-        Step::new(
-            Stage::Overridden,
-            ConditionStatus::True,
-            "NoOverrideSpecified",
-            "No override rules are configured for the selected resources",
-            bound_at,
-        )
-    });
-    chain.push(Step::new(
-        Stage::WorkSynchronized,
-        ConditionStatus::True,
-        "AllWorkSynced",
-        "All of the works are synchronized to the latest",
-        bound_at,
-    ));
-    let Some(report) = facts.report else {
-        return chain;
-    };
-    let work = &facts.name;
-    match report.applied {
-        None => return chain,
-        Some(false) => {
-            chain.push(Step::new(
-                Stage::Applied,
-                ConditionStatus::False,
-                "NotAllWorkHaveBeenApplied",
-                format!("Work object {work} is not applied"),
-                report.reported_at,
-            ));
-            failed.extend(failed_placements(
-                report,
-                ManifestCondition::Applied,
-                "ManifestApplyFailed",
-                report.reported_at,
-            ));
-            return chain;
-        }
-        Some(true) => chain.push(Step::new(
-            Stage::Applied,
-            ConditionStatus::True,
-            "AllWorkHaveBeenApplied",
-            "All corresponding work objects are applied",
-            report.reported_at,
-        )),
-    }
-    let since = report.available_since;
-    match report.available {
-        None => {}
-        Some(false) => {
-            chain.push(Step::new(
-                Stage::Available,
-                ConditionStatus::False,
-                "NotAllWorkAreAvailable",
-                format!("Work object {work} is not available"),
-                since,
-            ));
-            failed.extend(failed_placements(
-                report,
-                ManifestCondition::Available,
-                "ManifestNotAvailableYet",
-                since,
-            ));
-        }
-        Some(true) if report.trackable => chain.push(Step::new(
-            Stage::Available,
-            ConditionStatus::True,
-            "AllWorkAreAvailable",
-            "All corresponding work objects are available",
-            since,
-        )),
-        Some(true) => chain.push(Step::new(
-            Stage::Available,
-            ConditionStatus::True,
-            "WorkNotTrackable",
-            format!("The availability of work object {work} is not trackable"),
-            since,
-        )),
-    }
-    chain
-}
-
-/// The `FailedResourcePlacement`s of a work whose `condition` failed: one per manifest the
-/// member named (with the resource's identity, as KubeFleet lists them, at most 100), or — when
-/// the member reported only the work's outcome — one entry with the member's message.
-fn failed_placements(
-    report: &WorkStatus,
-    condition: ManifestCondition,
-    reason: &str,
-    since: DateTime<Utc>,
-) -> Vec<Value> {
-    let entry = |identity: Vec<(&str, &str)>, message: &str| {
-        let mut fields: serde_json::Map<String, Value> = identity
-            .into_iter()
-            .filter(|(_, value)| !value.is_empty())
-            .map(|(field, value)| (field.to_owned(), Value::from(value)))
-            .collect();
-        fields.insert(
-            "condition".to_owned(),
-            json::object([
-                ("type", Value::from(condition.as_str())),
-                ("status", Value::from("False")),
-                ("reason", Value::from(reason)),
-                ("message", Value::from(message)),
-                ("lastTransitionTime", Value::from(json::timestamp(since))),
-            ]),
-        );
-        Value::Object(fields)
-    };
-    let named: Vec<Value> = report
-        .failed_manifests
-        .iter()
-        .filter(|m| m.condition == condition)
-        .take(FAILED_MANIFESTS_MAX)
-        .map(|m| {
-            let identity = vec![
-                ("group", m.group.as_str()),
-                ("version", m.version.as_str()),
-                ("kind", m.kind.as_str()),
-                ("name", m.name.as_str()),
-                ("namespace", m.namespace.as_str()),
-            ];
-            let message = if m.message.is_empty() {
-                &report.message
-            } else {
-                &m.message
-            };
-            entry(identity, message)
-        })
-        .collect();
-    if named.is_empty() {
-        vec![entry(Vec::new(), &report.message)]
-    } else {
-        named
-    }
 }
 
 /// The cluster's conditions in the placement status, from its binding's.

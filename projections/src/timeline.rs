@@ -63,6 +63,34 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         } => {
             format!("work report from {cluster} on {placement} at resource index {resource_index}")
         }
+        Decision::OverrideSnapshotTaken {
+            override_object,
+            index,
+        } => {
+            format!("{override_object}: override snapshot {index} taken")
+        }
+        Decision::EvictionReconciled { .. } => eviction_line(decision),
+        Decision::PolicySnapshotTaken { .. }
+        | Decision::ResourceSnapshotTaken { .. }
+        | Decision::ClusterScheduled { .. }
+        | Decision::ClusterUnscheduled { .. }
+        | Decision::SchedulingChanged { .. }
+        | Decision::RolloutStarted { .. }
+        | Decision::BindingRemoved { .. } => placement_line(decision),
+        Decision::UpdateRunInitialized { .. }
+        | Decision::UpdateRunStageChanged { .. }
+        | Decision::ApprovalRequested { .. }
+        | Decision::ApprovalGranted { .. }
+        | Decision::UpdateRunClusterUpdated { .. }
+        | Decision::UpdateRunStateChanged { .. }
+        | Decision::UpdateRunFinished { .. } => run_line(decision),
+    };
+    one_line(&format!("#{input_seq} -> {what}"))
+}
+
+/// What a placement's scheduling or rollout decided; empty for any other decision.
+fn placement_line(decision: &Decision) -> String {
+    match decision {
         Decision::PolicySnapshotTaken { placement, index } => {
             format!("{placement}: scheduling policy snapshot {index} taken")
         }
@@ -106,12 +134,13 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         Decision::BindingRemoved { placement, cluster } => {
             format!("{placement}: binding to cluster {cluster} removed")
         }
-        Decision::OverrideSnapshotTaken {
-            override_object,
-            index,
-        } => {
-            format!("{override_object}: override snapshot {index} taken")
-        }
+        _ => String::new(),
+    }
+}
+
+/// What a staged update run decided; empty for any other decision.
+fn run_line(decision: &Decision) -> String {
+    match decision {
         Decision::UpdateRunInitialized { run, failure } => match failure {
             None => format!("{run}: initialized"),
             Some(message) => format!("{run}: initialization failed: {message}"),
@@ -143,25 +172,29 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
                 format!("{run}: failed: {message}")
             }
         }
-        Decision::EvictionReconciled {
-            eviction,
-            placement,
-            cluster,
-            valid,
-            executed,
-            message,
-        } => {
-            let verdict = match (valid, executed) {
-                (false, _) => "invalid",
-                (true, false) => "not executed",
-                (true, true) => "executed",
-            };
-            format!(
-                "{eviction}: eviction of {placement} from cluster {cluster} {verdict}: {message}"
-            )
-        }
+        _ => String::new(),
+    }
+}
+
+/// What an eviction's reconciliation decided; empty for any other decision.
+fn eviction_line(decision: &Decision) -> String {
+    let Decision::EvictionReconciled {
+        eviction,
+        placement,
+        cluster,
+        valid,
+        executed,
+        message,
+    } = decision
+    else {
+        return String::new();
     };
-    one_line(&format!("#{input_seq} -> {what}"))
+    let verdict = match (valid, executed) {
+        (false, _) => "invalid",
+        (true, false) => "not executed",
+        (true, true) => "executed",
+    };
+    format!("{eviction}: eviction of {placement} from cluster {cluster} {verdict}: {message}")
 }
 
 /// `Kind/name` or `Kind/namespace/name` of an applied manifest, read leniently: the line is

@@ -3,8 +3,9 @@
 //! partner, and a recompute that stops short of a recorded batch is a failure, never a pass.
 //!
 //! Decisions recorded under this build's decision version must match exactly; a difference is
-//! a determinism failure. Decisions recorded under an older version were upcast when read, and
-//! a difference there is a warning: an intended change of behaviour moves the decision version,
+//! a determinism failure. Decisions recorded under an older version were upcast when read and
+//! are compared in a form both versions share (keys as display strings); a difference there is
+//! a warning: an intended change of behaviour moves the decision version,
 //! and must not leave existing logs unverifiable or hubs unable to restart.
 
 use std::collections::BTreeMap;
@@ -82,7 +83,12 @@ pub fn compare_batch(
             return Err(ReplayError::Incomplete { seq });
         };
         let theirs = listed.get(&seq).copied().unwrap_or(&none);
-        if theirs != *ours {
+        let differs = if recorded.version == flotilla_core::wire::DECISION_VERSION {
+            theirs != *ours
+        } else {
+            stable_form(theirs) != stable_form(ours)
+        };
+        if differs {
             differences.push(Divergence {
                 seq,
                 recorded_version: recorded.version,
@@ -92,6 +98,45 @@ pub fn compare_batch(
         }
     }
     Ok(differences)
+}
+
+/// Decisions in a form that every decision version shares, for comparing an older version's
+/// (upcast) record with today's: their JSON with every object key written as its display
+/// string (`kind/name`, `kind/namespace/name`) — what version 1 recorded, which had no API
+/// group for other kinds than the fleet's.
+fn stable_form(decisions: &Decisions) -> serde_json::Value {
+    let mut value = serde_json::to_value(decisions).unwrap_or(serde_json::Value::Null);
+    keys_as_display(&mut value);
+    value
+}
+
+fn keys_as_display(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            if let Some(display) = key_display(map) {
+                *value = Value::String(display);
+                return;
+            }
+            map.values_mut().for_each(keys_as_display);
+        }
+        Value::Array(items) => items.iter_mut().for_each(keys_as_display),
+        _ => {}
+    }
+}
+
+/// The display form of a JSON object that is an `ObjectKey` (exactly its four fields).
+fn key_display(map: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    let field = |name: &str| map.get(name).and_then(serde_json::Value::as_str);
+    if map.len() != 4 || field("group").is_none() {
+        return None;
+    }
+    let (kind, namespace, name) = (field("kind")?, field("namespace")?, field("name")?);
+    Some(if namespace.is_empty() {
+        format!("{kind}/{name}")
+    } else {
+        format!("{kind}/{namespace}/{name}")
+    })
 }
 
 /// What a verification found.

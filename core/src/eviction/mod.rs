@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use model::{DisruptionBudgetSpec, EvictionSpec, parse_budget_spec, parse_eviction_spec};
 pub use status::Verdict;
 
+use crate::change::{Change, Changes};
 use crate::condition::Condition;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{
@@ -75,8 +76,9 @@ pub(crate) fn apply_eviction(
     user: UserMeta,
     spec: EvictionSpec,
     origin: &Origin,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
-    let object = key.display();
+    let object = key.clone();
     if let Some(existing) = state.disruptions.evictions.get(&key.name) {
         if let Some(message) = changed_spec(&existing.spec, &spec) {
             return vec![rejected(
@@ -89,28 +91,31 @@ pub(crate) fn apply_eviction(
         }
         let old_meta = existing.meta.clone();
         let meta = next_meta(state, Some(&old_meta), api_version, user, false, origin);
-        let decision = stored(&object, &meta, false);
+        let decision = stored(key, &meta, false, changes);
         if let Some(eviction) = state.disruptions.evictions.get_mut(&key.name) {
             eviction.meta = meta;
         }
         return vec![decision];
     }
     let meta = next_meta(state, None, api_version, user, true, origin);
-    let mut decisions = vec![stored(&object, &meta, true)];
+    let mut decisions = vec![stored(key, &meta, true, changes)];
     let verdict = reconcile::judge(state, &spec, origin.now);
     if matches!(verdict, Verdict::Executed(_)) {
-        decisions.extend(reconcile::remove_binding(state, &spec));
+        decisions.extend(reconcile::remove_binding(state, &spec, changes));
     }
+    changes.push(Change::EvictionReconciled {
+        placement: reconcile::placement_key(&spec),
+    });
     decisions.push(Decision::EvictionReconciled {
         eviction: object,
-        placement: reconcile::placement_key(&spec).display(),
+        placement: reconcile::placement_key(&spec),
         cluster: spec.cluster_name.clone(),
         valid: !matches!(verdict, Verdict::Invalid(_)),
         executed: matches!(verdict, Verdict::Executed(_)),
         message: verdict.message().to_owned(),
     });
     if matches!(verdict, Verdict::Executed(_)) {
-        decisions.extend(reconcile::reschedule(state, &spec, origin.now));
+        decisions.extend(reconcile::reschedule(state, &spec, origin.now, changes));
     }
     let conditions = verdict.conditions(meta.generation, origin.now);
     state.disruptions.evictions.insert(
@@ -159,15 +164,16 @@ pub(crate) fn apply_budget(
     user: UserMeta,
     spec: DisruptionBudgetSpec,
     origin: &Origin,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let previous = state.disruptions.budgets.get(&key.name).map(|b| Previous {
         meta: b.meta.clone(),
         same_spec: b.spec == spec,
     });
     let Revision { meta, decision, .. } =
-        match revise(state, &key.display(), previous, api_version, user, origin) {
+        match revise(state, key, previous, api_version, user, origin, changes) {
             Ok(revision) => revision,
-            Err(unchanged) => return vec![unchanged],
+            Err(unchanged) => return vec![*unchanged],
         };
     state
         .disruptions
@@ -178,7 +184,11 @@ pub(crate) fn apply_budget(
 
 /// Deletes an eviction or a budget; `None` when `key` is neither kind. Deleting an eviction
 /// never undoes it.
-pub(crate) fn delete(state: &mut State, key: &ObjectKey) -> Option<Vec<Decision>> {
+pub(crate) fn delete(
+    state: &mut State,
+    key: &ObjectKey,
+    changes: &mut Changes,
+) -> Option<Vec<Decision>> {
     if key.group != PLACEMENT_GROUP {
         return None;
     }
@@ -192,9 +202,12 @@ pub(crate) fn delete(state: &mut State, key: &ObjectKey) -> Option<Vec<Decision>
         _ => return None,
     };
     Some(match removed {
-        Some(()) => vec![Decision::ObjectDeleted {
-            object: key.display(),
-        }],
+        Some(()) => {
+            changes.push(Change::ObjectDeleted(key.clone()));
+            vec![Decision::ObjectDeleted {
+                object: key.clone(),
+            }]
+        }
         None => vec![rejected(
             RejectCode::NotFound,
             format!("{} {} not found", key.kind, key.name),

@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use super::budget::{self, BudgetCount};
 use super::model::{DisruptionBudgetSpec, EvictionSpec};
 use super::status::{self, Verdict};
+use crate::change::Changes;
 use crate::decision::Decision;
 use crate::model::placement::PlacementType;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, IntOrPercent, ObjectKey, PLACEMENT_GROUP};
@@ -105,18 +106,19 @@ pub fn placement_key(spec: &EvictionSpec) -> ObjectKey {
 }
 
 /// Carries out an executed eviction: removes the binding, and so the cluster's work.
-pub(crate) fn remove_binding(state: &mut State, spec: &EvictionSpec) -> Vec<Decision> {
+pub(crate) fn remove_binding(
+    state: &mut State,
+    spec: &EvictionSpec,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let key = placement_key(spec);
     let Some(placement) = state.placements.get_mut(&key) else {
         return Vec::new();
     };
-    if placement.bindings.remove(&spec.cluster_name).is_none() {
-        return Vec::new();
-    }
-    vec![Decision::BindingRemoved {
-        placement: key.display(),
-        cluster: spec.cluster_name.clone(),
-    }]
+    placement
+        .remove_binding(&key, &spec.cluster_name, changes)
+        .into_iter()
+        .collect()
 }
 
 /// After an executed eviction the scheduler runs again for the placement: it may pick the
@@ -125,6 +127,7 @@ pub(crate) fn reschedule(
     state: &mut State,
     spec: &EvictionSpec,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let key = placement_key(spec);
     let State {
@@ -135,5 +138,5 @@ pub(crate) fn reschedule(
     let Some(placement) = placements.get_mut(&key) else {
         return Vec::new();
     };
-    scheduler::schedule(members, placement, key.display(), now, None)
+    scheduler::schedule(members, placement, &key, now, None, changes)
 }

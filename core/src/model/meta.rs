@@ -30,13 +30,31 @@ impl ObjectKey {
         }
     }
 
+    /// A namespaced key.
+    #[must_use]
+    pub fn namespaced(group: &str, kind: &str, namespace: &str, name: &str) -> Self {
+        Self {
+            group: group.into(),
+            kind: kind.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
     /// `kind/name` or `kind/namespace/name`, for messages.
     #[must_use]
     pub fn display(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    /// `kind/name` or `kind/namespace/name` (the group is left out, as `kubectl` shows kinds).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.namespace.is_empty() {
-            format!("{}/{}", self.kind, self.name)
+            write!(f, "{}/{}", self.kind, self.name)
         } else {
-            format!("{}/{}/{}", self.kind, self.namespace, self.name)
+            write!(f, "{}/{}/{}", self.kind, self.namespace, self.name)
         }
     }
 }

@@ -15,6 +15,7 @@ mod apply;
 mod matching;
 pub mod model;
 mod snapshot;
+pub(crate) mod store;
 pub mod validation;
 mod variables;
 

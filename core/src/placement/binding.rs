@@ -80,3 +80,98 @@ pub struct Binding {
     /// The staged update run that last bound it, when one did.
     pub update_run: Option<String>,
 }
+
+/// The override snapshots a work is rendered with: cluster resource override snapshot names,
+/// and `(namespace, name)` of resource override snapshots.
+pub type OverrideSnapshots = (Vec<String>, Vec<(String, String)>);
+
+/// What a binding carries once bound: a resource snapshot rendered with override snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Work {
+    /// The resource snapshot index.
+    pub resource_index: u64,
+    /// The override snapshots it is rendered with.
+    pub override_snapshots: OverrideSnapshots,
+}
+
+impl Binding {
+    /// A new Scheduled binding under policy snapshot `policy_index`.
+    #[must_use]
+    pub fn scheduled(
+        name: String,
+        decision: ClusterDecision,
+        policy_index: u64,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            name,
+            cluster: decision.cluster.clone(),
+            state: BindingState::Scheduled,
+            previous_state: None,
+            policy_index,
+            resource_index: None,
+            decision,
+            generation: 1,
+            rollout_started_at: None,
+            report: None,
+            override_snapshots: (Vec::new(), Vec::new()),
+            created: now,
+            update_run: None,
+        }
+    }
+
+    /// Binds to `work` (the rollout starts on the cluster): Bound, started now, by `run` (the
+    /// staged update run doing it, `None` for the placement's own rollout). Only a different
+    /// work is a new work: then the report on the old one no longer counts (KubeFleet ties
+    /// conditions to the binding's generation) and the generation moves; re-binding the same
+    /// work (a staged run taking over a cluster that already carries it) keeps both.
+    pub(crate) fn bind_to(&mut self, work: Work, run: Option<String>, now: DateTime<Utc>) {
+        let new_work = self.resource_index != Some(work.resource_index)
+            || self.override_snapshots != work.override_snapshots;
+        self.state = BindingState::Bound;
+        self.previous_state = None;
+        self.rollout_started_at = Some(now);
+        self.update_run = run;
+        if new_work {
+            self.resource_index = Some(work.resource_index);
+            self.override_snapshots = work.override_snapshots;
+            self.report = None;
+            self.generation += 1;
+        }
+    }
+
+    /// Releases the cluster (Unscheduled), remembering the state to restore; `false` when it
+    /// was released already.
+    pub(crate) fn unschedule(&mut self) -> bool {
+        if self.state == BindingState::Unscheduled {
+            return false;
+        }
+        self.previous_state = Some(self.state);
+        self.state = BindingState::Unscheduled;
+        self.generation += 1;
+        true
+    }
+
+    /// Picks an Unscheduled binding's cluster again: back to the state it had before (Scheduled
+    /// when unknown); `false` when it was not Unscheduled.
+    pub(crate) fn restore(&mut self) -> bool {
+        if self.state != BindingState::Unscheduled {
+            return false;
+        }
+        self.state = self
+            .previous_state
+            .take()
+            .unwrap_or(BindingState::Scheduled);
+        true
+    }
+
+    /// Re-points the binding at the current policy snapshot and cluster decision, keeping its
+    /// state; the generation moves only when either changed.
+    pub(crate) fn repoint(&mut self, policy_index: u64, decision: ClusterDecision) {
+        if self.policy_index != policy_index || self.decision != decision {
+            self.policy_index = policy_index;
+            self.decision = decision;
+            self.generation += 1;
+        }
+    }
+}

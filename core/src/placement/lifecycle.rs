@@ -9,16 +9,13 @@ use super::policy_snapshot::{PolicySnapshot, policy_hash};
 use super::resource_snapshot::{ResourceSnapshot, resource_hash};
 use super::selection;
 use super::{BindingState, Placement};
+use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::placement::PlacementType;
 use crate::scheduler;
 use crate::state::State;
-
-fn label(key: &ObjectKey) -> String {
-    key.display()
-}
 
 /// Reason on the placement's Scheduled condition when its selectors cannot be honoured.
 pub const REASON_INVALID_SELECTORS: &str = "InvalidResourceSelectors";
@@ -29,6 +26,7 @@ pub(crate) fn placement_applied(
     state: &mut State,
     key: &ObjectKey,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
     let State {
@@ -38,7 +36,15 @@ pub(crate) fn placement_applied(
         ..
     } = state;
     if let Some(placement) = placements.get_mut(key) {
-        refresh(members, resources, key, placement, now, &mut decisions);
+        refresh(
+            members,
+            resources,
+            key,
+            placement,
+            now,
+            &mut decisions,
+            changes,
+        );
     }
     super::retention::prune(state, [key]);
     decisions
@@ -54,18 +60,15 @@ fn refresh(
     placement: &mut Placement,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
+    changes: &mut Changes,
 ) {
     let was_valid = placement.selection_error.is_none();
-    if !refresh_resource_snapshot(placement, key, resources, now, decisions) {
+    if !refresh_resource_snapshot(placement, key, resources, now, decisions, changes) {
         return;
     }
-    if refresh_policy_snapshot(placement, key, now, decisions) {
+    if refresh_policy_snapshot(placement, key, now, decisions, changes) {
         decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            None,
+            members, placement, key, now, None, changes,
         ));
         return;
     }
@@ -80,11 +83,7 @@ fn refresh(
         && was_valid
     {
         decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            None,
+            members, placement, key, now, None, changes,
         ));
         return;
     }
@@ -117,6 +116,7 @@ fn refresh_policy_snapshot(
     key: &ObjectKey,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
+    changes: &mut Changes,
 ) -> bool {
     let policy = placement.policy();
     let hash = policy_hash(&policy);
@@ -154,8 +154,11 @@ fn refresh_policy_snapshot(
         observed_placement_generation: generation,
         selected_when_superseded: None,
     });
+    changes.push(Change::PolicySnapshotTaken {
+        placement: key.clone(),
+    });
     decisions.push(Decision::PolicySnapshotTaken {
-        placement: label(key),
+        placement: key.clone(),
         index,
     });
     true
@@ -169,6 +172,7 @@ fn refresh_resource_snapshot(
     resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
+    changes: &mut Changes,
 ) -> bool {
     let namespace = (!key.namespace.is_empty()).then_some(key.namespace.as_str());
     let selected = match selection::select(resources, namespace, &placement.spec) {
@@ -196,8 +200,11 @@ fn refresh_resource_snapshot(
                 now,
             );
             if Condition::set(&mut placement.scheduled, condition) {
+                changes.push(Change::SchedulingChanged {
+                    placement: key.clone(),
+                });
                 decisions.push(Decision::SchedulingChanged {
-                    placement: label(key),
+                    placement: key.clone(),
                     fulfilled: false,
                     message,
                 });
@@ -222,8 +229,11 @@ fn refresh_resource_snapshot(
         enveloped_objects,
         created: now,
     });
+    changes.push(Change::ResourceSnapshotTaken {
+        placement: key.clone(),
+    });
     decisions.push(Decision::ResourceSnapshotTaken {
-        placement: label(key),
+        placement: key.clone(),
         index,
         resource_hash: hash,
     });
@@ -233,7 +243,11 @@ fn refresh_resource_snapshot(
 /// After a hub resource was stored or deleted: every placement re-selects. This never
 /// reschedules a valid placement (resource-only changes do not trigger scheduling); one that
 /// was waiting on invalid selectors gets its first policy snapshot once they become valid.
-pub(crate) fn resources_changed(state: &mut State, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn resources_changed(
+    state: &mut State,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let mut decisions = Vec::new();
     let State {
         members,
@@ -244,9 +258,17 @@ pub(crate) fn resources_changed(state: &mut State, now: DateTime<Utc>) -> Vec<De
     for (key, placement) in placements.iter_mut() {
         let was_invalid = placement.selection_error.is_some();
         if was_invalid {
-            refresh(members, resources, key, placement, now, &mut decisions);
+            refresh(
+                members,
+                resources,
+                key,
+                placement,
+                now,
+                &mut decisions,
+                changes,
+            );
         } else {
-            refresh_resource_snapshot(placement, key, resources, now, &mut decisions);
+            refresh_resource_snapshot(placement, key, resources, now, &mut decisions, changes);
         }
     }
     super::retention::prune_all(state);
@@ -260,18 +282,26 @@ pub(crate) fn member_changed(
     state: &mut State,
     cluster: &str,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
-    reschedule(state, now, |placement| match placement.placement_type() {
-        PlacementType::PickAll => Some(Some(cluster)),
-        _ if !placement.is_fully_scheduled() => Some(None),
-        _ => None,
+    reschedule(state, now, changes, |placement| {
+        match placement.placement_type() {
+            PlacementType::PickAll => Some(Some(cluster)),
+            _ if !placement.is_fully_scheduled() => Some(None),
+            _ => None,
+        }
     })
 }
 
 /// After a member cluster left: its bindings are released and placements that lost a cluster
 /// schedule again.
-pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) -> Vec<Decision> {
-    reschedule(state, now, |placement| {
+pub(crate) fn member_left(
+    state: &mut State,
+    cluster: &str,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    reschedule(state, now, changes, |placement| {
         let held = placement.bindings.contains_key(cluster);
         match placement.placement_type() {
             PlacementType::PickAll if held => Some(Some(cluster)),
@@ -287,6 +317,7 @@ pub(crate) fn member_left(state: &mut State, cluster: &str, now: DateTime<Utc>) 
 fn reschedule<'a>(
     state: &mut State,
     now: DateTime<Utc>,
+    changes: &mut Changes,
     scope: impl Fn(&Placement) -> Option<Option<&'a str>>,
 ) -> Vec<Decision> {
     let mut decisions = Vec::new();
@@ -300,11 +331,7 @@ fn reschedule<'a>(
             continue;
         };
         decisions.extend(scheduler::schedule(
-            members,
-            placement,
-            label(key),
-            now,
-            only,
+            members, placement, key, now, only, changes,
         ));
     }
     decisions

@@ -8,18 +8,23 @@ pub mod policy_snapshot;
 pub mod resource_snapshot;
 mod retention;
 pub mod selection;
+pub(crate) mod store;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore};
+pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore, OverrideSnapshots, Work};
 pub use policy_snapshot::PolicySnapshot;
 pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
 
+use chrono::{DateTime, Utc};
+
+use crate::change::{Change, Changes};
 use crate::condition::Condition;
+use crate::decision::Decision;
 use crate::model::placement::{PlacementPolicy, PlacementType};
-use crate::model::{ObjectMeta, PlacementSpec};
+use crate::model::{ObjectKey, ObjectMeta, PlacementSpec};
 
 /// A stored placement and what the hub derived from it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,5 +93,48 @@ impl Placement {
         self.latest_policy()
             .and_then(|p| p.scheduled.as_ref())
             .is_some_and(|c| c.status == crate::condition::ConditionStatus::True)
+    }
+
+    /// Binds `cluster`'s binding to `work` (see [`Binding::bind_to`]): the one place a rollout
+    /// — rolling, partitioned or a staged run — starts on a cluster. `None` without a binding.
+    pub(crate) fn bind(
+        &mut self,
+        key: &ObjectKey,
+        cluster: &str,
+        (work, run): (Work, Option<String>),
+        now: DateTime<Utc>,
+        changes: &mut Changes,
+    ) -> Option<Decision> {
+        let binding = self.bindings.get_mut(cluster)?;
+        let resource_index = work.resource_index;
+        binding.bind_to(work, run, now);
+        changes.push(Change::BindingBound {
+            placement: key.clone(),
+            cluster: cluster.to_owned(),
+        });
+        Some(Decision::RolloutStarted {
+            placement: key.clone(),
+            cluster: cluster.to_owned(),
+            resource_index,
+        })
+    }
+
+    /// Removes `cluster`'s binding, and so its work: the one place any rollout, a staged run's
+    /// delete stage or an eviction removes one. `None` when there was none.
+    pub(crate) fn remove_binding(
+        &mut self,
+        key: &ObjectKey,
+        cluster: &str,
+        changes: &mut Changes,
+    ) -> Option<Decision> {
+        self.bindings.remove(cluster)?;
+        changes.push(Change::BindingRemoved {
+            placement: key.clone(),
+            cluster: cluster.to_owned(),
+        });
+        Some(Decision::BindingRemoved {
+            placement: key.clone(),
+            cluster: cluster.to_owned(),
+        })
     }
 }

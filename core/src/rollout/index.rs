@@ -16,8 +16,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::readiness::{self, Readiness};
 use crate::placement::{Binding, BindingState};
 
-/// Override snapshot names a work is rendered with (cluster resource, resource overrides).
-pub(crate) type OverrideSnapshots = (Vec<String>, Vec<(String, String)>);
+pub(crate) use crate::placement::OverrideSnapshots;
 
 /// What the pass needs to know about one binding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

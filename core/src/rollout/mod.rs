@@ -24,29 +24,28 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::change::{Change, Changes};
 use crate::decision::Decision;
 use crate::model::placement::{PlacementType, StrategyType};
-use crate::model::{
-    CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT, Rounding,
-};
+use crate::model::{ObjectKey, Rounding};
 use crate::overrides;
-use crate::placement::{BindingState, Placement};
+use crate::placement::{BindingState, Placement, Work};
 use crate::state::State;
 use index::{BindingIndex, Class, OverrideSnapshots};
 
-/// Runs a rollout pass for every placement the step's decisions touched, and for placements
+/// Runs a rollout pass for every placement the step's changes touched, and for placements
 /// whose readiness deadline has passed.
 pub(crate) fn roll_out(
     state: &mut State,
-    decisions: &[Decision],
+    changes: &mut Changes,
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
-    let mut touched = touched_placements(decisions);
-    touched.extend(partitioned::observe(state, decisions));
-    note_changes(state, decisions);
-    let mut keys = touched.clone();
-    if touched.contains(&overrides_changed()) {
-        keys.remove(&overrides_changed());
+    let touched = Touched::of(changes.as_slice());
+    let regrouped = partitioned::observe(state, changes.as_slice());
+    note_changes(state, changes.as_slice());
+    let mut keys = touched.placements;
+    keys.extend(regrouped);
+    if touched.every {
         keys.extend(state.placements.keys().cloned());
     }
     while let Some((deadline, key)) = state.rollout_deadlines.first().cloned() {
@@ -58,7 +57,7 @@ pub(crate) fn roll_out(
     }
     let mut decisions = Vec::new();
     for key in keys {
-        decisions.extend(pass(state, &key, now));
+        decisions.extend(pass(state, &key, now, changes));
     }
     decisions
 }
@@ -66,116 +65,90 @@ pub(crate) fn roll_out(
 /// Tells the binding indexes what the step changed: single bindings are marked for
 /// classification again; anything broader (a placement's spec, its snapshots, any override)
 /// drops the index, to be rebuilt by the next pass.
-fn note_changes(state: &mut State, decisions: &[Decision]) {
+fn note_changes(state: &mut State, changes: &[Change]) {
     let indexes = &mut state.rollout_index.0;
-    for decision in decisions {
-        match decision {
-            Decision::WorkReported {
-                placement, cluster, ..
-            }
-            | Decision::ClusterScheduled { placement, cluster }
-            | Decision::ClusterUnscheduled {
-                placement, cluster, ..
-            }
-            | Decision::RolloutStarted {
-                placement, cluster, ..
-            }
-            | Decision::BindingRemoved { placement, cluster } => {
-                if let Some(index) = placement_key(placement).and_then(|k| indexes.get_mut(&k)) {
+    for change in changes {
+        match change {
+            Change::WorkReported { placement, cluster }
+            | Change::ClusterScheduled { placement, cluster }
+            | Change::ClusterUnscheduled { placement, cluster }
+            | Change::BindingBound { placement, cluster }
+            | Change::BindingRemoved { placement, cluster } => {
+                if let Some(index) = indexes.get_mut(placement) {
                     index.mark(cluster);
                 }
             }
             // Which overrides apply to a cluster follows its labels.
-            Decision::ClusterJoined { cluster } | Decision::ClusterLeft { cluster } => {
+            Change::ClusterJoined { cluster } | Change::ClusterLeft { cluster } => {
                 indexes.values_mut().for_each(|index| index.mark(cluster));
             }
-            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
-                if let Some(cluster) = object.strip_prefix("MemberCluster/") {
-                    indexes.values_mut().for_each(|index| index.mark(cluster));
-                } else if is_override(object) {
+            Change::ObjectStored(key) | Change::ObjectDeleted(key) => {
+                if key.is_member_cluster() {
+                    indexes.values_mut().for_each(|index| index.mark(&key.name));
+                } else if key.is_override() {
                     indexes.clear();
-                } else if let Some(key) = placement_key(object) {
-                    indexes.remove(&key);
+                } else if key.is_placement() {
+                    indexes.remove(key);
                 }
             }
-            Decision::PolicySnapshotTaken {
-                placement: object, ..
+            Change::PolicySnapshotTaken { placement }
+            | Change::ResourceSnapshotTaken { placement } => {
+                indexes.remove(placement);
             }
-            | Decision::ResourceSnapshotTaken {
-                placement: object, ..
-            } => {
-                if let Some(key) = placement_key(object) {
-                    indexes.remove(&key);
-                }
-            }
-            Decision::OverrideSnapshotTaken { .. } => indexes.clear(),
-            _ => {}
+            Change::OverrideSnapshotTaken { .. } => indexes.clear(),
+            // Health alone changes no binding's class; scheduling, approvals and evictions
+            // reach the index through the binding changes they cause.
+            Change::ClusterHealthChanged { .. }
+            | Change::SchedulingChanged { .. }
+            | Change::ApprovalGranted { .. }
+            | Change::EvictionReconciled { .. } => {}
         }
     }
 }
 
-/// The placements a step's decisions touched, which the rollout must look at again.
-#[must_use]
-pub fn touched_placements(decisions: &[Decision]) -> BTreeSet<ObjectKey> {
-    decisions
-        .iter()
-        .filter_map(|decision| match decision {
-            Decision::ObjectStored { object, .. }
-            | Decision::PolicySnapshotTaken {
-                placement: object, ..
-            }
-            | Decision::ResourceSnapshotTaken {
-                placement: object, ..
-            }
-            | Decision::ClusterScheduled {
-                placement: object, ..
-            }
-            | Decision::ClusterUnscheduled {
-                placement: object, ..
-            }
-            | Decision::SchedulingChanged {
-                placement: object, ..
-            }
-            | Decision::WorkReported {
-                placement: object, ..
-            }
-            | Decision::EvictionReconciled {
-                placement: object, ..
-            } => placement_key(object).or_else(|| is_override(object).then(overrides_changed)),
-            Decision::ObjectDeleted { object } if is_override(object) => Some(overrides_changed()),
-            Decision::OverrideSnapshotTaken { .. } => Some(overrides_changed()),
-            _ => None,
-        })
-        .collect()
+/// The placements a step's changes touched, which the rollout must look at again.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Touched {
+    /// These placements.
+    pub placements: BTreeSet<ObjectKey>,
+    /// Every placement (an override changed, and any placement may render differently).
+    pub every: bool,
 }
 
-/// Whether a display name is a `ClusterResourceOverride` or `ResourceOverride`.
-fn is_override(display: &str) -> bool {
-    display.starts_with("ClusterResourceOverride/") || display.starts_with("ResourceOverride/")
-}
-
-/// A marker in the touched set meaning "an override changed: every placement".
-fn overrides_changed() -> ObjectKey {
-    ObjectKey::cluster_scoped(PLACEMENT_GROUP, "ClusterResourceOverride", "")
-}
-
-/// The key behind a placement's display name (`ClusterResourcePlacement/name`,
-/// `ResourcePlacement/namespace/name`); `None` for any other object.
-pub(crate) fn placement_key(display: &str) -> Option<ObjectKey> {
-    let mut parts = display.split('/');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(CLUSTER_RESOURCE_PLACEMENT), Some(name), None) => Some(ObjectKey::cluster_scoped(
-            PLACEMENT_GROUP,
-            CLUSTER_RESOURCE_PLACEMENT,
-            name,
-        )),
-        (Some(RESOURCE_PLACEMENT), Some(namespace), Some(name)) => Some(ObjectKey {
-            group: PLACEMENT_GROUP.into(),
-            kind: RESOURCE_PLACEMENT.into(),
-            namespace: namespace.into(),
-            name: name.into(),
-        }),
-        _ => None,
+impl Touched {
+    /// What these changes touched.
+    #[must_use]
+    pub fn of(changes: &[Change]) -> Self {
+        let mut touched = Self::default();
+        for change in changes {
+            match change {
+                Change::ObjectStored(key) if key.is_placement() => {
+                    touched.placements.insert(key.clone());
+                }
+                Change::ObjectStored(key) | Change::ObjectDeleted(key) => {
+                    touched.every |= key.is_override();
+                }
+                Change::PolicySnapshotTaken { placement }
+                | Change::ResourceSnapshotTaken { placement }
+                | Change::ClusterScheduled { placement, .. }
+                | Change::ClusterUnscheduled { placement, .. }
+                | Change::SchedulingChanged { placement }
+                | Change::WorkReported { placement, .. }
+                | Change::EvictionReconciled { placement } => {
+                    touched.placements.insert(placement.clone());
+                }
+                Change::OverrideSnapshotTaken { .. } => touched.every = true,
+                // Cluster changes reach placements through scheduling; bindings bound or
+                // removed are the rollout's own doing; approvals drive staged runs only.
+                Change::ClusterJoined { .. }
+                | Change::ClusterHealthChanged { .. }
+                | Change::ClusterLeft { .. }
+                | Change::BindingBound { .. }
+                | Change::BindingRemoved { .. }
+                | Change::ApprovalGranted { .. } => {}
+            }
+        }
+        touched
     }
 }
 
@@ -261,13 +234,18 @@ impl Settings {
     }
 }
 
-fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+fn pass(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     if state
         .placements
         .get(key)
         .is_some_and(partitioned::is_partitioned)
     {
-        return partitioned::pass(state, key, now);
+        return partitioned::pass(state, key, now, changes);
     }
     let Some(settings) = state.placements.get(key).and_then(Settings::of) else {
         state.rollout_index.0.remove(key);
@@ -298,7 +276,15 @@ fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision>
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
     };
-    let decisions = apply(placement, key, &plan, settings.latest, &wanted, now);
+    let decisions = apply(
+        placement,
+        key,
+        &plan,
+        settings.latest,
+        &wanted,
+        now,
+        changes,
+    );
     let changed: Vec<String> = acted.into_iter().chain(plan.remove).collect();
     classify(state, key, &mut index, &changed, &wanted, &settings, now);
     debug_assert_eq!(
@@ -408,37 +394,19 @@ fn apply(
     latest: u64,
     wanted: &BTreeMap<String, OverrideSnapshots>,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
-    let label = key.display();
     let mut decisions = Vec::new();
     // New and updated clusters first, then the removals: the order the seed tells it in.
     for cluster in plan.bind.iter().chain(&plan.update) {
-        let Some(binding) = placement.bindings.get_mut(cluster) else {
-            continue;
-        };
-        binding.state = BindingState::Bound;
-        binding.previous_state = None;
-        binding.resource_index = Some(latest);
-        binding.override_snapshots = wanted.get(cluster).cloned().unwrap_or_default();
-        binding.rollout_started_at = Some(now);
-        binding.update_run = None;
-        // A new work: what the cluster said about the previous one no longer counts (KubeFleet
-        // ties conditions to the binding's generation).
-        binding.report = None;
-        binding.generation += 1;
-        decisions.push(Decision::RolloutStarted {
-            placement: label.clone(),
-            cluster: cluster.clone(),
+        let work = Work {
             resource_index: latest,
-        });
+            override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
+        };
+        decisions.extend(placement.bind(key, cluster, (work, None), now, changes));
     }
     for cluster in &plan.remove {
-        if placement.bindings.remove(cluster).is_some() {
-            decisions.push(Decision::BindingRemoved {
-                placement: label.clone(),
-                cluster: cluster.clone(),
-            });
-        }
+        decisions.extend(placement.remove_binding(key, cluster, changes));
     }
     decisions
 }
@@ -549,6 +517,55 @@ mod tests {
             binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
         ];
         assert_eq!(plan(&index(&done), 2, 1, 2).remove, ["cluster-2"]);
+    }
+
+    #[test]
+    fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
+        use crate::model::{CLUSTER_GROUP, MEMBER_CLUSTER, PLACEMENT_GROUP};
+        let placement = ObjectKey::cluster_scoped(
+            PLACEMENT_GROUP,
+            crate::model::CLUSTER_RESOURCE_PLACEMENT,
+            "p",
+        );
+        let mut state = State::default();
+        state
+            .rollout_index
+            .0
+            .insert(placement.clone(), BindingIndex::new(0));
+        let custom = ObjectKey::cluster_scoped("example.com", MEMBER_CLUSTER, "member-1");
+        note_changes(&mut state, &[Change::ObjectStored(custom.clone())]);
+        let due = |state: &mut State| {
+            state
+                .rollout_index
+                .0
+                .get_mut(&placement)
+                .map(|index| index.take_due(DateTime::UNIX_EPOCH))
+                .unwrap_or_default()
+        };
+        assert!(
+            due(&mut state).is_empty(),
+            "example.com/v1 MemberCluster marked a cluster"
+        );
+        assert_eq!(
+            Touched::of(&[Change::ObjectStored(custom)]),
+            Touched::default()
+        );
+        let real = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, "member-1");
+        note_changes(&mut state, &[Change::ObjectStored(real)]);
+        assert_eq!(
+            due(&mut state).into_iter().collect::<Vec<_>>(),
+            ["member-1"]
+        );
+        // Likewise a custom kind named like a placement or an override touches nothing.
+        let fake_placement =
+            ObjectKey::cluster_scoped("example.com", "ClusterResourcePlacement", "p");
+        let fake_override =
+            ObjectKey::cluster_scoped("example.com", "ClusterResourceOverride", "o");
+        let changes = [
+            Change::ObjectStored(fake_placement),
+            Change::ObjectDeleted(fake_override),
+        ];
+        assert_eq!(Touched::of(&changes), Touched::default());
     }
 
     #[test]

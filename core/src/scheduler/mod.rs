@@ -12,6 +12,7 @@
 //! cluster's labels, properties, taints or health changed; only a new policy or the cluster
 //! leaving does that.
 
+mod fill;
 pub mod filter;
 pub mod property;
 pub mod quantity;
@@ -22,12 +23,13 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
+use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::member::Member;
+use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
-use score::{DomainCounts, Spread};
 
 /// Most not-selected clusters recorded in a policy snapshot's `targetClusters`.
 pub const NOT_SELECTED_DECISIONS_MAX: usize = 20;
@@ -56,19 +58,12 @@ pub const MESSAGE_FULFILLED: &str =
 pub const MESSAGE_UNFULFILLED: &str =
     "could not find all clusters needed as specified by the scheduling policy";
 
-/// PickN candidates that share one combination of topology domains, best first.
-struct Group {
-    domains: Vec<Option<usize>>,
-    members: Vec<usize>,
-    next: usize,
-    spread: Spread,
-}
-
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
     members: &'a BTreeMap<String, Member>,
     placement: &'a mut Placement,
-    label: String,
+    key: &'a ObjectKey,
+    changes: &'a mut Changes,
     policy: PlacementPolicy,
     policy_index: u64,
     now: DateTime<Utc>,
@@ -84,9 +79,10 @@ struct Cycle<'a> {
 pub(crate) fn schedule(
     members: &BTreeMap<String, Member>,
     placement: &mut Placement,
-    label: String,
+    key: &ObjectKey,
     now: DateTime<Utc>,
     only: Option<&str>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let Some(snapshot) = placement.latest_policy() else {
         return Vec::new();
@@ -96,7 +92,8 @@ pub(crate) fn schedule(
     let mut cycle = Cycle {
         members,
         placement,
-        label,
+        key,
+        changes,
         policy,
         policy_index,
         now,
@@ -163,7 +160,7 @@ impl Cycle<'_> {
     /// from the placement's uid and the cluster (KubeFleet's is random).
     fn binding_name(&self, cluster: &str) -> String {
         let digest = Sha256::digest(format!("{}/{cluster}", self.placement.meta.uid).as_bytes());
-        let name = self.label.rsplit('/').next().unwrap_or_default();
+        let name = self.key.name.as_str();
         let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
         format!(
             "{}-{}-{}",
@@ -185,41 +182,28 @@ impl Cycle<'_> {
         };
         let policy_index = self.policy_index;
         if let Some(binding) = self.placement.bindings.get_mut(cluster) {
-            if binding.state == BindingState::Unscheduled {
-                binding.state = binding
-                    .previous_state
-                    .take()
-                    .unwrap_or(BindingState::Scheduled);
+            if binding.restore() {
+                self.changes.push(Change::ClusterScheduled {
+                    placement: self.key.clone(),
+                    cluster: cluster.to_owned(),
+                });
                 self.decisions.push(Decision::ClusterScheduled {
-                    placement: self.label.clone(),
+                    placement: self.key.clone(),
                     cluster: cluster.to_owned(),
                 });
             }
-            if binding.policy_index != policy_index || binding.decision != decision {
-                binding.policy_index = policy_index;
-                binding.decision = decision;
-                binding.generation += 1;
-            }
+            binding.repoint(policy_index, decision);
             return;
         }
-        let binding = Binding {
-            name: self.binding_name(cluster),
-            cluster: cluster.to_owned(),
-            state: BindingState::Scheduled,
-            previous_state: None,
-            policy_index,
-            resource_index: None,
-            decision,
-            generation: 1,
-            rollout_started_at: None,
-            report: None,
-            override_snapshots: (Vec::new(), Vec::new()),
-            created: self.now,
-            update_run: None,
-        };
+        let binding =
+            Binding::scheduled(self.binding_name(cluster), decision, policy_index, self.now);
         self.placement.bindings.insert(cluster.to_owned(), binding);
+        self.changes.push(Change::ClusterScheduled {
+            placement: self.key.clone(),
+            cluster: cluster.to_owned(),
+        });
         self.decisions.push(Decision::ClusterScheduled {
-            placement: self.label.clone(),
+            placement: self.key.clone(),
             cluster: cluster.to_owned(),
         });
     }
@@ -228,14 +212,15 @@ impl Cycle<'_> {
         let Some(binding) = self.placement.bindings.get_mut(cluster) else {
             return;
         };
-        if binding.state == BindingState::Unscheduled {
+        if !binding.unschedule() {
             return;
         }
-        binding.previous_state = Some(binding.state);
-        binding.state = BindingState::Unscheduled;
-        binding.generation += 1;
+        self.changes.push(Change::ClusterUnscheduled {
+            placement: self.key.clone(),
+            cluster: cluster.to_owned(),
+        });
         self.decisions.push(Decision::ClusterUnscheduled {
-            placement: self.label.clone(),
+            placement: self.key.clone(),
             cluster: cluster.to_owned(),
             reason: reason.to_owned(),
         });
@@ -362,209 +347,45 @@ impl Cycle<'_> {
         }
     }
 
-    /// Picks up to `missing` clusters; one at a time when topology spread constraints exist.
-    fn fill(&mut self, missing: usize) -> bool {
-        let members = self.members;
-        let constraints = self.policy.topology_spread_constraints.clone();
-        // Cluster-only filters and affinity scores do not change between picks.
-        let mut candidates: Vec<&Member> = Vec::new();
-        let mut names: Vec<&String> = Vec::new();
-        for (name, member) in members {
-            if self
-                .placement
-                .bindings
-                .get(name)
-                .is_some_and(|b| self.is_current(b))
-            {
-                continue;
-            }
-            match filter::filter(member, &self.policy, self.now) {
-                None => {
-                    candidates.push(member);
-                    names.push(name);
-                }
-                Some(reason) => {
-                    self.rejected.insert(name.clone(), reason);
-                }
-            }
-        }
-        let affinity = score::affinity_scores(&candidates, &self.policy);
-        let bonus: Vec<i32> = names
-            .iter()
-            .map(|name| {
-                i32::from(
-                    self.placement
-                        .bindings
-                        .get(*name)
-                        .is_some_and(|b| self.is_obsolete(b)),
-                )
-            })
-            .collect();
-        let bound: Vec<&Member> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| self.is_current(b))
-            .filter_map(|b| members.get(&b.cluster))
-            .collect();
-        let mut counts: Vec<DomainCounts> = constraints
-            .iter()
-            .map(|c| DomainCounts::new(members.values(), &c.topology_key, bound.iter().copied()))
-            .collect();
-        // Every cluster in one combination of domains has the same topology spread score, so
-        // within a group the order is fixed: affinity, bonus, then the larger name. A pick
-        // then compares group heads, not every cluster.
-        let mut grouped: BTreeMap<Vec<Option<usize>>, Vec<usize>> = BTreeMap::new();
-        for (i, member) in candidates.iter().enumerate() {
-            let key = constraints
-                .iter()
-                .zip(&counts)
-                .map(|(c, d)| d.domain_of(member, &c.topology_key))
-                .collect();
-            grouped.entry(key).or_default().push(i);
-        }
-        let mut groups: Vec<Group> = grouped
-            .into_iter()
-            .map(|(domains, mut members)| {
-                members.sort_by(|&a, &b| {
-                    (affinity[b], bonus[b])
-                        .cmp(&(affinity[a], bonus[a]))
-                        .then(names[b].cmp(names[a]))
-                });
-                Group {
-                    domains,
-                    members,
-                    next: 0,
-                    spread: Spread::Score(0),
-                }
-            })
-            .collect();
-        let better = |a: &(ClusterScore, i32, usize), b: &(ClusterScore, i32, usize)| {
-            (b.0.topology_spread, b.0.affinity, b.1)
-                .cmp(&(a.0.topology_spread, a.0.affinity, a.1))
-                .then(names[b.2].cmp(names[a.2]))
-        };
-        let batch = if constraints.is_empty() { missing } else { 1 };
-        let mut remaining = missing;
-        while remaining > 0 {
-            for group in &mut groups {
-                group.spread = score::spread(&group.domains, &constraints, &counts);
-            }
-            let head = |group: &Group| -> Option<(ClusterScore, i32, usize)> {
-                let Spread::Score(topology_spread) = group.spread else {
-                    return None;
-                };
-                let i = *group.members.get(group.next)?;
-                Some((
-                    ClusterScore {
-                        affinity: affinity[i],
-                        topology_spread,
-                    },
-                    bonus[i],
-                    i,
-                ))
-            };
-            let mut picked_now = 0;
-            while picked_now < batch {
-                let best = groups
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(g, group)| head(group).map(|h| (h, g)))
-                    .min_by(|a, b| better(&a.0, &b.0));
-                let Some(((score, _, i), g)) = best else {
-                    break;
-                };
-                groups[g].next += 1;
-                self.bind(names[i], Some(score));
-                for (counts, domain) in counts.iter_mut().zip(&groups[g].domains) {
-                    if let Some(domain) = domain {
-                        counts.add(*domain);
-                    }
-                }
-                picked_now += 1;
-            }
-            remaining -= picked_now;
-            // The runners-up of this round, best first (the last round's stand).
-            let mut runners: Vec<(ClusterScore, i32, usize)> = groups
-                .iter()
-                .flat_map(|group| {
-                    let Spread::Score(topology_spread) = group.spread else {
-                        return Vec::new();
-                    };
-                    group.members[group.next.min(group.members.len())..]
-                        .iter()
-                        .take(NOT_SELECTED_DECISIONS_MAX)
-                        .map(|&i| {
-                            (
-                                ClusterScore {
-                                    affinity: affinity[i],
-                                    topology_spread,
-                                },
-                                bonus[i],
-                                i,
-                            )
-                        })
-                        .collect()
-                })
-                .collect();
-            runners.sort_by(better);
-            self.not_picked = runners
-                .into_iter()
-                .take(NOT_SELECTED_DECISIONS_MAX)
-                .map(|(score, _, i)| ClusterDecision {
-                    cluster: names[i].clone(),
-                    selected: false,
-                    score: Some(score),
-                    reason: REASON_NOT_PICKED.to_owned(),
-                })
-                .collect();
-            if picked_now < batch {
-                break;
-            }
-        }
-        for group in &groups {
-            let Spread::Violates(position) = group.spread else {
-                continue;
-            };
-            let constraint = &constraints[position];
-            for &i in &group.members[group.next.min(group.members.len())..] {
-                self.rejected.insert(
-                    names[i].clone(),
-                    format!(
-                        "{}violated topology spread constraint {:?} (max skew {})",
-                        filter::UNSCHEDULABLE,
-                        constraint.topology_key,
-                        constraint.max_skew
-                    ),
-                );
-            }
-        }
-        let obsolete: Vec<String> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| self.is_obsolete(b))
-            .map(|b| b.cluster.clone())
-            .collect();
-        for cluster in obsolete {
-            self.unschedule(
-                &cluster,
-                "the cluster is no longer picked by the scheduling policy",
-            );
-        }
-        remaining == 0
-    }
-
     /// Writes the outcome into the policy snapshot and the placement's condition.
     fn record(&mut self, fulfilled: bool, incremental: bool) {
+        if self.placement.policy_snapshots.is_empty() {
+            return;
+        }
+        self.record_not_selected(incremental);
         let found = self.current_count();
         let message = if fulfilled {
             MESSAGE_FULFILLED.to_owned()
         } else {
             format!("{MESSAGE_UNFULFILLED}, found {found} cluster(s) instead")
         };
-        let generation = self.placement.meta.generation;
-        let now = self.now;
+        let (status, reason) = if fulfilled {
+            (ConditionStatus::True, REASON_FULFILLED)
+        } else {
+            (ConditionStatus::False, REASON_UNFULFILLED)
+        };
+        let condition = Condition::new(CONDITION_SCHEDULED, status, reason, message, 1, self.now);
+        if self.set_scheduled(condition) {
+            self.changes.push(Change::SchedulingChanged {
+                placement: self.key.clone(),
+            });
+            self.decisions.push(Decision::SchedulingChanged {
+                placement: self.key.clone(),
+                fulfilled,
+                message: self
+                    .placement
+                    .scheduled
+                    .as_ref()
+                    .map(|c| c.message.clone())
+                    .unwrap_or_default(),
+            });
+        }
+    }
+
+    /// The latest snapshot's not-selected clusters: not picked (best first), then filtered out
+    /// in name order, at most [`NOT_SELECTED_DECISIONS_MAX`] in all (PickFixed lists every
+    /// name). An incremental pass keeps what earlier passes found about other clusters.
+    fn record_not_selected(&mut self, incremental: bool) {
         let rejected = std::mem::take(&mut self.rejected);
         let not_picked = std::mem::take(&mut self.not_picked);
         let picked: Vec<String> = self
@@ -574,11 +395,15 @@ impl Cycle<'_> {
             .filter(|b| b.state != BindingState::Unscheduled)
             .map(|b| b.cluster.clone())
             .collect();
+        let cap = if self.policy.placement_type == PlacementType::PickFixed {
+            usize::MAX
+        } else {
+            NOT_SELECTED_DECISIONS_MAX
+        };
         let Some(snapshot) = self.placement.policy_snapshots.last_mut() else {
             return;
         };
         let mut filtered: Vec<ClusterDecision> = if incremental {
-            // Keep what earlier passes found about other clusters.
             snapshot
                 .not_selected
                 .drain(..)
@@ -598,23 +423,19 @@ impl Cycle<'_> {
                 }),
         );
         filtered.sort_by(|a, b| a.cluster.cmp(&b.cluster));
-        // Not picked (best first), then filtered out, at most NOT_SELECTED_DECISIONS_MAX in
-        // all; PickFixed lists every name.
-        let cap = if self.policy.placement_type == PlacementType::PickFixed {
-            usize::MAX
-        } else {
-            NOT_SELECTED_DECISIONS_MAX
-        };
         snapshot.not_selected = not_picked.into_iter().chain(filtered).take(cap).collect();
-        let (status, reason) = if fulfilled {
-            (ConditionStatus::True, REASON_FULFILLED)
-        } else {
-            (ConditionStatus::False, REASON_UNFULFILLED)
+    }
+
+    /// Sets the Scheduled condition on the latest snapshot and, typed for its kind, on the
+    /// placement; whether the snapshot's condition changed.
+    fn set_scheduled(&mut self, condition: Condition) -> bool {
+        let generation = self.placement.meta.generation;
+        let Some(snapshot) = self.placement.policy_snapshots.last_mut() else {
+            return false;
         };
-        let condition = Condition::new(CONDITION_SCHEDULED, status, reason, message, 1, now);
         let changed = Condition::set(&mut snapshot.scheduled, condition.clone());
         snapshot.observed_placement_generation = generation;
-        let placement_type = if self.label.starts_with("ResourcePlacement/") {
+        let placement_type = if self.key.kind == crate::model::RESOURCE_PLACEMENT {
             "ResourcePlacementScheduled"
         } else {
             "ClusterResourcePlacementScheduled"
@@ -625,17 +446,6 @@ impl Cycle<'_> {
             ..condition
         };
         Condition::set(&mut self.placement.scheduled, placement_condition);
-        if changed {
-            self.decisions.push(Decision::SchedulingChanged {
-                placement: self.label.clone(),
-                fulfilled,
-                message: self
-                    .placement
-                    .scheduled
-                    .as_ref()
-                    .map(|c| c.message.clone())
-                    .unwrap_or_default(),
-            });
-        }
+        changed
     }
 }

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::Scope;
 use super::run::{ApprovalRequest, TaskPosition};
+use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, ObjectMeta, PLACEMENT_GROUP};
@@ -92,6 +93,7 @@ pub(crate) fn approve(
     name: &str,
     namespace: Option<&str>,
     now: DateTime<Utc>,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let key = match namespace {
         Some(ns) => ObjectKey {
@@ -111,7 +113,7 @@ pub(crate) fn approve(
     };
     if request.approved.is_some() {
         return vec![Decision::ObjectUnchanged {
-            object: key.display(),
+            object: key.clone(),
         }];
     }
     request.approved = Some(Condition::new(
@@ -122,7 +124,8 @@ pub(crate) fn approve(
         request.meta.generation,
         now,
     ));
-    vec![Decision::ApprovalGranted {
-        request: key.display(),
-    }]
+    changes.push(Change::ApprovalGranted {
+        request: key.clone(),
+    });
+    vec![Decision::ApprovalGranted { request: key }]
 }

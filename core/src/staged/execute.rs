@@ -4,16 +4,20 @@
 //! next stage; then the delete stage. `Stop` lets in-flight clusters finish and starts no new
 //! ones. Every step is taken at the event time of the input that made it possible.
 
-use chrono::{DateTime, Duration, Utc};
+mod clusters;
+mod tasks;
 
-use super::model::{RunState, TaskType};
+use chrono::{DateTime, Utc};
+
+use super::Scope;
+use super::model::RunState;
 use super::run::{ClusterStatus, TaskPosition, UpdateRun};
-use super::{Scope, approval};
+use crate::change::Changes;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
-use crate::model::Rounding;
-use crate::placement::BindingState;
 use crate::state::State;
+use clusters::walk_clusters;
+use tasks::tasks_pass;
 
 /// A cluster updating for longer than this makes the run `UpdateRunStuck` (not a failure).
 pub const STUCK_AFTER_SECS: i64 = 5 * 60;
@@ -41,6 +45,8 @@ pub(crate) struct Pass<'a> {
     pub wake_at: Option<DateTime<Utc>>,
     /// Only these updating clusters can have changed (`None`: check all).
     pub focus: Option<std::collections::BTreeSet<String>>,
+    /// What the pass changes (bindings bound and removed).
+    pub changes: &'a mut Changes,
 }
 
 impl Pass<'_> {
@@ -65,10 +71,6 @@ impl Pass<'_> {
         self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
     }
 
-    fn run_label(&self) -> String {
-        self.scope.run_display()
-    }
-
     /// Sets the run's `Progressing` condition, recording a decision when its reason changes.
     fn progressing(&mut self, status: ConditionStatus, reason: &str, message: &str) {
         let next = self.condition("Progressing", status, reason, message);
@@ -80,7 +82,7 @@ impl Pass<'_> {
             .is_none_or(|c| c.reason != reason);
         if Condition::set(&mut self.run.status.progressing, next) && changed_reason {
             self.decisions.push(Decision::UpdateRunStateChanged {
-                run: self.run_label(),
+                run: self.scope.run_key(),
                 reason: reason.to_owned(),
             });
         }
@@ -111,7 +113,7 @@ impl Pass<'_> {
 
     fn stage_changed(&mut self, stage: &str, reason: &str) {
         self.decisions.push(Decision::UpdateRunStageChanged {
-            run: self.run_label(),
+            run: self.scope.run_key(),
             stage: stage.to_owned(),
             reason: reason.to_owned(),
         });
@@ -208,7 +210,7 @@ fn fail(pass: &mut Pass<'_>, message: &str) {
     );
     pass.run.status.succeeded = Some(condition);
     pass.decisions.push(Decision::UpdateRunFinished {
-        run: pass.run_label(),
+        run: pass.scope.run_key(),
         succeeded: false,
         message: message.to_owned(),
     });
@@ -297,366 +299,6 @@ fn resume_stage(pass: &mut Pass<'_>, index: usize) {
     }
 }
 
-/// Checks the updating clusters that can have changed, then starts clusters in order while
-/// fewer than `maxConcurrency` are updating; `Done` once every cluster of the stage succeeded.
-/// Clusters start in order, so a stage is a succeeded prefix, the updating set, and the
-/// clusters not started yet: a pass costs O(log n) per cluster it checks or starts.
-fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
-    let limit = concurrency(pass, index);
-    let stage = &pass.run.status.stages[index];
-    let to_check: Vec<usize> = match &pass.focus {
-        None => stage.updating.iter().copied().collect(),
-        Some(focus) => focus
-            .iter()
-            .filter_map(|cluster| pass.run.status.positions.get(cluster))
-            .filter(|(at_stage, position)| *at_stage == index && stage.updating.contains(position))
-            .map(|(_, position)| *position)
-            .collect(),
-    };
-    for position in to_check {
-        if let Some(failed) = settle_cluster(pass, index, position) {
-            return failed;
-        }
-    }
-    let count = pass.run.status.stages[index].clusters.len();
-    while !stopping
-        && pass.run.status.stages[index].updating.len() < limit
-        && pass.run.status.stages[index].next_unstarted < count
-    {
-        let stage = &mut pass.run.status.stages[index];
-        let position = stage.next_unstarted;
-        stage.next_unstarted += 1;
-        stage.updating.insert(position);
-        start_cluster(pass, index, position);
-        if let Some(failed) = settle_cluster(pass, index, position) {
-            return failed;
-        }
-    }
-    // Clusters start in order, so the first updating one has been updating the longest.
-    let earliest = pass.run.status.stages[index].updating.first().copied();
-    let stuck = earliest.is_some_and(|position| is_stuck(pass, index, position));
-    if !stopping {
-        if stuck {
-            pass.progressing(
-                ConditionStatus::False,
-                "UpdateRunStuck",
-                &format!(
-                    "a cluster in stage `{}` has been updating for more than {} minutes",
-                    pass.run.status.stages[index].name,
-                    STUCK_AFTER_SECS / 60
-                ),
-            );
-        } else {
-            pass.progressing(ConditionStatus::True, "UpdateRunStarted", "");
-        }
-    }
-    let stage = &mut pass.run.status.stages[index];
-    while stage.clusters.get(stage.first_unfinished).is_some_and(|c| {
-        c.succeeded
-            .as_ref()
-            .is_some_and(|s| s.status == ConditionStatus::True)
-    }) {
-        stage.first_unfinished += 1;
-    }
-    if stage.first_unfinished == stage.clusters.len() {
-        Outcome::Done
-    } else {
-        Outcome::Waiting
-    }
-}
-
-/// Checks one updating cluster: records its success, or fails the stage (returned) when its
-/// update failed.
-fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<Outcome> {
-    let cluster = pass.run.status.stages[index].clusters[position]
-        .cluster
-        .clone();
-    match check_cluster(pass, &cluster) {
-        ClusterState::Updating => None,
-        ClusterState::Succeeded => {
-            let next = pass.condition(
-                "Succeeded",
-                ConditionStatus::True,
-                "ClusterUpdatingSucceeded",
-                "",
-            );
-            let stage = &mut pass.run.status.stages[index];
-            stage.clusters[position].succeeded = Some(next);
-            stage.updating.remove(&position);
-            pass.decisions.push(Decision::UpdateRunClusterUpdated {
-                run: pass.run_label(),
-                cluster,
-                succeeded: true,
-            });
-            None
-        }
-        ClusterState::Failed(why) => {
-            let stage_name = pass.run.status.stages[index].name.clone();
-            let message =
-                format!("cluster `{cluster}` in stage `{stage_name}` failed to update: {why}");
-            let next = pass.condition(
-                "Succeeded",
-                ConditionStatus::False,
-                "ClusterUpdatingFailed",
-                &message,
-            );
-            let failed = pass.condition(
-                "Succeeded",
-                ConditionStatus::False,
-                "StageUpdatingFailed",
-                &message,
-            );
-            let stage = &mut pass.run.status.stages[index];
-            stage.clusters[position].succeeded = Some(next);
-            stage.updating.remove(&position);
-            stage.succeeded = Some(failed);
-            pass.decisions.push(Decision::UpdateRunClusterUpdated {
-                run: pass.run_label(),
-                cluster,
-                succeeded: false,
-            });
-            Some(Outcome::Failed(message))
-        }
-    }
-}
-
-/// Whether an updating cluster has been updating for [`STUCK_AFTER_SECS`]; if not yet, the
-/// run asks to be woken when it would be.
-fn is_stuck(pass: &mut Pass<'_>, index: usize, position: usize) -> bool {
-    let since = pass.run.status.stages[index].clusters[position]
-        .started
-        .as_ref()
-        .map_or(pass.now, |c| c.last_transition_time);
-    let stuck_at = since + Duration::seconds(STUCK_AFTER_SECS);
-    if stuck_at <= pass.now {
-        true
-    } else {
-        pass.wake(stuck_at);
-        false
-    }
-}
-
-/// `maxConcurrency` of the stage: percentages of its cluster count round down, at least 1;
-/// integers are used as written; 1 by default.
-fn concurrency(pass: &Pass<'_>, index: usize) -> usize {
-    let count = pass.run.status.stages[index].clusters.len() as u64;
-    let configured = pass
-        .run
-        .status
-        .strategy_snapshot
-        .as_ref()
-        .and_then(|s| s.stages.get(index))
-        .and_then(|s| s.max_concurrency);
-    let resolved = configured.map_or(1, |value| value.resolve(count, Rounding::Down).max(1));
-    usize::try_from(resolved).unwrap_or(usize::MAX)
-}
-
-/// Binds the cluster to the run's resource snapshot with the overrides recorded for it.
-fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
-    let now = pass.now;
-    let resource_index = pass.run.status.resource_snapshot_index_used.unwrap_or(0);
-    let started = pass.condition(
-        "Started",
-        ConditionStatus::True,
-        "ClusterUpdatingStarted",
-        "",
-    );
-    let status = &mut pass.run.status.stages[index].clusters[position];
-    status.started = Some(started);
-    let overrides = (
-        status.cluster_resource_overrides.clone(),
-        status.resource_overrides.clone(),
-    );
-    let cluster = status.cluster.clone();
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
-    let label = key.display();
-    let run_name = pass.scope.run_name.clone();
-    let Some(binding) = pass
-        .state
-        .placements
-        .get_mut(&key)
-        .and_then(|p| p.bindings.get_mut(&cluster))
-    else {
-        return;
-    };
-    let new_work =
-        binding.resource_index != Some(resource_index) || binding.override_snapshots != overrides;
-    binding.state = BindingState::Bound;
-    binding.previous_state = None;
-    binding.rollout_started_at = Some(now);
-    binding.update_run = Some(run_name);
-    if new_work {
-        binding.resource_index = Some(resource_index);
-        binding.override_snapshots = overrides;
-        binding.report = None;
-        binding.generation += 1;
-    }
-    pass.decisions.push(Decision::RolloutStarted {
-        placement: label,
-        cluster,
-        resource_index,
-    });
-}
-
-enum ClusterState {
-    Succeeded,
-    Failed(String),
-    Updating,
-}
-
-/// A started cluster succeeds when its work at the run's resource index is applied and
-/// available; it fails when the apply failed, or when something else re-bound it (preempted).
-fn check_cluster(pass: &Pass<'_>, cluster: &str) -> ClusterState {
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
-    let resource_index = pass.run.status.resource_snapshot_index_used;
-    let Some(binding) = pass
-        .state
-        .placements
-        .get(&key)
-        .and_then(|p| p.bindings.get(cluster))
-    else {
-        return ClusterState::Failed("its binding no longer exists".to_owned());
-    };
-    if binding.resource_index != resource_index
-        || binding.update_run.as_deref() != Some(pass.scope.run_name.as_str())
-    {
-        return ClusterState::Failed(
-            "the cluster was updated by another rollout (preempted)".to_owned(),
-        );
-    }
-    match binding
-        .report
-        .as_ref()
-        .filter(|r| Some(r.resource_index) == resource_index)
-    {
-        Some(report) if report.applied == Some(false) => {
-            ClusterState::Failed(format!("the work failed to apply: {}", report.message))
-        }
-        Some(report) if report.applied == Some(true) && report.available == Some(true) => {
-            ClusterState::Succeeded
-        }
-        _ => ClusterState::Updating,
-    }
-}
-
-/// Whether every task at `position` of the stage has passed (creating approval requests and
-/// recording approvals and elapsed waits on the way).
-fn tasks_pass(pass: &mut Pass<'_>, index: usize, position: TaskPosition) -> bool {
-    let count = match position {
-        TaskPosition::Before => pass.run.status.stages[index].before_tasks.len(),
-        TaskPosition::After => pass.run.status.stages[index].after_tasks.len(),
-    };
-    let mut all = true;
-    for task in 0..count {
-        all &= task_passes(pass, index, position, task);
-    }
-    all
-}
-
-fn task_passes(pass: &mut Pass<'_>, index: usize, position: TaskPosition, task: usize) -> bool {
-    let prefix = match position {
-        TaskPosition::Before => "BeforeStageTask",
-        TaskPosition::After => "AfterStageTask",
-    };
-    let stage_name = pass.run.status.stages[index].name.clone();
-    let status = match position {
-        TaskPosition::Before => pass.run.status.stages[index].before_tasks[task].clone(),
-        TaskPosition::After => pass.run.status.stages[index].after_tasks[task].clone(),
-    };
-    let mut conditions = status.conditions.clone();
-    let passed = match status.task_type {
-        TaskType::TimedWait => {
-            if status.has("WaitTimeElapsed") {
-                true
-            } else {
-                let wait = wait_secs(pass, index, position, task);
-                let since = pass.run.status.stages[index]
-                    .progressing
-                    .as_ref()
-                    .map_or(pass.now, |c| c.last_transition_time);
-                let until = since + Duration::seconds(wait);
-                if until <= pass.now {
-                    conditions.push(pass.condition(
-                        "WaitTimeElapsed",
-                        ConditionStatus::True,
-                        &format!("{prefix}WaitTimeElapsed"),
-                        "",
-                    ));
-                    true
-                } else {
-                    pass.wake(until);
-                    false
-                }
-            }
-        }
-        TaskType::Approval => {
-            let name = status.approval_request_name.clone().unwrap_or_default();
-            if !status.has("ApprovalRequestCreated") {
-                approval::create(
-                    pass.state,
-                    pass.scope,
-                    &name,
-                    &stage_name,
-                    position,
-                    pass.now,
-                );
-                pass.decisions.push(Decision::ApprovalRequested {
-                    run: pass.run_label(),
-                    request: pass.scope.approval_display(&name),
-                });
-                conditions.push(pass.condition(
-                    "ApprovalRequestCreated",
-                    ConditionStatus::True,
-                    &format!("{prefix}ApprovalRequestCreated"),
-                    "",
-                ));
-            }
-            if status.has("ApprovalRequestApproved") {
-                true
-            } else if approval::accept(
-                pass.state,
-                pass.scope,
-                &name,
-                pass.run.meta.generation,
-                pass.now,
-            ) {
-                conditions.push(pass.condition(
-                    "ApprovalRequestApproved",
-                    ConditionStatus::True,
-                    &format!("{prefix}ApprovalRequestApproved"),
-                    "",
-                ));
-                true
-            } else {
-                false
-            }
-        }
-    };
-    let slot = match position {
-        TaskPosition::Before => &mut pass.run.status.stages[index].before_tasks[task],
-        TaskPosition::After => &mut pass.run.status.stages[index].after_tasks[task],
-    };
-    slot.conditions = conditions;
-    passed
-}
-
-fn wait_secs(pass: &Pass<'_>, index: usize, position: TaskPosition, task: usize) -> i64 {
-    let stage = pass
-        .run
-        .status
-        .strategy_snapshot
-        .as_ref()
-        .and_then(|s| s.stages.get(index));
-    let tasks = match position {
-        TaskPosition::Before => stage.map(|s| &s.before_stage_tasks),
-        TaskPosition::After => stage.map(|s| &s.after_stage_tasks),
-    };
-    tasks
-        .and_then(|t| t.get(task))
-        .and_then(|t| t.wait_time)
-        .map_or(0, |w| i64::try_from(w.0).unwrap_or(i64::MAX))
-}
-
 /// Once a stage's clusters all succeeded: `Progressing=False/StageUpdatingWaiting` (its time
 /// is when a TimedWait starts counting), then the after-stage tasks, then `Succeeded`.
 fn after_tasks(pass: &mut Pass<'_>, index: usize) -> Outcome {
@@ -701,7 +343,6 @@ fn delete_stage(pass: &mut Pass<'_>) {
         pass.stage_changed(&stage.name, "StageUpdatingStarted");
     }
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
-    let label = key.display();
     for cluster in &mut stage.clusters {
         if cluster.succeeded.is_some() {
             continue;
@@ -716,13 +357,8 @@ fn delete_stage(pass: &mut Pass<'_>) {
             .state
             .placements
             .get_mut(&key)
-            .and_then(|p| p.bindings.remove(&cluster.cluster));
-        if removed.is_some() {
-            pass.decisions.push(Decision::BindingRemoved {
-                placement: label.clone(),
-                cluster: cluster.cluster.clone(),
-            });
-        }
+            .and_then(|p| p.remove_binding(&key, &cluster.cluster, pass.changes));
+        pass.decisions.extend(removed);
         cluster.succeeded = Some(pass.condition(
             "Succeeded",
             ConditionStatus::True,
@@ -742,7 +378,7 @@ fn delete_stage(pass: &mut Pass<'_>) {
     let done = pass.condition("Succeeded", ConditionStatus::True, "UpdateRunSucceeded", "");
     pass.run.status.succeeded = Some(done);
     pass.decisions.push(Decision::UpdateRunFinished {
-        run: pass.run_label(),
+        run: pass.scope.run_key(),
         succeeded: true,
         message: String::new(),
     });

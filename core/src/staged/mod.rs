@@ -15,12 +15,14 @@ mod execute;
 mod initialize;
 pub mod model;
 pub mod run;
+pub(crate) mod store;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::{
@@ -133,14 +135,6 @@ impl Scope {
         }
     }
 
-    fn run_display(&self) -> String {
-        self.run_key().display()
-    }
-
-    fn approval_display(&self, name: &str) -> String {
-        self.approval_key(name).display()
-    }
-
     fn strategy_kind_lower(&self) -> &'static str {
         if self.cluster_scoped() {
             "clusterStagedUpdateStrategy"
@@ -176,17 +170,21 @@ pub fn is_run(key: &ObjectKey) -> bool {
         )
 }
 
-/// Drives every run the step's decisions may have moved, and runs whose deadline passed.
+/// Drives every run the step's changes may have moved, and runs whose deadline passed.
 pub(crate) fn drive_touched(
     state: &mut State,
-    decisions: &[Decision],
+    changes: &mut Changes,
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
     if state.update_runs.is_empty() {
         return Vec::new();
     }
-    mark_rescheduled(state, decisions);
-    let mut keys = touched_runs(state, decisions);
+    let mut touched = Touched::default();
+    for change in changes.iter() {
+        touched.note(state, change);
+    }
+    mark_rescheduled(state, &touched.rescheduled);
+    let mut keys = touched.runs(state);
     while let Some((deadline, key)) = state.run_deadlines.first().cloned() {
         if deadline > now {
             break;
@@ -196,113 +194,114 @@ pub(crate) fn drive_touched(
     }
     let mut out = Vec::new();
     for (key, focus) in keys {
-        out.extend(drive(state, &key, now, focus));
+        out.extend(drive(state, &key, now, focus, changes));
     }
     out
 }
 
 /// Runs whose placement's scheduling changed must check their clusters again before they go on.
-fn mark_rescheduled(state: &mut State, decisions: &[Decision]) {
-    let placements: BTreeSet<&str> = decisions
-        .iter()
-        .filter_map(|decision| match decision {
-            Decision::ClusterScheduled { placement, .. }
-            | Decision::ClusterUnscheduled { placement, .. }
-            | Decision::SchedulingChanged { placement, .. }
-            | Decision::PolicySnapshotTaken { placement, .. }
-            | Decision::BindingRemoved { placement, .. } => Some(placement.as_str()),
-            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
-                Some(object.as_str())
-            }
-            _ => None,
-        })
-        .collect();
+fn mark_rescheduled(state: &mut State, placements: &BTreeSet<ObjectKey>) {
     if placements.is_empty() {
         return;
     }
     for (key, run) in &mut state.update_runs {
-        let placement = Scope::of(key)
-            .placement_key(&run.spec.placement_name)
-            .display();
-        if placements.contains(placement.as_str()) {
+        let placement = Scope::of(key).placement_key(&run.spec.placement_name);
+        if placements.contains(&placement) {
             run.status.needs_validation = true;
         }
     }
 }
 
-/// The runs a step's decisions may have moved, each with the clusters to check: `Some` when
-/// only work reports touched it (only those clusters can have finished), `None` for a full
-/// check.
-fn touched_runs(state: &State, decisions: &[Decision]) -> BTreeMap<ObjectKey, Focus> {
-    let mut full = BTreeSet::new();
-    let mut reported: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
-    let mut runs: BTreeMap<ObjectKey, Focus> = BTreeMap::new();
-    for decision in decisions {
-        match decision {
-            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
-                if let Some((key, _)) = state
-                    .update_runs
-                    .iter()
-                    .find(|(k, _)| k.display() == *object)
-                {
-                    runs.insert(key.clone(), None);
+/// What a step's changes mean for the runs.
+#[derive(Debug, Default)]
+struct Touched {
+    /// Placements whose scheduling may have changed (their runs validate again).
+    rescheduled: BTreeSet<ObjectKey>,
+    /// Placements whose runs need a full check.
+    full: BTreeSet<ObjectKey>,
+    /// Placements with only work reports, and the clusters that reported.
+    reported: BTreeMap<ObjectKey, BTreeSet<String>>,
+    /// Runs named directly (their own spec, an approval).
+    runs: BTreeMap<ObjectKey, Focus>,
+}
+
+impl Touched {
+    fn note(&mut self, state: &State, change: &Change) {
+        match change {
+            Change::ObjectStored(key) | Change::ObjectDeleted(key) => {
+                self.rescheduled.insert(key.clone());
+                if state.update_runs.contains_key(key) {
+                    self.runs.insert(key.clone(), None);
                 } else {
-                    full.insert(object.as_str());
+                    self.full.insert(key.clone());
                 }
             }
-            Decision::ApprovalGranted { request } => {
-                if let Some((key, approval)) = state
-                    .approvals
-                    .iter()
-                    .find(|(k, _)| k.display() == *request)
-                {
+            Change::ApprovalGranted { request } => {
+                if let Some(approval) = state.approvals.get(request) {
                     let scope = Scope {
-                        namespace: key.namespace.clone(),
+                        namespace: request.namespace.clone(),
                         run_name: approval.run.clone(),
                     };
-                    runs.insert(scope.run_key(), None);
+                    self.runs.insert(scope.run_key(), None);
                 }
             }
-            Decision::WorkReported {
-                placement, cluster, ..
-            } => {
-                reported
-                    .entry(placement.as_str())
+            Change::WorkReported { placement, cluster } => {
+                self.reported
+                    .entry(placement.clone())
                     .or_default()
                     .insert(cluster.clone());
             }
-            Decision::ClusterScheduled { placement, .. }
-            | Decision::ClusterUnscheduled { placement, .. }
-            | Decision::SchedulingChanged { placement, .. }
-            | Decision::PolicySnapshotTaken { placement, .. }
-            | Decision::ResourceSnapshotTaken { placement, .. }
-            | Decision::BindingRemoved { placement, .. } => {
-                full.insert(placement.as_str());
+            Change::ClusterScheduled { placement, .. }
+            | Change::ClusterUnscheduled { placement, .. }
+            | Change::SchedulingChanged { placement }
+            | Change::PolicySnapshotTaken { placement }
+            | Change::BindingRemoved { placement, .. } => {
+                self.rescheduled.insert(placement.clone());
+                self.full.insert(placement.clone());
             }
-            _ => {}
+            Change::ResourceSnapshotTaken { placement } => {
+                self.full.insert(placement.clone());
+            }
+            // Cluster health and membership reach runs through scheduling; a binding bound is
+            // a run's (or the rollout's) own doing; evictions through the binding they remove.
+            Change::ClusterJoined { .. }
+            | Change::ClusterHealthChanged { .. }
+            | Change::ClusterLeft { .. }
+            | Change::BindingBound { .. }
+            | Change::OverrideSnapshotTaken { .. }
+            | Change::EvictionReconciled { .. } => {}
         }
     }
-    if full.is_empty() && reported.is_empty() {
-        return runs;
-    }
-    for (key, run) in &state.update_runs {
-        if run.is_finished() {
-            continue;
+
+    /// The runs to drive, each with the clusters to check: `Some` when only work reports
+    /// touched it (only those clusters can have finished), `None` for a full check.
+    fn runs(self, state: &State) -> BTreeMap<ObjectKey, Focus> {
+        let Self {
+            full,
+            reported,
+            mut runs,
+            ..
+        } = self;
+        if full.is_empty() && reported.is_empty() {
+            return runs;
         }
-        let placement = Scope::of(key)
-            .placement_key(&run.spec.placement_name)
-            .display();
-        if full.contains(placement.as_str()) {
-            runs.insert(key.clone(), None);
-        } else if let Some(clusters) = reported.get(placement.as_str())
-            && let Some(focus) = runs
-                .entry(key.clone())
-                .or_insert_with(|| Some(BTreeSet::new()))
-        {
-            focus.extend(clusters.iter().cloned());
+        for (key, run) in &state.update_runs {
+            if run.is_finished() {
+                continue;
+            }
+            let placement = Scope::of(key).placement_key(&run.spec.placement_name);
+            if full.contains(&placement) {
+                runs.insert(key.clone(), None);
+            } else if let Some(clusters) = reported.get(&placement)
+                && let Some(focus) = runs
+                    .entry(key.clone())
+                    .or_insert_with(|| Some(BTreeSet::new()))
+            {
+                focus.extend(clusters.iter().cloned());
+            }
         }
+        runs
     }
-    runs
 }
 
 /// Which updating clusters a drive checks: `None` all of them, `Some` only these (the ones
@@ -315,6 +314,7 @@ pub(crate) fn drive(
     key: &ObjectKey,
     now: DateTime<Utc>,
     focus: Focus,
+    changes: &mut Changes,
 ) -> Vec<Decision> {
     let Some(mut run) = state.update_runs.remove(key) else {
         return Vec::new();
@@ -335,7 +335,7 @@ pub(crate) fn drive(
             ));
         }
         decisions.push(Decision::UpdateRunInitialized {
-            run: scope.run_display(),
+            run: scope.run_key(),
             failure,
         });
     }
@@ -349,7 +349,7 @@ pub(crate) fn drive(
             now,
         ));
         decisions.push(Decision::UpdateRunFinished {
-            run: scope.run_display(),
+            run: key.clone(),
             succeeded: false,
             message,
         });
@@ -364,6 +364,7 @@ pub(crate) fn drive(
             decisions: Vec::new(),
             wake_at: None,
             focus,
+            changes,
         };
         execute::execute(&mut pass);
         wake_at = pass.wake_at;
@@ -394,17 +395,4 @@ fn strategy_changed(state: &State, scope: &Scope, run: &run::UpdateRun) -> Optio
             now_type.as_str()
         )
     })
-}
-
-/// Deletes a run and the approval requests it created.
-pub(crate) fn delete_run(state: &mut State, key: &ObjectKey) -> bool {
-    if state.update_runs.remove(key).is_none() {
-        return false;
-    }
-    let run_name = key.name.clone();
-    state
-        .approvals
-        .retain(|k, a| !(k.namespace == key.namespace && a.run == run_name));
-    state.run_deadlines.retain(|(_, k)| k != key);
-    true
 }

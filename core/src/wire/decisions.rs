@@ -39,7 +39,7 @@ struct BodyRef<'a> {
     decisions: &'a [(u64, Decisions)],
 }
 
-/// The body as read (versions 1 and 2 share this layout today).
+/// The body as read (version 2).
 #[derive(Deserialize)]
 struct Body {
     first_input_seq: u64,
@@ -92,19 +92,31 @@ pub fn decode_batch(bytes: &[u8]) -> Result<DecodedBatch, CodecError> {
     }
 }
 
-/// Reads a version 1 (unmarked, 19da42c) body. Today's `Decision` still decodes it; when a
-/// change to `Decision` breaks that, this becomes a frozen copy of the version 1 types and an
-/// upcast (or a stable comparable form), and only this function changes.
+/// The body as 19da42c wrote it: its decisions in the frozen version 1 types.
+#[derive(Deserialize)]
+struct V1Body {
+    first_input_seq: u64,
+    last_input_seq: u64,
+    decisions: Vec<(u64, Vec<super::decision_v1::Decision>)>,
+}
+
+/// Reads a version 1 (unmarked, 19da42c) body into the frozen version 1 types
+/// ([`super::decision_v1`]) and upcasts every decision to today's.
 ///
 /// # Errors
 /// When the body does not decode.
 pub fn decode_v1_body(body: &[u8]) -> Result<DecodedBatch, CodecError> {
-    let body: Body = decode_decisions(body)?;
+    let body: V1Body = decode_decisions(body)?;
+    let decisions = body
+        .decisions
+        .into_iter()
+        .map(|(seq, decided)| (seq, decided.into_iter().map(Into::into).collect()))
+        .collect();
     Ok(DecodedBatch {
         version: 1,
         first_input_seq: body.first_input_seq,
         last_input_seq: body.last_input_seq,
-        decisions: body.decisions,
+        decisions,
     })
 }
 

@@ -180,8 +180,16 @@ fn the_timeline_says_what_the_eviction_came_to() {
     let line = decision_line(
         7,
         &Decision::EvictionReconciled {
-            eviction: "ClusterResourcePlacementEviction/evict".into(),
-            placement: "ClusterResourcePlacement/crp-1".into(),
+            eviction: ObjectKey::cluster_scoped(
+                "placement.kubernetes-fleet.io",
+                "ClusterResourcePlacementEviction",
+                "evict",
+            ),
+            placement: ObjectKey::cluster_scoped(
+                "placement.kubernetes-fleet.io",
+                "ClusterResourcePlacement",
+                "crp-1",
+            ),
             cluster: "member1".into(),
             valid: true,
             executed: false,

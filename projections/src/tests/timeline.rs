@@ -1,5 +1,6 @@
 //! Proves the timeline gives one stable line per event and per decision.
 
+use flotilla_core::model::ObjectKey;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, RejectCode, WorkReport};
 use serde_json::json;
 use uuid::Uuid;
@@ -128,7 +129,11 @@ fn decision_lines_say_what_was_decided() {
         ),
         (
             Decision::ObjectStored {
-                object: "ClusterResourcePlacement/crp-1".into(),
+                object: ObjectKey::cluster_scoped(
+                    "placement.kubernetes-fleet.io",
+                    "ClusterResourcePlacement",
+                    "crp-1",
+                ),
                 resource_version: 5,
                 generation: 1,
                 created: true,
@@ -137,13 +142,13 @@ fn decision_lines_say_what_was_decided() {
         ),
         (
             Decision::ObjectUnchanged {
-                object: "ConfigMap/test/test-1".into(),
+                object: ObjectKey::namespaced("", "ConfigMap", "test", "test-1"),
             },
             "#3 -> unchanged ConfigMap/test/test-1",
         ),
         (
             Decision::ObjectDeleted {
-                object: "Namespace/test".into(),
+                object: ObjectKey::cluster_scoped("", "Namespace", "test"),
             },
             "#3 -> deleted Namespace/test",
         ),
@@ -170,7 +175,11 @@ fn decision_lines_say_what_was_decided() {
         (
             Decision::WorkReported {
                 cluster: "member1".into(),
-                placement: "ClusterResourcePlacement/crp-1".into(),
+                placement: ObjectKey::cluster_scoped(
+                    "placement.kubernetes-fleet.io",
+                    "ClusterResourcePlacement",
+                    "crp-1",
+                ),
                 resource_index: 4,
             },
             "#3 -> work report from member1 on ClusterResourcePlacement/crp-1 at resource index 4",

@@ -42,10 +42,11 @@ use chrono::{DateTime, Utc};
 pub use partition::Partition;
 pub use plan::{Class, Outcome, Plan, Tally, Target};
 
+use crate::change::{Change, Changes};
 use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::placement::StrategyType;
-use crate::placement::{BindingState, Placement};
+use crate::placement::{BindingState, Placement, Work};
 use crate::state::State;
 use plan::Wanted;
 
@@ -65,44 +66,42 @@ pub fn fresh_plan(state: &State, key: &ObjectKey, now: DateTime<Utc>) -> Option<
     Some(Plan::build(&wanted, placement, now))
 }
 
-/// Reads a step's decisions before the rollout runs: work reports mark their cluster for a
+/// Reads a step's changes before the rollout runs: work reports mark their cluster for a
 /// re-count, anything a plan was built from drops it. Returns the partitioned placements that
-/// must be looked at again although no decision named them (member labels and cluster groups
+/// must be looked at again although no change named them (member labels and cluster groups
 /// choose partitions).
-pub fn observe(state: &mut State, decisions: &[Decision]) -> BTreeSet<ObjectKey> {
+pub fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectKey> {
     let mut regroup = false;
-    for decision in decisions {
-        match decision {
-            Decision::WorkReported {
-                cluster, placement, ..
-            } => {
-                if let Some(plan) = super::placement_key(placement)
-                    .and_then(|key| state.partitioned_rollouts.get_mut(&key))
-                {
+    for change in changes {
+        match change {
+            Change::WorkReported { placement, cluster } => {
+                if let Some(plan) = state.partitioned_rollouts.get_mut(placement) {
                     plan.dirty.insert(cluster.clone());
                 }
             }
-            Decision::ClusterScheduled { placement, .. }
-            | Decision::ClusterUnscheduled { placement, .. }
-            | Decision::PolicySnapshotTaken { placement, .. }
-            | Decision::ResourceSnapshotTaken { placement, .. } => {
-                if let Some(key) = super::placement_key(placement) {
-                    state.partitioned_rollouts.remove(&key);
+            Change::ClusterScheduled { placement, .. }
+            | Change::ClusterUnscheduled { placement, .. }
+            | Change::PolicySnapshotTaken { placement }
+            | Change::ResourceSnapshotTaken { placement } => {
+                state.partitioned_rollouts.remove(placement);
+            }
+            Change::ObjectStored(key) | Change::ObjectDeleted(key) => {
+                if key.is_placement() {
+                    state.partitioned_rollouts.remove(key);
+                } else {
+                    regroup |= regroups(key);
                 }
             }
-            Decision::ObjectStored { object, .. } | Decision::ObjectDeleted { object } => {
-                if let Some(key) = super::placement_key(object) {
-                    state.partitioned_rollouts.remove(&key);
-                } else if object.starts_with("MemberCluster/")
-                    || object.starts_with("ClusterGroup/")
-                    || object.starts_with("ClusterResourceOverride/")
-                    || object.starts_with("ResourceOverride/")
-                {
-                    regroup = true;
-                }
-            }
-            Decision::ClusterLeft { .. } | Decision::OverrideSnapshotTaken { .. } => regroup = true,
-            _ => {}
+            Change::ClusterLeft { .. } | Change::OverrideSnapshotTaken { .. } => regroup = true,
+            // Joining and health reach a plan through scheduling; the pass's own bindings and
+            // evictions through the scheduling and reports they cause.
+            Change::ClusterJoined { .. }
+            | Change::ClusterHealthChanged { .. }
+            | Change::SchedulingChanged { .. }
+            | Change::BindingBound { .. }
+            | Change::BindingRemoved { .. }
+            | Change::ApprovalGranted { .. }
+            | Change::EvictionReconciled { .. } => {}
         }
     }
     if !regroup || state.partitioned_rollouts.is_empty() {
@@ -113,8 +112,19 @@ pub fn observe(state: &mut State, decisions: &[Decision]) -> BTreeSet<ObjectKey>
     keys
 }
 
+/// Whether storing or deleting this object can move clusters between partitions or change
+/// their work: member clusters (labels), Fleet cluster groups, overrides.
+fn regroups(key: &ObjectKey) -> bool {
+    key.is_member_cluster() || key.is_cluster_group() || key.is_override()
+}
+
 /// The partitioned pass over one placement.
-pub(crate) fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Vec<Decision> {
+pub(crate) fn pass(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let Some(latest) = state
         .placements
         .get(key)
@@ -124,7 +134,6 @@ pub(crate) fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Ve
         state.partitioned_rollouts.remove(key);
         return Vec::new();
     };
-    let label = key.display();
     let mut decisions = Vec::new();
     let kept = state
         .partitioned_rollouts
@@ -133,7 +142,7 @@ pub(crate) fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Ve
     let mut plan = if let Some(plan) = kept {
         plan
     } else {
-        decisions.extend(remove_unscheduled(state, key, &label));
+        decisions.extend(remove_unscheduled(state, key, changes));
         match fresh_plan(state, key, now) {
             Some(plan) => plan,
             None => return decisions,
@@ -157,23 +166,12 @@ pub(crate) fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Ve
         })
         .collect();
     if let Some(placement) = state.placements.get_mut(key) {
-        for (cluster, overrides) in staged {
-            let Some(binding) = placement.bindings.get_mut(&cluster) else {
-                continue;
-            };
-            binding.state = BindingState::Bound;
-            binding.previous_state = None;
-            binding.resource_index = Some(latest);
-            binding.override_snapshots = overrides;
-            binding.rollout_started_at = Some(now);
-            // New work: what the cluster said about the previous one no longer counts.
-            binding.report = None;
-            binding.generation += 1;
-            decisions.push(Decision::RolloutStarted {
-                placement: label.clone(),
-                cluster,
+        for (cluster, override_snapshots) in staged {
+            let work = Work {
                 resource_index: latest,
-            });
+                override_snapshots,
+            };
+            decisions.extend(placement.bind(key, &cluster, (work, None), now, changes));
         }
     }
     state.partitioned_rollouts.insert(key.clone(), plan);
@@ -181,20 +179,38 @@ pub(crate) fn pass(state: &mut State, key: &ObjectKey, now: DateTime<Utc>) -> Ve
 }
 
 /// Removes every Unscheduled binding, and so its work.
-fn remove_unscheduled(state: &mut State, key: &ObjectKey, label: &str) -> Vec<Decision> {
+fn remove_unscheduled(state: &mut State, key: &ObjectKey, changes: &mut Changes) -> Vec<Decision> {
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
     };
-    let mut decisions = Vec::new();
-    placement.bindings.retain(|cluster, binding| {
-        let keep = binding.state != BindingState::Unscheduled;
-        if !keep {
-            decisions.push(Decision::BindingRemoved {
-                placement: label.to_owned(),
-                cluster: cluster.clone(),
-            });
-        }
-        keep
-    });
-    decisions
+    let unscheduled: Vec<String> = placement
+        .bindings
+        .iter()
+        .filter(|(_, b)| b.state == BindingState::Unscheduled)
+        .map(|(cluster, _)| cluster.clone())
+        .collect();
+    unscheduled
+        .iter()
+        .filter_map(|cluster| placement.remove_binding(key, cluster, changes))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cluster_group::{CLUSTER_GROUP_KIND, FLEET_GROUP};
+    use crate::model::{CLUSTER_GROUP, MEMBER_CLUSTER};
+
+    #[test]
+    fn only_the_fleet_kinds_regroup_partitions() {
+        let member = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, "member-1");
+        assert!(regroups(&member));
+        let group = ObjectKey::cluster_scoped(FLEET_GROUP, CLUSTER_GROUP_KIND, "g");
+        assert!(regroups(&group));
+        // A custom kind that merely shares the name is a hub resource like any other.
+        let custom = ObjectKey::cluster_scoped("example.com", MEMBER_CLUSTER, "member-1");
+        assert!(!regroups(&custom));
+        let custom_group = ObjectKey::cluster_scoped("example.com", CLUSTER_GROUP_KIND, "g");
+        assert!(!regroups(&custom_group));
+    }
 }

@@ -1,0 +1,81 @@
+//! Storing and deleting overrides: an override is checked against the stored ones, and every
+//! spec change takes a new snapshot (the latest is what applies).
+
+use crate::change::{Change, Changes};
+use crate::decision::{Decision, rejected};
+use crate::model::{ObjectKey, UserMeta};
+use crate::objects::{Origin, Previous, Revision, revise};
+use crate::state::State;
+
+use super::{Override, OverrideKind, OverrideSpec};
+
+/// Stores an override after checking it against the stored ones, and takes a snapshot when its
+/// spec is new or changed.
+pub(crate) fn apply(
+    state: &mut State,
+    key: ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    (kind, spec): (OverrideKind, OverrideSpec),
+    origin: &Origin,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let object = key.clone();
+    let previous = state.overrides.get(&key).map(|o| Previous {
+        meta: o.meta.clone(),
+        same_spec: o.spec == spec,
+    });
+    let unchanged = previous.as_ref().is_some_and(|p| {
+        p.same_spec && p.meta.labels == user.labels && p.meta.annotations == user.annotations
+    });
+    if !unchanged && let Err(conflict) = super::validation::against_stored(state, &key, kind, &spec)
+    {
+        return vec![rejected(conflict.code, conflict.message)];
+    }
+    let Revision {
+        meta,
+        decision,
+        spec_changed,
+    } = match revise(state, &key, previous, api_version, user, origin, changes) {
+        Ok(revision) => revision,
+        Err(unchanged) => return vec![*unchanged],
+    };
+    let mut decisions = vec![decision];
+    let override_key = key.clone();
+    let index = match state.overrides.get_mut(&key) {
+        Some(stored) => {
+            stored.meta = meta;
+            spec_changed.then(|| {
+                stored.spec = spec;
+                stored.take_snapshot(origin.now)
+            })
+        }
+        None => {
+            state
+                .overrides
+                .insert(key, Override::new(kind, meta, spec, origin.now));
+            Some(0)
+        }
+    };
+    if let Some(index) = index {
+        changes.push(Change::OverrideSnapshotTaken { override_key });
+        decisions.push(Decision::OverrideSnapshotTaken {
+            override_object: object,
+            index,
+        });
+    }
+    decisions
+}
+
+/// Deletes an override (its snapshots go with it); `None` when it does not exist.
+pub(crate) fn delete(
+    state: &mut State,
+    key: &ObjectKey,
+    changes: &mut Changes,
+) -> Option<Vec<Decision>> {
+    state.overrides.remove(key)?;
+    changes.push(Change::ObjectDeleted(key.clone()));
+    Some(vec![Decision::ObjectDeleted {
+        object: key.clone(),
+    }])
+}

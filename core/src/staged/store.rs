@@ -1,0 +1,104 @@
+//! Storing and deleting strategies and runs. A strategy is stored as written (runs snapshot it
+//! when they initialize); a run refuses changes to its immutable fields and is then driven by
+//! the fold; deleting a run deletes the approval requests it created.
+
+use crate::change::{Change, Changes};
+use crate::decision::{Decision, RejectCode, rejected};
+use crate::model::{ObjectKey, UserMeta};
+use crate::objects::{Origin, Previous, Revision, revise};
+use crate::state::State;
+
+use super::Strategy;
+use super::model::{RunSpec, StrategySpec};
+use super::run::UpdateRun;
+
+/// Stores a strategy. Runs snapshot it when they initialize, so an edit never reaches a run
+/// that has started.
+pub(crate) fn apply_strategy(
+    state: &mut State,
+    key: ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    spec: StrategySpec,
+    origin: &Origin,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let previous = state.strategies.get(&key).map(|s| Previous {
+        meta: s.meta.clone(),
+        same_spec: s.spec == spec,
+    });
+    match revise(state, &key, previous, api_version, user, origin, changes) {
+        Err(unchanged) => vec![*unchanged],
+        Ok(Revision { meta, decision, .. }) => {
+            state.strategies.insert(key, Strategy { meta, spec });
+            vec![decision]
+        }
+    }
+}
+
+/// Stores a run, refusing changes to its immutable fields and invalid state transitions; the
+/// run is then driven (initialized on creation) by the fold.
+pub(crate) fn apply_run(
+    state: &mut State,
+    key: ObjectKey,
+    api_version: &str,
+    user: UserMeta,
+    spec: RunSpec,
+    origin: &Origin,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let existing = state.update_runs.get(&key);
+    if let Some(old) = existing
+        && let Err(error) = super::model::validate_run_update(&old.spec, &spec)
+    {
+        return vec![rejected(RejectCode::ImmutableField, error.to_string())];
+    }
+    let status = existing.map(|r| r.status.clone()).unwrap_or_default();
+    let previous = existing.map(|r| Previous {
+        meta: r.meta.clone(),
+        same_spec: r.spec == spec,
+    });
+    match revise(state, &key, previous, api_version, user, origin, changes) {
+        Err(unchanged) => vec![*unchanged],
+        Ok(Revision { meta, decision, .. }) => {
+            state
+                .update_runs
+                .insert(key, UpdateRun { meta, spec, status });
+            vec![decision]
+        }
+    }
+}
+
+/// Deletes a run (and its approval requests) or a strategy; `None` when `key` is neither a
+/// stored run nor a stored strategy.
+pub(crate) fn delete(
+    state: &mut State,
+    key: &ObjectKey,
+    changes: &mut Changes,
+) -> Option<Vec<Decision>> {
+    let deleted = if super::is_run(key) {
+        delete_run(state, key)
+    } else {
+        state.strategies.remove(key).is_some()
+    };
+    if !deleted {
+        return None;
+    }
+    changes.push(Change::ObjectDeleted(key.clone()));
+    Some(vec![Decision::ObjectDeleted {
+        object: key.clone(),
+    }])
+}
+
+/// Deletes a run and the approval requests it created.
+fn delete_run(state: &mut State, key: &ObjectKey) -> bool {
+    if state.update_runs.remove(key).is_none() {
+        return false;
+    }
+    let run_name = key.name.clone();
+    state
+        .approvals
+        .retain(|k, a| !(k.namespace == key.namespace && a.run == run_name));
+    state.run_deadlines.retain(|(_, k)| k != key);
+    true
+}
