@@ -13,6 +13,7 @@ use flotilla_adapters::store::AnyLog;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input};
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_test_server::NatsTestServer;
+use flotilla_tests::support::copy_dir;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -20,20 +21,6 @@ type TestResult = Result<(), String>;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compat-19da42c")
-}
-
-fn copy_dir(from: &Path, to: &Path) -> TestResult {
-    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target).map_err(|e| format!("{target:?}: {e}"))?;
-        }
-    }
-    Ok(())
 }
 
 /// What 19da42c served, kind by kind (`GET /v1/objects/{kind}`).

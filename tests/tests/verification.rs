@@ -13,6 +13,7 @@ use flotilla_adapters::store::{AnyLog, LOG_FILE};
 use flotilla_core::{Decision, Envelope, Heartbeat, Input};
 use flotilla_eventstore::DecisionBatch;
 use flotilla_replay::{ReplayError, compare_batch};
+use flotilla_tests::support::copy_dir;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use uuid::Uuid;
 
@@ -177,15 +178,6 @@ async fn a_restart_that_decides_otherwise_stops_naming_the_input_and_both_sides(
     Hub::open(log, allowed)
         .await
         .map_err(|e| format!("allowed divergence still refused: {e}"))?;
-    Ok(())
-}
-
-fn copy_dir(from: &Path, to: &Path) -> TestResult {
-    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
-    for entry in std::fs::read_dir(from).map_err(|e| e.to_string())? {
-        let entry = entry.map_err(|e| e.to_string())?;
-        std::fs::copy(entry.path(), to.join(entry.file_name())).map_err(|e| e.to_string())?;
-    }
     Ok(())
 }
 
