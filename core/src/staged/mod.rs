@@ -289,10 +289,12 @@ impl Touched {
             if run.is_finished() {
                 continue;
             }
-            let placement = Scope::of(key).placement_key(&run.spec.placement_name);
-            if full.contains(&placement) {
+            // Compared in place: this runs on every work report, so it allocates nothing.
+            let its_placement = |placement: &ObjectKey| runs_placement(key, run, placement);
+            if full.iter().any(its_placement) {
                 runs.insert(key.clone(), None);
-            } else if let Some(clusters) = reported.get(&placement)
+            } else if let Some((_, clusters)) =
+                reported.iter().find(|(placement, _)| its_placement(placement))
                 && let Some(focus) = runs
                     .entry(key.clone())
                     .or_insert_with(|| Some(BTreeSet::new()))
@@ -302,6 +304,19 @@ impl Touched {
         }
         runs
     }
+}
+
+/// Whether `placement` is the one the run `key` names (what [`Scope::placement_key`] builds).
+fn runs_placement(key: &ObjectKey, run: &run::UpdateRun, placement: &ObjectKey) -> bool {
+    let kind = if key.namespace.is_empty() {
+        CLUSTER_RESOURCE_PLACEMENT
+    } else {
+        RESOURCE_PLACEMENT
+    };
+    placement.name == run.spec.placement_name
+        && placement.namespace == key.namespace
+        && placement.kind == kind
+        && placement.group == PLACEMENT_GROUP
 }
 
 /// Which updating clusters a drive checks: `None` all of them, `Some` only these (the ones
@@ -339,7 +354,13 @@ pub(crate) fn drive(
             failure,
         });
     }
-    if let Some(message) = strategy_changed(state, &scope, &run) {
+    // A strategy switch is a change of the placement, which drives its runs in full: a drive
+    // focused on reporting clusters need not look.
+    let switched = focus
+        .is_none()
+        .then(|| strategy_changed(state, &scope, &run))
+        .flatten();
+    if let Some(message) = switched {
         run.status.succeeded = Some(Condition::new(
             "Succeeded",
             ConditionStatus::False,
