@@ -196,11 +196,11 @@ async fn next_phase<L: flotilla_eventstore::EventLog>(
         let view = hub.view()?;
         let state = &view.folder.state;
         let scheduled = state
-            .placements
+            .placements()
             .values()
             .any(|p| p.bindings.len() >= 4 && p.is_fully_scheduled());
         let succeeded = |name: &str| {
-            state.update_runs.iter().any(|(k, r)| {
+            state.update_runs().iter().any(|(k, r)| {
                 k.name == name
                     && r.status
                         .succeeded
@@ -236,7 +236,7 @@ fn approvals<L: flotilla_eventstore::EventLog>(hub: &Hub<L>) -> anyhow::Result<V
     let view = hub.view()?;
     let now = Utc::now();
     let mut events = Vec::new();
-    for (key, request) in &view.folder.state.approvals {
+    for (key, request) in view.folder.state.approvals() {
         if request.approved.is_none() && request.meta.creation_timestamp + APPROVE_AFTER <= now {
             println!(
                 "  approving {} (what `flotilla approve {}` does)",
@@ -262,7 +262,7 @@ fn run_progress<L: flotilla_eventstore::EventLog>(
     let view = hub.view()?;
     let state = &view.folder.state;
     let mut lines = Vec::new();
-    for (key, run) in &state.update_runs {
+    for (key, run) in state.update_runs() {
         let condition =
             |c: &Option<flotilla_core::condition::Condition>| c.as_ref().map(|c| c.reason.clone());
         let headline = condition(&run.status.succeeded)
@@ -329,7 +329,7 @@ fn work_reports<L: flotilla_eventstore::EventLog>(
 ) -> anyhow::Result<Vec<Envelope>> {
     let view = hub.view()?;
     let mut reports = Vec::new();
-    for (key, placement) in &view.folder.state.placements {
+    for (key, placement) in view.folder.state.placements() {
         for binding in placement.bindings.values() {
             let Some(resource_index) = binding.resource_index else {
                 continue;

@@ -69,8 +69,8 @@ async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
         "seq": view.folder.seq,
         "logSeq": log_seq,
         "stateHash": hash,
-        "now": view.folder.state.now,
-        "memberClusters": view.folder.state.members.len(),
+        "now": view.folder.state.now(),
+        "memberClusters": view.folder.state.members().len(),
         "fenced": view.fenced,
         "declined": view.declined,
     }))

@@ -160,9 +160,9 @@ impl HeartbeatSource {
         for beat in self.batch(fleet) {
             step(&mut state, &beat);
         }
-        assert_eq!(state.members.len(), fleet, "every cluster registered");
+        assert_eq!(state.members().len(), fleet, "every cluster registered");
         assert_eq!(
-            state.heartbeat_deadlines.len(),
+            state.heartbeat_deadlines().len(),
             fleet,
             "every cluster joined"
         );
@@ -327,7 +327,7 @@ fn bench_fold(group: &mut Group<'_>, fleet: usize, batch: usize, payload: Payloa
         );
     });
     assert_eq!(
-        state.heartbeat_deadlines.len(),
+        state.heartbeat_deadlines().len(),
         fleet,
         "no cluster expired during the benchmark"
     );

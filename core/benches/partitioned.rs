@@ -74,7 +74,7 @@ impl Fold {
     }
 
     fn on_latest(&self) -> usize {
-        let Some(placement) = self.state.placements.values().next() else {
+        let Some(placement) = self.state.placements().values().next() else {
             return 0;
         };
         let latest = placement.latest_resources().map(|s| s.index);
@@ -142,7 +142,7 @@ fn run(size: usize) {
     let state_bytes = codec::encode_checkpoint(&fold.state).map_or(0, |b| b.len());
     let plan_bytes = fold
         .state
-        .partitioned_rollouts
+        .partitioned_rollouts()
         .values()
         .next()
         .and_then(|plan| codec::encode_checkpoint(plan).ok())

@@ -50,7 +50,7 @@ impl Fold {
         loop {
             let owed: Vec<(String, u64)> = self
                 .state
-                .placements
+                .placements()
                 .iter()
                 .flat_map(|(key, p)| p.bindings.values().map(move |b| (key, b)))
                 .filter(|(_, b)| b.state == BindingState::Bound)
@@ -58,7 +58,7 @@ impl Fold {
                 .filter(|(key, cluster, index)| {
                     let binding = self
                         .state
-                        .placements
+                        .placements()
                         .get(*key)
                         .and_then(|p| p.bindings.get(cluster));
                     binding
@@ -115,14 +115,14 @@ fn run(size: usize) {
     let events = fold.events - before;
     let latest = fold
         .state
-        .placements
+        .placements()
         .values()
         .next()
         .and_then(|p| p.latest_resources())
         .map(|s| s.index);
     let done = fold
         .state
-        .placements
+        .placements()
         .values()
         .flat_map(|p| p.bindings.values())
         .all(|b| b.resource_index == latest);

@@ -73,7 +73,7 @@ fn pass(c: &mut Criterion) {
             "fleet of {size}: checkpoint {bytes} bytes, {} bytes per member cluster",
             bytes / size
         );
-        let time = state.now.unwrap_or_default();
+        let time = state.now().unwrap_or_default();
         for (name, manifest) in [
             ("pick_n_100_affinity_spread", PICK_N),
             ("pick_all_affinity", PICK_ALL),

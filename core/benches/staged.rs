@@ -43,7 +43,7 @@ impl Fold {
     /// The clusters the run is updating (bound at its index, not reported yet).
     fn owed(&self) -> Vec<String> {
         self.state
-            .placements
+            .placements()
             .values()
             .flat_map(|p| p.bindings.values())
             .filter(|b| b.update_run.is_some())
@@ -124,7 +124,7 @@ fn run(size: usize) {
     );
     let succeeded = fold
         .state
-        .update_runs
+        .update_runs()
         .get(&key)
         .and_then(|r| r.status.succeeded.as_ref())
         .map(|c| c.reason.clone());

@@ -17,36 +17,36 @@ pub use crate::placement::Placement;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
     /// Event time of the newest event folded (event times never move it backwards).
-    pub now: Option<DateTime<Utc>>,
+    pub(crate) now: Option<DateTime<Utc>>,
     /// The last resource version handed out (hub-wide, like Kubernetes').
-    pub resource_version: u64,
+    pub(crate) resource_version: u64,
     /// Member clusters by name.
-    pub members: BTreeMap<String, Member>,
+    pub(crate) members: BTreeMap<String, Member>,
     /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
-    pub heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)>,
+    pub(crate) heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)>,
     /// ClusterResourcePlacements and ResourcePlacements.
-    pub placements: BTreeMap<ObjectKey, Placement>,
+    pub(crate) placements: BTreeMap<ObjectKey, Placement>,
     /// Every other hub object (Namespaces, ConfigMaps, Deployments, …).
-    pub resources: BTreeMap<ObjectKey, Resource>,
+    pub(crate) resources: BTreeMap<ObjectKey, Resource>,
     /// ClusterResourceOverrides and ResourceOverrides, with their snapshots.
-    pub overrides: BTreeMap<ObjectKey, Override>,
+    pub(crate) overrides: BTreeMap<ObjectKey, Override>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
-    pub rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    pub(crate) rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
     /// Staged update strategies of both scopes.
-    pub strategies: BTreeMap<ObjectKey, crate::staged::Strategy>,
+    pub(crate) strategies: BTreeMap<ObjectKey, crate::staged::Strategy>,
     /// Staged update runs of both scopes, with their status.
-    pub update_runs: BTreeMap<ObjectKey, crate::staged::run::UpdateRun>,
+    pub(crate) update_runs: BTreeMap<ObjectKey, crate::staged::run::UpdateRun>,
     /// Approval requests the runs created.
-    pub approvals: BTreeMap<ObjectKey, crate::staged::run::ApprovalRequest>,
+    pub(crate) approvals: BTreeMap<ObjectKey, crate::staged::run::ApprovalRequest>,
     /// When a run must look again (a TimedWait elapses, a cluster becomes stuck).
-    pub run_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    pub(crate) run_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
     /// The rollout's binding indexes: a cache derived from the placements, never encoded.
     #[serde(skip)]
-    pub rollout_index: crate::rollout::index::IndexCache,
+    pub(crate) rollout_index: crate::rollout::index::IndexCache,
     /// Evictions and placement disruption budgets.
-    pub disruptions: crate::eviction::Disruptions,
+    pub(crate) disruptions: crate::eviction::Disruptions,
     /// Partitioned placements' rollout plans (derived, kept to make a report cheap).
-    pub partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
+    pub(crate) partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
 }
 
 /// A stored hub resource.
@@ -103,6 +103,96 @@ impl State {
     pub fn hash(&self) -> Result<StateHash, codec::CodecError> {
         let bytes = codec::encode_checkpoint(self)?;
         Ok(StateHash(hex::encode(Sha256::digest(&bytes))))
+    }
+
+    /// Event time of the newest event folded.
+    #[must_use]
+    pub fn now(&self) -> Option<DateTime<Utc>> {
+        self.now
+    }
+
+    /// The last resource version handed out.
+    #[must_use]
+    pub fn resource_version(&self) -> u64 {
+        self.resource_version
+    }
+
+    /// Member clusters by name.
+    #[must_use]
+    pub fn members(&self) -> &BTreeMap<String, Member> {
+        &self.members
+    }
+
+    /// When each joined cluster's heartbeat times out, earliest first.
+    #[must_use]
+    pub fn heartbeat_deadlines(&self) -> &BTreeSet<(DateTime<Utc>, String)> {
+        &self.heartbeat_deadlines
+    }
+
+    /// ClusterResourcePlacements and ResourcePlacements.
+    #[must_use]
+    pub fn placements(&self) -> &BTreeMap<ObjectKey, Placement> {
+        &self.placements
+    }
+
+    /// Every other hub object.
+    #[must_use]
+    pub fn resources(&self) -> &BTreeMap<ObjectKey, Resource> {
+        &self.resources
+    }
+
+    /// ClusterResourceOverrides and ResourceOverrides, with their snapshots.
+    #[must_use]
+    pub fn overrides(&self) -> &BTreeMap<ObjectKey, Override> {
+        &self.overrides
+    }
+
+    /// When a placement's rollout must look again, earliest first.
+    #[must_use]
+    pub fn rollout_deadlines(&self) -> &BTreeSet<(DateTime<Utc>, ObjectKey)> {
+        &self.rollout_deadlines
+    }
+
+    /// Staged update strategies of both scopes.
+    #[must_use]
+    pub fn strategies(&self) -> &BTreeMap<ObjectKey, crate::staged::Strategy> {
+        &self.strategies
+    }
+
+    /// Staged update runs of both scopes, with their status.
+    #[must_use]
+    pub fn update_runs(&self) -> &BTreeMap<ObjectKey, crate::staged::run::UpdateRun> {
+        &self.update_runs
+    }
+
+    /// Approval requests the runs created.
+    #[must_use]
+    pub fn approvals(&self) -> &BTreeMap<ObjectKey, crate::staged::run::ApprovalRequest> {
+        &self.approvals
+    }
+
+    /// When a run must look again, earliest first.
+    #[must_use]
+    pub fn run_deadlines(&self) -> &BTreeSet<(DateTime<Utc>, ObjectKey)> {
+        &self.run_deadlines
+    }
+
+    /// The rollout's binding indexes (a derived cache, never encoded).
+    #[must_use]
+    pub fn rollout_index(&self) -> &crate::rollout::index::IndexCache {
+        &self.rollout_index
+    }
+
+    /// Evictions and placement disruption budgets.
+    #[must_use]
+    pub fn disruptions(&self) -> &crate::eviction::Disruptions {
+        &self.disruptions
+    }
+
+    /// Partitioned placements' rollout plans.
+    #[must_use]
+    pub fn partitioned_rollouts(&self) -> &BTreeMap<ObjectKey, crate::rollout::partitioned::Plan> {
+        &self.partitioned_rollouts
     }
 
     /// Hands out the next resource version.

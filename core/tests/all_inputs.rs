@@ -53,7 +53,7 @@ fn is_replaced_work(state: &State, event: &Envelope) -> bool {
     };
     let namespace = report.namespace.clone().unwrap_or_default();
     let binding = state
-        .placements
+        .placements()
         .iter()
         .find(|(k, _)| k.name == report.placement && k.namespace == namespace)
         .and_then(|(_, p)| p.bindings.get(&report.cluster));

@@ -66,7 +66,7 @@ fn heartbeats_stopping_for_five_periods_make_a_cluster_unhealthy_until_the_next_
             reason: "HeartbeatTimeout".into()
         }]
     );
-    assert!(!hub.state.members["member1"].is_eligible());
+    assert!(!hub.state.members()["member1"].is_eligible());
     assert_eq!(next_deadline(&hub.state), None);
     assert_eq!(
         hub.beat("member1"),
@@ -76,7 +76,7 @@ fn heartbeats_stopping_for_five_periods_make_a_cluster_unhealthy_until_the_next_
             reason: "HeartbeatResumed".into()
         }]
     );
-    assert!(hub.state.members["member1"].is_eligible());
+    assert!(hub.state.members()["member1"].is_eligible());
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn deleting_the_member_cluster_makes_it_leave() {
             }
         ]
     );
-    assert!(hub.state.members.is_empty());
+    assert!(hub.state.members().is_empty());
     assert_eq!(next_deadline(&hub.state), None);
     assert_eq!(
         rejected_with(&hub.send(Input::Delete { target })),
@@ -198,7 +198,7 @@ fn an_invalid_member_cluster_is_rejected_with_its_field() {
         message.starts_with("spec.heartbeatPeriodSeconds:"),
         "{message}"
     );
-    assert!(hub.state.members.is_empty());
+    assert!(hub.state.members().is_empty());
 }
 
 const CRP: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacement","metadata":{"name":"example-placement"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","name":"test-namespace","version":"v1"}],"policy":{"placementType":"PickAll","tolerations":[{"key":"gpu-workload","operator":"Exists"}]},"strategy":{"type":"External"}}}"#;

@@ -86,7 +86,7 @@ fn patching_metadata_name_is_rejected_naming_the_patch() {
         "spec.policy.overrideRules[0].jsonPatchOverrides[1].path: cannot patch \"/metadata/name\": \
          metadata fields other than labels and annotations cannot be overridden"
     );
-    assert!(hub.state.overrides.is_empty());
+    assert!(hub.state.overrides().is_empty());
 }
 
 #[test]
@@ -438,7 +438,7 @@ fn snapshots_follow_spec_changes_only_and_are_pruned() {
             index: u64::try_from(i).expect("small"),
         }));
     }
-    let stored_override = &hub.state.overrides[&cro_key("cro-1")];
+    let stored_override = &hub.state.overrides()[&cro_key("cro-1")];
     assert_eq!(stored_override.snapshots.len(), OVERRIDE_SNAPSHOTS_MAX);
     assert_eq!(stored_override.latest().map(|s| s.index), Some(11));
     assert_eq!(stored_override.snapshots[0].index, 2);

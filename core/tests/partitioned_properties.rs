@@ -109,7 +109,7 @@ fn started(plan: &Plan) -> Vec<bool> {
 }
 
 fn check(hub: &Hub, key: &ObjectKey, before: &[bool]) -> Result<Vec<bool>, TestCaseError> {
-    let Some(kept) = hub.state.partitioned_rollouts.get(key) else {
+    let Some(kept) = hub.state.partitioned_rollouts().get(key) else {
         return Ok(before.to_vec());
     };
     let unevaluated = hub
@@ -167,7 +167,7 @@ proptest! {
             "kind": "ClusterResourcePlacement", "metadata": {"name": "crp"},
             "spec": {"resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "test-ns"}],
                      "strategy": {"type": "Partitioned", "rolloutStrategy": block}}}));
-        let key = hub.state.placements.keys().next().cloned().expect("placement");
+        let key = hub.state.placements().keys().next().cloned().expect("placement");
         let mut before = check(&hub, &key, &[])?;
         for op in ops {
             match op {

@@ -65,8 +65,8 @@ fn settle(hub: &mut Hub, sick: &[&str]) {
 }
 
 fn check_plan(hub: &Hub) {
-    let (key, _) = hub.state.placements.iter().next().expect("a placement");
-    let kept = hub.state.partitioned_rollouts.get(key).cloned();
+    let (key, _) = hub.state.placements().iter().next().expect("a placement");
+    let kept = hub.state.partitioned_rollouts().get(key).cloned();
     let fresh = partitioned::fresh_plan(&hub.state, key, hub.now);
     if let (Some(mut kept), Some(mut fresh)) = (kept, fresh) {
         kept.outcome = partitioned::Outcome::default();
@@ -95,7 +95,7 @@ fn a_hundred_clusters_deploy_fifty_then_wait_while_more_than_ten_are_not_ready()
     assert_eq!(bound(&hub), 50, "11 NotReady > 10: paused");
     let plan = hub
         .state
-        .partitioned_rollouts
+        .partitioned_rollouts()
         .values()
         .next()
         .expect("plan");

@@ -147,6 +147,6 @@ fn deleting_a_placement_drops_its_rollout_deadline() {
         message: String::new(),
         failed_manifests: Vec::new(),
     }));
-    assert_eq!(hub.state.rollout_deadlines.len(), 1);
+    assert_eq!(hub.state.rollout_deadlines().len(), 1);
     hub.delete("ClusterResourcePlacement", "crp");
 }

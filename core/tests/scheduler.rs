@@ -308,7 +308,7 @@ fn a_cluster_that_stops_heartbeating_is_not_picked_but_keeps_what_it_has() {
     hub.advance(250);
     // member-1 has been silent for 310 s (> 5 × 60 s): ineligible; member-2 is fine.
     hub.beat("member-2");
-    assert!(!hub.state.members["member-1"].is_eligible());
+    assert!(!hub.state.members()["member-1"].is_eligible());
     hub.apply(&crp("after", json!({"placementType": "PickAll"})));
     assert_eq!(hub.selected("after"), names(&["member-2"]));
     let reason = &hub

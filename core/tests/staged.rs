@@ -76,7 +76,7 @@ fn the_run<'a>(hub: &'a Hub, name: &str) -> &'a UpdateRun {
         "ClusterStagedUpdateRun",
         name,
     );
-    &hub.state.update_runs[&key]
+    &hub.state.update_runs()[&key]
 }
 
 fn report(hub: &mut Hub, cluster: &str) -> Vec<Decision> {
@@ -171,13 +171,13 @@ fn strategy_validation_names_the_rule() {
         );
     }
     assert!(
-        hub.state.strategies.is_empty(),
+        hub.state.strategies().is_empty(),
         "nothing invalid was stored"
     );
     let valid = json!([{"name": "a", "maxConcurrency": "100%", "beforeStageTasks": [{"type": "Approval"}],
         "afterStageTasks": [{"type": "TimedWait", "waitTime": "1h"}, {"type": "Approval"}]}]);
     assert_eq!(rejection(&hub.apply(&strategy(valid))), "");
-    assert_eq!(hub.state.strategies.len(), 1);
+    assert_eq!(hub.state.strategies().len(), 1);
 }
 
 #[test]
@@ -339,7 +339,7 @@ fn a_before_stage_approval_gates_the_start_and_is_accepted_once_given() {
         "ClusterApprovalRequest",
         "r-before-prod",
     );
-    assert!(hub.state.approvals.contains_key(&request));
+    assert!(hub.state.approvals().contains_key(&request));
     let early = hub.send(Input::Approve {
         name: "r-before-nope".into(),
         namespace: None,
@@ -357,7 +357,7 @@ fn a_before_stage_approval_gates_the_start_and_is_accepted_once_given() {
     });
     assert_eq!(updating(&hub, "r", 0), ["member1"]);
     assert!(
-        hub.state.approvals[&request].accepted.is_some(),
+        hub.state.approvals()[&request].accepted.is_some(),
         "ApprovalAccepted"
     );
     report(&mut hub, "member1");
@@ -449,7 +449,7 @@ proptest! {
             let run = the_run(&hub, "r").clone();
             let updating_now: Vec<String> = run.status.stages.iter().flat_map(|s| s.clusters.iter().filter(|c| c.is_updating()).map(|c| c.cluster.clone())).collect();
             if pick % 3 == 0 || updating_now.is_empty() {
-                let pending: Vec<String> = hub.state.approvals.iter().filter(|(_, a)| a.approved.is_none()).map(|(k, _)| k.name.clone()).collect();
+                let pending: Vec<String> = hub.state.approvals().iter().filter(|(_, a)| a.approved.is_none()).map(|(k, _)| k.name.clone()).collect();
                 if let Some(name) = pending.first() {
                     hub.send(Input::Approve { name: name.clone(), namespace: None });
                 }
@@ -467,7 +467,7 @@ proptest! {
                     prop_assert!(s == 0 || run.status.stages[s - 1].succeeded.is_some(), "stage {s} started before {} succeeded", s - 1);
                     if gated[s] {
                         let key = ObjectKey::cluster_scoped("placement.kubernetes-fleet.io", "ClusterApprovalRequest", &format!("r-before-s{s}"));
-                        prop_assert!(hub.state.approvals.get(&key).is_some_and(|a| a.approved.is_some()), "stage {s} started without its approval");
+                        prop_assert!(hub.state.approvals().get(&key).is_some_and(|a| a.approved.is_some()), "stage {s} started without its approval");
                     }
                 }
             }
@@ -521,7 +521,7 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         namespace: "app".into(),
         name: name.into(),
     };
-    let message = hub.state.update_runs[&key("blind")]
+    let message = hub.state.update_runs()[&key("blind")]
         .status
         .initialized
         .as_ref()
@@ -537,7 +537,7 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         namespace: "other".into(),
         ..key("elsewhere")
     };
-    let message = hub.state.update_runs[&elsewhere]
+    let message = hub.state.update_runs()[&elsewhere]
         .status
         .initialized
         .as_ref()
@@ -570,7 +570,7 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         name: "good-after-prod".into(),
         namespace: Some("app".into()),
     });
-    let run = &hub.state.update_runs[&key("good")];
+    let run = &hub.state.update_runs()[&key("good")];
     assert_eq!(
         run.status.succeeded.as_ref().map(|c| c.reason.as_str()),
         Some("UpdateRunSucceeded")

@@ -3,7 +3,6 @@
 //! decisions between two writers, checkpoints (also over several object chunks), `wait_for`,
 //! refusal of a stream with unsafe settings, and acknowledged events surviving a `kill -9`.
 
-use std::collections::BTreeSet;
 use std::error::Error;
 use std::future::{Future, IntoFuture};
 use std::time::Duration;
@@ -13,7 +12,7 @@ use chrono::{DateTime, Utc};
 use flotilla_core::model::ObjectKey;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::wire::decisions::encode_batch;
-use flotilla_core::{Decision, Envelope, Heartbeat, Input, State};
+use flotilla_core::{Decision, Envelope, Heartbeat, Input, State, step};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_eventstore::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError};
@@ -404,16 +403,30 @@ async fn read_decisions_finds_the_batch_covering_an_input() -> TestResult {
 }
 
 fn checkpoint_at(seq: u64, clusters: usize) -> Result<Checkpoint, Box<dyn Error>> {
+    // A state of `clusters` joined member clusters, folded as the hub would.
     let time = DateTime::<Utc>::from_timestamp(1_741_820_400, 0).unwrap_or_default();
-    let heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)> = (0..clusters)
-        .map(|i| (time, format!("member-{i:06}-in-a-long-region-name")))
+    let names: Vec<String> = (0..clusters)
+        .map(|i| format!("member-{i:06}-in-a-long-region-name"))
         .collect();
-    let state = State {
-        now: Some(time),
-        resource_version: seq,
-        heartbeat_deadlines,
-        ..State::default()
-    };
+    let applies = names.iter().map(|name| Input::Apply {
+        manifest: format!(
+            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"{name}"}},"spec":{{"heartbeatPeriodSeconds":60}}}}"#
+        ),
+    });
+    let beats = names.iter().map(|name| {
+        Input::Heartbeat(Heartbeat {
+            cluster: name.clone(),
+            ..Heartbeat::default()
+        })
+    });
+    let mut state = State::default();
+    for (n, input) in (1..).zip(applies.chain(beats)) {
+        step(
+            &mut state,
+            &Envelope::new(Uuid::from_u128(n), time, "test", input),
+        );
+    }
+    assert_eq!(state.heartbeat_deadlines().len(), clusters);
     Ok(Checkpoint {
         seq,
         hash: state.hash()?,
@@ -432,7 +445,7 @@ async fn checkpoints_round_trip_and_the_newest_survives() -> TestResult {
     assert_eq!(within(log.load_checkpoint()).await??, Some(small.clone()));
 
     // ~1 MB: several object chunks.
-    let large = checkpoint_at(9, 20_000)?;
+    let large = checkpoint_at(9, 3_000)?;
     within(log.save_checkpoint(&large)).await??;
     assert_eq!(within(log.load_checkpoint()).await??, Some(large.clone()));
 

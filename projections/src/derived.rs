@@ -274,7 +274,7 @@ fn work_object<'a>(
 fn works<'a>(state: &'a State, namespace: Option<&str>) -> Vec<DerivedObject<'a>> {
     let cluster = namespace.map(work::cluster_of);
     let mut objects: Vec<DerivedObject<'a>> = state
-        .placements
+        .placements()
         .iter()
         .filter(|(owner, _)| owned_by(owner, DerivedKind::Work, true))
         .flat_map(|(key, placement)| {
@@ -313,7 +313,7 @@ fn candidate_owners<'a>(
     kind: DerivedKind,
     cluster_owned: bool,
 ) -> impl Iterator<Item = (&'a ObjectKey, &'a Placement)> {
-    state.placements.iter().filter(move |(owner, _)| {
+    state.placements().iter().filter(move |(owner, _)| {
         if !owned_by(owner, kind, cluster_owned) {
             return false;
         }
@@ -362,7 +362,7 @@ pub(crate) fn all_of_kind<'a>(
     let namespaced = kind == DerivedKind::PlacementStatus || !cluster_owned;
     let filter = namespace.filter(|_| namespaced);
     let mut objects: Vec<DerivedObject<'a>> = state
-        .placements
+        .placements()
         .iter()
         .filter(|(owner, _)| owned_by(owner, kind, cluster_owned))
         .flat_map(|(owner, placement)| derived_of(state, owner, placement))

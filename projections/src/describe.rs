@@ -59,7 +59,7 @@ pub fn describe(state: &State, key: &ObjectKey) -> Option<String> {
             "ClusterResourcePlacement" | "ResourcePlacement"
         )
     {
-        lines.extend(crate::placement_events::lines(&object, state.now));
+        lines.extend(crate::placement_events::lines(&object, state.now()));
     } else if flotilla_core::staged::is_run(key) {
         // Runs record their history in their conditions; there are no Kubernetes events.
         lines.push("Events:  <none>".to_owned());

@@ -30,12 +30,12 @@ pub(crate) fn render(state: &State, key: &ObjectKey) -> Option<Value> {
     }
     match key.kind.as_str() {
         CLUSTER_RESOURCE_PLACEMENT_EVICTION => state
-            .disruptions
+            .disruptions()
             .evictions
             .get(&key.name)
             .map(|eviction| render_eviction(key, eviction)),
         CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => state
-            .disruptions
+            .disruptions()
             .budgets
             .get(&key.name)
             .map(|budget| render_budget(key, budget)),
@@ -48,10 +48,10 @@ pub(crate) fn keys_of(state: &State, kind: &str) -> Vec<ObjectKey> {
     let key = |name: &String| ObjectKey::cluster_scoped(PLACEMENT_GROUP, kind, name);
     match kind {
         CLUSTER_RESOURCE_PLACEMENT_EVICTION => {
-            state.disruptions.evictions.keys().map(key).collect()
+            state.disruptions().evictions.keys().map(key).collect()
         }
         CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => {
-            state.disruptions.budgets.keys().map(key).collect()
+            state.disruptions().budgets.keys().map(key).collect()
         }
         _ => Vec::new(),
     }

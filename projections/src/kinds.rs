@@ -286,7 +286,7 @@ pub fn resolve_kind(state: &State, text: &str) -> Option<KindInfo> {
 /// group then kind, so the first object of a kind stands for it.
 fn stored_kind(state: &State, wanted: impl Fn(&ObjectKey) -> bool) -> Option<KindInfo> {
     state
-        .resources
+        .resources()
         .iter()
         .find(|(key, _)| wanted(key))
         .map(|(key, resource)| KindInfo {

@@ -62,7 +62,7 @@ const AGENTS_EXPECTED: usize = 1;
 
 /// The `MemberCluster` named `name`, or `None` if there is none.
 pub(crate) fn render(state: &State, name: &str) -> Option<Value> {
-    let member = state.members.get(name)?;
+    let member = state.members().get(name)?;
     let key = objects::member_key(name);
     Some(json::object([
         ("apiVersion", Value::from(member.meta.api_version.as_str())),

@@ -32,7 +32,7 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         }
         member_cluster::render(state, &key.name)?
     } else if is_placement(key) {
-        placement::render(state, key, state.placements.get(key)?)
+        placement::render(state, key, state.placements().get(key)?)
     } else if DerivedKind::parse(&key.group, &key.kind).is_some() {
         derived::render(state, &derived::find(state, key)?)
     } else if staged::is_staged(key) {
@@ -40,7 +40,7 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
     } else if eviction::is_eviction_kind(&key.group, &key.kind) {
         eviction::render(state, key)?
     } else {
-        render_resource(key, state.resources.get(key)?)
+        render_resource(key, state.resources().get(key)?)
     };
     Some(json::canonical(object))
 }
@@ -53,14 +53,14 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
 /// the disruption budgets and the evictions, each by name.
 #[must_use]
 pub fn render_all(state: &State) -> Vec<Value> {
-    let members = state.members.keys().map(|name| member_key(name));
-    let resources = state.resources.keys().cloned();
+    let members = state.members().keys().map(|name| member_key(name));
+    let resources = state.resources().keys().cloned();
     let mut objects: Vec<Value> = members
         .chain(resources)
         .chain(staged::keys(state))
         .filter_map(|key| render_object(state, &key))
         .collect();
-    for (key, stored) in &state.placements {
+    for (key, stored) in state.placements() {
         objects.push(json::canonical(placement::render(state, key, stored)));
         objects.extend(
             derived::derived_of(state, key, stored)
@@ -101,11 +101,15 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
             && filter.is_none_or(|namespace| key.namespace == namespace)
     };
     if kind.group == CLUSTER_GROUP && kind.kind == MEMBER_CLUSTER {
-        state.members.keys().map(|name| member_key(name)).collect()
+        state
+            .members()
+            .keys()
+            .map(|name| member_key(name))
+            .collect()
     } else if kind.group == PLACEMENT_GROUP
         && (kind.kind == CLUSTER_RESOURCE_PLACEMENT || kind.kind == RESOURCE_PLACEMENT)
     {
-        state.placements.keys().filter(wanted).cloned().collect()
+        state.placements().keys().filter(wanted).cloned().collect()
     } else if staged::is_staged(&ObjectKey {
         group: kind.group.clone(),
         kind: kind.kind.clone(),
@@ -119,7 +123,7 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
     } else if eviction::is_eviction_kind(&kind.group, &kind.kind) {
         eviction::keys_of(state, &kind.kind)
     } else {
-        state.resources.keys().filter(wanted).cloned().collect()
+        state.resources().keys().filter(wanted).cloned().collect()
     }
 }
 

@@ -32,13 +32,13 @@ pub(crate) fn insert(state: &State, key: &ObjectKey, placement: &Placement, stat
     // The plan the last pass left, which carries its pause reason; a fresh one when the last
     // pass kept none (no resource snapshot yet, or inputs changed without a pass).
     let kept = state
-        .partitioned_rollouts
+        .partitioned_rollouts()
         .get(key)
         .filter(|plan| plan.dirty.is_empty())
         .cloned();
     let Some(plan) = kept.or_else(|| {
         state
-            .now
+            .now()
             .and_then(|now| partitioned::fresh_plan(state, key, now))
     }) else {
         return;

@@ -300,7 +300,7 @@ pub(crate) fn mirror(state: &State, object: &DerivedObject<'_>) -> Value {
         ("sourceStatus", status(state, owner.key, owner.placement)),
         (
             "lastUpdatedTime",
-            Value::from(json::timestamp(state.now.unwrap_or(created))),
+            Value::from(json::timestamp(state.now().unwrap_or(created))),
         ),
     ])
 }

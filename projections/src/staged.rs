@@ -33,22 +33,22 @@ pub(crate) fn is_staged(key: &ObjectKey) -> bool {
 pub(crate) fn render(state: &State, key: &ObjectKey) -> Option<Value> {
     match key.kind.as_str() {
         staged::CLUSTER_STAGED_UPDATE_STRATEGY | staged::STAGED_UPDATE_STRATEGY => {
-            Some(strategy(key, state.strategies.get(key)?))
+            Some(strategy(key, state.strategies().get(key)?))
         }
         staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN => {
-            Some(run(key, state.update_runs.get(key)?))
+            Some(run(key, state.update_runs().get(key)?))
         }
-        _ => Some(approval(key, state.approvals.get(key)?)),
+        _ => Some(approval(key, state.approvals().get(key)?)),
     }
 }
 
 /// Every stored staged object's key: strategies, runs, then approval requests.
 pub(crate) fn keys(state: &State) -> Vec<ObjectKey> {
     state
-        .strategies
+        .strategies()
         .keys()
-        .chain(state.update_runs.keys())
-        .chain(state.approvals.keys())
+        .chain(state.update_runs().keys())
+        .chain(state.approvals().keys())
         .cloned()
         .collect()
 }

@@ -96,7 +96,7 @@ fn table_of(
     for object in &objects {
         text.push_str(&row(columns
             .iter()
-            .map(|column| (column.cell)(object, state.now))));
+            .map(|column| (column.cell)(object, state.now()))));
     }
     tabwriter::align(&text, TABLE)
 }

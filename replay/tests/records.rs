@@ -27,7 +27,7 @@ fn a_rejected_record_decides_undecodable_and_changes_nothing() -> Result<(), Rep
         State::default().hash()?,
         "nothing changed"
     );
-    assert_eq!(folder.state.now, None, "not even the clock");
+    assert_eq!(folder.state.now(), None, "not even the clock");
     Ok(())
 }
 

@@ -59,7 +59,7 @@ fn stored_version(hub: &Hub<AnyLog>) -> Result<String, String> {
     let content = view
         .folder
         .state
-        .resources
+        .resources()
         .iter()
         .find(|(key, _)| key.kind == "ConfigMap" && key.name == "settings")
         .map(|(_, resource)| resource.content.clone())

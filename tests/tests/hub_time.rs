@@ -50,7 +50,7 @@ async fn a_publishers_time_is_a_claim_and_never_moves_the_clock() -> Result<(), 
     let year_2030 = Utc.with_ymd_and_hms(2030, 1, 1, 0, 0, 0).single();
     {
         let view = hub.view().map_err(|e| e.to_string())?;
-        let now = view.folder.state.now.ok_or("the clock moved")?;
+        let now = view.folder.state.now().ok_or("the clock moved")?;
         assert!(now <= Utc::now(), "the hub's clock is the log's: {now}");
     }
     let stored = log

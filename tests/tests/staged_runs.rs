@@ -119,7 +119,7 @@ async fn staging_waiting_for_its_approval_reads_like_the_in_progress_sample() ->
         );
     }
     let progressing = state
-        .update_runs
+        .update_runs()
         .get(&run_key())
         .and_then(|r| r.status.stages.first())
         .and_then(|s| s.progressing.as_ref())

@@ -71,7 +71,7 @@ fn a_refused_input_with_a_forged_time_moves_no_clock() {
         "{answer:?}"
     );
     assert_eq!(
-        state.now,
+        state.now(),
         Some(at(23, 0)),
         "the refused input moved the clock"
     );

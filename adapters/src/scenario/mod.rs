@@ -196,14 +196,14 @@ impl<L: EventLog> Runner<'_, L> {
         let resource_index = report.resource_index.or_else(|| {
             let state = &self.folder.state;
             let given = state
-                .placements
+                .placements()
                 .iter()
                 .find(|(key, _)| same_placement(key))
                 .and_then(|(_, p)| p.bindings.get(&report.cluster))
                 .and_then(|b| b.resource_index);
             given.or_else(|| {
                 state
-                    .placements
+                    .placements()
                     .iter()
                     .find(|(key, _)| same_placement(key))
                     .and_then(|(_, p)| p.bindings.get(&report.cluster))
@@ -253,7 +253,7 @@ impl<L: EventLog> Runner<'_, L> {
         }
         let state = &self.folder.state;
         let mut reports = Vec::new();
-        for (key, placement) in &state.placements {
+        for (key, placement) in state.placements() {
             for binding in placement.bindings.values() {
                 let Some(resource_index) = binding.resource_index else {
                     continue;
@@ -330,7 +330,7 @@ impl<L: EventLog> Runner<'_, L> {
         }
         self.folder
             .state
-            .members
+            .members()
             .iter()
             .filter(|(name, _)| {
                 self.agents

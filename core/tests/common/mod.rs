@@ -198,7 +198,7 @@ impl Hub {
     /// Whether a member is healthy; `None` before it joined (or when it is not a member).
     pub fn healthy(&self, cluster: &str) -> Option<bool> {
         self.state
-            .members
+            .members()
             .get(cluster)?
             .agent
             .as_ref()
@@ -208,7 +208,7 @@ impl Hub {
     /// The placement of this name (either scope).
     pub fn placement(&self, name: &str) -> &Placement {
         self.state
-            .placements
+            .placements()
             .iter()
             .find(|(k, _)| k.name == name)
             .map(|(_, p)| p)

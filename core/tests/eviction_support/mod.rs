@@ -128,7 +128,7 @@ pub fn evict(hub: &mut Hub, name: &str, cluster: &str) -> Vec<Decision> {
 /// An eviction's conditions as `(type, status, reason, message)`.
 pub fn conditions(hub: &Hub, name: &str) -> Vec<(String, String, String, String)> {
     hub.state
-        .disruptions
+        .disruptions()
         .evictions
         .get(name)
         .expect("eviction exists")

@@ -237,7 +237,7 @@ fn report(state: &State, op: &Op) -> Input {
         return Input::Tick;
     };
     let carrying: Vec<(String, Option<String>, String, u64)> = state
-        .placements
+        .placements()
         .iter()
         .flat_map(|(key, p)| {
             p.bindings.values().filter_map(move |b| {
@@ -275,7 +275,7 @@ fn report(state: &State, op: &Op) -> Input {
 
 fn approve(state: &State, pick: u8, namespaced: bool, after: bool) -> Input {
     let pending: Vec<_> = state
-        .approvals
+        .approvals()
         .iter()
         .filter(|(_, a)| a.approved.is_none())
         .collect();

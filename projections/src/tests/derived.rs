@@ -78,7 +78,7 @@ fn crp_key() -> ObjectKey {
 /// What core computed and projections only copies: the binding name of `cluster`, the policy
 /// hash and the resource hash.
 fn binding_name(hub: &Hub, cluster: &str) -> String {
-    hub.state.placements[&crp_key()].bindings[cluster]
+    hub.state.placements()[&crp_key()].bindings[cluster]
         .name
         .clone()
 }
@@ -103,7 +103,7 @@ fn prod_affinity() -> Value {
 #[test]
 fn the_policy_snapshot_lists_picked_then_unpicked_clusters_with_priority_scores() {
     let hub = pick_two_of_three();
-    let policy_hash = hub.state.placements[&crp_key()].policy_snapshots[0]
+    let policy_hash = hub.state.placements()[&crp_key()].policy_snapshots[0]
         .policy_hash
         .clone();
     let kind = "ClusterSchedulingPolicySnapshot";
@@ -262,7 +262,7 @@ fn bindings_carry_the_decision_the_snapshot_names_and_the_rollouts_progress() {
 #[test]
 fn the_resource_snapshot_holds_the_selected_manifests_in_apply_order() {
     let hub = pick_two_of_three();
-    let resource_hash = hub.state.placements[&crp_key()].resource_snapshots[0]
+    let resource_hash = hub.state.placements()[&crp_key()].resource_snapshots[0]
         .resource_hash
         .clone();
     let kind = "ClusterResourceSnapshot";
@@ -552,7 +552,7 @@ fn a_binding_of_a_long_named_placement_is_found_by_its_cut_name() {
             "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "x"}]}
         }),
     );
-    let placement = &hub.state.placements[&key("ClusterResourcePlacement", "", name)];
+    let placement = &hub.state.placements()[&key("ClusterResourcePlacement", "", name)];
     let binding = placement.bindings["member1"].name.clone();
     assert!(!binding.starts_with(name), "{binding}");
     let object = render_object(&hub.state, &key("ClusterResourceBinding", "", &binding));

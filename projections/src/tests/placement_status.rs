@@ -291,7 +291,7 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
             &json!({"placementType": "PickN", "numberOfClusters": 1}),
         ),
     );
-    let placement = &hub.state.placements[&crp_key("crp-1")];
+    let placement = &hub.state.placements()[&crp_key("crp-1")];
     let (released, kept) = if placement.bindings["member1"].state
         == flotilla_core::placement::BindingState::Unscheduled
     {

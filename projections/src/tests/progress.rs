@@ -69,7 +69,7 @@ fn an_in_place_update_held_back_by_max_unavailable_reads_rollout_not_started() {
     // Not trackable: ready once unavailablePeriodSeconds (2s) have passed.
     hub.tick(40);
     hub.apply(50, &config_map("v2"));
-    let placement = &hub.state.placements[&crp_key()];
+    let placement = &hub.state.placements()[&crp_key()];
     let updated: Vec<&str> = CLUSTERS
         .iter()
         .copied()

@@ -52,7 +52,7 @@ fn owner_reference() -> Value {
 fn a_resource_placement_derives_namespaced_snapshots_and_bindings() {
     let hub = team_a();
     let state = &hub.state;
-    let placement = &state.placements[&key("ResourcePlacement", "team-a", "app")];
+    let placement = &state.placements()[&key("ResourcePlacement", "team-a", "app")];
     let kind = "SchedulingPolicySnapshot";
     let picked = |cluster: &str| {
         json!({
@@ -148,7 +148,7 @@ fn namespaced_kinds_list_and_tabulate_per_namespace() {
     let names: Vec<String> = ["member1", "member2"]
         .iter()
         .map(|c| {
-            state.placements[&key("ResourcePlacement", "team-a", "app")].bindings[*c]
+            state.placements()[&key("ResourcePlacement", "team-a", "app")].bindings[*c]
                 .name
                 .clone()
         })
@@ -205,7 +205,7 @@ fn a_large_selection_splits_into_sub_snapshots_and_old_masters_are_not_latest() 
         })
         .collect();
     let hash = |index: usize| {
-        state.placements[&key("ResourcePlacement", "team-a", "app")].resource_snapshots[index]
+        state.placements()[&key("ResourcePlacement", "team-a", "app")].resource_snapshots[index]
             .resource_hash
             .clone()
     };

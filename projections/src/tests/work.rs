@@ -62,7 +62,7 @@ pub(super) fn crp_key() -> ObjectKey {
 }
 
 pub(super) fn binding_name(hub: &Hub, cluster: &str) -> String {
-    hub.state.placements[&crp_key()].bindings[cluster]
+    hub.state.placements()[&crp_key()].bindings[cluster]
         .name
         .clone()
 }
@@ -498,7 +498,7 @@ fn a_resource_placements_work_names_its_namespace() {
     let works = works_for_cluster(&hub.state, "member1");
     assert_eq!(works.len(), 1);
     let binding =
-        hub.state.placements[&key("ResourcePlacement", "team-a", "app")].bindings["member1"]
+        hub.state.placements()[&key("ResourcePlacement", "team-a", "app")].bindings["member1"]
             .name
             .clone();
     assert_eq!(works[0]["metadata"]["name"], "team-a.app-work");

@@ -70,7 +70,7 @@ pub fn fresh_plan(state: &State, key: &ObjectKey, now: DateTime<Utc>) -> Option<
 /// re-count, anything a plan was built from drops it. Returns the partitioned placements that
 /// must be looked at again although no change named them (member labels and cluster groups
 /// choose partitions).
-pub fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectKey> {
+pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectKey> {
     let mut regroup = false;
     for change in changes {
         match change {
