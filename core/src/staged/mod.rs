@@ -293,8 +293,9 @@ impl Touched {
             let its_placement = |placement: &ObjectKey| runs_placement(key, run, placement);
             if full.iter().any(its_placement) {
                 runs.insert(key.clone(), None);
-            } else if let Some((_, clusters)) =
-                reported.iter().find(|(placement, _)| its_placement(placement))
+            } else if let Some((_, clusters)) = reported
+                .iter()
+                .find(|(placement, _)| its_placement(placement))
                 && let Some(focus) = runs
                     .entry(key.clone())
                     .or_insert_with(|| Some(BTreeSet::new()))
