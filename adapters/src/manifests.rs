@@ -4,7 +4,7 @@
 //! one bad document rejects the whole file and nothing is written. Errors name the file, the
 //! document (1-based, as a person counts `---` sections) and the field.
 
-use flotilla_core::model::{self, Manifest};
+use flotilla_core::manifest::{self, Manifest};
 use serde_json::Value;
 
 /// One parsed document with where it came from.
@@ -96,7 +96,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
             _ => vec![value],
         };
         for value in items {
-            let manifest = model::parse_manifest(&value)
+            let manifest = manifest::parse_manifest(&value)
                 .map_err(|e| error(Some(e.field.clone()), e.message.clone()))?;
             out.push(Document {
                 index,

@@ -26,6 +26,7 @@ pub mod event;
 pub mod eviction;
 pub mod fold;
 pub mod invariants;
+pub mod manifest;
 pub mod member;
 pub mod model;
 mod objects;

@@ -9,12 +9,12 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::eviction;
+use crate::manifest::{self, Body, Manifest};
 use crate::member;
 use crate::model::{
-    self, Body, CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
+    CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
-    MEMBER_CLUSTER, Manifest, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE,
-    RESOURCE_PLACEMENT,
+    MEMBER_CLUSTER, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
 use crate::overrides::{self, OverrideKind};
 use crate::placement::{self, lifecycle};
@@ -34,7 +34,7 @@ pub(crate) fn apply(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let manifest = match model::parse_manifest_text(manifest_text) {
+    let manifest = match manifest::parse_manifest_text(manifest_text) {
         Ok(manifest) => manifest,
         Err(error) => return vec![rejected(RejectCode::InvalidObject, error.to_string())],
     };
@@ -92,7 +92,7 @@ fn apply_resource(
     state: &mut State,
     key: ObjectKey,
     api_version: &str,
-    user: model::UserMeta,
+    user: crate::model::UserMeta,
     content: String,
     origin: &Origin,
     changes: &mut Changes,
@@ -147,7 +147,7 @@ pub(crate) fn revise(
     key: &ObjectKey,
     previous: Option<Previous>,
     api_version: &str,
-    user: model::UserMeta,
+    user: crate::model::UserMeta,
     origin: &Origin,
     changes: &mut Changes,
 ) -> Result<Revision, Box<Decision>> {
@@ -198,7 +198,7 @@ pub(crate) fn next_meta(
     state: &mut State,
     old: Option<&ObjectMeta>,
     api_version: &str,
-    user: model::UserMeta,
+    user: crate::model::UserMeta,
     spec_changed: bool,
     origin: &Origin,
 ) -> ObjectMeta {
