@@ -382,9 +382,8 @@ async fn restore_checked<L: EventLog>(
         }
         verification.checked = folder.seq;
         recomputed_all.extend(recomputed.into_iter().filter(|(_, d)| !d.is_empty()));
-        while recomputed_all.len() > RECENT_DECISIONS_MAX {
-            recomputed_all.remove(0);
-        }
+        let excess = recomputed_all.len().saturating_sub(RECENT_DECISIONS_MAX);
+        recomputed_all.drain(..excess);
     }
     Ok((recomputed_all, verification))
 }
