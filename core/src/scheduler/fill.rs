@@ -206,14 +206,7 @@ impl<'a> Cycle<'a> {
 
     /// Bindings of an older policy that were not picked again are released.
     fn unschedule_obsolete(&mut self) {
-        let obsolete: Vec<String> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| self.is_obsolete(b))
-            .map(|b| b.cluster.clone())
-            .collect();
-        for cluster in obsolete {
+        for cluster in self.obsolete_clusters() {
             self.unschedule(
                 &cluster,
                 "the cluster is no longer picked by the scheduling policy",

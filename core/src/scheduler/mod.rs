@@ -120,6 +120,16 @@ impl Cycle<'_> {
         binding.state != BindingState::Unscheduled && binding.policy_index != self.policy_index
     }
 
+    /// The clusters of live bindings scheduled under an older policy.
+    fn obsolete_clusters(&self) -> Vec<String> {
+        self.placement
+            .bindings
+            .values()
+            .filter(|b| self.is_obsolete(b))
+            .map(|b| b.cluster.clone())
+            .collect()
+    }
+
     fn current_count(&self) -> usize {
         self.placement
             .bindings
@@ -304,13 +314,7 @@ impl Cycle<'_> {
         )
         .unwrap_or(0);
         let present = self.current_count();
-        let obsolete: Vec<String> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| self.is_obsolete(b))
-            .map(|b| b.cluster.clone())
-            .collect();
+        let obsolete = self.obsolete_clusters();
         if desired <= present {
             if present - desired + obsolete.len() > 0 {
                 for cluster in &obsolete {
