@@ -12,6 +12,7 @@ use crate::event::{Envelope, Input, SCHEMA_VERSION, WorkReport};
 use crate::member;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
 use crate::objects::{self, Origin};
+use crate::placement::binding::Binding;
 use crate::rollout;
 use crate::staged;
 use crate::state::{State, WorkStatus};
@@ -141,32 +142,65 @@ fn record_report(
             ),
         )];
     };
-    // Only a report on the work the binding carries now counts: an older one (a retry, a slow
-    // agent) must not overwrite what the cluster said about its current work. The current
-    // target always counts, even when it is lower than an earlier one (after a rollback).
-    if binding.resource_index != Some(report.resource_index) {
-        let carries = binding.resource_index.map_or_else(
-            || "no resource snapshot yet".to_owned(),
-            |i| format!("resource index {i}"),
-        );
-        return vec![rejected(
-            RejectCode::StaleReport,
-            format!(
-                "work report from cluster {} for {} is about resource index {}, but its work \
-                 carries {carries}",
-                report.cluster,
-                key.display(),
-                report.resource_index
-            ),
-        )];
+    if let Some(stale) = stale_report(binding, report, &key) {
+        return vec![stale];
     }
-    let previous = binding.report.as_ref();
+    let status = work_status(binding.report.as_ref(), report, now);
+    if binding
+        .report
+        .as_ref()
+        .is_some_and(|old| old.says_the_same(&status))
+    {
+        return Vec::new();
+    }
+    binding.report = Some(status);
+    changes.push(Change::WorkReported {
+        placement: key.clone(),
+        cluster: report.cluster.clone(),
+    });
+    vec![Decision::WorkReported {
+        cluster: report.cluster.clone(),
+        placement: key,
+        resource_index: report.resource_index,
+    }]
+}
+
+/// Only a report on the work the binding carries now counts: an older one (a retry, a slow
+/// agent) must not overwrite what the cluster said about its current work. The current target
+/// always counts, even when it is lower than an earlier one (after a rollback).
+fn stale_report(binding: &Binding, report: &WorkReport, key: &ObjectKey) -> Option<Decision> {
+    if binding.resource_index == Some(report.resource_index) {
+        return None;
+    }
+    let carries = binding.resource_index.map_or_else(
+        || "no resource snapshot yet".to_owned(),
+        |i| format!("resource index {i}"),
+    );
+    Some(rejected(
+        RejectCode::StaleReport,
+        format!(
+            "work report from cluster {} for {} is about resource index {}, but its work \
+             carries {carries}",
+            report.cluster,
+            key.display(),
+            report.resource_index
+        ),
+    ))
+}
+
+/// What the binding records of a report; `available_since` carries over while availability
+/// (at this index, this trackability) stays the same.
+fn work_status(
+    previous: Option<&WorkStatus>,
+    report: &WorkReport,
+    now: DateTime<Utc>,
+) -> WorkStatus {
     let same_availability = previous.is_some_and(|old| {
         old.resource_index == report.resource_index
             && old.available == report.available
             && old.trackable == report.trackable
     });
-    let status = WorkStatus {
+    WorkStatus {
         resource_index: report.resource_index,
         applied: report.applied,
         available: report.available,
@@ -182,25 +216,5 @@ fn record_report(
             .take(crate::state::FAILED_MANIFESTS_MAX)
             .cloned()
             .collect(),
-    };
-    if binding.report.as_ref().is_some_and(|old| {
-        old.resource_index == status.resource_index
-            && old.applied == status.applied
-            && old.available == status.available
-            && old.trackable == status.trackable
-            && old.message == status.message
-            && old.failed_manifests == status.failed_manifests
-    }) {
-        return Vec::new();
     }
-    binding.report = Some(status);
-    changes.push(Change::WorkReported {
-        placement: key.clone(),
-        cluster: report.cluster.clone(),
-    });
-    vec![Decision::WorkReported {
-        cluster: report.cluster.clone(),
-        placement: key,
-        resource_index: report.resource_index,
-    }]
 }

@@ -80,6 +80,20 @@ pub struct WorkStatus {
     pub failed_manifests: Vec<crate::event::ManifestFailure>,
 }
 
+impl WorkStatus {
+    /// Whether a new report says nothing this one did not (its time aside): folding it would
+    /// change nothing.
+    #[must_use]
+    pub fn says_the_same(&self, other: &WorkStatus) -> bool {
+        self.resource_index == other.resource_index
+            && self.applied == other.applied
+            && self.available == other.available
+            && self.trackable == other.trackable
+            && self.message == other.message
+            && self.failed_manifests == other.failed_manifests
+    }
+}
+
 /// At most this many failed manifests are kept per work (KubeFleet's
 /// `maxFailedResourcePlacementLimit`, the length of `failedPlacements`).
 pub const FAILED_MANIFESTS_MAX: usize = 100;
