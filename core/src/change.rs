@@ -121,6 +121,14 @@ impl Changes {
         self.0.push(change);
     }
 
+    /// Records that an object was deleted, and returns the decision users read for it.
+    pub(crate) fn object_deleted(&mut self, key: &ObjectKey) -> crate::decision::Decision {
+        self.push(Change::ObjectDeleted(key.clone()));
+        crate::decision::Decision::ObjectDeleted {
+            object: key.clone(),
+        }
+    }
+
     /// The changes in the order they were made.
     pub fn iter(&self) -> std::slice::Iter<'_, Change> {
         self.0.iter()

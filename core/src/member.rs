@@ -159,10 +159,7 @@ pub(crate) fn delete(
     if !state.members.contains_key(&key.name) {
         return None;
     }
-    changes.push(Change::ObjectDeleted(key.clone()));
-    let mut decisions = vec![Decision::ObjectDeleted {
-        object: key.clone(),
-    }];
+    let mut decisions = vec![changes.object_deleted(key)];
     decisions.extend(leave(state, &key.name, changes));
     decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
     Some(decisions)

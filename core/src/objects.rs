@@ -295,8 +295,7 @@ pub(crate) fn delete(
     if state.resources.remove(&key).is_none() {
         return not_found();
     }
-    changes.push(Change::ObjectDeleted(key.clone()));
-    let mut decisions = vec![Decision::ObjectDeleted { object: key }];
+    let mut decisions = vec![changes.object_deleted(&key)];
     decisions.extend(lifecycle::resources_changed(state, now, changes));
     decisions
 }

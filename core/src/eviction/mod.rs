@@ -202,12 +202,7 @@ pub(crate) fn delete(
         _ => return None,
     };
     Some(match removed {
-        Some(()) => {
-            changes.push(Change::ObjectDeleted(key.clone()));
-            vec![Decision::ObjectDeleted {
-                object: key.clone(),
-            }]
-        }
+        Some(()) => vec![changes.object_deleted(key)],
         None => vec![rejected(
             RejectCode::NotFound,
             format!("{} {} not found", key.kind, key.name),

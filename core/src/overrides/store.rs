@@ -74,8 +74,5 @@ pub(crate) fn delete(
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
     state.overrides.remove(key)?;
-    changes.push(Change::ObjectDeleted(key.clone()));
-    Some(vec![Decision::ObjectDeleted {
-        object: key.clone(),
-    }])
+    Some(vec![changes.object_deleted(key)])
 }

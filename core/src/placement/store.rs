@@ -1,7 +1,7 @@
 //! Storing and deleting placements: an update may not change an immutable field; a stored
 //! spec selects resources, takes snapshots and schedules ([`super::lifecycle`]).
 
-use crate::change::{Change, Changes};
+use crate::change::Changes;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, PlacementSpec, UserMeta, placement_validation};
 use crate::objects::{Origin, Previous, Revision, revise};
@@ -64,8 +64,5 @@ pub(crate) fn delete(
     state
         .rollout_deadlines
         .retain(|(_, placement)| placement != key);
-    changes.push(Change::ObjectDeleted(key.clone()));
-    Some(vec![Decision::ObjectDeleted {
-        object: key.clone(),
-    }])
+    Some(vec![changes.object_deleted(key)])
 }

@@ -2,7 +2,7 @@
 //! when they initialize); a run refuses changes to its immutable fields and is then driven by
 //! the fold; deleting a run deletes the approval requests it created.
 
-use crate::change::{Change, Changes};
+use crate::change::Changes;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, UserMeta};
 use crate::objects::{Origin, Previous, Revision, revise};
@@ -84,10 +84,7 @@ pub(crate) fn delete(
     if !deleted {
         return None;
     }
-    changes.push(Change::ObjectDeleted(key.clone()));
-    Some(vec![Decision::ObjectDeleted {
-        object: key.clone(),
-    }])
+    Some(vec![changes.object_deleted(key)])
 }
 
 /// Deletes a run and the approval requests it created.
