@@ -10,6 +10,9 @@
 //! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
+//!
+//! The same listener serves the Kubernetes API (`/api`, `/apis`, `/openapi/…`, `/version`; see
+//! [`crate::kube`]).
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -41,7 +44,8 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/table/{kind}", get(table::<L>))
         .route("/v1/describe/{kind}/{name}", get(describe::<L>))
         .route("/v1/log", get(log::<L>))
-        .with_state(hub)
+        .with_state(hub.clone())
+        .merge(crate::kube::router(hub))
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {

@@ -9,6 +9,7 @@ pub mod entry;
 pub mod http;
 pub mod ingest;
 pub mod json_event;
+pub mod kube;
 pub mod manifests;
 pub mod nats_ingress;
 pub mod runtime;

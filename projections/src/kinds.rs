@@ -3,15 +3,14 @@
 //!
 //! Resolution is case-insensitive and accepts, like kubectl, the kind, its singular and plural
 //! resource names and its short names, optionally qualified by group (`deployments.apps`) or by
-//! version and group (`deployments.v1.apps`). The well-known kinds below come first; after them,
-//! any kind stored among the hub resources, matched by its kind or a plural of it.
+//! version and group (`deployments.v1.apps`). The catalog's kinds come first; then kinds declared
+//! by a `CustomResourceDefinition` on the hub; then any kind stored among the hub resources,
+//! matched by its kind or a plural of it.
 
 use flotilla_core::State;
-use flotilla_core::model::{
-    CLUSTER_GROUP, CLUSTER_RESOURCE_PLACEMENT, CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET,
-    CLUSTER_RESOURCE_PLACEMENT_EVICTION, MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP,
-    RESOURCE_PLACEMENT,
-};
+use flotilla_core::model::ObjectKey;
+
+use crate::catalog::ENTRIES;
 
 /// What a resource name resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,220 +24,6 @@ pub struct KindInfo {
     /// Whether objects of this kind live in a namespace.
     pub namespaced: bool,
 }
-
-/// A kind flotilla knows by name, with kubectl's names for it.
-struct WellKnown {
-    group: &'static str,
-    kind: &'static str,
-    api_version: &'static str,
-    namespaced: bool,
-    /// Singular, plural and short names, lowercase.
-    names: &'static [&'static str],
-}
-
-/// `cluster` is KubeFleet's short name for `MemberCluster`; `crp` and `rp` are the placements';
-/// `csps`/`sps`, `crs`/`rs`, `crb`/`rb` and `crps` those of the kinds derived from placements;
-/// `Work` has no short name; `crpe` and `crpdb` are the eviction's and the disruption budget's;
-/// `csur`/`sur`, `careq`/`areq` (and `csus`/`sus`) the staged update kinds'.
-const WELL_KNOWN: [WellKnown; 24] = [
-    WellKnown {
-        group: CLUSTER_GROUP,
-        kind: MEMBER_CLUSTER,
-        api_version: "cluster.kubernetes-fleet.io/v1beta1",
-        namespaced: false,
-        names: &["membercluster", "memberclusters", "cluster"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: CLUSTER_RESOURCE_PLACEMENT,
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: false,
-        names: &[
-            "clusterresourceplacement",
-            "clusterresourceplacements",
-            "crp",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: RESOURCE_PLACEMENT,
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: true,
-        names: &["resourceplacement", "resourceplacements", "rp"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterSchedulingPolicySnapshot",
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: false,
-        names: &[
-            "clusterschedulingpolicysnapshot",
-            "clusterschedulingpolicysnapshots",
-            "csps",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "SchedulingPolicySnapshot",
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: true,
-        names: &[
-            "schedulingpolicysnapshot",
-            "schedulingpolicysnapshots",
-            "sps",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterResourceSnapshot",
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: false,
-        names: &["clusterresourcesnapshot", "clusterresourcesnapshots", "crs"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ResourceSnapshot",
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: true,
-        // `rs` yields to a stored ReplicaSet (see `YIELDING_SHORT_NAMES`).
-        names: &["resourcesnapshot", "resourcesnapshots", "rs"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterResourceBinding",
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: false,
-        names: &["clusterresourcebinding", "clusterresourcebindings", "crb"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ResourceBinding",
-        api_version: "placement.kubernetes-fleet.io/v1",
-        namespaced: true,
-        names: &["resourcebinding", "resourcebindings", "rb"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterResourcePlacementStatus",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: true,
-        names: &[
-            "clusterresourceplacementstatus",
-            "clusterresourceplacementstatuses",
-            "crps",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: CLUSTER_RESOURCE_PLACEMENT_EVICTION,
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: false,
-        names: &[
-            "clusterresourceplacementeviction",
-            "clusterresourceplacementevictions",
-            "crpe",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET,
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: false,
-        names: &[
-            "clusterresourceplacementdisruptionbudget",
-            "clusterresourceplacementdisruptionbudgets",
-            "crpdb",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "Work",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: true,
-        names: &["work", "works"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterStagedUpdateStrategy",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: false,
-        names: &[
-            "clusterstagedupdatestrategy",
-            "clusterstagedupdatestrategies",
-            "csus",
-        ],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "StagedUpdateStrategy",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: true,
-        names: &["stagedupdatestrategy", "stagedupdatestrategies", "sus"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterStagedUpdateRun",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: false,
-        names: &["clusterstagedupdaterun", "clusterstagedupdateruns", "csur"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "StagedUpdateRun",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: true,
-        names: &["stagedupdaterun", "stagedupdateruns", "sur"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ClusterApprovalRequest",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: false,
-        names: &["clusterapprovalrequest", "clusterapprovalrequests", "careq"],
-    },
-    WellKnown {
-        group: PLACEMENT_GROUP,
-        kind: "ApprovalRequest",
-        api_version: "placement.kubernetes-fleet.io/v1beta1",
-        namespaced: true,
-        names: &["approvalrequest", "approvalrequests", "areq"],
-    },
-    WellKnown {
-        group: "",
-        kind: "Namespace",
-        api_version: "v1",
-        namespaced: false,
-        names: &["namespace", "namespaces", "ns"],
-    },
-    WellKnown {
-        group: "",
-        kind: "ConfigMap",
-        api_version: "v1",
-        namespaced: true,
-        names: &["configmap", "configmaps", "cm"],
-    },
-    WellKnown {
-        group: "",
-        kind: "Secret",
-        api_version: "v1",
-        namespaced: true,
-        names: &["secret", "secrets"],
-    },
-    WellKnown {
-        group: "apps",
-        kind: "Deployment",
-        api_version: "apps/v1",
-        namespaced: true,
-        names: &["deployment", "deployments", "deploy"],
-    },
-    WellKnown {
-        group: "",
-        kind: "Service",
-        api_version: "v1",
-        namespaced: true,
-        names: &["service", "services", "svc"],
-    },
-];
 
 /// Short names two kinds claim: kubectl resolves `rs` to `apps/ReplicaSet` before KubeFleet's
 /// `ResourceSnapshot` (built-in groups come first), so while a ReplicaSet is stored `rs` means
@@ -266,15 +51,36 @@ pub fn resolve_kind(state: &State, text: &str) -> Option<KindInfo> {
     if yielded.is_some() {
         return yielded;
     }
-    let well_known = WELL_KNOWN
-        .iter()
-        .find(|known| group_matches(known.group) && known.names.contains(&name));
-    if let Some(known) = well_known {
+    let well_known = ENTRIES.iter().find(|entry| {
+        group_matches(entry.group)
+            && (entry.singular() == name
+                || entry.plural == name
+                || entry.short_names.contains(&name))
+    });
+    if let Some(entry) = well_known {
         return Some(KindInfo {
-            group: known.group.to_owned(),
-            kind: known.kind.to_owned(),
-            api_version_default: known.api_version.to_owned(),
-            namespaced: known.namespaced,
+            group: entry.group.to_owned(),
+            kind: entry.kind.to_owned(),
+            api_version_default: entry.api_version(entry.display_version),
+            namespaced: entry.namespaced,
+        });
+    }
+    let declared = crate::served::served_types(state)
+        .into_iter()
+        .skip(ENTRIES.len())
+        .find(|served| {
+            group_matches(&served.group)
+                && (served.singular == name
+                    || served.plural == name
+                    || served.short_names.iter().any(|s| s == name))
+        });
+    if let Some(served) = declared {
+        let version = served.versions.first().cloned().unwrap_or_default();
+        return Some(KindInfo {
+            api_version_default: served.api_version(&version),
+            group: served.group,
+            kind: served.kind,
+            namespaced: served.namespaced,
         });
     }
     stored_kind(state, |key| {
@@ -316,25 +122,7 @@ fn is_version(text: &str) -> bool {
 /// A stored kind is named by its lowercase kind, that plus `s`, or its English plural.
 fn kind_names_match(kind: &str, name: &str) -> bool {
     let singular = kind.to_ascii_lowercase();
-    name == singular || name == format!("{singular}s") || name == plural(&singular)
-}
-
-/// The English plural Kubernetes derives for a lowercase kind (`ingress` → `ingresses`,
-/// `networkpolicy` → `networkpolicies`).
-fn plural(singular: &str) -> String {
-    let sibilant = ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|end| singular.ends_with(end));
-    if sibilant {
-        return format!("{singular}es");
-    }
-    if let Some(stem) = singular.strip_suffix('y') {
-        let after_vowel = stem.ends_with(['a', 'e', 'i', 'o', 'u']);
-        if !after_vowel {
-            return format!("{stem}ies");
-        }
-    }
-    format!("{singular}s")
+    name == singular || name == format!("{singular}s") || name == crate::served::plural(&singular)
 }
 
 #[cfg(test)]
@@ -343,6 +131,7 @@ mod tests {
 
     #[test]
     fn plurals_follow_english_rules() {
+        use crate::served::plural;
         assert_eq!(plural("ingress"), "ingresses");
         assert_eq!(plural("networkpolicy"), "networkpolicies");
         assert_eq!(plural("gateway"), "gateways");

@@ -18,7 +18,7 @@ use crate::derived::{self, DerivedKind};
 use crate::json;
 use crate::kinds::KindInfo;
 use crate::staged;
-use crate::{eviction, member_cluster, placement};
+use crate::{eviction, member_cluster, overrides, placement};
 
 /// The object stored under `key`, rendered in KubeFleet's shape; `None` if there is none.
 ///
@@ -39,6 +39,10 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         staged::render(state, key)?
     } else if eviction::is_eviction_kind(&key.group, &key.kind) {
         eviction::render(state, key)?
+    } else if overrides::is_override(key) {
+        overrides::render(key, state.overrides().get(key)?)
+    } else if overrides::is_snapshot(key) {
+        overrides::render_snapshot_key(state, key)?
     } else {
         render_resource(key, state.resources().get(key)?)
     };
@@ -46,7 +50,8 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
 }
 
 /// Every object in the hub: `MemberCluster`s by name, then hub resources in key order (group,
-/// kind, namespace, name), then placements in key order, each followed by what it derives: its
+/// kind, namespace, name), then overrides in key order each followed by its snapshots (oldest
+/// first), then staged update objects, then placements in key order, each followed by what it derives: its
 /// scheduling policy snapshots (oldest first), its resource snapshots (oldest first, each master
 /// before its sub-snapshots), its bindings (by cluster name), the `Work`s of those that carry
 /// resources (by cluster name), then its `ClusterResourcePlacementStatus` when it has one; then
@@ -55,8 +60,13 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
 pub fn render_all(state: &State) -> Vec<Value> {
     let members = state.members().keys().map(|name| member_key(name));
     let resources = state.resources().keys().cloned();
+    let overrides = state.overrides().keys().flat_map(|key| {
+        let snapshots = overrides::snapshot_keys_of(state, key);
+        std::iter::once(key.clone()).chain(snapshots)
+    });
     let mut objects: Vec<Value> = members
         .chain(resources)
+        .chain(overrides)
         .chain(staged::keys(state))
         .filter_map(|key| render_object(state, &key))
         .collect();
@@ -100,6 +110,7 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
             && key.kind == kind.kind
             && filter.is_none_or(|namespace| key.namespace == namespace)
     };
+    let probe = ObjectKey::cluster_scoped(&kind.group, &kind.kind, "");
     if kind.group == CLUSTER_GROUP && kind.kind == MEMBER_CLUSTER {
         state
             .members()
@@ -110,18 +121,20 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
         && (kind.kind == CLUSTER_RESOURCE_PLACEMENT || kind.kind == RESOURCE_PLACEMENT)
     {
         state.placements().keys().filter(wanted).cloned().collect()
-    } else if staged::is_staged(&ObjectKey {
-        group: kind.group.clone(),
-        kind: kind.kind.clone(),
-        namespace: String::new(),
-        name: String::new(),
-    }) {
+    } else if staged::is_staged(&probe) {
         staged::keys(state)
             .into_iter()
             .filter(|k| wanted(&k))
             .collect()
     } else if eviction::is_eviction_kind(&kind.group, &kind.kind) {
         eviction::keys_of(state, &kind.kind)
+    } else if overrides::is_override(&probe) {
+        state.overrides().keys().filter(wanted).cloned().collect()
+    } else if overrides::is_snapshot(&probe) {
+        overrides::snapshot_keys(state, overrides::override_kind_of_snapshot(&kind.kind))
+            .into_iter()
+            .filter(|k| wanted(&k))
+            .collect()
     } else {
         state.resources().keys().filter(wanted).cloned().collect()
     }

@@ -101,6 +101,53 @@ fn table_of(
     tabwriter::align(&text, TABLE)
 }
 
+/// One column of a [`TableData`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableColumn {
+    /// Header, as `kubectl get` prints it.
+    pub name: String,
+    /// 0 for columns always shown, 1 for those only `-o wide` shows.
+    pub priority: u8,
+}
+
+/// A `kubectl get` table as data (the API server's `Table`): every column, wide ones marked by
+/// their priority, and one row of cells per object, in the objects' order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableData {
+    /// The columns.
+    pub columns: Vec<TableColumn>,
+    /// One row of cells per object.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// The table of `objects` (rendered objects of `kind`), without a NAMESPACE column: a client
+/// adds that itself when it lists across namespaces.
+#[must_use]
+pub fn table_data(state: &State, kind: &KindInfo, objects: &[Value]) -> TableData {
+    let narrow: Vec<&str> = kind_columns(kind, false)
+        .iter()
+        .map(|column| column.header)
+        .collect();
+    let wide = kind_columns(kind, true);
+    TableData {
+        columns: wide
+            .iter()
+            .map(|column| TableColumn {
+                name: column.header.to_owned(),
+                priority: u8::from(!narrow.contains(&column.header)),
+            })
+            .collect(),
+        rows: objects
+            .iter()
+            .map(|object| {
+                wide.iter()
+                    .map(|column| (column.cell)(object, state.now()))
+                    .collect()
+            })
+            .collect(),
+    }
+}
+
 fn row(cells: impl Iterator<Item = String>) -> String {
     let mut line = cells.collect::<Vec<_>>().join("\t");
     line.push('\n');

@@ -199,6 +199,12 @@ impl<L: EventLog> Hub<L> {
         matches!(reached, Ok(Ok(_)))
     }
 
+    /// A receiver whose value (the folded sequence) changes after every fold.
+    #[must_use]
+    pub fn folded_updates(&self) -> watch::Receiver<u64> {
+        self.folded.clone()
+    }
+
     /// Asks the writer and clock to stop; the writer checkpoints on its way out.
     pub fn shutdown(&self) {
         self.shutdown.send_replace(true);

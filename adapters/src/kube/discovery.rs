@@ -1,0 +1,163 @@
+//! Discovery in its legacy form (`APIVersions`, `APIGroupList`, `APIResourceList`), which kubectl
+//! and client libraries accept when the server answers an aggregated-discovery request with it.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use flotilla_eventstore::EventLog;
+use flotilla_projections::ServedType;
+use serde_json::{Value, json};
+
+use super::{Api, ApiError};
+
+/// The Kubernetes minor version `/version` reports (the image's kubectl is 1.32).
+pub const KUBERNETES_MINOR: &str = "32";
+
+/// `/version`: kubectl reads `major`, `minor` and a semantic `gitVersion`.
+pub async fn version() -> Json<Value> {
+    Json(json!({
+        "major": "1",
+        "minor": KUBERNETES_MINOR,
+        "gitVersion": format!("v1.{KUBERNETES_MINOR}.0-flotilla.{}", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    }))
+}
+
+/// `/api`: the core group's versions.
+pub async fn core_versions() -> Json<Value> {
+    Json(json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+    }))
+}
+
+/// `/api/v1`: the core group's resources.
+pub async fn core_resources<L: EventLog>(State(api): State<Api<L>>) -> Response {
+    resource_list(&api, "", "v1")
+}
+
+/// `/apis`: every group but the core one, with its versions.
+pub async fn groups<L: EventLog>(State(api): State<Api<L>>) -> Response {
+    let types = match served(&api) {
+        Ok(types) => types,
+        Err(error) => return error.into_response(),
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for served in &types {
+        if !served.group.is_empty() && !names.contains(&served.group.as_str()) {
+            names.push(&served.group);
+        }
+    }
+    let groups: Vec<Value> = names.iter().map(|name| group_json(&types, name)).collect();
+    Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})).into_response()
+}
+
+/// `/apis/{group}`.
+pub async fn group<L: EventLog>(State(api): State<Api<L>>, Path(group): Path<String>) -> Response {
+    match served(&api) {
+        Ok(types) if types.iter().any(|t| t.group == group) => {
+            let mut value = group_json(&types, &group);
+            value["kind"] = Value::from("APIGroup");
+            value["apiVersion"] = Value::from("v1");
+            Json(value).into_response()
+        }
+        Ok(_) => ApiError::no_resource().into_response(),
+        Err(error) => error.into_response(),
+    }
+}
+
+/// `/apis/{group}/{version}`.
+pub async fn group_resources<L: EventLog>(
+    State(api): State<Api<L>>,
+    Path((group, version)): Path<(String, String)>,
+) -> Response {
+    resource_list(&api, &group, &version)
+}
+
+fn served<L: EventLog>(api: &Api<L>) -> Result<Vec<ServedType>, ApiError> {
+    let view = api.hub.view().map_err(ApiError::internal)?;
+    Ok(flotilla_projections::served_types(&view.folder.state))
+}
+
+/// A group's versions, every version any of its kinds serves, the preferred one first.
+fn group_versions(types: &[ServedType], group: &str) -> Vec<String> {
+    let mut versions: Vec<String> = Vec::new();
+    for served in types.iter().filter(|t| t.group == group) {
+        for version in &served.versions {
+            if !versions.contains(version) {
+                versions.push(version.clone());
+            }
+        }
+    }
+    versions
+}
+
+fn group_json(types: &[ServedType], group: &str) -> Value {
+    let versions: Vec<Value> = group_versions(types, group)
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": group,
+        "preferredVersion": versions.first().cloned().unwrap_or(Value::Null),
+        "versions": versions,
+    })
+}
+
+fn resource_list<L: EventLog>(api: &Api<L>, group: &str, version: &str) -> Response {
+    let types = match served(api) {
+        Ok(types) => types,
+        Err(error) => return error.into_response(),
+    };
+    let in_version: Vec<&ServedType> = types
+        .iter()
+        .filter(|t| t.group == group && t.versions.iter().any(|v| v == version))
+        .collect();
+    if in_version.is_empty() {
+        return ApiError::no_resource().into_response();
+    }
+    let resources: Vec<Value> = in_version.iter().flat_map(|t| api_resources(t)).collect();
+    let group_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Json(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }))
+    .into_response()
+}
+
+/// A kind's `APIResource` and its `status` subresource.
+fn api_resources(served: &ServedType) -> [Value; 2] {
+    let mut main = json!({
+        "name": served.plural,
+        "singularName": served.singular,
+        "namespaced": served.namespaced,
+        "kind": served.kind,
+        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+    });
+    if !served.short_names.is_empty() {
+        main["shortNames"] = json!(served.short_names);
+    }
+    if !served.categories.is_empty() {
+        main["categories"] = json!(served.categories);
+    }
+    let status = json!({
+        "name": format!("{}/status", served.plural),
+        "singularName": "",
+        "namespaced": served.namespaced,
+        "kind": served.kind,
+        "verbs": ["get", "patch", "update"],
+    });
+    [main, status]
+}

@@ -1,0 +1,258 @@
+//! The Kubernetes API, served by `flotilla serve` beside flotilla's own `/v1/…` API, so that
+//! `kubectl`, client libraries and GitOps tools work against the hub unchanged.
+//!
+//! | path | what |
+//! |---|---|
+//! | `/version` | the server version kubectl reads |
+//! | `/api`, `/api/v1`, `/apis`, `/apis/{group}[/{version}]` | discovery (legacy form) |
+//! | `/api/v1/…`, `/apis/{group}/{version}/…` | get, list, watch, create, update, patch, delete |
+//! | `/openapi/v2`, `/openapi/v3[/…]` | the served kinds' schemas |
+//!
+//! Every write becomes an input event in the log exactly as `flotilla apply` makes it (an
+//! `apply` or `delete`, or an `approve` for an Approved condition written to an approval
+//! request's status); reads render the folded state. Writes through this API are serialized,
+//! so the `resourceVersion` check of an update and its append cannot interleave with another
+//! write made here.
+
+mod discovery;
+mod openapi;
+mod patch;
+mod read;
+mod selector;
+mod server_side_apply;
+mod status;
+mod watch;
+mod write;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, Method};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use flotilla_core::model::ObjectKey;
+use flotilla_eventstore::EventLog;
+use flotilla_projections::{KindInfo, ServedType};
+
+use crate::runtime::Hub;
+use server_side_apply::FieldOwners;
+pub use status::ApiError;
+use status::Subject;
+
+/// The API's shared state: the hub, and the lock that serializes writes (it also guards the
+/// field owners server-side apply records).
+pub struct Api<L: EventLog> {
+    hub: Hub<L>,
+    writes: Arc<tokio::sync::Mutex<FieldOwners>>,
+}
+
+impl<L: EventLog> Clone for Api<L> {
+    fn clone(&self) -> Self {
+        Self {
+            hub: self.hub.clone(),
+            writes: Arc::clone(&self.writes),
+        }
+    }
+}
+
+/// Builds the Kubernetes API router over a hub.
+pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
+    let api = Api {
+        hub,
+        writes: Arc::default(),
+    };
+    Router::new()
+        .route("/version", get(discovery::version))
+        .route("/api", get(discovery::core_versions))
+        .route("/api/v1", get(discovery::core_resources::<L>))
+        .route("/apis", get(discovery::groups::<L>))
+        .route("/apis/{group}", get(discovery::group::<L>))
+        .route("/apis/{group}/{version}", get(discovery::group_resources::<L>))
+        .route("/api/v1/{*rest}", any(core_request::<L>))
+        .route("/apis/{group}/{version}/{*rest}", any(group_request::<L>))
+        .route("/openapi/v2", get(openapi::v2::<L>))
+        .route("/openapi/v3", get(openapi::v3_root::<L>))
+        .route("/openapi/v3/{*path}", get(openapi::v3_document::<L>))
+        .with_state(api)
+}
+
+/// What a resource path names.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    /// The served type.
+    pub served: ServedType,
+    /// The version in the path.
+    pub version: String,
+    /// The namespace in the path, for namespaced kinds.
+    pub namespace: Option<String>,
+    /// The object's name, if the path names one.
+    pub name: Option<String>,
+    /// The subresource (`status`), if any.
+    pub subresource: Option<String>,
+}
+
+impl Target {
+    /// `apiVersion` of the path.
+    pub fn api_version(&self) -> String {
+        self.served.api_version(&self.version)
+    }
+
+    /// The projections' description of the kind.
+    pub fn kind_info(&self) -> KindInfo {
+        KindInfo {
+            group: self.served.group.clone(),
+            kind: self.served.kind.clone(),
+            api_version_default: self.api_version(),
+            namespaced: self.served.namespaced,
+        }
+    }
+
+    /// The stored key of the object named `name` (in the path's namespace).
+    pub fn key(&self, name: &str) -> ObjectKey {
+        ObjectKey {
+            group: self.served.group.clone(),
+            kind: self.served.kind.clone(),
+            namespace: if self.served.namespaced {
+                self.namespace.clone().unwrap_or_else(|| "default".to_owned())
+            } else {
+                String::new()
+            },
+            name: name.to_owned(),
+        }
+    }
+
+    /// What errors about the object named `name` say.
+    pub fn subject(&self, name: &str) -> Subject {
+        let resource = if self.served.group.is_empty() {
+            self.served.plural.clone()
+        } else {
+            format!("{}.{}", self.served.plural, self.served.group)
+        };
+        Subject {
+            resource,
+            plural: self.served.plural.clone(),
+            group: self.served.group.clone(),
+            kind: self.served.kind.clone(),
+            name: name.to_owned(),
+        }
+    }
+}
+
+/// A request's query, parameters by name (the last value of a repeated one).
+pub(crate) type Params = HashMap<String, String>;
+
+async fn core_request<L: EventLog>(
+    State(api): State<Api<L>>,
+    method: Method,
+    Path(rest): Path<String>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    dispatch(api, method, "", "v1", &rest, params, headers, body).await
+}
+
+async fn group_request<L: EventLog>(
+    State(api): State<Api<L>>,
+    method: Method,
+    Path((group, version, rest)): Path<(String, String, String)>,
+    Query(params): Query<Params>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    dispatch(api, method, &group, &version, &rest, params, headers, body).await
+}
+
+/// The request's parts a handler reads.
+pub(crate) struct Request {
+    /// The query parameters.
+    pub params: Params,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body.
+    pub body: Bytes,
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn dispatch<L: EventLog>(
+    api: Api<L>,
+    method: Method,
+    group: &str,
+    version: &str,
+    rest: &str,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let target = match resolve(&api, group, version, rest) {
+        Ok(target) => target,
+        Err(error) => return error.into_response(),
+    };
+    let request = Request {
+        params,
+        headers,
+        body,
+    };
+    let watching = request.params.get("watch").is_some_and(|w| w == "true" || w == "1");
+    let outcome = match (&method, &target.name) {
+        (&Method::GET, None) if watching => return watch::serve(&api, &target, &request),
+        (&Method::GET, None) => read::list(&api, &target, &request),
+        (&Method::GET, Some(name)) => read::get(&api, &target, name, &request),
+        (&Method::POST, None) => write::create(&api, &target, &request).await,
+        (&Method::PUT, Some(name)) => write::update(&api, &target, name, &request).await,
+        (&Method::PATCH, Some(name)) => write::patch(&api, &target, name, &request).await,
+        (&Method::DELETE, Some(name)) => write::delete(&api, &target, name).await,
+        _ => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({method})"
+        ))),
+    };
+    match outcome {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+/// Parses a resource path (`[namespaces/NS/]PLURAL[/NAME[/SUBRESOURCE]]`) against the served
+/// types.
+fn resolve<L: EventLog>(
+    api: &Api<L>,
+    group: &str,
+    version: &str,
+    rest: &str,
+) -> Result<Target, ApiError> {
+    let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+    let namespaced_path = segments.len() >= 3
+        && segments[0] == "namespaces"
+        && !(group.is_empty() && matches!(segments[2], "status" | "finalize"));
+    let (namespace, rest) = if namespaced_path {
+        (Some(segments[1].to_owned()), &segments[2..])
+    } else {
+        (None, &segments[..])
+    };
+    let (plural, name, subresource) = match rest {
+        [plural] => (*plural, None, None),
+        [plural, name] => (*plural, Some(*name), None),
+        [plural, name, sub] => (*plural, Some(*name), Some(*sub)),
+        _ => return Err(ApiError::no_resource()),
+    };
+    let view = api.hub.view().map_err(ApiError::internal)?;
+    let served = flotilla_projections::find_type(&view.folder.state, group, plural)
+        .filter(|served| served.versions.iter().any(|v| v == version))
+        .ok_or_else(ApiError::no_resource)?;
+    if namespace.is_some() && !served.namespaced {
+        return Err(ApiError::no_resource());
+    }
+    if subresource.is_some_and(|sub| sub != "status") {
+        return Err(ApiError::no_resource());
+    }
+    Ok(Target {
+        served,
+        version: version.to_owned(),
+        namespace,
+        name: name.map(str::to_owned),
+        subresource: subresource.map(str::to_owned),
+    })
+}

@@ -1,0 +1,146 @@
+//! get and list: objects rendered from the folded state in the path's version, as JSON or, when
+//! the client asks for it (`kubectl get` does), as a `meta.k8s.io/v1` `Table` with KubeFleet's
+//! printer columns.
+
+use axum::Json;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use flotilla_core::State;
+use flotilla_eventstore::EventLog;
+use serde_json::{Value, json};
+
+use super::selector::Filter;
+use super::{Api, ApiError, Request, Target};
+
+/// Whether the client asked for the `Table` form.
+pub fn wants_table(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(axum::http::header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .any(|accept| accept.contains("as=Table"))
+}
+
+/// The object `name`, rendered in the path's version; `None` if it does not exist.
+pub fn render(state: &State, target: &Target, name: &str) -> Option<Value> {
+    let mut object = flotilla_projections::render_object(state, &target.key(name))?;
+    object["apiVersion"] = Value::from(target.api_version());
+    Some(object)
+}
+
+/// Every object of the target's kind (in its namespace, if the path names one) that passes the
+/// request's selectors, in the path's version.
+pub fn matching(state: &State, target: &Target, filter: &Filter) -> Vec<Value> {
+    let api_version = Value::from(target.api_version());
+    flotilla_projections::list(state, &target.kind_info(), target.namespace.as_deref())
+        .into_iter()
+        .filter(|object| filter.admits(object))
+        .map(|mut object| {
+            object["apiVersion"] = api_version.clone();
+            object
+        })
+        .collect()
+}
+
+/// GET of one object (its `status` subresource reads the same).
+pub fn get<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    let view = api.hub.view().map_err(ApiError::internal)?;
+    let state = &view.folder.state;
+    let object =
+        render(state, target, name).ok_or_else(|| ApiError::not_found(&target.subject(name)))?;
+    if wants_table(&request.headers) {
+        return Ok(Json(table(state, target, &[object])).into_response());
+    }
+    Ok(Json(object).into_response())
+}
+
+/// GET of a collection.
+pub fn list<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    let filter = Filter::from_params(&request.params)?;
+    let view = api.hub.view().map_err(ApiError::internal)?;
+    let state = &view.folder.state;
+    let items = matching(state, target, &filter);
+    let resource_version = state.resource_version().to_string();
+    if wants_table(&request.headers) {
+        let mut table = table(state, target, &items);
+        table["metadata"] = json!({"resourceVersion": resource_version});
+        return Ok(Json(table).into_response());
+    }
+    Ok(Json(json!({
+        "apiVersion": target.api_version(),
+        "kind": format!("{}List", target.served.kind),
+        "metadata": {"resourceVersion": resource_version},
+        "items": items,
+    }))
+    .into_response())
+}
+
+/// The `Table` of some objects: KubeFleet's printer columns, each row carrying its object's
+/// metadata (`PartialObjectMetadata`), which kubectl reads for names and namespaces.
+pub fn table(state: &State, target: &Target, objects: &[Value]) -> Value {
+    let data = flotilla_projections::table_data(state, &target.kind_info(), objects);
+    let columns: Vec<Value> = data
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(index, column)| {
+            let mut definition = json!({
+                "name": title_case(&column.name),
+                "type": "string",
+                "format": "",
+                "description": "",
+                "priority": column.priority,
+            });
+            if index == 0 {
+                definition["format"] = Value::from("name");
+            }
+            definition
+        })
+        .collect();
+    let rows: Vec<Value> = data
+        .rows
+        .into_iter()
+        .zip(objects)
+        .map(|(cells, object)| {
+            json!({
+                "cells": cells,
+                "object": {
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": object["metadata"],
+                },
+            })
+        })
+        .collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {},
+        "columnDefinitions": columns,
+        "rows": rows,
+    })
+}
+
+/// `WORK-SYNCHRONIZED` → `Work-Synchronized`, the API server's spelling of a column name.
+fn title_case(header: &str) -> String {
+    header
+        .split('-')
+        .map(|word| {
+            let lower = word.to_ascii_lowercase();
+            let mut chars = lower.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}

@@ -1,0 +1,218 @@
+//! Errors as the Kubernetes API server gives them: a `Status` object with `reason`, `code`,
+//! `details` and the message kubectl prints after `Error from server (Reason):`.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// A refused request, rendered as a `Status`.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// HTTP status.
+    pub code: StatusCode,
+    /// `reason` (`NotFound`, `Conflict`, `Invalid`, …).
+    pub reason: &'static str,
+    /// The message kubectl prints.
+    pub message: String,
+    /// `details`, when the error is about one object.
+    pub details: Option<Value>,
+}
+
+/// What an error is about: `plural.group`, the kind and the name.
+#[derive(Debug, Clone, Default)]
+pub struct Subject {
+    /// `clusterresourceplacements.placement.kubernetes-fleet.io` (just the plural for core).
+    pub resource: String,
+    /// The plural (Kubernetes puts it in `details.kind`).
+    pub plural: String,
+    /// The group.
+    pub group: String,
+    /// The kind.
+    pub kind: String,
+    /// The object's name.
+    pub name: String,
+}
+
+impl Subject {
+    fn details(&self) -> Value {
+        json!({"name": self.name, "group": self.group, "kind": self.plural})
+    }
+}
+
+impl ApiError {
+    fn new(code: StatusCode, reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// 404 for a path that names no served resource.
+    pub fn no_resource() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// 404 for an object that does not exist.
+    pub fn not_found(subject: &Subject) -> Self {
+        Self {
+            details: Some(subject.details()),
+            ..Self::new(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                format!("{} {:?} not found", subject.resource, subject.name),
+            )
+        }
+    }
+
+    /// 409 for a create of an object that exists.
+    pub fn already_exists(subject: &Subject) -> Self {
+        Self {
+            details: Some(subject.details()),
+            ..Self::new(
+                StatusCode::CONFLICT,
+                "AlreadyExists",
+                format!("{} {:?} already exists", subject.resource, subject.name),
+            )
+        }
+    }
+
+    /// 409 for a write made against an older `resourceVersion`.
+    pub fn conflict(subject: &Subject) -> Self {
+        Self::conflict_because(
+            subject,
+            "the object has been modified; please apply your changes to the latest version and \
+             try again",
+        )
+    }
+
+    /// 409 with a reason of the caller's.
+    pub fn conflict_because(subject: &Subject, why: &str) -> Self {
+        Self {
+            details: Some(subject.details()),
+            ..Self::new(
+                StatusCode::CONFLICT,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} {:?}: {why}",
+                    subject.resource, subject.name
+                ),
+            )
+        }
+    }
+
+    /// 422 for an object that fails validation, naming the field.
+    pub fn invalid(subject: &Subject, field: &str, message: &str) -> Self {
+        let cause = if field.is_empty() {
+            message.to_owned()
+        } else {
+            format!("{field}: Invalid value: {message}")
+        };
+        let mut details = subject.details();
+        details["kind"] = Value::from(subject.kind.as_str());
+        details["causes"] = json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
+        Self {
+            details: Some(details),
+            ..Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                format!(
+                    "{}.{} {:?} is invalid: {cause}",
+                    subject.kind, subject.group, subject.name
+                ),
+            )
+        }
+        .trim_core_group()
+    }
+
+    /// `Kind. "name"` reads `Kind "name"` for the core group.
+    fn trim_core_group(mut self) -> Self {
+        self.message = self.message.replacen(". \"", " \"", 1);
+        self
+    }
+
+    /// 400 for a malformed request.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
+    }
+
+    /// 405 for a verb the resource does not support.
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", message)
+    }
+
+    /// 415 for a patch type the server does not take.
+    pub fn unsupported_media_type(content_type: &str, accepted: &str) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format ({content_type}) - accepted \
+                 media types include: {accepted}"
+            ),
+        )
+    }
+
+    /// 500 for a failure of the hub itself.
+    pub fn internal(message: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+    }
+
+    /// 503 when the log refuses the write.
+    pub fn unavailable(message: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            message.to_string(),
+        )
+    }
+
+    /// 504 when the write was appended but not folded in time.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::GATEWAY_TIMEOUT, "Timeout", message)
+    }
+
+    /// The `Status` object.
+    pub fn to_status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code.as_u16(),
+        });
+        if let Some(details) = &self.details {
+            status["details"] = details.clone();
+        }
+        status
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.code, Json(self.to_status())).into_response()
+    }
+}
+
+/// The `Status` a successful delete answers with.
+pub fn deleted(subject: &Subject) -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": subject.details(),
+    })
+}

@@ -1,0 +1,224 @@
+//! watch (`?watch=true`): a stream of `{"type", "object"}` lines — `ADDED`, `MODIFIED`,
+//! `DELETED`, and `BOOKMARK` when the client allows bookmarks — as the folded state changes.
+//!
+//! After every fold the kind's objects (those the selectors admit) are rendered again and
+//! compared with what the stream last sent, so a change of status shows as `MODIFIED` even when
+//! only derived state moved. Without a `resourceVersion` (or with `0`) the stream starts with
+//! an `ADDED` for every current object; from a `resourceVersion` it starts with a `MODIFIED`
+//! for every object stored since then. Deletions made between that version and the start of
+//! the watch are not replayed (the hub keeps no history of renderings).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use flotilla_core::State;
+use flotilla_eventstore::EventLog;
+use serde_json::{Value, json};
+
+use super::read::{matching, table, wants_table};
+use super::selector::Filter;
+use super::{Api, ApiError, Request, Target};
+
+/// How long a watch runs when the client sets no `timeoutSeconds`.
+pub const WATCH_DEFAULT: Duration = Duration::from_secs(1_800);
+/// The longest watch.
+pub const WATCH_MAX: Duration = Duration::from_secs(3_600);
+/// How often a bookmark is sent to a client that allows them.
+pub const BOOKMARK_EVERY: Duration = Duration::from_secs(10);
+/// Events buffered for a slow client before the stream waits for it.
+const BUFFER: usize = 256;
+
+/// What one watch sends.
+#[derive(Clone)]
+struct Watch {
+    target: Target,
+    filter: Filter,
+    table: bool,
+}
+
+/// Starts a watch; the response streams until the timeout, the client leaves or the hub stops.
+pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> Response {
+    let filter = match Filter::from_params(&request.params) {
+        Ok(filter) => filter,
+        Err(error) => return error.into_response(),
+    };
+    let since = request
+        .params
+        .get("resourceVersion")
+        .and_then(|rv| rv.parse::<u64>().ok())
+        .filter(|rv| *rv > 0);
+    let timeout = request
+        .params
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map_or(WATCH_DEFAULT, Duration::from_secs)
+        .min(WATCH_MAX);
+    let bookmarks = request
+        .params
+        .get("allowWatchBookmarks")
+        .is_some_and(|b| b == "true");
+    let watch = Watch {
+        target: target.clone(),
+        filter,
+        table: wants_table(&request.headers),
+    };
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(BUFFER);
+    tokio::spawn(run(api.clone(), watch, since, bookmarks, timeout, sender));
+    let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+        receiver
+            .recv()
+            .await
+            .map(|line| (Ok::<_, Infallible>(line), receiver))
+    });
+    ([(CONTENT_TYPE, "application/json")], Body::from_stream(stream)).into_response()
+}
+
+/// Objects by `namespace/name`.
+type Known = BTreeMap<String, Value>;
+
+fn id(object: &Value) -> String {
+    format!(
+        "{}/{}",
+        object["metadata"]["namespace"].as_str().unwrap_or(""),
+        object["metadata"]["name"].as_str().unwrap_or("")
+    )
+}
+
+fn resource_version(object: &Value) -> u64 {
+    object["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(0)
+}
+
+fn line(state: &State, watch: &Watch, kind: &str, object: &Value) -> Bytes {
+    let object = if watch.table {
+        let mut table = table(state, &watch.target, std::slice::from_ref(object));
+        table["metadata"] = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
+        table
+    } else {
+        object.clone()
+    };
+    let mut text = json!({"type": kind, "object": object}).to_string();
+    text.push('\n');
+    Bytes::from(text)
+}
+
+fn bookmark(state: &State, watch: &Watch) -> Bytes {
+    let object = json!({
+        "apiVersion": watch.target.api_version(),
+        "kind": watch.target.served.kind,
+        "metadata": {"resourceVersion": state.resource_version().to_string()},
+    });
+    let mut text = json!({"type": "BOOKMARK", "object": object}).to_string();
+    text.push('\n');
+    Bytes::from(text)
+}
+
+/// The first lines of a watch and what it then knows.
+fn start(state: &State, watch: &Watch, since: Option<u64>) -> (Vec<Bytes>, Known) {
+    let mut lines = Vec::new();
+    let mut known = Known::new();
+    for object in matching(state, &watch.target, &watch.filter) {
+        match since {
+            None => lines.push(line(state, watch, "ADDED", &object)),
+            Some(rv) if resource_version(&object) > rv => {
+                lines.push(line(state, watch, "MODIFIED", &object));
+            }
+            Some(_) => {}
+        }
+        known.insert(id(&object), object);
+    }
+    (lines, known)
+}
+
+/// The lines that take a client from `known` to the state's objects.
+fn changes(state: &State, watch: &Watch, known: &mut Known) -> Vec<Bytes> {
+    let mut now = Known::new();
+    for object in matching(state, &watch.target, &watch.filter) {
+        now.insert(id(&object), object);
+    }
+    let mut lines = Vec::new();
+    for (key, object) in &now {
+        match known.get(key) {
+            None => lines.push(line(state, watch, "ADDED", object)),
+            Some(before) if before != object => {
+                lines.push(line(state, watch, "MODIFIED", object));
+            }
+            Some(_) => {}
+        }
+    }
+    for (key, object) in known.iter() {
+        if !now.contains_key(key) {
+            lines.push(line(state, watch, "DELETED", object));
+        }
+    }
+    *known = now;
+    lines
+}
+
+async fn send_all(sender: &tokio::sync::mpsc::Sender<Bytes>, lines: Vec<Bytes>) -> bool {
+    for line in lines {
+        if sender.send(line).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+async fn run<L: EventLog>(
+    api: Api<L>,
+    watch: Watch,
+    since: Option<u64>,
+    bookmarks: bool,
+    timeout: Duration,
+    sender: tokio::sync::mpsc::Sender<Bytes>,
+) {
+    let mut folded = api.hub.folded_updates();
+    let mut shutdown = api.hub.shutdown_signal();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let first = api.hub.view().map(|view| {
+        let state = &view.folder.state;
+        let (mut lines, known) = start(state, &watch, since);
+        if bookmarks {
+            lines.push(bookmark(state, &watch));
+        }
+        (lines, known)
+    });
+    let Ok((lines, mut known)) = first else {
+        let error = ApiError::internal("the hub's state lock is poisoned").to_status();
+        let _ = sender.send(Bytes::from(json!({"type": "ERROR", "object": error}).to_string())).await;
+        return;
+    };
+    if !send_all(&sender, lines).await {
+        return;
+    }
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+    loop {
+        let lines = tokio::select! {
+            changed = folded.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                match api.hub.view() {
+                    Ok(view) => changes(&view.folder.state, &watch, &mut known),
+                    Err(_) => return,
+                }
+            }
+            _ = ticker.tick(), if bookmarks => match api.hub.view() {
+                Ok(view) => vec![bookmark(&view.folder.state, &watch)],
+                Err(_) => return,
+            },
+            () = tokio::time::sleep_until(deadline) => return,
+            _ = shutdown.changed() => return,
+            () = sender.closed() => return,
+        };
+        if !send_all(&sender, lines).await {
+            return;
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! create, update, patch, delete and the `status` subresource. Each write is checked (the
+//! object's identity against the path, `resourceVersion` against the stored one, the manifest
+//! against flotilla's schema), then appended as an input event exactly as `flotilla apply`
+//! appends it, folded, and answered with the object as the hub now shows it — or with the
+//! `Status` of the fold's rejection.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::http::header::{CONTENT_TYPE, USER_AGENT};
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use flotilla_core::model::PLACEMENT_GROUP;
+use flotilla_core::{Decision, Envelope, Input, ObjectRef, RejectCode};
+use flotilla_eventstore::EventLog;
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::patch::{self, PatchType};
+use super::read::render;
+use super::status::{Subject, deleted};
+use super::{Api, ApiError, Request, Target};
+use crate::ingest::FOLD_WAIT;
+
+/// Source of the events this API appends.
+pub const KUBE_SOURCE: &str = "kube-api";
+
+/// Metadata the server assigns; a write never sets it.
+const SERVER_METADATA: [&str; 8] = [
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
+
+/// Kinds the hub derives from placements, runs and overrides: a delete is accepted and the
+/// object derived again at once, and a write to one changes nothing, as KubeFleet's controllers
+/// would undo it.
+const DERIVED: [&str; 12] = [
+    "ClusterSchedulingPolicySnapshot",
+    "SchedulingPolicySnapshot",
+    "ClusterResourceSnapshot",
+    "ResourceSnapshot",
+    "ClusterResourceBinding",
+    "ResourceBinding",
+    "ClusterResourcePlacementStatus",
+    "Work",
+    "ClusterApprovalRequest",
+    "ApprovalRequest",
+    "ClusterResourceOverrideSnapshot",
+    "ResourceOverrideSnapshot",
+];
+
+fn is_derived(target: &Target) -> bool {
+    target.served.group == PLACEMENT_GROUP && DERIVED.contains(&target.served.kind.as_str())
+}
+
+fn is_approval_request(target: &Target) -> bool {
+    target.served.group == PLACEMENT_GROUP
+        && matches!(
+            target.served.kind.as_str(),
+            "ClusterApprovalRequest" | "ApprovalRequest"
+        )
+}
+
+/// The field manager of a write: `fieldManager`, else the client's name from its user agent.
+fn manager(request: &Request) -> String {
+    if let Some(manager) = request.params.get("fieldManager") {
+        return manager.clone();
+    }
+    request
+        .headers
+        .get(USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|agent| agent.split('/').next())
+        .filter(|name| !name.is_empty())
+        .unwrap_or("unknown")
+        .to_owned()
+}
+
+fn json_body(request: &Request) -> Result<Value, ApiError> {
+    let value: Value = serde_json::from_slice(&request.body)
+        .map_err(|e| ApiError::bad_request(format!("the body is not a JSON object: {e}")))?;
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err(ApiError::bad_request("the body is not a JSON object"))
+    }
+}
+
+/// Checks a written object's identity against the path and fills in what the path says;
+/// removes what the server assigns and the status (the hub computes it).
+fn prepare(target: &Target, name: Option<&str>, mut object: Value) -> Result<Value, ApiError> {
+    let expected = target.api_version();
+    match object.get("apiVersion").and_then(Value::as_str) {
+        Some(given) if given != expected => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({given}) does not match the expected API version \
+                 ({expected})"
+            )));
+        }
+        _ => object["apiVersion"] = Value::from(expected),
+    }
+    match object.get("kind").and_then(Value::as_str) {
+        Some(given) if given != target.served.kind => {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({given}) does not match the expected kind ({})",
+                target.served.kind
+            )));
+        }
+        _ => object["kind"] = Value::from(target.served.kind.as_str()),
+    }
+    if !object.get("metadata").is_some_and(Value::is_object) {
+        object["metadata"] = Value::Object(serde_json::Map::new());
+    }
+    let metadata = &mut object["metadata"];
+    let given_name = metadata.get("name").and_then(Value::as_str).map(str::to_owned);
+    match (given_name.as_deref(), name) {
+        (Some(given), Some(url)) if given != url => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({given}) does not match the name on the URL ({url})"
+            )));
+        }
+        (None, Some(url)) => metadata["name"] = Value::from(url),
+        _ => {}
+    }
+    if target.served.namespaced {
+        let url_namespace = target.namespace.clone().unwrap_or_else(|| "default".to_owned());
+        match metadata.get("namespace").and_then(Value::as_str) {
+            Some(given) if given != url_namespace && target.namespace.is_some() => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on \
+                     the request",
+                ));
+            }
+            Some(_) => {}
+            None => metadata["namespace"] = Value::from(url_namespace),
+        }
+    } else if let Some(map) = metadata.as_object_mut() {
+        map.remove("namespace");
+    }
+    if let Some(map) = metadata.as_object_mut() {
+        for field in SERVER_METADATA {
+            map.remove(field);
+        }
+    }
+    if let Some(map) = object.as_object_mut() {
+        map.remove("status");
+    }
+    Ok(object)
+}
+
+fn name_of(object: &Value) -> Result<String, ApiError> {
+    object["metadata"]["name"]
+        .as_str()
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .ok_or_else(|| ApiError::bad_request("metadata.name: Required value: name is required"))
+}
+
+/// Appends one input and waits for its fold; the fold's rejection becomes an error.
+async fn submit<L: EventLog>(api: &Api<L>, subject: &Subject, input: Input) -> Result<(), ApiError> {
+    let envelope = Envelope::new(Uuid::now_v7(), Utc::now(), KUBE_SOURCE, input);
+    let appended = api
+        .hub
+        .submit(vec![envelope])
+        .await
+        .map_err(ApiError::unavailable)?;
+    let seq = appended.iter().map(|a| a.seq).max().unwrap_or(0);
+    if !api.hub.wait_folded(seq, FOLD_WAIT).await {
+        return Err(ApiError::timeout(format!(
+            "the write was appended as event {seq} but not folded within {FOLD_WAIT:?}"
+        )));
+    }
+    let decisions = {
+        let view = api.hub.view().map_err(ApiError::internal)?;
+        view.decisions_for(seq).unwrap_or_default()
+    };
+    for decision in decisions {
+        if let Decision::Rejected { code, message } = decision {
+            return Err(rejection(subject, code, &message));
+        }
+    }
+    Ok(())
+}
+
+fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
+    match code {
+        RejectCode::NotFound | RejectCode::ApprovalRequestNotFound => ApiError::not_found(subject),
+        _ => ApiError::invalid(subject, "", message),
+    }
+}
+
+/// Validates a prepared object as flotilla's schema does and stores it.
+async fn store<L: EventLog>(api: &Api<L>, target: &Target, object: &Value) -> Result<(), ApiError> {
+    let name = name_of(object)?;
+    let subject = target.subject(&name);
+    flotilla_core::manifest::parse_manifest(object)
+        .map_err(|error| ApiError::invalid(&subject, &error.field, &error.message))?;
+    let manifest = Input::Apply {
+        manifest: object.to_string(),
+    };
+    submit(api, &subject, manifest).await
+}
+
+fn stored_object<L: EventLog>(api: &Api<L>, target: &Target, name: &str) -> Result<Value, ApiError> {
+    let view = api.hub.view().map_err(ApiError::internal)?;
+    render(&view.folder.state, target, name).ok_or_else(|| ApiError::not_found(&target.subject(name)))
+}
+
+fn current<L: EventLog>(api: &Api<L>, target: &Target, name: &str) -> Result<Option<Value>, ApiError> {
+    let view = api.hub.view().map_err(ApiError::internal)?;
+    Ok(render(&view.folder.state, target, name))
+}
+
+fn respond(code: StatusCode, object: Value) -> Response {
+    (code, Json(object)).into_response()
+}
+
+/// POST: create an object that does not exist.
+pub async fn create<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> Result<Response, ApiError> {
+    let object = prepare(target, None, json_body(request)?)?;
+    let name = name_of(&object)?;
+    let subject = target.subject(&name);
+    if is_derived(target) {
+        return Err(ApiError::invalid(
+            &subject,
+            "",
+            &format!("{} objects are derived by the hub; they cannot be created", target.served.kind),
+        ));
+    }
+    let mut owners = api.writes.lock().await;
+    if current(api, target, &name)?.is_some() {
+        return Err(ApiError::already_exists(&subject));
+    }
+    store(api, target, &object).await?;
+    let stored = stored_object(api, target, &name)?;
+    owners.updated(&target.key(&name), &manager(request), None, &stored);
+    Ok(respond(StatusCode::CREATED, stored))
+}
+
+/// The `resourceVersion` a write carries must be the stored one, when given.
+fn check_version(subject: &Subject, written: &Value, live: &Value) -> Result<(), ApiError> {
+    match written["metadata"]["resourceVersion"].as_str() {
+        Some(given) if Some(given) != live["metadata"]["resourceVersion"].as_str() => {
+            Err(ApiError::conflict(subject))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// PUT: replace an object (or write its status).
+pub async fn update<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    let subject = target.subject(name);
+    let written = json_body(request)?;
+    let mut owners = api.writes.lock().await;
+    let live = current(api, target, name)?.ok_or_else(|| ApiError::not_found(&subject))?;
+    check_version(&subject, &written, &live)?;
+    if target.subresource.is_some() {
+        return write_status(api, target, name, &live, &written).await;
+    }
+    if is_derived(target) {
+        return Ok(respond(StatusCode::OK, live));
+    }
+    store(api, target, &prepare(target, Some(name), written)?).await?;
+    let stored = stored_object(api, target, name)?;
+    owners.updated(&target.key(name), &manager(request), Some(&live), &stored);
+    Ok(respond(StatusCode::OK, stored))
+}
+
+/// PATCH: merge, JSON, strategic merge or server-side apply.
+pub async fn patch<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    let content_type = request
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let kind = PatchType::of(content_type)?;
+    if kind == PatchType::Apply {
+        return server_side_apply(api, target, name, request).await;
+    }
+    let subject = target.subject(name);
+    let mut owners = api.writes.lock().await;
+    let live = current(api, target, name)?.ok_or_else(|| ApiError::not_found(&subject))?;
+    let patched = patch::apply(kind, &live, &request.body)?;
+    check_version(&subject, &patched, &live)?;
+    if target.subresource.is_some() {
+        return write_status(api, target, name, &live, &patched).await;
+    }
+    if is_derived(target) || patched == live {
+        return Ok(respond(StatusCode::OK, live));
+    }
+    store(api, target, &prepare(target, Some(name), patched)?).await?;
+    let stored = stored_object(api, target, name)?;
+    owners.updated(&target.key(name), &manager(request), Some(&live), &stored);
+    Ok(respond(StatusCode::OK, stored))
+}
+
+fn yaml_or_json(body: &[u8]) -> Result<Value, ApiError> {
+    let text = std::str::from_utf8(body)
+        .map_err(|_| ApiError::bad_request("the apply patch is not UTF-8 text"))?;
+    serde_saphyr::from_str::<Value>(text)
+        .map_err(|e| ApiError::bad_request(format!("the apply patch is not YAML: {e}")))
+        .and_then(|value| {
+            value
+                .is_object()
+                .then_some(value)
+                .ok_or_else(|| ApiError::bad_request("the apply patch is not an object"))
+        })
+}
+
+async fn server_side_apply<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+    request: &Request,
+) -> Result<Response, ApiError> {
+    if !request.params.contains_key("fieldManager") {
+        return Err(ApiError::bad_request(
+            "PATCH, application/apply-patch+yaml requests must specify a fieldManager",
+        ));
+    }
+    if target.subresource.is_some() {
+        return Err(ApiError::method_not_allowed("server-side apply of status is not supported"));
+    }
+    let subject = target.subject(name);
+    let applied = prepare(target, Some(name), yaml_or_json(&request.body)?)?;
+    let force = request.params.get("force").is_some_and(|f| f == "true");
+    let mut owners = api.writes.lock().await;
+    let live = current(api, target, name)?;
+    if let Some(live) = &live {
+        check_version(&subject, &applied, live)?;
+    }
+    let key = target.key(name);
+    let (merged, recorded) = owners.apply(&key, &subject, &manager(request), live.as_ref(), &applied, force)?;
+    let merged = prepare(target, Some(name), merged)?;
+    if is_derived(target) {
+        return live
+            .map(|l| respond(StatusCode::OK, l))
+            .ok_or_else(|| ApiError::invalid(&subject, "", "derived objects cannot be created"));
+    }
+    store(api, target, &merged).await?;
+    owners.commit(&key, recorded);
+    let code = if live.is_some() { StatusCode::OK } else { StatusCode::CREATED };
+    Ok(respond(code, stored_object(api, target, name)?))
+}
+
+/// A status write: on an approval request an Approved condition set to True becomes an
+/// approval; every other kind's status is the hub's to compute.
+async fn write_status<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+    live: &Value,
+    written: &Value,
+) -> Result<Response, ApiError> {
+    let subject = target.subject(name);
+    if !is_approval_request(target) {
+        return Err(ApiError::invalid(
+            &subject,
+            "status",
+            &format!(
+                "the status of a {} is computed by the hub; only approval requests accept \
+                 status writes",
+                target.served.kind
+            ),
+        ));
+    }
+    if approved(written) && !approved(live) {
+        let namespace = target.served.namespaced.then(|| target.key(name).namespace);
+        let input = Input::Approve {
+            name: name.to_owned(),
+            namespace,
+        };
+        submit(api, &subject, input).await?;
+    }
+    Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
+}
+
+/// Whether an object's status has the `Approved` condition with status `True`.
+fn approved(object: &Value) -> bool {
+    object["status"]["conditions"]
+        .as_array()
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Approved" && c["status"] == "True")
+        })
+}
+
+/// DELETE of one object.
+pub async fn delete<L: EventLog>(api: &Api<L>, target: &Target, name: &str) -> Result<Response, ApiError> {
+    let subject = target.subject(name);
+    let mut owners = api.writes.lock().await;
+    if current(api, target, name)?.is_none() {
+        return Err(ApiError::not_found(&subject));
+    }
+    if !is_derived(target) {
+        let key = target.key(name);
+        let input = Input::Delete {
+            target: ObjectRef {
+                kind: key.kind.clone(),
+                group: Some(key.group.clone()),
+                namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+                name: key.name.clone(),
+            },
+        };
+        submit(api, &subject, input).await?;
+        owners.forget(&key);
+    }
+    Ok(respond(StatusCode::OK, deleted(&subject)))
+}
