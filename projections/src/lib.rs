@@ -29,11 +29,11 @@ mod json;
 mod kinds;
 mod member_cluster;
 mod objects;
+mod overrides;
 mod partitioned_status;
 mod placement;
 mod placement_events;
 mod placement_status;
-mod overrides;
 mod progress;
 mod served;
 mod snapshots;
@@ -43,16 +43,16 @@ mod tabwriter;
 mod timeline;
 mod work;
 
-pub use describe::describe;
 pub use catalog::{CRD_GROUP, ENTRIES, Entry};
+pub use describe::describe;
 pub use kinds::{KindInfo, resolve_kind};
-pub use served::{ServedType, find_type, served_types, type_of_kind};
 pub use member_cluster::{
     AGENT_MEMBER, CONDITION_HEALTHY, CONDITION_JOINED, CONDITION_READY_TO_JOIN,
     REASON_AGENT_HEALTHY, REASON_AGENT_JOINED, REASON_HEARTBEAT_NOT_RECEIVED,
     REASON_HEARTBEAT_RECEIVED, REASON_JOIN_STATE_UNKNOWN, REASON_JOINED, REASON_READY_TO_JOIN,
 };
 pub use objects::{list, render_all, render_object};
+pub use served::{ServedType, find_type, served_types, type_of_kind};
 pub use table::{TableColumn, TableData, table, table_data, table_named};
 pub use timeline::{decision_line, event_line};
 pub use work::works_for_cluster;

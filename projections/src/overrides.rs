@@ -71,7 +71,11 @@ pub(crate) fn render_snapshot_key(state: &State, key: &ObjectKey) -> Option<Valu
         ..key.clone()
     };
     let stored = state.overrides().get(&parent_key)?;
-    Some(render_snapshot(&parent_key, stored, stored.snapshot(index)?))
+    Some(render_snapshot(
+        &parent_key,
+        stored,
+        stored.snapshot(index)?,
+    ))
 }
 
 fn render_snapshot(parent: &ObjectKey, stored: &Override, snapshot: &OverrideSnapshot) -> Value {

@@ -1,5 +1,6 @@
 //! flotilla-tests: end-to-end, scenario, fault and crash tests (in `tests/`), and the helpers
 //! they share (in [`support`] and [`scenario_files`]).
 
+pub mod kubectl;
 pub mod scenario_files;
 pub mod support;

@@ -70,7 +70,10 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/api/v1", get(discovery::core_resources::<L>))
         .route("/apis", get(discovery::groups::<L>))
         .route("/apis/{group}", get(discovery::group::<L>))
-        .route("/apis/{group}/{version}", get(discovery::group_resources::<L>))
+        .route(
+            "/apis/{group}/{version}",
+            get(discovery::group_resources::<L>),
+        )
         .route("/api/v1/{*rest}", any(core_request::<L>))
         .route("/apis/{group}/{version}/{*rest}", any(group_request::<L>))
         .route("/openapi/v2", get(openapi::v2::<L>))
@@ -116,7 +119,9 @@ impl Target {
             group: self.served.group.clone(),
             kind: self.served.kind.clone(),
             namespace: if self.served.namespaced {
-                self.namespace.clone().unwrap_or_else(|| "default".to_owned())
+                self.namespace
+                    .clone()
+                    .unwrap_or_else(|| "default".to_owned())
             } else {
                 String::new()
             },
@@ -196,7 +201,10 @@ async fn dispatch<L: EventLog>(
         headers,
         body,
     };
-    let watching = request.params.get("watch").is_some_and(|w| w == "true" || w == "1");
+    let watching = request
+        .params
+        .get("watch")
+        .is_some_and(|w| w == "true" || w == "1");
     let outcome = match (&method, &target.name) {
         (&Method::GET, None) if watching => return watch::serve(&api, &target, &request),
         (&Method::GET, None) => read::list(&api, &target, &request),

@@ -131,13 +131,21 @@ fn document(kinds: &[&ServedType], version: &str, openapi: &str) -> Value {
 
 /// `io.k8s.flotilla.<group>.<version>.<Kind>` (reversed-domain names, as the API server's).
 fn schema_name(served: &ServedType, version: &str) -> String {
-    let group = if served.group.is_empty() { "core" } else { &served.group };
+    let group = if served.group.is_empty() {
+        "core"
+    } else {
+        &served.group
+    };
     format!("{group}.{version}.{}", served.kind)
 }
 
 fn resource_paths(served: &ServedType, version: &str) -> (String, String) {
     let base = format!("/{}", group_version_path(&served.group, version));
-    let scope = if served.namespaced { "/namespaces/{namespace}" } else { "" };
+    let scope = if served.namespaced {
+        "/namespaces/{namespace}"
+    } else {
+        ""
+    };
     let collection = format!("{base}{scope}/{}", served.plural);
     let item = format!("{collection}/{{name}}");
     (collection, item)

@@ -56,15 +56,28 @@ pub fn apply(kind: PatchType, live: &Value, body: &[u8]) -> Result<Value, ApiErr
             let operations: json_patch::Patch = serde_json::from_value(patch)
                 .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
             json_patch::patch(&mut document, &operations).map_err(|e| {
-                ApiError::invalid(&Default::default(), "", &format!("the JSON patch failed: {e}"))
+                ApiError::invalid(
+                    &Default::default(),
+                    "",
+                    &format!("the JSON patch failed: {e}"),
+                )
             })?;
         }
         PatchType::Strategic => document = strategic(live, &patch),
         PatchType::Apply => {
-            return Err(ApiError::bad_request("apply patches go through server-side apply"));
+            return Err(ApiError::bad_request(
+                "apply patches go through server-side apply",
+            ));
         }
     }
-    Ok(document)
+    if document.is_object() {
+        Ok(document)
+    } else {
+        Err(ApiError::bad_request(format!(
+            "the patch does not leave an object: {}",
+            document
+        )))
+    }
 }
 
 /// The merge key of a list field of a built-in kind, by the field's name; `None` means the
@@ -72,15 +85,17 @@ pub fn apply(kind: PatchType, live: &Value, body: &[u8]) -> Result<Value, ApiErr
 /// Service.
 fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
     match field {
-        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env"
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
         | "imagePullSecrets" => Some("name"),
         "volumeMounts" | "volumeDevices" => Some("mountPath"),
         "hostAliases" => Some("ip"),
         "conditions" => Some("type"),
         "ownerReferences" => Some("uid"),
-        "ports" if items.iter().any(|i| i.get("containerPort").is_some()) => {
-            Some("containerPort")
-        }
+        "ports" if items.iter().any(|i| i.get("containerPort").is_some()) => Some("containerPort"),
         "ports" => Some("port"),
         _ => None,
     }
@@ -129,9 +144,10 @@ fn merge_map(live: &Map<String, Value>, patch: &Map<String, Value>) -> Map<Strin
                 out.insert(key.clone(), merged);
             }
             patch_value => {
-                let merged = out
-                    .get(key)
-                    .map_or_else(|| without_directives(patch_value), |l| strategic(l, patch_value));
+                let merged = out.get(key).map_or_else(
+                    || without_directives(patch_value),
+                    |l| strategic(l, patch_value),
+                );
                 out.insert(key.clone(), merged);
             }
         }
@@ -237,7 +253,10 @@ mod tests {
     fn lists_without_a_merge_key_are_replaced() {
         let live = json!({"spec": {"clusterNames": ["a", "b"]}});
         let patch = json!({"spec": {"clusterNames": ["c"]}});
-        assert_eq!(strategic(&live, &patch), json!({"spec": {"clusterNames": ["c"]}}));
+        assert_eq!(
+            strategic(&live, &patch),
+            json!({"spec": {"clusterNames": ["c"]}})
+        );
     }
 
     #[test]

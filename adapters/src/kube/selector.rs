@@ -40,7 +40,11 @@ fn split_terms(text: &str) -> Vec<&str> {
         }
     }
     terms.push(&text[start..]);
-    terms.into_iter().map(str::trim).filter(|t| !t.is_empty()).collect()
+    terms
+        .into_iter()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect()
 }
 
 fn set_of(text: &str) -> Option<Vec<String>> {
@@ -53,7 +57,10 @@ fn term(text: &str) -> Option<Requirement> {
         return Some(Requirement::NotExists(key.trim().to_owned()));
     }
     if let Some((key, value)) = text.split_once("!=") {
-        return Some(Requirement::NotEquals(key.trim().into(), value.trim().into()));
+        return Some(Requirement::NotEquals(
+            key.trim().into(),
+            value.trim().into(),
+        ));
     }
     if let Some((key, value)) = text.split_once("==").or_else(|| text.split_once('=')) {
         return Some(Requirement::Equals(key.trim().into(), value.trim().into()));
@@ -87,20 +94,24 @@ impl Selector {
 
     /// Whether `lookup` (a key's value, if present) satisfies every requirement.
     pub fn matches(&self, lookup: impl Fn(&str) -> Option<String>) -> bool {
-        self.requirements.iter().all(|requirement| match requirement {
-            Requirement::Equals(k, v) => lookup(k).is_some_and(|x| &x == v),
-            Requirement::NotEquals(k, v) => lookup(k).is_none_or(|x| &x != v),
-            Requirement::Exists(k) => lookup(k).is_some(),
-            Requirement::NotExists(k) => lookup(k).is_none(),
-            Requirement::In(k, set) => lookup(k).is_some_and(|x| set.contains(&x)),
-            Requirement::NotIn(k, set) => lookup(k).is_none_or(|x| !set.contains(&x)),
-        })
+        self.requirements
+            .iter()
+            .all(|requirement| match requirement {
+                Requirement::Equals(k, v) => lookup(k).is_some_and(|x| &x == v),
+                Requirement::NotEquals(k, v) => lookup(k).is_none_or(|x| &x != v),
+                Requirement::Exists(k) => lookup(k).is_some(),
+                Requirement::NotExists(k) => lookup(k).is_none(),
+                Requirement::In(k, set) => lookup(k).is_some_and(|x| set.contains(&x)),
+                Requirement::NotIn(k, set) => lookup(k).is_none_or(|x| !set.contains(&x)),
+            })
     }
 }
 
 /// A label of an object.
 pub fn label(object: &Value, key: &str) -> Option<String> {
-    object["metadata"]["labels"][key].as_str().map(str::to_owned)
+    object["metadata"]["labels"][key]
+        .as_str()
+        .map(str::to_owned)
 }
 
 /// A field of an object by dotted path; a missing namespace reads as `""`, as in Kubernetes.

@@ -1,9 +1,11 @@
 //! Server-side apply: a manager's applied configuration merged into the live object, with
-//! field ownership. A field is a leaf path of an object (lists are atomic). Applying sets the
+//! field ownership. A field is a leaf path of an object (lists are atomic); each owner is
+//! recorded with the value it wrote (before the hub filled in defaults). Applying sets the
 //! manager's fields, removes the fields it owned before and no longer applies (unless another
-//! manager owns them too), and conflicts when it would change a field another manager owns —
-//! unless `force`, which takes the field over. Updates (create, update, patch) make their
-//! manager own the fields they changed, taking them from others, as the API server does.
+//! manager owns them too), and conflicts when it would give a field another manager owns a
+//! different value than that manager wrote — unless `force`, which takes the field over.
+//! Updates (create, update, patch) make their manager own the fields they changed, taking them
+//! from others, as the API server does.
 //!
 //! Ownership is kept by the serving hub in memory (it is not part of the folded state), so a
 //! restarted hub starts with no recorded owners: the first apply after a restart conflicts with
@@ -23,14 +25,16 @@ pub type FieldPath = Vec<String>;
 /// Who owns which fields, per object and manager.
 #[derive(Debug, Default)]
 pub struct FieldOwners {
-    objects: BTreeMap<ObjectKey, BTreeMap<String, BTreeSet<FieldPath>>>,
+    objects: BTreeMap<ObjectKey, BTreeMap<String, BTreeMap<FieldPath, Value>>>,
 }
 
 /// Fields identity and server-assigned metadata consist of, which nobody owns.
 fn is_identity(path: &[String]) -> bool {
     match path {
         [first, ..] if first == "apiVersion" || first == "kind" || first == "status" => true,
-        [meta, field, ..] if meta == "metadata" => !matches!(field.as_str(), "labels" | "annotations"),
+        [meta, field, ..] if meta == "metadata" => {
+            !matches!(field.as_str(), "labels" | "annotations")
+        }
         _ => false,
     }
 }
@@ -124,9 +128,8 @@ impl FieldOwners {
         let mut conflicts = Vec::new();
         let mut taken = Vec::new();
         for (other, owned) in owners.iter().filter(|(m, _)| m.as_str() != manager) {
-            for path in owned.intersection(&fields) {
-                let differs = live.and_then(|l| at(l, path)) != at(applied, path);
-                if differs {
+            for (path, written) in owned.iter().filter(|(path, _)| fields.contains(*path)) {
+                if at(applied, path) != Some(written) {
                     conflicts.push(format!("conflict with {other:?}: {}", dotted(path)));
                     taken.push((other.clone(), path.clone()));
                 }
@@ -137,20 +140,27 @@ impl FieldOwners {
             let plural = if count == 1 { "" } else { "s" };
             return Err(ApiError::conflict_because(
                 subject,
-                &format!("Apply failed with {count} conflict{plural}: {}", conflicts.join("\n")),
+                &format!(
+                    "Apply failed with {count} conflict{plural}: {}",
+                    conflicts.join("\n")
+                ),
             ));
         }
         let mut object = live.cloned().unwrap_or_else(|| Value::Object(Map::new()));
         let previously = owners.get(manager).cloned().unwrap_or_default();
-        for path in previously.difference(&fields) {
+        for path in previously.keys().filter(|path| !fields.contains(*path)) {
             let shared = owners
                 .iter()
-                .any(|(m, owned)| m.as_str() != manager && owned.contains(path));
+                .any(|(m, owned)| m.as_str() != manager && owned.contains_key(path));
             if !shared {
                 remove(&mut object, path);
             }
         }
         deep_merge(&mut object, applied);
+        let fields = fields
+            .into_iter()
+            .filter_map(|path| at(applied, &path).cloned().map(|value| (path, value)))
+            .collect();
         Ok((
             object,
             Applied {
@@ -172,21 +182,34 @@ impl FieldOwners {
         owners.insert(applied.manager, applied.fields);
     }
 
-    /// Records an update by `manager`: it owns the fields that changed from `before` to
-    /// `after`, and nobody else does.
-    pub fn updated(&mut self, key: &ObjectKey, manager: &str, before: Option<&Value>, after: &Value) {
-        let changed: BTreeSet<FieldPath> = leaves(after)
+    /// Records an update by `manager` that wrote `written` over `before`: it owns the fields
+    /// whose values changed, and nobody else does.
+    pub fn updated(
+        &mut self,
+        key: &ObjectKey,
+        manager: &str,
+        before: Option<&Value>,
+        written: &Value,
+    ) {
+        let changed: BTreeMap<FieldPath, Value> = leaves(written)
             .into_iter()
-            .filter(|path| before.and_then(|b| at(b, path)) != at(after, path))
+            .filter_map(|path| {
+                let value = at(written, &path)?;
+                (before.and_then(|b| at(b, &path)) != Some(value))
+                    .then(|| (path.clone(), value.clone()))
+            })
             .collect();
         if changed.is_empty() {
             return;
         }
         let owners = self.objects.entry(key.clone()).or_default();
         for owned in owners.values_mut() {
-            owned.retain(|path| !changed.contains(path));
+            owned.retain(|path, _| !changed.contains_key(path));
         }
-        owners.entry(manager.to_owned()).or_default().extend(changed);
+        owners
+            .entry(manager.to_owned())
+            .or_default()
+            .extend(changed);
     }
 
     /// Forgets a deleted object's owners.
@@ -199,7 +222,7 @@ impl FieldOwners {
 #[derive(Debug)]
 pub struct Applied {
     manager: String,
-    fields: BTreeSet<FieldPath>,
+    fields: BTreeMap<FieldPath, Value>,
     taken: Vec<(String, FieldPath)>,
 }
 
@@ -210,7 +233,11 @@ mod tests {
     use super::*;
 
     fn key() -> ObjectKey {
-        ObjectKey::cluster_scoped("placement.kubernetes-fleet.io", "ClusterResourcePlacement", "crp")
+        ObjectKey::cluster_scoped(
+            "placement.kubernetes-fleet.io",
+            "ClusterResourcePlacement",
+            "crp",
+        )
     }
 
     #[test]
@@ -223,10 +250,27 @@ mod tests {
             .unwrap_or_else(|m| panic!("{m}"));
         owners.commit(&key(), applied);
         let second = json!({"spec": {"policy": {"numberOfClusters": 3}}});
-        let refused = owners.apply(&key(), &Subject::default(), "bob", Some(&object), &second, false);
-        assert!(refused.is_err_and(|e| e.code.as_u16() == 409
-            && e.message.contains("conflict with \"alice\": .spec.policy.numberOfClusters")));
-        let forced = owners.apply(&key(), &Subject::default(), "bob", Some(&object), &second, true);
+        let refused = owners.apply(
+            &key(),
+            &Subject::default(),
+            "bob",
+            Some(&object),
+            &second,
+            false,
+        );
+        assert!(refused.is_err_and(|e| {
+            e.code.as_u16() == 409
+                && e.message
+                    .contains("conflict with \"alice\": .spec.policy.numberOfClusters")
+        }));
+        let forced = owners.apply(
+            &key(),
+            &Subject::default(),
+            "bob",
+            Some(&object),
+            &second,
+            true,
+        );
         assert!(forced.is_ok_and(|(o, _)| o["spec"]["policy"]["numberOfClusters"] == 3));
     }
 
@@ -240,7 +284,14 @@ mod tests {
             .unwrap_or_else(|m| panic!("{m}"));
         owners.commit(&key(), applied);
         let second = json!({"metadata": {"labels": {"a": "1"}}});
-        let again = owners.apply(&key(), &Subject::default(), "m", Some(&object), &second, false);
+        let again = owners.apply(
+            &key(),
+            &Subject::default(),
+            "m",
+            Some(&object),
+            &second,
+            false,
+        );
         assert!(again.is_ok_and(|(o, _)| o["metadata"]["labels"] == json!({"a": "1"})));
     }
 }

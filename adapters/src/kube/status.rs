@@ -116,7 +116,8 @@ impl ApiError {
         };
         let mut details = subject.details();
         details["kind"] = Value::from(subject.kind.as_str());
-        details["causes"] = json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
+        details["causes"] =
+            json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
         Self {
             details: Some(details),
             ..Self::new(

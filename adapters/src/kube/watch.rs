@@ -74,7 +74,11 @@ pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> R
             .await
             .map(|line| (Ok::<_, Infallible>(line), receiver))
     });
-    ([(CONTENT_TYPE, "application/json")], Body::from_stream(stream)).into_response()
+    (
+        [(CONTENT_TYPE, "application/json")],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }
 
 /// Objects by `namespace/name`.
@@ -191,13 +195,18 @@ async fn run<L: EventLog>(
     });
     let Ok((lines, mut known)) = first else {
         let error = ApiError::internal("the hub's state lock is poisoned").to_status();
-        let _ = sender.send(Bytes::from(json!({"type": "ERROR", "object": error}).to_string())).await;
+        let _ = sender
+            .send(Bytes::from(
+                json!({"type": "ERROR", "object": error}).to_string(),
+            ))
+            .await;
         return;
     };
     if !send_all(&sender, lines).await {
         return;
     }
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+    let mut ticker =
+        tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
     loop {
         let lines = tokio::select! {
             changed = folded.changed() => {

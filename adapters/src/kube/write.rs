@@ -94,6 +94,9 @@ fn json_body(request: &Request) -> Result<Value, ApiError> {
 /// Checks a written object's identity against the path and fills in what the path says;
 /// removes what the server assigns and the status (the hub computes it).
 fn prepare(target: &Target, name: Option<&str>, mut object: Value) -> Result<Value, ApiError> {
+    if !object.is_object() {
+        return Err(ApiError::bad_request("the body is not a JSON object"));
+    }
     let expected = target.api_version();
     match object.get("apiVersion").and_then(Value::as_str) {
         Some(given) if given != expected => {
@@ -117,7 +120,10 @@ fn prepare(target: &Target, name: Option<&str>, mut object: Value) -> Result<Val
         object["metadata"] = Value::Object(serde_json::Map::new());
     }
     let metadata = &mut object["metadata"];
-    let given_name = metadata.get("name").and_then(Value::as_str).map(str::to_owned);
+    let given_name = metadata
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     match (given_name.as_deref(), name) {
         (Some(given), Some(url)) if given != url => {
             return Err(ApiError::bad_request(format!(
@@ -128,7 +134,10 @@ fn prepare(target: &Target, name: Option<&str>, mut object: Value) -> Result<Val
         _ => {}
     }
     if target.served.namespaced {
-        let url_namespace = target.namespace.clone().unwrap_or_else(|| "default".to_owned());
+        let url_namespace = target
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_owned());
         match metadata.get("namespace").and_then(Value::as_str) {
             Some(given) if given != url_namespace && target.namespace.is_some() => {
                 return Err(ApiError::bad_request(
@@ -162,7 +171,11 @@ fn name_of(object: &Value) -> Result<String, ApiError> {
 }
 
 /// Appends one input and waits for its fold; the fold's rejection becomes an error.
-async fn submit<L: EventLog>(api: &Api<L>, subject: &Subject, input: Input) -> Result<(), ApiError> {
+async fn submit<L: EventLog>(
+    api: &Api<L>,
+    subject: &Subject,
+    input: Input,
+) -> Result<(), ApiError> {
     let envelope = Envelope::new(Uuid::now_v7(), Utc::now(), KUBE_SOURCE, input);
     let appended = api
         .hub
@@ -190,7 +203,11 @@ async fn submit<L: EventLog>(api: &Api<L>, subject: &Subject, input: Input) -> R
 fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
     match code {
         RejectCode::NotFound | RejectCode::ApprovalRequestNotFound => ApiError::not_found(subject),
-        _ => ApiError::invalid(subject, "", message),
+        // The core's messages start with the field they are about (`spec.policy.x: …`).
+        _ => match message.split_once(": ") {
+            Some((field, text)) if !field.contains(' ') => ApiError::invalid(subject, field, text),
+            _ => ApiError::invalid(subject, "", message),
+        },
     }
 }
 
@@ -206,12 +223,21 @@ async fn store<L: EventLog>(api: &Api<L>, target: &Target, object: &Value) -> Re
     submit(api, &subject, manifest).await
 }
 
-fn stored_object<L: EventLog>(api: &Api<L>, target: &Target, name: &str) -> Result<Value, ApiError> {
+fn stored_object<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+) -> Result<Value, ApiError> {
     let view = api.hub.view().map_err(ApiError::internal)?;
-    render(&view.folder.state, target, name).ok_or_else(|| ApiError::not_found(&target.subject(name)))
+    render(&view.folder.state, target, name)
+        .ok_or_else(|| ApiError::not_found(&target.subject(name)))
 }
 
-fn current<L: EventLog>(api: &Api<L>, target: &Target, name: &str) -> Result<Option<Value>, ApiError> {
+fn current<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+) -> Result<Option<Value>, ApiError> {
     let view = api.hub.view().map_err(ApiError::internal)?;
     Ok(render(&view.folder.state, target, name))
 }
@@ -221,7 +247,11 @@ fn respond(code: StatusCode, object: Value) -> Response {
 }
 
 /// POST: create an object that does not exist.
-pub async fn create<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> Result<Response, ApiError> {
+pub async fn create<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    request: &Request,
+) -> Result<Response, ApiError> {
     let object = prepare(target, None, json_body(request)?)?;
     let name = name_of(&object)?;
     let subject = target.subject(&name);
@@ -229,7 +259,10 @@ pub async fn create<L: EventLog>(api: &Api<L>, target: &Target, request: &Reques
         return Err(ApiError::invalid(
             &subject,
             "",
-            &format!("{} objects are derived by the hub; they cannot be created", target.served.kind),
+            &format!(
+                "{} objects are derived by the hub; they cannot be created",
+                target.served.kind
+            ),
         ));
     }
     let mut owners = api.writes.lock().await;
@@ -237,9 +270,11 @@ pub async fn create<L: EventLog>(api: &Api<L>, target: &Target, request: &Reques
         return Err(ApiError::already_exists(&subject));
     }
     store(api, target, &object).await?;
-    let stored = stored_object(api, target, &name)?;
-    owners.updated(&target.key(&name), &manager(request), None, &stored);
-    Ok(respond(StatusCode::CREATED, stored))
+    owners.updated(&target.key(&name), &manager(request), None, &object);
+    Ok(respond(
+        StatusCode::CREATED,
+        stored_object(api, target, &name)?,
+    ))
 }
 
 /// The `resourceVersion` a write carries must be the stored one, when given.
@@ -270,10 +305,10 @@ pub async fn update<L: EventLog>(
     if is_derived(target) {
         return Ok(respond(StatusCode::OK, live));
     }
-    store(api, target, &prepare(target, Some(name), written)?).await?;
-    let stored = stored_object(api, target, name)?;
-    owners.updated(&target.key(name), &manager(request), Some(&live), &stored);
-    Ok(respond(StatusCode::OK, stored))
+    let written = prepare(target, Some(name), written)?;
+    store(api, target, &written).await?;
+    owners.updated(&target.key(name), &manager(request), Some(&live), &written);
+    Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
 }
 
 /// PATCH: merge, JSON, strategic merge or server-side apply.
@@ -303,10 +338,10 @@ pub async fn patch<L: EventLog>(
     if is_derived(target) || patched == live {
         return Ok(respond(StatusCode::OK, live));
     }
-    store(api, target, &prepare(target, Some(name), patched)?).await?;
-    let stored = stored_object(api, target, name)?;
-    owners.updated(&target.key(name), &manager(request), Some(&live), &stored);
-    Ok(respond(StatusCode::OK, stored))
+    let written = prepare(target, Some(name), patched)?;
+    store(api, target, &written).await?;
+    owners.updated(&target.key(name), &manager(request), Some(&live), &written);
+    Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
 }
 
 fn yaml_or_json(body: &[u8]) -> Result<Value, ApiError> {
@@ -334,7 +369,9 @@ async fn server_side_apply<L: EventLog>(
         ));
     }
     if target.subresource.is_some() {
-        return Err(ApiError::method_not_allowed("server-side apply of status is not supported"));
+        return Err(ApiError::method_not_allowed(
+            "server-side apply of status is not supported",
+        ));
     }
     let subject = target.subject(name);
     let applied = prepare(target, Some(name), yaml_or_json(&request.body)?)?;
@@ -345,7 +382,14 @@ async fn server_side_apply<L: EventLog>(
         check_version(&subject, &applied, live)?;
     }
     let key = target.key(name);
-    let (merged, recorded) = owners.apply(&key, &subject, &manager(request), live.as_ref(), &applied, force)?;
+    let (merged, recorded) = owners.apply(
+        &key,
+        &subject,
+        &manager(request),
+        live.as_ref(),
+        &applied,
+        force,
+    )?;
     let merged = prepare(target, Some(name), merged)?;
     if is_derived(target) {
         return live
@@ -354,7 +398,11 @@ async fn server_side_apply<L: EventLog>(
     }
     store(api, target, &merged).await?;
     owners.commit(&key, recorded);
-    let code = if live.is_some() { StatusCode::OK } else { StatusCode::CREATED };
+    let code = if live.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::CREATED
+    };
     Ok(respond(code, stored_object(api, target, name)?))
 }
 
@@ -402,7 +450,11 @@ fn approved(object: &Value) -> bool {
 }
 
 /// DELETE of one object.
-pub async fn delete<L: EventLog>(api: &Api<L>, target: &Target, name: &str) -> Result<Response, ApiError> {
+pub async fn delete<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+) -> Result<Response, ApiError> {
     let subject = target.subject(name);
     let mut owners = api.writes.lock().await;
     if current(api, target, name)?.is_none() {
