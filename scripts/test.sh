@@ -9,4 +9,6 @@ fi
 nats-server --version
 # The tests publish to the input stream as an external system would, with the Python client.
 python3 -m pip install --quiet nats-py
+# The Kubernetes API tests use the official Python client, as a user script would.
+python3 -m pip install --quiet kubernetes
 cargo test --workspace --all-targets
