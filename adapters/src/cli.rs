@@ -67,6 +67,25 @@ pub enum Command {
         #[arg(short = 'f', long = "filename")]
         file: Option<String>,
     },
+    /// Patch an object as `kubectl patch` does (merge, JSON or strategic merge patch).
+    Patch {
+        /// Kind (e.g. `csur`, `crp`, `deployment`).
+        kind: String,
+        /// Name.
+        name: String,
+        /// Namespace.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+        /// Patch type: `merge`, `json` or `strategic`.
+        #[arg(long = "type", default_value = "strategic")]
+        patch_type: String,
+        /// The patch, as JSON.
+        #[arg(short = 'p', long = "patch")]
+        patch: String,
+        /// Patch a subresource (`status`) instead of the object.
+        #[arg(long)]
+        subresource: Option<String>,
+    },
     /// List objects of a kind, or show one.
     Get {
         /// Kind (e.g. `memberclusters`, `crp`).

@@ -64,13 +64,44 @@ impl Client {
         }
         let status = response.status();
         let body = response.text().await.unwrap_or_default();
-        let message = serde_json::from_str::<Value>(&body)
-            .ok()
+        let parsed = serde_json::from_str::<Value>(&body).ok();
+        // A Kubernetes `Status` is printed as kubectl prints it: `Error from server (Reason)`.
+        if let Some(status) = parsed.as_ref().filter(|v| v["kind"] == "Status") {
+            return Err(ClientError::Server(format!(
+                "Error from server ({}): {}",
+                status["reason"].as_str().unwrap_or("Unknown"),
+                status["message"].as_str().unwrap_or_default()
+            )));
+        }
+        let message = parsed
             .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
             .unwrap_or(body);
         Err(ClientError::Server(format!(
             "Error from server ({status}): {message}"
         )))
+    }
+
+    /// Sends a request to the hub's Kubernetes API and returns the JSON it answers.
+    ///
+    /// # Errors
+    /// When the hub is unreachable or answers with a `Status` of failure.
+    pub async fn kube(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<(&str, String)>,
+    ) -> Result<Value, ClientError> {
+        let mut request = self.http.request(method, self.url(path));
+        if let Some((content_type, body)) = body {
+            request = request
+                .header(reqwest::header::CONTENT_TYPE, content_type)
+                .body(body);
+        }
+        let response = self.send(request).await?;
+        response
+            .json()
+            .await
+            .map_err(|e| ClientError::Protocol(e.to_string()))
     }
 
     /// Appends events and waits for their decisions.

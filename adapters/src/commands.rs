@@ -41,7 +41,7 @@ fn envelope(event: JsonInput) -> JsonEnvelope {
 }
 
 /// kubectl's `kind.group/name` spelling.
-fn object_name(kind: &str, group: &str, name: &str) -> String {
+pub(crate) fn object_name(kind: &str, group: &str, name: &str) -> String {
     let kind = kind.to_lowercase();
     if group.is_empty() {
         format!("{kind}/{name}")
@@ -145,17 +145,7 @@ pub async fn delete(
                 .collect()
         }
         (None, Some(kind), Some(name)) => {
-            let info = client
-                .get_json("/v1/kinds", &[("kind", kind.clone())])
-                .await
-                .ok();
-            let canonical = info
-                .as_ref()
-                .and_then(|i| i.get("kind").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or(kind);
-            let group =
-                info.and_then(|i| i.get("group").and_then(Value::as_str).map(str::to_owned));
-            vec![(canonical, group, namespace, name)]
+            return crate::kube_commands::delete(client, &kind, &name, namespace.as_deref()).await;
         }
         _ => bail!("usage: flotilla delete KIND NAME [-n NAMESPACE] | flotilla delete -f FILE"),
     };

@@ -66,6 +66,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             namespace,
             file,
         } => commands::delete(&client, kind, name, namespace, file).await,
+        Command::Patch {
+            kind,
+            name,
+            namespace,
+            patch_type,
+            patch,
+            subresource,
+        } => {
+            crate::kube_commands::patch(
+                &client,
+                &kind,
+                &name,
+                namespace.as_deref(),
+                &patch_type,
+                &patch,
+                subresource.as_deref(),
+            )
+            .await
+        }
         Command::Get {
             kind,
             name,

@@ -5,7 +5,7 @@
 //! | GET | `/healthz` | liveness |
 //! | GET | `/v1/status` | folded sequence, state hash, writer state |
 //! | POST | `/v1/events?wait=true` | append one JSON event or an array (schema: `flotilla schema`) |
-//! | GET | `/v1/kinds?kind=` | how a kind name resolves (kind, group, namespaced) |
+//! | GET | `/v1/kinds?kind=` | how a kind name resolves (kind, group, namespaced, plural, version) |
 //! | GET | `/v1/objects/{kind}?namespace=&name=` | objects in KubeFleet's shape |
 //! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
@@ -109,13 +109,19 @@ async fn kinds<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<KindQ
         Ok(view) => view,
         Err(e) => return internal(e),
     };
-    match flotilla_projections::resolve_kind(&view.folder.state, &query.kind) {
-        Some(info) => Json(json!({
-            "kind": info.kind,
-            "group": info.group,
-            "namespaced": info.namespaced,
-        }))
-        .into_response(),
+    let state = &view.folder.state;
+    match flotilla_projections::resolve_kind(state, &query.kind) {
+        Some(info) => {
+            let served = flotilla_projections::type_of_kind(state, &info.group, &info.kind);
+            Json(json!({
+                "kind": info.kind,
+                "group": info.group,
+                "namespaced": info.namespaced,
+                "plural": served.as_ref().map(|s| s.plural.clone()),
+                "version": served.and_then(|s| s.versions.first().cloned()),
+            }))
+            .into_response()
+        }
         None => unknown_kind(&query.kind),
     }
 }

@@ -10,6 +10,7 @@ pub mod http;
 pub mod ingest;
 pub mod json_event;
 pub mod kube;
+pub mod kube_commands;
 pub mod manifests;
 pub mod nats_ingress;
 pub mod runtime;
