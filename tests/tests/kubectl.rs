@@ -260,6 +260,9 @@ fn server_side_apply_owns_fields_and_delete_removes_objects() -> Result<(), Stri
     )
     .map_err(|e| e.to_string())?;
     let rollout = rollout.display().to_string();
+    let dry = kubectl.ok(&["apply", "--dry-run=server", "-f", &rollout])?;
+    assert!(dry.contains("created (server dry run)"), "{dry}");
+    kubectl.fails(&["get", "crp", "example-placement"])?;
     let applied = kubectl.ok(&["apply", "--server-side", "-f", &rollout])?;
     assert!(
         applied.contains("clusterresourceplacement.placement.kubernetes-fleet.io/example-placement serverside-applied"),
@@ -380,4 +383,48 @@ fn available_line(text: &str) -> bool {
     text.lines()
         .skip(1)
         .any(|line| line.split_whitespace().nth(4) == Some("True"))
+}
+
+#[test]
+fn a_custom_resource_definition_adds_a_kind_and_explain_reads_the_schemas() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let hub = HubProcess::start(&binary(), &dir.path().join("data"), &[])?;
+    let kubectl = Kubectl::for_hub(&hub, dir.path())?;
+    let crd = dir.path().join("crd.yaml");
+    std::fs::write(
+        &crd,
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+         metadata: {name: widgets.example.com}\nspec:\n  group: example.com\n  scope: Namespaced\n\
+         \x20 names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}\n\
+         \x20 versions:\n  - {name: v1, served: true, storage: true}\n---\n\
+         apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let crd = crd.display().to_string();
+    // The Widget kind exists once its CRD is stored: the first apply creates the CRD, the
+    // second (with fresh discovery) the widget.
+    let _ = kubectl.run(&["apply", "-f", &crd])?;
+    let applied = kubectl.ok(&["apply", "-f", &crd])?;
+    assert!(applied.contains("widget.example.com/w1"), "{applied}");
+    let listed = kubectl.ok(&["get", "wd"])?;
+    assert!(listed.contains("w1"), "{listed}");
+    let widget = json_of(&kubectl.ok(&["get", "widgets.example.com", "w1", "-o", "json"])?)?;
+    assert_eq!(widget["spec"]["size"], 3);
+    let explained = kubectl.ok(&["explain", "crp"])?;
+    assert!(
+        explained.contains("KIND:       ClusterResourcePlacement") && explained.contains("spec"),
+        "{explained}"
+    );
+    let resources = kubectl.ok(&["api-resources", "--api-group=placement.kubernetes-fleet.io"])?;
+    for short in [
+        "crp", "rp", "csur", "sur", "careq", "areq", "cro", "ro", "crpe", "crpdb",
+    ] {
+        assert!(
+            resources
+                .split_whitespace()
+                .any(|word| word.split(',').any(|s| s == short)),
+            "{short} missing:\n{resources}"
+        );
+    }
+    hub.stop()
 }

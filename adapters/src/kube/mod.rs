@@ -212,7 +212,7 @@ async fn dispatch<L: EventLog>(
         (&Method::POST, None) => write::create(&api, &target, &request).await,
         (&Method::PUT, Some(name)) => write::update(&api, &target, name, &request).await,
         (&Method::PATCH, Some(name)) => write::patch(&api, &target, name, &request).await,
-        (&Method::DELETE, Some(name)) => write::delete(&api, &target, name).await,
+        (&Method::DELETE, Some(name)) => write::delete(&api, &target, name, &request).await,
         _ => Err(ApiError::method_not_allowed(format!(
             "the server does not allow this method on the requested resource ({method})"
         ))),

@@ -116,16 +116,15 @@ pub fn label(object: &Value, key: &str) -> Option<String> {
 
 /// A field of an object by dotted path; a missing namespace reads as `""`, as in Kubernetes.
 pub fn field(object: &Value, path: &str) -> Option<String> {
-    let mut at = object;
-    for part in path.split('.') {
-        at = at.get(part)?;
-    }
-    match at {
-        Value::String(text) => Some(text.clone()),
-        Value::Null => None,
-        other => Some(other.to_string()),
-    }
-    .or_else(|| (path == "metadata.namespace").then(String::new))
+    let found = path
+        .split('.')
+        .try_fold(object, |at, part| at.get(part))
+        .and_then(|value| match value {
+            Value::String(text) => Some(text.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        });
+    found.or_else(|| (path == "metadata.namespace").then(String::new))
 }
 
 /// The selectors a list or watch request carries.

@@ -170,6 +170,21 @@ fn name_of(object: &Value) -> Result<String, ApiError> {
         .ok_or_else(|| ApiError::bad_request("metadata.name: Required value: name is required"))
 }
 
+/// Whether the client asked for a dry run (`dryRun=All`): the write is checked, answered with
+/// the object it would store, and not appended.
+fn dry_run(request: &Request) -> bool {
+    request.params.contains_key("dryRun")
+}
+
+/// What `store` did with a checked object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// Appended and folded.
+    Appended,
+    /// A dry run: nothing appended.
+    DryRun,
+}
+
 /// Appends one input and waits for its fold; the fold's rejection becomes an error.
 async fn submit<L: EventLog>(
     api: &Api<L>,
@@ -212,15 +227,24 @@ fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
 }
 
 /// Validates a prepared object as flotilla's schema does and stores it.
-async fn store<L: EventLog>(api: &Api<L>, target: &Target, object: &Value) -> Result<(), ApiError> {
+async fn store<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    object: &Value,
+    request: &Request,
+) -> Result<Stored, ApiError> {
     let name = name_of(object)?;
     let subject = target.subject(&name);
     flotilla_core::manifest::parse_manifest(object)
         .map_err(|error| ApiError::invalid(&subject, &error.field, &error.message))?;
+    if dry_run(request) {
+        return Ok(Stored::DryRun);
+    }
     let manifest = Input::Apply {
         manifest: object.to_string(),
     };
-    submit(api, &subject, manifest).await
+    submit(api, &subject, manifest).await?;
+    Ok(Stored::Appended)
 }
 
 fn stored_object<L: EventLog>(
@@ -269,7 +293,9 @@ pub async fn create<L: EventLog>(
     if current(api, target, &name)?.is_some() {
         return Err(ApiError::already_exists(&subject));
     }
-    store(api, target, &object).await?;
+    if store(api, target, &object, request).await? == Stored::DryRun {
+        return Ok(respond(StatusCode::CREATED, object));
+    }
     owners.updated(&target.key(&name), &manager(request), None, &object);
     Ok(respond(
         StatusCode::CREATED,
@@ -306,7 +332,9 @@ pub async fn update<L: EventLog>(
         return Ok(respond(StatusCode::OK, live));
     }
     let written = prepare(target, Some(name), written)?;
-    store(api, target, &written).await?;
+    if store(api, target, &written, request).await? == Stored::DryRun {
+        return Ok(respond(StatusCode::OK, written));
+    }
     owners.updated(&target.key(name), &manager(request), Some(&live), &written);
     Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
 }
@@ -339,7 +367,9 @@ pub async fn patch<L: EventLog>(
         return Ok(respond(StatusCode::OK, live));
     }
     let written = prepare(target, Some(name), patched)?;
-    store(api, target, &written).await?;
+    if store(api, target, &written, request).await? == Stored::DryRun {
+        return Ok(respond(StatusCode::OK, written));
+    }
     owners.updated(&target.key(name), &manager(request), Some(&live), &written);
     Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
 }
@@ -396,7 +426,9 @@ async fn server_side_apply<L: EventLog>(
             .map(|l| respond(StatusCode::OK, l))
             .ok_or_else(|| ApiError::invalid(&subject, "", "derived objects cannot be created"));
     }
-    store(api, target, &merged).await?;
+    if store(api, target, &merged, request).await? == Stored::DryRun {
+        return Ok(respond(StatusCode::OK, merged));
+    }
     owners.commit(&key, recorded);
     let code = if live.is_some() {
         StatusCode::OK
@@ -454,13 +486,14 @@ pub async fn delete<L: EventLog>(
     api: &Api<L>,
     target: &Target,
     name: &str,
+    request: &Request,
 ) -> Result<Response, ApiError> {
     let subject = target.subject(name);
     let mut owners = api.writes.lock().await;
     if current(api, target, name)?.is_none() {
         return Err(ApiError::not_found(&subject));
     }
-    if !is_derived(target) {
+    if !is_derived(target) && !dry_run(request) {
         let key = target.key(name);
         let input = Input::Delete {
             target: ObjectRef {

@@ -128,7 +128,10 @@ fn stored_kinds_resolve_by_kind_or_plural() {
         false,
     );
     assert_eq!(resolve_kind(state, "clusterroles"), role);
-    assert_eq!(resolve_kind(state, "roles"), None);
+    // Roles are in the catalog of built-in kinds, stored or not; an unknown name is nothing.
+    let roles = resolve_kind(state, "roles").map(|i| i.kind);
+    assert_eq!(roles.as_deref(), Some("Role"));
+    assert_eq!(resolve_kind(state, "gadgets"), None);
     assert_eq!(resolve_kind(state, ""), None);
     assert_eq!(resolve_kind(state, ".apps"), None);
 }
