@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
+use flotilla_core::state::Resource;
 use serde_json::Value;
 
 use crate::catalog::{CRD_GROUP, ENTRIES, Entry};
@@ -65,14 +66,15 @@ pub fn served_types(state: &State) -> Vec<ServedType> {
         .iter()
         .map(|t| (t.group.clone(), t.kind.clone()))
         .collect();
-    for (key, resource) in state.resources() {
-        let declared = if key.group == CRD_GROUP && key.kind == "CustomResourceDefinition" {
-            serde_json::from_str::<Value>(&resource.content)
-                .ok()
-                .and_then(|content| declared_type(&content))
-        } else {
-            None
-        };
+    for (key, resource) in first_of_each_kind(state) {
+        let declared: Vec<ServedType> =
+            if key.group == CRD_GROUP && key.kind == "CustomResourceDefinition" {
+                crds(state)
+                    .filter_map(|content| declared_type(&content))
+                    .collect()
+            } else {
+                Vec::new()
+            };
         for served in declared.into_iter().chain(stored_type(key, resource)) {
             if seen.insert((served.group.clone(), served.kind.clone())) {
                 types.push(served);
@@ -80,6 +82,36 @@ pub fn served_types(state: &State) -> Vec<ServedType> {
         }
     }
     types
+}
+
+/// The first stored resource of every stored kind, skipping the rest of each kind: the work is
+/// proportional to the number of kinds, not of resources.
+fn first_of_each_kind(state: &State) -> Vec<(&ObjectKey, &Resource)> {
+    let resources = state.resources();
+    let mut out = Vec::new();
+    let mut next = resources.iter().next();
+    while let Some((key, resource)) = next {
+        out.push((key, resource));
+        // `kind + "\0"` sorts after every key of this kind and before any other kind.
+        let past = ObjectKey {
+            group: key.group.clone(),
+            kind: format!("{}\0", key.kind),
+            namespace: String::new(),
+            name: String::new(),
+        };
+        next = resources.range(past..).next();
+    }
+    out
+}
+
+/// The content of every stored `CustomResourceDefinition`.
+fn crds(state: &State) -> impl Iterator<Item = Value> + '_ {
+    let start = ObjectKey::cluster_scoped(CRD_GROUP, "CustomResourceDefinition", "");
+    state
+        .resources()
+        .range(start..)
+        .take_while(|(key, _)| key.group == CRD_GROUP && key.kind == "CustomResourceDefinition")
+        .filter_map(|(_, resource)| serde_json::from_str(&resource.content).ok())
 }
 
 /// The type a served `(group, plural)` names, if any.
@@ -144,7 +176,7 @@ fn declared_type(content: &Value) -> Option<ServedType> {
 }
 
 /// A stored kind no catalog entry or CRD names: served under the version it was applied with.
-fn stored_type(key: &ObjectKey, resource: &flotilla_core::state::Resource) -> Option<ServedType> {
+fn stored_type(key: &ObjectKey, resource: &Resource) -> Option<ServedType> {
     let version = resource
         .meta
         .api_version

@@ -218,3 +218,56 @@ fn rs_means_replica_sets_while_one_is_stored() {
         Some("ResourceSnapshot".to_owned())
     );
 }
+
+#[test]
+fn served_types_add_crd_declared_and_stored_kinds_once_each() {
+    let mut hub = Hub::new();
+    hub.apply(
+        0,
+        &json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {"group": "example.com", "scope": "Cluster",
+                "names": {"kind": "Widget", "plural": "widgets", "shortNames": ["wd"]},
+                "versions": [{"name": "v1alpha1", "served": true, "storage": false},
+                             {"name": "v1", "served": true, "storage": true},
+                             {"name": "v0", "served": false}]}
+        }),
+    );
+    for (kind, name) in [("Foo", "a"), ("Foo", "b"), ("FooBar", "c"), ("Widget", "w")] {
+        hub.apply(
+            0,
+            &json!({"apiVersion": "example.com/v1", "kind": kind, "metadata": {"name": name}}),
+        );
+    }
+    let served = crate::served_types(&hub.state);
+    let named = |kind: &str| served.iter().filter(|t| t.kind == kind).collect::<Vec<_>>();
+    let widget = named("Widget");
+    assert_eq!(widget.len(), 1, "declared once, though also stored");
+    assert_eq!(widget[0].plural, "widgets");
+    assert_eq!(widget[0].short_names, ["wd"]);
+    assert_eq!(
+        widget[0].versions,
+        ["v1", "v1alpha1"],
+        "storage first, unserved left out"
+    );
+    assert!(!widget[0].namespaced);
+    assert_eq!(named("Foo").len(), 1);
+    assert_eq!(
+        named("FooBar")[0].plural,
+        "foobars",
+        "a kind sharing a prefix is not skipped"
+    );
+    assert_eq!(
+        crate::find_type(
+            &hub.state,
+            "placement.kubernetes-fleet.io",
+            "clusterresourceoverrides"
+        )
+        .map(|t| t.short_names),
+        Some(vec!["cro".to_owned()])
+    );
+    let widget_name = resolve_kind(&hub.state, "wd").map(|i| i.kind);
+    assert_eq!(widget_name.as_deref(), Some("Widget"));
+}
