@@ -20,7 +20,8 @@ pub use format::{AgentSettings, AgentsStep, Scenario, ScenarioError, Step, parse
 
 /// Source name of every scenario event.
 pub const SCENARIO_SOURCE: &str = "scenario";
-/// Most rounds of simulated agent reports after one step (each round can bind more clusters).
+/// Most rounds of simulated agent reports and immediate ticks after one step (each round can
+/// bind more clusters).
 pub const AGENT_ROUNDS_MAX: usize = 1_000;
 /// Most events one `advance` step may generate (a guard against a runaway loop).
 pub const ADVANCE_EVENTS_MAX: usize = 1_000_000;
@@ -231,15 +232,20 @@ impl<L: EventLog> Runner<'_, L> {
     }
 
     /// Appends inputs at the current scenario time and folds them; then, with `agents: auto`,
-    /// the simulated members report on any work they were given and have not reported yet.
+    /// the simulated members report on any work they were given and have not reported yet,
+    /// and a tick is delivered at once whenever the core asks for one at the current time (a
+    /// partitioned pass stopped at maxNew) — in rounds, at most [`AGENT_ROUNDS_MAX`].
     async fn emit(&mut self, inputs: Vec<Input>) -> Result<(), RunError> {
         self.append_and_fold(inputs).await?;
         for _ in 0..AGENT_ROUNDS_MAX {
-            let reports = self.agent_reports();
-            if reports.is_empty() {
+            let mut owed = self.agent_reports();
+            if next_deadline(&self.folder.state).is_some_and(|d| d <= self.now) {
+                owed.push(Input::Tick);
+            }
+            if owed.is_empty() {
                 break;
             }
-            self.append_and_fold(reports).await?;
+            self.append_and_fold(owed).await?;
         }
         Ok(())
     }
