@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
+use flotilla_core::wire::json_property::JsonPropertyValue;
+
 use crate::manifests::{self, Document};
 
 /// A parsed scenario.
@@ -214,7 +216,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             name: string(body, "name")?,
         }),
         "heartbeat" => {
-            let properties = string_map(body.get("properties"), "properties")?;
+            let properties = property_map(body.get("properties"))?;
             let resource_usage = match body.get("resourceUsage") {
                 None | Some(Value::Null) => None,
                 Some(usage) => Some(flotilla_core::ResourceUsage {
@@ -341,6 +343,31 @@ fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, Str
         .collect()
 }
 
+/// A heartbeat's `properties`: name → a quantity (string or number) or KubeFleet's
+/// `{value, observationTime}`, as the JSON event form takes them.
+fn property_map(value: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Ok(BTreeMap::new());
+    };
+    let object = value.as_object().ok_or("properties must be a mapping")?;
+    object
+        .iter()
+        .map(|(name, value)| {
+            let quantity = match value {
+                Value::Number(n) => n.to_string(),
+                _ => serde_json::from_value::<JsonPropertyValue>(value.clone())
+                    .map_err(|_| {
+                        format!(
+                            "properties.{name} must be a quantity or {{value: …, observationTime: …}}"
+                        )
+                    })?
+                    .into_value(),
+            };
+            Ok((name.clone(), quantity))
+        })
+        .collect()
+}
+
 /// `failedManifests` of a `report` step: the JSON event form's list.
 fn failed_manifests(body: &Value) -> Result<Vec<flotilla_core::ManifestFailure>, String> {
     match body.get("failedManifests") {
@@ -423,6 +450,30 @@ steps:
             .expect_err("version and name are required")
             .to_string();
         assert!(error.contains("failedManifests"), "{error}");
+    }
+
+    #[test]
+    fn heartbeat_properties_take_kubefleet_shape_and_bare_quantities() {
+        let text = r#"
+start: 2025-03-12T23:00:00Z
+steps:
+  - heartbeat:
+      cluster: member1
+      properties:
+        kubernetes-fleet.io/node-count: {value: "3", observationTime: "2025-03-12T22:59:00Z"}
+        example.com/zone-count: 2
+        example.com/tier: gold
+"#;
+        let scenario = parse("s.yaml", text).expect("valid");
+        let Step::Heartbeat { properties, .. } = &scenario.steps[0] else {
+            panic!("a heartbeat step");
+        };
+        assert_eq!(properties["kubernetes-fleet.io/node-count"], "3");
+        assert_eq!(properties["example.com/zone-count"], "2");
+        assert_eq!(properties["example.com/tier"], "gold");
+        let bad = "start: 2025-03-12T23:00:00Z\nsteps:\n  - heartbeat: {cluster: m, properties: {p: {quantity: 3}}}\n";
+        let error = parse("s.yaml", bad).expect_err("no value").to_string();
+        assert!(error.contains("properties.p"), "{error}");
     }
 
     #[test]
