@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use flotilla_core::wire::json_property::JsonPropertyValue;
 
-use crate::manifests::{self, Document};
+use flotilla_core::RejectCode;
+
+use crate::manifests::{self, RawDocument};
 
 /// A parsed scenario.
 #[derive(Debug, Clone)]
@@ -22,8 +24,9 @@ pub struct Scenario {
 /// One step.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// Apply one or more manifests.
-    Apply(Vec<Document>),
+    /// Apply one or more manifests, as YAML gave them: the hub validates each, and refuses an
+    /// invalid one with a rejection.
+    Apply(Vec<RawDocument>),
     /// Delete one object.
     Delete {
         /// Kind.
@@ -59,6 +62,8 @@ pub enum Step {
     Agents(AgentsStep),
     /// Set whether simulated member agents heartbeat by themselves while time advances.
     Heartbeats(bool),
+    /// Fail the run unless the previous step was rejected with this code.
+    ExpectRejection(RejectCode),
 }
 
 /// A `report` step.
@@ -205,7 +210,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             let text = body
                 .as_str()
                 .ok_or("apply takes YAML text (use `apply: |`)")?;
-            let documents = manifests::parse_file(&format!("{file} step {number}"), text)
+            let documents = manifests::read_documents(&format!("{file} step {number}"), text)
                 .map_err(|e| e.to_string())?;
             Ok(Step::Apply(documents))
         }
@@ -271,15 +276,26 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             Ok(Step::Advance(duration))
         }
         "agents" => parse_agents(body).map(Step::Agents),
+        "expectRejection" => parse_expect_rejection(body),
         "heartbeats" => match body.as_str() {
             Some("auto") => Ok(Step::Heartbeats(true)),
             Some("manual") => Ok(Step::Heartbeats(false)),
             _ => Err("heartbeats takes auto or manual".into()),
         },
         other => Err(format!(
-            "unknown step {other:?} (steps: apply, delete, heartbeat, report, approve, advance, agents, heartbeats)"
+            "unknown step {other:?} (steps: apply, delete, heartbeat, report, approve, advance, agents, heartbeats, expectRejection)"
         )),
     }
+}
+
+/// `expectRejection: {code: InvalidObject}`: the code is one of the core's `RejectCode` names.
+fn parse_expect_rejection(body: &Value) -> Result<Step, String> {
+    let name = string(body, "code")?;
+    let code = RejectCode::from_name(&name).ok_or_else(|| {
+        let names: Vec<&str> = RejectCode::ALL.iter().map(|c| c.as_str()).collect();
+        format!("code {name:?} is not one of {}", names.join(", "))
+    })?;
+    Ok(Step::ExpectRejection(code))
 }
 
 fn parse_agents(body: &Value) -> Result<AgentsStep, String> {

@@ -9,7 +9,9 @@ pub mod format;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
-use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport, next_deadline};
+use flotilla_core::{
+    Decision, Envelope, Heartbeat, Input, ObjectRef, RejectCode, WorkReport, next_deadline,
+};
 use flotilla_eventstore::{AppendTime, EventLog, LogError};
 use flotilla_replay::{Folder, ReplayError};
 use serde::Serialize;
@@ -40,6 +42,16 @@ pub enum RunError {
     RunawayAdvance {
         /// Step number.
         step: usize,
+    },
+    /// An `expectRejection` step found the previous step not rejected with its code.
+    #[error("step {step}: expected the previous step to be rejected with {code}, found {found}")]
+    RejectionExpected {
+        /// Step number of the `expectRejection` step.
+        step: usize,
+        /// The code expected.
+        code: &'static str,
+        /// The codes the previous step was rejected with, or "no rejection".
+        found: String,
     },
 }
 
@@ -182,7 +194,31 @@ impl<L: EventLog> Runner<'_, L> {
                 self.agents.auto_heartbeats = *auto;
                 Ok(())
             }
+            Step::ExpectRejection(code) => self.expect_rejection(*code),
         }
+    }
+
+    /// Fails the run unless the previous step was rejected with `code`.
+    fn expect_rejection(&self, code: RejectCode) -> Result<(), RunError> {
+        let previous = self.step.saturating_sub(1);
+        let found: Vec<String> = self
+            .rejections
+            .iter()
+            .filter(|r| r.step == previous)
+            .map(|r| r.code.clone())
+            .collect();
+        if found.iter().any(|c| c == code.as_str()) {
+            return Ok(());
+        }
+        Err(RunError::RejectionExpected {
+            step: self.step,
+            code: code.as_str(),
+            found: if found.is_empty() {
+                "no rejection".to_owned()
+            } else {
+                found.join(", ")
+            },
+        })
     }
 
     /// A report step's defaults: applied, available as applied, the last reported index.
