@@ -161,3 +161,37 @@ async fn approval_requests_carry_the_seeds_labels() -> TestResult {
     assert_eq!(request["spec"]["targetStage"], "canary");
     Ok(())
 }
+
+#[tokio::test]
+async fn the_clusters_rollout_started_condition_names_the_run() -> TestResult {
+    let (_, output) = run("seed-002-example-run.yaml", None).await?;
+    let placement = output["objects"]
+        .as_array()
+        .ok_or("objects")?
+        .iter()
+        .find(|o| {
+            o["kind"] == "ClusterResourcePlacement" && o["metadata"]["name"] == "example-placement"
+        })
+        .ok_or("example-placement")?;
+    let statuses = placement["status"]["placementStatuses"]
+        .as_array()
+        .ok_or("placementStatuses")?;
+    assert_eq!(statuses.len(), 2);
+    for status in statuses {
+        let started = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "RolloutStarted")
+            .ok_or("RolloutStarted")?;
+        assert_eq!(started["status"], "True");
+        assert_eq!(started["reason"], "RolloutStarted");
+        // Seed 002 §10's sample, with this run's snapshot index.
+        assert_eq!(
+            started["message"],
+            "Detected the new changes on the resources and started the rollout process, \
+             resourceSnapshotIndex: 0, clusterStagedUpdateRun: example-run"
+        );
+    }
+    Ok(())
+}
