@@ -63,13 +63,21 @@ fn is_blank(document: &str) -> bool {
     })
 }
 
-/// Parses every document of a YAML (or JSON) file and validates each as a manifest.
-///
-/// A document that is a Kubernetes `List` contributes its `items`.
+/// One document of a file as YAML gave it, not yet validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawDocument {
+    /// 1-based document number within the file.
+    pub index: usize,
+    /// The document (or one item of a `List`) as JSON.
+    pub value: Value,
+}
+
+/// Parses every document of a YAML (or JSON) file, without validating it as a manifest. A
+/// document that is a Kubernetes `List` contributes its `items`.
 ///
 /// # Errors
-/// The first document that fails to parse or validate, with file, document and field.
-pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError> {
+/// The first document that is not YAML, with file and document.
+pub fn read_documents(file: &str, text: &str) -> Result<Vec<RawDocument>, ManifestError> {
     let mut out = Vec::new();
     let mut index = 0;
     for (first_line, document) in split_documents(text) {
@@ -77,17 +85,11 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
             continue;
         }
         index += 1;
-        let error = |field: Option<String>, message: String| ManifestError {
+        let value: Value = serde_saphyr::from_str(&document).map_err(|e| ManifestError {
             file: file.to_owned(),
             document: index,
-            field,
-            message,
-        };
-        let value: Value = serde_saphyr::from_str(&document).map_err(|e| {
-            error(
-                None,
-                format!("invalid YAML (document starts at line {first_line}): {e}"),
-            )
+            field: None,
+            message: format!("invalid YAML (document starts at line {first_line}): {e}"),
         })?;
         let items = match value.get("items") {
             Some(Value::Array(items)) if value.get("kind") == Some(&Value::from("List")) => {
@@ -95,17 +97,34 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
             }
             _ => vec![value],
         };
-        for value in items {
-            let manifest = manifest::parse_manifest(&value)
-                .map_err(|e| error(Some(e.field.clone()), e.message.clone()))?;
-            out.push(Document {
+        out.extend(items.into_iter().map(|value| RawDocument { index, value }));
+    }
+    Ok(out)
+}
+
+/// Parses every document of a YAML (or JSON) file and validates each as a manifest.
+///
+/// A document that is a Kubernetes `List` contributes its `items`.
+///
+/// # Errors
+/// The first document that fails to parse or validate, with file, document and field.
+pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError> {
+    read_documents(file, text)?
+        .into_iter()
+        .map(|RawDocument { index, value }| {
+            let manifest = manifest::parse_manifest(&value).map_err(|e| ManifestError {
+                file: file.to_owned(),
+                document: index,
+                field: Some(e.field.clone()),
+                message: e.message.clone(),
+            })?;
+            Ok(Document {
                 index,
                 value,
                 manifest,
-            });
-        }
-    }
-    Ok(out)
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -243,6 +243,28 @@ pub enum RejectCode {
 }
 
 impl RejectCode {
+    /// Every code, in declaration order.
+    pub const ALL: [RejectCode; 10] = [
+        RejectCode::InvalidObject,
+        RejectCode::ImmutableField,
+        RejectCode::NotFound,
+        RejectCode::UnknownCluster,
+        RejectCode::UnknownPlacement,
+        RejectCode::ApprovalRequestNotFound,
+        RejectCode::UnsupportedSchemaVersion,
+        RejectCode::Undecodable,
+        RejectCode::StaleReport,
+        RejectCode::DuplicateEvent,
+    ];
+
+    /// The code of this stable text form, if any.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<RejectCode> {
+        RejectCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == name)
+    }
+
     /// The stable text form.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -267,5 +289,35 @@ pub fn rejected(code: RejectCode, message: impl Into<String>) -> Decision {
     Decision::Rejected {
         code,
         message: message.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RejectCode;
+
+    /// Exhaustive on purpose: a new code fails to compile here until it is in `ALL`.
+    fn listed(code: RejectCode) -> bool {
+        match code {
+            RejectCode::InvalidObject
+            | RejectCode::ImmutableField
+            | RejectCode::NotFound
+            | RejectCode::UnknownCluster
+            | RejectCode::UnknownPlacement
+            | RejectCode::ApprovalRequestNotFound
+            | RejectCode::UnsupportedSchemaVersion
+            | RejectCode::Undecodable
+            | RejectCode::StaleReport
+            | RejectCode::DuplicateEvent => RejectCode::ALL.contains(&code),
+        }
+    }
+
+    #[test]
+    fn every_code_is_listed_and_found_by_its_name() {
+        for code in RejectCode::ALL {
+            assert!(listed(code));
+            assert_eq!(RejectCode::from_name(code.as_str()), Some(code));
+        }
+        assert_eq!(RejectCode::from_name("invalidobject"), None);
     }
 }

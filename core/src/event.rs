@@ -131,6 +131,11 @@ pub struct ResourceUsage {
     pub available: BTreeMap<String, String>,
 }
 
+/// A work report's resource index that names no snapshot: the report is about the work the
+/// cluster carries now, and the fold reads it as its binding's resource index. The JSON form
+/// without `resourceIndex` stores it; no snapshot index ever reaches it.
+pub const RESOURCE_INDEX_CURRENT: u64 = u64::MAX;
+
 /// A member cluster's report on the work of one placement.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkReport {
@@ -140,7 +145,8 @@ pub struct WorkReport {
     pub placement: String,
     /// Namespace of a `ResourcePlacement`; `None` for a `ClusterResourcePlacement`.
     pub namespace: Option<String>,
-    /// The resource snapshot index the report is about.
+    /// The resource snapshot index the report is about ([`RESOURCE_INDEX_CURRENT`]: the work
+    /// the cluster carries now).
     pub resource_index: u64,
     /// Apply outcome: `Some(true)` applied, `Some(false)` failed, `None` not attempted yet.
     pub applied: Option<bool>,

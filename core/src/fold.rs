@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, Decisions, RejectCode, rejected};
-use crate::event::{Envelope, Input, SCHEMA_VERSION, WorkReport};
+use crate::event::{Envelope, Input, RESOURCE_INDEX_CURRENT, SCHEMA_VERSION, WorkReport};
 use crate::member;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
 use crate::objects::{self, Origin};
@@ -141,6 +141,27 @@ fn record_report(
                 key.display()
             ),
         )];
+    };
+    let current;
+    let report = if report.resource_index == RESOURCE_INDEX_CURRENT {
+        let Some(resource_index) = binding.resource_index else {
+            return vec![rejected(
+                RejectCode::StaleReport,
+                format!(
+                    "work report from cluster {} for {} names no resource index, and its work \
+                     carries no resource snapshot yet",
+                    report.cluster,
+                    key.display()
+                ),
+            )];
+        };
+        current = WorkReport {
+            resource_index,
+            ..report.clone()
+        };
+        &current
+    } else {
+        report
     };
     if let Some(stale) = stale_report(binding, report, &key) {
         return vec![stale];

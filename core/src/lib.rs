@@ -40,8 +40,8 @@ pub mod wire;
 
 pub use decision::{Decision, Decisions, RejectCode};
 pub use event::{
-    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef, ResourceUsage,
-    SCHEMA_VERSION, WorkReport,
+    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef,
+    RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION, WorkReport,
 };
 pub use fold::{next_deadline, step};
 pub use state::{State, StateHash};

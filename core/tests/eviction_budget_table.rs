@@ -11,7 +11,7 @@ mod eviction_support;
 use common::Hub;
 use eviction_support::{
     MISCONFIGURED, PICK_FIXED, allowed, blocked, budget, conditions, evict, executed, fleet,
-    invalid, not_executed, place, removed,
+    invalid, not_executed, place, removed, report,
 };
 use serde_json::{Value, json};
 
@@ -229,5 +229,52 @@ fn pick_n_max_unavailable_percentage_allows_and_refuses() {
         Placement::PickN,
         &json!({"maxUnavailable": "0%"}),
         &not_executed(&blocked(3, 3)),
+    );
+}
+
+/// Ten member clusters, a PickN placement of four (all available), and a budget: a percentage
+/// is taken of the placement's four, as KubeFleet's code does, not of the fleet's ten as seed
+/// 002 §11's "total number of clusters in the fleet" would read (see `docs/eviction.md`).
+fn pick_four_of_ten(spec: &Value, sick: bool) -> (Hub, Vec<flotilla_core::decision::Decision>) {
+    let fleet_of_ten: Vec<String> = (1..=10).map(|i| format!("member-{i:02}")).collect();
+    let names: Vec<&str> = fleet_of_ten.iter().map(String::as_str).collect();
+    let mut hub = fleet(&names);
+    place(
+        &mut hub,
+        &json!({"placementType": "PickN", "numberOfClusters": 4}),
+        &Value::Null,
+    );
+    let bound: Vec<String> = hub.placement("crp").bindings.keys().cloned().collect();
+    assert_eq!(bound.len(), 4, "four of the ten placed");
+    // The first of the four reports its work applied but not available.
+    if let Some(first) = bound.first().filter(|_| sick) {
+        report(&mut hub, first, true, false);
+    }
+    let stored = budget(&mut hub, spec);
+    assert!(!stored.iter().any(|d| d.is_rejection()), "{stored:?}");
+    let target = bound.last().cloned().unwrap_or_default();
+    let decisions = evict(&mut hub, "evict-one", &target);
+    (hub, decisions)
+}
+
+#[test]
+fn a_percentage_is_of_the_placements_target_count_not_of_the_fleet() {
+    // minAvailable 50%: of 4 → 2, and 4 are available, so 2 may go; of the fleet's 10 → 5,
+    // more than the 4 available, and the eviction would be blocked.
+    let (hub, decisions) = pick_four_of_ten(&json!({"minAvailable": "50%"}), false);
+    assert_eq!(conditions(&hub, "evict-one"), executed(&allowed(4, 4)));
+    assert!(
+        decisions
+            .iter()
+            .any(|d| matches!(d, flotilla_core::decision::Decision::BindingRemoved { .. }))
+    );
+    // maxUnavailable 25% with one cluster not available: of 4 → 1, already used up, so
+    // blocked; of the fleet's 10 → 3 (rounded up), and it would be allowed.
+    let (hub, decisions) = pick_four_of_ten(&json!({"maxUnavailable": "25%"}), true);
+    assert_eq!(conditions(&hub, "evict-one"), not_executed(&blocked(3, 4)));
+    assert!(
+        !decisions
+            .iter()
+            .any(|d| matches!(d, flotilla_core::decision::Decision::BindingRemoved { .. }))
     );
 }

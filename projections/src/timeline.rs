@@ -267,9 +267,14 @@ fn report_subject(report: &WorkReport) -> String {
         (true, Some(false)) => "not available",
         (true, None) => "availability unknown",
     };
+    let index = if report.resource_index == flotilla_core::RESOURCE_INDEX_CURRENT {
+        "its current work".to_owned()
+    } else {
+        format!("resource index {}", report.resource_index)
+    };
     let line = format!(
-        "{} on {placement} at resource index {}: {applied}, {available}",
-        report.cluster, report.resource_index
+        "{} on {placement} at {index}: {applied}, {available}",
+        report.cluster
     );
     if report.message.is_empty() {
         line

@@ -1,10 +1,12 @@
 //! Seed 000 (Rancher Fleet's partitioned rollout) as scenario runs, each with the outcome the
-//! seed states: batches of 50, the NotReady threshold (strictly more than `maxUnavailable`),
+//! seed states: at most 50 staged per pass and the next pass at once, the NotReady threshold
+//! (strictly more than `maxUnavailable`),
 //! automatic and manual partitions, `maxUnavailablePartitions`, offline clusters, and the
-//! Bundle-shaped status (Pending on an initial deployment, OutOfSync on a change). The fleets
-//! (50 to 230 clusters) are generated here as scenario text.
+//! Bundle-shaped status (Pending on an initial deployment, OutOfSync on a change). Most fleets
+//! (50 to 230 clusters) are generated here as scenario text; the seed's two maxNew cases are
+//! files under `tests/scenarios/partitioned/`.
 
-use flotilla_tests::scenario_files::run_scenario_text;
+use flotilla_tests::scenario_files::{run_scenario, run_scenario_text};
 use serde_json::{Value, json};
 
 type TestResult = Result<(), String>;
@@ -321,9 +323,10 @@ async fn two_hundred_thirty_clusters_at_25_percent_are_four_partitions_of_57_and
     let mut script = Script::fleet(&fleet);
     script.placement(Some(json!({"autoPartitionSize": "25%"})));
     let first = script.run().await?;
-    let bound = first.bound();
-    assert_eq!(bound.len(), 50);
-    assert!(bound.contains(&"cluster-10".to_owned()) && !bound.contains(&"cluster-2".to_owned()));
+    // maxNew (50) limits each pass, and a pass stopped at it is followed by another at once:
+    // at the default maxUnavailable 100% every partition is Ready, so all 230 get work
+    // although none has reported.
+    assert_eq!(first.bound().len(), 230);
     assert_eq!(
         first.partitions(),
         [
@@ -334,14 +337,76 @@ async fn two_hundred_thirty_clusters_at_25_percent_are_four_partitions_of_57_and
             ("Partition 228 - 230".to_owned(), 2, 2, 2),
         ]
     );
-    assert_eq!(
-        first.paused(),
-        "50 deployments staged and not yet reported, maxNew 50"
-    );
+    assert_eq!(first.paused(), "", "nothing left to deploy");
     script.step("agents: auto");
     let done = script.run().await?;
     assert_eq!(done.bound().len(), 230);
     assert_eq!(done.ready_clusters(), "230/230");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_first_batch_follows_the_plain_string_order_of_names() -> TestResult {
+    let fleet: Vec<(String, Value)> = (0..230)
+        .map(|i| (format!("cluster-{i}"), json!({})))
+        .collect();
+    let mut script = Script::fleet(&fleet);
+    // maxUnavailable 0 holds the partition after its first batch of 50 (none reported).
+    script.placement(Some(
+        json!({"autoPartitionSize": "25%", "maxUnavailable": 0}),
+    ));
+    let first = script.run().await?;
+    let bound = first.bound();
+    assert_eq!(bound.len(), 50);
+    assert!(bound.contains(&"cluster-10".to_owned()) && !bound.contains(&"cluster-2".to_owned()));
+    assert_eq!(
+        first.paused(),
+        "partition Partition 0 - 57: 50 of 57 clusters NotReady, maxUnavailable 0"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn seed_000_defaults_give_all_two_hundred_clusters_work_without_any_report() -> TestResult {
+    let run = run_scenario("partitioned/seed-000-defaults-200.yaml", None).await?;
+    let done = Outcome(run.output);
+    assert_eq!(
+        done.bound().len(),
+        200,
+        "Fleet proceeds regardless of readiness"
+    );
+    assert_eq!(
+        done.partitions(),
+        [
+            ("Partition 0 - 50".to_owned(), 50, 50, 50),
+            ("Partition 50 - 100".to_owned(), 50, 50, 50),
+            ("Partition 100 - 150".to_owned(), 50, 50, 50),
+            ("Partition 150 - 200".to_owned(), 50, 50, 50),
+        ]
+    );
+    assert_eq!(done.summary("waitApplied"), 200);
+    assert_eq!(done.summary("pending"), 0);
+    assert_eq!(done.paused(), "");
+    // 200 members, 200 heartbeats, namespace and config, the placement, and the three ticks
+    // that carried the second, third and fourth batch of 50.
+    assert_eq!(done.0["events"], 200 + 200 + 2 + 1 + 3);
+    assert_eq!(done.0["rejections"], json!([]));
+    Ok(())
+}
+
+#[tokio::test]
+async fn seed_000_nine_not_ready_of_the_first_fifty_let_the_remaining_fifty_go() -> TestResult {
+    let run = run_scenario("partitioned/seed-000-hundred-nine-not-ready.yaml", None).await?;
+    let done = Outcome(run.output);
+    assert_eq!(
+        done.bound().len(),
+        100,
+        "9 NotReady is within maxUnavailable 10"
+    );
+    assert_eq!(done.partitions(), [("All".to_owned(), 100, 10, 9)]);
+    assert_eq!(done.summary("notReady"), 9);
+    assert_eq!(done.ready_clusters(), "91/100");
+    assert_eq!(done.paused(), "");
     Ok(())
 }
 

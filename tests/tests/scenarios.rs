@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use flotilla_tests::scenario_files::{run_scenario, scenario_path};
+use flotilla_tests::scenario_files::{run_scenario, run_scenario_text, scenario_path};
 use serde_json::Value;
 
 async fn run_json(name: &str) -> Result<Value, String> {
@@ -95,4 +95,95 @@ async fn member_health_scenario_ends_as_described() -> Result<(), String> {
     assert_eq!(output["events"], 13);
     assert_eq!(output["stateHash"].as_str().map(str::len), Some(64));
     Ok(())
+}
+
+#[tokio::test]
+async fn a_refused_document_is_a_rejection_and_the_run_goes_on() -> Result<(), String> {
+    let output = run_json("rejections.yaml").await?;
+    let rejections: Vec<(u64, String, String)> = output["rejections"]
+        .as_array()
+        .ok_or("rejections")?
+        .iter()
+        .map(|r| {
+            (
+                r["step"].as_u64().unwrap_or(0),
+                r["code"].as_str().unwrap_or_default().to_owned(),
+                r["message"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(rejections.len(), 2, "{rejections:?}");
+    assert_eq!(
+        (rejections[0].0, rejections[0].1.as_str()),
+        (1, "InvalidObject")
+    );
+    assert!(
+        rejections[0].2.contains("spec.heartbeatPeriodSeconds"),
+        "{}",
+        rejections[0].2
+    );
+    assert_eq!(
+        (rejections[1].0, rejections[1].1.as_str()),
+        (5, "ImmutableField")
+    );
+    assert!(
+        rejections[1].2.contains("spec.policy.placementType"),
+        "{}",
+        rejections[1].2
+    );
+    assert!(object(&output, "MemberCluster", "member1").is_some());
+    assert!(object(&output, "MemberCluster", "member2").is_none());
+    let member1 = object(&output, "MemberCluster", "member1").ok_or("member1")?;
+    let joined = condition(member1, "Joined").ok_or("member1 joined after the rejections")?;
+    assert_eq!(joined["status"], "True");
+    let crp = object(&output, "ClusterResourcePlacement", "crp-1").ok_or("crp-1")?;
+    assert_eq!(crp["spec"]["policy"]["placementType"], "PickAll");
+    Ok(())
+}
+
+const START: &str = "start: 2025-03-12T23:00:00Z\nsteps:\n";
+
+#[tokio::test]
+async fn expect_rejection_fails_the_run_unless_the_previous_step_had_that_code() {
+    let member = "  - apply: |\n      apiVersion: cluster.kubernetes-fleet.io/v1beta1\n      kind: MemberCluster\n      metadata: {name: member1}\n      spec: {}\n";
+    let accepted = format!("{START}{member}  - expectRejection: {{code: InvalidObject}}\n");
+    let error = run_scenario_text("accepted.yaml", &accepted, None)
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(
+        error.contains("step 2: expected the previous step to be rejected with InvalidObject, found no rejection"),
+        "{error}"
+    );
+    let other = format!(
+        "{START}  - heartbeat: {{cluster: nobody}}\n  - expectRejection: {{code: InvalidObject}}\n"
+    );
+    let error = run_scenario_text("other.yaml", &other, None)
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(error.contains("found UnknownCluster"), "{error}");
+    let right = format!(
+        "{START}  - heartbeat: {{cluster: nobody}}\n  - expectRejection: {{code: UnknownCluster}}\n"
+    );
+    assert!(run_scenario_text("right.yaml", &right, None).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_yaml_syntax_error_or_an_unknown_code_still_stops_the_run() {
+    let broken = format!("{START}  - apply: |\n      kind: [MemberCluster\n");
+    let error = run_scenario_text("broken.yaml", &broken, None)
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(error.contains("invalid YAML"), "{error}");
+    let unknown = format!("{START}  - expectRejection: {{code: Refused}}\n");
+    let error = run_scenario_text("unknown.yaml", &unknown, None)
+        .await
+        .err()
+        .unwrap_or_default();
+    assert!(
+        error.contains("\"Refused\" is not one of InvalidObject"),
+        "{error}"
+    );
 }

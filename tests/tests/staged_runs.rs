@@ -127,3 +127,71 @@ async fn staging_waiting_for_its_approval_reads_like_the_in_progress_sample() ->
     assert_eq!(progressing.as_deref(), Some("StageUpdatingWaiting"));
     Ok(())
 }
+
+#[tokio::test]
+async fn approval_requests_carry_the_seeds_labels() -> TestResult {
+    let (_, output) = run("seed-002-example-run.yaml", None).await?;
+    let requests: Vec<&serde_json::Value> = output["objects"]
+        .as_array()
+        .ok_or("objects")?
+        .iter()
+        .filter(|o| o["kind"] == "ClusterApprovalRequest")
+        .collect();
+    assert!(!requests.is_empty(), "the run asked for approvals");
+    let request = requests
+        .iter()
+        .find(|r| r["metadata"]["name"] == "example-run-after-canary")
+        .ok_or("example-run-after-canary")?;
+    // Seed 002 §10's sample: `kubernetes-fleet.io/targetupdaterun` is all lower case, the
+    // other two are camel case. flotilla adds one more, `taskType`, which the seed does not show.
+    let mut labels = request["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .ok_or("labels")?;
+    assert!(labels.remove("kubernetes-fleet.io/taskType").is_some());
+    assert_eq!(
+        serde_json::Value::Object(labels),
+        serde_json::json!({
+            "kubernetes-fleet.io/targetupdaterun": "example-run",
+            "kubernetes-fleet.io/targetUpdatingStage": "canary",
+            "kubernetes-fleet.io/isLatestUpdateRunApproval": "true",
+        })
+    );
+    assert_eq!(request["spec"]["parentStageRollout"], "example-run");
+    assert_eq!(request["spec"]["targetStage"], "canary");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_clusters_rollout_started_condition_names_the_run() -> TestResult {
+    let (_, output) = run("seed-002-example-run.yaml", None).await?;
+    let placement = output["objects"]
+        .as_array()
+        .ok_or("objects")?
+        .iter()
+        .find(|o| {
+            o["kind"] == "ClusterResourcePlacement" && o["metadata"]["name"] == "example-placement"
+        })
+        .ok_or("example-placement")?;
+    let statuses = placement["status"]["placementStatuses"]
+        .as_array()
+        .ok_or("placementStatuses")?;
+    assert_eq!(statuses.len(), 2);
+    for status in statuses {
+        let started = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "RolloutStarted")
+            .ok_or("RolloutStarted")?;
+        assert_eq!(started["status"], "True");
+        assert_eq!(started["reason"], "RolloutStarted");
+        // Seed 002 §10's sample, with this run's snapshot index.
+        assert_eq!(
+            started["message"],
+            "Detected the new changes on the resources and started the rollout process, \
+             resourceSnapshotIndex: 0, clusterStagedUpdateRun: example-run"
+        );
+    }
+    Ok(())
+}

@@ -1,6 +1,9 @@
 //! The clock adapter: the only place wall-clock time enters the log. It appends a tick when
 //! the core's next deadline has passed, so that heartbeat timeouts and timed waits happen even
-//! when nothing else arrives. Between deadlines it stays silent, keeping the log small.
+//! when nothing else arrives. Between deadlines it stays silent, keeping the log small. It
+//! looks at the deadline after every fold as well as every [`CLOCK_POLL`], so a deadline the
+//! core sets at the event's own time (a partitioned pass stopped at maxNew) gets its tick at
+//! once.
 
 use std::time::Duration;
 
@@ -23,11 +26,15 @@ pub const CLOCK_SOURCE: &str = "clock";
 /// When the log refuses a tick.
 pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
     let mut shutdown = hub.shutdown_signal();
+    let mut folded = hub.folded.clone();
     // The sequence of the last tick appended; no new tick until the writer has folded it.
     let mut pending: u64 = 0;
     loop {
         tokio::select! {
             () = tokio::time::sleep(CLOCK_POLL) => {}
+            // The writer folded something: a deadline may now be due at once. The sender lives
+            // as long as the hub, so this never returns an error while the clock runs.
+            _ = folded.changed() => {}
             _ = shutdown.changed() => return Ok(()),
         }
         let (deadline, folded, writing) = {

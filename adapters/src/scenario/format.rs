@@ -6,7 +6,11 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 
-use crate::manifests::{self, Document};
+use flotilla_core::wire::json_property::JsonPropertyValue;
+
+use flotilla_core::RejectCode;
+
+use crate::manifests::{self, RawDocument};
 
 /// A parsed scenario.
 #[derive(Debug, Clone)]
@@ -20,8 +24,9 @@ pub struct Scenario {
 /// One step.
 #[derive(Debug, Clone)]
 pub enum Step {
-    /// Apply one or more manifests.
-    Apply(Vec<Document>),
+    /// Apply one or more manifests, as YAML gave them: the hub validates each, and refuses an
+    /// invalid one with a rejection.
+    Apply(Vec<RawDocument>),
     /// Delete one object.
     Delete {
         /// Kind.
@@ -57,6 +62,8 @@ pub enum Step {
     Agents(AgentsStep),
     /// Set whether simulated member agents heartbeat by themselves while time advances.
     Heartbeats(bool),
+    /// Fail the run unless the previous step was rejected with this code.
+    ExpectRejection(RejectCode),
 }
 
 /// A `report` step.
@@ -203,7 +210,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             let text = body
                 .as_str()
                 .ok_or("apply takes YAML text (use `apply: |`)")?;
-            let documents = manifests::parse_file(&format!("{file} step {number}"), text)
+            let documents = manifests::read_documents(&format!("{file} step {number}"), text)
                 .map_err(|e| e.to_string())?;
             Ok(Step::Apply(documents))
         }
@@ -214,7 +221,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             name: string(body, "name")?,
         }),
         "heartbeat" => {
-            let properties = string_map(body.get("properties"), "properties")?;
+            let properties = property_map(body.get("properties"))?;
             let resource_usage = match body.get("resourceUsage") {
                 None | Some(Value::Null) => None,
                 Some(usage) => Some(flotilla_core::ResourceUsage {
@@ -269,15 +276,26 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             Ok(Step::Advance(duration))
         }
         "agents" => parse_agents(body).map(Step::Agents),
+        "expectRejection" => parse_expect_rejection(body),
         "heartbeats" => match body.as_str() {
             Some("auto") => Ok(Step::Heartbeats(true)),
             Some("manual") => Ok(Step::Heartbeats(false)),
             _ => Err("heartbeats takes auto or manual".into()),
         },
         other => Err(format!(
-            "unknown step {other:?} (steps: apply, delete, heartbeat, report, approve, advance, agents, heartbeats)"
+            "unknown step {other:?} (steps: apply, delete, heartbeat, report, approve, advance, agents, heartbeats, expectRejection)"
         )),
     }
+}
+
+/// `expectRejection: {code: InvalidObject}`: the code is one of the core's `RejectCode` names.
+fn parse_expect_rejection(body: &Value) -> Result<Step, String> {
+    let name = string(body, "code")?;
+    let code = RejectCode::from_name(&name).ok_or_else(|| {
+        let names: Vec<&str> = RejectCode::ALL.iter().map(|c| c.as_str()).collect();
+        format!("code {name:?} is not one of {}", names.join(", "))
+    })?;
+    Ok(Step::ExpectRejection(code))
 }
 
 fn parse_agents(body: &Value) -> Result<AgentsStep, String> {
@@ -337,6 +355,31 @@ fn string_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, Str
                 _ => return Err(format!("{field}.{key} must be a string or a number")),
             };
             Ok((key.clone(), text))
+        })
+        .collect()
+}
+
+/// A heartbeat's `properties`: name → a quantity (string or number) or KubeFleet's
+/// `{value, observationTime}`, as the JSON event form takes them.
+fn property_map(value: Option<&Value>) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Ok(BTreeMap::new());
+    };
+    let object = value.as_object().ok_or("properties must be a mapping")?;
+    object
+        .iter()
+        .map(|(name, value)| {
+            let quantity = match value {
+                Value::Number(n) => n.to_string(),
+                _ => serde_json::from_value::<JsonPropertyValue>(value.clone())
+                    .map_err(|_| {
+                        format!(
+                            "properties.{name} must be a quantity or {{value: …, observationTime: …}}"
+                        )
+                    })?
+                    .into_value(),
+            };
+            Ok((name.clone(), quantity))
         })
         .collect()
 }
@@ -423,6 +466,30 @@ steps:
             .expect_err("version and name are required")
             .to_string();
         assert!(error.contains("failedManifests"), "{error}");
+    }
+
+    #[test]
+    fn heartbeat_properties_take_kubefleet_shape_and_bare_quantities() {
+        let text = r#"
+start: 2025-03-12T23:00:00Z
+steps:
+  - heartbeat:
+      cluster: member1
+      properties:
+        kubernetes-fleet.io/node-count: {value: "3", observationTime: "2025-03-12T22:59:00Z"}
+        example.com/zone-count: 2
+        example.com/tier: gold
+"#;
+        let scenario = parse("s.yaml", text).expect("valid");
+        let Step::Heartbeat { properties, .. } = &scenario.steps[0] else {
+            panic!("a heartbeat step");
+        };
+        assert_eq!(properties["kubernetes-fleet.io/node-count"], "3");
+        assert_eq!(properties["example.com/zone-count"], "2");
+        assert_eq!(properties["example.com/tier"], "gold");
+        let bad = "start: 2025-03-12T23:00:00Z\nsteps:\n  - heartbeat: {cluster: m, properties: {p: {quantity: 3}}}\n";
+        let error = parse("s.yaml", bad).expect_err("no value").to_string();
+        assert!(error.contains("properties.p"), "{error}");
     }
 
     #[test]

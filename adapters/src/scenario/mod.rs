@@ -9,7 +9,9 @@ pub mod format;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
-use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport, next_deadline};
+use flotilla_core::{
+    Decision, Envelope, Heartbeat, Input, ObjectRef, RejectCode, WorkReport, next_deadline,
+};
 use flotilla_eventstore::{AppendTime, EventLog, LogError};
 use flotilla_replay::{Folder, ReplayError};
 use serde::Serialize;
@@ -20,7 +22,8 @@ pub use format::{AgentSettings, AgentsStep, Scenario, ScenarioError, Step, parse
 
 /// Source name of every scenario event.
 pub const SCENARIO_SOURCE: &str = "scenario";
-/// Most rounds of simulated agent reports after one step (each round can bind more clusters).
+/// Most rounds of simulated agent reports and immediate ticks after one step (each round can
+/// bind more clusters).
 pub const AGENT_ROUNDS_MAX: usize = 1_000;
 /// Most events one `advance` step may generate (a guard against a runaway loop).
 pub const ADVANCE_EVENTS_MAX: usize = 1_000_000;
@@ -39,6 +42,16 @@ pub enum RunError {
     RunawayAdvance {
         /// Step number.
         step: usize,
+    },
+    /// An `expectRejection` step found the previous step not rejected with its code.
+    #[error("step {step}: expected the previous step to be rejected with {code}, found {found}")]
+    RejectionExpected {
+        /// Step number of the `expectRejection` step.
+        step: usize,
+        /// The code expected.
+        code: &'static str,
+        /// The codes the previous step was rejected with, or "no rejection".
+        found: String,
     },
 }
 
@@ -181,7 +194,31 @@ impl<L: EventLog> Runner<'_, L> {
                 self.agents.auto_heartbeats = *auto;
                 Ok(())
             }
+            Step::ExpectRejection(code) => self.expect_rejection(*code),
         }
+    }
+
+    /// Fails the run unless the previous step was rejected with `code`.
+    fn expect_rejection(&self, code: RejectCode) -> Result<(), RunError> {
+        let previous = self.step.saturating_sub(1);
+        let found: Vec<String> = self
+            .rejections
+            .iter()
+            .filter(|r| r.step == previous)
+            .map(|r| r.code.clone())
+            .collect();
+        if found.iter().any(|c| c == code.as_str()) {
+            return Ok(());
+        }
+        Err(RunError::RejectionExpected {
+            step: self.step,
+            code: code.as_str(),
+            found: if found.is_empty() {
+                "no rejection".to_owned()
+            } else {
+                found.join(", ")
+            },
+        })
     }
 
     /// A report step's defaults: applied, available as applied, the last reported index.
@@ -231,15 +268,20 @@ impl<L: EventLog> Runner<'_, L> {
     }
 
     /// Appends inputs at the current scenario time and folds them; then, with `agents: auto`,
-    /// the simulated members report on any work they were given and have not reported yet.
+    /// the simulated members report on any work they were given and have not reported yet,
+    /// and a tick is delivered at once whenever the core asks for one at the current time (a
+    /// partitioned pass stopped at maxNew) — in rounds, at most [`AGENT_ROUNDS_MAX`].
     async fn emit(&mut self, inputs: Vec<Input>) -> Result<(), RunError> {
         self.append_and_fold(inputs).await?;
         for _ in 0..AGENT_ROUNDS_MAX {
-            let reports = self.agent_reports();
-            if reports.is_empty() {
+            let mut owed = self.agent_reports();
+            if next_deadline(&self.folder.state).is_some_and(|d| d <= self.now) {
+                owed.push(Input::Tick);
+            }
+            if owed.is_empty() {
                 break;
             }
-            self.append_and_fold(reports).await?;
+            self.append_and_fold(owed).await?;
         }
         Ok(())
     }

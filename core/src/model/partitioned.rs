@@ -16,7 +16,7 @@ use super::selector::LabelSelector;
 pub const PARTITIONS_MAX: usize = 100;
 /// Fewer targets than this form a single automatic partition (seed 000: "fewer than 200").
 pub const AUTO_PARTITION_THRESHOLD_DEFAULT: i64 = 200;
-/// Deployments staged and not yet evaluated at any moment (seed 000: "MaxNew is always 50").
+/// Most deployments one rollout pass stages (seed 000: "MaxNew is always 50").
 pub const MAX_NEW_DEFAULT: i64 = 50;
 /// The namespace a `ClusterResourcePlacement` looks its `clusterGroup`s up in: Rancher
 /// Fleet's default workspace. A `ResourcePlacement` uses its own namespace.
@@ -38,7 +38,7 @@ pub struct PartitionedRollout {
     /// Fewer targets than this form one automatic partition (default 200).
     #[serde(default)]
     pub auto_partition_threshold: Option<i64>,
-    /// Deployments staged and not yet evaluated at once (default 50).
+    /// Most deployments one rollout pass stages (default 50).
     #[serde(default)]
     pub max_new: Option<i64>,
     /// Manual partitions, rolled out in the order written.

@@ -29,7 +29,7 @@ pub(crate) fn create(
     let labels = [
         ("kubernetes-fleet.io/isLatestUpdateRunApproval", "true"),
         (
-            "kubernetes-fleet.io/targetUpdateRun",
+            "kubernetes-fleet.io/targetupdaterun",
             scope.run_name.as_str(),
         ),
         ("kubernetes-fleet.io/targetUpdatingStage", stage),

@@ -14,9 +14,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::json_property::{self, JsonPropertyValue};
 use crate::event::{
-    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef, ResourceUsage,
-    SCHEMA_VERSION, WorkReport,
+    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef,
+    RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION, WorkReport,
 };
 
 /// What the JSON form leaves to the receiver: the id when it has none, the log's time, and the
@@ -116,9 +117,10 @@ pub enum JsonInput {
     Heartbeat {
         /// Member cluster name.
         cluster: String,
-        /// Non-resource properties (`kubernetes-fleet.io/node-count: "3"`).
+        /// Non-resource properties: a bare quantity (`"kubernetes-fleet.io/node-count": "3"`)
+        /// or KubeFleet's `{"value": "3", "observationTime": …}`.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-        properties: BTreeMap<String, String>,
+        properties: BTreeMap<String, JsonPropertyValue>,
         /// Resource usage.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         resource_usage: Option<JsonResourceUsage>,
@@ -133,8 +135,10 @@ pub enum JsonInput {
         /// Namespace of a ResourcePlacement.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         namespace: Option<String>,
-        /// Resource snapshot index reported on.
-        resource_index: u64,
+        /// Resource snapshot index reported on; absent: the work the cluster carries now
+        /// (its binding's resource index when the hub folds the report).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resource_index: Option<u64>,
         /// Applied (`true`), failed (`false`), or not yet (absent).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         applied: Option<bool>,
@@ -320,7 +324,7 @@ impl JsonInput {
                 resource_usage,
             } => Input::Heartbeat(Heartbeat {
                 cluster,
-                properties,
+                properties: json_property::into_values(properties),
                 resource_usage: resource_usage.map(|u| ResourceUsage {
                     capacity: u.capacity,
                     allocatable: u.allocatable,
@@ -341,7 +345,7 @@ impl JsonInput {
                 cluster,
                 placement,
                 namespace,
-                resource_index,
+                resource_index: resource_index.unwrap_or(RESOURCE_INDEX_CURRENT),
                 applied,
                 available,
                 trackable,
@@ -372,7 +376,7 @@ impl JsonInput {
             },
             Input::Heartbeat(beat) => JsonInput::Heartbeat {
                 cluster: beat.cluster.clone(),
-                properties: beat.properties.clone(),
+                properties: json_property::from_values(&beat.properties),
                 resource_usage: beat.resource_usage.as_ref().map(|u| JsonResourceUsage {
                     capacity: u.capacity.clone(),
                     allocatable: u.allocatable.clone(),
@@ -383,7 +387,8 @@ impl JsonInput {
                 cluster: report.cluster.clone(),
                 placement: report.placement.clone(),
                 namespace: report.namespace.clone(),
-                resource_index: report.resource_index,
+                resource_index: (report.resource_index != RESOURCE_INDEX_CURRENT)
+                    .then_some(report.resource_index),
                 applied: report.applied,
                 available: report.available,
                 trackable: report.trackable,

@@ -13,7 +13,11 @@
 //! *NotReady*.
 //!
 //! Guarantees, after every pass:
-//! - At most `maxNew` (50) deployments are staged and not yet evaluated.
+//! - The pass staged at most `maxNew` (50) deployments — creations and switches — as Fleet
+//!   creates at most `maxNew` BundleDeployments per pass. A pass that stopped at that limit
+//!   with work left asks for another pass at the same event time (a rollout deadline at `now`,
+//!   which the runtime and the scenario runner deliver at once), so later batches need no
+//!   outside event; each batch still goes out only if its partition's gate allows it.
 //! - Partitions are walked in order; a partition is NotReady when more of its members than its
 //!   `maxUnavailable` are without work, out of date or NotReady (strictly greater, as Fleet);
 //!   the walk stops at the partition that makes more partitions NotReady than
@@ -158,13 +162,21 @@ pub(crate) fn pass(
             plan.reclassify(&cluster, class);
         }
     }
-    let staged: Vec<(String, _)> = walk::walk(&mut plan)
+    let walked = walk::walk(&mut plan);
+    let staged: Vec<(String, _)> = walked
+        .staged
         .into_iter()
         .map(|cluster| {
             let overrides = wanted.overrides(placement, &cluster);
             (cluster, overrides)
         })
         .collect();
+    if walked.at_max_new {
+        // maxNew stopped this pass with work left: the next batch needs no outside event, so
+        // ask for a pass at this same event time (a tick the runtime delivers at once). A pass
+        // that stages nothing never gets here, so this cannot repeat without progress.
+        state.rollout_deadlines.insert((now, key.clone()));
+    }
     if let Some(placement) = state.placements.get_mut(key) {
         for (cluster, override_snapshots) in staged {
             let work = Work {

@@ -106,11 +106,13 @@ pub struct Plan {
     pub max_unavailable: u64,
     /// `limit(partitions, maxUnavailablePartitions)`.
     pub max_unavailable_partitions: u64,
-    /// Deployments staged and not yet evaluated that may exist at once (maxNew).
+    /// Most deployments one pass stages (maxNew).
     pub max_new: u64,
     /// Targets with work that is not ready (Fleet's bundle-level `unavailable`).
     pub not_ready: u64,
-    /// Targets with work they have not reported on yet: staged, not yet evaluated.
+    /// Targets with work they have not reported on yet: staged, not yet evaluated. No
+    /// decision reads it since maxNew limits a pass, not this count; it stays so that the
+    /// checkpointed `State` keeps its encoding.
     pub unevaluated: u64,
     /// Clusters whose reports arrived since the last pass.
     pub dirty: BTreeSet<String>,

@@ -1,0 +1,141 @@
+//! The JSON event form as publishers write it, folded: a heartbeat's properties in KubeFleet's
+//! `{value, observationTime}` shape and as bare quantities give the same member properties, and
+//! a work report without `resourceIndex` is about the work the cluster carries now.
+
+mod common;
+
+use common::{Hub, crp, namespace};
+use flotilla_core::decision::{Decision, RejectCode};
+use flotilla_core::wire::json::{JsonDefaults, parse_event};
+use flotilla_core::{Envelope, RESOURCE_INDEX_CURRENT};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+fn parse(hub: &Hub, event: &Value) -> Envelope {
+    let defaults = JsonDefaults {
+        id: Uuid::from_u128(0xfeed),
+        time: hub.now,
+        source: "test",
+    };
+    parse_event(event.to_string().as_bytes(), &defaults).expect("the JSON form")
+}
+
+fn send(hub: &mut Hub, event: &Value) -> Vec<Decision> {
+    let envelope = parse(hub, event);
+    hub.send(envelope.payload)
+}
+
+fn property(hub: &Hub, cluster: &str, name: &str) -> Option<String> {
+    let member = hub.state.members().get(cluster)?;
+    member.properties.get(name).map(|p| p.value.clone())
+}
+
+#[test]
+fn kubefleet_shaped_and_bare_properties_give_the_same_quantity() {
+    let mut hub = Hub::new();
+    for cluster in ["kubefleet", "bare", "number"] {
+        hub.apply(&common::member(cluster, json!({}), json!([])));
+    }
+    send(
+        &mut hub,
+        &json!({"type": "heartbeat", "cluster": "kubefleet", "properties": {
+            "kubernetes-fleet.io/node-count": {"value": "3", "observationTime": "2025-03-12T22:59:00Z"}}}),
+    );
+    send(
+        &mut hub,
+        &json!({"type": "heartbeat", "cluster": "bare",
+            "properties": {"kubernetes-fleet.io/node-count": "3"}}),
+    );
+    send(
+        &mut hub,
+        &json!({"type": "heartbeat", "cluster": "number",
+            "properties": {"kubernetes-fleet.io/node-count": 3}}),
+    );
+    for cluster in ["kubefleet", "bare", "number"] {
+        assert_eq!(
+            property(&hub, cluster, "kubernetes-fleet.io/node-count").as_deref(),
+            Some("3"),
+            "{cluster}"
+        );
+    }
+}
+
+#[test]
+fn a_property_in_neither_shape_is_not_the_json_form() {
+    let hub = Hub::new();
+    let defaults = JsonDefaults {
+        id: Uuid::from_u128(1),
+        time: hub.now,
+        source: "test",
+    };
+    let event = json!({"type": "heartbeat", "cluster": "m",
+        "properties": {"kubernetes-fleet.io/node-count": {"observationTime": "2025-03-12T22:59:00Z"}}});
+    let error = parse_event(event.to_string().as_bytes(), &defaults)
+        .expect_err("no value")
+        .to_string();
+    assert!(error.contains("observationTime"), "{error}");
+}
+
+#[test]
+fn a_report_without_resource_index_is_about_the_work_the_cluster_carries() {
+    let mut hub = Hub::new();
+    hub.join("member-1", json!({}), json!([]));
+    hub.apply(&namespace("test-ns"));
+    hub.apply(&crp("crp", json!({"placementType": "PickAll"})));
+    let report = json!({"type": "report", "cluster": "member-1", "placement": "crp",
+        "applied": true, "available": true});
+    let envelope = parse(&hub, &report);
+    let flotilla_core::Input::WorkReport(stored) = &envelope.payload else {
+        panic!("a work report");
+    };
+    assert_eq!(
+        stored.resource_index, RESOURCE_INDEX_CURRENT,
+        "kept as said"
+    );
+    let carried = hub
+        .placement("crp")
+        .bindings
+        .get("member-1")
+        .and_then(|b| b.resource_index)
+        .expect("member-1 has work");
+    let decisions = send(&mut hub, &report);
+    assert!(
+        decisions.iter().any(|d| matches!(d,
+            Decision::WorkReported { resource_index, .. } if *resource_index == carried)),
+        "{decisions:?}"
+    );
+    let recorded = hub.placement("crp").bindings["member-1"].report.clone();
+    assert_eq!(recorded.map(|r| r.resource_index), Some(carried));
+    // The listing gives it back without the index, as it was published.
+    let listed = flotilla_core::wire::json::JsonEnvelope::from_envelope(&envelope);
+    let listed = serde_json::to_value(&listed).expect("serializes");
+    assert_eq!(listed.get("resourceIndex"), None, "{listed}");
+}
+
+#[test]
+fn a_report_without_resource_index_from_a_cluster_without_work_is_stale() {
+    let mut hub = Hub::new();
+    hub.join("member-1", json!({}), json!([]));
+    hub.apply(&namespace("test-ns"));
+    // External: the cluster is scheduled, but only an update run would give it work.
+    let mut placement = crp("crp", json!({"placementType": "PickAll"}));
+    placement["spec"]["strategy"] = json!({"type": "External"});
+    hub.apply(&placement);
+    let binding = hub.placement("crp").bindings.get("member-1").cloned();
+    assert_eq!(
+        binding.map(|b| b.resource_index),
+        Some(None),
+        "scheduled, no work"
+    );
+    let decisions = send(
+        &mut hub,
+        &json!({"type": "report", "cluster": "member-1", "placement": "crp"}),
+    );
+    let rejection = decisions.iter().find_map(|d| match d {
+        Decision::Rejected { code, message } => Some((*code, message.clone())),
+        _ => None,
+    });
+    let (code, message) = rejection.expect("rejected");
+    assert_eq!(code, RejectCode::StaleReport);
+    assert!(message.contains("names no resource index"), "{message}");
+}
