@@ -16,7 +16,10 @@ use crate::decision::Decisions;
 /// The decision batch version this build writes. Version 1 is the unmarked batch of release
 /// 19da42c. The version also moves when a change intentionally alters what is decided, so
 /// that decisions recorded under another version are compared in a stable form, not exactly.
-pub const DECISION_VERSION: u16 = 2;
+///
+/// Version 3 (a connected member's delete marks it leaving instead of removing it) has the
+/// version 2 body layout, so both decode alike.
+pub const DECISION_VERSION: u16 = 3;
 
 /// A decoded decision batch, upcast to today's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +42,7 @@ struct BodyRef<'a> {
     decisions: &'a [(u64, Decisions)],
 }
 
-/// The body as read (version 2).
+/// The body as read (versions 2 and 3).
 #[derive(Deserialize)]
 struct Body {
     first_input_seq: u64,
@@ -76,7 +79,7 @@ pub fn decode_batch(bytes: &[u8]) -> Result<DecodedBatch, CodecError> {
     let (version, body) = versioned_body(bytes)?;
     match version {
         1 => decode_v1_body(body),
-        DECISION_VERSION => {
+        2 | DECISION_VERSION => {
             let body: Body = decode_decisions(body)?;
             Ok(DecodedBatch {
                 version,
