@@ -130,7 +130,10 @@ pub fn applicable_overrides(
     };
     let mut cluster_resource_overrides = Vec::new();
     let mut resource_overrides = Vec::new();
-    for (key, stored) in matching(state, placement, resources, &member.meta.labels) {
+    // Overrides select the objects envelopes hold; a broken envelope fails the render anyway.
+    let placed = crate::placement::envelope::unwrap_all(resources)
+        .unwrap_or(std::borrow::Cow::Borrowed(resources));
+    for (key, stored) in matching(state, placement, &placed, &member.meta.labels) {
         let Some(latest) = stored.latest() else {
             continue;
         };

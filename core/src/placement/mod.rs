@@ -3,6 +3,7 @@
 //! placement controller and scheduler derive from it.
 
 pub mod binding;
+pub mod envelope;
 pub(crate) mod lifecycle;
 pub mod policy_snapshot;
 pub mod resource_snapshot;
