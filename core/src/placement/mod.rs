@@ -5,6 +5,7 @@
 pub mod binding;
 pub mod envelope;
 pub(crate) mod lifecycle;
+pub mod namespaces;
 pub mod policy_snapshot;
 pub mod resource_snapshot;
 mod retention;
