@@ -973,6 +973,13 @@ async fn a_cluster_leaving_loses_its_binding_at_once_and_pick_n_refills() -> Tes
             decision("cluster-2", true, PICKED, "0/0"),
             decision("cluster-3", true, PICKED, "0/0"),
             decision("cluster-1", false, NOT_PICKED, "0/0"),
+            // KubeFleet's eligibility filter: a deleted cluster "has left the fleet".
+            decision(
+                "cluster-4",
+                false,
+                "ClusterUnschedulable, cluster has left the fleet",
+                ""
+            ),
         ]
     );
     Ok(())
