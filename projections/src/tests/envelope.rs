@@ -221,3 +221,43 @@ fn an_object_of_another_scope_or_namespace_is_refused() {
             .contains("cannot be wrapped in a cluster resource envelope")
     );
 }
+
+#[test]
+fn a_failed_object_from_an_envelope_is_named_in_failed_placements() {
+    let mut hub = fleet(&[envelope_config_map(
+        json!({"resourceQuota.yaml": QUOTA_YAML}),
+    )]);
+    let message = "Failed to apply the manifest (error: quota denied)";
+    hub.fold(
+        20,
+        "agent/member-1",
+        flotilla_core::Input::WorkReport(flotilla_core::WorkReport {
+            cluster: "member-1".into(),
+            placement: "crp".into(),
+            namespace: None,
+            resource_index: 0,
+            applied: Some(false),
+            available: None,
+            trackable: true,
+            message: message.into(),
+            failed_manifests: vec![flotilla_core::ManifestFailure {
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ResourceQuota".into(),
+                namespace: "app".into(),
+                name: "mem-cpu-demo".into(),
+                condition: flotilla_core::ManifestCondition::Applied,
+                message: message.into(),
+            }],
+        }),
+    );
+    let crp = render_all(&hub.state)
+        .into_iter()
+        .find(|o| o["kind"] == "ClusterResourcePlacement")
+        .expect("the placement");
+    let failed = &crp["status"]["placementStatuses"][0]["failedPlacements"][0];
+    assert_eq!(failed["kind"], "ResourceQuota");
+    assert_eq!(failed["name"], "mem-cpu-demo");
+    assert_eq!(failed["namespace"], "app");
+    assert_eq!(failed["condition"]["reason"], "ManifestApplyFailed");
+}
