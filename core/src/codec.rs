@@ -54,6 +54,17 @@ pub enum CodecError {
         /// Newest version this build reads.
         max: u16,
     },
+    /// A checkpoint of an older `State` layout: checkpoints are a cache, so it is skipped and
+    /// the state folded from the log (`docs/schema-evolution.md`, rule 5).
+    #[error(
+        "checkpoint of version {found} holds a state layout this build no longer reads (it reads {current})"
+    )]
+    RetiredCheckpoint {
+        /// Version found.
+        found: u16,
+        /// The only checkpoint version this build reads.
+        current: u16,
+    },
     /// A marked frame names a record kind this build does not know.
     #[error("marked frame of unknown record kind {0:#04x}")]
     UnknownKind(u8),

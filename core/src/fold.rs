@@ -13,6 +13,7 @@ use crate::member;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
 use crate::objects::{self, Origin};
 use crate::placement::binding::Binding;
+use crate::placement::namespaces;
 use crate::rollout;
 use crate::staged;
 use crate::state::{State, WorkStatus};
@@ -125,6 +126,11 @@ fn record_report(
         )];
     }
     let key = placement_key(report);
+    // A ResourcePlacement's work cannot apply where its namespace does not exist, whatever the
+    // member says: it is recorded as the member's applier would have failed it.
+    let missing = namespaces::missing_namespace(state, &key, &report.cluster)
+        .map(|namespace| without_namespace(state, &key, report, namespace));
+    let report = missing.as_ref().unwrap_or(report);
     let Some(placement) = state.placements.get_mut(&key) else {
         return vec![rejected(
             RejectCode::UnknownPlacement,
@@ -184,6 +190,28 @@ fn record_report(
         placement: key,
         resource_index: report.resource_index,
     }]
+}
+
+/// The report a member's applier gives when the namespace is missing: every manifest failed to
+/// apply, with KubeFleet's reason and the API server's message.
+fn without_namespace(
+    state: &State,
+    key: &ObjectKey,
+    report: &WorkReport,
+    namespace: &str,
+) -> WorkReport {
+    WorkReport {
+        applied: Some(false),
+        available: None,
+        message: namespaces::missing_namespace_message(namespace),
+        failed_manifests: namespaces::failed_for_missing_namespace(
+            state,
+            key,
+            report.resource_index,
+            namespace,
+        ),
+        ..report.clone()
+    }
 }
 
 /// Only a report on the work the binding carries now counts: an older one (a retry, a slow

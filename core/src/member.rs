@@ -5,6 +5,12 @@
 //! [`HEARTBEAT_TIMEOUT_PERIODS`] × `heartbeatPeriodSeconds` of event time it becomes unhealthy
 //! and is no longer eligible for scheduling; its next heartbeat makes it healthy again.
 //! With the default period of 60 s that is KubeFleet's five minutes.
+//!
+//! Leaving (KubeFleet's `membercluster_controller.go` `handleDelete`): deleting a member whose
+//! agent never connected removes it at once. A member whose agent did connect is marked leaving
+//! (its `deletionTimestamp`) and stays until its agent confirms it left; from the moment it is
+//! marked it is ineligible ("cluster has left the fleet", KubeFleet's eligibility checker) and
+//! its bindings are released, as for a cluster that is gone.
 
 use std::collections::BTreeMap;
 
@@ -40,6 +46,9 @@ pub struct Member {
     pub properties: BTreeMap<String, Property>,
     /// Resource usage, as last reported.
     pub resource_usage: Option<ObservedUsage>,
+    /// Event time of the delete that made it leave (its `deletionTimestamp`); `None` while it
+    /// is a member in good standing.
+    pub leaving_since: Option<DateTime<Utc>>,
 }
 
 /// The member agent's liveness.
@@ -83,13 +92,20 @@ impl Member {
             agent: None,
             properties: BTreeMap::new(),
             resource_usage: None,
+            leaving_since: None,
         }
     }
 
-    /// Joined and heartbeating: the scheduler may pick it.
+    /// Joined, heartbeating and not leaving: the scheduler may pick it.
     #[must_use]
     pub fn is_eligible(&self) -> bool {
-        self.agent.as_ref().is_some_and(|agent| agent.healthy)
+        !self.is_leaving() && self.agent.as_ref().is_some_and(|agent| agent.healthy)
+    }
+
+    /// Deleted, and waiting for its agent to confirm that it left.
+    #[must_use]
+    pub fn is_leaving(&self) -> bool {
+        self.leaving_since.is_some()
     }
 
     /// How long without a heartbeat makes this cluster unhealthy.
@@ -148,21 +164,77 @@ pub(crate) fn apply(
     decisions
 }
 
-/// Deletes a `MemberCluster`: the cluster leaves and its bindings are released. `None` when
-/// no such member exists.
+/// Deletes a `MemberCluster`: one whose agent never connected leaves at once; one whose agent
+/// did is marked leaving until the agent confirms. Either way its bindings are released at
+/// once. Deleting a leaving member again changes nothing. `None` when no such member exists.
 pub(crate) fn delete(
     state: &mut State,
     key: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
-    if !state.members.contains_key(&key.name) {
-        return None;
+    let member = state.members.get(&key.name)?;
+    if member.is_leaving() {
+        return Some(vec![Decision::ObjectUnchanged {
+            object: key.clone(),
+        }]);
     }
-    let mut decisions = vec![changes.object_deleted(key)];
-    decisions.extend(leave(state, &key.name, changes));
+    let mut decisions = if member.agent.is_none() {
+        let mut decisions = vec![changes.object_deleted(key)];
+        decisions.extend(leave(state, &key.name, changes));
+        decisions
+    } else {
+        start_leaving(state, key, now, changes)
+    };
     decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
+    decisions.extend(remove_bindings(state, &key.name, changes));
     Some(decisions)
+}
+
+/// Removes the bindings the scheduler released from a cluster that left: KubeFleet deletes a
+/// deleted cluster's bindings and Works at once, without waiting for the rollout's budget
+/// (there is nothing left to keep available there).
+fn remove_bindings(state: &mut State, cluster: &str, changes: &mut Changes) -> Vec<Decision> {
+    state
+        .placements
+        .iter_mut()
+        .filter_map(|(key, placement)| {
+            let released = placement.bindings.get(cluster).is_some_and(|binding| {
+                binding.state == crate::placement::BindingState::Unscheduled
+            });
+            if released {
+                placement.remove_binding(key, cluster, changes)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Marks a connected member leaving at `now`: a new resource version (its `deletionTimestamp`
+/// is set) and, for placements, the cluster has left.
+fn start_leaving(
+    state: &mut State,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let resource_version = state.next_resource_version();
+    let Some(member) = state.members.get_mut(&key.name) else {
+        return Vec::new();
+    };
+    member.leaving_since = Some(now);
+    member.meta.resource_version = resource_version;
+    let stored = crate::objects::stored(key, &member.meta, false, changes);
+    changes.push(Change::ClusterLeft {
+        cluster: key.name.clone(),
+    });
+    vec![
+        stored,
+        Decision::ClusterLeft {
+            cluster: key.name.clone(),
+        },
+    ]
 }
 
 /// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline.

@@ -103,10 +103,9 @@ fn a_heartbeat_from_a_stranger_is_rejected_and_changes_nothing() {
 }
 
 #[test]
-fn deleting_the_member_cluster_makes_it_leave() {
+fn deleting_a_member_whose_agent_never_connected_removes_it_at_once() {
     let mut hub = Hub::new();
     hub.apply(MEMBER1);
-    hub.beat("member1");
     let target = ObjectRef {
         kind: "MemberCluster".into(),
         group: None,

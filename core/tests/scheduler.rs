@@ -329,7 +329,7 @@ fn a_cluster_that_stops_heartbeating_is_not_picked_but_keeps_what_it_has() {
 }
 
 #[test]
-fn a_cluster_leaving_releases_its_bindings_and_pick_n_refills() {
+fn a_cluster_leaving_loses_its_bindings_at_once_and_pick_n_refills() {
     let mut hub = Hub::new();
     let any = || json!({});
     four_clusters(&mut hub, [any(), any(), any(), any()]);
@@ -340,7 +340,9 @@ fn a_cluster_leaving_releases_its_bindings_and_pick_n_refills() {
     assert_eq!(hub.selected("crp-1"), names(&["cluster-3", "cluster-4"]));
     hub.delete("MemberCluster", "cluster-4");
     assert_eq!(hub.selected("crp-1"), names(&["cluster-2", "cluster-3"]));
-    assert_eq!(hub.unscheduled("crp-1"), names(&["cluster-4"]));
+    // Released and removed in the same step: nothing is left on the leaving cluster.
+    assert!(hub.unscheduled("crp-1").is_empty());
+    assert!(!hub.placement("crp-1").bindings.contains_key("cluster-4"));
 }
 
 #[test]

@@ -547,6 +547,8 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
     // In its own namespace it runs, and its approval request lives there.
     hub.apply(&strategy_in("app"));
     hub.apply(&run_in("app", "good"));
+    // The member has the namespace (its agent says so): the RP's work can apply there.
+    hub.beat_with("member1", &[("namespaces.kubernetes-fleet.io/app", "1")]);
     hub.send(Input::WorkReport(WorkReport {
         cluster: "member1".into(),
         placement: "rp".into(),

@@ -1,8 +1,9 @@
 //! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
-//! wrote them) and 3 (marked), decision batches of version 1 (unmarked) and 2, and checkpoints of
-//! version 1 (`[01 00][body]`) and 2 — all checked in as golden bytes — still decode to the same
-//! values, upcast to the current types, and re-encode to the same bytes (older versions through
-//! their frozen copies in `wire`); arbitrary bytes never make a decoder panic. Only the newest
+//! wrote them) and 3 (marked), decision batches of version 1 (unmarked), 2 and 3, and checkpoints of
+//! version 3 — all checked in as golden bytes — still decode to the same values, upcast to the
+//! current types, and re-encode to the same bytes (older versions through their frozen copies in
+//! `wire`); checkpoints of versions 1 (`[01 00][body]`) and 2, an older state layout, are refused
+//! cleanly (checkpoints are a cache); arbitrary bytes never make a decoder panic. Only the newest
 //! version's files are ever (re)generated, when they are added:
 //! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
 
@@ -305,20 +306,30 @@ fn decision_batches_of_every_version_still_decode() {
         (v1.version, v1.first_input_seq, v1.last_input_seq),
         (1, 1, last)
     );
-    let v2 = std::fs::read(golden_file("v2-decisions.bin")).expect("checked in");
-    let decoded = decisions::decode_batch(&v2).expect("a v2 batch decodes");
-    assert_eq!((decoded.version, decoded.first_input_seq), (2, 1));
-    assert_eq!(
-        decoded.decisions, v1.decisions,
-        "both hold the same decisions"
-    );
+    // Versions 2 and 3 share a body layout; the golden events decide the same under both.
+    for version in 2..=DECISION_VERSION {
+        let bytes =
+            std::fs::read(golden_file(&format!("v{version}-decisions.bin"))).expect("checked in");
+        let decoded = decisions::decode_batch(&bytes).expect("a batch decodes");
+        assert_eq!((decoded.version, decoded.first_input_seq), (version, 1));
+        assert_eq!(
+            decoded.decisions, v1.decisions,
+            "version {version} holds the same decisions"
+        );
+        assert_eq!(
+            decisions::batch_range(&bytes).expect("range"),
+            (version, 1, last)
+        );
+    }
+    let current = std::fs::read(golden_file(&format!("v{DECISION_VERSION}-decisions.bin")))
+        .expect("checked in");
+    let decoded = decisions::decode_batch(&current).expect("decodes");
     let again = decisions::encode_batch(1, last, &decoded.decisions).expect("encodes");
-    assert_eq!(again, v2, "re-encoding changed the bytes");
-    assert_eq!(decisions::batch_range(&v2).expect("range"), (2, 1, last));
+    assert_eq!(again, current, "re-encoding changed the bytes");
 }
 
 #[test]
-fn checkpoints_of_every_version_still_decode() {
+fn current_checkpoints_decode_and_older_layouts_are_refused() {
     let (_, state) = folded();
     let hash = state.hash().expect("hashes");
     let legacy = checkpoint::encode_legacy_v1(7, &hash, &state).expect("encodes");
@@ -330,21 +341,29 @@ fn checkpoints_of_every_version_still_decode() {
         false,
     );
 
-    for version in 1..=2 {
+    // Versions 1 and 2 hold an older State layout: refused (the stores skip them and fold
+    // from the log), never misread.
+    for version in 1..CHECKPOINT_VERSION {
         let bytes =
             std::fs::read(golden_file(&format!("v{version}-checkpoint.bin"))).expect("checked in");
-        let body = checkpoint::decode(&bytes).expect("a checkpoint decodes");
-        assert_eq!(body.seq, 7);
-        assert_eq!(
-            body.state.hash().expect("hashes"),
-            body.hash,
+        assert!(
+            matches!(
+                checkpoint::decode(&bytes),
+                Err(flotilla_core::codec::CodecError::RetiredCheckpoint { found, .. })
+                    if found == version
+            ),
             "version {version}"
         );
     }
-    let v2 = std::fs::read(golden_file("v2-checkpoint.bin")).expect("checked in");
-    let body = checkpoint::decode(&v2).expect("decodes");
+    let bytes = std::fs::read(golden_file(&format!(
+        "v{CHECKPOINT_VERSION}-checkpoint.bin"
+    )))
+    .expect("checked in");
+    let body = checkpoint::decode(&bytes).expect("a checkpoint decodes");
+    assert_eq!(body.seq, 7);
+    assert_eq!(body.state.hash().expect("hashes"), body.hash);
     let again = checkpoint::encode(body.seq, &body.hash, &body.state).expect("encodes");
-    assert_eq!(again, v2, "re-encoding changed the bytes");
+    assert_eq!(again, bytes, "re-encoding changed the bytes");
 }
 
 proptest! {

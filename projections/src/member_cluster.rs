@@ -16,6 +16,11 @@
 //!   itself, and shows that judgement as the top-level `Healthy` condition, a type KubeFleet's API
 //!   defines but leaves unused. Its reasons are flotilla's. The agent status keeps what the agent
 //!   last said, as in KubeFleet.
+//! - A leaving member (deleted after its agent connected; see `flotilla_core::member`) shows its
+//!   `deletionTimestamp` and KubeFleet's finalizer, and `ReadyToJoin=False` with the reason and
+//!   message of KubeFleet's `markMemberClusterLeft`: the hub has told the agent to leave. `Joined`
+//!   stays as the agent last said until the agent confirms, as in KubeFleet, whose
+//!   `markMemberClusterLeft` sets `Joined=False` (`MemberClusterLeft`) only then.
 
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
@@ -39,6 +44,11 @@ pub const AGENT_MEMBER: &str = "MemberAgent";
 
 /// KubeFleet's reason for `ReadyToJoin=True` (membercluster_controller.go).
 pub const REASON_READY_TO_JOIN: &str = "MemberClusterReadyToJoin";
+/// KubeFleet's reason for `ReadyToJoin=False` once the member leaves (membercluster_controller.go).
+pub const REASON_NOT_READY_TO_JOIN: &str = "MemberClusterNotReadyToJoin";
+/// KubeFleet's finalizer on a `MemberCluster` (`MemberClusterFinalizer`): it holds a deleted
+/// member until its agent has left.
+pub const FINALIZER_MEMBER_CLUSTER: &str = "kubernetes-fleet.io/membercluster-finalizer";
 /// KubeFleet's reason for `Joined=True` (membercluster_controller.go).
 pub const REASON_JOINED: &str = "MemberClusterJoined";
 /// KubeFleet's reason for `Joined=Unknown`, e.g. before any agent reported
@@ -55,6 +65,8 @@ pub const REASON_HEARTBEAT_RECEIVED: &str = "HeartbeatReceived";
 
 /// KubeFleet's `ReadyToJoin=True` message.
 const MESSAGE_READY_TO_JOIN: &str = "Member cluster is ready to join the fleet";
+/// KubeFleet's `ReadyToJoin=False` message (`markMemberClusterLeft`).
+const MESSAGE_NOT_READY_TO_JOIN: &str = "Member cluster is not ready to join the fleet";
 /// KubeFleet's `Joined=True` message.
 const MESSAGE_JOINED: &str = "Member cluster has successfully joined the fleet";
 /// How many agents flotilla expects per member (KubeFleet's count without networking agents).
@@ -67,10 +79,28 @@ pub(crate) fn render(state: &State, name: &str) -> Option<Value> {
     Some(json::object([
         ("apiVersion", Value::from(member.meta.api_version.as_str())),
         ("kind", Value::from(key.kind.as_str())),
-        ("metadata", objects::metadata(&key, &member.meta)),
+        ("metadata", metadata(&key, member)),
         ("spec", spec(&member.spec)),
         ("status", status(name, member)),
     ]))
+}
+
+/// The object's metadata; a leaving member's carries its `deletionTimestamp` and finalizer.
+fn metadata(key: &flotilla_core::model::ObjectKey, member: &Member) -> Value {
+    let mut metadata = objects::metadata(key, &member.meta);
+    if let Some(since) = member.leaving_since {
+        json::insert(
+            &mut metadata,
+            "deletionTimestamp",
+            Value::from(json::timestamp(since)),
+        );
+        json::insert(
+            &mut metadata,
+            "finalizers",
+            Value::Array(vec![Value::from(FINALIZER_MEMBER_CLUSTER)]),
+        );
+    }
+    metadata
 }
 
 /// The spec as typed, without the fields Go would omit: absent identity or taints, and the empty
@@ -90,14 +120,25 @@ fn spec(spec: &MemberClusterSpec) -> Value {
 
 fn status(name: &str, member: &Member) -> Value {
     let generation = member.meta.generation;
-    let mut conditions = vec![condition(
-        CONDITION_READY_TO_JOIN,
-        "True",
-        REASON_READY_TO_JOIN,
-        MESSAGE_READY_TO_JOIN,
-        member.meta.creation_timestamp,
-        generation,
-    )];
+    let ready_to_join = match member.leaving_since {
+        None => condition(
+            CONDITION_READY_TO_JOIN,
+            "True",
+            REASON_READY_TO_JOIN,
+            MESSAGE_READY_TO_JOIN,
+            member.meta.creation_timestamp,
+            generation,
+        ),
+        Some(since) => condition(
+            CONDITION_READY_TO_JOIN,
+            "False",
+            REASON_NOT_READY_TO_JOIN,
+            MESSAGE_NOT_READY_TO_JOIN,
+            since,
+            generation,
+        ),
+    };
+    let mut conditions = vec![ready_to_join];
     conditions.extend(match &member.agent {
         None => not_joined_conditions(name, member),
         Some(agent) => joined_conditions(member, agent),

@@ -25,9 +25,16 @@
 //!   member's message). `Applied` dates from the report, `Available` from when the availability
 //!   was first reported as it is.
 //!
+//! - **Envelopes** (`flotilla_core::placement::envelope`): the wrapper is not placed; the objects
+//!   it holds take its place among the manifests, overridden like any other. One that cannot be
+//!   unwrapped leaves the binding without a work, its `WorkSynchronized` condition `False`
+//!   (`SyncWorkFailed`), as KubeFleet's work generator reports it.
+//!
 //! Simplifications (the state does not keep what they would need): one work per binding even
 //! when the resource snapshot has sub-snapshots or envelopes (KubeFleet makes one per
-//! sub-snapshot, `<placement>-<subindex>`, and one per envelope); no `manifestConditions`;
+//! sub-snapshot, `<placement>-<subindex>`, and one per envelope, `<placement>-envelope-<hash>`;
+//! flotilla's member reports on one work per placement, so an envelope's objects ride in the
+//! binding's work); no `manifestConditions`;
 //! `metadata.generation` is the binding's generation less one (the binding's first bind creates
 //! the work, each later spec change of the binding updates it); `creationTimestamp` is the
 //! binding's. A binding whose resource snapshot is gone, or whose overrides fail, has no work
@@ -39,7 +46,7 @@ use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::overrides::{RenderedWork, render_with_snapshots};
+use flotilla_core::overrides::{OverrideError, RenderedWork, render_with_snapshots};
 use flotilla_core::placement::{Binding, BindingState};
 use flotilla_core::state::WorkStatus;
 use serde_json::Value;
@@ -88,6 +95,14 @@ pub(crate) enum RenderError {
     SnapshotNotFound,
     /// An override failed (core's message).
     Override(String),
+    /// An envelope's content cannot be placed (core's message); whether the binding has
+    /// overrides, which KubeFleet still reports as applied.
+    Envelope {
+        /// Core's message, naming the envelope and entry.
+        message: String,
+        /// Whether the binding carries override snapshots.
+        overridden: bool,
+    },
 }
 
 impl RenderError {
@@ -95,7 +110,7 @@ impl RenderError {
     pub(crate) fn message(&self) -> &str {
         match self {
             RenderError::SnapshotNotFound => SNAPSHOT_NOT_FOUND,
-            RenderError::Override(message) => message,
+            RenderError::Override(message) | RenderError::Envelope { message, .. } => message,
         }
     }
 }
@@ -152,7 +167,13 @@ pub(crate) fn facts<'a>(
                 cluster_overrides,
                 resource_overrides,
             )
-            .map_err(|error| RenderError::Override(error.to_string()))
+            .map_err(|error| match error {
+                OverrideError::Envelope(envelope) => RenderError::Envelope {
+                    message: envelope.to_string(),
+                    overridden: !cluster_overrides.is_empty() || !resource_overrides.is_empty(),
+                },
+                other => RenderError::Override(other.to_string()),
+            })
         }
     };
     let report = binding

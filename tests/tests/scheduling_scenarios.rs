@@ -935,7 +935,7 @@ async fn the_heartbeat_timeout_reason_rounds_minutes_like_go() -> TestResult {
 }
 
 #[tokio::test]
-async fn a_cluster_leaving_is_unscheduled_and_pick_n_refills() -> TestResult {
+async fn a_cluster_leaving_loses_its_binding_at_once_and_pick_n_refills() -> TestResult {
     let first = run("cluster-leaves.yaml", Some(7)).await?;
     no_rejections(&first)?;
     assert_eq!(
@@ -946,18 +946,14 @@ async fn a_cluster_leaving_is_unscheduled_and_pick_n_refills() -> TestResult {
 
     let out = run("cluster-leaves.yaml", None).await?;
     no_rejections(&out)?;
-    assert!(object(&out, "MemberCluster", "cluster-4").is_err());
+    // Its agent had joined: the member stays, leaving, until the agent confirms.
+    let leaving = object(&out, "MemberCluster", "cluster-4")?;
+    assert!(leaving["metadata"]["deletionTimestamp"].is_string());
     assert_eq!(
         bindings(&out, CRB, "crp-1"),
-        [
-            "cluster-2=Bound",
-            "cluster-3=Bound",
-            "cluster-4=Unscheduled"
-        ]
+        ["cluster-2=Bound", "cluster-3=Bound"]
     );
-    assert_eq!(binding_names(&out, CRB, "crp-1")[1..], names[..]);
-    let left = binding(&out, CRB, "crp-1", "cluster-4")?;
-    assert_eq!(left["metadata"]["annotations"][PREVIOUS_STATE], "Bound");
+    assert_eq!(binding_names(&out, CRB, "crp-1")[1..], names[..1]);
     assert_eq!(snapshots(&out, CSPS, "crp-1"), ["crp-1-0=true"]);
     for cluster in ["cluster-2", "cluster-3"] {
         assert_eq!(
@@ -977,6 +973,13 @@ async fn a_cluster_leaving_is_unscheduled_and_pick_n_refills() -> TestResult {
             decision("cluster-2", true, PICKED, "0/0"),
             decision("cluster-3", true, PICKED, "0/0"),
             decision("cluster-1", false, NOT_PICKED, "0/0"),
+            // KubeFleet's eligibility filter: a deleted cluster "has left the fleet".
+            decision(
+                "cluster-4",
+                false,
+                "ClusterUnschedulable, cluster has left the fleet",
+                ""
+            ),
         ]
     );
     Ok(())

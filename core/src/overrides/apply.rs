@@ -60,6 +60,10 @@ pub enum OverrideError {
     /// A patch could not be applied.
     #[error("{0}")]
     PatchFailed(Box<PatchFailure>),
+    /// An envelope's content cannot be placed (not an override failure: KubeFleet reports it as
+    /// a work that cannot be synchronized).
+    #[error("{0}")]
+    Envelope(#[from] crate::placement::envelope::EnvelopeError),
 }
 
 /// Where and why a JSON patch of an override failed.
@@ -123,10 +127,12 @@ pub fn render_for_cluster(
 }
 
 /// Renders `resources` for `cluster` with the named snapshots (as a binding records them):
-/// CRO snapshot names and RO `(namespace, snapshot name)`, applied in the order given.
+/// CRO snapshot names and RO `(namespace, snapshot name)`, applied in the order given. Each
+/// envelope is replaced by the objects it holds.
 ///
 /// # Errors
-/// An unknown cluster, a snapshot that is not kept, or an override that fails.
+/// An unknown cluster, a snapshot that is not kept, an envelope that cannot be unwrapped, or
+/// an override that fails.
 pub fn render_with_snapshots(
     state: &State,
     resources: &[SelectedResource],
@@ -161,8 +167,11 @@ pub fn render_with_snapshots(
             name,
         )?);
     }
-    let mut manifests = Vec::with_capacity(resources.len());
-    for resource in resources {
+    // Envelopes are unwrapped first: overrides apply to the objects they hold, as KubeFleet's
+    // `applyOverridesToEnvelopeManifests` does.
+    let placed = crate::placement::envelope::unwrap_all(resources)?;
+    let mut manifests = Vec::with_capacity(placed.len());
+    for resource in placed.iter() {
         if let Some(manifest) = render_one(resource, &applied, &target)? {
             manifests.push(manifest);
         }

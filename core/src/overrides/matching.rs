@@ -2,14 +2,15 @@
 //! `pkg/utils/overrider`): only latest snapshots count; a CRO matches a selected cluster-scoped
 //! resource by group/version/kind/name, or the namespace of a selected namespaced resource; an
 //! RO matches group/version/kind/name in its own namespace; a set `spec.placement` must name the
-//! placement; and some rule's cluster selector must pick the cluster.
+//! placement (a `ClusterResourcePlacement`, or for `scope: Namespaced` a `ResourcePlacement` in
+//! the override's namespace); and some rule's cluster selector must pick the cluster.
 
 use std::collections::BTreeMap;
 
 use super::Override;
-use super::model::{OverrideKind, OverrideRule, OverrideSelector, OverrideSpec};
+use super::model::{OverrideKind, OverrideRule, OverrideSelector, OverrideSpec, PlacementScope};
 use super::snapshot::snapshot_name;
-use crate::model::ObjectKey;
+use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, RESOURCE_PLACEMENT};
 use crate::placement::SelectedResource;
 use crate::state::State;
 
@@ -64,11 +65,21 @@ pub(super) fn selects(
     })
 }
 
-/// Whether an override may apply to `placement` at all.
-fn for_placement(spec: &OverrideSpec, placement: &ObjectKey) -> bool {
-    spec.placement
-        .as_ref()
-        .is_none_or(|reference| reference.name == placement.name)
+/// Whether an override (stored under `key`) may apply to `placement` at all: without a
+/// reference, to every placement; a `Cluster` reference names a `ClusterResourcePlacement`; a
+/// `Namespaced` one (a `ResourceOverride` only) a `ResourcePlacement` in the override's namespace
+/// (KubeFleet's `pkg/utils/overrider`, which compares the reference with the placement's key).
+fn for_placement(key: &ObjectKey, spec: &OverrideSpec, placement: &ObjectKey) -> bool {
+    let Some(reference) = &spec.placement else {
+        return true;
+    };
+    let named = reference.name == placement.name;
+    match reference.scope {
+        PlacementScope::Cluster => named && placement.kind == CLUSTER_RESOURCE_PLACEMENT,
+        PlacementScope::Namespaced => {
+            named && placement.kind == RESOURCE_PLACEMENT && placement.namespace == key.namespace
+        }
+    }
 }
 
 /// The latest snapshots of the overrides that apply, in application order: CROs by name, then
@@ -85,7 +96,7 @@ pub(super) fn matching<'a>(
         .filter(|(key, stored)| {
             stored.latest().is_some_and(|latest| {
                 let spec = &latest.spec;
-                for_placement(spec, placement)
+                for_placement(key, spec, placement)
                     && resources
                         .iter()
                         .any(|resource| selects(stored.kind, key, spec, resource))
@@ -119,7 +130,10 @@ pub fn applicable_overrides(
     };
     let mut cluster_resource_overrides = Vec::new();
     let mut resource_overrides = Vec::new();
-    for (key, stored) in matching(state, placement, resources, &member.meta.labels) {
+    // Overrides select the objects envelopes hold; a broken envelope fails the render anyway.
+    let placed = crate::placement::envelope::unwrap_all(resources)
+        .unwrap_or(std::borrow::Cow::Borrowed(resources));
+    for (key, stored) in matching(state, placement, &placed, &member.meta.labels) {
         let Some(latest) = stored.latest() else {
             continue;
         };

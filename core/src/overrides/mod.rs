@@ -28,7 +28,7 @@ pub use matching::{applicable_overrides, rule_selects_cluster};
 pub(crate) use model::parse_spec;
 pub use model::{
     JsonPatchOverride, OverrideKind, OverridePolicy, OverrideRule, OverrideSelector, OverrideSpec,
-    OverrideType, PatchOp, PlacementRef,
+    OverrideType, PatchOp, PlacementRef, PlacementScope,
 };
 pub use snapshot::{OVERRIDE_SNAPSHOTS_MAX, OverrideSnapshot, parse_snapshot_name, snapshot_name};
 pub use variables::{MEMBER_CLUSTER_LABEL_KEY_PREFIX, MEMBER_CLUSTER_NAME, substitute};

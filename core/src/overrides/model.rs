@@ -53,11 +53,36 @@ pub struct OverrideSpec {
     pub policy: OverridePolicy,
 }
 
-/// `spec.placement`: the placement an override applies to.
+/// `spec.placement`: the placement an override applies to (KubeFleet's `PlacementRef`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlacementRef {
     /// Placement name.
     pub name: String,
+    /// Whether the name is of a `ClusterResourcePlacement` or of a `ResourcePlacement` in the
+    /// override's namespace; `Cluster` when omitted.
+    #[serde(default)]
+    pub scope: PlacementScope,
+}
+
+/// `spec.placement.scope` (KubeFleet's `ResourceScope`): which kind of placement is referred to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PlacementScope {
+    /// A `ClusterResourcePlacement` (KubeFleet's default).
+    #[default]
+    Cluster,
+    /// A `ResourcePlacement` in the override's own namespace (only a `ResourceOverride`).
+    Namespaced,
+}
+
+impl PlacementScope {
+    /// The value as written in manifests.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlacementScope::Cluster => "Cluster",
+            PlacementScope::Namespaced => "Namespaced",
+        }
+    }
 }
 
 /// One selector: group/version/kind and a name (label selectors are not supported).
@@ -151,7 +176,10 @@ impl OverrideSpec {
         let rules: Vec<Value> = self.policy.override_rules.iter().map(rule_json).collect();
         let mut spec = serde_json::Map::new();
         if let Some(placement) = &self.placement {
-            spec.insert("placement".into(), json!({"name": placement.name}));
+            spec.insert(
+                "placement".into(),
+                json!({"name": placement.name, "scope": placement.scope.as_str()}),
+            );
         }
         spec.insert(kind.selectors_field().into(), Value::Array(selectors));
         spec.insert("policy".into(), json!({"overrideRules": rules}));
@@ -250,6 +278,25 @@ fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, 
     Value::deserialize(deserializer).map(Some)
 }
 
+/// A placement reference needs a name; a `ClusterResourceOverride` can only refer to a
+/// `ClusterResourcePlacement` (KubeFleet's `PlacementRef` documents it; its matcher ignores the
+/// scope of a CRO's reference, so a `Namespaced` one is refused rather than silently misread).
+fn placement_ref(kind: OverrideKind, placement: &PlacementRef) -> Result<(), FieldError> {
+    if placement.name.is_empty() {
+        return Err(FieldError::new("spec.placement.name", "is required"));
+    }
+    if kind == OverrideKind::ClusterResourceOverride
+        && placement.scope == PlacementScope::Namespaced
+    {
+        return Err(FieldError::new(
+            "spec.placement.scope",
+            "a ClusterResourceOverride can only refer to a ClusterResourcePlacement \
+             (scope Cluster)",
+        ));
+    }
+    Ok(())
+}
+
 /// Parses and validates the `spec` of an override of `kind`.
 ///
 /// # Errors
@@ -305,10 +352,8 @@ pub(crate) fn parse_spec(kind: OverrideKind, spec: &Value) -> Result<OverrideSpe
         override_rules: rules,
     };
     validation::policy(&policy)?;
-    if let Some(placement) = &wire.placement
-        && placement.name.is_empty()
-    {
-        return Err(FieldError::new("spec.placement.name", "is required"));
+    if let Some(placement) = &wire.placement {
+        placement_ref(kind, placement)?;
     }
     Ok(OverrideSpec {
         placement: wire.placement,

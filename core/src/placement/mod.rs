@@ -3,7 +3,9 @@
 //! placement controller and scheduler derive from it.
 
 pub mod binding;
+pub mod envelope;
 pub(crate) mod lifecycle;
+pub mod namespaces;
 pub mod policy_snapshot;
 pub mod resource_snapshot;
 mod retention;

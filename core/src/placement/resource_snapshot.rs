@@ -30,26 +30,10 @@ pub struct SelectedResource {
 
 impl SelectedResource {
     /// Whether this is an envelope: a `ClusterResourceEnvelope` / `ResourceEnvelope`, or a
-    /// ConfigMap with the envelope annotation.
+    /// ConfigMap with the envelope annotation (see [`super::envelope`]).
     #[must_use]
     pub fn is_envelope(&self) -> bool {
-        let fleet_envelope = self.key.group == crate::model::PLACEMENT_GROUP
-            && matches!(
-                self.key.kind.as_str(),
-                "ClusterResourceEnvelope" | "ResourceEnvelope"
-            );
-        if fleet_envelope {
-            return true;
-        }
-        if self.key.kind != "ConfigMap" || !self.key.group.is_empty() {
-            return false;
-        }
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&self.manifest) else {
-            return false;
-        };
-        value["metadata"]["annotations"]
-            .get(ENVELOPE_ANNOTATION)
-            .is_some()
+        super::envelope::is_envelope(self)
     }
 }
 

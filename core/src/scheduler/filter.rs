@@ -13,10 +13,16 @@ use crate::model::placement::{
 use super::property::property;
 use super::quantity::Quantity;
 
+/// KubeFleet's eligibility checker's reason for a cluster being deleted (leaving or gone).
+pub const REASON_LEFT: &str = "cluster has left the fleet";
+
 /// Why a cluster is not eligible at all, or `None` when it is (KubeFleet's eligibility
 /// checker's texts; minutes are printed with two decimals, computed in integers).
 #[must_use]
 pub fn ineligible(member: &Member, now: DateTime<Utc>) -> Option<String> {
+    if member.is_leaving() {
+        return Some(REASON_LEFT.into());
+    }
     match &member.agent {
         None => Some("cluster is not connected to the fleet: member agent not online yet".into()),
         Some(agent) if !agent.healthy => {

@@ -138,11 +138,13 @@ impl Cycle<'_> {
             .count()
     }
 
-    /// Bindings whose cluster is gone are marked Unscheduled first (only that cluster's in an
-    /// incremental pass, so that one cluster leaving costs one lookup, not a scan).
+    /// Bindings whose cluster is gone or leaving are marked Unscheduled first (only that
+    /// cluster's in an incremental pass, so that one cluster leaving costs one lookup, not a
+    /// scan); KubeFleet's scheduler treats a deleted cluster's bindings as dangling alike.
     fn release_dangling(&mut self, only: Option<&str>) {
         let dangling = |b: &Binding| {
-            b.state != BindingState::Unscheduled && !self.members.contains_key(&b.cluster)
+            b.state != BindingState::Unscheduled
+                && self.members.get(&b.cluster).is_none_or(Member::is_leaving)
         };
         let gone: Vec<String> = match only {
             Some(cluster) => self

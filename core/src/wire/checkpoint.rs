@@ -12,9 +12,11 @@ use super::{Frame, RecordKind, marked_frame, split_frame};
 use crate::codec::{CodecError, decode_checkpoint, encode_checkpoint};
 use crate::state::{State, StateHash};
 
-/// The checkpoint version this build writes and the newest it reads. Version 1 is the
-/// unmarked `[01 00][body]` of release 19da42c.
-pub const CHECKPOINT_VERSION: u16 = 2;
+/// The checkpoint version this build writes and the only one it reads. Version 1 is the
+/// unmarked `[01 00][body]` of release 19da42c; versions 1 and 2 hold an older `State` layout
+/// (before leaving members and scoped override placement references) and are refused with
+/// [`CodecError::RetiredCheckpoint`], so the stores fold from the log instead.
+pub const CHECKPOINT_VERSION: u16 = 3;
 
 /// A decoded checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -63,6 +65,10 @@ pub fn decode(bytes: &[u8]) -> Result<CheckpointBody, CodecError> {
             super::expect_marked(RecordKind::Checkpoint, kind, version)?;
             match version {
                 CHECKPOINT_VERSION => decode_checkpoint(body),
+                found if found < CHECKPOINT_VERSION => Err(CodecError::RetiredCheckpoint {
+                    found,
+                    current: CHECKPOINT_VERSION,
+                }),
                 found => Err(CodecError::UnknownVersion {
                     found,
                     max: CHECKPOINT_VERSION,
@@ -70,11 +76,12 @@ pub fn decode(bytes: &[u8]) -> Result<CheckpointBody, CodecError> {
             }
         }
         Frame::Unmarked(bytes) => {
-            let (head, body) = bytes
-                .split_at_checked(2)
-                .ok_or(CodecError::Truncated(bytes.len()))?;
+            let head = bytes.get(..2).ok_or(CodecError::Truncated(bytes.len()))?;
             match u16::from_le_bytes([head[0], head[1]]) {
-                1 => decode_checkpoint(body),
+                1 => Err(CodecError::RetiredCheckpoint {
+                    found: 1,
+                    current: CHECKPOINT_VERSION,
+                }),
                 found => Err(CodecError::UnknownVersion { found, max: 1 }),
             }
         }
@@ -100,13 +107,13 @@ mod tests {
     fn checkpoints_round_trip_marked_and_legacy() {
         let state = State::default();
         let hash = state.hash().expect("hashes");
-        for bytes in [
-            encode(4, &hash, &state).expect("encodes"),
-            encode_legacy_v1(4, &hash, &state).expect("encodes"),
-        ] {
-            let body = decode(&bytes).expect("decodes");
-            assert_eq!((body.seq, &body.hash, &body.state), (4, &hash, &state));
-        }
+        let body = decode(&encode(4, &hash, &state).expect("encodes")).expect("decodes");
+        assert_eq!((body.seq, &body.hash, &body.state), (4, &hash, &state));
+        let legacy = encode_legacy_v1(4, &hash, &state).expect("encodes");
+        assert!(matches!(
+            decode(&legacy),
+            Err(CodecError::RetiredCheckpoint { found: 1, .. })
+        ));
         let mut newer = encode(4, &hash, &state).expect("encodes");
         newer[5] = 9;
         assert!(matches!(decode(&newer), Err(CodecError::Newer { .. })));

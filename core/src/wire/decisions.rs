@@ -16,7 +16,10 @@ use crate::decision::Decisions;
 /// The decision batch version this build writes. Version 1 is the unmarked batch of release
 /// 19da42c. The version also moves when a change intentionally alters what is decided, so
 /// that decisions recorded under another version are compared in a stable form, not exactly.
-pub const DECISION_VERSION: u16 = 2;
+///
+/// Version 3 (a connected member's delete marks it leaving instead of removing it) has the
+/// version 2 body layout, so both decode alike.
+pub const DECISION_VERSION: u16 = 3;
 
 /// A decoded decision batch, upcast to today's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +42,7 @@ struct BodyRef<'a> {
     decisions: &'a [(u64, Decisions)],
 }
 
-/// The body as read (version 2).
+/// The body as read (versions 2 and 3).
 #[derive(Deserialize)]
 struct Body {
     first_input_seq: u64,
@@ -76,7 +79,7 @@ pub fn decode_batch(bytes: &[u8]) -> Result<DecodedBatch, CodecError> {
     let (version, body) = versioned_body(bytes)?;
     match version {
         1 => decode_v1_body(body),
-        DECISION_VERSION => {
+        2 | DECISION_VERSION => {
             let body: Body = decode_decisions(body)?;
             Ok(DecodedBatch {
                 version,
@@ -187,17 +190,21 @@ mod tests {
         assert_eq!(batch.version, DECISION_VERSION);
         assert_eq!((batch.first_input_seq, batch.last_input_seq), (2, 4));
         assert_eq!(batch.decisions, decisions());
-        assert_eq!(batch_range(&bytes).expect("range"), (2, 2, 4));
+        assert_eq!(
+            batch_range(&bytes).expect("range"),
+            (DECISION_VERSION, 2, 4)
+        );
     }
 
     #[test]
     fn a_newer_batch_keeps_its_range_readable() {
+        let newer = DECISION_VERSION + 1;
         let mut bytes = encode_batch(5, 9, &decisions()).expect("encodes");
-        bytes[5] = 3;
+        bytes[5..7].copy_from_slice(&newer.to_le_bytes());
         assert!(matches!(
             decode_batch(&bytes),
-            Err(CodecError::Newer { version: 3, .. })
+            Err(CodecError::Newer { version, .. }) if version == newer
         ));
-        assert_eq!(batch_range(&bytes).expect("range"), (3, 5, 9));
+        assert_eq!(batch_range(&bytes).expect("range"), (newer, 5, 9));
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Stage, Step};
 use crate::json;
-use crate::work::WorkFacts;
+use crate::work::{RenderError, WorkFacts};
 
 /// The conditions of a binding that carries resources, from the rollout's bind to the member's
 /// latest report; `failed` gets the failed placements.
@@ -28,6 +28,20 @@ pub(super) fn work_chain(
     )];
     let rendered = match &facts.rendered {
         Ok(rendered) => rendered,
+        Err(RenderError::Envelope {
+            message,
+            overridden,
+        }) => {
+            chain.push(overridden_step(*overridden, bound_at));
+            chain.push(Step::new(
+                Stage::WorkSynchronized,
+                ConditionStatus::False,
+                "SyncWorkFailed",
+                format!("Failed to synchronize the work to the latest: {message}"),
+                bound_at,
+            ));
+            return chain;
+        }
         Err(error) => {
             chain.push(Step::new(
                 Stage::Overridden,
@@ -44,7 +58,26 @@ pub(super) fn work_chain(
     };
     let overridden =
         !rendered.cluster_resource_overrides.is_empty() || !rendered.resource_overrides.is_empty();
-    chain.push(if overridden {
+    chain.push(overridden_step(overridden, bound_at));
+    chain.push(Step::new(
+        Stage::WorkSynchronized,
+        ConditionStatus::True,
+        "AllWorkSynced",
+        "All of the works are synchronized to the latest",
+        bound_at,
+    ));
+    let Some(report) = facts.report else {
+        return chain;
+    };
+    if applied_step(&facts.name, report, &mut chain, failed) {
+        available_step(&facts.name, report, &mut chain, failed);
+    }
+    chain
+}
+
+/// A successful `Overridden` step: with overrides or without any.
+fn overridden_step(overridden: bool, bound_at: DateTime<Utc>) -> Step {
+    if overridden {
         Step::new(
             Stage::Overridden,
             ConditionStatus::True,
@@ -60,21 +93,7 @@ pub(super) fn work_chain(
             "No override rules are configured for the selected resources",
             bound_at,
         )
-    });
-    chain.push(Step::new(
-        Stage::WorkSynchronized,
-        ConditionStatus::True,
-        "AllWorkSynced",
-        "All of the works are synchronized to the latest",
-        bound_at,
-    ));
-    let Some(report) = facts.report else {
-        return chain;
-    };
-    if applied_step(&facts.name, report, &mut chain, failed) {
-        available_step(&facts.name, report, &mut chain, failed);
     }
-    chain
 }
 
 /// The `Applied` step of a reported work; whether the chain goes on (the work applied).

@@ -266,3 +266,54 @@ fn taints_render_as_written_and_unknown_names_are_absent() {
     let other = ObjectKey::cluster_scoped("cluster.kubernetes-fleet.io", "MemberCluster", "nope");
     assert_eq!(render_object(&hub.state, &other), None);
 }
+
+fn delete_member(hub: &mut Hub, seconds: i64) {
+    hub.fold(
+        seconds,
+        "test",
+        flotilla_core::Input::Delete {
+            target: flotilla_core::ObjectRef {
+                kind: "MemberCluster".into(),
+                group: None,
+                namespace: None,
+                name: "member1".into(),
+            },
+        },
+    );
+}
+
+#[test]
+fn a_deleted_joined_member_shows_it_is_leaving_until_its_agent_confirms() {
+    let mut hub = joined_hub();
+    delete_member(&mut hub, 60);
+    let object = render(&hub);
+    assert_eq!(
+        object["metadata"]["deletionTimestamp"],
+        "2024-04-29T09:59:20Z"
+    );
+    assert_eq!(
+        object["metadata"]["finalizers"],
+        json!(["kubernetes-fleet.io/membercluster-finalizer"])
+    );
+    assert_eq!(
+        object["status"]["conditions"][0],
+        json!({
+            "type": "ReadyToJoin",
+            "status": "False",
+            "reason": "MemberClusterNotReadyToJoin",
+            "message": "Member cluster is not ready to join the fleet",
+            "lastTransitionTime": "2024-04-29T09:59:20Z",
+            "observedGeneration": 1
+        })
+    );
+    // The agent has not confirmed: Joined stays as it said.
+    assert_eq!(object["status"]["conditions"][1], joined());
+}
+
+#[test]
+fn a_deleted_member_whose_agent_never_connected_is_gone() {
+    let mut hub = Hub::new();
+    hub.apply(0, &member_manifest());
+    delete_member(&mut hub, 60);
+    assert!(render_object(&hub.state, &key()).is_none());
+}

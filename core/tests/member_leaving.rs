@@ -1,0 +1,112 @@
+//! A deleted MemberCluster leaves as KubeFleet's does (`membercluster_controller.go`
+//! `handleDelete`, the scheduler's eligibility checker): one whose agent connected is marked
+//! leaving and stays until its agent confirms; its bindings go at once, and no placement picks it
+//! again, whatever its policy.
+
+mod common;
+
+use common::{Hub, crp, member, names, namespace};
+use flotilla_core::decision::Decision;
+use flotilla_core::model::ObjectKey;
+use serde_json::json;
+
+fn member_key(name: &str) -> ObjectKey {
+    ObjectKey::cluster_scoped("cluster.kubernetes-fleet.io", "MemberCluster", name)
+}
+
+/// Three joined members and a PickAll placement bound on all of them.
+fn three_bound() -> Hub {
+    let mut hub = Hub::new();
+    for name in ["c1", "c2", "c3"] {
+        hub.join(name, json!({}), json!([]));
+    }
+    hub.apply(&namespace("test-ns"));
+    hub.apply(&crp("crp", json!({"placementType": "PickAll"})));
+    hub
+}
+
+#[test]
+fn a_connected_member_is_marked_leaving_and_its_bindings_go_at_once() {
+    let mut hub = three_bound();
+    assert_eq!(hub.placement("crp").bindings.len(), 3);
+    let before = hub.state.members()["c2"].meta.resource_version;
+    let decisions = hub.delete("MemberCluster", "c2");
+    let Some(Decision::ObjectStored {
+        object,
+        resource_version,
+        created: false,
+        ..
+    }) = decisions.first()
+    else {
+        panic!("expected the member stored with its deletion mark: {decisions:?}");
+    };
+    assert_eq!(object, &member_key("c2"));
+    assert!(*resource_version > before);
+    assert!(decisions.contains(&Decision::ClusterLeft {
+        cluster: "c2".into()
+    }));
+    let leaving = &hub.state.members()["c2"];
+    assert_eq!(leaving.leaving_since, hub.state.now());
+    assert!(!leaving.is_eligible());
+    assert!(
+        !hub.placement("crp").bindings.contains_key("c2"),
+        "the leaving member's binding is removed at once"
+    );
+    assert_eq!(hub.selected("crp"), names(&["c1", "c3"]));
+}
+
+#[test]
+fn a_leaving_member_is_never_picked_again() {
+    let mut hub = three_bound();
+    hub.delete("MemberCluster", "c3");
+    // Heartbeats keep coming until the agent confirms; they do not bring it back.
+    hub.advance(30);
+    hub.beat("c3");
+    hub.apply(&member("c3", json!({"env": "prod"}), json!([])));
+    hub.apply(&crp(
+        "fixed",
+        json!({"placementType": "PickFixed", "clusterNames": ["c3", "c1"]}),
+    ));
+    hub.apply(&crp(
+        "pick-n",
+        json!({"placementType": "PickN", "numberOfClusters": 3}),
+    ));
+    assert_eq!(hub.selected("crp"), names(&["c1", "c2"]));
+    assert_eq!(hub.selected("fixed"), names(&["c1"]));
+    assert_eq!(hub.selected("pick-n"), names(&["c1", "c2"]));
+    assert!(hub.state.members()["c3"].is_leaving(), "it stays leaving");
+}
+
+#[test]
+fn deleting_a_leaving_member_again_changes_nothing() {
+    let mut hub = three_bound();
+    hub.delete("MemberCluster", "c1");
+    let version = hub.state.resource_version();
+    assert_eq!(
+        hub.delete("MemberCluster", "c1"),
+        vec![Decision::ObjectUnchanged {
+            object: member_key("c1")
+        }]
+    );
+    assert_eq!(hub.state.resource_version(), version);
+}
+
+#[test]
+fn a_member_that_never_connected_leaves_at_once_and_holds_nothing() {
+    let mut hub = three_bound();
+    hub.apply(&member("quiet", json!({}), json!([])));
+    let decisions = hub.delete("MemberCluster", "quiet");
+    assert_eq!(
+        decisions[..2],
+        [
+            Decision::ObjectDeleted {
+                object: member_key("quiet")
+            },
+            Decision::ClusterLeft {
+                cluster: "quiet".into()
+            }
+        ]
+    );
+    assert!(!hub.state.members().contains_key("quiet"));
+    assert_eq!(hub.selected("crp"), names(&["c1", "c2", "c3"]));
+}
