@@ -133,20 +133,23 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
     let body = match (group, kind) {
         (CLUSTER_GROUP, MEMBER_CLUSTER) => {
             check_version(api_version, &["v1beta1", "v1"])?;
-            let spec: MemberClusterSpec = typed(spec_of(value), "spec")?;
+            let mut spec: MemberClusterSpec = typed(spec_of(value), "spec")?;
+            spec.normalize();
             spec.validate()
                 .map_err(|(field, message)| FieldError { field, message })?;
             Body::MemberCluster(spec)
         }
         (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT) => {
             check_version(api_version, &["v1", "v1beta1"])?;
-            let spec: PlacementSpec = typed(spec_of(value), "spec")?;
+            let mut spec: PlacementSpec = typed(spec_of(value), "spec")?;
+            spec.normalize();
             placement_validation::validate(&spec, None)?;
             Body::ClusterResourcePlacement(spec)
         }
         (PLACEMENT_GROUP, RESOURCE_PLACEMENT) => {
             check_version(api_version, &["v1", "v1beta1"])?;
-            let spec: PlacementSpec = typed(spec_of(value), "spec")?;
+            let mut spec: PlacementSpec = typed(spec_of(value), "spec")?;
+            spec.normalize();
             let namespace = meta.namespace.as_deref().unwrap_or_default();
             placement_validation::validate(&spec, Some(namespace))?;
             Body::ResourcePlacement(spec)

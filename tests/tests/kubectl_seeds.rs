@@ -66,6 +66,20 @@ fn every_user_written_seed_example_applies_with_kubectl() -> Result<(), String> 
             again.lines().all(|line| !line.ends_with(" created")),
             "{path}: a second apply creates nothing: {again}"
         );
+        // A label is metadata: the spec kubectl patches back is the one `get` shows, and it
+        // must read as unchanged (no new generation).
+        let generations =
+            || -> Result<String, String> {
+                kubectl.ok(&["get", "-f", &path, "-o",
+                "jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.generation} {end}"])
+            };
+        let before = generations()?;
+        kubectl.ok(&["label", "-f", &path, "probe=x"])?;
+        assert_eq!(
+            generations()?,
+            before,
+            "{path}: labelling changed a generation"
+        );
         hub.stop()?;
     }
     Ok(())

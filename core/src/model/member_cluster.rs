@@ -65,6 +65,15 @@ pub enum TaintEffect {
 }
 
 impl MemberClusterSpec {
+    /// Reads an empty `apiGroup` or `namespace` of the identity as absent, as Go's `omitempty`
+    /// does, so that the object `get` shows (which leaves them out) re-applies unchanged.
+    pub fn normalize(&mut self) {
+        if let Some(identity) = &mut self.identity {
+            identity.api_group = identity.api_group.take().filter(|g| !g.is_empty());
+            identity.namespace = identity.namespace.take().filter(|n| !n.is_empty());
+        }
+    }
+
     /// Checks the API's bounds; returns `(field, message)` for the first problem.
     ///
     /// # Errors

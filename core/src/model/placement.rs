@@ -287,6 +287,19 @@ pub struct RolloutStrategy {
     pub rollout_strategy: Option<PartitionedRollout>,
 }
 
+impl PlacementSpec {
+    /// Reads a `serverSideApplyConfig` that says only what the default says (`force: false`)
+    /// as absent, so that the object `get` shows (which fills the default in) re-applies
+    /// unchanged.
+    pub fn normalize(&mut self) {
+        let apply = &mut self.strategy.apply_strategy;
+        apply.server_side_apply_config = apply
+            .server_side_apply_config
+            .take()
+            .filter(|config| *config != ServerSideApplyConfig::default());
+    }
+}
+
 impl Default for RolloutStrategy {
     fn default() -> Self {
         Self {

@@ -207,9 +207,27 @@ pub struct RunSpec {
 /// # Errors
 /// The first field that is wrong, with its path.
 pub fn parse_strategy(spec: &Value) -> Result<StrategySpec, FieldError> {
-    let strategy: StrategySpec = typed(spec, "spec")?;
+    let mut strategy: StrategySpec = typed(spec, "spec")?;
+    zero_waits_as_absent(&mut strategy);
     validate_strategy(&strategy)?;
     Ok(strategy)
+}
+
+/// Reads `waitTime: 0s` on an Approval task as absent: KubeFleet serializes every task's
+/// `waitTime` (an Approval's as `0s`, as `get` shows it), so the object `get` shows must
+/// re-apply unchanged.
+fn zero_waits_as_absent(strategy: &mut StrategySpec) {
+    let tasks = strategy.stages.iter_mut().flat_map(|stage| {
+        stage
+            .before_stage_tasks
+            .iter_mut()
+            .chain(&mut stage.after_stage_tasks)
+    });
+    for task in tasks {
+        if task.task_type == TaskType::Approval && task.wait_time == Some(WaitTime(0)) {
+            task.wait_time = None;
+        }
+    }
 }
 
 /// The strategy rules of seed 003 and KubeFleet's CRD.
