@@ -194,6 +194,22 @@ fn kubectl_prints_the_hubs_errors_as_a_real_servers() -> Result<(), String> {
         ),
         "{refused}"
     );
+    let typo = dir.path().join("typo.yaml");
+    std::fs::write(
+        &typo,
+        "apiVersion: placement.kubernetes-fleet.io/v1beta1\nkind: ClusterResourcePlacement\n\
+         metadata: {name: typo}\nspec:\n  resourceSelectors: [{group: \"\", kind: Namespace, name: app, version: v1}]\n\
+         \x20 policy: {placementType: PickAll, numberOfCluster: 2}\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let warned = kubectl.run(&["apply", "-f", &typo.display().to_string()])?;
+    assert!(warned.status.success());
+    assert!(
+        flotilla_tests::support::stderr(&warned)
+            .contains(r#"Warning: unknown field "spec.policy.numberOfCluster""#),
+        "{}",
+        flotilla_tests::support::stderr(&warned)
+    );
     kubectl.ok(&["create", "-f", &fixture("staged-rollout.yaml")])?;
     let again = kubectl.fails(&["create", "-f", &fixture("staged-rollout.yaml")])?;
     assert!(

@@ -21,6 +21,7 @@ mod read;
 mod selector;
 mod server_side_apply;
 mod status;
+mod unknown_fields;
 mod watch;
 mod write;
 

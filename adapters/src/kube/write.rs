@@ -18,6 +18,7 @@ use uuid::Uuid;
 use super::patch::{self, PatchType};
 use super::read::render;
 use super::status::{Subject, deleted};
+use super::unknown_fields::warn;
 use super::{Api, ApiError, Request, Target};
 use crate::ingest::FOLD_WAIT;
 
@@ -294,12 +295,12 @@ pub async fn create<L: EventLog>(
         return Err(ApiError::already_exists(&subject));
     }
     if store(api, target, &object, request).await? == Stored::DryRun {
-        return Ok(respond(StatusCode::CREATED, object));
+        return Ok(warn(respond(StatusCode::CREATED, object.clone()), &object));
     }
     owners.updated(&target.key(&name), &manager(request), None, &object);
-    Ok(respond(
-        StatusCode::CREATED,
-        stored_object(api, target, &name)?,
+    Ok(warn(
+        respond(StatusCode::CREATED, stored_object(api, target, &name)?),
+        &object,
     ))
 }
 
@@ -333,10 +334,13 @@ pub async fn update<L: EventLog>(
     }
     let written = prepare(target, Some(name), written)?;
     if store(api, target, &written, request).await? == Stored::DryRun {
-        return Ok(respond(StatusCode::OK, written));
+        return Ok(warn(respond(StatusCode::OK, written.clone()), &written));
     }
     owners.updated(&target.key(name), &manager(request), Some(&live), &written);
-    Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
+    Ok(warn(
+        respond(StatusCode::OK, stored_object(api, target, name)?),
+        &written,
+    ))
 }
 
 /// PATCH: merge, JSON, strategic merge or server-side apply.
@@ -368,10 +372,13 @@ pub async fn patch<L: EventLog>(
     }
     let written = prepare(target, Some(name), patched)?;
     if store(api, target, &written, request).await? == Stored::DryRun {
-        return Ok(respond(StatusCode::OK, written));
+        return Ok(warn(respond(StatusCode::OK, written.clone()), &written));
     }
     owners.updated(&target.key(name), &manager(request), Some(&live), &written);
-    Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
+    Ok(warn(
+        respond(StatusCode::OK, stored_object(api, target, name)?),
+        &written,
+    ))
 }
 
 fn yaml_or_json(body: &[u8]) -> Result<Value, ApiError> {
@@ -427,7 +434,7 @@ async fn server_side_apply<L: EventLog>(
             .ok_or_else(|| ApiError::invalid(&subject, "", "derived objects cannot be created"));
     }
     if store(api, target, &merged, request).await? == Stored::DryRun {
-        return Ok(respond(StatusCode::OK, merged));
+        return Ok(warn(respond(StatusCode::OK, merged.clone()), &merged));
     }
     owners.commit(&key, recorded);
     let code = if live.is_some() {
@@ -435,7 +442,10 @@ async fn server_side_apply<L: EventLog>(
     } else {
         StatusCode::CREATED
     };
-    Ok(respond(code, stored_object(api, target, name)?))
+    Ok(warn(
+        respond(code, stored_object(api, target, name)?),
+        &merged,
+    ))
 }
 
 /// A status write: on an approval request an Approved condition set to True becomes an
