@@ -29,7 +29,27 @@ fn expected(file: &str) -> Result<serde_json::Map<String, Value>, String> {
     let mut objects: serde_json::Map<String, Value> =
         serde_json::from_str(&text).map_err(|e| e.to_string())?;
     objects.remove("_seq");
+    for value in objects.values_mut() {
+        intended_changes(value);
+    }
     Ok(objects)
+}
+
+/// What this build serves differently from 19da42c on purpose, applied to 19da42c's objects:
+/// approval requests are labelled `kubernetes-fleet.io/targetupdaterun`, as the seed and
+/// KubeFleet spell it (19da42c wrote `targetUpdateRun`).
+fn intended_changes(objects: &mut Value) {
+    for object in objects.as_array_mut().into_iter().flatten() {
+        let labels = object
+            .get_mut("metadata")
+            .and_then(|m| m.get_mut("labels"))
+            .and_then(Value::as_object_mut);
+        if let Some(labels) = labels
+            && let Some(run) = labels.remove("kubernetes-fleet.io/targetUpdateRun")
+        {
+            labels.insert("kubernetes-fleet.io/targetupdaterun".into(), run);
+        }
+    }
 }
 
 /// Serves the hub's API on a loopback port without its writer or clock, so the objects are
