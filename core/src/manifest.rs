@@ -202,6 +202,9 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
                 content: resource_content(object),
             }
         }
+        (PLACEMENT_GROUP, derived) if DERIVED_KINDS.contains(&derived) => {
+            return Err(FieldError::new("kind", derived_refusal(derived)));
+        }
         _ => Body::Resource {
             content: resource_content(object),
         },
@@ -213,6 +216,41 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
         meta,
         body,
     })
+}
+
+/// Kinds the hub derives (from placements, update runs and overrides): applying one would
+/// store a look-alike that nothing reads, so it is refused.
+const DERIVED_KINDS: [&str; 12] = [
+    "ClusterSchedulingPolicySnapshot",
+    "SchedulingPolicySnapshot",
+    "ClusterResourceSnapshot",
+    "ResourceSnapshot",
+    "ClusterResourceBinding",
+    "ResourceBinding",
+    "ClusterResourcePlacementStatus",
+    "Work",
+    staged::CLUSTER_APPROVAL_REQUEST,
+    staged::APPROVAL_REQUEST,
+    "ClusterResourceOverrideSnapshot",
+    "ResourceOverrideSnapshot",
+];
+
+/// Why a derived kind cannot be applied, and what to do instead.
+fn derived_refusal(kind: &str) -> String {
+    if kind == staged::CLUSTER_APPROVAL_REQUEST || kind == staged::APPROVAL_REQUEST {
+        return format!(
+            "{kind} objects are created by staged update runs and cannot be applied; approve one \
+             by setting its Approved condition (kubectl patch {} NAME --type=merge -p \
+             '{{\"status\":{{\"conditions\":[{{\"type\":\"Approved\",\"status\":\"True\",…}}]}}}}' \
+             --subresource=status) or with `flotilla approve NAME`",
+            if kind == staged::APPROVAL_REQUEST {
+                "approvalrequests"
+            } else {
+                "clusterapprovalrequests"
+            }
+        );
+    }
+    format!("{kind} objects are derived by the hub and cannot be applied")
 }
 
 fn key_for(group: &str, kind: &str, meta: &UserMeta) -> Result<ObjectKey, FieldError> {

@@ -210,6 +210,16 @@ fn kubectl_prints_the_hubs_errors_as_a_real_servers() -> Result<(), String> {
         "{}",
         flotilla_tests::support::stderr(&warned)
     );
+    let approval = kubectl.fails(&[
+        "apply",
+        "-f",
+        &fixture("seed-yaml/read/002-staged-update-3.yaml"),
+    ])?;
+    assert!(
+        approval.contains(r#"The ClusterApprovalRequest "example-run-canary" is invalid: kind: ClusterApprovalRequest objects are created by staged update runs"#)
+            && approval.contains("--subresource=status"),
+        "applying the seed's approval request says how to approve: {approval}"
+    );
     kubectl.ok(&["create", "-f", &fixture("staged-rollout.yaml")])?;
     let again = kubectl.fails(&["create", "-f", &fixture("staged-rollout.yaml")])?;
     assert!(

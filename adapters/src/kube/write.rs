@@ -280,16 +280,6 @@ pub async fn create<L: EventLog>(
     let object = prepare(target, None, json_body(request)?)?;
     let name = name_of(&object)?;
     let subject = target.subject(&name);
-    if is_derived(target) {
-        return Err(ApiError::invalid(
-            &subject,
-            "",
-            &format!(
-                "{} objects are derived by the hub; they cannot be created",
-                target.served.kind
-            ),
-        ));
-    }
     let mut owners = api.writes.lock().await;
     if current(api, target, &name)?.is_some() {
         return Err(ApiError::already_exists(&subject));
@@ -428,10 +418,10 @@ async fn server_side_apply<L: EventLog>(
         force,
     )?;
     let merged = prepare(target, Some(name), merged)?;
-    if is_derived(target) {
-        return live
-            .map(|l| respond(StatusCode::OK, l))
-            .ok_or_else(|| ApiError::invalid(&subject, "", "derived objects cannot be created"));
+    // A derived object that exists is left as the hub derives it; creating one is refused
+    // by the manifest check in `store`.
+    if let Some(live) = live.as_ref().filter(|_| is_derived(target)) {
+        return Ok(respond(StatusCode::OK, live.clone()));
     }
     if store(api, target, &merged, request).await? == Stored::DryRun {
         return Ok(warn(respond(StatusCode::OK, merged.clone()), &merged));
