@@ -176,12 +176,27 @@ fn apply_order(resource: &SelectedResource) -> (usize, String, String) {
     (rank, kind, format!("{}/{}", key.namespace, key.name))
 }
 
-/// The manifest as the member will receive it: user metadata only, canonical JSON.
+/// Annotations the hub's own tooling writes, which KubeFleet strips before placing an object:
+/// kubectl's client-side apply record and a Deployment's revision.
+const HUB_ONLY_ANNOTATIONS: [&str; 2] = [
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "deployment.kubernetes.io/revision",
+];
+
+/// The manifest as the member will receive it: user metadata only (without the hub-only
+/// annotations), no status, canonical JSON.
 fn to_selected(key: ObjectKey, resource: &Resource) -> SelectedResource {
     let mut manifest: Map<String, Value> = match serde_json::from_str(&resource.content) {
         Ok(Value::Object(fields)) => fields,
         _ => Map::new(),
     };
+    manifest.remove("status");
+    let annotations: std::collections::BTreeMap<&String, &String> = resource
+        .meta
+        .annotations
+        .iter()
+        .filter(|(name, _)| !HUB_ONLY_ANNOTATIONS.contains(&name.as_str()))
+        .collect();
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::from(key.name.clone()));
     if !key.namespace.is_empty() {
@@ -193,10 +208,10 @@ fn to_selected(key: ObjectKey, resource: &Resource) -> SelectedResource {
             serde_json::to_value(&resource.meta.labels).unwrap_or_default(),
         );
     }
-    if !resource.meta.annotations.is_empty() {
+    if !annotations.is_empty() {
         metadata.insert(
             "annotations".into(),
-            serde_json::to_value(&resource.meta.annotations).unwrap_or_default(),
+            serde_json::to_value(&annotations).unwrap_or_default(),
         );
     }
     manifest.insert(

@@ -165,3 +165,42 @@ fn list_filters_by_kind_and_namespace() {
     let secrets = resolve_kind(&hub.state, "secrets").expect("known");
     assert!(list(&hub.state, &secrets, None).is_empty());
 }
+
+#[test]
+fn placed_objects_lose_the_hubs_own_annotations_and_status_as_kubefleet_strips_them() {
+    let mut hub = Hub::new();
+    super::join(&mut hub, 0, "member1", &json!({}));
+    hub.apply(
+        1,
+        &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app",
+            "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}",
+                "team": "blue"}}}),
+    );
+    hub.apply(
+        2,
+        &json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "app",
+                "annotations": {"deployment.kubernetes.io/revision": "3"}},
+            "spec": {"replicas": 1}, "status": {"replicas": 1}}),
+    );
+    hub.apply(
+        3,
+        &json!({"apiVersion": "placement.kubernetes-fleet.io/v1", "kind": "ClusterResourcePlacement",
+            "metadata": {"name": "app"},
+            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace",
+                "name": "app"}], "policy": {"placementType": "PickAll"}}}),
+    );
+    let works = crate::works_for_cluster(&hub.state, "member1");
+    let manifests = works[0]["spec"]["workload"]["manifests"].clone();
+    assert_eq!(
+        manifests[0]["metadata"]["annotations"],
+        json!({"team": "blue"}),
+        "{manifests}"
+    );
+    assert_eq!(manifests[1]["kind"], "Deployment", "{manifests}");
+    assert!(
+        manifests[1]["metadata"].get("annotations").is_none(),
+        "{manifests}"
+    );
+    assert!(manifests[1].get("status").is_none(), "{manifests}");
+}
