@@ -218,9 +218,10 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
     })
 }
 
-/// Kinds the hub derives (from placements, update runs and overrides): applying one would
-/// store a look-alike that nothing reads, so it is refused.
-const DERIVED_KINDS: [&str; 12] = [
+/// Kinds the hub derives (from placements, update runs and overrides), all in
+/// `placement.kubernetes-fleet.io`: applying one would store a look-alike that nothing reads,
+/// so it is refused.
+pub const DERIVED_KINDS: [&str; 12] = [
     "ClusterSchedulingPolicySnapshot",
     "SchedulingPolicySnapshot",
     "ClusterResourceSnapshot",

@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use super::patch::{self, PatchType};
 use super::read::render;
+use super::server_side_apply::FieldOwners;
 use super::status::{Subject, deleted};
 use super::unknown_fields::warn;
 use super::{Api, ApiError, Request, Target};
@@ -37,26 +38,12 @@ const SERVER_METADATA: [&str; 8] = [
     "deletionGracePeriodSeconds",
 ];
 
-/// Kinds the hub derives from placements, runs and overrides: a delete is accepted and the
-/// object derived again at once, and a write to one changes nothing, as KubeFleet's controllers
-/// would undo it.
-const DERIVED: [&str; 12] = [
-    "ClusterSchedulingPolicySnapshot",
-    "SchedulingPolicySnapshot",
-    "ClusterResourceSnapshot",
-    "ResourceSnapshot",
-    "ClusterResourceBinding",
-    "ResourceBinding",
-    "ClusterResourcePlacementStatus",
-    "Work",
-    "ClusterApprovalRequest",
-    "ApprovalRequest",
-    "ClusterResourceOverrideSnapshot",
-    "ResourceOverrideSnapshot",
-];
-
+/// Whether the target is a kind the hub derives (from placements, runs and overrides): a
+/// delete is accepted and the object derived again at once, and a write to one changes nothing,
+/// as KubeFleet's controllers would undo it.
 fn is_derived(target: &Target) -> bool {
-    target.served.group == PLACEMENT_GROUP && DERIVED.contains(&target.served.kind.as_str())
+    target.served.group == PLACEMENT_GROUP
+        && flotilla_core::manifest::DERIVED_KINDS.contains(&target.served.kind.as_str())
 }
 
 fn is_approval_request(target: &Target) -> bool {
@@ -311,15 +298,30 @@ pub async fn update<L: EventLog>(
     name: &str,
     request: &Request,
 ) -> Result<Response, ApiError> {
-    let subject = target.subject(name);
     let written = json_body(request)?;
-    let mut owners = api.writes.lock().await;
+    let owners = api.writes.lock().await;
+    replace_with(api, target, name, request, owners, |_live| Ok(written)).await
+}
+
+/// The shared tail of an update and a patch: under the write lock, `change` turns the live
+/// object into the written one, which is checked and stored (or, for `status`, becomes an
+/// approval).
+async fn replace_with<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    name: &str,
+    request: &Request,
+    mut owners: tokio::sync::MutexGuard<'_, FieldOwners>,
+    change: impl FnOnce(&Value) -> Result<Value, ApiError>,
+) -> Result<Response, ApiError> {
+    let subject = target.subject(name);
     let live = current(api, target, name)?.ok_or_else(|| ApiError::not_found(&subject))?;
+    let written = change(&live)?;
     check_version(&subject, &written, &live)?;
     if target.subresource.is_some() {
         return write_status(api, target, name, &live, &written).await;
     }
-    if is_derived(target) {
+    if is_derived(target) || written == live {
         return Ok(respond(StatusCode::OK, live));
     }
     let written = prepare(target, Some(name), written)?;
@@ -349,26 +351,11 @@ pub async fn patch<L: EventLog>(
     if kind == PatchType::Apply {
         return server_side_apply(api, target, name, request).await;
     }
-    let subject = target.subject(name);
-    let mut owners = api.writes.lock().await;
-    let live = current(api, target, name)?.ok_or_else(|| ApiError::not_found(&subject))?;
-    let patched = patch::apply(kind, &live, &request.body)?;
-    check_version(&subject, &patched, &live)?;
-    if target.subresource.is_some() {
-        return write_status(api, target, name, &live, &patched).await;
-    }
-    if is_derived(target) || patched == live {
-        return Ok(respond(StatusCode::OK, live));
-    }
-    let written = prepare(target, Some(name), patched)?;
-    if store(api, target, &written, request).await? == Stored::DryRun {
-        return Ok(warn(respond(StatusCode::OK, written.clone()), &written));
-    }
-    owners.updated(&target.key(name), &manager(request), Some(&live), &written);
-    Ok(warn(
-        respond(StatusCode::OK, stored_object(api, target, name)?),
-        &written,
-    ))
+    let owners = api.writes.lock().await;
+    replace_with(api, target, name, request, owners, |live| {
+        patch::apply(kind, live, &request.body)
+    })
+    .await
 }
 
 fn yaml_or_json(body: &[u8]) -> Result<Value, ApiError> {
