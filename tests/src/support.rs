@@ -200,3 +200,13 @@ pub fn copy_dir(from: &Path, to: &Path) -> HarnessResult<()> {
     }
     Ok(())
 }
+
+/// The path of a file under `tests/fixtures/`, as text for a command line.
+#[must_use]
+pub fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name)
+        .display()
+        .to_string()
+}

@@ -4,23 +4,15 @@
 //! conflicts, delete, `get -w` following a rollout, and errors printed as a real server's.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use flotilla_tests::kubectl::Kubectl;
-use flotilla_tests::support::HubProcess;
+use flotilla_tests::support::{HubProcess, fixture};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 fn heartbeats(hub: &HubProcess, clusters: &[&str]) -> Result<(), String> {
