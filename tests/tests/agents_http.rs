@@ -73,6 +73,18 @@ impl Agent {
         self.lines.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// Waits (bounded) for the process to exit by itself; its success, or `None` if it did not.
+    fn wait_exit(&mut self) -> Result<Option<bool>, String> {
+        let started = Instant::now();
+        while started.elapsed() < WAIT_MAX {
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                return Ok(Some(status.success()));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(None)
+    }
+
     fn kill_hard(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -239,3 +239,91 @@ impl Applier for SimApplier {
         Ok(removed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config() -> SimConfig {
+        SimConfig {
+            seed: 3,
+            apply_delay_ms_max: 0,
+            available_delay_ms_max: 0,
+            failure_rate: 0.0,
+            bad_image_marker: ":bad".into(),
+            nodes: 3,
+        }
+    }
+
+    fn work(name: &str, image: &str) -> DesiredWork {
+        DesiredWork {
+            target: WorkTarget {
+                name: name.into(),
+                placement: "p".into(),
+                namespace: None,
+            },
+            resource_index: 0,
+            manifests: vec![json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "n"},
+                "spec": {"template": {"spec": {"containers": [{"image": image}]}}}})],
+        }
+    }
+
+    #[tokio::test]
+    async fn the_same_work_applies_once_even_after_a_restart() -> Result<(), ApplierError> {
+        let state = tempfile::tempdir().map_err(|e| ApplierError::io(Path::new("."), e))?;
+        let mut sim = SimApplier::open("m1", state.path(), config())?;
+        let outcomes = sim.apply(&work("w", "nginx:1")).await?;
+        assert_eq!(outcomes[0].availability, Availability::Available);
+        sim.apply(&work("w", "nginx:1")).await?;
+        let mut reopened = SimApplier::open("m1", state.path(), config())?;
+        reopened.apply(&work("w", "nginx:1")).await?;
+        let applies: Vec<u32> = reopened
+            .cluster
+            .objects
+            .values()
+            .map(|o| o.applies)
+            .collect();
+        assert_eq!(applies, [1]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_bad_image_applies_but_never_becomes_available() -> Result<(), ApplierError> {
+        let state = tempfile::tempdir().map_err(|e| ApplierError::io(Path::new("."), e))?;
+        let mut sim = SimApplier::open("m1", state.path(), config())?;
+        let outcomes = sim.apply(&work("w", "nginx:bad")).await?;
+        assert_eq!(outcomes[0].applied, Applied::Applied);
+        assert_eq!(outcomes[0].availability, Availability::NotYetAvailable);
+        let observed = sim.observe(&work("w", "nginx:bad")).await?;
+        assert_eq!(observed[0].availability, Availability::NotYetAvailable);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_work_removes_only_what_it_placed() -> Result<(), ApplierError> {
+        let state = tempfile::tempdir().map_err(|e| ApplierError::io(Path::new("."), e))?;
+        let mut sim = SimApplier::open("m1", state.path(), config())?;
+        let outcomes = sim.apply(&work("w", "nginx:1")).await?;
+        let ids: Vec<ManifestId> = outcomes.iter().map(|o| o.id.clone()).collect();
+        assert_eq!(sim.remove(&work("other", "x").target, &ids).await?, 0);
+        assert_eq!(sim.remove(&work("w", "x").target, &ids).await?, 1);
+        assert!(sim.cluster.objects.is_empty());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_failure_rate_of_one_fails_every_apply() -> Result<(), ApplierError> {
+        let state = tempfile::tempdir().map_err(|e| ApplierError::io(Path::new("."), e))?;
+        let failing = SimConfig {
+            failure_rate: 1.0,
+            ..config()
+        };
+        let mut sim = SimApplier::open("m1", state.path(), failing)?;
+        let outcomes = sim.apply(&work("w", "nginx:1")).await?;
+        assert!(matches!(outcomes[0].applied, Applied::Failed(_)));
+        assert!(sim.cluster.objects.is_empty());
+        Ok(())
+    }
+}
