@@ -261,6 +261,21 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
             .iter()
             .any(|l| l.contains("reported work shop-work"))
     );
+
+    // member-3 leaves the fleet: its agent removes what it placed and exits 0.
+    ok(&hub, &["delete", "membercluster", "member-3"])?;
+    assert_eq!(
+        agents[1].wait_exit()?,
+        Some(true),
+        "the agent stops cleanly"
+    );
+    assert_eq!(sim_applies(&state("member-3"))?, Vec::<u64>::new());
+    assert!(
+        agents[1]
+            .output()
+            .iter()
+            .any(|l| l.contains("left the fleet"))
+    );
     drop(agents);
     drop(restarted);
     drop(dir_agent);

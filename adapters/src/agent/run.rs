@@ -123,10 +123,7 @@ async fn beat(config: &Loop, label: &str, joined: &mut bool) -> Result<Option<Du
         println!("{label} the hub rejected a heartbeat: {rejection}");
     }
     if !*joined {
-        println!(
-            "{label} joined: heartbeating every {period_secs}s to {}",
-            config.cluster
-        );
+        println!("{label} joined the fleet; heartbeating every {period_secs}s");
         *joined = true;
     }
     Ok(Some(Duration::from_secs(period_secs)))
