@@ -6,6 +6,7 @@ pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod demo;
+pub mod demo_agents;
 pub mod entry;
 pub mod http;
 pub mod ingest;
