@@ -214,6 +214,11 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
     })?;
 
     // member-1 (staging) has applied and reported; kill it hard mid-rollout and restart it.
+    wait_for("member-1's acknowledged report", || {
+        let lines = agents[0].output();
+        let done = "reported work shop-work: index 0: applied, available";
+        Ok(lines.iter().any(|l| l.ends_with(done)).then_some(()))
+    })?;
     let applies_before = sim_applies(&state("member-1"))?;
     assert_eq!(
         applies_before,
@@ -242,7 +247,9 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
     );
     let restarted_output = restarted.output();
     assert!(
-        !restarted_output.iter().any(|l| l.contains("applying work")),
+        !restarted_output
+            .iter()
+            .any(|l| l.contains("applying work") || l.contains("reported work")),
         "{restarted_output:?}"
     );
     for member in ["member-2", "member-3"] {

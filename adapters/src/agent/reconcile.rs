@@ -186,15 +186,13 @@ impl<A: Applier> Reconciler<A> {
                 self.label()
             );
         }
-        println!(
-            "{} reported work {name}: {}",
-            self.label(),
-            report.summary()
-        );
+        let summary = report.summary();
         if let Some(stored) = self.state.state.works.get_mut(name) {
             stored.reported = Some(report);
         }
         self.state.save()?;
+        // Printed once saved, so a reader of this line knows a restart will not report again.
+        println!("{} reported work {name}: {summary}", self.label());
         Ok(())
     }
 
