@@ -76,16 +76,25 @@ impl<A: Applier> Reconciler<A> {
 
     async fn replace_all(&mut self, works: &[Value]) -> Result<(), ReconcileError> {
         let mut desired = BTreeMap::new();
+        // A listed Work that cannot be read is skipped, not withdrawn: its objects stay.
+        let mut listed = BTreeSet::new();
         for object in works.iter().take(WORKS_MAX) {
-            let work = DesiredWork::from_object(object)?;
-            desired.insert(work.target.name.clone(), work);
+            if let Some(name) = object["metadata"]["name"].as_str() {
+                listed.insert(name.to_owned());
+            }
+            match DesiredWork::from_object(object) {
+                Ok(work) => {
+                    desired.insert(work.target.name.clone(), work);
+                }
+                Err(error) => println!("{} skipping a work: {error}", self.label()),
+            }
         }
         let withdrawn: Vec<String> = self
             .state
             .state
             .works
             .keys()
-            .filter(|name| !desired.contains_key(*name))
+            .filter(|name| !listed.contains(*name))
             .cloned()
             .collect();
         self.desired = desired;
