@@ -10,6 +10,8 @@ pub mod args;
 pub mod dir;
 pub mod hub;
 pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
 pub mod report;
 pub mod run;
 pub mod sim;
