@@ -193,9 +193,8 @@ impl HubClient {
         loop {
             match self.post_once(events).await {
                 Ok(answers) => return Ok(answers),
-                Err(error @ HubError::Unreachable { .. }) if attempt < POST_ATTEMPTS_MAX => {
-                    tracing::warn!(%error, attempt, "posting events failed; retrying");
-                }
+                // The last error is the caller's to print, with its label.
+                Err(HubError::Unreachable { .. }) if attempt < POST_ATTEMPTS_MAX => {}
                 Err(error) => return Err(error),
             }
             attempt += 1;

@@ -52,7 +52,8 @@ pub async fn run<A: Applier>(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> Result<Ending, ReconcileError> {
     let (sender, mut changes) = mpsc::channel::<WorkChange>(CHANGES_BUFFER);
-    let watcher = tokio::spawn(follow(config.hub.clone(), sender));
+    let label = reconciler.label().to_owned();
+    let watcher = tokio::spawn(follow(config.hub.clone(), label, sender));
     let deadline = config
         .max_duration
         .map_or_else(far_future, |d| Instant::now() + d);

@@ -28,14 +28,14 @@ pub enum WorkChange {
     Delete(String),
 }
 
-/// Lists and watches until the receiver is dropped.
-pub async fn follow(hub: HubClient, changes: mpsc::Sender<WorkChange>) {
+/// Lists and watches until the receiver is dropped; failures are printed after `label`.
+pub async fn follow(hub: HubClient, label: String, changes: mpsc::Sender<WorkChange>) {
     let mut backoff = BACKOFF_MIN;
     while !changes.is_closed() {
         match list_and_watch(&hub, &changes).await {
             Ok(()) => backoff = BACKOFF_MIN,
             Err(error) => {
-                tracing::warn!(%error, "following works failed; listing again");
+                println!("{label} following works failed: {error}; listing again in {backoff:?}");
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(BACKOFF_MAX);
             }
