@@ -149,6 +149,8 @@ pub enum Command {
     },
     /// Run a hub with a small simulated example fleet (the README's first command).
     Demo(DemoArgs),
+    /// Run a member agent: heartbeat, follow this cluster's Works, apply them (`sim`, `dir:PATH`).
+    Agent(crate::agent::AgentArgs),
 }
 
 /// `flotilla scenario …`.

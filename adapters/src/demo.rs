@@ -1,11 +1,11 @@
 //! `flotilla demo`: the README's first command — flotilla's main job end to end on the embedded
-//! store. A real hub takes a small example fleet, whose member agents are **simulated** (they run
-//! in this process, heartbeat, and report the work they are given as applied and available —
-//! they apply nothing), through two staged update runs: the first places the example namespace
+//! store. A real hub takes a small example fleet, whose member agents are real `flotilla agent`
+//! processes on **simulated** clusters (`--applier sim`: they heartbeat, apply their Works to a
+//! simulated cluster kept under `DATA/agents/`, and report them), through two staged update runs: the first places the example namespace
 //! stage by stage, the second takes a change of its ConfigMap through the same stages — a timed
 //! wait after staging, an approval after canary, an approval before production, then production
 //! one cluster at a time. Approvals are given by the demo (as `flotilla approve NAME` would) unless
-//! `--manual-approvals` asks for them from a second terminal. A lab cluster's agent goes silent
+//! `--manual-approvals` asks for them from a second terminal. A lab cluster's agent is stopped
 //! partway, so its heartbeat timeout shows too.
 
 use std::collections::BTreeMap;
@@ -14,25 +14,26 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::Utc;
-use flotilla_core::{Envelope, Heartbeat, Input, ResourceUsage, WorkReport};
+use flotilla_core::{Envelope, Input};
 use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::cli::DemoArgs;
+use crate::demo_agents::DemoAgents;
 use crate::manifests;
 use crate::runtime::{Hub, HubConfig};
 use crate::store::AnyLog;
 
 /// The example fleet, shipped with the binary.
 pub const EXAMPLE_FLEET: &str = include_str!("../../examples/fleet.yaml");
-/// The member whose simulated agent stops part of the way through (outside the placement).
+/// The member whose agent is stopped part of the way through (outside the placement).
 const SILENT_MEMBER: &str = "member-5";
-/// The members whose agents the demo simulates.
+/// The members whose agents the demo starts.
 const MEMBERS: [&str; 5] = ["member-1", "member-2", "member-3", "member-4", "member-5"];
 /// The demo gives an approval this long after its request appeared.
 const APPROVE_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
-/// Simulated agents beat at the example's `heartbeatPeriodSeconds`.
-const BEAT_EVERY: Duration = Duration::from_secs(2);
+/// How often the demo looks at the runs.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// The member table is printed this often.
 const PRINT_EVERY: Duration = Duration::from_secs(10);
 
@@ -46,6 +47,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
     let hub = Hub::open(Arc::new(log), HubConfig::default()).await?;
     let listener = crate::serve::bind(args.listen).await?;
+    let hub_url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(crate::serve::run(hub.clone(), listener, async {
         let _ = stopped.await;
@@ -56,15 +58,18 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         args.listen
     );
     println!(
-        "member agents are SIMULATED: they heartbeat and report their work applied and available"
+        "member agents are `flotilla agent --applier sim` processes on SIMULATED clusters (lines marked [sim …])"
     );
     submit_manifests(&hub, "examples/fleet.yaml", EXAMPLE_FLEET).await?;
+    let mut agents =
+        DemoAgents::start(&hub_url, &args.data.join("agents"), &MEMBERS, args.seconds)?;
     if args.manual_approvals {
         println!(
             "approvals are yours: run `flotilla approve NAME` from another terminal when asked"
         );
     }
-    let outcome = drive(&hub, &args).await;
+    let outcome = drive(&hub, &args, &mut agents).await;
+    drop(agents);
     let _ = stop.send(());
     server.await.context("hub task")??;
     outcome?;
@@ -131,11 +136,12 @@ enum Phase {
     Done,
 }
 
-/// Simulated agents beat and report; the demo starts the runs, approves (unless manual) and
-/// prints the runs' progress whenever it changes.
+/// The agents beat and report; the demo starts the runs, approves (unless manual), stops the
+/// lab cluster's agent after a while, and prints the runs' progress whenever it changes.
 async fn drive<L: flotilla_eventstore::EventLog>(
     hub: &Hub<L>,
     args: &DemoArgs,
+    agents: &mut DemoAgents,
 ) -> anyhow::Result<()> {
     let duration = Duration::from_secs(args.seconds);
     let started = Instant::now();
@@ -144,19 +150,9 @@ async fn drive<L: flotilla_eventstore::EventLog>(
     let mut progress: BTreeMap<String, String> = BTreeMap::new();
     while started.elapsed() < duration && phase != Phase::Done {
         let silent = started.elapsed() > Duration::from_secs(6);
-        let mut events: Vec<Envelope> = MEMBERS
-            .iter()
-            .enumerate()
-            .filter(|(_, name)| !(silent && **name == SILENT_MEMBER))
-            .map(|(i, name)| {
-                event(
-                    &format!("simulated-agent/{name}"),
-                    Input::Heartbeat(beat(name, i)),
-                )
-            })
-            .collect();
-        events.extend(work_reports(hub, silent)?);
-        hub.submit(events).await?;
+        if silent {
+            agents.silence(SILENT_MEMBER);
+        }
         phase = next_phase(hub, phase).await?;
         for (run, line) in run_progress(hub)? {
             if progress.get(&run) != Some(&line) {
@@ -171,7 +167,7 @@ async fn drive<L: flotilla_eventstore::EventLog>(
             last_print = Instant::now();
             print_members(hub, started.elapsed(), silent)?;
         }
-        tokio::time::sleep(BEAT_EVERY).await;
+        tokio::time::sleep(LOOK_EVERY).await;
     }
     print_members(hub, started.elapsed(), true)?;
     if phase == Phase::Done {
@@ -321,66 +317,6 @@ fn event(source: &str, input: Input) -> Envelope {
     Envelope::new(Uuid::now_v7(), Utc::now(), source, input)
 }
 
-/// The simulated members apply whatever work they were given and report it applied and
-/// available, once per work (the silent one reports nothing once it has gone quiet).
-fn work_reports<L: flotilla_eventstore::EventLog>(
-    hub: &Hub<L>,
-    silent: bool,
-) -> anyhow::Result<Vec<Envelope>> {
-    let view = hub.view()?;
-    let mut reports = Vec::new();
-    for (key, placement) in view.folder.state.placements() {
-        for binding in placement.bindings.values() {
-            let Some(resource_index) = binding.resource_index else {
-                continue;
-            };
-            let reported = binding
-                .report
-                .as_ref()
-                .is_some_and(|r| r.resource_index == resource_index);
-            if reported || (silent && binding.cluster == SILENT_MEMBER) {
-                continue;
-            }
-            let report = WorkReport {
-                cluster: binding.cluster.clone(),
-                placement: key.name.clone(),
-                namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
-                resource_index,
-                applied: Some(true),
-                available: Some(true),
-                trackable: true,
-                message: String::new(),
-                failed_manifests: Vec::new(),
-            };
-            let source = format!("simulated-agent/{}", binding.cluster);
-            reports.push(event(&source, Input::WorkReport(report)));
-        }
-    }
-    Ok(reports)
-}
-
-fn beat(name: &str, index: usize) -> Heartbeat {
-    let nodes = 3 + index;
-    let quantity = |value: usize| {
-        BTreeMap::from([
-            ("cpu".to_owned(), value.to_string()),
-            ("memory".to_owned(), format!("{}Gi", value * 4)),
-        ])
-    };
-    Heartbeat {
-        cluster: name.to_owned(),
-        properties: BTreeMap::from([(
-            "kubernetes-fleet.io/node-count".to_owned(),
-            nodes.to_string(),
-        )]),
-        resource_usage: Some(ResourceUsage {
-            capacity: quantity(nodes * 8),
-            allocatable: quantity(nodes * 7),
-            available: quantity(nodes * 3),
-        }),
-    }
-}
-
 fn print_members<L: flotilla_eventstore::EventLog>(
     hub: &Hub<L>,
     elapsed: Duration,
@@ -389,7 +325,7 @@ fn print_members<L: flotilla_eventstore::EventLog>(
     let view = hub.view()?;
     let state = &view.folder.state;
     let note = if silent {
-        format!(" ({SILENT_MEMBER}'s simulated agent has gone silent)")
+        format!(" ({SILENT_MEMBER}'s agent has been stopped)")
     } else {
         String::new()
     };

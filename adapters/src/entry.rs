@@ -119,5 +119,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             command: ScenarioCommand::Run { file, output },
         } => commands::scenario_run(&file, output).await,
         Command::Demo(args) => demo::run(args).await,
+        // Leaving and stopping both exit 0; the agent has said which.
+        Command::Agent(args) => crate::agent::run(args)
+            .await
+            .map(|_| ())
+            .map_err(Into::into),
     }
 }

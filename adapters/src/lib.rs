@@ -1,10 +1,12 @@
 //! flotilla-adapters: the edges of flotilla — the runtime loop that wires log → core →
 //! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
 
+pub mod agent;
 pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod demo;
+pub mod demo_agents;
 pub mod entry;
 pub mod http;
 pub mod ingest;

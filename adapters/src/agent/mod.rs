@@ -1,0 +1,183 @@
+//! `flotilla agent`: a member agent over the hub's HTTP API. It joins with its first heartbeat
+//! and beats at its MemberCluster's `heartbeatPeriodSeconds`; follows its Works (list, then
+//! watch, through the hub's Kubernetes API); applies each through an [`applier::Applier`]
+//! (`sim` or `dir:PATH`) and reports per Work in the JSON event form; is idempotent across
+//! restarts (`--state DIR`); and, when its MemberCluster is leaving or gone, removes what it
+//! placed and stops. See `docs/agents.md`.
+
+pub mod applier;
+pub mod args;
+pub mod dir;
+pub mod hub;
+pub mod reconcile;
+#[cfg(test)]
+mod reconcile_tests;
+pub mod report;
+pub mod run;
+pub mod sim;
+pub mod sim_status;
+pub mod state;
+pub mod watch;
+pub mod work;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use args::AgentArgs;
+
+use applier::{Applier, ApplierError};
+use hub::{HubClient, HubError};
+use reconcile::{ReconcileError, Reconciler};
+use report::ClusterProperties;
+use run::{Ending, Loop};
+use sim::{SimApplier, SimConfig};
+use state::StateFile;
+
+/// Why the agent could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// `--applier` names no applier.
+    #[error("--applier {0}: expected `sim` or `dir:PATH`")]
+    UnknownApplier(String),
+    /// A flag is out of range.
+    #[error("{0}")]
+    Flag(String),
+    /// The state directory or the applier's files failed.
+    #[error(transparent)]
+    Applier(#[from] ApplierError),
+    /// The hub client could not be built.
+    #[error(transparent)]
+    Hub(#[from] HubError),
+    /// Leaving failed.
+    #[error(transparent)]
+    Reconcile(#[from] ReconcileError),
+}
+
+/// Which applier `--applier` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApplierKind {
+    /// `sim`.
+    Sim,
+    /// `dir:PATH`.
+    Dir(PathBuf),
+}
+
+impl ApplierKind {
+    /// Parses `sim` or `dir:PATH`.
+    ///
+    /// # Errors
+    /// For anything else.
+    pub fn parse(text: &str) -> Result<Self, AgentError> {
+        match text.split_once(':') {
+            None if text == "sim" => Ok(Self::Sim),
+            Some(("dir", path)) if !path.is_empty() => Ok(Self::Dir(PathBuf::from(path))),
+            _ => Err(AgentError::UnknownApplier(text.to_owned())),
+        }
+    }
+}
+
+fn sim_properties(sim: &args::SimArgs) -> ClusterProperties {
+    let pair = |cpu: &str, memory: &str| {
+        BTreeMap::from([
+            ("cpu".to_owned(), cpu.to_owned()),
+            ("memory".to_owned(), memory.to_owned()),
+        ])
+    };
+    ClusterProperties {
+        properties: BTreeMap::from([(
+            "kubernetes-fleet.io/node-count".to_owned(),
+            sim.sim_nodes.to_string(),
+        )]),
+        usage: BTreeMap::from([
+            (
+                "capacity".to_owned(),
+                pair(&sim.sim_cpu_capacity, &sim.sim_memory_capacity),
+            ),
+            (
+                "allocatable".to_owned(),
+                pair(&sim.sim_cpu_allocatable, &sim.sim_memory_allocatable),
+            ),
+            (
+                "available".to_owned(),
+                pair(&sim.sim_cpu_available, &sim.sim_memory_available),
+            ),
+        ]),
+    }
+}
+
+/// Runs the agent until it leaves (`Ok(Ending::Left)`), a signal, or `--max-seconds`.
+///
+/// # Errors
+/// For a bad flag, an unreadable state directory, or a failure while leaving.
+pub async fn run(args: AgentArgs) -> Result<Ending, AgentError> {
+    let kind = ApplierKind::parse(&args.applier)?;
+    if !(0.0..=1.0).contains(&args.sim.sim_failure_rate) {
+        return Err(AgentError::Flag(
+            "--sim-failure-rate must be in [0, 1]".into(),
+        ));
+    }
+    std::fs::create_dir_all(&args.state).map_err(|e| ApplierError::io(&args.state, e))?;
+    let hub = HubClient::new(&args.hub, &args.cluster)?;
+    let state = StateFile::open(&args.state, &args.cluster)?;
+    let ending = match kind {
+        ApplierKind::Sim => {
+            let config = SimConfig {
+                seed: args.seed,
+                apply_delay_ms_max: args.sim.sim_apply_delay_ms_max,
+                available_delay_ms_max: args.sim.sim_available_delay_ms_max,
+                failure_rate: args.sim.sim_failure_rate,
+                bad_image_marker: args.sim.sim_bad_image.clone(),
+                nodes: args.sim.sim_nodes,
+            };
+            let applier = SimApplier::open(&args.cluster, &args.state, config)?;
+            drive(&args, hub, applier, state, sim_properties(&args.sim)).await?
+        }
+        ApplierKind::Dir(path) => {
+            let applier = dir::DirApplier::new(&args.cluster, &path);
+            drive(&args, hub, applier, state, ClusterProperties::default()).await?
+        }
+    };
+    Ok(ending)
+}
+
+/// Announces the agent and runs its loop with one applier.
+async fn drive<A: Applier>(
+    args: &AgentArgs,
+    hub: HubClient,
+    applier: A,
+    state: StateFile,
+    properties: ClusterProperties,
+) -> Result<Ending, ReconcileError> {
+    println!(
+        "{} agent for {} against {} (state in {})",
+        applier.label(),
+        args.cluster,
+        args.hub,
+        args.state.display()
+    );
+    let reconciler = Reconciler::new(&args.cluster, hub.clone(), applier, state);
+    let config = Loop {
+        cluster: args.cluster.clone(),
+        hub,
+        properties,
+        max_duration: args.max_seconds.map(Duration::from_secs),
+    };
+    run::run(config, reconciler, shutdown_signal()).await
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}

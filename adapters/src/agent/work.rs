@@ -1,0 +1,199 @@
+//! A Work as the agent sees it: read from the hub's Kubernetes API (`projections/src/work.rs`
+//! renders it), reduced to what an applier needs — the work's name, the placement it comes from,
+//! the resource index it carries and its manifests.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Label: the placement that generated the work.
+pub const LABEL_PARENT: &str = "kubernetes-fleet.io/parent-CRP";
+/// Label: the resource index the work carries.
+pub const LABEL_INDEX: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
+/// Label: the namespace of a `ResourcePlacement`.
+pub const LABEL_NAMESPACE: &str = "kubernetes-fleet.io/parent-placement-namespace";
+/// Manifests per work the agent accepts; a work with more is refused whole.
+pub const MANIFESTS_PER_WORK_MAX: usize = 10_000;
+
+/// Where a work's objects belong: its name and its placement.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct WorkTarget {
+    /// The Work's name on the hub.
+    pub name: String,
+    /// The placement's name (`parent-CRP`).
+    pub placement: String,
+    /// The namespace of a `ResourcePlacement`; `None` for a cluster-scoped placement.
+    pub namespace: Option<String>,
+}
+
+impl WorkTarget {
+    /// `placement`, or `namespace_placement` for a `ResourcePlacement` (a directory name).
+    #[must_use]
+    pub fn directory(&self) -> String {
+        match &self.namespace {
+            Some(namespace) => format!("{namespace}_{}", self.placement),
+            None => self.placement.clone(),
+        }
+    }
+}
+
+/// One desired Work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DesiredWork {
+    /// Name and placement.
+    pub target: WorkTarget,
+    /// The resource index the work carries (`parent-resource-snapshot-index`).
+    pub resource_index: u64,
+    /// `spec.workload.manifests`.
+    pub manifests: Vec<Value>,
+}
+
+/// Why a Work object could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkError {
+    /// A required field or label is missing or malformed.
+    #[error("work {work}: {what}")]
+    Malformed {
+        /// The work's name (or `?`).
+        work: String,
+        /// What is wrong.
+        what: String,
+    },
+}
+
+/// The identity of one manifest: group, version, kind, namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ManifestId {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace (`""` for cluster-scoped objects).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+impl ManifestId {
+    /// The identity of a manifest; `None` when it has no kind, apiVersion or name.
+    #[must_use]
+    pub fn of(manifest: &Value) -> Option<Self> {
+        let api_version = manifest["apiVersion"].as_str()?;
+        let (group, version) = match api_version.split_once('/') {
+            Some((group, version)) => (group, version),
+            None => ("", api_version),
+        };
+        let name = manifest["metadata"]["name"].as_str()?;
+        Some(Self {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: manifest["kind"].as_str()?.to_owned(),
+            namespace: manifest["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            name: name.to_owned(),
+        })
+    }
+
+    /// `Kind namespace/name` for output lines.
+    #[must_use]
+    pub fn display(&self) -> String {
+        if self.namespace.is_empty() {
+            format!("{} {}", self.kind, self.name)
+        } else {
+            format!("{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+impl DesiredWork {
+    /// Reads a Work object as the hub serves it.
+    ///
+    /// # Errors
+    /// When its name, labels or manifests are missing or malformed.
+    pub fn from_object(object: &Value) -> Result<Self, WorkError> {
+        let name = object["metadata"]["name"].as_str().unwrap_or("?");
+        let fail = |what: &str| WorkError::Malformed {
+            work: name.to_owned(),
+            what: what.to_owned(),
+        };
+        let labels = &object["metadata"]["labels"];
+        let placement = labels[LABEL_PARENT]
+            .as_str()
+            .ok_or_else(|| fail("no parent-CRP label"))?;
+        let resource_index = labels[LABEL_INDEX]
+            .as_str()
+            .and_then(|index| index.parse::<u64>().ok())
+            .ok_or_else(|| fail("no numeric parent-resource-snapshot-index label"))?;
+        let manifests = match &object["spec"]["workload"]["manifests"] {
+            Value::Null => Vec::new(),
+            Value::Array(manifests) => manifests.clone(),
+            _ => return Err(fail("spec.workload.manifests is not a list")),
+        };
+        if manifests.len() > MANIFESTS_PER_WORK_MAX {
+            return Err(fail("more manifests than the agent accepts"));
+        }
+        Ok(Self {
+            target: WorkTarget {
+                name: name.to_owned(),
+                placement: placement.to_owned(),
+                namespace: labels[LABEL_NAMESPACE].as_str().map(str::to_owned),
+            },
+            resource_index,
+            manifests,
+        })
+    }
+
+    /// SHA-256 of the resource index and manifests: the same work twice has the same
+    /// fingerprint, so it is applied once.
+    #[must_use]
+    pub fn fingerprint(&self) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(self.resource_index.to_le_bytes());
+        for manifest in &self.manifests {
+            hasher.update(manifest.to_string().as_bytes());
+            hasher.update([0]);
+        }
+        hex::encode(hasher.finalize())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn work(index: &str, manifests: Value) -> Value {
+        json!({"metadata": {"name": "crp-1-work", "namespace": "fleet-member-m1",
+            "labels": {LABEL_PARENT: "crp-1", LABEL_INDEX: index}},
+            "spec": {"workload": {"manifests": manifests}}})
+    }
+
+    #[test]
+    fn a_work_is_read_from_its_labels_and_manifests() -> Result<(), WorkError> {
+        let manifest = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}});
+        let desired = DesiredWork::from_object(&work("3", json!([manifest.clone()])))?;
+        assert_eq!(desired.target.placement, "crp-1");
+        assert_eq!(desired.target.directory(), "crp-1");
+        assert_eq!(desired.resource_index, 3);
+        assert_eq!(
+            ManifestId::of(&desired.manifests[0]).map(|id| id.display()),
+            Some("Namespace a".to_owned())
+        );
+        let again = DesiredWork::from_object(&work("3", json!([manifest.clone()])))?;
+        assert_eq!(desired.fingerprint(), again.fingerprint());
+        let next = DesiredWork::from_object(&work("4", json!([manifest])))?;
+        assert_ne!(desired.fingerprint(), next.fingerprint());
+        Ok(())
+    }
+
+    #[test]
+    fn a_work_without_its_index_label_is_refused() {
+        let mut object = work("3", json!([]));
+        object["metadata"]["labels"][LABEL_INDEX] = json!("x");
+        assert!(DesiredWork::from_object(&object).is_err());
+    }
+}
