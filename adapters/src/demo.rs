@@ -47,9 +47,14 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let hub = Hub::open(Arc::new(log), HubConfig::default()).await?;
     let listener = crate::serve::bind(args.listen).await?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::serve::run(hub.clone(), listener, async {
-        let _ = stopped.await;
-    }));
+    let server = tokio::spawn(crate::serve::run(
+        hub.clone(),
+        listener,
+        crate::auth::Access::Open,
+        async {
+            let _ = stopped.await;
+        },
+    ));
     println!(
         "data directory: {} (embedded redb log); API on http://{}",
         args.data.display(),

@@ -42,7 +42,10 @@ async fn main_async() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let client = Client::new(&cli.server);
+    let client = match &cli.token_file {
+        Some(path) => Client::new(&cli.server).with_token(read_token(path)?),
+        None => Client::new(&cli.server),
+    };
     match cli.command {
         Command::Serve(args) => {
             let hub = HubConfig {
@@ -55,6 +58,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 nats: args.nats,
                 nats_monitoring: args.nats_monitoring,
                 listen: args.listen,
+                tokens: args.tokens,
                 hub,
             })
             .await
@@ -120,4 +124,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         } => commands::scenario_run(&file, output).await,
         Command::Demo(args) => demo::run(args).await,
     }
+}
+
+/// Reads a bearer token file: its content, surrounding whitespace trimmed. Errors never quote it.
+fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the token file {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        anyhow::bail!("the token file {} is empty", path.display());
+    }
+    Ok(token.to_owned())
 }

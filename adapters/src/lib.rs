@@ -1,6 +1,7 @@
 //! flotilla-adapters: the edges of flotilla — the runtime loop that wires log → core →
 //! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
 
+pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod commands;

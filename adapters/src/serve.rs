@@ -9,6 +9,7 @@ use anyhow::Context;
 use flotilla_eventstore::EventLog;
 use tokio::net::TcpListener;
 
+use crate::auth::{Access, KindScope, TokenSet};
 use crate::runtime::{Hub, HubConfig, clock};
 use crate::store::AnyLog;
 
@@ -28,6 +29,8 @@ pub struct ServeOptions {
     pub nats_monitoring: Option<String>,
     /// API address.
     pub listen: SocketAddr,
+    /// Tokens file (`--tokens`); without it the API is open, which only loopback allows.
+    pub tokens: Option<PathBuf>,
     /// Runtime settings.
     pub hub: HubConfig,
 }
@@ -37,6 +40,12 @@ pub struct ServeOptions {
 /// # Errors
 /// When the log cannot be opened, the address cannot be bound, or the writer fails.
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
+    let access = match &options.tokens {
+        Some(path) => Access::Tokens(Arc::new(TokenSet::load(path)?)),
+        None => Access::Open,
+    };
+    // Checked before the log is opened, so a refused start touches nothing.
+    access.check_listener(options.listen)?;
     let log = match &options.nats {
         Some(url) => {
             let log = AnyLog::connect_nats(url, options.nats_monitoring.clone())
@@ -63,7 +72,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             }
         });
     }
-    run(hub, listener, shutdown_signal()).await
+    run(hub, listener, access, shutdown_signal()).await
 }
 
 async fn warn_if_unsynced(log: &AnyLog) {
@@ -84,14 +93,11 @@ async fn warn_if_unsynced(log: &AnyLog) {
     }
 }
 
-/// Binds the API address, warning when it is not loopback.
+/// Binds the API address.
 ///
 /// # Errors
 /// When the address cannot be bound.
 pub async fn bind(listen: SocketAddr) -> anyhow::Result<TcpListener> {
-    if !listen.ip().is_loopback() {
-        tracing::warn!(%listen, "the API has no authentication; serving beyond loopback");
-    }
     let listener = TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
@@ -101,15 +107,19 @@ pub async fn bind(listen: SocketAddr) -> anyhow::Result<TcpListener> {
     Ok(listener)
 }
 
-/// Runs writer, clock and API until `stop` resolves; then stops them and checkpoints.
+/// Runs writer, clock and API (behind `access`) until `stop` resolves; then stops them and
+/// checkpoints.
 ///
 /// # Errors
-/// When the writer or the API fails.
+/// When `access` is open on a listener beyond loopback, or the writer or the API fails.
 pub async fn run<L: EventLog>(
     hub: Hub<L>,
     listener: TcpListener,
+    access: Access,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    access.check_listener(listener.local_addr().context("reading the bound address")?)?;
+    let app = crate::auth::protect(crate::http::router(hub.clone()), access, kind_scope(&hub));
     let writer = tokio::spawn({
         let hub = hub.clone();
         async move {
@@ -124,14 +134,12 @@ pub async fn run<L: EventLog>(
     });
     let clock = tokio::spawn(clock::run(hub.clone()));
     let mut stopped = hub.shutdown_signal();
-    let api = axum::serve(listener, crate::http::router(hub.clone())).with_graceful_shutdown(
-        async move {
-            tokio::select! {
-                () = stop => {}
-                _ = stopped.changed() => {}
-            }
-        },
-    );
+    let api = axum::serve(listener, app).with_graceful_shutdown(async move {
+        tokio::select! {
+            () = stop => {}
+            _ = stopped.changed() => {}
+        }
+    });
     let served = api.await;
     hub.shutdown();
     let written = writer.await.context("writer task")?;
@@ -141,6 +149,15 @@ pub async fn run<L: EventLog>(
     ticked.context("clock")?;
     tracing::info!("hub stopped cleanly");
     Ok(())
+}
+
+/// Whether a kind name resolves to a namespaced kind in the hub's current state.
+fn kind_scope<L: EventLog>(hub: &Hub<L>) -> KindScope {
+    let hub = hub.clone();
+    Arc::new(move |kind: &str| {
+        let view = hub.view().ok()?;
+        flotilla_projections::resolve_kind(&view.folder.state, kind).map(|info| info.namespaced)
+    })
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
