@@ -60,9 +60,24 @@ impl Client {
     pub fn new(server: &str) -> Self {
         Self {
             server: server.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
+            http: {
+                crate::tls::install_crypto_provider();
+                reqwest::Client::new()
+            },
             token: None,
         }
+    }
+
+    /// The same client, trusting the roots of `config` for an `https://` server.
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built.
+    pub fn with_tls_roots(mut self, config: rustls::ClientConfig) -> Result<Self, ClientError> {
+        self.http = reqwest::Client::builder()
+            .use_preconfigured_tls(config)
+            .build()
+            .map_err(|e| ClientError::Protocol(format!("building the HTTPS client: {e}")))?;
+        Ok(self)
     }
 
     /// The same client, sending `Authorization: Bearer <token>` with every request.

@@ -11,6 +11,7 @@ use tracing_subscriber::EnvFilter;
 /// Parses the command line, runs the command, and maps the outcome to an exit code.
 #[must_use]
 pub fn main() -> std::process::ExitCode {
+    crate::tls::install_crypto_provider();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -42,10 +43,13 @@ async fn main_async() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let client = match &cli.token_file {
-        Some(path) => Client::new(&cli.server).with_token(read_token(path)?),
-        None => Client::new(&cli.server),
-    };
+    let mut client = Client::new(&cli.server);
+    if let Some(ca) = &cli.ca_file {
+        client = client.with_tls_roots(crate::tls::client_config(ca)?)?;
+    }
+    if let Some(path) = &cli.token_file {
+        client = client.with_token(read_token(path)?);
+    }
     match cli.command {
         Command::Serve(args) => {
             let hub = HubConfig {
@@ -59,6 +63,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 nats_monitoring: args.nats_monitoring,
                 listen: args.listen,
                 tokens: args.tokens,
+                tls: args.tls_cert.zip(args.tls_key),
                 hub,
             })
             .await

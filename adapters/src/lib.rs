@@ -18,3 +18,4 @@ pub mod runtime;
 pub mod scenario;
 pub mod serve;
 pub mod store;
+pub mod tls;
