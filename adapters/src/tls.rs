@@ -171,3 +171,29 @@ impl axum::serve::Listener for TlsListener {
         Ok(self.local)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreadable_or_empty_pem_files_are_refused_naming_the_file() {
+        let dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(e) => panic!("{e}"),
+        };
+        let missing = dir.path().join("missing.crt");
+        let refused = server_config(&missing, &missing).map(|_| ());
+        assert!(matches!(refused, Err(TlsError::Pem { path, .. }) if path == missing));
+        let garbage = dir.path().join("garbage.pem");
+        let secret = "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw\n";
+        if let Err(e) = std::fs::write(&garbage, secret) {
+            panic!("{e}");
+        }
+        assert!(matches!(client_config(&garbage), Err(TlsError::Pem { .. })));
+        match server_config(&garbage, &garbage) {
+            Ok(_) => panic!("a key file without a certificate was accepted"),
+            Err(e) => assert!(!e.to_string().contains("c2VjcmV0"), "{e}"),
+        }
+    }
+}

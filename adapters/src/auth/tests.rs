@@ -222,3 +222,19 @@ fn v1_reads_need_a_namespaced_kind_in_the_tokens_namespace() {
     );
     assert!(rules::v1_read(&grant(Role::Admin), "/v1/log", None, scope).is_ok());
 }
+
+#[test]
+fn an_open_api_is_refused_beyond_loopback_only() {
+    use super::{Access, TokenSet};
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 7420));
+    let wildcard = std::net::SocketAddr::from(([0, 0, 0, 0], 7420));
+    assert!(Access::Open.check_listener(loopback).is_ok());
+    assert!(Access::Open.check_listener(wildcard).is_err());
+    let file = "tokens: [{token: admin-token-0123456789, role: admin}]";
+    let tokens = match TokenSet::parse(file, std::path::Path::new("t.yaml")) {
+        Ok(tokens) => tokens,
+        Err(e) => panic!("{e}"),
+    };
+    let guarded = Access::Tokens(std::sync::Arc::new(tokens));
+    assert!(guarded.check_listener(wildcard).is_ok());
+}
