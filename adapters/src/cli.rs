@@ -16,6 +16,12 @@ pub struct Cli {
     /// Address of the hub's API.
     #[arg(long, global = true, env = "FLOTILLA_SERVER", default_value = DEFAULT_SERVER)]
     pub server: String,
+    /// File holding the bearer token to send to the hub (see docs/security.md).
+    #[arg(long = "token", global = true, env = "FLOTILLA_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+    /// CA certificate (PEM) to trust for an `https://` server.
+    #[arg(long = "ca", global = true, env = "FLOTILLA_CA_FILE")]
+    pub ca_file: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -180,9 +186,18 @@ pub struct ServeArgs {
     /// fsyncs before acknowledging (`jetstream { sync_interval: always }`).
     #[arg(long, env = "FLOTILLA_NATS_MONITORING", requires = "nats")]
     pub nats_monitoring: Option<String>,
-    /// API address (loopback).
+    /// API address; beyond loopback it requires `--tokens`.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,
+    /// Tokens file: bearer tokens and their roles (YAML or JSON; see docs/security.md).
+    #[arg(long, env = "FLOTILLA_TOKENS")]
+    pub tokens: Option<PathBuf>,
+    /// Certificate chain (PEM) to serve HTTPS with; needs `--tls-key`.
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of `--tls-cert`.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Checkpoint after this many events.
     #[arg(long, default_value_t = 10_000)]
     pub checkpoint_every: u64,

@@ -19,6 +19,15 @@ pub enum ClientError {
         /// Cause.
         source: reqwest::Error,
     },
+    /// The hub wants a valid token (401).
+    #[error(
+        "the hub at {server} refused the request: Unauthorized (no valid token; give one with \
+         --token FILE or FLOTILLA_TOKEN_FILE)"
+    )]
+    Unauthorized {
+        /// Server address.
+        server: String,
+    },
     /// The hub answered with an error.
     #[error("{0}")]
     Server(String),
@@ -28,10 +37,21 @@ pub enum ClientError {
 }
 
 /// A connection to one hub.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     server: String,
     http: reqwest::Client,
+    token: Option<String>,
+}
+
+impl std::fmt::Debug for Client {
+    // By hand, so that the token is never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.server)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish_non_exhaustive()
+    }
 }
 
 impl Client {
@@ -40,8 +60,31 @@ impl Client {
     pub fn new(server: &str) -> Self {
         Self {
             server: server.trim_end_matches('/').to_owned(),
-            http: reqwest::Client::new(),
+            http: {
+                crate::tls::install_crypto_provider();
+                reqwest::Client::new()
+            },
+            token: None,
         }
+    }
+
+    /// The same client, trusting the roots of `config` for an `https://` server.
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built.
+    pub fn with_tls_roots(mut self, config: rustls::ClientConfig) -> Result<Self, ClientError> {
+        self.http = reqwest::Client::builder()
+            .use_preconfigured_tls(config)
+            .build()
+            .map_err(|e| ClientError::Protocol(format!("building the HTTPS client: {e}")))?;
+        Ok(self)
+    }
+
+    /// The same client, sending `Authorization: Bearer <token>` with every request.
+    #[must_use]
+    pub fn with_token(mut self, token: String) -> Self {
+        self.token = Some(token);
+        self
     }
 
     fn url(&self, path: &str) -> String {
@@ -52,6 +95,10 @@ impl Client {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ClientError> {
+        let request = match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        };
         let response = request
             .send()
             .await
@@ -63,6 +110,11 @@ impl Client {
             return Ok(response);
         }
         let status = response.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            return Err(ClientError::Unauthorized {
+                server: self.server.clone(),
+            });
+        }
         let body = response.text().await.unwrap_or_default();
         let parsed = serde_json::from_str::<Value>(&body).ok();
         // A Kubernetes `Status` is printed as kubectl prints it: `Error from server (Reason)`.

@@ -46,12 +46,17 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let log = AnyLog::open_embedded(&args.data)
         .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
     let hub = Hub::open(Arc::new(log), HubConfig::default()).await?;
-    let listener = crate::serve::bind(args.listen).await?;
+    let listener = crate::serve::bind(args.listen, false).await?;
     let hub_url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::serve::run(hub.clone(), listener, async {
-        let _ = stopped.await;
-    }));
+    let server = tokio::spawn(crate::serve::run(
+        hub.clone(),
+        listener,
+        crate::serve::ApiSecurity::open(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
     println!(
         "data directory: {} (embedded redb log); API on http://{}",
         args.data.display(),

@@ -11,6 +11,7 @@ use tracing_subscriber::EnvFilter;
 /// Parses the command line, runs the command, and maps the outcome to an exit code.
 #[must_use]
 pub fn main() -> std::process::ExitCode {
+    crate::tls::install_crypto_provider();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -42,7 +43,13 @@ async fn main_async() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let client = Client::new(&cli.server);
+    let mut client = Client::new(&cli.server);
+    if let Some(ca) = &cli.ca_file {
+        client = client.with_tls_roots(crate::tls::client_config(ca)?)?;
+    }
+    if let Some(path) = &cli.token_file {
+        client = client.with_token(read_token(path)?);
+    }
     match cli.command {
         Command::Serve(args) => {
             let hub = HubConfig {
@@ -55,6 +62,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 nats: args.nats,
                 nats_monitoring: args.nats_monitoring,
                 listen: args.listen,
+                tokens: args.tokens,
+                tls: args.tls_cert.zip(args.tls_key),
                 hub,
             })
             .await
@@ -125,4 +134,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             .map(|_| ())
             .map_err(Into::into),
     }
+}
+
+/// Reads a bearer token file: its content, surrounding whitespace trimmed. Errors never quote it.
+fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read the token file {}: {e}", path.display()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        anyhow::bail!("the token file {} is empty", path.display());
+    }
+    Ok(token.to_owned())
 }

@@ -2,6 +2,7 @@
 //! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
 
 pub mod agent;
+pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod commands;
@@ -19,3 +20,4 @@ pub mod runtime;
 pub mod scenario;
 pub mod serve;
 pub mod store;
+pub mod tls;

@@ -9,8 +9,10 @@ use anyhow::Context;
 use flotilla_eventstore::EventLog;
 use tokio::net::TcpListener;
 
+use crate::auth::{Access, KindScope, TokenSet};
 use crate::runtime::{Hub, HubConfig, clock};
 use crate::store::AnyLog;
+use crate::tls::TlsListener;
 
 /// Default API address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
@@ -28,6 +30,10 @@ pub struct ServeOptions {
     pub nats_monitoring: Option<String>,
     /// API address.
     pub listen: SocketAddr,
+    /// Tokens file (`--tokens`); without it the API is open, which only loopback allows.
+    pub tokens: Option<PathBuf>,
+    /// Certificate chain and private key (PEM) to serve HTTPS with.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// Runtime settings.
     pub hub: HubConfig,
 }
@@ -37,6 +43,16 @@ pub struct ServeOptions {
 /// # Errors
 /// When the log cannot be opened, the address cannot be bound, or the writer fails.
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
+    let access = match &options.tokens {
+        Some(path) => Access::Tokens(Arc::new(TokenSet::load(path)?)),
+        None => Access::Open,
+    };
+    // Checked before the log is opened, so a refused start touches nothing.
+    access.check_listener(options.listen)?;
+    let tls = match &options.tls {
+        Some((cert, key)) => Some(crate::tls::server_config(cert, key)?),
+        None => None,
+    };
     let log = match &options.nats {
         Some(url) => {
             let log = AnyLog::connect_nats(url, options.nats_monitoring.clone())
@@ -51,7 +67,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let hub = Hub::open(Arc::new(log), options.hub.clone())
         .await
         .context("restoring state")?;
-    let listener = bind(options.listen).await?;
+    let listener = bind(options.listen, tls.is_some()).await?;
     if let Some(url) = &options.nats {
         let client = async_nats::connect(url.as_str())
             .await
@@ -63,7 +79,13 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             }
         });
     }
-    run(hub, listener, shutdown_signal()).await
+    run(
+        hub,
+        listener,
+        ApiSecurity { access, tls },
+        shutdown_signal(),
+    )
+    .await
 }
 
 async fn warn_if_unsynced(log: &AnyLog) {
@@ -84,32 +106,65 @@ async fn warn_if_unsynced(log: &AnyLog) {
     }
 }
 
-/// Binds the API address, warning when it is not loopback.
+/// Who may use the API, and whether it is served over TLS.
+#[derive(Debug, Clone)]
+pub struct ApiSecurity {
+    /// Tokens, or open (loopback only).
+    pub access: Access,
+    /// The TLS configuration for HTTPS; plain HTTP without it.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl ApiSecurity {
+    /// Plain HTTP, open to everyone: loopback only.
+    #[must_use]
+    pub fn open() -> Self {
+        Self {
+            access: Access::Open,
+            tls: None,
+        }
+    }
+}
+
+/// Binds the API address; `https` only changes the scheme of the line it prints.
 ///
 /// # Errors
 /// When the address cannot be bound.
-pub async fn bind(listen: SocketAddr) -> anyhow::Result<TcpListener> {
-    if !listen.ip().is_loopback() {
-        tracing::warn!(%listen, "the API has no authentication; serving beyond loopback");
-    }
+pub async fn bind(listen: SocketAddr, https: bool) -> anyhow::Result<TcpListener> {
     let listener = TcpListener::bind(listen)
         .await
         .with_context(|| format!("binding {listen}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
     // Tests and scripts read this line to find a port chosen by the OS.
-    println!("flotilla hub listening on http://{local}");
+    let scheme = if https { "https" } else { "http" };
+    println!("flotilla hub listening on {scheme}://{local}");
     Ok(listener)
 }
 
-/// Runs writer, clock and API until `stop` resolves; then stops them and checkpoints.
+/// Runs writer, clock and API (behind `security`) until `stop` resolves; then stops them and
+/// checkpoints.
 ///
 /// # Errors
-/// When the writer or the API fails.
+/// When the API is open on a listener beyond loopback, or the writer or the API fails.
 pub async fn run<L: EventLog>(
     hub: Hub<L>,
     listener: TcpListener,
+    security: ApiSecurity,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let address = listener.local_addr().context("reading the bound address")?;
+    security.access.check_listener(address)?;
+    let app = crate::auth::protect(
+        crate::http::router(hub.clone()),
+        security.access,
+        kind_scope(&hub),
+    );
+    let listener = match security.tls {
+        Some(config) => ApiListener::Tls(
+            TlsListener::new(listener, config).context("starting the TLS listener")?,
+        ),
+        None => ApiListener::Plain(listener),
+    };
     let writer = tokio::spawn({
         let hub = hub.clone();
         async move {
@@ -124,15 +179,24 @@ pub async fn run<L: EventLog>(
     });
     let clock = tokio::spawn(clock::run(hub.clone()));
     let mut stopped = hub.shutdown_signal();
-    let api = axum::serve(listener, crate::http::router(hub.clone())).with_graceful_shutdown(
-        async move {
-            tokio::select! {
-                () = stop => {}
-                _ = stopped.changed() => {}
-            }
-        },
-    );
-    let served = api.await;
+    let shutdown = async move {
+        tokio::select! {
+            () = stop => {}
+            _ = stopped.changed() => {}
+        }
+    };
+    let served = match listener {
+        ApiListener::Plain(listener) => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        ApiListener::Tls(listener) => {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    };
     hub.shutdown();
     let written = writer.await.context("writer task")?;
     let ticked = clock.await.context("clock task")?;
@@ -141,6 +205,21 @@ pub async fn run<L: EventLog>(
     ticked.context("clock")?;
     tracing::info!("hub stopped cleanly");
     Ok(())
+}
+
+/// The API's listener: plain TCP or TLS.
+enum ApiListener {
+    Plain(TcpListener),
+    Tls(TlsListener),
+}
+
+/// Whether a kind name resolves to a namespaced kind in the hub's current state.
+fn kind_scope<L: EventLog>(hub: &Hub<L>) -> KindScope {
+    let hub = hub.clone();
+    Arc::new(move |kind: &str| {
+        let view = hub.view().ok()?;
+        flotilla_projections::resolve_kind(&view.folder.state, kind).map(|info| info.namespaced)
+    })
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

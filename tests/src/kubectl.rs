@@ -1,5 +1,5 @@
 //! The machine's real `kubectl` against a served hub: a kubeconfig whose server is the hub's
-//! loopback address (no credentials), and a discovery cache of the test's own.
+//! loopback address (no credentials, or a bearer token), and a discovery cache of the test's own.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -18,11 +18,29 @@ impl Kubectl {
     /// # Errors
     /// When the file cannot be written.
     pub fn for_hub(hub: &HubProcess, dir: &Path) -> HarnessResult<Self> {
+        Self::for_hub_as(hub, dir, None, None)
+    }
+
+    /// Writes a kubeconfig for `hub` under `dir` whose user sends `token` as a bearer token
+    /// (kubectl sends it only over HTTPS) and which trusts the CA certificate file `ca`.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn for_hub_as(
+        hub: &HubProcess,
+        dir: &Path,
+        token: Option<&str>,
+        ca: Option<&Path>,
+    ) -> HarnessResult<Self> {
         let config = dir.join("kubeconfig");
+        let user = token.map_or_else(|| "{}".to_owned(), |t| format!("{{token: {t}}}"));
+        let ca = ca.map_or_else(String::new, |ca| {
+            format!("    certificate-authority: {}\n", ca.display())
+        });
         let text = format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: {}\n\
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: {}\n{ca}\
              contexts:\n- name: hub\n  context: {{cluster: hub, user: tester}}\n\
-             current-context: hub\nusers:\n- name: tester\n  user: {{}}\n",
+             current-context: hub\nusers:\n- name: tester\n  user: {user}\n",
             hub.url
         );
         std::fs::write(&config, text).map_err(|e| e.to_string())?;

@@ -28,11 +28,25 @@ impl HubProcess {
     /// # Errors
     /// When it does not start within [`START_TIMEOUT`].
     pub fn start(binary: &Path, data: &Path, extra: &[&str]) -> HarnessResult<Self> {
+        Self::start_on(binary, data, "127.0.0.1:0", extra)
+    }
+
+    /// Starts `binary serve --data DATA --listen LISTEN [extra…]` and waits for its listening
+    /// line; `url` is what the hub printed (`http://0.0.0.0:PORT` for a wildcard address).
+    ///
+    /// # Errors
+    /// When it does not start within [`START_TIMEOUT`].
+    pub fn start_on(
+        binary: &Path,
+        data: &Path,
+        listen: &str,
+        extra: &[&str],
+    ) -> HarnessResult<Self> {
         let mut child = Command::new(binary)
             .arg("serve")
             .arg("--data")
             .arg(data)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -120,7 +134,7 @@ impl HubProcess {
                     .build()
                     .map_err(|e| e.to_string())?;
                 runtime.block_on(async {
-                    let response = reqwest::Client::new()
+                    let response = http_client()
                         .post(url)
                         .json(events)
                         .send()
@@ -152,7 +166,11 @@ impl HubProcess {
                     .build()
                     .map_err(|e| e.to_string())?;
                 runtime.block_on(async {
-                    let response = reqwest::get(url).await.map_err(|e| e.to_string())?;
+                    let response = http_client()
+                        .get(url)
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())?;
                     response.json().await.map_err(|e| e.to_string())
                 })
             });
@@ -168,6 +186,14 @@ impl Drop for HubProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A reqwest client; installs the process's rustls provider first (reqwest is built without one
+/// and panics otherwise, see `flotilla_adapters::tls::install_crypto_provider`).
+#[must_use]
+pub fn http_client() -> reqwest::Client {
+    flotilla_adapters::tls::install_crypto_provider();
+    reqwest::Client::new()
 }
 
 /// stdout of a finished command as text.

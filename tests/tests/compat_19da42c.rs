@@ -69,7 +69,7 @@ async fn serve_api<L: EventLog>(hub: &Hub<L>) -> Result<String, String> {
 }
 
 async fn assert_same_objects(url: &str, file: &str) -> TestResult {
-    let client = reqwest::Client::new();
+    let client = flotilla_tests::support::http_client();
     for (kind, want) in expected(file)? {
         let got: Value = client
             .get(format!("{url}/v1/objects/{kind}"))

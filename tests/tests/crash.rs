@@ -29,7 +29,7 @@ fn member(i: usize) -> Value {
 
 /// Publishes heartbeats one by one until the hub dies or time runs out; returns acked ids.
 async fn publish(url: String, publisher: usize, acked: Arc<Mutex<BTreeSet<String>>>) {
-    let client = reqwest::Client::new();
+    let client = flotilla_tests::support::http_client();
     let started = Instant::now();
     for n in 0..EVENTS_PER_PUBLISHER_MAX {
         if started.elapsed() > PUBLISH_FOR * 3 {
@@ -61,7 +61,7 @@ async fn publish(url: String, publisher: usize, acked: Arc<Mutex<BTreeSet<String
 }
 
 async fn logged_ids(url: &str) -> Result<BTreeSet<String>, String> {
-    let client = reqwest::Client::new();
+    let client = flotilla_tests::support::http_client();
     let mut ids = BTreeSet::new();
     let mut from = 1;
     loop {
@@ -104,7 +104,7 @@ async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -
     let hub = HubProcess::start(&binary(), data.path(), &["--checkpoint-every", "200"])?;
     let url = hub.url.clone();
     let fleet: Vec<Value> = (0..MEMBERS).map(member).collect();
-    reqwest::Client::new()
+    flotilla_tests::support::http_client()
         .post(format!("{url}/v1/events?wait=true"))
         .json(&fleet)
         .send()

@@ -80,6 +80,7 @@ impl HubClient {
     /// # Errors
     /// When the HTTP client cannot be built.
     pub fn new(base: &str, cluster: &str) -> Result<Self, HubError> {
+        crate::tls::install_crypto_provider();
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
