@@ -129,11 +129,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         } => commands::scenario_run(&file, output).await,
         Command::Demo(args) => demo::run(args).await,
         // Leaving and stopping both exit 0; the agent has said which.
-        Command::Agent(args) => crate::agent::run(args)
+        Command::Agent(args) => crate::agent::run(args, agent_token(cli.token_file.as_deref())?)
             .await
             .map(|_| ())
             .map_err(Into::into),
     }
+}
+
+/// The agent's bearer token, read from the global `--token` file when given.
+fn agent_token(path: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    path.map(read_token).transpose()
 }
 
 /// Reads a bearer token file: its content, surrounding whitespace trimmed. Errors never quote it.

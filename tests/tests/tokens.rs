@@ -352,3 +352,56 @@ fn beyond_loopback_tokens_are_required() -> HarnessResult<()> {
     assert_eq!(call("GET", &status, Some(ADMIN), None)?.0, 200);
     hub.stop()
 }
+
+#[test]
+fn an_agent_process_joins_with_its_agent_token() -> HarnessResult<()> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let hub = start_with_tokens(dir.path())?;
+    let events = format!("{}/v1/events?wait=true", hub.url);
+    assert_eq!(
+        call("POST", &events, Some(ADMIN), Some(&member_cluster("east")))?.0,
+        200
+    );
+    let token = dir.path().join("east.token");
+    std::fs::write(&token, AGENT_EAST).map_err(|e| e.to_string())?;
+    let state = dir.path().join("agent");
+    let mut agent = std::process::Command::new(binary())
+        .args([
+            "agent",
+            "--cluster",
+            "east",
+            "--hub",
+            &hub.url,
+            "--applier",
+            "sim",
+        ])
+        .args(["--max-seconds", "20", "--token"])
+        .arg(&token)
+        .arg("--state")
+        .arg(&state)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let member = format!(
+        "{}/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters/east",
+        hub.url
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let mut joined = false;
+    while !joined && std::time::Instant::now() < deadline {
+        let (_, object) = call("GET", &member, Some(ADMIN), None)?;
+        joined = object["status"]["conditions"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|x| x["type"] == "Joined" && x["status"] == "True")
+        });
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = agent.kill();
+    let _ = agent.wait();
+    assert!(
+        joined,
+        "the agent's heartbeat, sent with its token, joined the member"
+    );
+    hub.stop()
+}

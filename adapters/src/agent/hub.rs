@@ -72,6 +72,8 @@ pub struct HubClient {
     base: String,
     cluster: String,
     http: reqwest::Client,
+    /// The agent's bearer token, when the hub requires one.
+    token: Option<String>,
 }
 
 impl HubClient {
@@ -92,7 +94,25 @@ impl HubClient {
             base: base.trim_end_matches('/').to_owned(),
             cluster: cluster.to_owned(),
             http,
+            token: None,
         })
+    }
+
+    /// Sends `token` as the bearer token of every request (an agent token of
+    /// `docs/security.md`).
+    #[must_use]
+    pub fn with_token(mut self, token: Option<String>) -> Self {
+        self.token = token;
+        self
+    }
+
+    /// A request with the agent's token, if it has one.
+    fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, url);
+        match &self.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
     }
 
     fn works_path(&self) -> String {
@@ -108,8 +128,7 @@ impl HubClient {
             source,
         };
         let response = self
-            .http
-            .get(url)
+            .request(reqwest::Method::GET, url)
             .timeout(REQUEST_TIMEOUT)
             .send()
             .await
@@ -173,8 +192,7 @@ impl HubClient {
             self.works_path()
         );
         let response = self
-            .http
-            .get(&url)
+            .request(reqwest::Method::GET, &url)
             .timeout(Duration::from_secs(WATCH_TIMEOUT_SECS + 30))
             .send()
             .await
@@ -210,8 +228,7 @@ impl HubClient {
             source,
         };
         let response = self
-            .http
-            .post(&url)
+            .request(reqwest::Method::POST, &url)
             .timeout(REQUEST_TIMEOUT)
             .json(&Value::Array(events.to_vec()))
             .send()

@@ -106,11 +106,11 @@ fn sim_properties(sim: &args::SimArgs) -> ClusterProperties {
     }
 }
 
-/// Runs the agent until it leaves (`Ok(Ending::Left)`), a signal, or `--max-seconds`.
+/// Runs the agent (with `token` as its bearer token, if given) until it leaves (`Ok(Ending::Left)`), a signal, or `--max-seconds`.
 ///
 /// # Errors
 /// For a bad flag, an unreadable state directory, or a failure while leaving.
-pub async fn run(args: AgentArgs) -> Result<Ending, AgentError> {
+pub async fn run(args: AgentArgs, token: Option<String>) -> Result<Ending, AgentError> {
     let kind = ApplierKind::parse(&args.applier)?;
     if !(0.0..=1.0).contains(&args.sim.sim_failure_rate) {
         return Err(AgentError::Flag(
@@ -118,7 +118,7 @@ pub async fn run(args: AgentArgs) -> Result<Ending, AgentError> {
         ));
     }
     std::fs::create_dir_all(&args.state).map_err(|e| ApplierError::io(&args.state, e))?;
-    let hub = HubClient::new(&args.hub, &args.cluster)?;
+    let hub = HubClient::new(&args.hub, &args.cluster)?.with_token(token);
     let state = StateFile::open(&args.state, &args.cluster)?;
     let ending = match kind {
         ApplierKind::Sim => {
