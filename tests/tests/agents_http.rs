@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use flotilla_adapters::agent::dir::file_name;
 use flotilla_adapters::agent::work::ManifestId;
-use flotilla_tests::support::{HubProcess, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 use serde_json::Value;
 
 /// How long any one wait in this test may take.
@@ -20,14 +20,6 @@ const WAIT_MAX: Duration = Duration::from_secs(20);
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 /// A running `flotilla agent`, its output collected line by line; killed (by pid) on drop.

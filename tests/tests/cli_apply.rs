@@ -3,20 +3,12 @@
 //! and `get -o json`; a malformed document rejects the whole file, names file, document and
 //! field, and writes nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use flotilla_tests::support::{HubProcess, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 #[test]

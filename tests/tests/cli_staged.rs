@@ -4,21 +4,13 @@
 //! show KubeFleet's columns and the run ends succeeded. Refused transitions and approvals of
 //! unknown requests fail the command with the hub's reason.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use flotilla_tests::support::{HubProcess, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 fn ok(hub: &HubProcess, args: &[&str]) -> Result<String, String> {
