@@ -155,6 +155,19 @@ pub enum Command {
     },
     /// Run a hub with a small simulated example fleet (the README's first command).
     Demo(DemoArgs),
+    /// Make NATS credentials for an agent (or, with `--hub`, for a hub): writes an nkey seed
+    /// and prints the `nats-server` authorization entry with the agent's permissions.
+    AgentCreds {
+        /// The member cluster (omit with `--hub`).
+        #[arg(required_unless_present = "hub")]
+        cluster: Option<String>,
+        /// Credentials for a hub, which may use every subject.
+        #[arg(long, conflicts_with = "cluster")]
+        hub: bool,
+        /// Where to write the seed (readable by its owner only).
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Run a member agent: heartbeat, follow this cluster's Works, apply them (`sim`, `dir:PATH`).
     Agent(crate::agent::AgentArgs),
 }
@@ -186,6 +199,19 @@ pub struct ServeArgs {
     /// fsyncs before acknowledging (`jetstream { sync_interval: always }`).
     #[arg(long, env = "FLOTILLA_NATS_MONITORING", requires = "nats")]
     pub nats_monitoring: Option<String>,
+    /// The hub's NATS credentials: an nkey seed (`flotilla agent-creds --hub`) or a `.creds`
+    /// file.
+    #[arg(long, requires = "nats")]
+    pub nats_creds: Option<PathBuf>,
+    /// On NATS: never take the writer role; serve the API from the stream as the writer
+    /// decides it (a read follower). Without it, every hub contends for the writer lease and
+    /// the others wait as standbys.
+    #[arg(long, requires = "nats")]
+    pub read_only: bool,
+    /// On NATS: the writer lease's time to live in seconds (used when the lease bucket is
+    /// created) — how long a dead writer holds up its standby.
+    #[arg(long, default_value_t = 5, requires = "nats")]
+    pub lease_seconds: u64,
     /// API address; beyond loopback it requires `--tokens`.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     pub listen: SocketAddr,

@@ -61,6 +61,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 data: args.data,
                 nats: args.nats,
                 nats_monitoring: args.nats_monitoring,
+                nats_creds: args.nats_creds,
+                role: if args.read_only {
+                    crate::standby::Role::ReadOnly
+                } else {
+                    crate::standby::Role::Contend {
+                        lease_ttl: std::time::Duration::from_secs(args.lease_seconds.max(1)),
+                    }
+                },
                 listen: args.listen,
                 tokens: args.tokens,
                 tls: args.tls_cert.zip(args.tls_key),
@@ -124,16 +132,41 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             output,
         } => commands::events(&client, from, follow, output).await,
         Command::Schema => commands::schema(),
+        Command::AgentCreds {
+            cluster,
+            hub: _,
+            out,
+        } => agent_creds(cluster.as_deref(), &out),
         Command::Scenario {
             command: ScenarioCommand::Run { file, output },
         } => commands::scenario_run(&file, output).await,
         Command::Demo(args) => demo::run(args).await,
         // Leaving and stopping both exit 0; the agent has said which.
-        Command::Agent(args) => crate::agent::run(args, agent_token(cli.token_file.as_deref())?)
-            .await
-            .map(|_| ())
-            .map_err(Into::into),
+        Command::Agent(args) => {
+            let token = agent_token(cli.token_file.as_deref())?;
+            crate::agent::run(args, token, cli.ca_file.clone())
+                .await
+                .map(|_| ())
+                .map_err(Into::into)
+        }
     }
+}
+
+/// `flotilla agent-creds`: writes a new nkey seed to `out` and prints its server entry.
+fn agent_creds(cluster: Option<&str>, out: &std::path::Path) -> anyhow::Result<()> {
+    let (seed, public) = crate::nats_auth::new_user()?;
+    crate::nats_auth::write_seed(out, &seed)?;
+    let options = flotilla_eventstore::nats_log::NatsOptions::default();
+    let who = cluster.map_or_else(
+        || "a flotilla hub".to_owned(),
+        |c| format!("the agent of {c}"),
+    );
+    println!("# {who}: seed written to {}", out.display());
+    println!(
+        "{}",
+        crate::nats_auth::user_entry(&public, cluster, &options)
+    );
+    Ok(())
 }
 
 /// The agent's bearer token, read from the global `--token` file when given.

@@ -77,6 +77,7 @@ async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
         "memberClusters": view.folder.state.members().len(),
         "fenced": view.fenced,
         "declined": view.declined,
+        "following": view.following,
     }))
     .into_response()
 }

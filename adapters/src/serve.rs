@@ -10,7 +10,7 @@ use flotilla_eventstore::EventLog;
 use tokio::net::TcpListener;
 
 use crate::auth::{Access, KindScope, TokenSet};
-use crate::runtime::{Hub, HubConfig, clock};
+use crate::runtime::{Hub, HubConfig, HubError, clock};
 use crate::store::AnyLog;
 use crate::tls::TlsListener;
 
@@ -28,6 +28,10 @@ pub struct ServeOptions {
     pub nats: Option<String>,
     /// The NATS server's monitoring URL, to read its fsync policy.
     pub nats_monitoring: Option<String>,
+    /// The hub's NATS credentials file.
+    pub nats_creds: Option<PathBuf>,
+    /// On NATS: contend for the writer role, or only follow.
+    pub role: crate::standby::Role,
     /// API address.
     pub listen: SocketAddr,
     /// Tokens file (`--tokens`); without it the API is open, which only loopback allows.
@@ -53,39 +57,59 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         Some((cert, key)) => Some(crate::tls::server_config(cert, key)?),
         None => None,
     };
-    let log = match &options.nats {
-        Some(url) => {
-            let log = AnyLog::connect_nats(url, options.nats_monitoring.clone())
-                .await
-                .with_context(|| format!("connecting to NATS at {url}"))?;
-            warn_if_unsynced(&log).await;
-            log
-        }
-        None => AnyLog::open_embedded(&options.data)
-            .with_context(|| format!("opening the embedded log in {}", options.data.display()))?,
-    };
+    let (log, nats) = open_log(&options).await?;
     let hub = Hub::open(Arc::new(log), options.hub.clone())
         .await
         .context("restoring state")?;
-    let listener = bind(options.listen, tls.is_some()).await?;
-    if let Some(url) = &options.nats {
-        let client = async_nats::connect(url.as_str())
-            .await
-            .with_context(|| format!("connecting to NATS at {url} for ingest"))?;
-        let ingress = crate::nats_ingress::run(hub.clone(), client);
-        tokio::spawn(async move {
-            if let Err(error) = ingress.await {
-                tracing::error!(%error, "NATS ingest stopped");
-            }
-        });
+    if nats.is_some() {
+        // Until it holds the writer lease, a hub on NATS follows (no ticks, no checkpoints).
+        hub.set_following(true)?;
     }
-    run(
-        hub,
-        listener,
-        ApiSecurity { access, tls },
-        shutdown_signal(),
-    )
-    .await
+    let listener = bind(options.listen, tls.is_some()).await?;
+    let security = ApiSecurity { access, tls };
+    let Some(client) = nats else {
+        return run(hub, listener, security, shutdown_signal()).await;
+    };
+    spawn_nats_services(&hub, client).await?;
+    let name = format!("{}@{}", uuid::Uuid::now_v7(), options.listen);
+    let role = crate::standby::run(hub.clone(), options.role, name);
+    run_with(hub, listener, security, shutdown_signal(), role).await
+}
+
+/// Opens the configured log: NATS (with its client) or the embedded file.
+async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<async_nats::Client>)> {
+    let Some(url) = &options.nats else {
+        let log = AnyLog::open_embedded(&options.data)
+            .with_context(|| format!("opening the embedded log in {}", options.data.display()))?;
+        return Ok((log, None));
+    };
+    let connection = crate::nats_auth::NatsConnection {
+        creds: options.nats_creds.clone(),
+        ..Default::default()
+    };
+    let client = connection.connect(url, "flotilla-hub").await?;
+    let log = AnyLog::with_nats_client(client.clone(), options.nats_monitoring.clone())
+        .await
+        .with_context(|| format!("opening the log on NATS at {url}"))?;
+    warn_if_unsynced(&log).await;
+    Ok((log, Some(client)))
+}
+
+/// The services of a hub on NATS: JSON ingest, rejection notices, and the works bucket (the
+/// last two only act while this hub writes).
+async fn spawn_nats_services(hub: &Hub<AnyLog>, client: async_nats::Client) -> anyhow::Result<()> {
+    let ingress = crate::nats_ingress::run(hub.clone(), client.clone());
+    tokio::spawn(async move {
+        if let Err(error) = ingress.await {
+            tracing::error!(%error, "NATS ingest stopped");
+        }
+    });
+    tokio::spawn(crate::nats_rejections::run(hub.clone(), client));
+    if let AnyLog::Nats(nats) = hub.log().as_ref() {
+        let store = crate::nats_works::works_bucket(nats.jetstream(), nats.options()).await?;
+        tokio::spawn(crate::nats_works::run(hub.clone(), store));
+    }
+    Ok(())
 }
 
 async fn warn_if_unsynced(log: &AnyLog) {
@@ -152,6 +176,23 @@ pub async fn run<L: EventLog>(
     security: ApiSecurity,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    let writer = hub.clone();
+    let role = async move { writer.run_writer().await };
+    run_with(hub, listener, security, stop, role).await
+}
+
+/// As [`run`], with `role` in place of the writer loop (a hub on NATS contends for the writer
+/// role, or follows).
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_with<L: EventLog>(
+    hub: Hub<L>,
+    listener: TcpListener,
+    security: ApiSecurity,
+    stop: impl Future<Output = ()> + Send + 'static,
+    role: impl Future<Output = Result<(), HubError>> + Send + 'static,
+) -> anyhow::Result<()> {
     let address = listener.local_addr().context("reading the bound address")?;
     security.access.check_listener(address)?;
     let app = crate::auth::protect(
@@ -168,7 +209,7 @@ pub async fn run<L: EventLog>(
     let writer = tokio::spawn({
         let hub = hub.clone();
         async move {
-            let result = hub.run_writer().await;
+            let result = role.await;
             if result.is_err() {
                 // A writer that stopped (fenced, or the log failed) takes the API down with it,
                 // so nobody keeps reading a state that no longer advances.

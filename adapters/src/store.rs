@@ -55,6 +55,23 @@ impl AnyLog {
             NatsLog::connect(url, options).await?,
         )))
     }
+
+    /// The log on an already connected NATS client (one that carries credentials).
+    ///
+    /// # Errors
+    /// When the streams cannot be created or bound.
+    pub async fn with_nats_client(
+        client: async_nats::Client,
+        monitoring_url: Option<String>,
+    ) -> Result<Self, LogError> {
+        let options = NatsOptions {
+            monitoring_url,
+            ..NatsOptions::default()
+        };
+        Ok(AnyLog::Nats(Box::new(
+            NatsLog::with_client(client, options).await?,
+        )))
+    }
 }
 
 macro_rules! dispatch {
@@ -97,6 +114,10 @@ impl EventLog for AnyLog {
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         dispatch!(self, log => log.last_decided_seq())
+    }
+
+    async fn claim_writer_position(&self) -> Result<u64, LogError> {
+        dispatch!(self, log => log.claim_writer_position())
     }
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {

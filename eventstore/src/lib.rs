@@ -152,6 +152,13 @@ pub trait EventLog: Send + Sync + 'static {
     /// The last input sequence that has decisions recorded (0 when none).
     fn last_decided_seq(&self) -> impl Future<Output = Result<u64, LogError>> + Send;
 
+    /// Makes this handle the writer from the log's current position and returns the last
+    /// decided input. Called when a standby takes over (a log only one process can open has
+    /// nothing to learn: the default reads the position).
+    fn claim_writer_position(&self) -> impl Future<Output = Result<u64, LogError>> + Send {
+        self.last_decided_seq()
+    }
+
     /// Stores a checkpoint (replacing older ones is allowed; the newest must survive).
     fn save_checkpoint(
         &self,

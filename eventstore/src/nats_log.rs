@@ -45,6 +45,7 @@
 pub mod checkpoints;
 mod decisions;
 mod direct;
+pub mod lease;
 pub mod streams;
 pub mod subjects;
 mod varz;
@@ -219,6 +220,31 @@ impl NatsLog {
     #[must_use]
     pub fn writer_id(&self) -> Uuid {
         self.writer_id
+    }
+
+    /// Binds to (or creates) the writer lease bucket of this log, as `holder`.
+    ///
+    /// # Errors
+    /// When the bucket can be neither bound nor created.
+    pub async fn writer_lease(
+        &self,
+        holder: String,
+        ttl: Duration,
+    ) -> Result<lease::WriterLease, LogError> {
+        lease::WriterLease::open(&self.context, &self.options, holder, ttl).await
+    }
+
+    /// The JetStream context the log uses (for the buckets that sit beside the log: works,
+    /// the writer lease).
+    #[must_use]
+    pub fn jetstream(&self) -> &jetstream::Context {
+        &self.context
+    }
+
+    /// The connection the log uses.
+    #[must_use]
+    pub fn client(&self) -> &async_nats::Client {
+        &self.client
     }
 
     /// The options this log was opened with.
@@ -450,6 +476,15 @@ impl EventLog for NatsLog {
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         Ok(last_decision(&self.decisions).await?.fence.last_decided)
+    }
+
+    /// Learns the decisions stream's position afresh. Only a standby that has just been granted
+    /// the writer lease calls it, before it folds the undecided tail: a writer that was fenced
+    /// never calls it, so it stays fenced.
+    async fn claim_writer_position(&self) -> Result<u64, LogError> {
+        let mut fence = self.fence.lock().await;
+        *fence = last_decision(&self.decisions).await?.fence;
+        Ok(fence.last_decided)
     }
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {

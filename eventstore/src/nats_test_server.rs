@@ -89,6 +89,8 @@ pub struct NatsTestServer {
     client_port: u16,
     monitoring_port: u16,
     child: Option<Child>,
+    /// Appended to the generated configuration (e.g. an `authorization` block).
+    extra_config: String,
 }
 
 impl NatsTestServer {
@@ -107,6 +109,23 @@ impl NatsTestServer {
     /// # Errors
     /// As [`Self::start`].
     pub fn start_binary(binary: impl Into<PathBuf>) -> Result<Self, TestServerError> {
+        Self::start_configured(binary, String::new())
+    }
+
+    /// Starts `nats-server` as [`Self::start`] does, with `extra` appended to its
+    /// configuration (an `authorization { users = [...] }` block, say).
+    ///
+    /// # Errors
+    /// As [`Self::start`].
+    pub fn start_with_config(extra: impl Into<String>) -> Result<Self, TestServerError> {
+        let binary = std::env::var_os(SERVER_BIN_ENV).unwrap_or_else(|| "nats-server".into());
+        Self::start_configured(binary, extra.into())
+    }
+
+    fn start_configured(
+        binary: impl Into<PathBuf>,
+        extra_config: String,
+    ) -> Result<Self, TestServerError> {
         let dir = tempfile::Builder::new()
             .prefix("flotilla-nats-")
             .tempdir()
@@ -118,6 +137,7 @@ impl NatsTestServer {
             client_port: 0,
             monitoring_port: 0,
             child: None,
+            extra_config,
         };
         let mut attempt = 1;
         loop {
@@ -203,8 +223,8 @@ impl NatsTestServer {
         // from the page cache and can lose acknowledged writes on a crash.
         let config = format!(
             "listen: 127.0.0.1:{}\nhttp: 127.0.0.1:{}\n\
-             jetstream {{\n  store_dir: {store_dir}\n  sync_interval: always\n}}\n",
-            self.client_port, self.monitoring_port
+             jetstream {{\n  store_dir: {store_dir}\n  sync_interval: always\n}}\n{}\n",
+            self.client_port, self.monitoring_port, self.extra_config
         );
         std::fs::write(self.config_path(), config).map_err(io("write nats-server.conf"))
     }

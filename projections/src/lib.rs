@@ -55,7 +55,7 @@ pub use objects::{list, render_all, render_object};
 pub use served::{ServedType, find_type, served_types, type_of_kind};
 pub use table::{TableColumn, TableData, table, table_data, table_named};
 pub use timeline::{decision_line, event_line};
-pub use work::works_for_cluster;
+pub use work::{all_works, works_for_cluster};
 
 #[cfg(test)]
 mod tests;

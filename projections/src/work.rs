@@ -204,6 +204,19 @@ pub fn works_for_cluster(state: &State, cluster: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Every work of every member cluster, with its cluster, in work key order: what the hub
+/// publishes for agents that follow their works on NATS.
+#[must_use]
+pub fn all_works(state: &State) -> Vec<(String, Value)> {
+    derived::all_of_kind(state, DerivedKind::Work, true, None)
+        .iter()
+        .filter_map(|object| {
+            let cluster = cluster_of(&object.key.namespace)?.to_owned();
+            Some((cluster, json::canonical(derived::render(state, object))))
+        })
+        .collect()
+}
+
 /// One work object; `{}` for a binding without one (callers only ask for existing works).
 pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Binding) -> Value {
     let owner = &object.owner;

@@ -4,178 +4,19 @@
 //! mid-rollout and restarted on the same `--state` re-applies nothing, and the run still
 //! completes.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-use flotilla_adapters::agent::dir::file_name;
-use flotilla_adapters::agent::work::ManifestId;
-use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
-use serde_json::Value;
-
-/// How long any one wait in this test may take.
-const WAIT_MAX: Duration = Duration::from_secs(20);
+use flotilla_tests::agents::{
+    Agent, check_dir_files, get_json, items, ok, run_succeeded, sim_applies, wait_for,
+};
+use flotilla_tests::support::{HubProcess, fixture};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
 }
 
-/// A running `flotilla agent`, its output collected line by line; killed (by pid) on drop.
-struct Agent {
-    child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Agent {
-    fn start(hub: &HubProcess, cluster: &str, applier: &str, state: &Path) -> Result<Self, String> {
-        let mut child = Command::new(binary())
-            .args([
-                "agent",
-                "--cluster",
-                cluster,
-                "--hub",
-                &hub.url,
-                "--applier",
-                applier,
-            ])
-            .arg("--state")
-            .arg(state)
-            .args(["--seed", "7", "--max-seconds", "120"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("cannot start the agent for {cluster}: {e}"))?;
-        let stdout = child.stdout.take().ok_or("no stdout")?;
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&lines);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                println!("{line}");
-                if let Ok(mut lines) = sink.lock() {
-                    lines.push(line);
-                }
-            }
-        });
-        Ok(Self { child, lines })
-    }
-
-    fn output(&self) -> Vec<String> {
-        self.lines.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-
-    /// Waits (bounded) for the process to exit by itself; its success, or `None` if it did not.
-    fn wait_exit(&mut self) -> Result<Option<bool>, String> {
-        let started = Instant::now();
-        while started.elapsed() < WAIT_MAX {
-            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
-                return Ok(Some(status.success()));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        Ok(None)
-    }
-
-    fn kill_hard(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn ok(hub: &HubProcess, args: &[&str]) -> Result<String, String> {
-    let output = hub.cli(args)?;
-    if output.status.success() {
-        Ok(stdout(&output))
-    } else {
-        Err(format!("{args:?}: {}{}", stdout(&output), stderr(&output)))
-    }
-}
-
-fn get_json(hub: &HubProcess, args: &[&str]) -> Result<Value, String> {
-    let mut all = vec!["get"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["-o", "json"]);
-    let text = ok(hub, &all)?;
-    serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))
-}
-
-/// Polls `check` every 100 ms until it gives a value, for at most [`WAIT_MAX`].
-fn wait_for<T>(
-    what: &str,
-    mut check: impl FnMut() -> Result<Option<T>, String>,
-) -> Result<T, String> {
-    let started = Instant::now();
-    while started.elapsed() < WAIT_MAX {
-        if let Some(value) = check()? {
-            return Ok(value);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Err(format!("timed out waiting for {what}"))
-}
-
-fn items(list: &Value) -> Vec<Value> {
-    list["items"].as_array().cloned().unwrap_or_default()
-}
-
-fn run_succeeded(hub: &HubProcess) -> Result<bool, String> {
-    let run = get_json(hub, &["csur", "shop-run"])?;
-    Ok(run["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == "Succeeded" && c["status"] == "True"))
-}
-
-/// The `applies` counter of every object of a `sim` agent's simulated cluster.
-fn sim_applies(state: &Path) -> Result<Vec<u64>, String> {
-    let path = state.join("sim-cluster.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let cluster: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    Ok(cluster["objects"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(_, o)| o["applies"].as_u64().unwrap_or(0))
-        .collect())
-}
-
-/// Every manifest of the `dir` member's Works, read back from its file.
-fn check_dir_files(hub: &HubProcess, root: &Path) -> Result<usize, String> {
-    let works = items(&get_json(hub, &["works", "-n", "fleet-member-gitops-1"])?);
-    let mut checked = 0;
-    for work in &works {
-        let placement = work["metadata"]["labels"]["kubernetes-fleet.io/parent-CRP"]
-            .as_str()
-            .ok_or("a work without its placement label")?;
-        let directory = root.join("gitops-1").join(placement);
-        let manifests = work["spec"]["workload"]["manifests"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let files = std::fs::read_dir(&directory)
-            .map_err(|e| e.to_string())?
-            .count();
-        assert_eq!(files, manifests.len(), "one file per manifest, no others");
-        for manifest in manifests {
-            let id = ManifestId::of(&manifest).ok_or("a manifest without identity")?;
-            let path = directory.join(file_name(&id));
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let written: Value = serde_saphyr::from_str(&text).map_err(|e| e.to_string())?;
-            assert_eq!(written, manifest, "{}", path.display());
-            checked += 1;
-        }
-    }
-    Ok(checked)
+fn start(hub: &HubProcess, cluster: &str, applier: &str, state: &Path) -> Result<Agent, String> {
+    Agent::start(&binary(), &["--hub", &hub.url], cluster, applier, state)
 }
 
 #[test]
@@ -188,10 +29,10 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
     let gitops = scratch.path().join("gitops");
     let mut agents = Vec::new();
     for member in ["member-1", "member-2", "member-3"] {
-        agents.push(Agent::start(&hub, member, "sim", &state(member))?);
+        agents.push(start(&hub, member, "sim", &state(member))?);
     }
     let dir_applier = format!("dir:{}", gitops.display());
-    let dir_agent = Agent::start(&hub, "gitops-1", &dir_applier, &state("gitops-1"))?;
+    let dir_agent = start(&hub, "gitops-1", &dir_applier, &state("gitops-1"))?;
 
     wait_for("four bindings", || {
         Ok((items(&get_json(&hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
@@ -218,7 +59,7 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
         "namespace, config map and deployment, once each"
     );
     agents.remove(0).kill_hard();
-    let restarted = Agent::start(&hub, "member-1", "sim", &state("member-1"))?;
+    let restarted = start(&hub, "member-1", "sim", &state("member-1"))?;
     wait_for("the restarted agent to rejoin", || {
         Ok(restarted
             .output()

@@ -11,8 +11,15 @@ pub struct AgentArgs {
     #[arg(long)]
     pub cluster: String,
     /// The hub's API (`http://127.0.0.1:7420`).
+    #[arg(long, required_unless_present = "nats", conflicts_with = "nats")]
+    pub hub: Option<String>,
+    /// A NATS server the hub runs on (`nats://127.0.0.1:4222`): Works are followed in its
+    /// works bucket and events published on the input stream.
     #[arg(long)]
-    pub hub: String,
+    pub nats: Option<String>,
+    /// The agent's NATS credentials: an nkey seed (`flotilla agent-creds`) or a `.creds` file.
+    #[arg(long, requires = "nats")]
+    pub creds: Option<PathBuf>,
     /// `sim` (a simulated cluster) or `dir:PATH` (YAML files for a GitOps tool).
     #[arg(long)]
     pub applier: String,

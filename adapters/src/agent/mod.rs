@@ -9,6 +9,8 @@ pub mod applier;
 pub mod args;
 pub mod dir;
 pub mod hub;
+pub mod link;
+pub mod nats_link;
 pub mod reconcile;
 #[cfg(test)]
 mod reconcile_tests;
@@ -28,6 +30,8 @@ pub use args::AgentArgs;
 
 use applier::{Applier, ApplierError};
 use hub::{HubClient, HubError};
+use link::HubLink;
+use nats_link::NatsLink;
 use reconcile::{ReconcileError, Reconciler};
 use report::ClusterProperties;
 use run::{Ending, Loop};
@@ -110,7 +114,11 @@ fn sim_properties(sim: &args::SimArgs) -> ClusterProperties {
 ///
 /// # Errors
 /// For a bad flag, an unreadable state directory, or a failure while leaving.
-pub async fn run(args: AgentArgs, token: Option<String>) -> Result<Ending, AgentError> {
+pub async fn run(
+    args: AgentArgs,
+    token: Option<String>,
+    ca: Option<PathBuf>,
+) -> Result<Ending, AgentError> {
     let kind = ApplierKind::parse(&args.applier)?;
     if !(0.0..=1.0).contains(&args.sim.sim_failure_rate) {
         return Err(AgentError::Flag(
@@ -118,7 +126,7 @@ pub async fn run(args: AgentArgs, token: Option<String>) -> Result<Ending, Agent
         ));
     }
     std::fs::create_dir_all(&args.state).map_err(|e| ApplierError::io(&args.state, e))?;
-    let hub = HubClient::new(&args.hub, &args.cluster)?.with_token(token);
+    let hub = connect(&args, token, ca).await?;
     let state = StateFile::open(&args.state, &args.cluster)?;
     let ending = match kind {
         ApplierKind::Sim => {
@@ -144,7 +152,7 @@ pub async fn run(args: AgentArgs, token: Option<String>) -> Result<Ending, Agent
 /// Announces the agent and runs its loop with one applier.
 async fn drive<A: Applier>(
     args: &AgentArgs,
-    hub: HubClient,
+    hub: HubLink,
     applier: A,
     state: StateFile,
     properties: ClusterProperties,
@@ -153,7 +161,7 @@ async fn drive<A: Applier>(
         "{} agent for {} against {} (state in {})",
         applier.label(),
         args.cluster,
-        args.hub,
+        where_hub(args),
         args.state.display()
     );
     let reconciler = Reconciler::new(&args.cluster, hub.clone(), applier, state);
@@ -164,6 +172,41 @@ async fn drive<A: Applier>(
         max_duration: args.max_seconds.map(Duration::from_secs),
     };
     run::run(config, reconciler, shutdown_signal()).await
+}
+
+/// The hub the flags name: `--hub URL` (with the bearer token) or `--nats URL` (with the
+/// credentials).
+async fn connect(
+    args: &AgentArgs,
+    token: Option<String>,
+    ca: Option<PathBuf>,
+) -> Result<HubLink, AgentError> {
+    if let Some(url) = &args.nats {
+        let connection = crate::nats_auth::NatsConnection {
+            creds: args.creds.clone(),
+            ca,
+            inbox_prefix: Some(crate::nats_auth::agent_inbox_prefix(&args.cluster)),
+        };
+        let client = connection
+            .connect(url, &format!("flotilla-agent-{}", args.cluster))
+            .await
+            .map_err(|e| AgentError::Flag(e.to_string()))?;
+        return Ok(HubLink::Nats(Box::new(NatsLink::new(
+            client,
+            &args.cluster,
+        ))));
+    }
+    let url = args.hub.as_deref().unwrap_or_default();
+    Ok(HubLink::Http(
+        HubClient::new(url, &args.cluster)?.with_token(token),
+    ))
+}
+
+fn where_hub(args: &AgentArgs) -> &str {
+    args.nats
+        .as_deref()
+        .or(args.hub.as_deref())
+        .unwrap_or_default()
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::applier::{Applied, Applier, ApplierError, ManifestOutcome};
-use super::hub::{HubClient, HubError, rejections};
+use super::hub::{HubError, rejections};
+use super::link::HubLink;
 use super::report::{WorkReport, report_event};
 use super::state::{AppliedWork, StateFile};
 use super::watch::WorkChange;
@@ -35,7 +36,7 @@ pub enum ReconcileError {
 /// The agent's reconciler: desired Works, the applier, and the state file.
 pub struct Reconciler<A> {
     cluster: String,
-    hub: HubClient,
+    hub: HubLink,
     applier: A,
     state: StateFile,
     desired: BTreeMap<String, DesiredWork>,
@@ -43,7 +44,7 @@ pub struct Reconciler<A> {
 
 impl<A: Applier> Reconciler<A> {
     /// A reconciler that starts from the state file.
-    pub fn new(cluster: &str, hub: HubClient, applier: A, state: StateFile) -> Self {
+    pub fn new(cluster: &str, hub: HubLink, applier: A, state: StateFile) -> Self {
         Self {
             cluster: cluster.to_owned(),
             hub,

@@ -11,6 +11,7 @@ use axum::routing::post;
 use serde_json::{Value, json};
 
 use super::hub::HubClient;
+use super::link::HubLink;
 use super::reconcile::Reconciler;
 use super::sim::{SIM_FILE, SimApplier, SimCluster, SimConfig};
 use super::state::{StateFile, read_json};
@@ -77,7 +78,12 @@ async fn works_are_applied_once_changed_narrowly_and_withdrawn_whole() -> TestRe
     };
     let applier = SimApplier::open("m1", state.path(), config)?;
     let file = StateFile::open(state.path(), "m1")?;
-    let mut reconciler = Reconciler::new("m1", HubClient::new(&url, "m1")?, applier, file);
+    let mut reconciler = Reconciler::new(
+        "m1",
+        HubLink::Http(HubClient::new(&url, "m1")?),
+        applier,
+        file,
+    );
 
     let first = work("w", 0, &[config_map("a"), config_map("b")]);
     reconciler

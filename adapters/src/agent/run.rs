@@ -9,10 +9,11 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::applier::Applier;
-use super::hub::{HubClient, HubError, Membership, rejections};
+use super::hub::{HubError, Membership, rejections};
+use super::link::HubLink;
 use super::reconcile::{ReconcileError, Reconciler};
 use super::report::{ClusterProperties, heartbeat_event};
-use super::watch::{WorkChange, follow};
+use super::watch::WorkChange;
 
 /// How often Works with pending availability are observed again.
 pub const RECHECK_EVERY: Duration = Duration::from_millis(250);
@@ -35,7 +36,7 @@ pub struct Loop {
     /// The cluster's name.
     pub cluster: String,
     /// The hub.
-    pub hub: HubClient,
+    pub hub: HubLink,
     /// What heartbeats carry.
     pub properties: ClusterProperties,
     /// Stop after this long (`None`: until leaving or shutdown).
@@ -53,7 +54,7 @@ pub async fn run<A: Applier>(
 ) -> Result<Ending, ReconcileError> {
     let (sender, mut changes) = mpsc::channel::<WorkChange>(CHANGES_BUFFER);
     let label = reconciler.label().to_owned();
-    let watcher = tokio::spawn(follow(config.hub.clone(), label, sender));
+    let watcher = tokio::spawn(config.hub.clone().follow(label, sender));
     let deadline = config
         .max_duration
         .map_or_else(far_future, |d| Instant::now() + d);

@@ -39,7 +39,7 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
         }
         let (deadline, folded, writing) = {
             let view = hub.view()?;
-            let writing = view.declined.is_none() && view.fenced.is_none();
+            let writing = view.declined.is_none() && view.fenced.is_none() && !view.following;
             (next_deadline(&view.folder.state), view.folder.seq, writing)
         };
         let now = Utc::now();

@@ -16,6 +16,7 @@
 //! so, and goes on serving reads of what it folded — which keeps a rolling upgrade safe.
 
 pub mod clock;
+mod follower;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -84,6 +85,8 @@ pub struct View {
     pub fenced: Option<String>,
     /// Set when this build declined the writer role: the log holds a record of a newer build.
     pub declined: Option<String>,
+    /// Set while this hub follows another writer (a standby or read follower on NATS).
+    pub following: bool,
 }
 
 impl View {
@@ -320,7 +323,11 @@ impl<L: EventLog> Hub<L> {
     pub async fn checkpoint(&self) -> Result<(), HubError> {
         let checkpoint = {
             let view = self.view()?;
-            if view.fenced.is_some() || view.declined.is_some() || view.folder.seq == 0 {
+            if view.fenced.is_some()
+                || view.declined.is_some()
+                || view.following
+                || view.folder.seq == 0
+            {
                 return Ok(());
             }
             view.folder.checkpoint()?

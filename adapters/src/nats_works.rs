@@ -1,0 +1,231 @@
+//! Work distribution on NATS. The writer publishes what each member cluster's agent needs in
+//! the `<prefix>_WORKS` key-value bucket, one key per cluster and Work:
+//!
+//! | key | value |
+//! |---|---|
+//! | `<cluster>.member` | `{"heartbeatPeriodSeconds": 60, "leaving": false}`; deleted when the MemberCluster is gone |
+//! | `<cluster>.work.<work name>` | the Work object (KubeFleet's shape, without `status` or `resourceVersion`); deleted when withdrawn |
+//!
+//! `<cluster>` is [`cluster_key`]: the input subjects' cluster token with `%` written as `=` and
+//! `~` as `/`, the bytes key-value keys allow. An agent reads only its own keys (an ordered
+//! consumer filtered on `$KV.<bucket>.<cluster>.>`, delivering the last value per key), so an
+//! agent that was away catches up from what is current, and its NATS permissions can name
+//! exactly that filter. Values change only when what the agent acts on changes (not on every
+//! report), and deletions stay as markers, so an agent that missed one still sees it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_nats::jetstream::{self, kv, stream::StorageType};
+use bytes::Bytes;
+use flotilla_core::State;
+use flotilla_core::wire::subject::cluster_token;
+use flotilla_eventstore::nats_log::NatsOptions;
+use serde_json::{Value, json};
+
+use crate::runtime::Hub;
+use crate::store::AnyLog;
+
+/// How long the publisher waits after a fold for more folds before publishing, so a burst of
+/// folds costs one comparison.
+pub const PUBLISH_COALESCE: Duration = Duration::from_millis(50);
+
+/// The works bucket's name.
+#[must_use]
+pub fn works_bucket_name(options: &NatsOptions) -> String {
+    format!("{}_WORKS", options.stream_prefix)
+}
+
+/// A cluster's first key token in the works bucket (module docs).
+#[must_use]
+pub fn cluster_key(cluster: &str) -> String {
+    cluster_token(cluster).replace('%', "=").replace('~', "/")
+}
+
+/// The key of a cluster's membership record.
+#[must_use]
+pub fn member_key(cluster: &str) -> String {
+    format!("{}.member", cluster_key(cluster))
+}
+
+/// The key of one of a cluster's Works.
+#[must_use]
+pub fn work_key(cluster: &str, work: &str) -> String {
+    format!("{}.work.{work}", cluster_key(cluster))
+}
+
+/// Why publishing failed.
+#[derive(Debug, thiserror::Error)]
+#[error("works bucket {bucket}: {message}")]
+pub struct PublishError {
+    /// The bucket.
+    pub bucket: String,
+    /// What failed.
+    pub message: String,
+}
+
+/// Binds to the works bucket, creating it when missing: one value per key, file storage, the
+/// log's replicas, no age limit (a Work is current until it is withdrawn).
+///
+/// # Errors
+/// When the bucket can be neither bound nor created.
+pub async fn works_bucket(
+    context: &jetstream::Context,
+    options: &NatsOptions,
+) -> Result<kv::Store, PublishError> {
+    let bucket = works_bucket_name(options);
+    if let Ok(store) = context.get_key_value(&bucket).await {
+        return Ok(store);
+    }
+    let config = kv::Config {
+        bucket: bucket.clone(),
+        description: "flotilla: each member cluster's desired works".to_owned(),
+        history: 1,
+        storage: StorageType::File,
+        num_replicas: options.replicas,
+        ..kv::Config::default()
+    };
+    context
+        .create_key_value(config)
+        .await
+        .map_err(|err| PublishError {
+            bucket,
+            message: err.to_string(),
+        })
+}
+
+/// Every key and value the bucket should hold for `state`.
+#[must_use]
+pub fn desired_entries(state: &State) -> BTreeMap<String, Vec<u8>> {
+    let mut entries = BTreeMap::new();
+    for (name, member) in state.members() {
+        let record = json!({
+            "heartbeatPeriodSeconds": member.spec.heartbeat_period_seconds,
+            "leaving": member.is_leaving(),
+        });
+        entries.insert(member_key(name), record.to_string().into_bytes());
+    }
+    for (cluster, mut work) in flotilla_projections::all_works(state) {
+        let Some(name) = work["metadata"]["name"].as_str().map(str::to_owned) else {
+            continue;
+        };
+        strip_volatile(&mut work);
+        entries.insert(work_key(&cluster, &name), work.to_string().into_bytes());
+    }
+    entries
+}
+
+/// Drops what changes without changing what the agent does: status (reports) and the
+/// resource version.
+fn strip_volatile(work: &mut Value) {
+    if let Some(object) = work.as_object_mut() {
+        object.remove("status");
+    }
+    if let Some(metadata) = work.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("resourceVersion");
+    }
+}
+
+/// Publishes the works while this hub is the writer, until shutdown. On becoming the writer it
+/// rewrites every current key once and deletes keys nothing wants (what the bucket held is
+/// not trusted to match this state); afterwards it writes only what changed.
+pub async fn run(hub: Hub<AnyLog>, store: kv::Store) {
+    let mut folded = hub.folded_updates();
+    let mut shutdown = hub.shutdown_signal();
+    // `None` until this hub writes: then what the bucket holds, as far as this hub knows.
+    let mut published: Option<BTreeMap<String, Vec<u8>>> = None;
+    loop {
+        tokio::select! {
+            _ = folded.changed() => {}
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = shutdown.changed() => return,
+        }
+        tokio::time::sleep(PUBLISH_COALESCE).await;
+        if !hub.is_writing() {
+            published = None;
+            continue;
+        }
+        let known = match published.take() {
+            Some(known) => known,
+            None => match current_keys(&store).await {
+                Ok(keys) => keys,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot list the works bucket; retrying");
+                    continue;
+                }
+            },
+        };
+        let desired = match hub.view() {
+            Ok(view) => desired_entries(&view.folder.state),
+            Err(_) => return,
+        };
+        published = Some(publish_changes(&store, known, desired).await);
+    }
+}
+
+/// The bucket's keys, each with an empty value (unknown content: rewritten once).
+async fn current_keys(store: &kv::Store) -> Result<BTreeMap<String, Vec<u8>>, PublishError> {
+    use futures::TryStreamExt;
+    let error = |err: &dyn std::fmt::Display| PublishError {
+        bucket: String::new(),
+        message: err.to_string(),
+    };
+    let keys = store.keys().await.map_err(|e| error(&e))?;
+    let keys: Vec<String> = keys.try_collect().await.map_err(|e| error(&e))?;
+    Ok(keys.into_iter().map(|key| (key, Vec::new())).collect())
+}
+
+/// Writes the differences between `known` and `desired`; returns what the bucket now holds as
+/// far as this hub knows (a failed write stays unknown, so it is retried next round).
+async fn publish_changes(
+    store: &kv::Store,
+    mut known: BTreeMap<String, Vec<u8>>,
+    desired: BTreeMap<String, Vec<u8>>,
+) -> BTreeMap<String, Vec<u8>> {
+    let withdrawn: Vec<String> = known
+        .keys()
+        .filter(|key| !desired.contains_key(*key))
+        .cloned()
+        .collect();
+    for key in withdrawn {
+        match store.delete(&key).await {
+            Ok(()) => {
+                known.remove(&key);
+            }
+            Err(error) => tracing::warn!(%error, key, "cannot withdraw a work"),
+        }
+    }
+    for (key, value) in desired {
+        if known.get(&key) == Some(&value) {
+            continue;
+        }
+        match store.put(&key, Bytes::from(value.clone())).await {
+            Ok(_) => {
+                known.insert(key, value);
+            }
+            Err(error) => {
+                tracing::warn!(%error, key, "cannot publish a work");
+                known.remove(&key);
+            }
+        }
+    }
+    known
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_keys_are_valid_key_value_keys() {
+        assert_eq!(cluster_key("member-1"), "member-1");
+        assert_eq!(cluster_key("eu.member-1"), "eu=2Emember-1");
+        assert_eq!(work_key("eu.m", "shop-work"), "eu=2Em.work.shop-work");
+        let long = "x.".repeat(100);
+        let key = cluster_key(&long);
+        assert!(
+            key.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-/_=".contains(&b))
+        );
+    }
+}

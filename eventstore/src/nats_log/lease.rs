@@ -1,0 +1,149 @@
+//! The writer lease: which of several `flotilla serve` processes on one NATS log is the writer.
+//!
+//! One key (`writer`) in the `<prefix>_WRITER` key-value bucket names the holder. The bucket's
+//! `max_age` is the lease's time to live, so a holder that stops renewing (killed, partitioned)
+//! loses the key when its last renewal ages out, and a standby's `create` succeeds. Renewals
+//! are compare-and-set on the key's revision, so a holder learns at once that someone else took
+//! the key. The lease only elects; safety rests on the decisions stream's fencing (a stale
+//! writer's next decision batch is refused), so two writers can never interleave decisions even
+//! when clocks or timers disagree.
+
+use std::time::Duration;
+
+use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
+use async_nats::jetstream::{self, stream::StorageType};
+use bytes::Bytes;
+
+use super::NatsOptions;
+use crate::LogError;
+
+/// The one key of the lease bucket.
+pub const LEASE_KEY: &str = "writer";
+
+/// The lease bucket's name.
+#[must_use]
+pub fn lease_bucket_name(options: &NatsOptions) -> String {
+    format!("{}_WRITER", options.stream_prefix)
+}
+
+/// A process's claim on the writer role.
+pub struct WriterLease {
+    store: kv::Store,
+    holder: String,
+    revision: Option<u64>,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for WriterLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriterLease")
+            .field("holder", &self.holder)
+            .field("revision", &self.revision)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WriterLease {
+    /// Binds to the lease bucket, creating it with time to live `ttl` when missing (an existing
+    /// bucket keeps the time to live it was created with). `holder` names this process.
+    ///
+    /// # Errors
+    /// When the bucket can be neither bound nor created.
+    pub async fn open(
+        context: &jetstream::Context,
+        options: &NatsOptions,
+        holder: String,
+        ttl: Duration,
+    ) -> Result<Self, LogError> {
+        let bucket = lease_bucket_name(options);
+        let store = match context.get_key_value(&bucket).await {
+            Ok(store) => store,
+            Err(_) => context
+                .create_key_value(kv::Config {
+                    bucket: bucket.clone(),
+                    description: "flotilla writer lease".to_owned(),
+                    history: 1,
+                    max_age: ttl,
+                    storage: StorageType::File,
+                    num_replicas: options.replicas,
+                    ..kv::Config::default()
+                })
+                .await
+                .map_err(|err| LogError::Nats(format!("create lease bucket {bucket}: {err}")))?,
+        };
+        let ttl = match store.status().await {
+            Ok(status) => status.max_age(),
+            Err(_) => ttl,
+        };
+        Ok(Self {
+            store,
+            holder,
+            revision: None,
+            ttl,
+        })
+    }
+
+    /// The lease's time to live, as the bucket has it.
+    #[must_use]
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// This process's name in the lease.
+    #[must_use]
+    pub fn holder(&self) -> &str {
+        &self.holder
+    }
+
+    /// Takes the lease if nobody holds it; whether this process holds it now.
+    ///
+    /// # Errors
+    /// When the server cannot be asked.
+    pub async fn try_acquire(&mut self) -> Result<bool, LogError> {
+        let value = Bytes::from(self.holder.clone().into_bytes());
+        match self.store.create(LEASE_KEY, value).await {
+            Ok(revision) => {
+                self.revision = Some(revision);
+                Ok(true)
+            }
+            Err(err) if err.kind() == CreateErrorKind::AlreadyExists => Ok(false),
+            Err(err) => Err(LogError::Nats(format!("acquire the writer lease: {err}"))),
+        }
+    }
+
+    /// Renews a held lease; `false` when it was lost (expired and taken, or never held).
+    ///
+    /// # Errors
+    /// When the server cannot be asked (the lease may still be held: renew again soon).
+    pub async fn renew(&mut self) -> Result<bool, LogError> {
+        let Some(revision) = self.revision else {
+            return Ok(false);
+        };
+        let value = Bytes::from(self.holder.clone().into_bytes());
+        match self.store.update(LEASE_KEY, value, revision).await {
+            Ok(revision) => {
+                self.revision = Some(revision);
+                Ok(true)
+            }
+            Err(err) if err.kind() == UpdateErrorKind::WrongLastRevision => {
+                self.revision = None;
+                Ok(false)
+            }
+            Err(err) => Err(LogError::Nats(format!("renew the writer lease: {err}"))),
+        }
+    }
+
+    /// Who holds the lease now, if anyone.
+    ///
+    /// # Errors
+    /// When the server cannot be asked.
+    pub async fn current_holder(&self) -> Result<Option<String>, LogError> {
+        let value = self
+            .store
+            .get(LEASE_KEY)
+            .await
+            .map_err(|err| LogError::Nats(format!("read the writer lease: {err}")))?;
+        Ok(value.map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+}
