@@ -124,6 +124,11 @@ async fn check_permissions(url: &str, seed: &Path) -> Result<(), String> {
     .ok_or("the notice subscription ended")?;
     assert_eq!(notice["code"], "Undecodable", "{notice}");
     assert_eq!(notice["subject"], "flotilla.in.heartbeat.member-1");
+    let reason = notice["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("belongs on flotilla.in.heartbeat.member-2"),
+        "{notice}"
+    );
     Ok(())
 }
 
@@ -196,7 +201,12 @@ fn agents_on_nats_survive_a_dead_writer_and_a_server_restart() -> Result<(), Str
         Ok((items(&get_json(&writer, &["clusterresourcebindings"])?).len() == 4).then_some(()))
     })?;
     ok(&writer, &["apply", "-f", &fixture("agents-run.yaml")])?;
-    ok(&writer, &["run", "start", "shop-run"])?;
+    // The standby follows within a round; a write sent to it is appended to the stream and
+    // decided by the writer.
+    wait_for("the standby to see the run", || {
+        Ok(get_json(&standby, &["csur", "shop-run"]).ok())
+    })?;
+    ok(&standby, &["run", "start", "shop-run"])?;
     let request = wait_for("the approval request after staging", || {
         let requests = items(&get_json(&writer, &["careq"])?);
         Ok(requests
