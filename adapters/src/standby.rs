@@ -5,7 +5,10 @@
 //! `--read-only` never contends: it is a read follower. Safety does not rest on the lease: a
 //! writer that lost it is refused by the decisions stream's fence at its next batch.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Mutex;
 
 use flotilla_eventstore::nats_log::lease::WriterLease;
 
@@ -48,9 +51,17 @@ pub async fn run(hub: Hub<AnyLog>, role: Role, name: String) -> Result<(), HubEr
     }
     let folded = hub.take_writer_role().await?;
     println!("took the writer role at sequence {folded}");
-    let renewer = tokio::spawn(keep_lease(hub.clone(), lease));
+    let lease = Arc::new(Mutex::new(lease));
+    let renewer = tokio::spawn(keep_lease(hub.clone(), Arc::clone(&lease)));
     let written = hub.run_writer().await;
     renewer.abort();
+    // A clean stop hands the role on at once; after a crash the lease expires instead.
+    if written.is_ok()
+        && hub.view()?.fenced.is_none()
+        && let Err(error) = lease.lock().await.release().await
+    {
+        tracing::warn!(%error, "cannot release the writer lease; it expires by itself");
+    }
     written
 }
 
@@ -81,10 +92,11 @@ async fn wait_for_lease(hub: &Hub<AnyLog>, lease: &mut WriterLease) -> Result<bo
 
 /// Renews the lease every third of its time to live; when it is lost, the hub stops writing
 /// and shuts down (a supervisor restarts it as a standby).
-async fn keep_lease(hub: Hub<AnyLog>, mut lease: WriterLease) {
-    let every = lease.ttl() / 3;
+async fn keep_lease(hub: Hub<AnyLog>, lease: Arc<Mutex<WriterLease>>) {
+    let every = lease.lock().await.ttl() / 3;
     loop {
         tokio::time::sleep(every).await;
+        let mut lease = lease.lock().await;
         match lease.renew().await {
             Ok(true) => {}
             // Expired while nobody took it (the server was away longer than the lease lives):

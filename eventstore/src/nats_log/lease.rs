@@ -134,6 +134,21 @@ impl WriterLease {
         }
     }
 
+    /// Gives a held lease up (on a clean shutdown), so a standby need not wait for it to
+    /// expire; a lease this process no longer holds is left alone.
+    ///
+    /// # Errors
+    /// When the server cannot be asked.
+    pub async fn release(&mut self) -> Result<(), LogError> {
+        let Some(revision) = self.revision.take() else {
+            return Ok(());
+        };
+        self.store
+            .delete_expect_revision(LEASE_KEY, Some(revision))
+            .await
+            .map_err(|err| LogError::Nats(format!("release the writer lease: {err}")))
+    }
+
     /// Who holds the lease now, if anyone.
     ///
     /// # Errors
