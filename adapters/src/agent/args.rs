@@ -13,7 +13,8 @@ pub struct AgentArgs {
     /// The hub's API (`http://127.0.0.1:7420`).
     #[arg(long)]
     pub hub: String,
-    /// `sim` (a simulated cluster) or `dir:PATH` (YAML files for a GitOps tool).
+    /// `sim` (a simulated cluster), `dir:PATH` (YAML files for a GitOps tool) or `kube` (the
+    /// cluster of `KUBECONFIG`, else the in-cluster configuration).
     #[arg(long)]
     pub applier: String,
     /// Where the agent keeps what it applied (and `sim` its simulated cluster).
