@@ -333,7 +333,10 @@ impl LiveProperties {
     /// Replaces the measurement.
     pub fn set(&self, measured: Measured) {
         // A writer that panicked left a whole value behind; keep using it.
-        let mut cell = self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cell = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *cell = Some(measured);
     }
 

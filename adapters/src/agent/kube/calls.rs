@@ -255,9 +255,7 @@ impl Calls {
         if let Some(token) = continue_token {
             params = params.continue_token(token);
         }
-        let request = Request::new(path)
-            .list(&params)
-            .map_err(CallError::build)?;
+        let request = Request::new(path).list(&params).map_err(CallError::build)?;
         self.client
             .request::<Value>(request)
             .await

@@ -198,11 +198,21 @@ impl KubeApplier {
             }
             Some(Ownership::OtherWork(other)) => {
                 let message = format!("placed by this agent for work {other}");
-                return Ok(refused(id, reason::FAILED_TO_TAKE_OVER, message, Findings::default()));
+                return Ok(refused(
+                    id,
+                    reason::FAILED_TO_TAKE_OVER,
+                    message,
+                    Findings::default(),
+                ));
             }
             Some(Ownership::OtherMember(other)) => {
                 let message = format!("placed by the agent of member cluster {other}");
-                return Ok(refused(id, reason::FAILED_TO_TAKE_OVER, message, Findings::default()));
+                return Ok(refused(
+                    id,
+                    reason::FAILED_TO_TAKE_OVER,
+                    message,
+                    Findings::default(),
+                ));
             }
             Some(Ownership::Unmarked) => {
                 if let Some(refusal) = self.takeover_check(work, &target, live.as_ref()).await? {
@@ -311,7 +321,12 @@ impl KubeApplier {
             drifts: Some(observed(Some(live), drifts)),
             ..Findings::default()
         };
-        Ok(Some(refused(target.id, reason::FOUND_DRIFTS, message, findings)))
+        Ok(Some(refused(
+            target.id,
+            reason::FOUND_DRIFTS,
+            message,
+            findings,
+        )))
     }
 
     /// An object this agent did not place: whether `whenToTakeOver` (and co-ownership) lets it
@@ -330,7 +345,12 @@ impl KubeApplier {
                 "{} exists and was not placed by this agent; whenToTakeOver is Never",
                 id.display()
             );
-            return Ok(Some(refused(id, reason::NOT_TAKEN_OVER, message, Findings::default())));
+            return Ok(Some(refused(
+                id,
+                reason::NOT_TAKEN_OVER,
+                message,
+                Findings::default(),
+            )));
         }
         let owners = live["metadata"]["ownerReferences"]
             .as_array()
@@ -340,7 +360,12 @@ impl KubeApplier {
                 "{} is owned by {owners} other objects and allowCoOwnership is false",
                 id.display()
             );
-            return Ok(Some(refused(id, reason::FAILED_TO_TAKE_OVER, message, Findings::default())));
+            return Ok(Some(refused(
+                id,
+                reason::FAILED_TO_TAKE_OVER,
+                message,
+                Findings::default(),
+            )));
         }
         if strategy.when_to_take_over == WhenToTakeOver::IfNoDiff {
             let diffs = self.compare(work, target, live).await?;
@@ -354,7 +379,12 @@ impl KubeApplier {
                     diffs: Some(observed(Some(live), diffs)),
                     ..Findings::default()
                 };
-                return Ok(Some(refused(id, reason::FAILED_TO_TAKE_OVER, message, findings)));
+                return Ok(Some(refused(
+                    id,
+                    reason::FAILED_TO_TAKE_OVER,
+                    message,
+                    findings,
+                )));
             }
         }
         Ok(None)
@@ -381,7 +411,10 @@ impl KubeApplier {
                 let namespace = &target.id.namespace;
                 self.calls.create(&target.resource, namespace, &full).await
             }
-            (Some(full), Some(live)) => self.client_side_patch(work, target, &full, live, owned).await,
+            (Some(full), Some(live)) => {
+                self.client_side_patch(work, target, &full, live, owned)
+                    .await
+            }
             (None, live) => self.server_side_apply(work, target, object, live).await,
         }
     }
@@ -398,7 +431,11 @@ impl KubeApplier {
     ) -> Result<Value, CallError> {
         // The last-applied configuration of an object someone else placed is not this
         // applier's: taking it over removes nothing.
-        let original = if owned { marks::last_applied(live) } else { None };
+        let original = if owned {
+            marks::last_applied(live)
+        } else {
+            None
+        };
         let resource = &target.resource;
         let built_in = resource.is_built_in();
         let patch = merge::three_way(original.as_ref(), full, live, built_in, &target.id.kind);
@@ -476,7 +513,10 @@ impl KubeApplier {
         }
         let owner = self.owner(&work.target);
         let Some(live) = live.filter(|l| marks::ownership(l, &owner) == Ownership::Ours) else {
-            return Ok(failed(id, "the object is gone or no longer placed by this agent"));
+            return Ok(failed(
+                id,
+                "the object is gone or no longer placed by this agent",
+            ));
         };
         let drifts = match work.apply_strategy.comparison {
             Comparison::Full => {

@@ -113,7 +113,9 @@ pub fn sanitize(manifest: &Value) -> Value {
         for field in SERVER_METADATA {
             metadata.remove(field);
         }
-        if let Some(annotations) = metadata.get_mut("annotations").and_then(Value::as_object_mut)
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
         {
             for key in [
                 ANNOTATION_SPEC_HASH,

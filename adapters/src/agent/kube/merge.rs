@@ -328,8 +328,11 @@ mod tests {
 
     #[test]
     fn containers_merge_by_name_and_a_dropped_env_var_is_deleted_by_key() {
-        let original = deployment("nginx:1", json!([{"name": "A", "value": "1"},
-            {"name": "B", "value": "2"}]));
+        let original = deployment(
+            "nginx:1",
+            json!([{"name": "A", "value": "1"},
+            {"name": "B", "value": "2"}]),
+        );
         let modified = deployment("nginx:2", json!([{"name": "A", "value": "1"}]));
         let mut current = original.clone();
         // A field someone else set stays untouched.

@@ -144,7 +144,10 @@ pub fn summarize(nodes: &[Value], pods: &[Value]) -> Measured {
         let bound = pod["spec"]["nodeName"]
             .as_str()
             .is_some_and(|n| !n.is_empty());
-        let finished = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+        let finished = matches!(
+            pod["status"]["phase"].as_str(),
+            Some("Succeeded" | "Failed")
+        );
         if !bound || finished {
             continue;
         }
@@ -160,10 +163,7 @@ pub fn summarize(nodes: &[Value], pods: &[Value]) -> Measured {
         usage: BTreeMap::from([
             ("capacity".to_owned(), capacity.texts()),
             ("allocatable".to_owned(), allocatable.texts()),
-            (
-                "available".to_owned(),
-                allocatable.less(requested).texts(),
-            ),
+            ("available".to_owned(), allocatable.less(requested).texts()),
         ]),
     }
 }

@@ -42,7 +42,7 @@ pub fn sent(requests: &Requests) -> Vec<Recorded> {
 }
 
 /// Writes (anything but GET).
-pub fn writes(requests: &Requests) -> Vec<Recorded> {
+pub fn writes_of(requests: &Requests) -> Vec<Recorded> {
     sent(requests)
         .into_iter()
         .filter(|r| r.method != "GET")
@@ -51,10 +51,7 @@ pub fn writes(requests: &Requests) -> Vec<Recorded> {
 
 /// A fixture from `adapters/tests/fixtures/kube/`.
 pub fn fixture(name: &str) -> Value {
-    let path = format!(
-        "{}/tests/fixtures/kube/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = format!("{}/tests/fixtures/kube/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -63,7 +60,9 @@ pub fn fixture(name: &str) -> Value {
 pub type Answer = (u16, Value);
 
 /// A client whose requests `respond` answers; the requests are recorded.
-pub fn client(respond: impl Fn(&Recorded) -> Answer + Send + Sync + 'static) -> (::kube::Client, Requests) {
+pub fn client(
+    respond: impl Fn(&Recorded) -> Answer + Send + Sync + 'static,
+) -> (::kube::Client, Requests) {
     let requests: Requests = Arc::default();
     let respond = Arc::new(respond);
     let recorder = requests.clone();
@@ -101,7 +100,9 @@ pub fn client(respond: impl Fn(&Recorded) -> Answer + Send + Sync + 'static) -> 
 }
 
 /// An applier for member cluster `member-1` over a recording client; retries without pausing.
-pub fn applier(respond: impl Fn(&Recorded) -> Answer + Send + Sync + 'static) -> (KubeApplier, Requests) {
+pub fn fake(
+    respond: impl Fn(&Recorded) -> Answer + Send + Sync + 'static,
+) -> (KubeApplier, Requests) {
     let (client, requests) = client(respond);
     let retry = RetryPolicy {
         attempts_max: 3,
