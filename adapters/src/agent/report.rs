@@ -79,7 +79,7 @@ pub struct WorkReport {
     pub drifted: Vec<ObservedManifest>,
 }
 
-/// At most `max` differences of one manifest.
+/// One manifest's differences, at most [`DIFFS_PER_MANIFEST_MAX`] of them.
 fn capped(id: &ManifestId, observed: &ObservedDiffs) -> ObservedManifest {
     let mut observed = observed.clone();
     observed.details.truncate(DIFFS_PER_MANIFEST_MAX);
@@ -438,6 +438,45 @@ mod tests {
         let parsed =
             flotilla_core::wire::json::parse_event(event.to_string().as_bytes(), &defaults);
         assert!(parsed.is_ok(), "{parsed:?}");
+    }
+
+    #[test]
+    fn a_report_without_findings_stays_schema_3_and_one_with_them_says_4() {
+        let plain = [outcome("a", Applied::Applied, Availability::Available)];
+        let report = WorkReport::from_outcomes(&work(), &plain);
+        assert!(!report.has_findings());
+        let event = report_event("m1", &work(), &report);
+        assert_eq!(event["schemaVersion"], 3);
+        for field in ["diffReported", "diffedManifests", "driftedManifests"] {
+            assert!(event.get(field).is_none(), "{field}");
+        }
+        let mut drifted = outcome("a", Applied::Applied, Availability::Available);
+        drifted.findings.drifts = Some(ObservedDiffs {
+            generation: Some(3),
+            details: vec![PatchDetail {
+                path: "/spec/replicas".into(),
+                value_in_member: Some("5".into()),
+                value_in_hub: Some("3".into()),
+            }],
+        });
+        let report = WorkReport::from_outcomes(&work(), &[drifted]);
+        assert!(report.applied && report.available && report.is_settled());
+        let event = report_event("m1", &work(), &report);
+        assert_eq!(event["schemaVersion"], 4);
+        assert_eq!(event["applied"], true);
+        let entry = &event["driftedManifests"][0];
+        assert_eq!(entry["observedInMemberClusterGeneration"], 3);
+        assert_eq!(
+            entry["observedDrifts"],
+            json!([{"path": "/spec/replicas", "valueInMember": "5", "valueInHub": "3"}])
+        );
+        // A state file written before these fields existed still reads.
+        let old = json!({"resource_index": 1, "applied": true, "available": true,
+            "trackable": true, "message": "", "failed": [{"id": {"group": "", "version": "v1",
+            "kind": "ConfigMap", "namespace": "n", "name": "c"}, "condition": "Available",
+            "message": "not available yet"}]});
+        let read: Result<WorkReport, _> = serde_json::from_value(old);
+        assert!(read.is_ok_and(|r| r.diff_reported.is_none() && r.failed[0].reason.is_none()));
     }
 
     #[test]

@@ -172,9 +172,9 @@ async fn a_strategic_patch_merges_containers_by_name_on_a_recorded_statefulset()
     }
     let container = &mut manifest["spec"]["template"]["spec"]["containers"][0];
     container["image"] = json!("docker.io/bitnami/redis:4.0.11-debian-9");
-    container["env"]
-        .as_array_mut()
-        .map(|env| env.retain(|e| e["name"] != "REDIS_DISABLE_COMMANDS"));
+    if let Some(env) = container["env"].as_array_mut() {
+        env.retain(|e| e["name"] != "REDIS_DISABLE_COMMANDS");
+    }
     let (mut applier, requests) = fake(serving(live.clone(), Some(live)));
     applier
         .apply(&work(vec![manifest], ApplyStrategy::default()))
@@ -649,7 +649,7 @@ async fn remove_deletes_only_objects_marked_as_this_works() -> Result<(), Applie
         "GET" => (200, ours.clone()),
         _ => (200, deleted.clone()),
     });
-    assert_eq!(applier.remove(&target, &[id.clone()]).await?, 1);
+    assert_eq!(applier.remove(&target, std::slice::from_ref(&id)).await?, 1);
     let writes = writes_of(&requests);
     assert_eq!(writes.len(), 1);
     assert_eq!(writes[0].method, "DELETE");
@@ -662,7 +662,7 @@ async fn remove_deletes_only_objects_marked_as_this_works() -> Result<(), Applie
 
     // Someone else's object, and one that is gone, are left alone.
     let (mut applier, requests) = fake(serving(fixture("configmap-settings.json"), None));
-    assert_eq!(applier.remove(&target, &[id.clone()]).await?, 0);
+    assert_eq!(applier.remove(&target, std::slice::from_ref(&id)).await?, 0);
     assert_eq!(super::tests_support::writes_of(&requests).len(), 0);
     let (mut applier, requests) = fake(|_| not_found());
     assert_eq!(applier.remove(&target, &[id]).await?, 0);
