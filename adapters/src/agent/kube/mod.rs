@@ -202,11 +202,12 @@ impl Applier for KubeApplier {
         let owner = self.owner(target);
         let mut removed = 0;
         for id in objects {
-            let resource = self
-                .resolver
-                .resolve(&self.calls, id)
-                .await
-                .map_err(|e| ApplierError::Cluster(e.message))?;
+            let resource = match self.resolver.resolve(&self.calls, id).await {
+                Ok(resource) => resource,
+                // The kind is no longer served (its CRD is gone): no object of it is left.
+                Err(error) if error.code == Some(404) => continue,
+                Err(error) => return Err(ApplierError::Cluster(error.message)),
+            };
             let live = self
                 .calls
                 .get(&resource, &id.namespace, &id.name)

@@ -200,8 +200,10 @@ impl Resolver {
         let (api_resource, capabilities) = ::kube::discovery::pinned_kind(calls.client(), &gvk)
             .await
             .map_err(|error| CallError {
+                // A kind the API does not serve answers like a missing object: 404.
                 code: match &error {
                     ::kube::Error::Api(status) => Some(status.code),
+                    ::kube::Error::Discovery(_) => Some(404),
                     _ => None,
                 },
                 reason: String::new(),
