@@ -6,7 +6,7 @@
 //! No API server can be installed on the machines this project builds on, so without
 //! `FLOTILLA_TEST_KUBECONFIG` the test prints `skipped: no cluster` and passes; the request
 //! building, diffing, drift, takeover and availability it would exercise are proven against
-//! recorded API objects by the unit tests in `adapters/src/agent/kube/tests.rs`.
+//! recorded API objects by the unit tests in `adapters/src/agent/kube/tests*.rs`.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -31,6 +31,8 @@ pub mod resources;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_strategy;
+#[cfg(test)]
 mod tests_support;
 
 use std::time::Duration;

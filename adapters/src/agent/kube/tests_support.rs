@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::marks::{self, Owner};
 use super::{KubeApplier, RetryPolicy};
-use crate::agent::work::{ApplyStrategy, DesiredWork, WorkTarget};
+use crate::agent::applier::ManifestOutcome;
+use crate::agent::work::{ApplyStrategy, ApplyType, Comparison, DesiredWork, WorkTarget};
 
 /// One request as the API server would have received it.
 #[derive(Debug, Clone)]
@@ -138,4 +140,65 @@ pub fn echo(request: &Recorded) -> Answer {
     object["metadata"]["resourceVersion"] = json!("2001");
     object["metadata"]["generation"] = json!(1);
     (if request.method == "POST" { 201 } else { 200 }, object)
+}
+
+/// The recorded ConfigMap's URL.
+pub const SETTINGS_PATH: &str = "/api/v1/namespaces/shop/configmaps/settings";
+
+/// The ConfigMap of `configmap-settings.json` as a manifest, with this colour.
+pub fn settings(colour: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "namespace": "shop", "labels": {"app": "shop"}},
+        "data": {"colour": colour, "size": "L"}})
+}
+
+/// The owner marks of `work`'s Work on `member-1`.
+pub fn owner() -> Owner {
+    Owner::new(
+        "member-1",
+        &work(Vec::new(), ApplyStrategy::default()).target,
+    )
+}
+
+/// `fixture` as it is after this agent applied `manifest` to it by client-side apply: the
+/// server's fields from the recording, the rest from what was sent.
+pub fn applied_by_us(fixture_name: &str, manifest: &Value) -> Value {
+    let sent = marks::with_last_applied(&marks::marked(&marks::sanitize(manifest), &owner()))
+        .unwrap_or_default();
+    let mut live = fixture(fixture_name);
+    for (key, value) in sent.as_object().into_iter().flatten() {
+        if key != "metadata" {
+            live[key] = value.clone();
+        }
+    }
+    live["metadata"]["annotations"] = sent["metadata"]["annotations"].clone();
+    live["metadata"]["labels"] = sent["metadata"]["labels"].clone();
+    live
+}
+
+/// A strategy of this type and comparison, defaults otherwise.
+pub fn strategy(apply_type: ApplyType, comparison: Comparison) -> ApplyStrategy {
+    ApplyStrategy {
+        apply_type,
+        comparison,
+        ..ApplyStrategy::default()
+    }
+}
+
+/// Answers GETs with `live` and writes with `written` (or an echo of the request).
+pub fn serving(
+    live: Value,
+    written: Option<Value>,
+) -> impl Fn(&Recorded) -> (u16, Value) + Send + Sync {
+    move |request| match (request.method.as_str(), &written) {
+        ("GET", _) => (200, live.clone()),
+        (_, Some(object)) => (200, object.clone()),
+        (_, None) => echo(request),
+    }
+}
+
+/// The only outcome.
+pub fn one(outcomes: &[ManifestOutcome]) -> &ManifestOutcome {
+    assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+    &outcomes[0]
 }
