@@ -4,9 +4,12 @@
 //! member is deleted, the agent removes what it placed and exits 0.
 //!
 //! No API server can be installed on the machines this project builds on, so without
-//! `FLOTILLA_TEST_KUBECONFIG` the test prints `skipped: no cluster` and passes; the request
+//! `FLOTILLA_TEST_KUBECONFIG` that test prints `skipped: no cluster` and passes; the request
 //! building, diffing, drift, takeover and availability it would exercise are proven against
-//! recorded API objects by the unit tests in `adapters/src/agent/kube/tests*.rs`.
+//! recorded API objects by the unit tests in `adapters/src/agent/kube/tests*.rs`. A second test
+//! runs the same steps everywhere with a second hub's Kubernetes API standing in for the
+//! cluster: it proves the agent's kubeconfig loading, HTTP calls and create, patch and delete
+//! round trips, not a real API server's merge semantics.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -149,14 +152,10 @@ fn cluster_client(
     })
 }
 
-#[test]
-fn a_kube_agent_applies_reports_and_removes_a_work_on_a_real_cluster() -> Result<(), String> {
-    let Some(kubeconfig) = std::env::var_os("FLOTILLA_TEST_KUBECONFIG").map(PathBuf::from) else {
-        println!("skipped: no cluster");
-        return Ok(());
-    };
+/// The whole check against the cluster of `kubeconfig`.
+fn applies_reports_and_removes(kubeconfig: &Path) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    let client = cluster_client(&runtime, &kubeconfig)?;
+    let client = cluster_client(&runtime, kubeconfig)?;
     let namespace = format!("flotilla-kube-test-{}", std::process::id());
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let fleet = scratch.path().join("fleet.yaml");
@@ -164,7 +163,7 @@ fn a_kube_agent_applies_reports_and_removes_a_work_on_a_real_cluster() -> Result
 
     let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &[])?;
     ok(&hub, &["apply", "-f", &fleet.display().to_string()])?;
-    let mut agent = Agent::start(&hub, &kubeconfig, &scratch.path().join("state"))?;
+    let mut agent = Agent::start(&hub, kubeconfig, &scratch.path().join("state"))?;
     wait_for("the work applied and available", || {
         Ok(agent.said("reported work kube-test-work: index 0: applied, available"))
     })?;
@@ -203,4 +202,34 @@ fn a_kube_agent_applies_reports_and_removes_a_work_on_a_real_cluster() -> Result
     })?;
     drop(agent);
     hub.stop()
+}
+
+#[test]
+fn a_kube_agent_applies_reports_and_removes_a_work_on_a_real_cluster() -> Result<(), String> {
+    let Some(kubeconfig) = std::env::var_os("FLOTILLA_TEST_KUBECONFIG").map(PathBuf::from) else {
+        println!("skipped: no cluster");
+        return Ok(());
+    };
+    applies_reports_and_removes(&kubeconfig)
+}
+
+#[test]
+fn a_kube_agent_applies_reports_and_removes_a_work_on_a_hubs_kubernetes_api() -> Result<(), String>
+{
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let stand_in = HubProcess::start(&binary(), &scratch.path().join("stand-in"), &[])?;
+    let kubeconfig = scratch.path().join("kubeconfig");
+    let text = format!(
+        "apiVersion: v1
+kind: Config
+clusters: [{{name: stand-in, cluster: {{server: \"{}\"}}}}]
+users: [{{name: anyone, user: {{}}}}]
+contexts: [{{name: stand-in, context: {{cluster: stand-in, user: anyone}}}}]
+current-context: stand-in
+",
+        stand_in.url
+    );
+    std::fs::write(&kubeconfig, text).map_err(|e| e.to_string())?;
+    applies_reports_and_removes(&kubeconfig)?;
+    stand_in.stop()
 }
