@@ -2,12 +2,14 @@
 //! Work's manifests and says, per manifest, whether it applied and whether it is available;
 //! removes objects a Work placed; and observes a Work again without applying. The agent decides
 //! when to call which (idempotency, withdrawal, leaving); an applier only touches the cluster.
-//! `sim` and `dir` implement it here; a `kube` applier (server-side apply with a fixed field
-//! manager, availability from the live object's status) fits the same three calls.
+//! `sim`, `dir` and `kube` implement it. Besides applied and available, an outcome carries what
+//! the `kube` applier's strategies find ([`Findings`]): why a manifest was refused, and the
+//! differences (ReportDiff, a refused takeover) or drifts it observed; `sim` and `dir` find none.
 
 use std::future::Future;
 
 use flotilla_core::availability::Availability;
+use serde::{Deserialize, Serialize};
 
 use super::work::{DesiredWork, ManifestId, WorkTarget};
 
@@ -18,6 +20,45 @@ pub enum Applied {
     Applied,
     /// The apply failed, with the cluster's message.
     Failed(String),
+    /// ReportDiff mode: nothing was applied; the comparison with the member's object was made
+    /// (its differences, if any, are in the outcome's findings).
+    DiffReported,
+    /// ReportDiff mode: the comparison could not be made, with why.
+    DiffFailed(String),
+}
+
+/// One difference between the hub's manifest and the member's object, at a JSON pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchDetail {
+    /// JSON pointer (`/spec/replicas`).
+    pub path: String,
+    /// The value on the member (absent when the member's object lacks the field).
+    pub value_in_member: Option<String>,
+    /// The value in the hub's manifest (absent when only the member has the field).
+    pub value_in_hub: Option<String>,
+}
+
+/// Differences found for one object, and the generation of the member's object they were found
+/// on (`None` when the object does not exist).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedDiffs {
+    /// `metadata.generation` of the member's object.
+    pub generation: Option<i64>,
+    /// The differences (at most `report::DIFFS_PER_MANIFEST_MAX`).
+    pub details: Vec<PatchDetail>,
+}
+
+/// What an applier found about one manifest besides applied and available.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// Why the manifest failed, as KubeFleet names it (`FoundDrifts`, `NotTakenOver`,
+    /// `FailedToTakeOver`, `ApplyConflictWithOtherApplier`, …); `None` for none given.
+    pub reason: Option<String>,
+    /// How the member's object differs from the manifest (ReportDiff mode; a takeover refused
+    /// for them).
+    pub diffs: Option<ObservedDiffs>,
+    /// How an object this agent applied drifted from the manifest.
+    pub drifts: Option<ObservedDiffs>,
 }
 
 /// What happened to one manifest of a Work.
@@ -29,6 +70,8 @@ pub struct ManifestOutcome {
     pub applied: Applied,
     /// Available, not yet, or not trackable (seed 001's rules, `availability::judge`).
     pub availability: Availability,
+    /// Reasons, diffs and drifts (none from `sim` and `dir`).
+    pub findings: Findings,
 }
 
 /// Why an applier could not do its job at all (as opposed to one manifest failing).
@@ -50,6 +93,9 @@ pub enum ApplierError {
         /// What was wrong.
         message: String,
     },
+    /// The cluster could not be reached or refused a call the applier cannot do without.
+    #[error("cluster: {0}")]
+    Cluster(String),
 }
 
 impl ApplierError {

@@ -20,7 +20,8 @@ pub struct AgentArgs {
     /// The agent's NATS credentials: an nkey seed (`flotilla agent-creds`) or a `.creds` file.
     #[arg(long, requires = "nats")]
     pub creds: Option<PathBuf>,
-    /// `sim` (a simulated cluster) or `dir:PATH` (YAML files for a GitOps tool).
+    /// `sim` (a simulated cluster), `dir:PATH` (YAML files for a GitOps tool) or `kube` (the
+    /// cluster of `KUBECONFIG`, else the in-cluster configuration).
     #[arg(long)]
     pub applier: String,
     /// Where the agent keeps what it applied (and `sim` its simulated cluster).

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla_core::availability::Availability;
 
-use super::applier::{Applied, Applier, ApplierError, ManifestOutcome};
+use super::applier::{Applied, Applier, ApplierError, Findings, ManifestOutcome};
 use super::state::write_atomically;
 use super::work::{DesiredWork, ManifestId, WorkTarget};
 
@@ -88,6 +88,7 @@ impl DirApplier {
                     id,
                     applied,
                     availability: Availability::NotTrackable,
+                    findings: Findings::default(),
                 }
             })
             .collect()
@@ -109,6 +110,7 @@ fn failed(id: ManifestId, message: &str) -> ManifestOutcome {
         id,
         applied: Applied::Failed(message.to_owned()),
         availability: Availability::NotTrackable,
+        findings: Findings::default(),
     }
 }
 
@@ -164,6 +166,7 @@ mod tests {
                 namespace: None,
             },
             resource_index: 0,
+            apply_strategy: crate::agent::work::ApplyStrategy::default(),
             manifests,
         }
     }

@@ -1,7 +1,7 @@
 //! `flotilla agent`: a member agent over the hub's HTTP API. It joins with its first heartbeat
 //! and beats at its MemberCluster's `heartbeatPeriodSeconds`; follows its Works (list, then
 //! watch, through the hub's Kubernetes API); applies each through an [`applier::Applier`]
-//! (`sim` or `dir:PATH`) and reports per Work in the JSON event form; is idempotent across
+//! (`sim`, `dir:PATH` or `kube`) and reports per Work in the JSON event form; is idempotent across
 //! restarts (`--state DIR`); and, when its MemberCluster is leaving or gone, removes what it
 //! placed and stops. See `docs/agents.md`.
 
@@ -9,6 +9,7 @@ pub mod applier;
 pub mod args;
 pub mod dir;
 pub mod hub;
+pub mod kube;
 pub mod link;
 pub mod nats_link;
 pub mod reconcile;
@@ -42,7 +43,7 @@ use state::StateFile;
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
     /// `--applier` names no applier.
-    #[error("--applier {0}: expected `sim` or `dir:PATH`")]
+    #[error("--applier {0}: expected `sim`, `dir:PATH` or `kube`")]
     UnknownApplier(String),
     /// A flag is out of range.
     #[error("{0}")]
@@ -65,16 +66,19 @@ pub enum ApplierKind {
     Sim,
     /// `dir:PATH`.
     Dir(PathBuf),
+    /// `kube`: the cluster of `KUBECONFIG` (or the in-cluster configuration).
+    Kube,
 }
 
 impl ApplierKind {
-    /// Parses `sim` or `dir:PATH`.
+    /// Parses `sim`, `dir:PATH` or `kube`.
     ///
     /// # Errors
     /// For anything else.
     pub fn parse(text: &str) -> Result<Self, AgentError> {
         match text.split_once(':') {
             None if text == "sim" => Ok(Self::Sim),
+            None if text == "kube" => Ok(Self::Kube),
             Some(("dir", path)) if !path.is_empty() => Ok(Self::Dir(PathBuf::from(path))),
             _ => Err(AgentError::UnknownApplier(text.to_owned())),
         }
@@ -107,6 +111,7 @@ fn sim_properties(sim: &args::SimArgs) -> ClusterProperties {
                 pair(&sim.sim_cpu_available, &sim.sim_memory_available),
             ),
         ]),
+        live: None,
     }
 }
 
@@ -144,6 +149,11 @@ pub async fn run(
         ApplierKind::Dir(path) => {
             let applier = dir::DirApplier::new(&args.cluster, &path);
             drive(&args, hub, applier, state, ClusterProperties::default()).await?
+        }
+        ApplierKind::Kube => {
+            let applier = kube::KubeApplier::connect(&args.cluster).await?;
+            let properties = applier.properties().await;
+            drive(&args, hub, applier, state, properties).await?
         }
     };
     Ok(ending)

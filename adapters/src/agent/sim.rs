@@ -15,7 +15,7 @@ use flotilla_core::availability::{Availability, judge};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::applier::{Applied, Applier, ApplierError, ManifestOutcome};
+use super::applier::{Applied, Applier, ApplierError, Findings, ManifestOutcome};
 use super::sim_status::{delay_ms, draw, has_bad_image, observed};
 use super::state::{read_json, write_json};
 use super::work::{DesiredWork, ManifestId, WorkTarget};
@@ -111,6 +111,7 @@ impl SimApplier {
                 id: unreachable_id(),
                 applied: Applied::Failed("a manifest without apiVersion, kind or name".into()),
                 availability: Availability::NotTrackable,
+                findings: Findings::default(),
             };
         };
         let object_key = key(&id);
@@ -122,6 +123,7 @@ impl SimApplier {
                 id,
                 applied: Applied::Applied,
                 availability,
+                findings: Findings::default(),
             };
         }
         let draw_key = format!("{object_key}@{}", work.resource_index);
@@ -137,6 +139,7 @@ impl SimApplier {
                 id,
                 applied: Applied::Failed("simulated apply failure".into()),
                 availability: Availability::NotTrackable,
+                findings: Findings::default(),
             };
         }
         let ready_in = delay_ms(
@@ -163,6 +166,7 @@ impl SimApplier {
             id,
             applied: Applied::Applied,
             availability,
+            findings: Findings::default(),
         }
     }
 }
@@ -203,11 +207,13 @@ impl Applier for SimApplier {
                         availability: self.availability(object),
                         id,
                         applied: Applied::Applied,
+                        findings: Findings::default(),
                     },
                     _ => ManifestOutcome {
                         id,
                         applied: Applied::Failed("not on the simulated cluster".into()),
                         availability: Availability::NotTrackable,
+                        findings: Findings::default(),
                     },
                 }
             })
@@ -264,6 +270,7 @@ mod tests {
                 namespace: None,
             },
             resource_index: 0,
+            apply_strategy: crate::agent::work::ApplyStrategy::default(),
             manifests: vec![json!({"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "web", "namespace": "n"},
                 "spec": {"template": {"spec": {"containers": [{"image": image}]}}}})],

@@ -1,6 +1,7 @@
 //! A Work as the agent sees it: read from the hub's Kubernetes API (`projections/src/work.rs`
 //! renders it), reduced to what an applier needs — the work's name, the placement it comes from,
-//! the resource index it carries and its manifests.
+//! the resource index it carries, its manifests and its apply strategy (`spec.applyStrategy`,
+//! which only the `kube` applier acts on).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,6 +47,128 @@ pub struct DesiredWork {
     pub resource_index: u64,
     /// `spec.workload.manifests`.
     pub manifests: Vec<Value>,
+    /// `spec.applyStrategy` (KubeFleet's defaults when absent).
+    pub apply_strategy: ApplyStrategy,
+}
+
+/// `applyStrategy.type`: how manifests reach the cluster.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ApplyType {
+    /// A three-way merge as `kubectl apply` does (KubeFleet's default).
+    #[default]
+    ClientSideApply,
+    /// Server-side apply with the agent's field manager.
+    ServerSideApply,
+    /// Compare only: report how the cluster differs from the hub, write nothing.
+    ReportDiff,
+}
+
+/// `applyStrategy.comparisonOption`: which fields drift and diff detection compare.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Comparison {
+    /// Only the fields the manifest sets (default).
+    #[default]
+    Partial,
+    /// Every field, including those only the member's object has.
+    Full,
+}
+
+/// `applyStrategy.whenToApply`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WhenToApply {
+    /// Apply over whatever the object has become (default).
+    #[default]
+    Always,
+    /// Do not apply over an object that drifted from what was applied.
+    IfNotDrifted,
+}
+
+/// `applyStrategy.whenToTakeOver`: what to do with an object the agent did not place.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WhenToTakeOver {
+    /// Adopt it (default).
+    #[default]
+    Always,
+    /// Adopt it only when it does not differ from the manifest.
+    IfNoDiff,
+    /// Never adopt it.
+    Never,
+}
+
+/// A Work's `spec.applyStrategy`, as KubeFleet defines it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApplyStrategy {
+    /// `type`.
+    pub apply_type: ApplyType,
+    /// `comparisonOption`.
+    pub comparison: Comparison,
+    /// `whenToApply`.
+    pub when_to_apply: WhenToApply,
+    /// `whenToTakeOver`.
+    pub when_to_take_over: WhenToTakeOver,
+    /// `allowCoOwnership`: an object other owners reference may still be taken over.
+    pub allow_co_ownership: bool,
+    /// `serverSideApplyConfig.force`: server-side apply takes conflicting fields over.
+    pub force_conflicts: bool,
+}
+
+impl ApplyStrategy {
+    /// Reads `spec.applyStrategy` (absent or `null`: the defaults).
+    ///
+    /// # Errors
+    /// A message naming the field whose value is not one KubeFleet defines.
+    pub fn from_value(value: &Value) -> Result<Self, String> {
+        if value.is_null() {
+            return Ok(Self::default());
+        }
+        if !value.is_object() {
+            return Err("spec.applyStrategy is not an object".to_owned());
+        }
+        let field = |name: &str, allowed: &[&str]| -> Result<usize, String> {
+            match &value[name] {
+                Value::Null => Ok(0),
+                Value::String(text) => allowed.iter().position(|a| a == text).ok_or_else(|| {
+                    format!(
+                        "spec.applyStrategy.{name}: {text:?} is not one of {}",
+                        allowed.join(", ")
+                    )
+                }),
+                _ => Err(format!("spec.applyStrategy.{name} is not a string")),
+            }
+        };
+        let apply_type = match field(
+            "type",
+            &["ClientSideApply", "ServerSideApply", "ReportDiff"],
+        )? {
+            0 => ApplyType::ClientSideApply,
+            1 => ApplyType::ServerSideApply,
+            _ => ApplyType::ReportDiff,
+        };
+        let comparison = match field("comparisonOption", &["PartialComparison", "FullComparison"])?
+        {
+            0 => Comparison::Partial,
+            _ => Comparison::Full,
+        };
+        let when_to_apply = match field("whenToApply", &["Always", "IfNotDrifted"])? {
+            0 => WhenToApply::Always,
+            _ => WhenToApply::IfNotDrifted,
+        };
+        let when_to_take_over = match field("whenToTakeOver", &["Always", "IfNoDiff", "Never"])? {
+            0 => WhenToTakeOver::Always,
+            1 => WhenToTakeOver::IfNoDiff,
+            _ => WhenToTakeOver::Never,
+        };
+        Ok(Self {
+            apply_type,
+            comparison,
+            when_to_apply,
+            when_to_take_over,
+            allow_co_ownership: value["allowCoOwnership"].as_bool().unwrap_or(false),
+            force_conflicts: value["serverSideApplyConfig"]["force"]
+                .as_bool()
+                .unwrap_or(false),
+        })
+    }
 }
 
 /// Why a Work object could not be read.
@@ -136,6 +259,8 @@ impl DesiredWork {
         if manifests.len() > MANIFESTS_PER_WORK_MAX {
             return Err(fail("more manifests than the agent accepts"));
         }
+        let apply_strategy =
+            ApplyStrategy::from_value(&object["spec"]["applyStrategy"]).map_err(|e| fail(&e))?;
         Ok(Self {
             target: WorkTarget {
                 name: name.to_owned(),
@@ -144,11 +269,14 @@ impl DesiredWork {
             },
             resource_index,
             manifests,
+            apply_strategy,
         })
     }
 
-    /// SHA-256 of the resource index and manifests: the same work twice has the same
-    /// fingerprint, so it is applied once.
+    /// SHA-256 of the resource index, the manifests and (when it is not the default) the apply
+    /// strategy: the same work twice has the same fingerprint, so it is applied once, and a
+    /// changed strategy applies again. A default strategy adds nothing, so fingerprints stored
+    /// before the strategy was read still match.
     #[must_use]
     pub fn fingerprint(&self) -> String {
         let mut hasher = Sha256::new();
@@ -156,6 +284,9 @@ impl DesiredWork {
         for manifest in &self.manifests {
             hasher.update(manifest.to_string().as_bytes());
             hasher.update([0]);
+        }
+        if self.apply_strategy != ApplyStrategy::default() {
+            hasher.update(format!("strategy {:?}", self.apply_strategy).as_bytes());
         }
         hex::encode(hasher.finalize())
     }
@@ -187,6 +318,39 @@ mod tests {
         assert_eq!(desired.fingerprint(), again.fingerprint());
         let next = DesiredWork::from_object(&work("4", json!([manifest])))?;
         assert_ne!(desired.fingerprint(), next.fingerprint());
+        Ok(())
+    }
+
+    #[test]
+    fn the_apply_strategy_is_read_and_changes_the_fingerprint() -> Result<(), WorkError> {
+        let mut object = work("3", json!([]));
+        let plain = DesiredWork::from_object(&object)?;
+        assert_eq!(plain.apply_strategy, ApplyStrategy::default());
+        // The hub renders the defaults explicitly; they hash as no strategy at all.
+        object["spec"]["applyStrategy"] = json!({"type": "ClientSideApply",
+            "comparisonOption": "PartialComparison", "whenToApply": "Always",
+            "whenToTakeOver": "Always", "serverSideApplyConfig": {"force": false}});
+        let defaults = DesiredWork::from_object(&object)?;
+        assert_eq!(defaults.fingerprint(), plain.fingerprint());
+        object["spec"]["applyStrategy"] = json!({"type": "ServerSideApply",
+            "comparisonOption": "FullComparison", "whenToApply": "IfNotDrifted",
+            "whenToTakeOver": "IfNoDiff", "allowCoOwnership": true,
+            "serverSideApplyConfig": {"force": true}});
+        let strict = DesiredWork::from_object(&object)?;
+        assert_eq!(
+            strict.apply_strategy,
+            ApplyStrategy {
+                apply_type: ApplyType::ServerSideApply,
+                comparison: Comparison::Full,
+                when_to_apply: WhenToApply::IfNotDrifted,
+                when_to_take_over: WhenToTakeOver::IfNoDiff,
+                allow_co_ownership: true,
+                force_conflicts: true,
+            }
+        );
+        assert_ne!(strict.fingerprint(), plain.fingerprint());
+        object["spec"]["applyStrategy"] = json!({"type": "Replace"});
+        assert!(DesiredWork::from_object(&object).is_err());
         Ok(())
     }
 
