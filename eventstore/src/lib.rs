@@ -168,6 +168,20 @@ pub trait EventLog: Send + Sync + 'static {
     /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
     fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;
 
+    /// Loads the newest readable checkpoint at or before input `seq`, if any: where a replay
+    /// to `seq` starts. The default knows only the newest checkpoint.
+    fn load_checkpoint_before(
+        &self,
+        seq: u64,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send {
+        async move {
+            Ok(self
+                .load_checkpoint()
+                .await?
+                .filter(|checkpoint| checkpoint.seq <= seq))
+        }
+    }
+
     /// For each id, the first input sequence it was folded (or, on redb, stored) at, if known.
     /// An event at sequence `s` whose id maps to an earlier sequence is a duplicate.
     fn first_seq_of(

@@ -6,9 +6,11 @@
 //! [`verify`] compares recorded decisions with recomputed ones both ways, input by input.
 
 mod folder;
+pub mod seek;
 mod verify;
 
 pub use folder::{Folded, Folder, Known, first_folded};
+pub use seek::{Point, fold_on, fold_to, resolve};
 pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};
 
 use flotilla_core::wire::RecordKind;
