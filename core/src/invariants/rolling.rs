@@ -30,7 +30,7 @@ use crate::event::{Envelope, Input};
 use crate::model::ObjectKey;
 use crate::model::placement::StrategyType;
 use crate::placement::{Binding, BindingState, Placement};
-use crate::rollout::readiness::{Readiness, judge};
+use crate::rollout::readiness::{ApplyMode, Readiness, judge};
 use crate::rollout::{budgets, target};
 use crate::state::State;
 
@@ -58,7 +58,8 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
             .filter(|b| {
                 old.bindings.get(&b.cluster).is_some_and(|was| {
                     updated_in_place(was, b, now)
-                        && judge(was, was.report.as_ref(), old_period, now) != Readiness::Failed
+                        && judge(was, was.report.as_ref(), ApplyMode::of(old), old_period, now)
+                            != Readiness::Failed
                 })
             })
             .map(|b| b.cluster.clone())
@@ -148,11 +149,12 @@ fn updated_in_place(
 #[must_use]
 pub fn ready_count(placement: &Placement, now: chrono::DateTime<chrono::Utc>) -> i64 {
     let period = period(placement);
+    let mode = ApplyMode::of(placement);
     let count = placement
         .bindings
         .values()
         .filter(|b| b.state != BindingState::Scheduled)
-        .filter(|b| judge(b, b.report.as_ref(), period, now) == Readiness::Ready)
+        .filter(|b| judge(b, b.report.as_ref(), mode, period, now) == Readiness::Ready)
         .count();
     i64::try_from(count).unwrap_or(i64::MAX)
 }

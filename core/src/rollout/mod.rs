@@ -211,6 +211,7 @@ fn wanted_overrides<'a>(
 /// The rollout settings a pass works with.
 struct Settings {
     latest: u64,
+    mode: readiness::ApplyMode,
     period: Duration,
 }
 
@@ -223,6 +224,7 @@ impl Settings {
         }
         Some(Self {
             latest: placement.latest_resources()?.index,
+            mode: readiness::ApplyMode::of(placement),
             period: Duration::seconds(
                 placement
                     .spec
@@ -320,7 +322,8 @@ fn classify(
     for cluster in clusters {
         let class = placement.bindings.get(cluster).map(|b| {
             let overrides = wanted.get(cluster).unwrap_or(&none);
-            Class::of(b, settings.latest, overrides, settings.period, now)
+            let judging = (settings.mode, settings.period);
+            Class::of(b, settings.latest, overrides, judging, now)
         });
         if let Some(Class {
             readiness: readiness::Readiness::ReadyAt(at),
@@ -349,7 +352,8 @@ fn rebuilt(
     let none: OverrideSnapshots = (Vec::new(), Vec::new());
     for (cluster, b) in &placement.bindings {
         let overrides = wanted.get(cluster).unwrap_or(&none);
-        let class = Class::of(b, settings.latest, overrides, settings.period, now);
+        let judging = (settings.mode, settings.period);
+        let class = Class::of(b, settings.latest, overrides, judging, now);
         index.set(cluster, Some(class));
     }
     index
@@ -427,6 +431,7 @@ mod tests {
             state,
             readiness,
             out_of_date,
+            reports_diff: false,
         };
         (cluster, class)
     }
