@@ -294,6 +294,7 @@ pub fn invalid(which: u8) -> Input {
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         }),
         4 => Input::Approve {
             name: "nobody-asked".into(),

@@ -270,6 +270,7 @@ fn report(state: &State, op: &Op) -> Input {
             String::new()
         },
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     })
 }
 

@@ -85,6 +85,7 @@ impl Hub {
             trackable: report.trackable,
             message: report.message.to_owned(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         });
         self.fold(seconds, &source, input)
     }

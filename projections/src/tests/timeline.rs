@@ -81,6 +81,7 @@ fn event_lines_name_the_time_source_kind_and_subject() {
                     trackable: true,
                     message: "conflict\nwith owner".into(),
                     failed_manifests: Vec::new(),
+                    differences: Default::default(),
                 }),
             ),
             "#1 2024-04-29T09:58:20Z agent/member1 report member1 on \
