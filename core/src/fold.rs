@@ -94,4 +94,3 @@ fn advance_time(state: &mut State, time: DateTime<Utc>) -> DateTime<Utc> {
     state.now = Some(now);
     now
 }
-

@@ -42,8 +42,8 @@ pub mod wire;
 pub use decision::{Decision, Decisions, RejectCode};
 pub use event::{
     Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
-    ManifestFailure, ObjectRef, PatchDetail, RESOURCE_INDEX_CURRENT, ResourceUsage,
-    SCHEMA_VERSION, WorkReport,
+    ManifestFailure, ObjectRef, PatchDetail, RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION,
+    WorkReport,
 };
 pub use fold::{next_deadline, step};
 pub use state::{State, StateHash};

@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
-use crate::model::{CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta};
+use crate::model::{
+    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta,
+};
 use crate::objects::{Origin, Previous, Revision, revise};
 use crate::placement::lifecycle;
 use crate::state::State;

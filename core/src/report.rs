@@ -21,8 +21,7 @@ use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOU
 use crate::placement::binding::Binding;
 use crate::placement::namespaces;
 use crate::state::{
-    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State,
-    WorkStatus,
+    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State, WorkStatus,
 };
 
 fn placement_key(report: &WorkReport) -> ObjectKey {

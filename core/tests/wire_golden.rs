@@ -267,7 +267,11 @@ fn version_3_golden_bytes_still_decode_and_reencode() {
         let frozen: wire::v3::Envelope =
             decode_record("event", body).expect("decodes as the frozen v3 copy");
         let again = encode_record("event", &frozen).expect("encodes");
-        assert_eq!(again, body.to_vec(), "wire::v3 is an exact copy of version 3");
+        assert_eq!(
+            again,
+            body.to_vec(),
+            "wire::v3 is an exact copy of version 3"
+        );
     }
 }
 
@@ -454,7 +458,11 @@ fn current_decision_batches_decode_and_reencode() {
         .expect("checked in");
     let decoded = decisions::decode_batch(&bytes).expect("decodes");
     assert_eq!(
-        (decoded.version, decoded.first_input_seq, decoded.last_input_seq),
+        (
+            decoded.version,
+            decoded.first_input_seq,
+            decoded.last_input_seq
+        ),
         (DECISION_VERSION, 1, last)
     );
     assert_eq!(decoded.decisions, decided, "this build decides as recorded");

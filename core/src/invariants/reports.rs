@@ -6,8 +6,7 @@
 use super::Violation;
 use crate::placement::Placement;
 use crate::state::{
-    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State,
-    WorkStatus,
+    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State, WorkStatus,
 };
 
 pub(super) fn check(state: &State) -> Result<(), Violation> {

@@ -58,8 +58,13 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
             .filter(|b| {
                 old.bindings.get(&b.cluster).is_some_and(|was| {
                     updated_in_place(was, b, now)
-                        && judge(was, was.report.as_ref(), ApplyMode::of(old), old_period, now)
-                            != Readiness::Failed
+                        && judge(
+                            was,
+                            was.report.as_ref(),
+                            ApplyMode::of(old),
+                            old_period,
+                            now,
+                        ) != Readiness::Failed
                 })
             })
             .map(|b| b.cluster.clone())

@@ -154,8 +154,13 @@ impl Wanted<'_> {
         }
         // No artificial delays: a not-trackable available report counts at once.
         let mode = readiness::ApplyMode::of(placement);
-        let readiness =
-            readiness::judge(binding, binding.report.as_ref(), mode, Duration::zero(), now);
+        let readiness = readiness::judge(
+            binding,
+            binding.report.as_ref(),
+            mode,
+            Duration::zero(),
+            now,
+        );
         Class {
             bound: true,
             current: binding.resource_index == Some(self.latest)
