@@ -160,6 +160,7 @@ pub(crate) fn uid(n: u128) -> String {
 }
 
 mod derived;
+mod differences;
 mod describe;
 mod envelope;
 mod eviction;
