@@ -182,7 +182,10 @@ fn a_schema_4_report_round_trips_under_the_agents_field_names() {
         differences.diffed_manifests[0].details[1].value_in_member, None,
         "absent on the member"
     );
-    assert_eq!(differences.drifted_manifests[0].details[0].value_in_hub, None);
+    assert_eq!(
+        differences.drifted_manifests[0].details[0].value_in_hub,
+        None
+    );
     assert_eq!(
         stored.failed_manifests[0].reason.as_deref(),
         Some("FailedToTakeOver")
@@ -266,5 +269,8 @@ fn a_report_diff_member_reports_through_the_json_form() {
     assert_eq!(kept.diff_reported, Some(false));
     assert_eq!(kept.diffed.len(), 2);
     assert_eq!(kept.diffed[0].first_observed, hub.now);
-    assert_eq!(kept.failed_manifests[0].reason.as_deref(), Some("FailedToTakeOver"));
+    assert_eq!(
+        kept.failed_manifests[0].reason.as_deref(),
+        Some("FailedToTakeOver")
+    );
 }

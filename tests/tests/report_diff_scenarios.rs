@@ -64,9 +64,8 @@ async fn diffs_are_shown_and_the_placement_waits_for_every_diff() -> Result<(), 
 async fn the_placement_completes_once_every_cluster_reported_its_diff() -> Result<(), String> {
     let path = scenario_path(SCENARIO);
     let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
-    let completed = format!(
-        "{text}  - report: {{cluster: cluster-2, placement: crp-1, diffReported: true}}\n"
-    );
+    let completed =
+        format!("{text}  - report: {{cluster: cluster-2, placement: crp-1, diffReported: true}}\n");
     let output = run_scenario_text(SCENARIO, &completed, None).await?.output;
     let crp = placement(&output)?;
     let types: Vec<&str> = crp["status"]["conditions"]
@@ -76,7 +75,9 @@ async fn the_placement_completes_once_every_cluster_reported_its_diff() -> Resul
         .filter_map(|c| c["type"].as_str())
         .collect();
     assert!(
-        !types.iter().any(|t| t.ends_with("Applied") || t.ends_with("Available")),
+        !types
+            .iter()
+            .any(|t| t.ends_with("Applied") || t.ends_with("Available")),
         "{types:?}"
     );
     let condition = last_condition(&crp["status"]["conditions"]);

@@ -100,7 +100,11 @@ impl Stage {
     }
 
     /// The placement condition when every cluster reached this stage.
-    pub(crate) fn placement_true(self, clusters: usize, overridden: bool) -> (&'static str, String) {
+    pub(crate) fn placement_true(
+        self,
+        clusters: usize,
+        overridden: bool,
+    ) -> (&'static str, String) {
         match self {
             Stage::RolloutStarted => (
                 "RolloutStarted",
@@ -213,4 +217,3 @@ impl Stage {
         )
     }
 }
-

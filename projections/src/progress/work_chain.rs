@@ -90,12 +90,7 @@ pub(super) fn work_chain(
 
 /// The `DiffReported` step of a `ReportDiff` work, with the diffed placements once every diff
 /// was reported (before that they may be incomplete).
-fn diff_reported_step(
-    work: &str,
-    report: &WorkStatus,
-    chain: &mut Vec<Step>,
-    listed: &mut Listed,
-) {
+fn diff_reported_step(work: &str, report: &WorkStatus, chain: &mut Vec<Step>, listed: &mut Listed) {
     match report.diff_reported {
         None => {}
         Some(false) => chain.push(Step::new(
@@ -262,7 +257,11 @@ fn failed_placements(
             } else {
                 &m.message
             };
-            let reason = m.reason.as_deref().filter(|r| !r.is_empty()).unwrap_or(reason);
+            let reason = m
+                .reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .unwrap_or(reason);
             entry(identity, reason, message)
         })
         .collect();

@@ -98,7 +98,9 @@ fn cluster_status(hub: &Hub) -> Value {
 
 fn binding_status(hub: &Hub) -> Value {
     let objects = render_all(&hub.state);
-    let binding = objects.iter().find(|o| o["kind"] == "ClusterResourceBinding");
+    let binding = objects
+        .iter()
+        .find(|o| o["kind"] == "ClusterResourceBinding");
     binding.expect("the binding")["status"].clone()
 }
 
@@ -132,9 +134,21 @@ fn a_takeover_diff_shows_in_diffed_placements_with_the_hubs_times_and_the_failur
         ..Differences::default()
     };
     let first = vec![label(Some("db"), Some("web"))];
-    report_failing(&mut hub, 10, Some(false), vec![not_taken_over.clone()], diffed(first));
+    report_failing(
+        &mut hub,
+        10,
+        Some(false),
+        vec![not_taken_over.clone()],
+        diffed(first),
+    );
     let both = vec![label(Some("db"), Some("web")), label(None, Some("x"))];
-    report_failing(&mut hub, 40, Some(false), vec![not_taken_over], diffed(both));
+    report_failing(
+        &mut hub,
+        40,
+        Some(false),
+        vec![not_taken_over],
+        diffed(both),
+    );
     let status = cluster_status(&hub);
     assert_eq!(
         status["diffedPlacements"],
@@ -178,7 +192,10 @@ fn drifts_show_in_drifted_placements_whether_or_not_the_apply_succeeded() {
             ]
         }])
     };
-    assert_eq!(status["driftedPlacements"], expected("2024-04-29T09:58:30Z"));
+    assert_eq!(
+        status["driftedPlacements"],
+        expected("2024-04-29T09:58:30Z")
+    );
     assert_eq!(last_condition(&status["conditions"])["type"], "Available");
     // The drift blocks the next apply: the member says so with KubeFleet's reason.
     let found_drifts = ManifestFailure {
@@ -193,12 +210,18 @@ fn drifts_show_in_drifted_placements_whether_or_not_the_apply_succeeded() {
     };
     report_failing(&mut hub, 70, Some(false), vec![found_drifts], drifted());
     let status = cluster_status(&hub);
-    assert_eq!(status["driftedPlacements"], expected("2024-04-29T09:59:30Z"));
+    assert_eq!(
+        status["driftedPlacements"],
+        expected("2024-04-29T09:59:30Z")
+    );
     assert_eq!(
         status["failedPlacements"][0]["condition"]["reason"],
         "FoundDrifts"
     );
-    assert_eq!(binding_status(&hub)["driftedPlacements"], status["driftedPlacements"]);
+    assert_eq!(
+        binding_status(&hub)["driftedPlacements"],
+        status["driftedPlacements"]
+    );
     // A report without the drift ends it.
     report(&mut hub, 80, Some(true), Differences::default());
     assert!(cluster_status(&hub).get("driftedPlacements").is_none());
@@ -267,10 +290,16 @@ fn a_report_diff_placement_ends_its_conditions_with_diff_reported() {
     );
     assert_eq!(status["diffedPlacements"][0]["name"], "app");
     let binding = binding_status(&hub);
-    assert_eq!(last_condition(&binding["conditions"])["type"], "DiffReported");
+    assert_eq!(
+        last_condition(&binding["conditions"])["type"],
+        "DiffReported"
+    );
     assert_eq!(binding["diffedPlacements"], status["diffedPlacements"]);
     let objects = render_all(&hub.state);
-    let work = objects.iter().find(|o| o["kind"] == "Work").expect("the work");
+    let work = objects
+        .iter()
+        .find(|o| o["kind"] == "Work")
+        .expect("the work");
     assert_eq!(
         condition_types(&work["status"]["conditions"]),
         ["DiffReported"]

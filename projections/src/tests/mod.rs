@@ -160,8 +160,8 @@ pub(crate) fn uid(n: u128) -> String {
 }
 
 mod derived;
-mod differences;
 mod describe;
+mod differences;
 mod envelope;
 mod eviction;
 mod kinds;
