@@ -3,7 +3,9 @@
 //! time a manifest was first reported so in an unbroken run of reports — within their limits;
 //! a `ReportDiff` cluster counts as ready once its diff is reported (KubeFleet's
 //! `isBindingReady`), and never towards `canBeReady`, so newly picked clusters are bound
-//! without waiting for the ones on their way out.
+//! without waiting for the ones on their way out; a staged run's cluster succeeds once its diff
+//! is reported; and an eviction of a diff-reporting binding goes ahead whatever the budget
+//! (KubeFleet's `IsBindingDiffReported`).
 
 mod common;
 
@@ -228,4 +230,62 @@ fn clusters_that_only_report_diffs_leave_room_for_new_ones_at_once() {
     assert!(bound(&moving(applying)).is_empty());
     // Reporting diffs: nothing on c1 and c2 is kept available, so c3 and c4 are bound at once.
     assert_eq!(bound(&moving(report_diff(1))), ["c3", "c4"]);
+}
+
+#[test]
+fn a_staged_run_moves_on_once_a_clusters_diff_is_reported() {
+    let strategy = json!({"type": "External", "applyStrategy": {"type": "ReportDiff"}});
+    let mut hub = fleet(&["c1", "c2"], json!({"placementType": "PickAll"}), strategy);
+    hub.apply(
+        &json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateStrategy", "metadata": {"name": "one-by-one"},
+        "spec": {"stages": [{"name": "all", "labelSelector": {}}]}}),
+    );
+    hub.apply(&json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateRun", "metadata": {"name": "run"},
+        "spec": {"placementName": "web", "stagedRolloutStrategyName": "one-by-one", "state": "Run"}}));
+    let carries = |hub: &Hub, cluster: &str| {
+        hub.placement("web").bindings[cluster]
+            .resource_index
+            .is_some()
+    };
+    assert!(carries(&hub, "c1") && !carries(&hub, "c2"), "one at a time");
+    let outcome = |complete| Differences {
+        diff_reported: Some(complete),
+        ..Differences::default()
+    };
+    report(&mut hub, "web", "c1", outcome(false));
+    assert!(!carries(&hub, "c2"), "an incomplete diff keeps c1 updating");
+    report(&mut hub, "web", "c1", outcome(true));
+    assert!(
+        carries(&hub, "c2"),
+        "c1 succeeded once its diff was reported"
+    );
+}
+
+#[test]
+fn evicting_a_cluster_that_only_reports_diffs_ignores_the_budget() {
+    let mut hub = fleet(
+        &["c1", "c2"],
+        json!({"placementType": "PickAll"}),
+        report_diff(1),
+    );
+    hub.apply(
+        &json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacementDisruptionBudget", "metadata": {"name": "web"},
+        "spec": {"minAvailable": 2}}),
+    );
+    let decisions = hub.apply(
+        &json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacementEviction", "metadata": {"name": "drain-c1"},
+        "spec": {"placementName": "web", "clusterName": "c1"}}),
+    );
+    let executed = decisions.iter().find_map(|d| match d {
+        flotilla_core::Decision::EvictionReconciled { executed, .. } => Some(*executed),
+        _ => None,
+    });
+    assert_eq!(executed, Some(true), "{decisions:?}");
+    // Its binding went (PickAll may pick the cluster again at once, with a new one).
+    assert!(decisions.iter().any(|d| matches!(d,
+        flotilla_core::Decision::BindingRemoved { cluster, .. } if cluster == "c1")));
 }
