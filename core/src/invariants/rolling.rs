@@ -49,6 +49,9 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
         }
         let reported = reported_cluster(event, key);
         let old_period = period(old);
+        // Failure is judged as the step's rollout judged it: under the apply strategy it found
+        // (a switch to or from ReportDiff changes what a report means).
+        let mode = ApplyMode::of(placement);
         let updated: Vec<String> = placement
             .bindings
             .values()
@@ -58,13 +61,8 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
             .filter(|b| {
                 old.bindings.get(&b.cluster).is_some_and(|was| {
                     updated_in_place(was, b, now)
-                        && judge(
-                            was,
-                            was.report.as_ref(),
-                            ApplyMode::of(old),
-                            old_period,
-                            now,
-                        ) != Readiness::Failed
+                        && judge(was, was.report.as_ref(), mode, old_period, now)
+                            != Readiness::Failed
                 })
             })
             .map(|b| b.cluster.clone())
