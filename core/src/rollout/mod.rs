@@ -12,7 +12,8 @@
 //!   surge applies only to newly scheduled clusters.
 //! - A binding is *ready* when its cluster reported the work at its resource index applied and
 //!   available; a not-trackable report counts once `unavailablePeriodSeconds` of event time
-//!   have passed since it arrived.
+//!   have passed since it arrived. Under a `ReportDiff` apply strategy it is ready once its
+//!   diff is reported, and never counts towards `canBeReady` (see [`readiness`]).
 //! - `strategy.type: External` placements are left to staged update runs;
 //!   `strategy.type: Partitioned` ones roll out by [`partitioned`].
 
