@@ -69,6 +69,7 @@ impl Fold {
                 trackable: true,
                 message: String::new(),
                 failed_manifests: Vec::new(),
+                differences: Default::default(),
             }));
         }
     }

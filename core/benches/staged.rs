@@ -113,6 +113,7 @@ fn run(size: usize) {
                 trackable: true,
                 message: String::new(),
                 failed_manifests: Vec::new(),
+                differences: Default::default(),
             }));
         }
     }

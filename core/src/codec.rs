@@ -163,6 +163,7 @@ fn decode_event_body(version: u16, body: &[u8]) -> Result<Envelope, CodecError> 
     match version {
         1 => decode_record::<wire::v1::Envelope>("event", body).map(Envelope::from),
         2 => decode_record::<wire::v2::Envelope>("event", body).map(Envelope::from),
+        3 => decode_record::<wire::v3::Envelope>("event", body).map(Envelope::from),
         SCHEMA_VERSION => decode_record("event", body),
         found => Err(CodecError::UnknownVersion {
             found,

@@ -240,11 +240,14 @@ pub enum RejectCode {
     StaleReport,
     /// An event id the fold has already folded (a retry, however late).
     DuplicateEvent,
+    /// A leave confirmation from a member cluster that is not leaving (its `MemberCluster`
+    /// was not deleted).
+    NotLeaving,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 10] = [
+    pub const ALL: [RejectCode; 11] = [
         RejectCode::InvalidObject,
         RejectCode::ImmutableField,
         RejectCode::NotFound,
@@ -255,6 +258,7 @@ impl RejectCode {
         RejectCode::Undecodable,
         RejectCode::StaleReport,
         RejectCode::DuplicateEvent,
+        RejectCode::NotLeaving,
     ];
 
     /// The code of this stable text form, if any.
@@ -279,6 +283,7 @@ impl RejectCode {
             RejectCode::Undecodable => "Undecodable",
             RejectCode::StaleReport => "StaleReport",
             RejectCode::DuplicateEvent => "DuplicateEvent",
+            RejectCode::NotLeaving => "NotLeaving",
         }
     }
 }
@@ -308,7 +313,8 @@ mod tests {
             | RejectCode::UnsupportedSchemaVersion
             | RejectCode::Undecodable
             | RejectCode::StaleReport
-            | RejectCode::DuplicateEvent => RejectCode::ALL.contains(&code),
+            | RejectCode::DuplicateEvent
+            | RejectCode::NotLeaving => RejectCode::ALL.contains(&code),
         }
     }
 

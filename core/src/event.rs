@@ -15,8 +15,9 @@ use uuid::Uuid;
 
 /// The schema version this build writes; readers upcast anything older (`crate::wire`).
 /// Version 2 added per-manifest failures to work reports; version 3 added
-/// [`Envelope::claimed_time`] and made [`Envelope::time`] the log's.
-pub const SCHEMA_VERSION: u16 = 3;
+/// [`Envelope::claimed_time`] and made [`Envelope::time`] the log's; version 4 added
+/// [`Input::Leave`], [`ManifestFailure::reason`] and [`WorkReport::differences`].
+pub const SCHEMA_VERSION: u16 = 4;
 
 /// One input event as it sits in the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +80,11 @@ pub enum Input {
     },
     /// Event time passes; nothing else happened.
     Tick,
+    /// A leaving member's agent removed everything it placed and left the fleet (version 4).
+    Leave {
+        /// The member cluster that left.
+        cluster: String,
+    },
 }
 
 impl Input {
@@ -92,6 +98,7 @@ impl Input {
             Input::WorkReport(_) => "report",
             Input::Approve { .. } => "approve",
             Input::Tick => "tick",
+            Input::Leave { .. } => "leave",
         }
     }
 }
@@ -158,6 +165,8 @@ pub struct WorkReport {
     pub message: String,
     /// The manifests that failed to apply or are not available yet, with why (version 2).
     pub failed_manifests: Vec<ManifestFailure>,
+    /// What the member found different from the hub's manifests (version 4).
+    pub differences: Differences,
 }
 
 /// Which condition of a manifest failed.
@@ -197,4 +206,76 @@ pub struct ManifestFailure {
     pub condition: ManifestCondition,
     /// The member's message.
     pub message: String,
+    /// Why, in KubeFleet's words (`FoundDrifts`, `NotTakenOver`, `FailedToTakeOver`,
+    /// `ApplyConflictWithOtherApplier`, …); `None`: the hub's generic reason (version 4).
+    pub reason: Option<String>,
+}
+
+/// What a member found different between the hub's manifests and the objects on the member
+/// (version 4). Empty for members that apply without drift detection or takeover checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Differences {
+    /// Set by a member whose apply strategy is `ReportDiff`: `Some(true)` when the diff of every
+    /// manifest was computed, `Some(false)` when some could not be (those are listed as failed
+    /// manifests); `None` from a member that applies.
+    pub diff_reported: Option<bool>,
+    /// Manifests whose object differs from the hub's: in `ReportDiff` mode, or found by a
+    /// takeover with `whenToTakeOver: IfNoDiff`.
+    pub diffed_manifests: Vec<ManifestDifference>,
+    /// Manifests whose object drifted from what was applied (`whenToApply: IfNotDrifted`).
+    pub drifted_manifests: Vec<ManifestDifference>,
+}
+
+impl Differences {
+    /// Whether the member found nothing and reported no diff outcome.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.diff_reported.is_none()
+            && self.diffed_manifests.is_empty()
+            && self.drifted_manifests.is_empty()
+    }
+}
+
+/// One manifest whose object on the member differs from the hub's, field by field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestDifference {
+    /// API group (`""` for the core group).
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Namespace (`""` for cluster-scoped objects).
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `metadata.generation` of the object on the member; `None` when it does not exist there.
+    pub observed_generation: Option<i64>,
+    /// The fields that differ.
+    pub details: Vec<PatchDetail>,
+}
+
+impl ManifestDifference {
+    /// The resource's identity: group, version, kind, namespace, name.
+    #[must_use]
+    pub fn identity(&self) -> [&str; 5] {
+        [
+            &self.group,
+            &self.version,
+            &self.kind,
+            &self.namespace,
+            &self.name,
+        ]
+    }
+}
+
+/// One field that differs (KubeFleet's `PatchDetail`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchDetail {
+    /// A JSON pointer to the field, e.g. `/spec/replicas`.
+    pub path: String,
+    /// Its value on the member; `None` when the member's object lacks the field.
+    pub value_in_member: Option<String>,
+    /// Its value in the hub's manifest; `None` when the manifest lacks the field.
+    pub value_in_hub: Option<String>,
 }

@@ -9,6 +9,7 @@
 
 mod bindings;
 mod deadlines;
+mod reports;
 pub mod rolling;
 mod staged;
 #[cfg(test)]
@@ -159,6 +160,24 @@ pub enum Violation {
         /// `does not exist` / `is not partitioned`.
         detail: &'static str,
     },
+    /// What the hub keeps of a member's work report is over a limit or out of time order.
+    #[error("{placement}: report of {cluster}: {detail}")]
+    WorkReport {
+        /// Placement display name.
+        placement: String,
+        /// Cluster.
+        cluster: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A binding (of any state) targets a member that is leaving the fleet.
+    #[error("{placement}: binding to {cluster}, which is leaving the fleet")]
+    BindingToLeavingMember {
+        /// Placement display name.
+        placement: String,
+        /// Cluster.
+        cluster: String,
+    },
     /// The fold's clock is missing although objects carry times, or runs behind one of them.
     #[error("clock: {detail}")]
     Clock {
@@ -174,6 +193,7 @@ pub enum Violation {
 pub fn check(state: &State) -> Result<(), Violation> {
     bindings::check(state)?;
     deadlines::check(state)?;
+    reports::check(state)?;
     staged::check(state)?;
     Ok(())
 }

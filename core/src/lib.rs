@@ -32,6 +32,7 @@ pub mod model;
 mod objects;
 pub mod overrides;
 pub mod placement;
+mod report;
 pub mod rollout;
 pub mod scheduler;
 pub mod staged;
@@ -40,8 +41,9 @@ pub mod wire;
 
 pub use decision::{Decision, Decisions, RejectCode};
 pub use event::{
-    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef,
-    RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION, WorkReport,
+    Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
+    ManifestFailure, ObjectRef, PatchDetail, RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION,
+    WorkReport,
 };
 pub use fold::{next_deadline, step};
 pub use state::{State, StateHash};

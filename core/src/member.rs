@@ -10,7 +10,12 @@
 //! agent never connected removes it at once. A member whose agent did connect is marked leaving
 //! (its `deletionTimestamp`) and stays until its agent confirms it left; from the moment it is
 //! marked it is ineligible ("cluster has left the fleet", KubeFleet's eligibility checker) and
-//! its bindings are released, as for a cluster that is gone.
+//! its bindings are released, as for a cluster that is gone. When its agent has removed
+//! everything it placed it confirms with a leave input ([`crate::event::Input::Leave`]), and the
+//! member is removed: the `MemberCluster` is gone (`ObjectDeleted`), with its heartbeat deadline,
+//! properties and status, and with it the cluster's namespace of Works (KubeFleet deletes
+//! `fleet-member-<cluster>`; flotilla derives Works from bindings, which were removed when it
+//! started leaving). A leave from a member that is not leaving is refused (`NotLeaving`).
 
 use std::collections::BTreeMap;
 
@@ -20,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
-use crate::model::{MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta};
+use crate::model::{
+    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta,
+};
 use crate::objects::{Origin, Previous, Revision, revise};
 use crate::placement::lifecycle;
 use crate::state::State;
@@ -438,8 +445,18 @@ pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32
 
 /// Removes a member and everything keyed by it; the cluster leaves the fleet.
 pub(crate) fn leave(state: &mut State, name: &str, changes: &mut Changes) -> Vec<Decision> {
-    let Some(member) = state.members.remove(name) else {
+    if !remove(state, name, changes) {
         return Vec::new();
+    }
+    vec![Decision::ClusterLeft {
+        cluster: name.to_owned(),
+    }]
+}
+
+/// Removes a member and its heartbeat deadline; `false` when there was none.
+fn remove(state: &mut State, name: &str, changes: &mut Changes) -> bool {
+    let Some(member) = state.members.remove(name) else {
+        return false;
     };
     if let Some(deadline) = member.deadline() {
         state
@@ -449,7 +466,39 @@ pub(crate) fn leave(state: &mut State, name: &str, changes: &mut Changes) -> Vec
     changes.push(Change::ClusterLeft {
         cluster: name.to_owned(),
     });
-    vec![Decision::ClusterLeft {
-        cluster: name.to_owned(),
-    }]
+    true
+}
+
+/// A leaving member's agent confirms it left: the member is removed (`ObjectDeleted`; it was
+/// recorded as `ClusterLeft` when it started leaving). Refused for an unknown cluster
+/// (`UnknownCluster`) and for a member that is not leaving (`NotLeaving`).
+pub(crate) fn confirm_leave(
+    state: &mut State,
+    cluster: &str,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    let Some(member) = state.members.get(cluster) else {
+        return vec![rejected(
+            RejectCode::UnknownCluster,
+            format!("leave from {cluster:?}, which is not a member cluster"),
+        )];
+    };
+    if !member.is_leaving() {
+        return vec![rejected(
+            RejectCode::NotLeaving,
+            format!(
+                "leave from cluster {cluster:?}, which is not leaving the fleet: its \
+                 MemberCluster must be deleted first"
+            ),
+        )];
+    }
+    let key = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, cluster);
+    let mut decisions = vec![changes.object_deleted(&key)];
+    remove(state, cluster, changes);
+    // Nothing should be left on the cluster since it started leaving; whatever is (a binding a
+    // later change made) goes with it.
+    decisions.extend(lifecycle::member_left(state, cluster, now, changes));
+    decisions.extend(remove_bindings(state, cluster, changes));
+    decisions
 }

@@ -78,6 +78,23 @@ pub struct WorkStatus {
     pub available_since: DateTime<Utc>,
     /// The manifests the member reported failed, at most [`FAILED_MANIFESTS_MAX`].
     pub failed_manifests: Vec<crate::event::ManifestFailure>,
+    /// A `ReportDiff` member's outcome: every manifest's diff computed (`Some(true)`), some
+    /// failed (`Some(false)`); `None` from a member that applies (version 4).
+    pub diff_reported: Option<bool>,
+    /// Manifests whose object differs from the hub's, at most [`DIFFERENCES_MAX`] (version 4).
+    pub diffed: Vec<ObservedDifference>,
+    /// Manifests whose object drifted, at most [`DIFFERENCES_MAX`] (version 4).
+    pub drifted: Vec<ObservedDifference>,
+}
+
+/// A manifest reported diffed or drifted, with when the hub first saw it so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedDifference {
+    /// What the member reported, its details cut at [`PATCH_DETAILS_MAX`].
+    pub manifest: crate::event::ManifestDifference,
+    /// Event time of the first report of the unbroken run of reports on this work that listed
+    /// the manifest (`firstDiffedObservedTime` / `firstDriftedObservedTime`).
+    pub first_observed: DateTime<Utc>,
 }
 
 impl WorkStatus {
@@ -91,12 +108,24 @@ impl WorkStatus {
             && self.trackable == other.trackable
             && self.message == other.message
             && self.failed_manifests == other.failed_manifests
+            && self.diff_reported == other.diff_reported
+            && self.diffed == other.diffed
+            && self.drifted == other.drifted
     }
 }
 
 /// At most this many failed manifests are kept per work (KubeFleet's
 /// `maxFailedResourcePlacementLimit`, the length of `failedPlacements`).
 pub const FAILED_MANIFESTS_MAX: usize = 100;
+
+/// At most this many diffed, and this many drifted, manifests are kept per work (KubeFleet's
+/// `maxDiffedResourcePlacementLimit` and `maxDriftedResourcePlacementLimit`).
+pub const DIFFERENCES_MAX: usize = 100;
+
+/// At most this many differing fields are kept per manifest: enough to show what changed,
+/// while a report on 100 manifests stays well inside an event's size limit. KubeFleet, too,
+/// may cut the details "to control the object size".
+pub const PATCH_DETAILS_MAX: usize = 50;
 
 /// A canonical state hash: SHA-256 over the checkpoint encoding, as lowercase hex.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

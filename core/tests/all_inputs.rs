@@ -11,7 +11,7 @@ mod inputs;
 use chrono::Duration;
 use common::{start, step_checked};
 use flotilla_core::codec::{decode_checkpoint, encode_checkpoint};
-use flotilla_core::{Decisions, Envelope, Input, State, step};
+use flotilla_core::{Decision, Decisions, Envelope, Input, State, step};
 use inputs::{Op, op};
 use proptest::prelude::*;
 use uuid::Uuid;
@@ -101,7 +101,7 @@ proptest! {
 
 /// The decisions the generated sequences must reach, so that no aggregate silently drops out of
 /// the property above.
-const REACHED: [&str; 14] = [
+const REACHED: [&str; 16] = [
     "ClusterJoined",
     "ClusterHealthChanged",
     "ClusterLeft",
@@ -116,6 +116,8 @@ const REACHED: [&str; 14] = [
     "ApprovalGranted",
     "ObjectDeleted",
     "Rejected",
+    "NotLeaving",
+    "Left",
 ];
 
 #[test]
@@ -130,11 +132,23 @@ fn the_generated_sequences_reach_every_aggregate() {
             .new_tree(&mut runner)
             .expect("generates")
             .current();
-        let (_, decisions, _) = record(&[inputs::prelude(), ops].concat());
+        let (log, decisions, _) = record(&[inputs::prelude(), ops].concat());
         for decision in decisions.iter().flatten() {
             let text = format!("{decision:?}");
             let name = text.split([' ', '{', '(']).next().unwrap_or_default();
             reached.insert(name.to_owned());
+            if let Decision::Rejected { code, .. } = decision {
+                reached.insert(code.as_str().to_owned());
+            }
+        }
+        // A leave that removed its member is worth its own name.
+        for (event, decided) in log.iter().zip(&decisions) {
+            if matches!(event.payload, Input::Leave { .. }) && !decided.is_empty() {
+                let accepted = decided.iter().all(|d| !d.is_rejection());
+                if accepted {
+                    reached.insert("Left".to_owned());
+                }
+            }
         }
     }
     let missing: Vec<&str> = REACHED

@@ -1,13 +1,16 @@
 //! A deleted MemberCluster leaves as KubeFleet's does (`membercluster_controller.go`
 //! `handleDelete`, the scheduler's eligibility checker): one whose agent connected is marked
 //! leaving and stays until its agent confirms; its bindings go at once, and no placement picks it
-//! again, whatever its policy.
+//! again, whatever its policy. The agent's leave confirmation removes a leaving member entirely;
+//! from a member that is not leaving, or a cluster that is not a member, it is refused and
+//! changes nothing.
 
 mod common;
 
 use common::{Hub, crp, member, names, namespace};
-use flotilla_core::decision::Decision;
+use flotilla_core::decision::{Decision, RejectCode};
 use flotilla_core::model::ObjectKey;
+use flotilla_core::{Input, next_deadline};
 use serde_json::json;
 
 fn member_key(name: &str) -> ObjectKey {
@@ -109,4 +112,92 @@ fn a_member_that_never_connected_leaves_at_once_and_holds_nothing() {
     );
     assert!(!hub.state.members().contains_key("quiet"));
     assert_eq!(hub.selected("crp"), names(&["c1", "c2", "c3"]));
+}
+
+fn leave(hub: &mut Hub, cluster: &str) -> Vec<Decision> {
+    hub.send(Input::Leave {
+        cluster: cluster.into(),
+    })
+}
+
+fn rejection_code(decisions: &[Decision]) -> Option<RejectCode> {
+    match decisions {
+        [Decision::Rejected { code, .. }] => Some(*code),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_agents_leave_removes_a_leaving_member_entirely() {
+    let mut hub = three_bound();
+    hub.delete("MemberCluster", "c2");
+    hub.advance(30);
+    hub.beat("c2");
+    let decisions = leave(&mut hub, "c2");
+    assert_eq!(
+        decisions,
+        vec![Decision::ObjectDeleted {
+            object: member_key("c2")
+        }]
+    );
+    assert!(
+        !hub.state.members().contains_key("c2"),
+        "the member is gone"
+    );
+    assert!(
+        hub.state
+            .heartbeat_deadlines()
+            .iter()
+            .all(|(_, c)| c != "c2"),
+        "with its heartbeat deadline"
+    );
+    assert!(
+        hub.state
+            .placements()
+            .values()
+            .all(|p| !p.bindings.contains_key("c2"))
+    );
+    assert_eq!(hub.selected("crp"), names(&["c1", "c3"]));
+    // A heartbeat from it now is one from a stranger.
+    assert_eq!(
+        rejection_code(&hub.beat("c2")),
+        Some(RejectCode::UnknownCluster)
+    );
+    // It may join again as a new member.
+    hub.join("c2", json!({}), json!([]));
+    assert_eq!(hub.selected("crp"), names(&["c1", "c2", "c3"]));
+}
+
+#[test]
+fn a_leave_from_a_member_that_is_not_leaving_is_refused_and_changes_nothing() {
+    let mut hub = three_bound();
+    hub.advance(10);
+    let before = hub.state.clone();
+    let hash = before.hash().expect("hashes");
+    let decisions = leave(&mut hub, "c1");
+    assert_eq!(rejection_code(&decisions), Some(RejectCode::NotLeaving));
+    assert!(
+        matches!(&decisions[0], Decision::Rejected { message, .. } if message.contains("c1")),
+        "{decisions:?}"
+    );
+    assert_eq!(hub.state.hash().expect("hashes"), hash, "nothing changed");
+    assert_eq!(next_deadline(&hub.state), next_deadline(&before));
+}
+
+#[test]
+fn a_leave_from_a_stranger_or_a_member_that_already_left_is_refused_as_unknown() {
+    let mut hub = three_bound();
+    assert_eq!(
+        rejection_code(&leave(&mut hub, "stranger")),
+        Some(RejectCode::UnknownCluster)
+    );
+    hub.delete("MemberCluster", "c3");
+    leave(&mut hub, "c3");
+    let hash = hub.state.hash().expect("hashes");
+    assert_eq!(
+        rejection_code(&leave(&mut hub, "c3")),
+        Some(RejectCode::UnknownCluster),
+        "a retried leave of a member that is gone"
+    );
+    assert_eq!(hub.state.hash().expect("hashes"), hash);
 }

@@ -28,6 +28,7 @@ fn report_all(hub: &mut Hub, clusters: &[&str]) {
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         }));
     }
 }

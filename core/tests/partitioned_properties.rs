@@ -149,6 +149,7 @@ fn report(
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         }),
     )
 }

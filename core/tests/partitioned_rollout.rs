@@ -58,6 +58,7 @@ fn settle(hub: &mut Hub, sick: &[&str]) {
                 trackable: true,
                 message: String::new(),
                 failed_manifests: Vec::new(),
+                differences: Default::default(),
             }));
             check_plan(hub);
         }
@@ -115,6 +116,7 @@ fn a_hundred_clusters_deploy_fifty_then_wait_while_more_than_ten_are_not_ready()
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
     check_plan(&hub);
     assert_eq!(

@@ -83,6 +83,7 @@ fn a_stale_work_report_changes_nothing() {
         trackable: true,
         message: "apply failed".into(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     });
     hub.send(failed.clone());
     assert_eq!(hub.placement("crp").bindings["c0"].resource_index, Some(1));
@@ -146,6 +147,7 @@ fn deleting_a_placement_drops_its_rollout_deadline() {
         trackable: false,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
     assert_eq!(hub.state.rollout_deadlines().len(), 1);
     hub.delete("ClusterResourcePlacement", "crp");

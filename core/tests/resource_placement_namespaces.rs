@@ -55,6 +55,7 @@ fn report_applied(hub: &mut Hub, ns: &str, cluster: &str) -> WorkStatus {
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
     assert!(
         decisions

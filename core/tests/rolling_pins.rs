@@ -65,6 +65,7 @@ fn report(hub: &mut Hub, cluster: &str, trackable: bool) {
         trackable,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
 }
 

@@ -69,6 +69,7 @@ fn report(hub: &mut Hub, cluster: &str, available: bool) {
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
 }
 

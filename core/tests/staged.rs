@@ -90,6 +90,7 @@ fn report(hub: &mut Hub, cluster: &str) -> Vec<Decision> {
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }))
 }
 
@@ -559,6 +560,7 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
     let cluster_scoped = hub.send(Input::Approve {
         name: "good-after-prod".into(),

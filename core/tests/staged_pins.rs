@@ -88,6 +88,7 @@ fn report(hub: &mut Hub, cluster: &str) {
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }));
 }
 

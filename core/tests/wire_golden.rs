@@ -1,10 +1,10 @@
 //! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
-//! wrote them) and 3 (marked), decision batches of version 1 (unmarked), 2 and 3, and checkpoints of
-//! version 3 — all checked in as golden bytes — still decode to the same values, upcast to the
-//! current types, and re-encode to the same bytes (older versions through their frozen copies in
-//! `wire`); checkpoints of versions 1 (`[01 00][body]`) and 2, an older state layout, are refused
-//! cleanly (checkpoints are a cache); arbitrary bytes never make a decoder panic. Only the newest
-//! version's files are ever (re)generated, when they are added:
+//! wrote them), 3 and 4 (marked), decision batches of version 1 (unmarked), 2, 3 and 4, and
+//! checkpoints of version 4 — all checked in as golden bytes — still decode to the same values,
+//! upcast to the current types, and re-encode to the same bytes (older versions through their
+//! frozen copies in `wire`); checkpoints of versions 1 (`[01 00][body]`), 2 and 3, older state
+//! layouts, are refused cleanly (checkpoints are a cache); arbitrary bytes never make a decoder
+//! panic. Only the newest version's files are ever (re)generated, when they are added:
 //! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
 
 use std::collections::BTreeMap;
@@ -14,8 +14,8 @@ use chrono::{TimeZone, Utc};
 use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
 use flotilla_core::wire::{self, CHECKPOINT_VERSION, DECISION_VERSION, checkpoint, decisions};
 use flotilla_core::{
-    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef, ResourceUsage,
-    WorkReport,
+    Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
+    ManifestFailure, ObjectRef, PatchDetail, ResourceUsage, WorkReport,
 };
 use proptest::prelude::*;
 use uuid::Uuid;
@@ -75,6 +75,7 @@ fn v1_events() -> Vec<Envelope> {
             trackable: false,
             message: "NotAllWorkAreAvailabilityTrackable".into(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         }),
         Input::Approve {
             name: "example-run-after-canary".into(),
@@ -127,6 +128,7 @@ fn v2_events() -> Vec<Envelope> {
                     name: "web".into(),
                     condition: ManifestCondition::Applied,
                     message: "image pull failed".into(),
+                    reason: None,
                 },
                 ManifestFailure {
                     group: String::new(),
@@ -136,8 +138,10 @@ fn v2_events() -> Vec<Envelope> {
                     name: "app".into(),
                     condition: ManifestCondition::Available,
                     message: String::new(),
+                    reason: None,
                 },
             ],
+            differences: Differences::default(),
         }),
     ));
     if let Some(last) = events.last_mut() {
@@ -250,25 +254,148 @@ fn version_2_golden_bytes_still_decode_and_reencode() {
 
 #[test]
 fn version_3_golden_bytes_still_decode_and_reencode() {
-    let expected = frames(&v3_events());
-    if writing_golden() {
-        std::fs::write(golden_path(3), &expected).expect("writes golden file");
-    }
-    let golden = std::fs::read(golden_path(3)).expect("golden file is checked in");
-    let decoded: Vec<Envelope> = read_frames(3)
+    let frames = read_frames(3);
+    let decoded: Vec<Envelope> = frames
         .iter()
         .map(|frame| decode_envelope(frame).expect("a v3 frame decodes"))
         .collect();
     assert_eq!(decoded, v3_events());
+    for frame in &frames {
+        assert!(frame.starts_with(&wire::MAGIC), "marked frames");
+        assert_eq!(&frame[5..7], &3_u16.to_le_bytes(), "of version 3");
+        let body = &frame[wire::HEADER_BYTES..];
+        let frozen: wire::v3::Envelope =
+            decode_record("event", body).expect("decodes as the frozen v3 copy");
+        let again = encode_record("event", &frozen).expect("encodes");
+        assert_eq!(
+            again,
+            body.to_vec(),
+            "wire::v3 is an exact copy of version 3"
+        );
+    }
+}
+
+/// Version 4's events: version 3's, as this build writes them, plus a report with diffs,
+/// drifts, a ReportDiff outcome and a failure reason, and the leave input: a member that joins,
+/// is deleted (leaving) and confirms; a leave from it again (gone: `UnknownCluster`) and from a
+/// member that is not leaving (`NotLeaving`).
+fn v4_events() -> Vec<Envelope> {
+    let mut events: Vec<Envelope> = v3_events()
+        .into_iter()
+        .map(|mut e| {
+            e.schema_version = 4;
+            e
+        })
+        .collect();
+    let time = events[0].time;
+    let member = |name: &str| Input::Apply {
+        manifest: format!(
+            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"{name}"}},"spec":{{}}}}"#
+        ),
+    };
+    let leave = |name: &str| Input::Leave {
+        cluster: name.into(),
+    };
+    let payloads = vec![
+        Input::WorkReport(differing_report()),
+        member("leaver"),
+        Input::Heartbeat(Heartbeat {
+            cluster: "leaver".into(),
+            ..Heartbeat::default()
+        }),
+        Input::Delete {
+            target: ObjectRef {
+                kind: "MemberCluster".into(),
+                group: None,
+                namespace: None,
+                name: "leaver".into(),
+            },
+        },
+        leave("leaver"),
+        leave("leaver"),
+        member("stayer"),
+        leave("stayer"),
+    ];
+    for (i, payload) in (0_u128..).zip(payloads) {
+        let id = Uuid::from_u128(0x0190_b3d2_0000_7000_8000_0000_0000_0300 + i);
+        events.push(Envelope::new(id, time, "golden", payload));
+    }
+    events
+}
+
+/// A report with every version 4 field set.
+fn differing_report() -> WorkReport {
+    let detail = |path: &str, member: Option<&str>, hub: Option<&str>| PatchDetail {
+        path: path.into(),
+        value_in_member: member.map(Into::into),
+        value_in_hub: hub.map(Into::into),
+    };
+    let deployment = |generation, details| ManifestDifference {
+        group: "apps".into(),
+        version: "v1".into(),
+        kind: "Deployment".into(),
+        namespace: "app".into(),
+        name: "web".into(),
+        observed_generation: generation,
+        details,
+    };
+    WorkReport {
+        cluster: "member1".into(),
+        placement: "crp-1".into(),
+        namespace: None,
+        resource_index: 6,
+        applied: None,
+        available: None,
+        trackable: true,
+        message: "diff of 1 manifest failed".into(),
+        failed_manifests: vec![ManifestFailure {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: "app".into(),
+            name: "settings".into(),
+            condition: ManifestCondition::Applied,
+            message: "forbidden".into(),
+            reason: Some("FailedToTakeOver".into()),
+        }],
+        differences: Differences {
+            diff_reported: Some(false),
+            diffed_manifests: vec![deployment(
+                Some(3),
+                vec![
+                    detail("/spec/replicas", Some("2"), Some("3")),
+                    detail("/metadata/labels/team", None, Some("web")),
+                ],
+            )],
+            drifted_manifests: vec![deployment(
+                None,
+                vec![detail("/spec/paused", Some("true"), None)],
+            )],
+        },
+    }
+}
+
+#[test]
+fn version_4_golden_bytes_still_decode_and_reencode() {
+    let expected = frames(&v4_events());
+    if writing_golden() {
+        std::fs::write(golden_path(4), &expected).expect("writes golden file");
+    }
+    let golden = std::fs::read(golden_path(4)).expect("golden file is checked in");
+    let decoded: Vec<Envelope> = read_frames(4)
+        .iter()
+        .map(|frame| decode_envelope(frame).expect("a v4 frame decodes"))
+        .collect();
+    assert_eq!(decoded, v4_events());
     assert_eq!(frames(&decoded), golden, "re-encoding changed the bytes");
     assert!(golden[4..].starts_with(&wire::MAGIC), "marked frames");
 }
 
-/// The decisions and state of folding the golden events from an empty state.
-fn folded() -> (Vec<(u64, flotilla_core::Decisions)>, flotilla_core::State) {
+/// The decisions and state of folding these golden events from an empty state.
+fn folded(events: Vec<Envelope>) -> (Vec<(u64, flotilla_core::Decisions)>, flotilla_core::State) {
     let mut state = flotilla_core::State::default();
     let mut decided = Vec::new();
-    for (seq, event) in (1..).zip(v3_events()) {
+    for (seq, event) in (1..).zip(events) {
         let decisions = flotilla_core::step(&mut state, &event);
         if !decisions.is_empty() {
             decided.push((seq, decisions));
@@ -288,17 +415,11 @@ fn write_golden(name: &str, bytes: &[u8], legacy: bool) {
 
 #[test]
 fn decision_batches_of_every_version_still_decode() {
-    let (decided, _) = folded();
+    let (decided, _) = folded(v3_events());
     let last = u64::try_from(v3_events().len()).expect("small");
     // 19da42c wrote the bare bincode of `DecisionBatch { first, last, decisions }`.
     let legacy = flotilla_core::codec::encode_decisions(&(1_u64, last, &decided)).expect("encodes");
     write_golden("v1-decisions.bin", &legacy, true);
-    let current = decisions::encode_batch(1, last, &decided).expect("encodes");
-    write_golden(
-        &format!("v{DECISION_VERSION}-decisions.bin"),
-        &current,
-        false,
-    );
 
     let v1 = std::fs::read(golden_file("v1-decisions.bin")).expect("checked in");
     let v1 = decisions::decode_batch(&v1).expect("a v1 batch decodes");
@@ -306,8 +427,8 @@ fn decision_batches_of_every_version_still_decode() {
         (v1.version, v1.first_input_seq, v1.last_input_seq),
         (1, 1, last)
     );
-    // Versions 2 and 3 share a body layout; the golden events decide the same under both.
-    for version in 2..=DECISION_VERSION {
+    // Versions 2 and 3 share a body layout; the golden events decided the same under both.
+    for version in 2..=3 {
         let bytes =
             std::fs::read(golden_file(&format!("v{version}-decisions.bin"))).expect("checked in");
         let decoded = decisions::decode_batch(&bytes).expect("a batch decodes");
@@ -321,16 +442,46 @@ fn decision_batches_of_every_version_still_decode() {
             (version, 1, last)
         );
     }
-    let current = std::fs::read(golden_file(&format!("v{DECISION_VERSION}-decisions.bin")))
+}
+
+#[test]
+fn current_decision_batches_decode_and_reencode() {
+    let (decided, _) = folded(v4_events());
+    let last = u64::try_from(v4_events().len()).expect("small");
+    let current = decisions::encode_batch(1, last, &decided).expect("encodes");
+    write_golden(
+        &format!("v{DECISION_VERSION}-decisions.bin"),
+        &current,
+        false,
+    );
+    let bytes = std::fs::read(golden_file(&format!("v{DECISION_VERSION}-decisions.bin")))
         .expect("checked in");
-    let decoded = decisions::decode_batch(&current).expect("decodes");
+    let decoded = decisions::decode_batch(&bytes).expect("decodes");
+    assert_eq!(
+        (
+            decoded.version,
+            decoded.first_input_seq,
+            decoded.last_input_seq
+        ),
+        (DECISION_VERSION, 1, last)
+    );
+    assert_eq!(decoded.decisions, decided, "this build decides as recorded");
+    let codes: Vec<&str> = decided
+        .iter()
+        .flat_map(|(_, decisions)| decisions)
+        .filter_map(|decision| match decision {
+            flotilla_core::Decision::Rejected { code, .. } => Some(code.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(codes.contains(&"NotLeaving"), "{codes:?}");
     let again = decisions::encode_batch(1, last, &decoded.decisions).expect("encodes");
-    assert_eq!(again, current, "re-encoding changed the bytes");
+    assert_eq!(again, bytes, "re-encoding changed the bytes");
 }
 
 #[test]
 fn current_checkpoints_decode_and_older_layouts_are_refused() {
-    let (_, state) = folded();
+    let (_, state) = folded(v4_events());
     let hash = state.hash().expect("hashes");
     let legacy = checkpoint::encode_legacy_v1(7, &hash, &state).expect("encodes");
     write_golden("v1-checkpoint.bin", &legacy, true);
@@ -341,7 +492,7 @@ fn current_checkpoints_decode_and_older_layouts_are_refused() {
         false,
     );
 
-    // Versions 1 and 2 hold an older State layout: refused (the stores skip them and fold
+    // Versions 1 to 3 hold an older State layout: refused (the stores skip them and fold
     // from the log), never misread.
     for version in 1..CHECKPOINT_VERSION {
         let bytes =

@@ -7,8 +7,9 @@
 //! placement's apply strategy and the override snapshots its work applies.
 //!
 //! `status.conditions` is the rollout's progress on the binding (`RolloutStarted`, `Overridden`,
-//! `WorkSynchronized`, `Applied`, `Available`; see the `progress` module) with the binding's
-//! generation, and `failedPlacements` what the member reported failing.
+//! `WorkSynchronized`, `Applied`, `Available`, or `DiffReported` under `ReportDiff`; see the
+//! `progress` module) with the binding's generation, and `failedPlacements`,
+//! `driftedPlacements` and `diffedPlacements` what the member's report names.
 
 use flotilla_core::State;
 use flotilla_core::placement::{Binding, BindingState};
@@ -96,13 +97,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
             .collect();
         json::insert(&mut status, "conditions", Value::Array(conditions));
     }
-    if !progress.failed.is_empty() {
-        json::insert(
-            &mut status,
-            "failedPlacements",
-            Value::Array(progress.failed),
-        );
-    }
+    progress.listed.insert_into(&mut status);
     json::object([
         ("apiVersion", Value::from(derived::api_version(owner))),
         ("kind", Value::from(object.key.kind.as_str())),

@@ -11,8 +11,10 @@ use crate::age::age;
 /// Reporting component of the events.
 const SOURCE: &str = "cluster-resource-placement-controller";
 
-/// Condition-type suffix → (event reason, message), in milestone order.
-const MILESTONES: [(&str, &str, &str); 5] = [
+/// Condition-type suffix → (event reason, message), in milestone order (`DiffReported` only
+/// occurs for `ReportDiff` placements, in place of `Applied` and `Available`; its texts are
+/// KubeFleet's).
+const MILESTONES: [(&str, &str, &str); 6] = [
     (
         "RolloutStarted",
         "PlacementRolloutStarted",
@@ -37,6 +39,11 @@ const MILESTONES: [(&str, &str, &str); 5] = [
         "Available",
         "PlacementRolloutCompleted",
         "Resources are available in the selected clusters",
+    ),
+    (
+        "DiffReported",
+        "PlacementDiffReported",
+        "Configuration differences have been reported on the selected cluster(s)",
     ),
 ];
 

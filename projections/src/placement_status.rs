@@ -5,16 +5,17 @@
 //!
 //! - `conditions`: the placement's `…Scheduled` condition, as stored; then, while scheduling is
 //!   not `Unknown` and some cluster is selected, `…RolloutStarted`, `…Overridden`,
-//!   `…WorkSynchronized`, `…Applied` and `…Available`, each only while the ones before it are
-//!   `True` (see the `progress` module).
+//!   `…WorkSynchronized`, `…Applied` and `…Available` (for a `ReportDiff` placement
+//!   `…DiffReported` instead of the last two), each only while the ones before it are `True`
+//!   (see the `progress` module).
 //! - `observedResourceIndex` (a string, as KubeFleet writes it) and `selectedResources`: the
 //!   latest resource snapshot's index and resource identifiers, in snapshot order.
 //! - `placementStatuses`: one entry per binding selected under the latest policy snapshot (by
 //!   cluster name, the order of that snapshot's `targetClusters`), with a `Scheduled` condition
 //!   in the seed's words followed by the rollout's conditions for that cluster, the override
 //!   snapshots applied there (`applicableClusterResourceOverrides`,
-//!   `applicableResourceOverrides`) and, when the member reported the work failed or
-//!   unavailable, `failedPlacements`; then, for PickN and PickFixed short of clusters, one entry
+//!   `applicableResourceOverrides`) and what the member's report names (`failedPlacements`,
+//!   `driftedPlacements`, `diffedPlacements`; see `progress::listed`); then, for PickN and PickFixed short of clusters, one entry
 //!   per unfilled slot (at most one per not-selected decision, in decision order) without a
 //!   `clusterName` (KubeFleet leaves it empty and Go's `omitempty` drops it) and a
 //!   `ScheduleFailed` condition. While scheduling is `Unknown` the list is empty, as in KubeFleet.
@@ -29,6 +30,7 @@ use flotilla_core::model::placement::PlacementType;
 use flotilla_core::placement::{
     Binding, BindingState, ClusterDecision, Placement, SelectedResource,
 };
+use flotilla_core::rollout::readiness::ApplyMode;
 use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, Owner};
@@ -72,8 +74,8 @@ pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> V
             && (!p.cluster_resource_overrides.is_empty() || !p.resource_overrides.is_empty())
     });
     conditions.extend(progress::placement_conditions(
-        placement_prefix(key),
-        placement.meta.generation,
+        (placement_prefix(key), placement.meta.generation),
+        ApplyMode::of(placement),
         &chains,
         overridden,
     ));
@@ -212,13 +214,7 @@ fn cluster_entry(binding: &Binding, progress: &Progress, generation: u64) -> Val
             work::override_list(&progress.resource_overrides),
         );
     }
-    if !progress.failed.is_empty() {
-        json::insert(
-            &mut entry,
-            "failedPlacements",
-            Value::Array(progress.failed.clone()),
-        );
-    }
+    progress.listed.insert_into(&mut entry);
     entry
 }
 

@@ -2,8 +2,10 @@
 //!
 //! - **The binding's `status.conditions`** (the rollout controller writes `RolloutStarted`, the
 //!   work generator the rest): `RolloutStarted`, `Overridden`, `WorkSynchronized`, `Applied`,
-//!   `Available`, a chain that ends at the first condition that is not `True`; a condition not
-//!   known yet (no report from the member) is left out. `observedGeneration` is the binding's.
+//!   `Available` — or, for a placement whose `applyStrategy.type` is `ReportDiff`, `DiffReported`
+//!   instead of the last two (KubeFleet's `CondTypesForReportDiffApplyStrategy`) — a chain that
+//!   ends at the first condition that is not `True`; a condition not known yet (no report from
+//!   the member) is left out. `observedGeneration` is the binding's.
 //! - **The placement's per-cluster `placementStatuses[].conditions`** (after `Scheduled`): the
 //!   binding's conditions copied (reason and message included) while the binding carries the
 //!   latest resource snapshot, with the next unknown condition shown as `Unknown` (KubeFleet's
@@ -31,186 +33,20 @@ use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::placement::{Binding, BindingState};
+use flotilla_core::rollout::readiness::ApplyMode;
 use serde_json::Value;
 
 use crate::derived::Owner;
 use crate::json;
 use crate::work;
 
+mod listed;
+mod stage_texts;
 mod work_chain;
+pub(crate) use listed::Listed;
 use work_chain::work_chain;
 
-/// The conditions after scheduling, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stage {
-    /// The rollout bound the binding to the latest resources.
-    RolloutStarted,
-    /// Overrides were applied (or there were none).
-    Overridden,
-    /// The work was created or updated.
-    WorkSynchronized,
-    /// The member applied the work.
-    Applied,
-    /// The applied resources are available.
-    Available,
-}
-
-/// Every stage, in order.
-pub(crate) const STAGES: [Stage; 5] = [
-    Stage::RolloutStarted,
-    Stage::Overridden,
-    Stage::WorkSynchronized,
-    Stage::Applied,
-    Stage::Available,
-];
-
-impl Stage {
-    /// The condition type on bindings and per-cluster statuses (the placement's adds its prefix).
-    pub(crate) fn type_name(self) -> &'static str {
-        match self {
-            Stage::RolloutStarted => "RolloutStarted",
-            Stage::Overridden => "Overridden",
-            Stage::WorkSynchronized => "WorkSynchronized",
-            Stage::Applied => "Applied",
-            Stage::Available => "Available",
-        }
-    }
-
-    fn next(self) -> Option<Stage> {
-        let position = STAGES.iter().position(|stage| *stage == self)?;
-        STAGES.get(position + 1).copied()
-    }
-
-    /// A per-cluster condition not known yet.
-    fn unknown_for_cluster(self) -> (&'static str, &'static str) {
-        match self {
-            Stage::RolloutStarted => (
-                "RolloutStartedUnknown",
-                "In the process of deciding whether to roll out the latest resources or not",
-            ),
-            Stage::Overridden => (
-                "OverriddenPending",
-                "In the process of overriding the selected resources if there is any override \
-                 defined",
-            ),
-            Stage::WorkSynchronized => (
-                "WorkSynchronizedUnknown",
-                "In the process of creating or updating the work object(s) in the hub cluster",
-            ),
-            Stage::Applied => (
-                "ApplyPending",
-                "In the process of applying the resources on the member cluster",
-            ),
-            // The trailing space is KubeFleet's.
-            Stage::Available => (
-                "ResourceAvailableUnknown",
-                "The availability of the selected resources is unknown yet ",
-            ),
-        }
-    }
-
-    /// The placement condition when every cluster reached this stage.
-    fn placement_true(self, clusters: usize, overridden: bool) -> (&'static str, String) {
-        match self {
-            Stage::RolloutStarted => (
-                "RolloutStarted",
-                format!("All {clusters} cluster(s) start rolling out the latest resource"),
-            ),
-            Stage::Overridden if overridden => (
-                "OverriddenSucceeded",
-                format!(
-                    "The selected resources are successfully overridden in the {clusters} clusters"
-                ),
-            ),
-            Stage::Overridden => (
-                "NoOverrideSpecified",
-                "No override rules are configured for the selected resources".to_owned(),
-            ),
-            Stage::WorkSynchronized => (
-                "WorkSynchronized",
-                format!(
-                    "Works(s) are succcesfully created or updated in the {clusters} target \
-                     clusters' namespaces"
-                ),
-            ),
-            Stage::Applied => (
-                "ApplySucceeded",
-                format!("The selected resources are successfully applied to {clusters} clusters"),
-            ),
-            Stage::Available => (
-                "ResourceAvailable",
-                format!("The selected resources in {clusters} cluster are available now"),
-            ),
-        }
-    }
-
-    /// The placement condition when `clusters` clusters failed this stage.
-    fn placement_false(self, clusters: usize) -> (&'static str, String) {
-        match self {
-            Stage::RolloutStarted => (
-                "RolloutNotStartedYet",
-                format!(
-                    "The rollout is being blocked by the rollout strategy in {clusters} cluster(s)"
-                ),
-            ),
-            Stage::Overridden => (
-                "OverriddenFailed",
-                format!(
-                    "Failed to override resources in {clusters} clusters, please check the \
-                     `failedPlacements` status"
-                ),
-            ),
-            Stage::WorkSynchronized => (
-                "WorkNotSynchronizedYet",
-                format!(
-                    "There are {clusters} cluster(s) which have not finished creating or \
-                     updating work(s) yet"
-                ),
-            ),
-            Stage::Applied => (
-                "ApplyFailed",
-                format!(
-                    "Failed to apply resources to {clusters} clusters, please check the \
-                     `failedPlacements` status"
-                ),
-            ),
-            Stage::Available => (
-                "ResourceNotAvailableYet",
-                format!("The selected resources in {clusters} cluster are still not available yet"),
-            ),
-        }
-    }
-
-    /// The placement condition when `clusters` clusters have this stage undecided.
-    fn placement_unknown(self, clusters: usize) -> (&'static str, String) {
-        let (reason, doing) = match self {
-            Stage::RolloutStarted => (
-                "RolloutStartedUnknown",
-                "deciding whether to roll out the latest resources or not",
-            ),
-            Stage::Overridden => (
-                "OverriddenPending",
-                "overriding the selected resources if there is any override defined",
-            ),
-            Stage::WorkSynchronized => (
-                "WorkSynchronizedUnknown",
-                "creating or updating the work object(s) in the hub cluster",
-            ),
-            Stage::Applied => (
-                "ApplyPending",
-                "applying the resources on the member cluster",
-            ),
-            Stage::Available => (
-                "ResourceAvailableUnknown",
-                "checking the availability of the selected resources",
-            ),
-        };
-        (
-            reason,
-            format!("There are still {clusters} cluster(s) in the process of {doing}"),
-        )
-    }
-}
+pub(crate) use stage_texts::Stage;
 
 /// One condition of the chain.
 #[derive(Debug, Clone)]
@@ -282,8 +118,8 @@ pub(crate) struct Progress {
     pub(crate) binding: Vec<Step>,
     /// Its cluster's conditions in the placement status (after `Scheduled`).
     pub(crate) cluster: Vec<Step>,
-    /// `failedPlacements`, when the member reported the work failed or unavailable.
-    pub(crate) failed: Vec<Value>,
+    /// `failedPlacements`, `driftedPlacements` and `diffedPlacements` from the member's report.
+    pub(crate) listed: Listed,
     /// Whether the binding carries the latest resource snapshot (only then does the placement
     /// show its overrides and failed placements for the cluster).
     pub(crate) up_to_date: bool,
@@ -299,10 +135,11 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
     let latest = placement.latest_resources();
     let up_to_date = latest.is_some_and(|l| binding.resource_index == Some(l.index));
     let facts = work::facts(state, owner, binding);
+    let mode = ApplyMode::of(placement);
     let mut result = Progress {
         binding: Vec::new(),
         cluster: Vec::new(),
-        failed: Vec::new(),
+        listed: Listed::default(),
         up_to_date,
         cluster_resource_overrides: Vec::new(),
         resource_overrides: Vec::new(),
@@ -330,7 +167,8 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
         (_, Some(_), Some(facts)) => {
             let bound_at = binding.rollout_started_at.unwrap_or(binding.created);
             let started = rollout_started_message(owner, binding);
-            result.binding = work_chain(facts, bound_at, started, &mut result.failed);
+            let chain = work_chain(facts, (bound_at, started), mode, &mut result.listed);
+            result.binding = chain;
             if let Ok(rendered) = &facts.rendered {
                 result
                     .cluster_resource_overrides
@@ -341,7 +179,7 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
             }
         }
     }
-    result.cluster = cluster_chain(&result.binding, up_to_date, held_back_since);
+    result.cluster = cluster_chain(&result.binding, mode, up_to_date, held_back_since);
     result
 }
 
@@ -380,7 +218,12 @@ fn unknown(stage: Stage, since: DateTime<Utc>) -> Step {
 }
 
 /// The cluster's conditions in the placement status, from its binding's.
-fn cluster_chain(binding: &[Step], up_to_date: bool, held_back_since: DateTime<Utc>) -> Vec<Step> {
+fn cluster_chain(
+    binding: &[Step],
+    mode: ApplyMode,
+    up_to_date: bool,
+    held_back_since: DateTime<Utc>,
+) -> Vec<Step> {
     if !up_to_date {
         return match binding.first() {
             Some(step)
@@ -401,7 +244,7 @@ fn cluster_chain(binding: &[Step], up_to_date: bool, held_back_since: DateTime<U
     match chain.last() {
         None => chain.push(unknown(Stage::RolloutStarted, held_back_since)),
         Some(last) if last.status == ConditionStatus::True => {
-            if let Some(next) = last.stage.next() {
+            if let Some(next) = last.stage.next(mode) {
                 chain.push(unknown(next, last.since));
             }
         }
@@ -411,11 +254,11 @@ fn cluster_chain(binding: &[Step], up_to_date: bool, held_back_since: DateTime<U
 }
 
 /// The placement's conditions after `…Scheduled` (`prefix` is `ClusterResourcePlacement` or
-/// `ResourcePlacement`), summed up over the selected clusters' conditions; `overridden` says
-/// whether any cluster had overrides applied.
+/// `ResourcePlacement`), summed up over the selected clusters' conditions in `mode`'s order;
+/// `overridden` says whether any cluster had overrides applied.
 pub(crate) fn placement_conditions(
-    prefix: &str,
-    generation: u64,
+    (prefix, generation): (&str, u64),
+    mode: ApplyMode,
     clusters: &[&[Step]],
     overridden: bool,
 ) -> Vec<Value> {
@@ -423,7 +266,7 @@ pub(crate) fn placement_conditions(
     if clusters.is_empty() {
         return conditions;
     }
-    for stage in STAGES {
+    for &stage in stage_texts::stages(mode) {
         let steps: Vec<&Step> = clusters
             .iter()
             .filter_map(|chain| chain.iter().find(|step| step.stage == stage))

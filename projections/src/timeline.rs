@@ -25,6 +25,7 @@ pub fn event_line(seq: u64, envelope: &Envelope) -> String {
             None => format!("ClusterApprovalRequest/{name}"),
         },
         Input::Tick => String::new(),
+        Input::Leave { cluster } => cluster.clone(),
     };
     let line = format!("#{seq} {time} {} {kind} {subject}", envelope.source);
     one_line(line.trim_end())
@@ -272,10 +273,20 @@ fn report_subject(report: &WorkReport) -> String {
     } else {
         format!("resource index {}", report.resource_index)
     };
-    let line = format!(
-        "{} on {placement} at {index}: {applied}, {available}",
-        report.cluster
-    );
+    let outcome = match report.differences.diff_reported {
+        Some(true) => "diff reported".to_owned(),
+        Some(false) => "diff incomplete".to_owned(),
+        None => format!("{applied}, {available}"),
+    };
+    let mut line = format!("{} on {placement} at {index}: {outcome}", report.cluster);
+    for (count, what) in [
+        (report.differences.diffed_manifests.len(), "diffed"),
+        (report.differences.drifted_manifests.len(), "drifted"),
+    ] {
+        if count > 0 {
+            line.push_str(&format!(", {count} {what}"));
+        }
+    }
     if report.message.is_empty() {
         line
     } else {

@@ -23,7 +23,9 @@
 //!   member's message, `WorkAvailable` "Work is available now", `WorkNotTrackable` "Work's
 //!   availability is not trackable", `WorkNotAvailableYet` / `WorkAvailabilityUnknown` with the
 //!   member's message). `Applied` dates from the report, `Available` from when the availability
-//!   was first reported as it is.
+//!   was first reported as it is. Under `ReportDiff`, `DiffReported` instead
+//!   (`AllManifestsDiffReported` "All the specified manifests have reported diff", or
+//!   `SomeManifestsHaveNotReportedDiff` with the member's message), dated from the report.
 //!
 //! - **Envelopes** (`flotilla_core::placement::envelope`): the wrapper is not placed; the objects
 //!   it holds take its place among the manifests, overridden like any other. One that cannot be
@@ -48,6 +50,7 @@ use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
 use flotilla_core::overrides::{OverrideError, RenderedWork, render_with_snapshots};
 use flotilla_core::placement::{Binding, BindingState};
+use flotilla_core::rollout::readiness::ApplyMode;
 use flotilla_core::state::WorkStatus;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -286,7 +289,11 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
         ),
     ]);
     let mut status = json::empty_object();
-    let conditions = conditions(facts.report, generation);
+    let mode = ApplyMode::of(owner.placement);
+    let conditions = match facts.report {
+        Some(report) if mode == ApplyMode::ReportDiff => diff_reported(report, generation),
+        report => conditions(report, generation),
+    };
     if !conditions.is_empty() {
         json::insert(&mut status, "conditions", Value::Array(conditions));
     }
@@ -426,6 +433,32 @@ fn conditions(report: Option<&WorkStatus>, generation: u64) -> Vec<Value> {
             ]
         }
     }
+}
+
+/// `DiffReported` from a `ReportDiff` member's report (the work applier's texts; the member's
+/// message stands in for its manifest counts).
+fn diff_reported(report: &WorkStatus, generation: u64) -> Vec<Value> {
+    let (status, reason, message) = match report.diff_reported {
+        None => return Vec::new(),
+        Some(true) => (
+            ConditionStatus::True,
+            "AllManifestsDiffReported",
+            "All the specified manifests have reported diff",
+        ),
+        Some(false) => (
+            ConditionStatus::False,
+            "SomeManifestsHaveNotReportedDiff",
+            report.message.as_str(),
+        ),
+    };
+    vec![work_condition(
+        "DiffReported",
+        status,
+        reason,
+        message,
+        report.reported_at,
+        generation,
+    )]
 }
 
 fn work_condition(

@@ -139,8 +139,33 @@ fn schema_prints_the_json_schema_of_events() -> Result<(), String> {
         serde_json::from_str(&stdout(&output)).map_err(|e| e.to_string())?;
     assert_eq!(schema["title"], "JsonEnvelope");
     let text = schema.to_string();
-    for kind in ["apply", "delete", "heartbeat", "report", "approve", "tick"] {
+    for kind in [
+        "apply",
+        "delete",
+        "heartbeat",
+        "report",
+        "approve",
+        "tick",
+        "leave",
+    ] {
         assert!(text.contains(&format!("\"{kind}\"")), "schema lacks {kind}");
+    }
+    // Schema 4's report fields, under the names member agents write.
+    for field in [
+        "diffReported",
+        "diffedManifests",
+        "driftedManifests",
+        "observedInMemberClusterGeneration",
+        "observedDiffs",
+        "observedDrifts",
+        "valueInMember",
+        "valueInHub",
+        "reason",
+    ] {
+        assert!(
+            text.contains(&format!("\"{field}\"")),
+            "schema lacks {field}"
+        );
     }
     Ok(())
 }

@@ -143,6 +143,7 @@ fn report(cluster: &str, resource_index: u64, available: bool) -> Input {
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     })
 }
 

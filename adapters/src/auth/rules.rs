@@ -245,7 +245,9 @@ fn event_allowed(role: &Role, event: &JsonInput) -> Result<(), String> {
         (Role::Admin, _) => Ok(()),
         (
             Role::Agent { cluster },
-            JsonInput::Heartbeat { cluster: named, .. } | JsonInput::Report { cluster: named, .. },
+            JsonInput::Heartbeat { cluster: named, .. }
+            | JsonInput::Report { cluster: named, .. }
+            | JsonInput::Leave { cluster: named },
         ) => {
             if named == cluster {
                 Ok(())
@@ -256,7 +258,7 @@ fn event_allowed(role: &Role, event: &JsonInput) -> Result<(), String> {
             }
         }
         (Role::Agent { cluster }, _) => Err(format!(
-            "an agent token of cluster {cluster:?} may only post its heartbeats and reports"
+            "an agent token of cluster {cluster:?} may only post its heartbeats, reports and leave"
         )),
         (Role::Namespace { namespaces }, event) => {
             let namespace = namespace_of(event)?;
@@ -307,7 +309,10 @@ fn namespace_of(event: &JsonInput) -> Result<String, String> {
             Some(ns) if !ns.is_empty() => Ok(ns.clone()),
             _ => Err(cluster_scoped()),
         },
-        JsonInput::Heartbeat { .. } | JsonInput::Report { .. } | JsonInput::Tick => {
+        JsonInput::Heartbeat { .. }
+        | JsonInput::Report { .. }
+        | JsonInput::Leave { .. }
+        | JsonInput::Tick => {
             Err("a namespace token may only post apply, delete and approve events".to_owned())
         }
     }

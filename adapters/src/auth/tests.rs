@@ -138,7 +138,7 @@ fn config_map(namespace: Option<&str>) -> serde_json::Value {
 }
 
 #[test]
-fn an_agent_posts_only_its_own_heartbeats_and_reports() {
+fn an_agent_posts_only_its_own_heartbeats_reports_and_leave() {
     let agent = agent();
     let beat = |cluster: &str| json!({"type": "heartbeat", "cluster": cluster});
     let report = |cluster: &str| json!({"type": "report", "cluster": cluster, "placement": "p"});
@@ -152,6 +152,9 @@ fn an_agent_posts_only_its_own_heartbeats_and_reports() {
         &json!([beat("east"), beat("west")])
     )));
     assert!(forbidden(&events(&agent, &report("west"))));
+    let leave = |cluster: &str| json!({"type": "leave", "cluster": cluster});
+    assert_eq!(events(&agent, &leave("east")), Ok(()));
+    assert!(forbidden(&events(&agent, &leave("west"))));
     assert!(forbidden(&events(
         &agent,
         &config_map(Some("fleet-member-east"))

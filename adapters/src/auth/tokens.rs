@@ -21,7 +21,7 @@ pub const TOKEN_BYTES_MIN: usize = 16;
 pub enum Role {
     /// Everything.
     Admin,
-    /// A member cluster's agent: its own heartbeats and reports, its own works.
+    /// A member cluster's agent: its own heartbeats, reports and leave, its own works.
     Agent {
         /// The member cluster's name.
         cluster: String,

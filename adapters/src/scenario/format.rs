@@ -87,6 +87,8 @@ pub struct ReportStep {
     pub message: String,
     /// Manifests that failed (`failedManifests`, as in the JSON event form).
     pub failed_manifests: Vec<flotilla_core::ManifestFailure>,
+    /// `diffReported`, `diffedManifests` and `driftedManifests`, as in the JSON event form.
+    pub differences: flotilla_core::Differences,
 }
 
 /// An `agents` step.
@@ -252,6 +254,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             trackable: optional_bool(body, "trackable")?.unwrap_or(true),
             message: optional_string(body, "message")?.unwrap_or_default(),
             failed_manifests: failed_manifests(body)?,
+            differences: differences(body)?,
         })),
         "approve" => match body {
             Value::String(name) => Ok(Step::Approve {
@@ -395,6 +398,24 @@ fn failed_manifests(body: &Value) -> Result<Vec<flotilla_core::ManifestFailure>,
             Ok(parsed.into_iter().map(Into::into).collect())
         }
     }
+}
+
+/// `diffReported`, `diffedManifests` and `driftedManifests` of a `report` step: the JSON event
+/// form's fields.
+fn differences(body: &Value) -> Result<flotilla_core::Differences, String> {
+    fn list<T: serde::de::DeserializeOwned>(body: &Value, field: &str) -> Result<Vec<T>, String> {
+        match body.get(field) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(list) => serde_json::from_value(list.clone()).map_err(|e| format!("{field}: {e}")),
+        }
+    }
+    let diffed: Vec<crate::json_event::JsonDiffedManifest> = list(body, "diffedManifests")?;
+    let drifted: Vec<crate::json_event::JsonDriftedManifest> = list(body, "driftedManifests")?;
+    Ok(flotilla_core::Differences {
+        diff_reported: optional_bool(body, "diffReported")?,
+        diffed_manifests: diffed.into_iter().map(Into::into).collect(),
+        drifted_manifests: drifted.into_iter().map(Into::into).collect(),
+    })
 }
 
 #[cfg(test)]

@@ -221,9 +221,11 @@ impl<L: EventLog> Runner<'_, L> {
         })
     }
 
-    /// A report step's defaults: applied, available as applied, the last reported index.
+    /// A report step's defaults: applied, available as applied (neither when it reports a
+    /// `ReportDiff` outcome), the last reported index.
     fn work_report(&self, report: &format::ReportStep) -> WorkReport {
-        let applied = report.applied.unwrap_or(true);
+        let reports_diff = report.differences.diff_reported.is_some();
+        let applied = report.applied.or((!reports_diff).then_some(true));
         // By default: the work the cluster was last given (its binding's resource index),
         // else the index it last reported, else 0.
         let namespace = report.namespace.clone().unwrap_or_default();
@@ -254,11 +256,12 @@ impl<L: EventLog> Runner<'_, L> {
             placement: report.placement.clone(),
             namespace: report.namespace.clone(),
             resource_index,
-            applied: Some(applied),
-            available: Some(report.available.unwrap_or(applied)),
+            applied,
+            available: report.available.or(applied),
             trackable: report.trackable,
             message: report.message.clone(),
             failed_manifests: report.failed_manifests.clone(),
+            differences: report.differences.clone(),
         }
     }
 
@@ -323,6 +326,7 @@ impl<L: EventLog> Runner<'_, L> {
                     trackable: settings.trackable.unwrap_or(true),
                     message: String::new(),
                     failed_manifests: Vec::new(),
+                    differences: flotilla_core::Differences::default(),
                 };
                 // One report per work: a setting changed later applies to the next work the
                 // cluster receives (a bad image shows on the update, not on what runs now).

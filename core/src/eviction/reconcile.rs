@@ -27,7 +27,7 @@ use crate::decision::Decision;
 use crate::model::placement::PlacementType;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, IntOrPercent, ObjectKey, PLACEMENT_GROUP};
 use crate::placement::{Binding, BindingState, Placement};
-use crate::rollout::readiness::{self, Readiness};
+use crate::rollout::readiness::{self, ApplyMode, Readiness};
 use crate::scheduler;
 use crate::state::State;
 
@@ -82,9 +82,15 @@ fn is_placed(binding: &Binding) -> bool {
     }
 }
 
-/// KubeFleet's `HasBindingFailed`, as the rollout judges it: the member reported the current
-/// work failed to apply. Not-yet-available is progress, not failure.
+/// KubeFleet's `HasBindingFailed || IsBindingDiffReported`, as the rollout judges them: the
+/// member reported the current work failed to apply, or the work is only diff-reported
+/// (`ReportDiff`: nothing was placed to keep available). Not-yet-available is progress, not
+/// failure.
 fn has_failed(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> bool {
+    let mode = ApplyMode::of(placement);
+    if mode == ApplyMode::ReportDiff && binding.resource_index.is_some() {
+        return true;
+    }
     let period = chrono::Duration::seconds(
         placement
             .spec
@@ -92,7 +98,7 @@ fn has_failed(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> b
             .rolling_update
             .unavailable_period_seconds,
     );
-    readiness::judge(binding, binding.report.as_ref(), period, now) == Readiness::Failed
+    readiness::judge(binding, binding.report.as_ref(), mode, period, now) == Readiness::Failed
 }
 
 /// The key of the placement an eviction targets (always a `ClusterResourcePlacement`).

@@ -30,7 +30,7 @@ use crate::event::{Envelope, Input};
 use crate::model::ObjectKey;
 use crate::model::placement::StrategyType;
 use crate::placement::{Binding, BindingState, Placement};
-use crate::rollout::readiness::{Readiness, judge};
+use crate::rollout::readiness::{ApplyMode, Readiness, judge};
 use crate::rollout::{budgets, target};
 use crate::state::State;
 
@@ -49,6 +49,9 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
         }
         let reported = reported_cluster(event, key);
         let old_period = period(old);
+        // Failure is judged as the step's rollout judged it: under the apply strategy it found
+        // (a switch to or from ReportDiff changes what a report means).
+        let mode = ApplyMode::of(placement);
         let updated: Vec<String> = placement
             .bindings
             .values()
@@ -58,7 +61,8 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
             .filter(|b| {
                 old.bindings.get(&b.cluster).is_some_and(|was| {
                     updated_in_place(was, b, now)
-                        && judge(was, was.report.as_ref(), old_period, now) != Readiness::Failed
+                        && judge(was, was.report.as_ref(), mode, old_period, now)
+                            != Readiness::Failed
                 })
             })
             .map(|b| b.cluster.clone())
@@ -148,11 +152,12 @@ fn updated_in_place(
 #[must_use]
 pub fn ready_count(placement: &Placement, now: chrono::DateTime<chrono::Utc>) -> i64 {
     let period = period(placement);
+    let mode = ApplyMode::of(placement);
     let count = placement
         .bindings
         .values()
         .filter(|b| b.state != BindingState::Scheduled)
-        .filter(|b| judge(b, b.report.as_ref(), period, now) == Readiness::Ready)
+        .filter(|b| judge(b, b.report.as_ref(), mode, period, now) == Readiness::Ready)
         .count();
     i64::try_from(count).unwrap_or(i64::MAX)
 }

@@ -67,6 +67,7 @@ impl Fold {
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: crate::event::Differences::default(),
         }));
     }
 
@@ -172,6 +173,52 @@ fn a_live_binding_to_a_cluster_that_left_is_caught() {
     assert!(matches!(
         check(&fold.state),
         Err(Violation::LiveBindingWithoutMember { .. })
+    ));
+}
+
+#[test]
+fn a_binding_to_a_leaving_member_is_caught() {
+    let mut fold = rolling();
+    if let Some(member) = fold.state.members.get_mut("c3") {
+        member.leaving_since = Some(fold.now);
+    }
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::BindingToLeavingMember { .. })
+    ));
+}
+
+#[test]
+fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
+    use crate::event::ManifestDifference;
+    use crate::state::{DIFFERENCES_MAX, ObservedDifference};
+    let mut fold = rolling();
+    let observed = ObservedDifference {
+        manifest: ManifestDifference {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Namespace".into(),
+            namespace: String::new(),
+            name: "app".into(),
+            observed_generation: Some(1),
+            details: Vec::new(),
+        },
+        first_observed: fold.now + Duration::seconds(1),
+    };
+    let binding = fold.placement_mut("crp").bindings.get_mut("c1");
+    let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
+    report.drifted = vec![observed.clone()];
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::WorkReport { detail, .. }) if detail.contains("first seen")
+    ));
+    let binding = fold.placement_mut("crp").bindings.get_mut("c1");
+    let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
+    report.drifted.clear();
+    report.diffed = vec![observed; DIFFERENCES_MAX + 1];
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::WorkReport { detail, .. }) if detail.contains("over the limit")
     ));
 }
 

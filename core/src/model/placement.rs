@@ -405,6 +405,17 @@ impl Default for ApplyStrategy {
     }
 }
 
+impl ApplyStrategy {
+    /// Whether members only report how the work differs from their objects (`ReportDiff`).
+    #[must_use]
+    pub fn reports_diff(&self) -> bool {
+        self.apply_type == APPLY_TYPE_REPORT_DIFF
+    }
+}
+
+/// The apply strategy type under which members compare, never apply.
+pub const APPLY_TYPE_REPORT_DIFF: &str = "ReportDiff";
+
 /// `applyStrategy.serverSideApplyConfig`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -118,6 +118,7 @@ pub fn failed_for_missing_namespace(
             name: resource.key.name.clone(),
             condition: ManifestCondition::Applied,
             message: missing_namespace_message(namespace),
+            reason: None,
         })
         .collect()
 }

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::readiness::{self, Readiness};
+use super::readiness::{self, ApplyMode, Readiness};
 use crate::placement::{Binding, BindingState};
 
 pub(crate) use crate::placement::OverrideSnapshots;
@@ -27,6 +27,9 @@ pub(crate) struct Class {
     pub readiness: Readiness,
     /// A newer resource snapshot, or other overrides, apply now.
     pub out_of_date: bool,
+    /// Its cluster only reports diffs of the work it carries (`ReportDiff`): KubeFleet's
+    /// `IsBindingDiffReported`, which keeps it out of `canBeReady`.
+    pub reports_diff: bool,
 }
 
 impl Class {
@@ -36,14 +39,15 @@ impl Class {
         binding: &Binding,
         latest: u64,
         wanted: &OverrideSnapshots,
-        period: Duration,
+        (mode, period): (ApplyMode, Duration),
         now: DateTime<Utc>,
     ) -> Self {
         Self {
             state: binding.state,
-            readiness: readiness::judge(binding, binding.report.as_ref(), period, now),
+            readiness: readiness::judge(binding, binding.report.as_ref(), mode, period, now),
             out_of_date: binding.resource_index != Some(latest)
                 || &binding.override_snapshots != wanted,
+            reports_diff: mode == ApplyMode::ReportDiff && binding.resource_index.is_some(),
         }
     }
 
@@ -69,7 +73,7 @@ pub(crate) struct BindingIndex {
     classes: BTreeMap<String, Class>,
     /// Bound or unscheduled bindings whose cluster is ready.
     pub ready: i64,
-    /// Bound or unscheduled bindings that have not failed.
+    /// Bound or unscheduled bindings that have not failed and do not only report diffs.
     pub can_be_ready: i64,
     /// Scheduled or bound bindings (PickAll's target).
     pub live: u64,
@@ -162,7 +166,7 @@ impl BindingIndex {
     fn adjust(&mut self, class: Class, sign: i64) {
         if class.counts() {
             self.ready += sign * i64::from(class.is_ready());
-            self.can_be_ready += sign * i64::from(!class.is_failed());
+            self.can_be_ready += sign * i64::from(!class.is_failed() && !class.reports_diff);
         }
         if class.state != BindingState::Unscheduled {
             self.live = self.live.saturating_add_signed(sign);

@@ -12,7 +12,8 @@
 //!   surge applies only to newly scheduled clusters.
 //! - A binding is *ready* when its cluster reported the work at its resource index applied and
 //!   available; a not-trackable report counts once `unavailablePeriodSeconds` of event time
-//!   have passed since it arrived.
+//!   have passed since it arrived. Under a `ReportDiff` apply strategy it is ready once its
+//!   diff is reported, and never counts towards `canBeReady` (see [`readiness`]).
 //! - `strategy.type: External` placements are left to staged update runs;
 //!   `strategy.type: Partitioned` ones roll out by [`partitioned`].
 
@@ -211,6 +212,7 @@ fn wanted_overrides<'a>(
 /// The rollout settings a pass works with.
 struct Settings {
     latest: u64,
+    mode: readiness::ApplyMode,
     period: Duration,
 }
 
@@ -223,6 +225,7 @@ impl Settings {
         }
         Some(Self {
             latest: placement.latest_resources()?.index,
+            mode: readiness::ApplyMode::of(placement),
             period: Duration::seconds(
                 placement
                     .spec
@@ -320,7 +323,8 @@ fn classify(
     for cluster in clusters {
         let class = placement.bindings.get(cluster).map(|b| {
             let overrides = wanted.get(cluster).unwrap_or(&none);
-            Class::of(b, settings.latest, overrides, settings.period, now)
+            let judging = (settings.mode, settings.period);
+            Class::of(b, settings.latest, overrides, judging, now)
         });
         if let Some(Class {
             readiness: readiness::Readiness::ReadyAt(at),
@@ -349,7 +353,8 @@ fn rebuilt(
     let none: OverrideSnapshots = (Vec::new(), Vec::new());
     for (cluster, b) in &placement.bindings {
         let overrides = wanted.get(cluster).unwrap_or(&none);
-        let class = Class::of(b, settings.latest, overrides, settings.period, now);
+        let judging = (settings.mode, settings.period);
+        let class = Class::of(b, settings.latest, overrides, judging, now);
         index.set(cluster, Some(class));
     }
     index
@@ -427,6 +432,7 @@ mod tests {
             state,
             readiness,
             out_of_date,
+            reports_diff: false,
         };
         (cluster, class)
     }

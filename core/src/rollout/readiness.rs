@@ -1,10 +1,35 @@
 //! Whether a binding's cluster has its work applied and available (KubeFleet's
 //! `isBindingReady` / `HasBindingFailed`, fed by the members' work reports).
+//!
+//! Under a `ReportDiff` apply strategy nothing is applied: a cluster is ready once its member
+//! reported the diff of every manifest (KubeFleet: `DiffReported` True at the binding's
+//! generation makes a binding ready), and never failed.
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::placement::Binding;
+use crate::placement::{Binding, Placement};
 use crate::state::WorkStatus;
+
+/// How members treat a placement's work (`applyStrategy.type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyMode {
+    /// `ClientSideApply` or `ServerSideApply`: applied, then judged available.
+    Apply,
+    /// `ReportDiff`: only compared with the objects on the member, never applied.
+    ReportDiff,
+}
+
+impl ApplyMode {
+    /// The mode of this placement's apply strategy.
+    #[must_use]
+    pub fn of(placement: &Placement) -> Self {
+        if placement.spec.strategy.apply_strategy.reports_diff() {
+            ApplyMode::ReportDiff
+        } else {
+            ApplyMode::Apply
+        }
+    }
+}
 
 /// A binding's readiness for the rollout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +49,7 @@ pub enum Readiness {
 pub fn judge(
     binding: &Binding,
     report: Option<&WorkStatus>,
+    mode: ApplyMode,
     unavailable_period: Duration,
     now: DateTime<Utc>,
 ) -> Readiness {
@@ -32,6 +58,13 @@ pub fn judge(
     };
     if Some(report.resource_index) != binding.resource_index {
         return Readiness::NotReady;
+    }
+    if mode == ApplyMode::ReportDiff {
+        return if report.diff_reported == Some(true) {
+            Readiness::Ready
+        } else {
+            Readiness::NotReady
+        };
     }
     match (report.applied, report.available) {
         (Some(false), _) => Readiness::Failed,

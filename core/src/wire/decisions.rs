@@ -18,8 +18,9 @@ use crate::decision::Decisions;
 /// that decisions recorded under another version are compared in a stable form, not exactly.
 ///
 /// Version 3 (a connected member's delete marks it leaving instead of removing it) has the
-/// version 2 body layout, so both decode alike.
-pub const DECISION_VERSION: u16 = 3;
+/// version 2 body layout, so both decode alike; so has version 4 (the agent's leave confirmation
+/// and its `NotLeaving` rejection, appended; `ReportDiff` placements roll out on reported diffs).
+pub const DECISION_VERSION: u16 = 4;
 
 /// A decoded decision batch, upcast to today's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +43,7 @@ struct BodyRef<'a> {
     decisions: &'a [(u64, Decisions)],
 }
 
-/// The body as read (versions 2 and 3).
+/// The body as read (versions 2 to 4).
 #[derive(Deserialize)]
 struct Body {
     first_input_seq: u64,
@@ -79,7 +80,7 @@ pub fn decode_batch(bytes: &[u8]) -> Result<DecodedBatch, CodecError> {
     let (version, body) = versioned_body(bytes)?;
     match version {
         1 => decode_v1_body(body),
-        2 | DECISION_VERSION => {
+        2 | 3 | DECISION_VERSION => {
             let body: Body = decode_decisions(body)?;
             Ok(DecodedBatch {
                 version,

@@ -15,9 +15,13 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::json_property::{self, JsonPropertyValue};
+pub use super::json_report::{
+    JsonDiffedManifest, JsonDriftedManifest, JsonManifestCondition, JsonManifestFailure,
+    JsonPatchDetail,
+};
 use crate::event::{
-    Envelope, Heartbeat, Input, ManifestCondition, ManifestFailure, ObjectRef,
-    RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION, WorkReport,
+    Differences, Envelope, Heartbeat, Input, ManifestFailure, ObjectRef, RESOURCE_INDEX_CURRENT,
+    ResourceUsage, SCHEMA_VERSION, WorkReport,
 };
 
 /// What the JSON form leaves to the receiver: the id when it has none, the log's time, and the
@@ -154,6 +158,17 @@ pub enum JsonInput {
         /// The manifests that failed to apply or are not available, with why (schema 2).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         failed_manifests: Vec<JsonManifestFailure>,
+        /// Set by a member whose apply strategy is `ReportDiff`: `true` when the diff of every
+        /// manifest was computed, `false` when some failed (listed in `failedManifests`);
+        /// absent otherwise (schema 4).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff_reported: Option<bool>,
+        /// Manifests whose object on the member differs from the hub's (schema 4).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        diffed_manifests: Vec<JsonDiffedManifest>,
+        /// Manifests whose object drifted on the member (schema 4).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        drifted_manifests: Vec<JsonDriftedManifest>,
     },
     /// An approval of an approval request.
     Approve {
@@ -165,80 +180,15 @@ pub enum JsonInput {
     },
     /// Time passes.
     Tick,
+    /// A leaving member's agent removed everything it placed and left (schema 4).
+    Leave {
+        /// Member cluster name.
+        cluster: String,
+    },
 }
 
 fn yes() -> bool {
     true
-}
-
-/// One failed manifest of a work report, as a member agent writes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct JsonManifestFailure {
-    /// API group (`""` or absent for the core group).
-    #[serde(default)]
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Kind.
-    pub kind: String,
-    /// Namespace (absent for cluster-scoped objects).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub namespace: String,
-    /// Name.
-    pub name: String,
-    /// The failed condition: `Applied` (default) or `Available`.
-    #[serde(default)]
-    pub condition: JsonManifestCondition,
-    /// Why.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message: String,
-}
-
-/// The condition a manifest failed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
-pub enum JsonManifestCondition {
-    /// It could not be applied.
-    #[default]
-    Applied,
-    /// It is not available.
-    Available,
-}
-
-impl From<JsonManifestFailure> for ManifestFailure {
-    fn from(json: JsonManifestFailure) -> Self {
-        Self {
-            group: json.group,
-            version: json.version,
-            kind: json.kind,
-            namespace: json.namespace,
-            name: json.name,
-            condition: match json.condition {
-                JsonManifestCondition::Applied => ManifestCondition::Applied,
-                JsonManifestCondition::Available => ManifestCondition::Available,
-            },
-            message: json.message,
-        }
-    }
-}
-
-impl From<&ManifestFailure> for JsonManifestFailure {
-    fn from(failure: &ManifestFailure) -> Self {
-        Self {
-            group: failure.group.clone(),
-            version: failure.version.clone(),
-            kind: failure.kind.clone(),
-            namespace: failure.namespace.clone(),
-            name: failure.name.clone(),
-            condition: match failure.condition {
-                ManifestCondition::Applied => JsonManifestCondition::Applied,
-                ManifestCondition::Available => JsonManifestCondition::Available,
-            },
-            message: failure.message.clone(),
-        }
-    }
 }
 
 /// Resource usage as JSON: resource name → quantity, per kind of capacity.
@@ -341,6 +291,9 @@ impl JsonInput {
                 trackable,
                 message,
                 failed_manifests,
+                diff_reported,
+                diffed_manifests,
+                drifted_manifests,
             } => Input::WorkReport(WorkReport {
                 cluster,
                 placement,
@@ -354,9 +307,15 @@ impl JsonInput {
                     .into_iter()
                     .map(ManifestFailure::from)
                     .collect(),
+                differences: Differences {
+                    diff_reported,
+                    diffed_manifests: diffed_manifests.into_iter().map(Into::into).collect(),
+                    drifted_manifests: drifted_manifests.into_iter().map(Into::into).collect(),
+                },
             }),
             JsonInput::Approve { name, namespace } => Input::Approve { name, namespace },
             JsonInput::Tick => Input::Tick,
+            JsonInput::Leave { cluster } => Input::Leave { cluster },
         }
     }
 
@@ -398,12 +357,22 @@ impl JsonInput {
                     .iter()
                     .map(JsonManifestFailure::from)
                     .collect(),
+                diff_reported: report.differences.diff_reported,
+                diffed_manifests: (report.differences.diffed_manifests.iter())
+                    .map(Into::into)
+                    .collect(),
+                drifted_manifests: (report.differences.drifted_manifests.iter())
+                    .map(Into::into)
+                    .collect(),
             },
             Input::Approve { name, namespace } => JsonInput::Approve {
                 name: name.clone(),
                 namespace: namespace.clone(),
             },
             Input::Tick => JsonInput::Tick,
+            Input::Leave { cluster } => JsonInput::Leave {
+                cluster: cluster.clone(),
+            },
         }
     }
 }
@@ -462,7 +431,15 @@ mod tests {
     #[test]
     fn schema_names_every_type() {
         let text = schema().to_string();
-        for kind in ["apply", "delete", "heartbeat", "report", "approve", "tick"] {
+        for kind in [
+            "apply",
+            "delete",
+            "heartbeat",
+            "report",
+            "approve",
+            "tick",
+            "leave",
+        ] {
             assert!(text.contains(&format!("\"{kind}\"")), "schema lacks {kind}");
         }
     }

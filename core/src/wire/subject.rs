@@ -10,6 +10,7 @@
 //! | `Input::Delete` | `flotilla.in.delete` |
 //! | `Input::Approve` | `flotilla.in.approve` |
 //! | `Input::Tick` | `flotilla.in.tick` |
+//! | `Input::Leave` | `flotilla.in.leave.<cluster>` |
 //!
 //! The kind token is [`Input::kind_name`]. Only inputs that speak for one member cluster carry a
 //! second token, so a follower can filter one cluster's traffic (`flotilla.in.*.member1`);
@@ -47,6 +48,9 @@ pub fn input_subject(envelope: &Envelope) -> String {
                 "{INPUT_SUBJECT_PREFIX}.{kind}.{}",
                 cluster_token(&report.cluster)
             )
+        }
+        Input::Leave { cluster } => {
+            format!("{INPUT_SUBJECT_PREFIX}.{kind}.{}", cluster_token(cluster))
         }
         Input::Apply { .. } | Input::Delete { .. } | Input::Approve { .. } | Input::Tick => {
             format!("{INPUT_SUBJECT_PREFIX}.{kind}")
@@ -116,6 +120,7 @@ mod tests {
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: crate::event::Differences::default(),
         });
         let delete = Input::Delete {
             target: ObjectRef {
@@ -141,6 +146,12 @@ mod tests {
             (delete, "flotilla.in.delete"),
             (approve, "flotilla.in.approve"),
             (Input::Tick, "flotilla.in.tick"),
+            (
+                Input::Leave {
+                    cluster: "eu.member-3".into(),
+                },
+                "flotilla.in.leave.eu%2Emember-3",
+            ),
         ];
         for (input, subject) in cases {
             assert_eq!(input_subject(&envelope(input)), subject);

@@ -154,6 +154,7 @@ impl From<Input> for event::Input {
                 trackable: report.trackable,
                 message: report.message,
                 failed_manifests: Vec::new(),
+                differences: event::Differences::default(),
             }),
             Input::Approve { name, namespace } => event::Input::Approve { name, namespace },
             Input::Tick => event::Input::Tick,

@@ -197,8 +197,10 @@ impl From<Input> for event::Input {
                             ManifestCondition::Available => event::ManifestCondition::Available,
                         },
                         message: failure.message,
+                        reason: None,
                     })
                     .collect(),
+                differences: event::Differences::default(),
             }),
             Input::Approve { name, namespace } => event::Input::Approve { name, namespace },
             Input::Tick => event::Input::Tick,

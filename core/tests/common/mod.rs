@@ -186,6 +186,7 @@ impl Hub {
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         }))
     }
 

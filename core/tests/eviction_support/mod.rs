@@ -75,6 +75,7 @@ pub fn report(hub: &mut Hub, cluster: &str, applied: bool, available: bool) -> V
         trackable: true,
         message: String::new(),
         failed_manifests: Vec::new(),
+        differences: Default::default(),
     }))
 }
 

@@ -27,6 +27,8 @@ pub enum Rollout {
     Partitioned(u8, bool),
     /// Staged runs only.
     External,
+    /// RollingUpdate with maxUnavailable, members only reporting diffs (`ReportDiff`).
+    ReportDiff(u8),
 }
 
 /// Any policy.
@@ -43,6 +45,7 @@ pub fn rollout() -> impl Strategy<Value = Rollout> {
     prop_oneof![
         3 => (0..3u8, 0..3u8, prop_oneof![Just(0u8), Just(1u8), Just(30u8)]).prop_map(|(u, s, p)| Rollout::Rolling(u, s, p)),
         2 => (0..3u8, any::<bool>()).prop_map(|(u, manual)| Rollout::Partitioned(u, manual)),
+        1 => (0..3u8).prop_map(Rollout::ReportDiff),
     ]
 }
 
@@ -138,6 +141,11 @@ fn strategy_json(rollout: &Rollout) -> Value {
             ]}
         }),
         Rollout::External => json!({"type": "External"}),
+        Rollout::ReportDiff(unavailable) => json!({
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxUnavailable": count(*unavailable), "unavailablePeriodSeconds": 0},
+            "applyStrategy": {"type": "ReportDiff"}
+        }),
     }
 }
 
@@ -294,10 +302,14 @@ pub fn invalid(which: u8) -> Input {
             trackable: true,
             message: String::new(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         }),
         4 => Input::Approve {
             name: "nobody-asked".into(),
             namespace: None,
+        },
+        5 => Input::Leave {
+            cluster: "stranger".into(),
         },
         _ => apply(
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}}),

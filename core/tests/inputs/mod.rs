@@ -2,15 +2,19 @@
 //! member clusters, two namespaces with ConfigMaps, two ClusterResourcePlacements and one
 //! ResourcePlacement (every policy and strategy type), overrides of both scopes, staged
 //! strategies, runs and approvals of both scopes, evictions and budgets, work reports (current,
-//! stale and future indexes), heartbeats with and without properties, ticks, deletes of every
-//! kind, and invalid inputs.
+//! stale and future indexes; with diffs, drifts, ReportDiff outcomes and failure reasons),
+//! heartbeats with and without properties, ticks, deletes of every kind, agents confirming they
+//! left, and invalid inputs.
 
 #![allow(dead_code)]
 
 mod manifests;
 
 use flotilla_core::event::ResourceUsage;
-use flotilla_core::{Heartbeat, Input, ObjectRef, State, WorkReport};
+use flotilla_core::{
+    Differences, Heartbeat, Input, ManifestCondition, ManifestDifference, ManifestFailure,
+    ObjectRef, PatchDetail, State, WorkReport,
+};
 use proptest::prelude::*;
 
 pub use manifests::{Policy, Rollout};
@@ -101,7 +105,11 @@ pub enum Op {
         applied: Option<bool>,
         available: Option<bool>,
         trackable: bool,
+        /// Which differences it carries (see [`differences`]).
+        differences: u8,
     },
+    /// A member's agent confirms it left (refused unless the member is leaving).
+    Leave(usize),
     /// Delete one object of some kind.
     Delete { kind: usize, n: usize },
     /// An invalid input of some kind.
@@ -158,14 +166,18 @@ fn report_op() -> impl Strategy<Value = Op> {
         prop_oneof![4 => Just(Some(true)), 1 => Just(Some(false)), 1 => Just(None)],
         prop_oneof![4 => Just(Some(true)), 1 => Just(Some(false)), 1 => Just(None)],
         prop::bool::weighted(0.8),
+        prop_oneof![3 => Just(0u8), 2 => 1..6u8],
     )
-        .prop_map(|(pick, shift, applied, available, trackable)| Op::Report {
-            pick,
-            shift,
-            applied,
-            available,
-            trackable,
-        })
+        .prop_map(
+            |(pick, shift, applied, available, trackable, differences)| Op::Report {
+                pick,
+                shift,
+                applied,
+                available,
+                trackable,
+                differences,
+            },
+        )
 }
 
 /// Any input, weighted so that fleets form and roll out within a short sequence.
@@ -184,7 +196,8 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => (0..3usize, any::<bool>(), 0..4u8).prop_map(|(placement, min, value)| Op::Budget { placement, min, value }),
         8 => report_op(),
         2 => (0..manifests::DELETABLE.len(), 0..4usize).prop_map(|(kind, n)| Op::Delete { kind, n }),
-        1 => (0..6u8).prop_map(Op::Invalid),
+        1 => (0..4usize).prop_map(Op::Leave),
+        1 => (0..7u8).prop_map(Op::Invalid),
     ]
 }
 
@@ -232,6 +245,7 @@ fn report(state: &State, op: &Op) -> Input {
         applied,
         available,
         trackable,
+        differences: which,
     } = op
     else {
         return Input::Tick;
@@ -269,8 +283,67 @@ fn report(state: &State, op: &Op) -> Input {
         } else {
             String::new()
         },
-        failed_manifests: Vec::new(),
+        failed_manifests: if *which == 2 {
+            vec![ManifestFailure {
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: "app".into(),
+                name: "cm-0".into(),
+                condition: ManifestCondition::Applied,
+                message: "cannot compute the diff".into(),
+                reason: Some("FailedToTakeOver".into()),
+            }]
+        } else {
+            Vec::new()
+        },
+        differences: differences(*which),
     })
+}
+
+/// The differences of a generated report: 0 none; 1 a completed diff report with a diffed
+/// manifest; 2 an incomplete one; 3 a drift; 4 a takeover diff; 5 a completed diff report
+/// that found nothing.
+fn differences(which: u8) -> Differences {
+    let manifest = |details: usize| ManifestDifference {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "ConfigMap".into(),
+        namespace: "app".into(),
+        name: "cm-0".into(),
+        observed_generation: (details > 1).then_some(2),
+        details: (0..details)
+            .map(|i| PatchDetail {
+                path: format!("/data/key-{i}"),
+                value_in_member: Some(i.to_string()),
+                value_in_hub: (i % 2 == 0).then(|| "0".to_owned()),
+            })
+            .collect(),
+    };
+    match which {
+        1 => Differences {
+            diff_reported: Some(true),
+            diffed_manifests: vec![manifest(2)],
+            ..Differences::default()
+        },
+        2 => Differences {
+            diff_reported: Some(false),
+            ..Differences::default()
+        },
+        3 => Differences {
+            drifted_manifests: vec![manifest(3)],
+            ..Differences::default()
+        },
+        4 => Differences {
+            diffed_manifests: vec![manifest(1)],
+            ..Differences::default()
+        },
+        5 => Differences {
+            diff_reported: Some(true),
+            ..Differences::default()
+        },
+        _ => Differences::default(),
+    }
 }
 
 fn approve(state: &State, pick: u8, namespaced: bool, after: bool) -> Input {
@@ -448,6 +521,9 @@ pub fn input(state: &State, op: &Op) -> (Input, i64) {
             *value,
         )),
         Op::Report { .. } => report(state, op),
+        Op::Leave(cluster) => Input::Leave {
+            cluster: CLUSTERS[*cluster].to_owned(),
+        },
         Op::Delete { kind, n } => Input::Delete {
             target: delete_target(*kind, *n),
         },

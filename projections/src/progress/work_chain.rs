@@ -1,23 +1,26 @@
 //! A bound cluster's work chain: RolloutStarted, Overridden, WorkSynchronized, then Applied and
-//! Available as its member reported them, with the failed placements of a failed step.
+//! Available as its member reported them — or, under `ReportDiff`, DiffReported — with the
+//! resources the report names (see [`super::listed`]).
 
 use chrono::{DateTime, Utc};
 use flotilla_core::ManifestCondition;
 use flotilla_core::condition::ConditionStatus;
+use flotilla_core::rollout::readiness::ApplyMode;
 use flotilla_core::state::{FAILED_MANIFESTS_MAX, WorkStatus};
 use serde_json::Value;
 
+use super::listed::{self, Found, Listed};
 use super::{Stage, Step};
 use crate::json;
 use crate::work::{RenderError, WorkFacts};
 
-/// The conditions of a binding that carries resources, from the rollout's bind to the member's
-/// latest report; `failed` gets the failed placements.
+/// The conditions of a binding that carries resources, from the rollout's bind (when, and the
+/// `RolloutStarted` message) to the member's latest report; `listed` gets what the report names.
 pub(super) fn work_chain(
     facts: &WorkFacts<'_>,
-    bound_at: DateTime<Utc>,
-    started: String,
-    failed: &mut Vec<Value>,
+    (bound_at, started): (DateTime<Utc>, String),
+    mode: ApplyMode,
+    listed: &mut Listed,
 ) -> Vec<Step> {
     let mut chain = vec![Step::new(
         Stage::RolloutStarted,
@@ -69,10 +72,45 @@ pub(super) fn work_chain(
     let Some(report) = facts.report else {
         return chain;
     };
-    if applied_step(&facts.name, report, &mut chain, failed) {
-        available_step(&facts.name, report, &mut chain, failed);
+    match mode {
+        ApplyMode::ReportDiff => diff_reported_step(&facts.name, report, &mut chain, listed),
+        ApplyMode::Apply => {
+            if applied_step(&facts.name, report, &mut chain, listed) {
+                available_step(&facts.name, report, &mut chain, &mut listed.failed);
+            }
+            if report.applied.is_some() {
+                // Drifts are found whether the apply succeeded or not.
+                let drifted = listed::placements(&report.drifted, Found::Drift, report.reported_at);
+                listed.drifted = drifted;
+            }
+        }
     }
     chain
+}
+
+/// The `DiffReported` step of a `ReportDiff` work, with the diffed placements once every diff
+/// was reported (before that they may be incomplete).
+fn diff_reported_step(work: &str, report: &WorkStatus, chain: &mut Vec<Step>, listed: &mut Listed) {
+    match report.diff_reported {
+        None => {}
+        Some(false) => chain.push(Step::new(
+            Stage::DiffReported,
+            ConditionStatus::False,
+            "NotAllWorkHaveDiffReported",
+            format!("Work object {work} has failed to report diff"),
+            report.reported_at,
+        )),
+        Some(true) => {
+            chain.push(Step::new(
+                Stage::DiffReported,
+                ConditionStatus::True,
+                "AllWorkHaveDiffReported",
+                "All corresponding work objects have reported diff",
+                report.reported_at,
+            ));
+            listed.diffed = listed::placements(&report.diffed, Found::Diff, report.reported_at);
+        }
+    }
 }
 
 /// A successful `Overridden` step: with overrides or without any.
@@ -96,12 +134,13 @@ fn overridden_step(overridden: bool, bound_at: DateTime<Utc>) -> Step {
     }
 }
 
-/// The `Applied` step of a reported work; whether the chain goes on (the work applied).
+/// The `Applied` step of a reported work; whether the chain goes on (the work applied). A
+/// failed apply lists the failed manifests and what a takeover found different.
 fn applied_step(
     work: &str,
     report: &WorkStatus,
     chain: &mut Vec<Step>,
-    failed: &mut Vec<Value>,
+    listed: &mut Listed,
 ) -> bool {
     match report.applied {
         None => false,
@@ -113,12 +152,13 @@ fn applied_step(
                 format!("Work object {work} is not applied"),
                 report.reported_at,
             ));
-            failed.extend(failed_placements(
+            listed.failed.extend(failed_placements(
                 report,
                 ManifestCondition::Applied,
                 "ManifestApplyFailed",
                 report.reported_at,
             ));
+            listed.diffed = listed::placements(&report.diffed, Found::Diff, report.reported_at);
             false
         }
         Some(true) => {
@@ -172,15 +212,16 @@ fn available_step(work: &str, report: &WorkStatus, chain: &mut Vec<Step>, failed
 }
 
 /// The `FailedResourcePlacement`s of a work whose `condition` failed: one per manifest the
-/// member named (with the resource's identity, as KubeFleet lists them, at most 100), or — when
-/// the member reported only the work's outcome — one entry with the member's message.
+/// member named (with the resource's identity, as KubeFleet lists them, at most 100, with the
+/// member's reason when it gave one), or — when the member reported only the work's outcome —
+/// one entry with the member's message.
 fn failed_placements(
     report: &WorkStatus,
     condition: ManifestCondition,
     reason: &str,
     since: DateTime<Utc>,
 ) -> Vec<Value> {
-    let entry = |identity: Vec<(&str, &str)>, message: &str| {
+    let entry = |identity: Vec<(&str, &str)>, reason: &str, message: &str| {
         let mut fields: serde_json::Map<String, Value> = identity
             .into_iter()
             .filter(|(_, value)| !value.is_empty())
@@ -216,11 +257,16 @@ fn failed_placements(
             } else {
                 &m.message
             };
-            entry(identity, message)
+            let reason = m
+                .reason
+                .as_deref()
+                .filter(|r| !r.is_empty())
+                .unwrap_or(reason);
+            entry(identity, reason, message)
         })
         .collect();
     if named.is_empty() {
-        vec![entry(Vec::new(), &report.message)]
+        vec![entry(Vec::new(), reason, &report.message)]
     } else {
         named
     }

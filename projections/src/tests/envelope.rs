@@ -248,7 +248,9 @@ fn a_failed_object_from_an_envelope_is_named_in_failed_placements() {
                 name: "mem-cpu-demo".into(),
                 condition: flotilla_core::ManifestCondition::Applied,
                 message: message.into(),
+                reason: None,
             }],
+            differences: flotilla_core::Differences::default(),
         }),
     );
     let crp = render_all(&hub.state)

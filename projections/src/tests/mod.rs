@@ -85,6 +85,7 @@ impl Hub {
             trackable: report.trackable,
             message: report.message.to_owned(),
             failed_manifests: Vec::new(),
+            differences: Default::default(),
         });
         self.fold(seconds, &source, input)
     }
@@ -160,6 +161,7 @@ pub(crate) fn uid(n: u128) -> String {
 
 mod derived;
 mod describe;
+mod differences;
 mod envelope;
 mod eviction;
 mod kinds;

@@ -81,6 +81,7 @@ fn event_lines_name_the_time_source_kind_and_subject() {
                     trackable: true,
                     message: "conflict\nwith owner".into(),
                     failed_manifests: Vec::new(),
+                    differences: Default::default(),
                 }),
             ),
             "#1 2024-04-29T09:58:20Z agent/member1 report member1 on \
@@ -211,5 +212,60 @@ fn folded_decisions_render_in_order() {
     assert_eq!(
         lines,
         ["#3 -> cluster member1 unhealthy (HeartbeatTimeout)"]
+    );
+}
+
+#[test]
+fn leave_and_diff_reports_have_their_own_lines() {
+    let leave = envelope(
+        "agent/member1",
+        Input::Leave {
+            cluster: "member1".into(),
+        },
+    );
+    assert_eq!(
+        event_line(1, &leave),
+        "#1 2024-04-29T09:58:20Z agent/member1 leave member1"
+    );
+    let difference = flotilla_core::ManifestDifference {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "Namespace".into(),
+        namespace: String::new(),
+        name: "app".into(),
+        observed_generation: None,
+        details: Vec::new(),
+    };
+    let report = envelope(
+        "agent/member1",
+        Input::WorkReport(WorkReport {
+            cluster: "member1".into(),
+            placement: "crp-1".into(),
+            namespace: None,
+            resource_index: 2,
+            applied: None,
+            available: None,
+            trackable: true,
+            message: String::new(),
+            failed_manifests: Vec::new(),
+            differences: flotilla_core::Differences {
+                diff_reported: Some(true),
+                diffed_manifests: vec![difference.clone(), difference],
+                drifted_manifests: Vec::new(),
+            },
+        }),
+    );
+    assert_eq!(
+        event_line(1, &report),
+        "#1 2024-04-29T09:58:20Z agent/member1 report member1 on \
+         ClusterResourcePlacement/crp-1 at resource index 2: diff reported, 2 diffed"
+    );
+    let refused = Decision::Rejected {
+        code: RejectCode::NotLeaving,
+        message: "not leaving".into(),
+    };
+    assert_eq!(
+        decision_line(1, &refused),
+        "#1 -> rejected NotLeaving: not leaving"
     );
 }

@@ -540,6 +540,7 @@ fn failed_manifests_are_listed_with_their_resource_identity() {
         name: name.into(),
         condition,
         message: message.into(),
+        reason: None,
     };
     hub.fold(
         31,
@@ -567,6 +568,7 @@ fn failed_manifests_are_listed_with_their_resource_identity() {
                     "",
                 ),
             ],
+            differences: flotilla_core::Differences::default(),
         }),
     );
     let object = render_object(&hub.state, &crp_key()).expect("stored");

@@ -153,7 +153,14 @@ impl Wanted<'_> {
             return Class::default();
         }
         // No artificial delays: a not-trackable available report counts at once.
-        let readiness = readiness::judge(binding, binding.report.as_ref(), Duration::zero(), now);
+        let mode = readiness::ApplyMode::of(placement);
+        let readiness = readiness::judge(
+            binding,
+            binding.report.as_ref(),
+            mode,
+            Duration::zero(),
+            now,
+        );
         Class {
             bound: true,
             current: binding.resource_index == Some(self.latest)

@@ -201,18 +201,16 @@ enum ClusterState {
 }
 
 /// A started cluster succeeds when its work at the run's resource index is applied and
-/// available; it fails when the apply failed, or when something else re-bound it (preempted).
+/// available (under `ReportDiff`: when its diff was reported); it fails when the apply failed,
+/// or when something else re-bound it (preempted).
 fn check_cluster(pass: &Pass<'_>, cluster: &str) -> ClusterState {
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
     let resource_index = pass.run.status.resource_snapshot_index_used;
-    let Some(binding) = pass
-        .state
-        .placements
-        .get(&key)
-        .and_then(|p| p.bindings.get(cluster))
-    else {
+    let placement = pass.state.placements.get(&key);
+    let Some(binding) = placement.and_then(|p| p.bindings.get(cluster)) else {
         return ClusterState::Failed("its binding no longer exists".to_owned());
     };
+    let reports_diff = placement.is_some_and(|p| p.spec.strategy.apply_strategy.reports_diff());
     if binding.resource_index != resource_index
         || binding.update_run.as_deref() != Some(pass.scope.run_name.as_str())
     {
@@ -225,6 +223,13 @@ fn check_cluster(pass: &Pass<'_>, cluster: &str) -> ClusterState {
         .as_ref()
         .filter(|r| Some(r.resource_index) == resource_index)
     {
+        Some(report) if reports_diff => {
+            if report.diff_reported == Some(true) {
+                ClusterState::Succeeded
+            } else {
+                ClusterState::Updating
+            }
+        }
         Some(report) if report.applied == Some(false) => {
             ClusterState::Failed(format!("the work failed to apply: {}", report.message))
         }

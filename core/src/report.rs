@@ -1,0 +1,245 @@
+//! Work reports: what the hub records of a member's report on one placement's work.
+//!
+//! A report counts only for the work its cluster's binding carries now (a report on another
+//! resource index is refused `StaleReport`); one that says nothing new changes nothing. Times are
+//! the log's: the report's event time is when the work was observed so (`observationTime`), and a
+//! manifest reported diffed or drifted keeps the time of the first report of an unbroken run of
+//! reports on this work that listed it (`firstDiffedObservedTime` / `firstDriftedObservedTime`);
+//! a report that no longer lists it ends the run, and so does a new work (the rollout binding
+//! the cluster to other resources drops the report on the old one).
+//!
+//! Sizes are bounded as KubeFleet bounds them: at most [`FAILED_MANIFESTS_MAX`] failed and
+//! [`DIFFERENCES_MAX`] diffed and drifted manifests each, in the order the member listed them,
+//! and at most [`PATCH_DETAILS_MAX`] differing fields per manifest.
+
+use chrono::{DateTime, Utc};
+
+use crate::change::{Change, Changes};
+use crate::decision::{Decision, RejectCode, rejected};
+use crate::event::{Differences, ManifestDifference, RESOURCE_INDEX_CURRENT, WorkReport};
+use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
+use crate::placement::binding::Binding;
+use crate::placement::namespaces;
+use crate::state::{
+    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State, WorkStatus,
+};
+
+fn placement_key(report: &WorkReport) -> ObjectKey {
+    let kind = if report.namespace.is_some() {
+        RESOURCE_PLACEMENT
+    } else {
+        CLUSTER_RESOURCE_PLACEMENT
+    };
+    ObjectKey {
+        group: PLACEMENT_GROUP.into(),
+        kind: kind.into(),
+        namespace: report.namespace.clone().unwrap_or_default(),
+        name: report.placement.clone(),
+    }
+}
+
+/// Records a member's report on its work for one placement at `now`.
+pub(crate) fn record_report(
+    state: &mut State,
+    report: &WorkReport,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    if !state.members.contains_key(&report.cluster) {
+        return vec![rejected(
+            RejectCode::UnknownCluster,
+            format!(
+                "work report from {:?}, which is not a member cluster",
+                report.cluster
+            ),
+        )];
+    }
+    let key = placement_key(report);
+    // A ResourcePlacement's work cannot apply where its namespace does not exist, whatever the
+    // member says: it is recorded as the member's applier would have failed it.
+    let missing = namespaces::missing_namespace(state, &key, &report.cluster)
+        .map(|namespace| without_namespace(state, &key, report, namespace));
+    let report = missing.as_ref().unwrap_or(report);
+    let Some(placement) = state.placements.get_mut(&key) else {
+        return vec![rejected(
+            RejectCode::UnknownPlacement,
+            format!("work report for {}, which does not exist", key.display()),
+        )];
+    };
+    // The report is about the cluster's work, which exists only while its binding does.
+    let Some(binding) = placement.bindings.get_mut(&report.cluster) else {
+        return vec![rejected(
+            RejectCode::NotFound,
+            format!(
+                "cluster {} has no work from {}",
+                report.cluster,
+                key.display()
+            ),
+        )];
+    };
+    let current;
+    let report = if report.resource_index == RESOURCE_INDEX_CURRENT {
+        let Some(resource_index) = binding.resource_index else {
+            return vec![rejected(
+                RejectCode::StaleReport,
+                format!(
+                    "work report from cluster {} for {} names no resource index, and its work \
+                     carries no resource snapshot yet",
+                    report.cluster,
+                    key.display()
+                ),
+            )];
+        };
+        current = WorkReport {
+            resource_index,
+            ..report.clone()
+        };
+        &current
+    } else {
+        report
+    };
+    if let Some(stale) = stale_report(binding, report, &key) {
+        return vec![stale];
+    }
+    let status = work_status(binding.report.as_ref(), report, now);
+    if binding
+        .report
+        .as_ref()
+        .is_some_and(|old| old.says_the_same(&status))
+    {
+        return Vec::new();
+    }
+    binding.report = Some(status);
+    changes.push(Change::WorkReported {
+        placement: key.clone(),
+        cluster: report.cluster.clone(),
+    });
+    vec![Decision::WorkReported {
+        cluster: report.cluster.clone(),
+        placement: key,
+        resource_index: report.resource_index,
+    }]
+}
+
+/// The report a member's applier gives when the namespace is missing: every manifest failed to
+/// apply, with KubeFleet's reason and the API server's message.
+fn without_namespace(
+    state: &State,
+    key: &ObjectKey,
+    report: &WorkReport,
+    namespace: &str,
+) -> WorkReport {
+    WorkReport {
+        applied: Some(false),
+        available: None,
+        message: namespaces::missing_namespace_message(namespace),
+        // A diff cannot be complete where the objects' namespace is missing.
+        differences: Differences {
+            diff_reported: report.differences.diff_reported.map(|_| false),
+            ..report.differences.clone()
+        },
+        failed_manifests: namespaces::failed_for_missing_namespace(
+            state,
+            key,
+            report.resource_index,
+            namespace,
+        ),
+        ..report.clone()
+    }
+}
+
+/// Only a report on the work the binding carries now counts: an older one (a retry, a slow
+/// agent) must not overwrite what the cluster said about its current work. The current target
+/// always counts, even when it is lower than an earlier one (after a rollback).
+fn stale_report(binding: &Binding, report: &WorkReport, key: &ObjectKey) -> Option<Decision> {
+    if binding.resource_index == Some(report.resource_index) {
+        return None;
+    }
+    let carries = binding.resource_index.map_or_else(
+        || "no resource snapshot yet".to_owned(),
+        |i| format!("resource index {i}"),
+    );
+    Some(rejected(
+        RejectCode::StaleReport,
+        format!(
+            "work report from cluster {} for {} is about resource index {}, but its work \
+             carries {carries}",
+            report.cluster,
+            key.display(),
+            report.resource_index
+        ),
+    ))
+}
+
+/// What the binding records of a report; `available_since` carries over while availability
+/// (at this index, this trackability) stays the same, and first-seen times while a manifest
+/// stays listed (at this index).
+fn work_status(
+    previous: Option<&WorkStatus>,
+    report: &WorkReport,
+    now: DateTime<Utc>,
+) -> WorkStatus {
+    let previous = previous.filter(|old| old.resource_index == report.resource_index);
+    let same_availability = previous
+        .is_some_and(|old| old.available == report.available && old.trackable == report.trackable);
+    WorkStatus {
+        resource_index: report.resource_index,
+        applied: report.applied,
+        available: report.available,
+        trackable: report.trackable,
+        message: report.message.clone(),
+        reported_at: now,
+        available_since: previous
+            .filter(|_| same_availability)
+            .map_or(now, |old| old.available_since),
+        failed_manifests: report
+            .failed_manifests
+            .iter()
+            .take(FAILED_MANIFESTS_MAX)
+            .cloned()
+            .collect(),
+        diff_reported: report.differences.diff_reported,
+        diffed: observed(
+            previous.map(|old| old.diffed.as_slice()),
+            &report.differences.diffed_manifests,
+            now,
+        ),
+        drifted: observed(
+            previous.map(|old| old.drifted.as_slice()),
+            &report.differences.drifted_manifests,
+            now,
+        ),
+    }
+}
+
+/// The reported manifests as the hub keeps them: bounded, each with the time it was first seen
+/// so in the run of reports that `previous` (the report before, on this work) continues.
+fn observed(
+    previous: Option<&[ObservedDifference]>,
+    reported: &[ManifestDifference],
+    now: DateTime<Utc>,
+) -> Vec<ObservedDifference> {
+    let first_seen = |manifest: &ManifestDifference| {
+        previous
+            .unwrap_or_default()
+            .iter()
+            .find(|old| old.manifest.identity() == manifest.identity())
+            .map_or(now, |old| old.first_observed)
+    };
+    reported
+        .iter()
+        .take(DIFFERENCES_MAX)
+        .map(|manifest| ObservedDifference {
+            manifest: ManifestDifference {
+                details: manifest
+                    .details
+                    .iter()
+                    .take(PATCH_DETAILS_MAX)
+                    .cloned()
+                    .collect(),
+                ..manifest.clone()
+            },
+            first_observed: first_seen(manifest),
+        })
+        .collect()
+}
