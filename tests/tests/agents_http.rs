@@ -116,6 +116,12 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
             .iter()
             .any(|l| l.contains("left the fleet"))
     );
+    // Its leave confirmation completes the deletion on the hub.
+    wait_for("member-3 to be gone from the hub", || {
+        Ok(get_json(&hub, &["membercluster", "member-3"])
+            .is_err()
+            .then_some(()))
+    })?;
     drop(agents);
     drop(restarted);
     drop(dir_agent);

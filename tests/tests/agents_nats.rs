@@ -267,6 +267,21 @@ fn agents_on_nats_survive_a_dead_writer_and_a_server_restart() -> Result<(), Str
     }
     assert_eq!(check_dir_files(&standby, &gitops)?, 3);
 
+    // member-3 leaves: its agent removes what it placed, confirms over NATS, and the hub
+    // forgets the member.
+    ok(&standby, &["delete", "membercluster", "member-3"])?;
+    assert_eq!(
+        agents[1].wait_exit()?,
+        Some(true),
+        "the agent stops cleanly"
+    );
+    assert_eq!(sim_applies(&state("member-3"))?, Vec::<u64>::new());
+    wait_for("member-3 to be gone from the hub", || {
+        Ok(get_json(&standby, &["membercluster", "member-3"])
+            .is_err()
+            .then_some(()))
+    })?;
+
     let status = standby.status()?;
     let seq = status["seq"].as_u64().ok_or("no seq")?;
     let hash = status["stateHash"].as_str().ok_or("no hash")?.to_owned();

@@ -215,6 +215,14 @@ fn envelope(cluster: &str, kind: &str) -> serde_json::Map<String, Value> {
     event
 }
 
+/// The `leave` event (schema 4): the agent removed everything it placed.
+#[must_use]
+pub fn leave_event(cluster: &str) -> Value {
+    let mut event = envelope(cluster, "leave");
+    event.insert("schemaVersion".into(), json!(SCHEMA_VERSION_FINDINGS));
+    Value::Object(event)
+}
+
 /// The `report` event for one Work.
 #[must_use]
 pub fn report_event(cluster: &str, work: &DesiredWork, report: &WorkReport) -> Value {

@@ -12,7 +12,7 @@ use super::applier::Applier;
 use super::hub::{HubError, Membership, rejections};
 use super::link::HubLink;
 use super::reconcile::{ReconcileError, Reconciler};
-use super::report::{ClusterProperties, heartbeat_event};
+use super::report::{ClusterProperties, heartbeat_event, leave_event};
 use super::watch::WorkChange;
 
 /// How often Works with pending availability are observed again.
@@ -60,6 +60,7 @@ pub async fn run<A: Applier>(
         .map_or_else(far_future, |d| Instant::now() + d);
     let mut next_beat = Instant::now();
     let mut joined = false;
+    let mut confirm_leave = false;
     tokio::pin!(shutdown);
     let ending = loop {
         tokio::select! {
@@ -67,8 +68,12 @@ pub async fn run<A: Applier>(
             () = tokio::time::sleep_until(deadline) => break Ending::Stopped,
             () = tokio::time::sleep_until(next_beat) => {
                 match beat(&config, reconciler.label(), &mut joined).await {
-                    Ok(Some(period)) => next_beat = Instant::now() + period,
-                    Ok(None) => break Ending::Left,
+                    Ok(Beat::Next(period)) => next_beat = Instant::now() + period,
+                    Ok(Beat::Leaving) => {
+                        confirm_leave = true;
+                        break Ending::Left;
+                    }
+                    Ok(Beat::Gone) => break Ending::Left,
                     Err(error) => {
                         println!("{} heartbeat failed: {error}", reconciler.label());
                         next_beat = Instant::now() + HEARTBEAT_RETRY;
@@ -87,6 +92,9 @@ pub async fn run<A: Applier>(
     watcher.abort();
     if ending == Ending::Left {
         let removed = reconciler.remove_everything().await?;
+        if confirm_leave {
+            confirm_left(&config, reconciler.label()).await;
+        }
         println!(
             "{} left the fleet: removed {removed} objects this agent placed; stopping",
             reconciler.label()
@@ -95,18 +103,45 @@ pub async fn run<A: Applier>(
     Ok(ending)
 }
 
+/// Tells the hub that this agent removed what it placed, so the leaving MemberCluster goes
+/// (a `leave` event). A failure is printed: the member then stays leaving until an agent
+/// confirms again.
+async fn confirm_left(config: &Loop, label: &str) {
+    match config
+        .hub
+        .post_events(&[leave_event(&config.cluster)])
+        .await
+    {
+        Ok(answers) => {
+            for rejection in rejections(&answers) {
+                println!("{label} the hub rejected the leave: {rejection}");
+            }
+        }
+        Err(error) => println!("{label} could not confirm leaving: {error}"),
+    }
+}
+
+/// What one heartbeat round found.
+enum Beat {
+    /// Beat again after this long.
+    Next(Duration),
+    /// The MemberCluster is leaving: remove everything and confirm.
+    Leaving,
+    /// The MemberCluster is gone: remove everything.
+    Gone,
+}
+
 fn far_future() -> Instant {
     // About thirty years: "never" without overflowing the clock.
     Instant::now() + Duration::from_secs(60 * 60 * 24 * 365 * 30)
 }
 
-/// Reads the MemberCluster and heartbeats; the period until the next beat, or `None` when the
-/// member is leaving or gone.
-async fn beat(config: &Loop, label: &str, joined: &mut bool) -> Result<Option<Duration>, HubError> {
+/// Reads the MemberCluster and heartbeats unless it is leaving or gone.
+async fn beat(config: &Loop, label: &str, joined: &mut bool) -> Result<Beat, HubError> {
     let (period_secs, leaving) = match config.hub.membership().await? {
         Membership::Gone => {
             println!("{label} MemberCluster {} is gone", config.cluster);
-            return Ok(None);
+            return Ok(Beat::Gone);
         }
         Membership::Member {
             heartbeat_period_secs,
@@ -115,7 +150,7 @@ async fn beat(config: &Loop, label: &str, joined: &mut bool) -> Result<Option<Du
     };
     if leaving {
         println!("{label} MemberCluster {} is leaving", config.cluster);
-        return Ok(None);
+        return Ok(Beat::Leaving);
     }
     let answers = config
         .hub
@@ -128,5 +163,5 @@ async fn beat(config: &Loop, label: &str, joined: &mut bool) -> Result<Option<Du
         println!("{label} joined the fleet; heartbeating every {period_secs}s");
         *joined = true;
     }
-    Ok(Some(Duration::from_secs(period_secs)))
+    Ok(Beat::Next(Duration::from_secs(period_secs)))
 }
