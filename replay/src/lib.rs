@@ -5,13 +5,19 @@
 //! runtime's writer, the scenario runner and every replay use it, so they cannot drift apart.
 //! [`verify`] compares recorded decisions with recomputed ones both ways, input by input.
 
+pub mod bisect;
 mod folder;
 pub mod seek;
 mod verify;
+pub mod what_if;
 
+pub use bisect::{
+    Answer, Hit, Predicate, Probe, Search, SearchError, StatePredicate, bisect, bisect_with, scan,
+};
 pub use folder::{Folded, Folder, Known, first_folded};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};
+
 
 use flotilla_core::wire::RecordKind;
 use flotilla_core::{StateHash, codec::CodecError};

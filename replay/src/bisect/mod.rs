@@ -1,0 +1,360 @@
+//! Finding the first input after which something holds: [`bisect()`] in O(log n) partial folds
+//! for a predicate that stays true once true, and [`scan`] in one linear fold for any set of
+//! predicates. Built-in predicates and their text forms are in [`predicate`].
+//!
+//! Guarantees:
+//! - Both fold as [`crate::fold_to`] does, following the log's record-level verdicts, so the
+//!   state a predicate sees after input `s` is the state the hub had after `s`.
+//! - [`scan`] answers the first input in the range after which any predicate holds, whatever
+//!   the predicates. [`bisect()`] answers the same for a predicate that, once true in the range,
+//!   stays true to its end; for one that flips back it answers *an* input after which the
+//!   predicate holds and before which it did not, as `git bisect` does.
+//! - A bisection evaluates the predicate at most `⌈log₂(n + 1)⌉ + 1` times for a range of `n`
+//!   inputs ([`Search::probes`]). Each probe folds from the nearest known state: the newest
+//!   checkpoint at or before it ([`flotilla_eventstore::EventLog::load_checkpoint_before`]) or
+//!   the state at the low end of the search, cloned — whichever is later ([`Probe`]). With
+//!   only the low end, the folds add up to at most about n inputs; with a checkpoint every K
+//!   inputs, each probe folds at most K.
+//! - Deterministic: the same log and predicate give the same answer and the same counts.
+
+mod predicate;
+pub(crate) mod walk;
+
+use std::fmt;
+use std::ops::RangeInclusive;
+
+use chrono::{DateTime, Utc};
+use flotilla_eventstore::{EventLog, LogRecord};
+
+use crate::{Folder, ReplayError, fold_on};
+pub use predicate::{FieldTest, Predicate, PredicateError, StatePredicate, Unavailable, unavailable_clusters};
+use walk::Walk;
+
+/// Most predicates one scan evaluates after every input.
+pub const SCAN_PREDICATES_MAX: usize = 64;
+/// Most probes of one bisection: enough for any range of `u64` sequences.
+pub const PROBES_MAX: u32 = 66;
+
+/// Where each probe of a bisection starts folding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Probe {
+    /// The later of the newest checkpoint at or before the probe and the low end's state.
+    #[default]
+    Nearest,
+    /// Always the newest checkpoint at or before the probe ([`crate::fold_to`]).
+    Checkpoint,
+    /// Always the low end's state, cloned; checkpoints are never read.
+    LowEnd,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The predicate first holds after this input.
+    First(Hit),
+    /// It already held before the range's first input (after input `seq`, 0 for the empty
+    /// state).
+    AlreadyHeld {
+        /// The input before the range.
+        seq: u64,
+        /// Why it held (the predicate's sentence).
+        why: String,
+        /// Which predicate (its position in the list given to [`scan`]; 0 for [`bisect()`]).
+        predicate: usize,
+    },
+    /// It does not hold after the range's last input.
+    Never,
+}
+
+/// The input after which a predicate first holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    /// Its sequence.
+    pub seq: u64,
+    /// Its time (`None` for a record that is not an event).
+    pub time: Option<DateTime<Utc>>,
+    /// The input as `flotilla events` prints it.
+    pub event: String,
+    /// Why the predicate holds after it.
+    pub why: String,
+    /// Which predicate (its position in the list given to [`scan`]; 0 for [`bisect()`]).
+    pub predicate: usize,
+}
+
+/// A search's answer and what it cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Search {
+    /// The answer.
+    pub answer: Answer,
+    /// Folded states the predicates were evaluated on (a scan: one per input, plus the start).
+    pub probes: u32,
+    /// Inputs folded, over all probes.
+    pub inputs_folded: u64,
+    /// Checkpoints a probe started from.
+    pub checkpoints_used: u32,
+}
+
+impl fmt::Display for Search {
+    /// `first after #SEQ: WHY` and the event line, or `already held after #SEQ: WHY`, or
+    /// `never holds`; then the cost.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.answer {
+            Answer::First(hit) => {
+                writeln!(f, "first after #{}: {}", hit.seq, hit.why)?;
+                writeln!(f, "{}", hit.event)?;
+            }
+            Answer::AlreadyHeld { seq, why, .. } => {
+                writeln!(f, "already held after #{seq}, before the range: {why}")?;
+            }
+            Answer::Never => writeln!(f, "never holds in the range")?,
+        }
+        writeln!(
+            f,
+            "{} probes, {} inputs folded, {} checkpoints used",
+            self.probes, self.inputs_folded, self.checkpoints_used
+        )
+    }
+}
+
+/// Why a search could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The log could not be folded.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The range is empty or starts at 0.
+    #[error("the range {first}..={last} names no input (inputs are numbered from 1)")]
+    EmptyRange {
+        /// Its first input.
+        first: u64,
+        /// Its last input.
+        last: u64,
+    },
+    /// A scan was given no predicate, or more than [`SCAN_PREDICATES_MAX`].
+    #[error("a scan takes 1 to {SCAN_PREDICATES_MAX} predicates, not {0}")]
+    PredicateCount(usize),
+}
+
+/// The range clamped to the log's end, checked.
+async fn clamp<L: EventLog>(
+    log: &L,
+    range: &RangeInclusive<u64>,
+) -> Result<(u64, u64), SearchError> {
+    let last = log.last_seq().await.map_err(ReplayError::from)?;
+    let (first, until) = (*range.start(), (*range.end()).min(last));
+    if first == 0 || first > until {
+        return Err(SearchError::EmptyRange {
+            first,
+            last: until,
+        });
+    }
+    Ok((first, until))
+}
+
+/// The first input in `range` after which `predicate` holds, by bisection, probes folding
+/// from the nearest known state ([`Probe::Nearest`]). See the module docs for the contract.
+///
+/// # Errors
+/// An empty range, or a log that cannot be folded up to the range's end.
+pub async fn bisect<L: EventLog, P: StatePredicate + ?Sized>(
+    log: &L,
+    predicate: &P,
+    range: RangeInclusive<u64>,
+) -> Result<Search, SearchError> {
+    bisect_with(log, predicate, range, Probe::Nearest).await
+}
+
+/// [`bisect()`] with the probe strategy chosen.
+///
+/// # Errors
+/// As [`bisect()`].
+pub async fn bisect_with<L: EventLog, P: StatePredicate + ?Sized>(
+    log: &L,
+    predicate: &P,
+    range: RangeInclusive<u64>,
+    probe: Probe,
+) -> Result<Search, SearchError> {
+    let (first, until) = clamp(log, &range).await?;
+    let mut search = Search {
+        answer: Answer::Never,
+        probes: 0,
+        inputs_folded: 0,
+        checkpoints_used: 0,
+    };
+    // `low`: a state where the predicate does not hold; `high`: the lowest input known to
+    // hold it (`until + 1`: none yet).
+    let mut low = start_state(log, first - 1, probe, &mut search).await?;
+    search.probes += 1;
+    if let Some(why) = predicate.holds(&low.state) {
+        search.answer = Answer::AlreadyHeld {
+            seq: low.seq,
+            why,
+            predicate: 0,
+        };
+        return Ok(search);
+    }
+    let mut high = until + 1;
+    let mut high_why = None;
+    while high - low.seq > 1 {
+        assert!(search.probes < PROBES_MAX, "a bisection probes at most {PROBES_MAX} times");
+        let middle = low.seq + (high - low.seq) / 2;
+        let folder = probe_state(log, &low, middle, probe, &mut search).await?;
+        search.probes += 1;
+        match predicate.holds(&folder.state) {
+            Some(why) => {
+                high = middle;
+                high_why = Some(why);
+            }
+            None => low = folder,
+        }
+    }
+    if let Some(why) = high_why.filter(|_| high <= until) {
+        search.answer = Answer::First(hit_at(log, high, why, 0).await?);
+    }
+    Ok(search)
+}
+
+/// The state after `seq`, to start a search from.
+async fn start_state<L: EventLog>(
+    log: &L,
+    seq: u64,
+    probe: Probe,
+    search: &mut Search,
+) -> Result<Folder, ReplayError> {
+    let mut folder = match probe {
+        Probe::LowEnd => None,
+        Probe::Nearest | Probe::Checkpoint => log.load_checkpoint_before(seq).await?,
+    }
+    .map(|checkpoint| {
+        search.checkpoints_used += 1;
+        Folder::from_checkpoint(checkpoint)
+    })
+    .unwrap_or_default();
+    let from = folder.seq;
+    fold_on(log, &mut folder, seq).await?;
+    search.inputs_folded += folder.seq - from;
+    Ok(folder)
+}
+
+/// The state after `middle`, folded from the nearest start `probe` allows.
+async fn probe_state<L: EventLog>(
+    log: &L,
+    low: &Folder,
+    middle: u64,
+    probe: Probe,
+    search: &mut Search,
+) -> Result<Folder, ReplayError> {
+    let checkpoint = match probe {
+        Probe::LowEnd => None,
+        Probe::Nearest | Probe::Checkpoint => log.load_checkpoint_before(middle).await?,
+    };
+    let mut folder = match (probe, checkpoint) {
+        (Probe::Checkpoint, Some(c)) => {
+            search.checkpoints_used += 1;
+            Folder::from_checkpoint(c)
+        }
+        (Probe::Checkpoint, None) => Folder::default(),
+        (_, Some(c)) if c.seq > low.seq => {
+            search.checkpoints_used += 1;
+            Folder::from_checkpoint(c)
+        }
+        _ => low.clone(),
+    };
+    let from = folder.seq;
+    fold_on(log, &mut folder, middle).await?;
+    search.inputs_folded += folder.seq - from;
+    if folder.seq != middle {
+        return Err(ReplayError::Incomplete { seq: folder.seq + 1 });
+    }
+    Ok(folder)
+}
+
+/// The first input in `range` after which any of `predicates` holds, folding once, linearly;
+/// a predicate may flip back and forth. [`Hit::predicate`] says which held (the first in the
+/// list when several start holding at the same input).
+///
+/// # Errors
+/// An empty range, no predicate or too many, or a log that cannot be folded.
+pub async fn scan<L: EventLog, P: StatePredicate>(
+    log: &L,
+    predicates: &[P],
+    range: RangeInclusive<u64>,
+) -> Result<Search, SearchError> {
+    if predicates.is_empty() || predicates.len() > SCAN_PREDICATES_MAX {
+        return Err(SearchError::PredicateCount(predicates.len()));
+    }
+    let (first, until) = clamp(log, &range).await?;
+    let mut search = Search {
+        answer: Answer::Never,
+        probes: 0,
+        inputs_folded: 0,
+        checkpoints_used: 0,
+    };
+    let mut folder = start_state(log, first - 1, Probe::Nearest, &mut search).await?;
+    search.probes += 1;
+    if let Some((predicate, why)) = first_holding(predicates, &folder) {
+        search.answer = Answer::AlreadyHeld {
+            seq: folder.seq,
+            why,
+            predicate,
+        };
+        return Ok(search);
+    }
+    let mut walk = Walk::new(log, until);
+    while let Some(stepped) = walk.step(&mut folder).await? {
+        search.inputs_folded += 1;
+        search.probes = search.probes.saturating_add(1);
+        if let Some((predicate, why)) = first_holding(predicates, &folder) {
+            search.answer = Answer::First(hit_of(&stepped.record, why, predicate));
+            return Ok(search);
+        }
+    }
+    if folder.seq < until {
+        return Err(ReplayError::Incomplete { seq: folder.seq + 1 }.into());
+    }
+    Ok(search)
+}
+
+fn first_holding<P: StatePredicate>(predicates: &[P], folder: &Folder) -> Option<(usize, String)> {
+    predicates
+        .iter()
+        .enumerate()
+        .find_map(|(index, p)| p.holds(&folder.state).map(|why| (index, why)))
+}
+
+async fn hit_at<L: EventLog>(
+    log: &L,
+    seq: u64,
+    why: String,
+    predicate: usize,
+) -> Result<Hit, ReplayError> {
+    let records = log.read(seq, 1).await?;
+    match records.into_iter().find(|r| r.seq == seq) {
+        Some(record) => Ok(hit_of(&record, why, predicate)),
+        None => Err(ReplayError::Incomplete { seq }),
+    }
+}
+
+fn hit_of(record: &flotilla_eventstore::StoredEvent, why: String, predicate: usize) -> Hit {
+    Hit {
+        seq: record.seq,
+        time: record.event().map(|e| e.time),
+        event: record_line(record),
+        why,
+        predicate,
+    }
+}
+
+/// One line for any stored record: an event as `flotilla events` prints it; otherwise what
+/// the record is.
+pub(crate) fn record_line(record: &flotilla_eventstore::StoredEvent) -> String {
+    match &record.record {
+        LogRecord::Event(envelope) => flotilla_projections::event_line(record.seq, envelope),
+        LogRecord::Rejected {
+            subject, reason, ..
+        } => format!("#{} rejected record on {subject}: {reason}", record.seq),
+        LogRecord::Newer { kind, version } => {
+            format!("#{} {kind} of version {version}, newer than this build", record.seq)
+        }
+    }
+}

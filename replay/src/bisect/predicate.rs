@@ -1,0 +1,559 @@
+//! The built-in predicates over a folded state, each with a text form that parses back to
+//! itself (`Display` and `FromStr` round-trip), for `flotilla replay bisect --until …`:
+//!
+//! | text | holds when |
+//! |---|---|
+//! | `unavailable-exceeds-budget:PLACEMENT` | more of a RollingUpdate placement's clusters are unavailable than its `maxUnavailable` allows |
+//! | `cluster-at-index:CLUSTER:PLACEMENT:INDEX` | the cluster's binding carries resource index INDEX (`>=INDEX`: INDEX or later) |
+//! | `stage-before-approval:RUN` | a stage of the run started before an approval gating it was given |
+//! | `object:KIND/[NS/]NAME:POINTER==VALUE` | the object, rendered as `get` shows it, has VALUE at the JSON pointer (`!=VALUE`: it exists and has not; `POINTER exists`: the field exists) |
+//!
+//! PLACEMENT is `NAME` (a `ClusterResourcePlacement`) or `NAMESPACE/NAME` (a
+//! `ResourcePlacement`); RUN likewise (`ClusterStagedUpdateRun` / `StagedUpdateRun`). KIND is
+//! anything `get` accepts (`crp`, `deployments.apps`, `ConfigMap`); a namespaced kind without NS
+//! means `default`, as in kubectl. VALUE is JSON when it parses as JSON (`2`, `true`, `"a"`),
+//! else text; a string field also equals the VALUE text itself.
+//!
+//! Every predicate is a pure function of the state: bisecting needs nothing else.
+
+use std::fmt;
+use std::str::FromStr;
+
+use chrono::SecondsFormat;
+use flotilla_core::State;
+use flotilla_core::condition::ConditionStatus;
+use flotilla_core::model::placement::StrategyType;
+use flotilla_core::model::{
+    CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+};
+use flotilla_core::placement::{Binding, BindingState, Placement};
+use flotilla_core::rollout::readiness::{ApplyMode, Readiness, judge};
+use flotilla_core::rollout::{budgets, target};
+use flotilla_core::staged::model::TaskType;
+use flotilla_core::staged::run::{StageStatus, TaskStatus};
+use flotilla_core::staged::{
+    APPROVAL_REQUEST, CLUSTER_APPROVAL_REQUEST, CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN,
+};
+use serde_json::Value;
+
+/// A test on a folded state: why it holds, or `None`.
+///
+/// [`crate::bisect()`] assumes a predicate that stays true once true; [`crate::scan`] does not.
+pub trait StatePredicate {
+    /// Why the predicate holds in `state` (a sentence for people), or `None` when it does not.
+    fn holds(&self, state: &State) -> Option<String>;
+}
+
+impl<F: Fn(&State) -> Option<String>> StatePredicate for F {
+    fn holds(&self, state: &State) -> Option<String> {
+        self(state)
+    }
+}
+
+/// A built-in predicate (module docs for the text forms).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Predicate {
+    /// More of a RollingUpdate placement's clusters are unavailable than `maxUnavailable`
+    /// allows (see [`unavailable_clusters`] for what counts).
+    UnavailableExceedsBudget {
+        /// The placement.
+        placement: ObjectKey,
+    },
+    /// A cluster's binding carries a resource index.
+    ClusterAtIndex {
+        /// The member cluster.
+        cluster: String,
+        /// The placement.
+        placement: ObjectKey,
+        /// The resource snapshot index.
+        index: u64,
+        /// `>=INDEX`: that index or a later one.
+        or_later: bool,
+    },
+    /// A stage of a staged update run started before an approval gating it was given.
+    StageBeforeApproval {
+        /// The run.
+        run: ObjectKey,
+    },
+    /// A field of an object as `get` renders it.
+    Object {
+        /// Kind as typed (resolved against each state, as `get` does).
+        kind: String,
+        /// Namespace, when given.
+        namespace: Option<String>,
+        /// Name.
+        name: String,
+        /// JSON pointer into the rendered object (`/spec/replicas`).
+        pointer: String,
+        /// The test.
+        test: FieldTest,
+    },
+}
+
+/// What an object predicate asks of its field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldTest {
+    /// The field equals the value (as written after `==`).
+    Equals(String),
+    /// The object exists and the field is absent or differs (as written after `!=`).
+    Differs(String),
+    /// The field exists.
+    Exists,
+}
+
+/// Why a predicate's text did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("predicate {text:?}: {why}")]
+pub struct PredicateError {
+    /// The text.
+    pub text: String,
+    /// What was wrong.
+    pub why: String,
+}
+
+const SYNTAX: &str = "expected unavailable-exceeds-budget:PLACEMENT, \
+    cluster-at-index:CLUSTER:PLACEMENT:INDEX, stage-before-approval:RUN or \
+    object:KIND/[NS/]NAME:POINTER==VALUE (or !=VALUE, or ' exists')";
+
+impl FromStr for Predicate {
+    type Err = PredicateError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let fail = |why: &str| PredicateError {
+            text: text.to_owned(),
+            why: why.to_owned(),
+        };
+        let (name, rest) = text.split_once(':').ok_or_else(|| fail(SYNTAX))?;
+        match name {
+            "unavailable-exceeds-budget" => Ok(Predicate::UnavailableExceedsBudget {
+                placement: placement_key(rest).ok_or_else(|| fail("PLACEMENT is NAME or NS/NAME"))?,
+            }),
+            "cluster-at-index" => {
+                let parts: Vec<&str> = rest.split(':').collect();
+                let [cluster, placement, index] = parts.as_slice() else {
+                    return Err(fail("expected cluster-at-index:CLUSTER:PLACEMENT:INDEX"));
+                };
+                let (or_later, digits) = match index.strip_prefix(">=") {
+                    Some(digits) => (true, digits),
+                    None => (false, *index),
+                };
+                Ok(Predicate::ClusterAtIndex {
+                    cluster: non_empty(cluster).ok_or_else(|| fail("CLUSTER is empty"))?,
+                    placement: placement_key(placement)
+                        .ok_or_else(|| fail("PLACEMENT is NAME or NS/NAME"))?,
+                    index: digits
+                        .parse()
+                        .map_err(|_| fail("INDEX is a number, or >=NUMBER"))?,
+                    or_later,
+                })
+            }
+            "stage-before-approval" => Ok(Predicate::StageBeforeApproval {
+                run: run_key(rest).ok_or_else(|| fail("RUN is NAME or NS/NAME"))?,
+            }),
+            "object" => parse_object(rest).map_err(|why| fail(&why)),
+            _ => Err(fail(SYNTAX)),
+        }
+    }
+}
+
+fn non_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// `NAME` or `NS/NAME` of a placement kind pair.
+fn scoped_key(text: &str, cluster_kind: &str, namespaced_kind: &str) -> Option<ObjectKey> {
+    match text.split('/').collect::<Vec<_>>().as_slice() {
+        [name] if !name.is_empty() => Some(ObjectKey::cluster_scoped(
+            PLACEMENT_GROUP,
+            cluster_kind,
+            name,
+        )),
+        [namespace, name] if !namespace.is_empty() && !name.is_empty() => Some(
+            ObjectKey::namespaced(PLACEMENT_GROUP, namespaced_kind, namespace, name),
+        ),
+        _ => None,
+    }
+}
+
+fn placement_key(text: &str) -> Option<ObjectKey> {
+    scoped_key(text, CLUSTER_RESOURCE_PLACEMENT, RESOURCE_PLACEMENT)
+}
+
+fn run_key(text: &str) -> Option<ObjectKey> {
+    scoped_key(text, CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN)
+}
+
+/// `NAME` or `NS/NAME`, as in the text forms.
+fn scoped_text(key: &ObjectKey) -> String {
+    if key.namespace.is_empty() {
+        key.name.clone()
+    } else {
+        format!("{}/{}", key.namespace, key.name)
+    }
+}
+
+fn parse_object(rest: &str) -> Result<Predicate, String> {
+    let (object, expression) = rest
+        .split_once(':')
+        .ok_or("expected object:KIND/[NS/]NAME:POINTER…")?;
+    let (kind, namespace, name) = match object.split('/').collect::<Vec<_>>().as_slice() {
+        [kind, name] => ((*kind).to_owned(), None, (*name).to_owned()),
+        [kind, namespace, name] => (
+            (*kind).to_owned(),
+            Some((*namespace).to_owned()),
+            (*name).to_owned(),
+        ),
+        _ => return Err("the object is KIND/NAME or KIND/NS/NAME".into()),
+    };
+    if kind.is_empty() || name.is_empty() || namespace.as_deref() == Some("") {
+        return Err("the object is KIND/NAME or KIND/NS/NAME".into());
+    }
+    let (pointer, test) = if let Some(pointer) = expression.strip_suffix(" exists") {
+        (pointer, FieldTest::Exists)
+    } else if let Some((pointer, value)) = expression.split_once("==") {
+        (pointer, FieldTest::Equals(value.to_owned()))
+    } else if let Some((pointer, value)) = expression.split_once("!=") {
+        (pointer, FieldTest::Differs(value.to_owned()))
+    } else {
+        return Err("expected POINTER==VALUE, POINTER!=VALUE or 'POINTER exists'".into());
+    };
+    if !pointer.is_empty() && !pointer.starts_with('/') {
+        return Err(format!(
+            "{pointer:?} is not a JSON pointer (e.g. /spec/replicas)"
+        ));
+    }
+    Ok(Predicate::Object {
+        kind,
+        namespace,
+        name,
+        pointer: pointer.to_owned(),
+        test,
+    })
+}
+
+impl fmt::Display for Predicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Predicate::UnavailableExceedsBudget { placement } => {
+                write!(f, "unavailable-exceeds-budget:{}", scoped_text(placement))
+            }
+            Predicate::ClusterAtIndex {
+                cluster,
+                placement,
+                index,
+                or_later,
+            } => {
+                let at = if *or_later { ">=" } else { "" };
+                write!(
+                    f,
+                    "cluster-at-index:{cluster}:{}:{at}{index}",
+                    scoped_text(placement)
+                )
+            }
+            Predicate::StageBeforeApproval { run } => {
+                write!(f, "stage-before-approval:{}", scoped_text(run))
+            }
+            Predicate::Object {
+                kind,
+                namespace,
+                name,
+                pointer,
+                test,
+            } => {
+                let ns = namespace.as_ref().map(|ns| format!("{ns}/")).unwrap_or_default();
+                write!(f, "object:{kind}/{ns}{name}:{pointer}")?;
+                match test {
+                    FieldTest::Equals(value) => write!(f, "=={value}"),
+                    FieldTest::Differs(value) => write!(f, "!={value}"),
+                    FieldTest::Exists => f.write_str(" exists"),
+                }
+            }
+        }
+    }
+}
+
+impl StatePredicate for Predicate {
+    fn holds(&self, state: &State) -> Option<String> {
+        match self {
+            Predicate::UnavailableExceedsBudget { placement } => over_budget(state, placement),
+            Predicate::ClusterAtIndex {
+                cluster,
+                placement,
+                index,
+                or_later,
+            } => at_index(state, placement, cluster, *index, *or_later),
+            Predicate::StageBeforeApproval { run } => stage_before_approval(state, run),
+            Predicate::Object {
+                kind,
+                namespace,
+                name,
+                pointer,
+                test,
+            } => object_field(state, (kind, namespace.as_deref(), name), pointer, test),
+        }
+    }
+}
+
+/// One cluster counted unavailable, with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    /// The member cluster.
+    pub cluster: String,
+    /// Why, e.g. `failed at index 1`, `silent since 2025-03-12T23:10:00Z`.
+    pub why: String,
+}
+
+/// The clusters of a placement that count as unavailable against its `maxUnavailable`.
+///
+/// Among the bindings that carry work (Bound, or Unscheduled from Bound — as the rollout
+/// counts them), a cluster is unavailable when its agent's heartbeats timed out (the hub no
+/// longer knows what runs there), or when the rollout would not count it ready: its work
+/// failed, is reported not available, or has no report yet. A binding awaiting its first
+/// report on the placement's first resource snapshot (index 0) is a first placement, not an
+/// outage, and is not counted: so a placement's initial rollout does not trip the predicate.
+#[must_use]
+pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavailable> {
+    let Some(now) = state.now() else {
+        return Vec::new();
+    };
+    let period = chrono::Duration::seconds(
+        placement
+            .spec
+            .strategy
+            .rolling_update
+            .unavailable_period_seconds,
+    );
+    let mode = ApplyMode::of(placement);
+    placement
+        .bindings
+        .values()
+        .filter(|b| carries_work(b))
+        .filter_map(|binding| {
+            let index = binding.resource_index.unwrap_or_default();
+            let silent = state
+                .members()
+                .get(&binding.cluster)
+                .and_then(|m| m.agent.as_ref())
+                .filter(|agent| !agent.healthy)
+                .map(|agent| format!("silent since {}", time_text(agent.health_changed_at)));
+            let why = silent.or_else(|| {
+                match judge(binding, binding.report.as_ref(), mode, period, now) {
+                    Readiness::Ready => None,
+                    Readiness::Failed => Some(format!("failed at index {index}")),
+                    Readiness::NotReady | Readiness::ReadyAt(_) => match &binding.report {
+                        Some(report) if report.resource_index == index => {
+                            Some(format!("not available at index {index}"))
+                        }
+                        Some(report) => Some(format!(
+                            "reported index {} while given {index}",
+                            report.resource_index
+                        )),
+                        None if index == 0 => None,
+                        None => Some(format!("updating to index {index}")),
+                    },
+                }
+            })?;
+            Some(Unavailable {
+                cluster: binding.cluster.clone(),
+                why,
+            })
+        })
+        .collect()
+}
+
+fn carries_work(binding: &Binding) -> bool {
+    binding.resource_index.is_some()
+        && (binding.state == BindingState::Bound
+            || binding.previous_state == Some(BindingState::Bound))
+}
+
+fn time_text(time: chrono::DateTime<chrono::Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+fn over_budget(state: &State, key: &ObjectKey) -> Option<String> {
+    let placement = state.placements().get(key)?;
+    if placement.spec.strategy.strategy_type != StrategyType::RollingUpdate {
+        return None;
+    }
+    let target_count = target(placement);
+    let (max_unavailable, _) = budgets(placement, target_count);
+    let unavailable = unavailable_clusters(state, placement);
+    let count = i64::try_from(unavailable.len()).unwrap_or(i64::MAX);
+    if count <= max_unavailable {
+        return None;
+    }
+    let clusters: Vec<String> = unavailable
+        .iter()
+        .map(|u| format!("{} {}", u.cluster, u.why))
+        .collect();
+    Some(format!(
+        "{count} of {target_count} clusters unavailable, maxUnavailable {max_unavailable}: {}",
+        clusters.join(", ")
+    ))
+}
+
+fn at_index(
+    state: &State,
+    key: &ObjectKey,
+    cluster: &str,
+    index: u64,
+    or_later: bool,
+) -> Option<String> {
+    let binding = state.placements().get(key)?.bindings.get(cluster)?;
+    let carried = binding.resource_index.filter(|_| carries_work(binding))?;
+    let matches = if or_later {
+        carried >= index
+    } else {
+        carried == index
+    };
+    matches.then(|| {
+        let since = binding
+            .rollout_started_at
+            .map(|t| format!(" since {}", time_text(t)))
+            .unwrap_or_default();
+        format!(
+            "{cluster} carries index {carried} of {}{since}",
+            key.display()
+        )
+    })
+}
+
+/// A started stage whose before-stage approval, or whose previous stage's after-stage
+/// approval, was not given at or before the stage's start time.
+fn stage_before_approval(state: &State, key: &ObjectKey) -> Option<String> {
+    let run = state.update_runs().get(key)?;
+    let stages = &run.status.stages;
+    stages.iter().enumerate().find_map(|(position, stage)| {
+        let started = stage.start_time?;
+        let previous = position
+            .checked_sub(1)
+            .and_then(|p| stages.get(p))
+            .map(|p| p.after_tasks.as_slice())
+            .unwrap_or_default();
+        previous
+            .iter()
+            .chain(&stage.before_tasks)
+            .filter(|task| task.task_type == TaskType::Approval)
+            .find_map(|task| ungiven_approval(state, key, stage, task, started))
+    })
+}
+
+fn ungiven_approval(
+    state: &State,
+    run: &ObjectKey,
+    stage: &StageStatus,
+    task: &TaskStatus,
+    started: chrono::DateTime<chrono::Utc>,
+) -> Option<String> {
+    let name = task.approval_request_name.clone().unwrap_or_default();
+    let request_key = if run.namespace.is_empty() {
+        ObjectKey::cluster_scoped(PLACEMENT_GROUP, CLUSTER_APPROVAL_REQUEST, &name)
+    } else {
+        ObjectKey::namespaced(PLACEMENT_GROUP, APPROVAL_REQUEST, &run.namespace, &name)
+    };
+    let approved = state
+        .approvals()
+        .get(&request_key)
+        .and_then(|request| request.approved.as_ref())
+        .filter(|c| c.status == ConditionStatus::True)
+        .map(|c| c.last_transition_time);
+    let when = match approved {
+        Some(at) if at <= started => return None,
+        Some(at) => format!("approved only at {}", time_text(at)),
+        None => "not approved".to_owned(),
+    };
+    Some(format!(
+        "stage {} of {} started at {}, approval {name} {when}",
+        stage.name,
+        run.display(),
+        time_text(started)
+    ))
+}
+
+fn object_field(
+    state: &State,
+    (kind, namespace, name): (&str, Option<&str>, &str),
+    pointer: &str,
+    test: &FieldTest,
+) -> Option<String> {
+    let info = flotilla_projections::resolve_kind(state, kind)?;
+    let key = ObjectKey {
+        group: info.group.clone(),
+        kind: info.kind.clone(),
+        namespace: if info.namespaced {
+            namespace.unwrap_or("default").to_owned()
+        } else {
+            String::new()
+        },
+        name: name.to_owned(),
+    };
+    let object = flotilla_projections::render_object(state, &key)?;
+    let field = object.pointer(pointer);
+    let shown = |value: &Value| value.to_string();
+    match (test, field) {
+        (FieldTest::Exists, Some(value)) => {
+            Some(format!("{}{pointer} is {}", key.display(), shown(value)))
+        }
+        (FieldTest::Equals(wanted), Some(value)) if field_equals(value, wanted) => {
+            Some(format!("{}{pointer} is {}", key.display(), shown(value)))
+        }
+        (FieldTest::Differs(wanted), Some(value)) if !field_equals(value, wanted) => {
+            Some(format!("{}{pointer} is {}", key.display(), shown(value)))
+        }
+        (FieldTest::Differs(_), None) => Some(format!("{}{pointer} is absent", key.display())),
+        _ => None,
+    }
+}
+
+/// VALUE as JSON when it parses, else as text; a string field also matches the raw text.
+fn field_equals(value: &Value, wanted: &str) -> bool {
+    let as_json = serde_json::from_str::<Value>(wanted).ok();
+    as_json.as_ref() == Some(value) || value.as_str() == Some(wanted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_forms_round_trip() {
+        let texts = [
+            "unavailable-exceeds-budget:crp-1",
+            "unavailable-exceeds-budget:team-a/rp-1",
+            "cluster-at-index:cluster-3:crp-1:2",
+            "cluster-at-index:cluster-3:team-a/rp-1:>=2",
+            "stage-before-approval:example-run",
+            "object:Deployment/test-ns/web:/spec/template/spec/containers/0/image==nginx:1.27",
+            "object:crp/crp-1:/spec/strategy/rollingUpdate/maxUnavailable!=1",
+            "object:ConfigMap/app/settings:/data/mode exists",
+        ];
+        for text in texts {
+            let parsed: Predicate = text.parse().expect("parses");
+            assert_eq!(parsed.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn bad_texts_say_what_is_expected() {
+        for text in [
+            "nothing",
+            "cluster-at-index:c:p",
+            "cluster-at-index:c:p:x",
+            "unavailable-exceeds-budget:a/b/c",
+            "object:Deployment:/spec==1",
+            "object:Deployment/web:spec==1",
+            "object:Deployment/web:/spec",
+        ] {
+            assert!(text.parse::<Predicate>().is_err(), "{text} parsed");
+        }
+    }
+
+    #[test]
+    fn values_compare_as_json_or_as_text() {
+        assert!(field_equals(&Value::from(2), "2"));
+        assert!(field_equals(&Value::from("2"), "2"));
+        assert!(field_equals(&Value::from("nginx:1.27"), "nginx:1.27"));
+        assert!(!field_equals(&Value::from(3), "2"));
+    }
+}

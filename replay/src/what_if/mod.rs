@@ -1,0 +1,1 @@
+//! what-if (in progress)
