@@ -17,6 +17,7 @@ pub use bisect::{
 pub use folder::{Folded, Folder, Known, first_folded};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};
+pub use what_if::{WhatIf, WhatIfError, what_if};
 
 
 use flotilla_core::wire::RecordKind;
