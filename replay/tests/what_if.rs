@@ -44,7 +44,7 @@ fn recording() -> History {
 
 const SMALLER: &str = "\
 what-if from #30 2025-03-12T23:01:30Z, changed: ClusterResourcePlacement/crp-1
-re-fed 23 of 25 recorded inputs up to #55; dropped 1 applies or deletes of the changed objects, 1 work reports on work the what-if did not give; skipped 0 rejected records
+re-fed 23 of 25 recorded inputs up to #55 (0 refused by the what-if); dropped 1 applies or deletes of the changed objects, 1 work reports on work the what-if did not give; skipped 0 rejected records
 
 ClusterResourcePlacement/crp-1
   recorded: stalled at index 1 since #34 2025-03-12T23:02:30Z; behind: cluster-2 (1 failed), cluster-3 (1 failed), cluster-4 (0 ready)
@@ -64,7 +64,7 @@ ClusterResourcePlacement/crp-1
 
 const LARGER: &str = "\
 what-if from #30 2025-03-12T23:01:30Z, changed: ClusterResourcePlacement/crp-1
-re-fed 24 of 25 recorded inputs up to #55; dropped 1 applies or deletes of the changed objects, 0 work reports on work the what-if did not give; skipped 0 rejected records
+re-fed 24 of 25 recorded inputs up to #55 (0 refused by the what-if); dropped 1 applies or deletes of the changed objects, 0 work reports on work the what-if did not give; skipped 0 rejected records
 
 ClusterResourcePlacement/crp-1
   recorded: stalled at index 1 since #34 2025-03-12T23:02:30Z; behind: cluster-2 (1 failed), cluster-3 (1 failed), cluster-4 (0 ready)

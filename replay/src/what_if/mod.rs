@@ -79,6 +79,9 @@ pub struct Refed {
     pub dropped_reports: u64,
     /// Records the log rejected (undecodable, duplicate events).
     pub skipped_records: u64,
+    /// Re-fed inputs the fork rejected while the recording did not (an approval of a request
+    /// the fork never made, a report the fork finds stale).
+    pub refused: u64,
 }
 
 /// One placement on both sides.
@@ -326,7 +329,10 @@ impl Sides {
                         self.reported
                             .insert((key, report.cluster.clone(), index.unwrap_or_default()));
                     }
-                    self.fold_fork(envelope)?;
+                    let decisions = self.fold_fork(envelope)?;
+                    if rejects(&decisions) && !rejects(&stepped.decisions) {
+                        refed.refused += 1;
+                    }
                     self.forked.observe(&self.fork.state, at);
                     refed.kept += 1;
                 }
@@ -489,6 +495,12 @@ impl Sides {
             })
             .collect()
     }
+}
+
+fn rejects(decisions: &[Decision]) -> bool {
+    decisions
+        .iter()
+        .any(|d| matches!(d, Decision::Rejected { .. }))
 }
 
 /// A deterministic id for the fork's `position`-th apply at `seq`.

@@ -128,12 +128,13 @@ impl fmt::Display for WhatIf {
         let refed = &self.refed;
         writeln!(
             out,
-            "re-fed {} of {} recorded inputs up to #{}; dropped {} applies or deletes of the \
-             changed objects, {} work reports on work the what-if did not give; skipped {} \
-             rejected records",
+            "re-fed {} of {} recorded inputs up to #{} ({} refused by the what-if); dropped {} \
+             applies or deletes of the changed objects, {} work reports on work the what-if did \
+             not give; skipped {} rejected records",
             refed.kept,
             refed.recorded,
             self.until_seq,
+            refed.refused,
             refed.dropped_changes,
             refed.dropped_reports,
             refed.skipped_records

@@ -80,9 +80,20 @@ impl History {
 
     /// A work report on `crp-1`: applied and available as given.
     pub fn report(&mut self, cluster: &str, index: u64, applied: bool, available: bool) -> u64 {
+        self.report_on("crp-1", cluster, index, (applied, available))
+    }
+
+    /// A work report on a placement: `(applied, available)` as given.
+    pub fn report_on(
+        &mut self,
+        placement: &str,
+        cluster: &str,
+        index: u64,
+        (applied, available): (bool, bool),
+    ) -> u64 {
         self.push(Input::WorkReport(WorkReport {
             cluster: cluster.into(),
-            placement: "crp-1".into(),
+            placement: placement.into(),
             namespace: None,
             resource_index: index,
             applied: Some(applied),
