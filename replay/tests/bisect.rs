@@ -7,6 +7,8 @@
 mod common;
 
 use common::{Checkpointed, History, placement, redb_log, settings};
+use std::sync::atomic::Ordering;
+
 use flotilla_eventstore::EventLog;
 use flotilla_replay::bisect::{Answer, Probe, Search, bisect_with};
 use flotilla_replay::{Predicate, SearchError, bisect, scan};
@@ -97,22 +99,25 @@ async fn bisect_and_scan_find_the_first_budget_violation() -> Result<(), SearchE
 async fn probes_fold_from_the_nearest_checkpoint() -> Result<(), SearchError> {
     let (history, _) = incident();
     let (_dir, inner) = redb_log(&history.events).await;
-    let log = Checkpointed::new(inner, 16).await;
+    let log = Checkpointed::new(std::sync::Arc::new(inner), 16).await;
     let mut costs = Vec::new();
     for probe in [Probe::Nearest, Probe::Checkpoint, Probe::LowEnd] {
+        let loads = log.loads.load(Ordering::Relaxed);
         let search = bisect_with(&log, &budget(), 1..=184, probe).await?;
         assert_eq!(first(&search).seq, 84, "{probe:?}");
         assert!(search.probes <= probes_max(184), "{probe:?}: {} probes", search.probes);
-        costs.push((probe, search.inputs_folded, search.checkpoints_used));
+        let loads = log.loads.load(Ordering::Relaxed) - loads;
+        costs.push((probe, search.inputs_folded, search.checkpoints_used, loads));
     }
     // From a checkpoint every 16 inputs a probe folds at most 15; from the low end alone the
-    // folds add up to about the range; the nearest of both folds least.
+    // folds add up to about the range; the nearest of both folds least, and loads a
+    // checkpoint only when it cannot tell that the low end is nearer.
     assert_eq!(
         costs,
         [
-            (Probe::Nearest, 41, 4),
-            (Probe::Checkpoint, 44, 7),
-            (Probe::LowEnd, 182, 0)
+            (Probe::Nearest, 41, 4, 6),
+            (Probe::Checkpoint, 44, 7, 8),
+            (Probe::LowEnd, 182, 0, 0)
         ]
     );
     Ok(())

@@ -5,82 +5,8 @@
 
 mod common;
 
-use common::History;
+use common::staged::{recording, strategy};
 use flotilla_replay::{WhatIfError, what_if};
-use serde_json::{Value, json};
-
-fn member(name: &str, environment: &str) -> Value {
-    json!({
-        "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-        "kind": "MemberCluster",
-        "metadata": {"name": name, "labels": {"environment": environment}},
-        "spec": {}
-    })
-}
-
-fn stage(name: &str, approval: bool) -> Value {
-    let tasks = if approval { json!([{"type": "Approval"}]) } else { json!([]) };
-    json!({
-        "name": name,
-        "labelSelector": {"matchLabels": {"environment": name}},
-        "afterStageTasks": tasks
-    })
-}
-
-fn strategy(order: [&str; 3]) -> Value {
-    json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateStrategy",
-        "metadata": {"name": "rings"},
-        "spec": {"stages": [stage(order[0], true), stage(order[1], true), stage(order[2], false)]}
-    })
-}
-
-const MEMBERS: [(&str, &str); 3] = [
-    ("member-1", "staging"),
-    ("member-2", "canary"),
-    ("member-3", "production"),
-];
-
-/// Staging, canary, production, approved after each; the fork point is #10, before the run.
-fn recording() -> History {
-    let mut history = History::new();
-    for (name, environment) in MEMBERS {
-        history.apply(&member(name, environment));
-    }
-    for (name, _) in MEMBERS {
-        history.heartbeat(name);
-    }
-    history.apply(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app"}}));
-    history.apply(&json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "web"},
-        "spec": {
-            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "app"}],
-            "policy": {"placementType": "PickAll"},
-            "strategy": {"type": "External"}
-        }
-    }));
-    history.apply(&strategy(["staging", "canary", "production"]));
-    history.advance(10);
-    history.apply(&json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateRun",
-        "metadata": {"name": "release"},
-        "spec": {"placementName": "web", "resourceSnapshotIndex": "0",
-                 "stagedRolloutStrategyName": "rings", "state": "Run"}
-    }));
-    for (name, environment) in MEMBERS {
-        history.advance(20);
-        history.report_on("web", name, 0, (true, true));
-        if environment != "production" {
-            history.advance(20);
-            history.approve(&format!("release-after-{environment}"));
-        }
-    }
-    history
-}
 
 const REVERSED: &str = "\
 what-if from #9 2025-03-12T23:00:00Z, changed: ClusterStagedUpdateStrategy/rings

@@ -175,31 +175,27 @@ pub async fn bisect_with<L: EventLog, P: StatePredicate + ?Sized>(
     probe: Probe,
 ) -> Result<Search, SearchError> {
     let (first, until) = clamp(log, &range).await?;
-    let mut search = Search {
-        answer: Answer::Never,
-        probes: 0,
-        inputs_folded: 0,
-        checkpoints_used: 0,
-    };
+    let mut prober = Prober::new(log, probe);
     // `low`: a state where the predicate does not hold; `high`: the lowest input known to
     // hold it (`until + 1`: none yet).
-    let mut low = start_state(log, first - 1, probe, &mut search).await?;
-    search.probes += 1;
+    let mut low = prober.state_after(None, first - 1).await?;
     if let Some(why) = predicate.holds(&low.state) {
-        search.answer = Answer::AlreadyHeld {
+        prober.search.answer = Answer::AlreadyHeld {
             seq: low.seq,
             why,
             predicate: 0,
         };
-        return Ok(search);
+        return Ok(prober.search);
     }
     let mut high = until + 1;
     let mut high_why = None;
     while high - low.seq > 1 {
-        assert!(search.probes < PROBES_MAX, "a bisection probes at most {PROBES_MAX} times");
+        assert!(
+            prober.search.probes < PROBES_MAX,
+            "a bisection probes at most {PROBES_MAX} times"
+        );
         let middle = low.seq + (high - low.seq) / 2;
-        let folder = probe_state(log, &low, middle, probe, &mut search).await?;
-        search.probes += 1;
+        let folder = prober.state_after(Some(&low), middle).await?;
         match predicate.holds(&folder.state) {
             Some(why) => {
                 high = middle;
@@ -209,64 +205,81 @@ pub async fn bisect_with<L: EventLog, P: StatePredicate + ?Sized>(
         }
     }
     if let Some(why) = high_why.filter(|_| high <= until) {
-        search.answer = Answer::First(hit_at(log, high, why, 0).await?);
+        prober.search.answer = Answer::First(hit_at(log, high, why, 0).await?);
     }
-    Ok(search)
+    Ok(prober.search)
 }
 
-/// The state after `seq`, to start a search from.
-async fn start_state<L: EventLog>(
-    log: &L,
-    seq: u64,
+/// Folds probe states and counts what they cost.
+struct Prober<'a, L: EventLog> {
+    log: &'a L,
     probe: Probe,
-    search: &mut Search,
-) -> Result<Folder, ReplayError> {
-    let mut folder = match probe {
-        Probe::LowEnd => None,
-        Probe::Nearest | Probe::Checkpoint => log.load_checkpoint_before(seq).await?,
-    }
-    .map(|checkpoint| {
-        search.checkpoints_used += 1;
-        Folder::from_checkpoint(checkpoint)
-    })
-    .unwrap_or_default();
-    let from = folder.seq;
-    fold_on(log, &mut folder, seq).await?;
-    search.inputs_folded += folder.seq - from;
-    Ok(folder)
+    /// `(c, m)`: the newest checkpoint at or before input `m` is at `c` (`None`: there is
+    /// none) — so it is for every probe in `c..=m` too, and need not be loaded to know it.
+    known: Option<(Option<u64>, u64)>,
+    search: Search,
 }
 
-/// The state after `middle`, folded from the nearest start `probe` allows.
-async fn probe_state<L: EventLog>(
-    log: &L,
-    low: &Folder,
-    middle: u64,
-    probe: Probe,
-    search: &mut Search,
-) -> Result<Folder, ReplayError> {
-    let checkpoint = match probe {
-        Probe::LowEnd => None,
-        Probe::Nearest | Probe::Checkpoint => log.load_checkpoint_before(middle).await?,
-    };
-    let mut folder = match (probe, checkpoint) {
-        (Probe::Checkpoint, Some(c)) => {
-            search.checkpoints_used += 1;
-            Folder::from_checkpoint(c)
+impl<'a, L: EventLog> Prober<'a, L> {
+    fn new(log: &'a L, probe: Probe) -> Self {
+        Self {
+            log,
+            probe,
+            known: None,
+            search: Search {
+                answer: Answer::Never,
+                probes: 0,
+                inputs_folded: 0,
+                checkpoints_used: 0,
+            },
         }
-        (Probe::Checkpoint, None) => Folder::default(),
-        (_, Some(c)) if c.seq > low.seq => {
-            search.checkpoints_used += 1;
-            Folder::from_checkpoint(c)
-        }
-        _ => low.clone(),
-    };
-    let from = folder.seq;
-    fold_on(log, &mut folder, middle).await?;
-    search.inputs_folded += folder.seq - from;
-    if folder.seq != middle {
-        return Err(ReplayError::Incomplete { seq: folder.seq + 1 });
     }
-    Ok(folder)
+
+    /// The state after `seq`, folded from the start the strategy allows: a checkpoint, or
+    /// `low` (the state at the search's low end, before `seq`), or nothing.
+    async fn state_after(
+        &mut self,
+        low: Option<&Folder>,
+        seq: u64,
+    ) -> Result<Folder, ReplayError> {
+        let low_seq = low.map_or(0, |f| f.seq);
+        let checkpoint = match self.probe {
+            Probe::LowEnd => None,
+            Probe::Checkpoint => self.log.load_checkpoint_before(seq).await?,
+            Probe::Nearest if self.known_no_later_than(seq, low_seq) => None,
+            Probe::Nearest => {
+                let checkpoint = self.log.load_checkpoint_before(seq).await?;
+                self.known = Some((checkpoint.as_ref().map(|c| c.seq), seq));
+                checkpoint.filter(|c| c.seq > low_seq)
+            }
+        };
+        let mut folder = match (checkpoint, low) {
+            (Some(checkpoint), _) => {
+                self.search.checkpoints_used += 1;
+                Folder::from_checkpoint(checkpoint)
+            }
+            (None, Some(low)) if self.probe != Probe::Checkpoint => low.clone(),
+            (None, _) => Folder::default(),
+        };
+        let from = folder.seq;
+        fold_on(self.log, &mut folder, seq).await?;
+        self.search.inputs_folded += folder.seq - from;
+        self.search.probes += 1;
+        if folder.seq != seq {
+            return Err(ReplayError::Incomplete {
+                seq: folder.seq + 1,
+            });
+        }
+        Ok(folder)
+    }
+
+    /// Whether the newest checkpoint at or before `seq` is known without loading it, and is
+    /// none or no later than `low_seq` (so the low end is the nearer start).
+    fn known_no_later_than(&self, seq: u64, low_seq: u64) -> bool {
+        self.known.is_some_and(|(checkpoint, until)| {
+            seq <= until && checkpoint.is_none_or(|c| c <= seq && c <= low_seq)
+        })
+    }
 }
 
 /// The first input in `range` after which any of `predicates` holds, folding once, linearly;
@@ -284,14 +297,9 @@ pub async fn scan<L: EventLog, P: StatePredicate>(
         return Err(SearchError::PredicateCount(predicates.len()));
     }
     let (first, until) = clamp(log, &range).await?;
-    let mut search = Search {
-        answer: Answer::Never,
-        probes: 0,
-        inputs_folded: 0,
-        checkpoints_used: 0,
-    };
-    let mut folder = start_state(log, first - 1, Probe::Nearest, &mut search).await?;
-    search.probes += 1;
+    let mut prober = Prober::new(log, Probe::Nearest);
+    let mut folder = prober.state_after(None, first - 1).await?;
+    let mut search = prober.search;
     if let Some((predicate, why)) = first_holding(predicates, &folder) {
         search.answer = Answer::AlreadyHeld {
             seq: folder.seq,

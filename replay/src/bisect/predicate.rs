@@ -458,17 +458,25 @@ fn ungiven_approval(
         .and_then(|request| request.approved.as_ref())
         .filter(|c| c.status == ConditionStatus::True)
         .map(|c| c.last_transition_time);
-    let when = match approved {
-        Some(at) if at <= started => return None,
-        Some(at) => format!("approved only at {}", time_text(at)),
-        None => "not approved".to_owned(),
-    };
+    let when = approval_gap(started, approved)?;
     Some(format!(
         "stage {} of {} started at {}, approval {name} {when}",
         stage.name,
         run.display(),
         time_text(started)
     ))
+}
+
+/// How an approval fell short of a stage started at `started`: not given, or given later.
+fn approval_gap(
+    started: chrono::DateTime<chrono::Utc>,
+    approved: Option<chrono::DateTime<chrono::Utc>>,
+) -> Option<String> {
+    match approved {
+        Some(at) if at <= started => None,
+        Some(at) => Some(format!("approved only at {}", time_text(at))),
+        None => Some("not approved".to_owned()),
+    }
 }
 
 fn object_field(
@@ -493,15 +501,15 @@ fn object_field(
     let shown = |value: &Value| value.to_string();
     match (test, field) {
         (FieldTest::Exists, Some(value)) => {
-            Some(format!("{}{pointer} is {}", key.display(), shown(value)))
+            Some(format!("{} {pointer} is {}", key.display(), shown(value)))
         }
         (FieldTest::Equals(wanted), Some(value)) if field_equals(value, wanted) => {
-            Some(format!("{}{pointer} is {}", key.display(), shown(value)))
+            Some(format!("{} {pointer} is {}", key.display(), shown(value)))
         }
         (FieldTest::Differs(wanted), Some(value)) if !field_equals(value, wanted) => {
-            Some(format!("{}{pointer} is {}", key.display(), shown(value)))
+            Some(format!("{} {pointer} is {}", key.display(), shown(value)))
         }
-        (FieldTest::Differs(_), None) => Some(format!("{}{pointer} is absent", key.display())),
+        (FieldTest::Differs(_), None) => Some(format!("{} {pointer} is absent", key.display())),
         _ => None,
     }
 }
@@ -547,6 +555,20 @@ mod tests {
         ] {
             assert!(text.parse::<Predicate>().is_err(), "{text} parsed");
         }
+    }
+
+    #[test]
+    fn an_approval_counts_when_given_at_or_before_the_start() {
+        let start = chrono::DateTime::parse_from_rfc3339("2025-03-12T23:21:39Z")
+            .expect("a time")
+            .to_utc();
+        let later = start + chrono::Duration::seconds(1);
+        assert_eq!(approval_gap(start, Some(start)), None);
+        assert_eq!(
+            approval_gap(start, Some(later)).as_deref(),
+            Some("approved only at 2025-03-12T23:21:40Z")
+        );
+        assert_eq!(approval_gap(start, None).as_deref(), Some("not approved"));
     }
 
     #[test]

@@ -4,8 +4,11 @@
 
 #![allow(dead_code, missing_docs)]
 
+pub mod staged;
+
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, WorkReport};
@@ -173,25 +176,28 @@ pub async fn redb_log(events: &[Envelope]) -> (tempfile::TempDir, RedbLog) {
 /// A log that keeps a checkpoint every K inputs (the multi-checkpoint storage to come),
 /// around a redb log; it counts how many checkpoints were loaded.
 pub struct Checkpointed {
-    pub inner: RedbLog,
+    pub inner: Arc<RedbLog>,
     pub checkpoints: Mutex<BTreeMap<u64, Checkpoint>>,
+    /// Calls of `load_checkpoint_before` (each a decode on a real store).
+    pub loads: AtomicU64,
 }
 
 impl Checkpointed {
     /// Folds the log and keeps the state after every `every`-th input.
-    pub async fn new(inner: RedbLog, every: u64) -> Self {
+    pub async fn new(inner: Arc<RedbLog>, every: u64) -> Self {
         let last = inner.last_seq().await.expect("the log answers");
         let mut folder = Folder::default();
         let mut checkpoints = BTreeMap::new();
         let mut seq = every;
         while seq <= last {
-            folder.catch_up(&inner, seq).await.expect("the log folds");
+            folder.catch_up(inner.as_ref(), seq).await.expect("the log folds");
             checkpoints.insert(seq, folder.checkpoint().expect("the state encodes"));
             seq += every;
         }
         Self {
             inner,
             checkpoints: Mutex::new(checkpoints),
+            loads: AtomicU64::new(0),
         }
     }
 }
@@ -241,6 +247,7 @@ impl EventLog for Checkpointed {
     }
 
     async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        self.loads.fetch_add(1, Ordering::Relaxed);
         let kept = self.checkpoints.lock().expect("not poisoned");
         Ok(kept.range(..=seq).next_back().map(|(_, c)| c.clone()))
     }
