@@ -19,7 +19,6 @@ pub use seek::{Point, fold_on, fold_to, resolve};
 pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};
 pub use what_if::{WhatIf, WhatIfError, what_if};
 
-
 use flotilla_core::wire::RecordKind;
 use flotilla_core::{StateHash, codec::CodecError};
 use flotilla_eventstore::{EventLog, LogError};

@@ -68,7 +68,10 @@ async fn bisect_and_scan_find_the_first_budget_violation() -> Result<(), SearchE
     let (history, violation) = incident();
     assert_eq!(violation, 84);
     let (_dir, log) = redb_log(&history.events).await;
-    let last = log.last_seq().await.map_err(flotilla_replay::ReplayError::from)?;
+    let last = log
+        .last_seq()
+        .await
+        .map_err(flotilla_replay::ReplayError::from)?;
     assert_eq!(last, 184);
 
     let bisected = bisect(&log, &budget(), 1..=last).await?;
@@ -80,7 +83,11 @@ async fn bisect_and_scan_find_the_first_budget_violation() -> Result<(), SearchE
          at resource index 0: applied, not available"
     );
     assert_eq!(hit.why, WHY);
-    assert!(bisected.probes <= probes_max(last), "{} probes", bisected.probes);
+    assert!(
+        bisected.probes <= probes_max(last),
+        "{} probes",
+        bisected.probes
+    );
     assert_eq!(
         bisected.to_string(),
         format!(
@@ -105,7 +112,11 @@ async fn probes_fold_from_the_nearest_checkpoint() -> Result<(), SearchError> {
         let loads = log.loads.load(Ordering::Relaxed);
         let search = bisect_with(&log, &budget(), 1..=184, probe).await?;
         assert_eq!(first(&search).seq, 84, "{probe:?}");
-        assert!(search.probes <= probes_max(184), "{probe:?}: {} probes", search.probes);
+        assert!(
+            search.probes <= probes_max(184),
+            "{probe:?}: {} probes",
+            search.probes
+        );
         let loads = log.loads.load(Ordering::Relaxed) - loads;
         costs.push((probe, search.inputs_folded, search.checkpoints_used, loads));
     }

@@ -74,14 +74,23 @@ async fn each_predicate_is_found_at_its_input() -> Result<(), SearchError> {
     );
     assert_eq!(
         found(&log, "object:cm/app/settings:/data/version==2").await?,
-        (31, "ConfigMap/app/settings /data/version is \"2\"".to_owned())
+        (
+            31,
+            "ConfigMap/app/settings /data/version is \"2\"".to_owned()
+        )
     );
     assert_eq!(
-        found(&log, "object:ConfigMap/app/settings:/data/version!=1").await?.0,
+        found(&log, "object:ConfigMap/app/settings:/data/version!=1")
+            .await?
+            .0,
         31
     );
     assert_eq!(
-        found(&log, "object:crp/crp-1:/spec/strategy/rollingUpdate/maxUnavailable exists").await?,
+        found(
+            &log,
+            "object:crp/crp-1:/spec/strategy/rollingUpdate/maxUnavailable exists"
+        )
+        .await?,
         (
             11,
             "ClusterResourcePlacement/crp-1 /spec/strategy/rollingUpdate/maxUnavailable is 1"
@@ -109,7 +118,10 @@ async fn a_predicate_that_held_before_the_range_or_never_holds_says_so() -> Resu
     let never = bisect(&log, &parse("cluster-at-index:cluster-4:crp-1:>=1"), 1..=84).await?;
     assert_eq!(never.answer, Answer::Never);
     assert_eq!(never.probes, 8, "the start, then ⌈log₂ 85⌉ = 7");
-    assert_eq!(never.to_string().lines().next(), Some("never holds in the range"));
+    assert_eq!(
+        never.to_string().lines().next(),
+        Some("never holds in the range")
+    );
     assert!(matches!(
         bisect(&log, &exists, 0..=10).await,
         Err(SearchError::EmptyRange { first: 0, last: 10 })
@@ -142,7 +154,11 @@ async fn a_scan_names_the_predicate_that_held_first() -> Result<(), SearchError>
 async fn staged_runs_start_production_after_the_canary_approval() -> Result<(), SearchError> {
     let (_dir, log) = redb_log(&staged::recording().events).await;
     // #14 approves release-after-canary: production starts at once.
-    let started = found(&log, "object:csur/release:/status/stagesStatus/2/startTime exists").await?;
+    let started = found(
+        &log,
+        "object:csur/release:/status/stagesStatus/2/startTime exists",
+    )
+    .await?;
     assert_eq!(started.0, 14);
     let early = scan(&log, &[parse("stage-before-approval:release")], 1..=15).await?;
     assert_eq!(first_seq(&early), None);

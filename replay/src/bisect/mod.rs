@@ -27,7 +27,9 @@ use chrono::{DateTime, Utc};
 use flotilla_eventstore::{EventLog, LogRecord};
 
 use crate::{Folder, ReplayError, fold_on};
-pub use predicate::{FieldTest, Predicate, PredicateError, StatePredicate, Unavailable, unavailable_clusters};
+pub use predicate::{
+    FieldTest, Predicate, PredicateError, StatePredicate, Unavailable, unavailable_clusters,
+};
 use walk::Walk;
 
 /// Most predicates one scan evaluates after every input.
@@ -143,10 +145,7 @@ async fn clamp<L: EventLog>(
     let last = log.last_seq().await.map_err(ReplayError::from)?;
     let (first, until) = (*range.start(), (*range.end()).min(last));
     if first == 0 || first > until {
-        return Err(SearchError::EmptyRange {
-            first,
-            last: until,
-        });
+        return Err(SearchError::EmptyRange { first, last: until });
     }
     Ok((first, until))
 }
@@ -237,11 +236,7 @@ impl<'a, L: EventLog> Prober<'a, L> {
 
     /// The state after `seq`, folded from the start the strategy allows: a checkpoint, or
     /// `low` (the state at the search's low end, before `seq`), or nothing.
-    async fn state_after(
-        &mut self,
-        low: Option<&Folder>,
-        seq: u64,
-    ) -> Result<Folder, ReplayError> {
+    async fn state_after(&mut self, low: Option<&Folder>, seq: u64) -> Result<Folder, ReplayError> {
         let low_seq = low.map_or(0, |f| f.seq);
         let checkpoint = match self.probe {
             Probe::LowEnd => None,
@@ -318,7 +313,10 @@ pub async fn scan<L: EventLog, P: StatePredicate>(
         }
     }
     if folder.seq < until {
-        return Err(ReplayError::Incomplete { seq: folder.seq + 1 }.into());
+        return Err(ReplayError::Incomplete {
+            seq: folder.seq + 1,
+        }
+        .into());
     }
     Ok(search)
 }
@@ -362,7 +360,10 @@ pub(crate) fn record_line(record: &flotilla_eventstore::StoredEvent) -> String {
             subject, reason, ..
         } => format!("#{} rejected record on {subject}: {reason}", record.seq),
         LogRecord::Newer { kind, version } => {
-            format!("#{} {kind} of version {version}, newer than this build", record.seq)
+            format!(
+                "#{} {kind} of version {version}, newer than this build",
+                record.seq
+            )
         }
     }
 }

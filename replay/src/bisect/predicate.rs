@@ -126,7 +126,8 @@ impl FromStr for Predicate {
         let (name, rest) = text.split_once(':').ok_or_else(|| fail(SYNTAX))?;
         match name {
             "unavailable-exceeds-budget" => Ok(Predicate::UnavailableExceedsBudget {
-                placement: placement_key(rest).ok_or_else(|| fail("PLACEMENT is NAME or NS/NAME"))?,
+                placement: placement_key(rest)
+                    .ok_or_else(|| fail("PLACEMENT is NAME or NS/NAME"))?,
             }),
             "cluster-at-index" => {
                 let parts: Vec<&str> = rest.split(':').collect();
@@ -260,7 +261,10 @@ impl fmt::Display for Predicate {
                 pointer,
                 test,
             } => {
-                let ns = namespace.as_ref().map(|ns| format!("{ns}/")).unwrap_or_default();
+                let ns = namespace
+                    .as_ref()
+                    .map(|ns| format!("{ns}/"))
+                    .unwrap_or_default();
                 write!(f, "object:{kind}/{ns}{name}:{pointer}")?;
                 match test {
                     FieldTest::Equals(value) => write!(f, "=={value}"),

@@ -65,7 +65,10 @@ impl<'a, L: EventLog> Walk<'a, L> {
     ///
     /// # Errors
     /// A log read failure.
-    pub(crate) async fn peek(&mut self, folder: &Folder) -> Result<Option<&StoredEvent>, ReplayError> {
+    pub(crate) async fn peek(
+        &mut self,
+        folder: &Folder,
+    ) -> Result<Option<&StoredEvent>, ReplayError> {
         if self.page.front().is_none_or(|e| e.seq != folder.seq + 1) {
             self.refill(folder.seq).await?;
         }
@@ -76,7 +79,10 @@ impl<'a, L: EventLog> Walk<'a, L> {
     ///
     /// # Errors
     /// A log read failure, a gap, or a newer build's record.
-    pub(crate) async fn step(&mut self, folder: &mut Folder) -> Result<Option<Stepped>, ReplayError> {
+    pub(crate) async fn step(
+        &mut self,
+        folder: &mut Folder,
+    ) -> Result<Option<Stepped>, ReplayError> {
         if self.peek(folder).await?.is_none() {
             return Ok(None);
         }

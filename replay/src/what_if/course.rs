@@ -296,7 +296,10 @@ fn is_complete(placement: &Placement, looks: &BTreeMap<String, Look>) -> bool {
     let Some(latest) = placement.latest_resources().map(|s| s.index) else {
         return false;
     };
-    let mut live = looks.values().filter(|l| l.status != Status::Unscheduled).peekable();
+    let mut live = looks
+        .values()
+        .filter(|l| l.status != Status::Unscheduled)
+        .peekable();
     live.peek().is_some()
         && live.all(|l| l.resource_index == Some(latest) && l.status == Status::Ready)
 }

@@ -30,9 +30,13 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::manifest::parse_manifest;
-use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
+use flotilla_core::model::{
+    CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+};
 use flotilla_core::wire::LogRecord;
-use flotilla_core::{Decision, Envelope, Input, ObjectRef, RESOURCE_INDEX_CURRENT, State, WorkReport};
+use flotilla_core::{
+    Decision, Envelope, Input, ObjectRef, RESOURCE_INDEX_CURRENT, State, WorkReport,
+};
 use flotilla_eventstore::{EventLog, StoredEvent};
 use serde::Serialize;
 use serde_json::Value;
@@ -270,7 +274,9 @@ impl Sides {
             };
             let decisions = self.fold_fork(Envelope::new(id, from.time, WHAT_IF_SOURCE, input))?;
             if let Some(message) = decisions.iter().find_map(|d| match d {
-                Decision::Rejected { code, message } => Some(format!("{}: {message}", code.as_str())),
+                Decision::Rejected { code, message } => {
+                    Some(format!("{}: {message}", code.as_str()))
+                }
                 _ => None,
             }) {
                 return Err(WhatIfError::Rejected {
@@ -300,9 +306,7 @@ impl Sides {
                 break;
             };
             let envelope = next.event().cloned();
-            let verdict = envelope
-                .as_ref()
-                .map(|e| self.judge(&e.payload, changes));
+            let verdict = envelope.as_ref().map(|e| self.judge(&e.payload, changes));
             let Some(stepped) = walk.step(&mut self.recording).await? else {
                 break;
             };
@@ -326,8 +330,11 @@ impl Sides {
                     if let Input::WorkReport(report) = &envelope.payload {
                         let index = self.fork_index(report);
                         let key = placement_key(report);
-                        self.reported
-                            .insert((key, report.cluster.clone(), index.unwrap_or_default()));
+                        self.reported.insert((
+                            key,
+                            report.cluster.clone(),
+                            index.unwrap_or_default(),
+                        ));
                     }
                     let decisions = self.fold_fork(envelope)?;
                     if rejects(&decisions) && !rejects(&stepped.decisions) {
@@ -447,9 +454,11 @@ impl Sides {
     /// Whether either side's bindings of the placement changed after the fork point.
     fn moved(&self, key: &ObjectKey) -> bool {
         [&self.recorded, &self.forked].iter().any(|side| {
-            side.courses
-                .get(key)
-                .is_some_and(|courses| courses.values().any(|c| c.steps.len() > 1 || c.steps_dropped > 0))
+            side.courses.get(key).is_some_and(|courses| {
+                courses
+                    .values()
+                    .any(|c| c.steps.len() > 1 || c.steps_dropped > 0)
+            })
         })
     }
 
@@ -516,15 +525,25 @@ fn names(target: &ObjectRef, key: &ObjectKey) -> bool {
     target.kind == key.kind
         && target.name == key.name
         && target.namespace.as_deref().unwrap_or_default() == key.namespace
-        && target.group.as_ref().is_none_or(|group| *group == key.group)
+        && target
+            .group
+            .as_ref()
+            .is_none_or(|group| *group == key.group)
 }
 
 fn placement_key(report: &WorkReport) -> ObjectKey {
     match &report.namespace {
-        Some(namespace) => {
-            ObjectKey::namespaced(PLACEMENT_GROUP, RESOURCE_PLACEMENT, namespace, &report.placement)
-        }
-        None => ObjectKey::cluster_scoped(PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT, &report.placement),
+        Some(namespace) => ObjectKey::namespaced(
+            PLACEMENT_GROUP,
+            RESOURCE_PLACEMENT,
+            namespace,
+            &report.placement,
+        ),
+        None => ObjectKey::cluster_scoped(
+            PLACEMENT_GROUP,
+            CLUSTER_RESOURCE_PLACEMENT,
+            &report.placement,
+        ),
     }
 }
 

@@ -29,7 +29,10 @@ fn step_text(step: &Step) -> String {
 fn outcome_text(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Finished { at, resource_index } => {
-            format!("finished at index {resource_index} since {}", moment_text(*at))
+            format!(
+                "finished at index {resource_index} since {}",
+                moment_text(*at)
+            )
         }
         Outcome::Stalled {
             since,
@@ -104,7 +107,11 @@ fn placement_text(out: &mut String, placement: &PlacementComparison) -> fmt::Res
             line(out, name, &cell(&left), &cell(&right))?;
         }
     }
-    for cluster in placement.clusters.iter().filter(|c| !c.unrecorded.is_empty()) {
+    for cluster in placement
+        .clusters
+        .iter()
+        .filter(|c| !c.unrecorded.is_empty())
+    {
         let indexes: Vec<String> = cluster.unrecorded.iter().map(u64::to_string).collect();
         writeln!(
             out,

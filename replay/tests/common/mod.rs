@@ -190,7 +190,10 @@ impl Checkpointed {
         let mut checkpoints = BTreeMap::new();
         let mut seq = every;
         while seq <= last {
-            folder.catch_up(inner.as_ref(), seq).await.expect("the log folds");
+            folder
+                .catch_up(inner.as_ref(), seq)
+                .await
+                .expect("the log folds");
             checkpoints.insert(seq, folder.checkpoint().expect("the state encodes"));
             seq += every;
         }

@@ -15,7 +15,11 @@ pub fn member(name: &str, environment: &str) -> Value {
 }
 
 pub fn stage(name: &str, approval: bool) -> Value {
-    let tasks = if approval { json!([{"type": "Approval"}]) } else { json!([]) };
+    let tasks = if approval {
+        json!([{"type": "Approval"}])
+    } else {
+        json!([])
+    };
     json!({
         "name": name,
         "labelSelector": {"matchLabels": {"environment": name}},
@@ -77,4 +81,3 @@ pub fn recording() -> History {
     }
     history
 }
-
