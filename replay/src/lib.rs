@@ -15,9 +15,9 @@ pub mod seek;
 pub mod timeline;
 mod verify;
 
-pub use folder::{Folded, Folder, Known, first_folded};
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
+pub use folder::{Folded, Folder, Known, first_folded};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
 pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};

@@ -88,8 +88,8 @@ impl Budget {
         let readiness = readiness(placement, binding, now);
         let cluster = binding.cluster.clone();
         if binding.state != BindingState::Scheduled {
-            let reports_diff =
-                ApplyMode::of(placement) == ApplyMode::ReportDiff && binding.resource_index.is_some();
+            let reports_diff = ApplyMode::of(placement) == ApplyMode::ReportDiff
+                && binding.resource_index.is_some();
             self.ready += u64::from(readiness == Readiness::Ready);
             self.can_be_ready += u64::from(readiness != Readiness::Failed && !reports_diff);
         }

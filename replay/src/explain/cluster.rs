@@ -3,7 +3,8 @@
 //!
 //! The history lists the inputs that touched the cluster's binding (scheduled, rolled out,
 //! reported on, removed), the cluster's health, the placement's snapshots, and the placement's
-//! staged runs (stages, approvals); a step that touched the binding carries the budget after it
+//! staged runs (stages, approval requests, and every approval sent for them, refused ones
+//! included); a step that touched the binding carries the budget after it
 //! and, when it scheduled the cluster, its scores — recomputed from the state folded right
 //! after that input, as the decisions record neither.
 
@@ -21,7 +22,9 @@ use super::gates::{RunCluster, cluster_in_run, runs_of};
 use super::placement::waits;
 use super::{Wait, clock, point_text};
 use crate::seek::{Point, fold_on, fold_to, resolve};
-use crate::timeline::{About, Inputs, LoggedInput, PlacementRef, Relations, TimelineEntry, entry_of};
+use crate::timeline::{
+    About, Inputs, LoggedInput, PlacementRef, Relations, TimelineEntry, entry_of,
+};
 use crate::{Folder, ReplayError};
 
 /// Why one cluster carries what it carries for one placement, at a point.
@@ -166,8 +169,11 @@ impl ClusterExplanation {
                 text.push_str(&format!("  gate: {}\n", gate.text(now)));
             }
         }
+        if !self.waits.is_empty() {
+            text.push_str("the rollout waits:\n");
+        }
         for wait in &self.waits {
-            text.push_str(&format!("waiting: {}\n", wait.text));
+            text.push_str(&format!("  - {}\n", wait.text));
         }
         text.push_str("history:\n");
         for step in &self.history {
@@ -196,7 +202,11 @@ impl Scheduling {
             text.push_str(&format!("  picked: {}\n", picked.join(", ")));
         }
         for other in &self.not_picked {
-            text.push_str(&format!("  not picked: {}: {}\n", other.short(), other.reason));
+            text.push_str(&format!(
+                "  not picked: {}: {}\n",
+                other.short(),
+                other.reason
+            ));
         }
         text
     }
@@ -307,8 +317,13 @@ fn relevant_entry(
 ) -> Option<TimelineEntry> {
     let envelope = input.envelope.as_ref()?;
     let payload = About::of_input(&envelope.payload);
-    let whole = payload.placement.as_ref() == Some(key)
-        && payload.cluster.as_deref() == Some(cluster);
+    let approval_of_run = payload
+        .request
+        .as_ref()
+        .and_then(|request| known.run_of_request(request))
+        .is_some_and(|run| known.placement_of_run(&run) == Some(key));
+    let whole = approval_of_run
+        || (payload.placement.as_ref() == Some(key) && payload.cluster.as_deref() == Some(cluster));
     let relevant: Vec<bool> = input
         .decisions
         .iter()
@@ -348,7 +363,10 @@ fn is_relevant(decision: &Decision, known: &Relations, key: &ObjectKey, cluster:
 /// Whether a step changed the binding or its readiness (then its budget is worth showing).
 fn touches_binding(entry: &TimelineEntry, key: &ObjectKey, cluster: &str) -> bool {
     entry.decisions.iter().any(|line| match &line.decision {
-        Decision::ClusterScheduled { placement, cluster: c }
+        Decision::ClusterScheduled {
+            placement,
+            cluster: c,
+        }
         | Decision::ClusterUnscheduled {
             placement,
             cluster: c,
@@ -359,7 +377,10 @@ fn touches_binding(entry: &TimelineEntry, key: &ObjectKey, cluster: &str) -> boo
             cluster: c,
             ..
         }
-        | Decision::BindingRemoved { placement, cluster: c }
+        | Decision::BindingRemoved {
+            placement,
+            cluster: c,
+        }
         | Decision::WorkReported {
             placement,
             cluster: c,
@@ -414,7 +435,11 @@ fn explain_state(state: &State, seq: u64, key: &ObjectKey, cluster: &str) -> Clu
         .into_iter()
         .filter_map(|(run_key, run)| cluster_in_run(state, run_key, run, cluster))
         .collect();
-    if !explanation.binding.as_ref().is_some_and(BindingNow::is_done) {
+    if !explanation
+        .binding
+        .as_ref()
+        .is_some_and(BindingNow::is_done)
+    {
         let budget = Budget::of(state, key);
         explanation.waits = waits(state, key, placement, budget.as_ref());
     }
@@ -467,41 +492,51 @@ fn scheduling(placement: &Placement, cluster: &str) -> Option<Scheduling> {
 fn summary(explanation: &ClusterExplanation, now: Option<DateTime<Utc>>) -> String {
     let cluster = &explanation.cluster;
     let Some(binding) = &explanation.binding else {
-        return match explanation.scheduling.as_ref().and_then(|s| s.decision.as_ref()) {
-            Some(decision) => format!("{cluster} carries nothing: not picked ({})", decision.reason),
+        return match explanation
+            .scheduling
+            .as_ref()
+            .and_then(|s| s.decision.as_ref())
+        {
+            Some(decision) => format!(
+                "{cluster} carries nothing: not picked ({})",
+                decision.reason
+            ),
             None if explanation.member.is_none() => {
                 format!("{cluster} carries nothing: it is not a member cluster")
             }
             None => format!("{cluster} carries nothing: the scheduler has not picked it"),
         };
     };
-    let latest = binding.latest_resource_index;
-    let mut text = match (binding.state.as_str(), binding.resource_index) {
-        ("Scheduled", _) | (_, None) => {
-            format!("{cluster} carries nothing: it is scheduled, and the rollout has not bound it")
-        }
-        ("Unscheduled", Some(index)) => format!(
-            "{cluster} carries resource index {index} until its binding is removed: it is no \
-             longer scheduled"
-        ),
-        (_, Some(index)) if Some(index) == latest => {
-            format!("{cluster} carries resource index {index}, the latest")
-        }
-        (_, Some(index)) => format!(
-            "{cluster} carries resource index {index}; the latest is {}, not rolled out to it yet",
-            latest.map_or_else(|| "unknown".to_owned(), |l| l.to_string())
-        ),
+    let Some(index) = binding
+        .resource_index
+        .filter(|_| binding.state != "Scheduled")
+    else {
+        return format!(
+            "{cluster} carries nothing: it is scheduled, and the rollout has not bound it"
+        );
     };
-    if let (Some(bound), Some(_)) = (binding.bound_at, binding.resource_index) {
-        text.push_str(&format!(", bound {}", clock(bound, now)));
+    let mut text = format!("{cluster} carries resource index {index}");
+    if let Some(bound) = binding.bound_at {
+        text.push_str(&format!(" (bound {}", clock(bound, now)));
         if let Some(run) = &binding.update_run {
             text.push_str(&format!(" by run {run}"));
         }
+        text.push(')');
     }
-    match (&explanation.report, binding.resource_index) {
-        (Some(report), Some(_)) => text.push_str(&format!("; reported {}", report.text(now))),
-        (None, Some(_)) => text.push_str("; no report on it yet"),
-        _ => {}
+    let latest = binding.latest_resource_index;
+    if binding.state == "Unscheduled" {
+        text.push_str(" until its binding is removed: it is no longer scheduled");
+    } else if latest == Some(index) {
+        text.push_str(", the latest");
+    } else {
+        let latest = latest.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+        text.push_str(&format!(
+            "; the latest is {latest}, not rolled out to it yet"
+        ));
+    }
+    match &explanation.report {
+        Some(report) => text.push_str(&format!("; it reported {}", report.text(now))),
+        None => text.push_str("; no report on it yet"),
     }
     text
 }

@@ -146,9 +146,23 @@ pub(crate) fn cluster_in_run(
     let status = stage.clusters.get(position)?;
     let mut gates = Vec::new();
     for (earlier, before) in run.status.stages[..index].iter().enumerate() {
-        gates.extend(stage_gates(state, key, run, earlier, before, TaskPosition::After));
+        gates.extend(stage_gates(
+            state,
+            key,
+            run,
+            earlier,
+            before,
+            TaskPosition::After,
+        ));
     }
-    gates.extend(stage_gates(state, key, run, index, stage, TaskPosition::Before));
+    gates.extend(stage_gates(
+        state,
+        key,
+        run,
+        index,
+        stage,
+        TaskPosition::Before,
+    ));
     Some(RunCluster {
         run: key.to_string(),
         stage: stage.name.clone(),
@@ -367,7 +381,10 @@ fn gate_wait(gate: &Gate, now: Option<DateTime<Utc>>) -> Wait {
                 text.push_str(&format!(" since {}", clock(requested, now)));
             }
             if let Some(approved) = gate.approved_at {
-                text.push_str(&format!(" (approved {}, not yet seen)", clock(approved, now)));
+                text.push_str(&format!(
+                    " (approved {}, not yet seen)",
+                    clock(approved, now)
+                ));
             }
             Wait::new(WaitReason::Approval, text).since(gate.requested_at)
         }

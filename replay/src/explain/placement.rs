@@ -77,8 +77,8 @@ pub struct ConditionLine {
 }
 
 impl PlacementExplanation {
-    /// The explanation as text: a header, one `waiting:` line per wait (or `not waiting: …`),
-    /// the clusters not done, and the conditions not `True`.
+    /// The explanation as text: a header, one `- ` line per wait (or `not waiting: …`), the
+    /// budget, the clusters not done, and the conditions not `True`.
     #[must_use]
     pub fn text(&self) -> String {
         let mut text = format!("{} at {}", self.placement, point_text(self.at, self.time));
@@ -90,7 +90,7 @@ impl PlacementExplanation {
         }
         text.push('\n');
         for wait in &self.waits {
-            text.push_str(&format!("waiting: {}\n", wait.text));
+            text.push_str(&format!("- {}\n", wait.text));
         }
         if self.waits.is_empty() {
             text.push_str(&format!("not waiting: {}\n", self.done_text()));
@@ -98,12 +98,18 @@ impl PlacementExplanation {
         if let Some(budget) = &self.budget {
             text.push_str(&format!("budget: {}\n", budget.text()));
         }
+        if !self.clusters.is_empty() {
+            text.push_str("clusters not done:\n");
+        }
         for line in &self.clusters {
             text.push_str(&format!("  {}: {}\n", line.cluster, line.text));
         }
+        if !self.conditions.is_empty() {
+            text.push_str("conditions not True:\n");
+        }
         for condition in &self.conditions {
             text.push_str(&format!(
-                "condition {} {} ({}): {}\n",
+                "  {} {} ({}): {}\n",
                 condition.condition_type, condition.status, condition.reason, condition.message
             ));
         }
