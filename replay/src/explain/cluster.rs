@@ -8,6 +8,8 @@
 //! and, when it scheduled the cluster, its scores — recomputed from the state folded right
 //! after that input, as the decisions record neither.
 
+use std::collections::VecDeque;
+
 use chrono::{DateTime, Utc};
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::PlacementType;
@@ -58,9 +60,14 @@ pub struct ClusterExplanation {
     pub runs: Vec<RunCluster>,
     /// Why the placement's rollout waits, when the cluster is not done.
     pub waits: Vec<Wait>,
-    /// The inputs that brought it here, in log order.
+    /// The inputs that brought it here, in log order (the newest [`HISTORY_STEPS_MAX`]).
     pub history: Vec<HistoryStep>,
+    /// How many older steps were left out of `history`.
+    pub history_omitted: u64,
 }
+
+/// Most history steps an explanation keeps (the newest).
+pub const HISTORY_STEPS_MAX: usize = 10_000;
 
 /// The latest scheduling policy snapshot's decision about the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -175,7 +182,10 @@ impl ClusterExplanation {
         for wait in &self.waits {
             text.push_str(&format!("  - {}\n", wait.text));
         }
-        text.push_str("history:\n");
+        match self.history_omitted {
+            0 => text.push_str("history:\n"),
+            omitted => text.push_str(&format!("history ({omitted} older steps left out):\n")),
+        }
         for step in &self.history {
             text.push_str(&step.text());
         }
@@ -215,20 +225,7 @@ impl Scheduling {
 impl HistoryStep {
     fn text(&self) -> String {
         let mut text = String::new();
-        let entry = &self.entry;
-        text.push_str(&entry.line);
-        if !entry.recorded {
-            text.push_str(" (not decided yet: folded again)");
-        }
-        text.push('\n');
-        for decision in &entry.decisions {
-            text.push_str(&format!("    {}\n", decision.line));
-        }
-        match entry.decisions_omitted {
-            0 => {}
-            1 => text.push_str("    (1 other decision)\n"),
-            count => text.push_str(&format!("    ({count} other decisions)\n")),
-        }
+        self.entry.write(&mut text);
         if let Some(score) = &self.score {
             text.push_str(&format!("    scores: {}\n", score.scores()));
         }
@@ -251,7 +248,7 @@ pub async fn explain_cluster<L: EventLog>(
 ) -> Result<ClusterExplanation, ReplayError> {
     let seq = resolve(log, at.unwrap_or(Point::Seq(u64::MAX))).await?;
     let key = placement.key();
-    let mut history = read_history(log, &key, cluster, seq).await?;
+    let (mut history, history_omitted) = read_history(log, &key, cluster, seq).await?;
     let mut folder: Option<Folder> = None;
     for step in &mut history {
         if !touches_binding(&step.entry, &key, cluster) {
@@ -275,19 +272,22 @@ pub async fn explain_cluster<L: EventLog>(
     };
     let mut explanation = explain_state(&folder.state, seq, &key, cluster);
     explanation.history = history;
+    explanation.history_omitted = history_omitted;
     Ok(explanation)
 }
 
-/// Reads the inputs up to `seq` and keeps those relevant to the cluster's binding.
+/// Reads the inputs up to `seq` and keeps the newest [`HISTORY_STEPS_MAX`] relevant to the
+/// cluster's binding, with how many older ones were left out.
 async fn read_history<L: EventLog>(
     log: &L,
     key: &ObjectKey,
     cluster: &str,
     seq: u64,
-) -> Result<Vec<HistoryStep>, ReplayError> {
+) -> Result<(Vec<HistoryStep>, u64), ReplayError> {
     let mut inputs = Inputs::new(log, 0, seq).await?;
     let mut known = Relations::default();
-    let mut history = Vec::new();
+    let mut history = VecDeque::new();
+    let mut omitted = 0;
     loop {
         let page = inputs.next_page().await?;
         if page.is_empty() {
@@ -296,15 +296,19 @@ async fn read_history<L: EventLog>(
         for input in page {
             known.learn(&input);
             if let Some(entry) = relevant_entry(&input, &known, key, cluster) {
-                history.push(HistoryStep {
+                history.push_back(HistoryStep {
                     entry,
                     score: None,
                     budget: None,
                 });
+                if history.len() > HISTORY_STEPS_MAX {
+                    history.pop_front();
+                    omitted += 1;
+                }
             }
         }
     }
-    Ok(history)
+    Ok((history.into(), omitted))
 }
 
 /// The input as a history step, when its payload names both the placement and the cluster
@@ -421,6 +425,7 @@ fn explain_state(state: &State, seq: u64, key: &ObjectKey, cluster: &str) -> Clu
         runs: Vec::new(),
         waits: Vec::new(),
         history: Vec::new(),
+        history_omitted: 0,
     };
     let Some(placement) = state.placements().get(key) else {
         explanation.summary = format!("{key} does not exist at #{seq}");

@@ -23,7 +23,9 @@ mod gates;
 mod placement;
 
 pub use budget::{Budget, NAMES_SHOWN_MAX};
-pub use cluster::{ClusterExplanation, HistoryStep, Scheduling, ScoredCluster, explain_cluster};
+pub use cluster::{
+    ClusterExplanation, HISTORY_STEPS_MAX, HistoryStep, Scheduling, ScoredCluster, explain_cluster,
+};
 pub use facts::{BindingNow, MemberNow, ReportNow};
 pub use gates::{Gate, RunCluster};
 pub use placement::{ClusterLine, ConditionLine, PlacementExplanation, explain_placement};

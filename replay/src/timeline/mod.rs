@@ -95,8 +95,11 @@ pub struct TimelineFilter {
 pub struct Timeline {
     /// The span starts after this input.
     pub after: u64,
-    /// And ends with this one.
+    /// And ends with this one: the point asked for, or where the entries reached their limit.
     pub until: u64,
+    /// Whether the entries reached their limit before the point asked for: ask again after
+    /// `until` for the rest.
+    pub truncated: bool,
     /// The inputs, in log order.
     pub entries: Vec<TimelineEntry>,
 }
@@ -146,12 +149,21 @@ impl Timeline {
                 self.after, self.until
             ));
         }
+        if self.truncated {
+            text.push_str(&format!(
+                "(stopped at #{} after {} inputs: ask again after #{} for more)\n",
+                self.until,
+                self.entries.len(),
+                self.until
+            ));
+        }
         text
     }
 }
 
 impl TimelineEntry {
-    fn write(&self, text: &mut String) {
+    /// Its line, then its decisions indented (and how many are not shown).
+    pub(crate) fn write(&self, text: &mut String) {
         text.push_str(&self.line);
         if !self.recorded {
             text.push_str(" (not decided yet: folded again)");
@@ -168,8 +180,11 @@ impl TimelineEntry {
     }
 }
 
+/// Most entries one timeline lists; past it the timeline stops early ([`Timeline::truncated`]).
+pub const TIMELINE_ENTRIES_MAX: usize = 100_000;
+
 /// The timeline of the filter's subjects over the inputs after `after` up to `until` (`None`:
-/// the log's start and end).
+/// the log's start and end), at most [`TIMELINE_ENTRIES_MAX`] entries.
 ///
 /// # Errors
 /// A log read failure, or a fold failure where inputs have no recorded decisions.
@@ -178,6 +193,19 @@ pub async fn timeline<L: EventLog>(
     filter: &TimelineFilter,
     after: Option<Point>,
     until: Option<Point>,
+) -> Result<Timeline, ReplayError> {
+    timeline_at_most(log, filter, (after, until), TIMELINE_ENTRIES_MAX).await
+}
+
+/// As [`timeline`], listing at most `entries_max` entries.
+///
+/// # Errors
+/// As [`timeline`].
+pub async fn timeline_at_most<L: EventLog>(
+    log: &L,
+    filter: &TimelineFilter,
+    (after, until): (Option<Point>, Option<Point>),
+    entries_max: usize,
 ) -> Result<Timeline, ReplayError> {
     let after = match after {
         Some(point) => resolve(log, point).await?,
@@ -192,7 +220,8 @@ pub async fn timeline<L: EventLog>(
     };
     let mut inputs = Inputs::new(log, after, until).await?;
     let mut entries = Vec::new();
-    loop {
+    let mut stopped = None;
+    'pages: loop {
         let page = inputs.next_page().await?;
         if page.is_empty() {
             break;
@@ -201,12 +230,17 @@ pub async fn timeline<L: EventLog>(
             known.learn(&input);
             if let Some(entry) = subjects.entry(&input, &known) {
                 entries.push(entry);
+                if entries.len() >= entries_max {
+                    stopped = Some(input.seq);
+                    break 'pages;
+                }
             }
         }
     }
     Ok(Timeline {
         after,
-        until,
+        until: stopped.unwrap_or(until),
+        truncated: stopped.is_some_and(|seq| seq < until),
         entries,
     })
 }

@@ -338,7 +338,8 @@ history:
       "since": "2025-03-12T23:06:00Z"
     }
   ],
-  "history": []
+  "history": [],
+  "historyOmitted": 0
 }"##
     );
 }

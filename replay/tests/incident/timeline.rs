@@ -3,7 +3,7 @@
 //! yet is folded again.
 
 use flotilla_replay::Point;
-use flotilla_replay::timeline::{RunRef, TimelineFilter, timeline};
+use flotilla_replay::timeline::{RunRef, TimelineFilter, timeline, timeline_at_most};
 
 use crate::{crp, json, scenes};
 
@@ -64,6 +64,7 @@ async fn a_placement_timeline_shows_its_rollout_in_order() {
         r##"{
   "after": 18,
   "until": 20,
+  "truncated": false,
   "entries": [
     {
       "seq": 19,
@@ -290,4 +291,32 @@ async fn a_timeline_nothing_touched_says_so() {
         .expect("a timeline");
     assert!(found.entries.is_empty());
     assert_eq!(found.text(), "no input after #0 up to #26 touched it\n");
+}
+
+#[tokio::test]
+async fn a_long_timeline_stops_at_its_limit_and_goes_on_from_there() {
+    let scene = scenes::rolling_update().await;
+    let log = &scene.recorder.log;
+    let filter = TimelineFilter {
+        cluster: Some("cluster-2".to_owned()),
+        ..TimelineFilter::default()
+    };
+    let first = timeline_at_most(log, &filter, (None, None), 2)
+        .await
+        .expect("a timeline");
+    assert_eq!(
+        first.text(),
+        "#2 2025-03-12T23:00:00Z test apply MemberCluster/cluster-2\n    \
+         #2 -> created MemberCluster/cluster-2 (resourceVersion 2, generation 1)\n\
+         #6 2025-03-12T23:00:00Z test heartbeat cluster-2\n    \
+         #6 -> cluster cluster-2 joined\n\
+         (stopped at #6 after 2 inputs: ask again after #6 for more)\n"
+    );
+    assert!(first.truncated);
+    let rest = timeline_at_most(log, &filter, (Some(Point::Seq(first.until)), None), 100)
+        .await
+        .expect("a timeline");
+    assert!(!rest.truncated);
+    let seqs: Vec<u64> = rest.entries.iter().map(|entry| entry.seq).collect();
+    assert_eq!(seqs, [11, 12, 16, 19, 20, 24]);
 }
