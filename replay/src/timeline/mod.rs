@@ -3,7 +3,7 @@
 //!
 //! Contract:
 //! - A timeline covers the inputs **after** point `after` up to and including point `until`
-//!   (both default to the log's ends), the same span a [`crate::diff`] between the two points
+//!   (both default to the log's ends), the same span a [`crate::diff()`] between the two points
 //!   summarizes.
 //! - An input touches a subject when its payload names it (a heartbeat or report of the
 //!   cluster, an apply or delete of the object, an approval of one of the run's requests) or
