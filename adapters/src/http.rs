@@ -176,7 +176,12 @@ fn unknown_kind(kind: &str) -> Response {
     )
 }
 
-fn key_of(info: &flotilla_projections::KindInfo, namespace: Option<&str>, name: &str) -> ObjectKey {
+/// The key of a named object of a kind (`default` namespace when a namespaced kind names none).
+pub(crate) fn key_of(
+    info: &flotilla_projections::KindInfo,
+    namespace: Option<&str>,
+    name: &str,
+) -> ObjectKey {
     ObjectKey {
         group: info.group.to_string(),
         kind: info.kind.clone(),
