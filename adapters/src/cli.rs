@@ -145,6 +145,8 @@ pub enum Command {
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
     },
+    /// Ask a log what happened: state at a point, verify, export and import.
+    Replay(crate::replay_cmd::ReplayArgs),
     /// Print the JSON Schema of input events for external publishers.
     Schema,
     /// Scenario files.

@@ -132,6 +132,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             output,
         } => commands::events(&client, from, follow, output).await,
         Command::Schema => commands::schema(),
+        Command::Replay(args) => crate::replay_cmd::run(args).await,
         Command::AgentCreds {
             cluster,
             hub: _,

@@ -11,6 +11,10 @@
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
 //!
+//! `kinds`, `objects`, `table` and `describe` take `at=SEQ|TIME`: they then answer from the
+//! state after that point of the log (`flotilla replay`'s points), folded from the newest
+//! checkpoint before it.
+//!
 //! The same listener serves the Kubernetes API (`/api`, `/apis`, `/openapi/…`, `/version`; see
 //! [`crate::kube`]).
 
@@ -103,14 +107,15 @@ async fn post_events<L: EventLog>(
 #[derive(Deserialize)]
 struct KindQuery {
     kind: String,
+    at: Option<String>,
 }
 
 async fn kinds<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<KindQuery>) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     match flotilla_projections::resolve_kind(state, &query.kind) {
         Some(info) => {
             let served = flotilla_projections::type_of_kind(state, &info.group, &info.kind);
@@ -133,6 +138,44 @@ struct ObjectQuery {
     name: Option<String>,
     #[serde(default)]
     wide: bool,
+    /// A point in the log (`SEQ` or an RFC 3339 time): answer from the state there.
+    at: Option<String>,
+}
+
+/// The state a read answers from: the hub's current one, or the state at a point of its log.
+enum Snapshot<'a> {
+    Now(std::sync::RwLockReadGuard<'a, crate::runtime::View>),
+    Past(Box<flotilla_replay::Folder>),
+}
+
+impl Snapshot<'_> {
+    fn state(&self) -> &flotilla_core::State {
+        match self {
+            Snapshot::Now(view) => &view.folder.state,
+            Snapshot::Past(folder) => &folder.state,
+        }
+    }
+}
+
+/// The current state, or with `at` the state after that point of the log (folded from the
+/// newest checkpoint before it).
+async fn snapshot<'a, L: EventLog>(
+    hub: &'a Hub<L>,
+    at: Option<&str>,
+) -> Result<Snapshot<'a>, Response> {
+    let Some(at) = at else {
+        return hub.view().map(Snapshot::Now).map_err(internal);
+    };
+    let point: flotilla_replay::Point =
+        at.parse().map_err(|e: flotilla_replay::seek::PointError| {
+            error(StatusCode::BAD_REQUEST, e.to_string())
+        })?;
+    let log = hub.log().as_ref();
+    let seq = flotilla_replay::resolve(log, point)
+        .await
+        .map_err(internal)?;
+    let folder = flotilla_replay::fold_to(log, seq).await.map_err(internal)?;
+    Ok(Snapshot::Past(Box::new(folder)))
 }
 
 async fn objects<L: EventLog>(
@@ -140,11 +183,11 @@ async fn objects<L: EventLog>(
     Path(kind): Path<String>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
@@ -176,7 +219,12 @@ fn unknown_kind(kind: &str) -> Response {
     )
 }
 
-fn key_of(info: &flotilla_projections::KindInfo, namespace: Option<&str>, name: &str) -> ObjectKey {
+/// The key of a named object of a kind (`default` namespace when a namespaced kind names none).
+pub(crate) fn key_of(
+    info: &flotilla_projections::KindInfo,
+    namespace: Option<&str>,
+    name: &str,
+) -> ObjectKey {
     ObjectKey {
         group: info.group.to_string(),
         kind: info.kind.clone(),
@@ -194,11 +242,11 @@ async fn table<L: EventLog>(
     Path(kind): Path<String>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
@@ -222,11 +270,11 @@ async fn describe<L: EventLog>(
     Path((kind, name)): Path<(String, String)>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
