@@ -153,6 +153,32 @@ fn replay_answers_from_a_running_hubs_log_and_its_export() -> Result<(), String>
         "the file answers as the data directory did"
     );
 
+    // The incident commands answer from the imported copy.
+    let imported_arg = path(&imported);
+    let timeline = replay_ok(&["--data", &imported_arg, "timeline", "--cluster", "member-2"])?;
+    assert!(timeline.contains("heartbeat member-2"), "{timeline}");
+    assert!(
+        timeline.contains("-> cluster member-2 joined"),
+        "{timeline}"
+    );
+    let diff = replay_ok(&["--data", &imported_arg, "diff", "0", &at])?;
+    assert!(diff.contains("+ MemberCluster/member-2"), "{diff}");
+    let why = replay_ok(&[
+        "--data",
+        &imported_arg,
+        "explain",
+        "--placement",
+        "shop",
+        "--cluster",
+        "member-2",
+        "--at",
+        &at,
+        "-o",
+        "json",
+    ])?;
+    let why: Value = serde_json::from_str(&why).map_err(|e| format!("{e}: {why}"))?;
+    assert_eq!(why["cluster"], "member-2", "{why}");
+
     // A recorded decision altered in the file: verify names that input.
     let text = String::from_utf8(a).map_err(|e| e.to_string())?;
     let (line_no, line) = text

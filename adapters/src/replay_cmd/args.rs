@@ -73,6 +73,60 @@ pub enum ReplayCommand {
         #[arg(value_name = "FILE")]
         export: PathBuf,
     },
+    /// What changed from point A to point B: objects added and removed, fields changed,
+    /// bindings moved, conditions flipped.
+    Diff {
+        /// The first point.
+        a: String,
+        /// The second point.
+        b: String,
+        /// `text` or `json`.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
+    /// The events and decisions that touched a placement, a cluster or a run, in order.
+    Timeline {
+        /// A placement (a `ResourcePlacement` with `-n`).
+        #[arg(long)]
+        placement: Option<String>,
+        /// A member cluster.
+        #[arg(long)]
+        cluster: Option<String>,
+        /// A staged update run (a `StagedUpdateRun` with `-n`).
+        #[arg(long)]
+        run: Option<String>,
+        /// Namespace of the placement or run.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+        /// Only inputs after this point.
+        #[arg(long)]
+        after: Option<String>,
+        /// Only inputs up to this point.
+        #[arg(long)]
+        until: Option<String>,
+        /// `text` or `json`.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
+    /// Why a cluster has the version it has (`--cluster C --placement P`), or why a rollout
+    /// waits (`--placement P`).
+    Explain {
+        /// The placement (a `ResourcePlacement` with `-n`).
+        #[arg(long)]
+        placement: String,
+        /// The member cluster.
+        #[arg(long)]
+        cluster: Option<String>,
+        /// Namespace of the placement.
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+        /// The point (default: the end of the log).
+        #[arg(long)]
+        at: Option<String>,
+        /// `text` or `json`.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
     /// The input sequence a point names.
     Seek {
         /// The point.

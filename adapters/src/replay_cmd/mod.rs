@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::redb_log::reader::RedbReader;
-use flotilla_replay::{Folder, Point, fold_to, resolve};
+use flotilla_replay::{Folder, PlacementRef, Point, RunRef, fold_to, resolve};
 use serde_json::{Value, json};
 
 pub use args::{ReplayArgs, ReplayCommand, SourceArgs};
@@ -103,8 +103,81 @@ async fn execute<L: EventLog>(log: &L, command: ReplayCommand) -> anyhow::Result
             }
             Ok(())
         }
+        ReplayCommand::Diff { a, b, output } => {
+            let diff = flotilla_replay::diff_points(log, a.parse()?, b.parse()?).await?;
+            print_report(&diff, &diff.text(), output)
+        }
+        ReplayCommand::Timeline {
+            placement,
+            cluster,
+            run,
+            namespace,
+            after,
+            until,
+            output,
+        } => {
+            let filter = flotilla_replay::TimelineFilter {
+                placement: placement.map(|name| PlacementRef {
+                    namespace: namespace.clone(),
+                    name,
+                }),
+                cluster,
+                run: run.map(|name| RunRef {
+                    namespace: namespace.clone(),
+                    name,
+                }),
+            };
+            let after = after.map(|p| p.parse()).transpose()?;
+            let until = until.map(|p| p.parse()).transpose()?;
+            let timeline = flotilla_replay::timeline(log, &filter, after, until).await?;
+            print_report(&timeline, &timeline.text(), output)
+        }
+        ReplayCommand::Explain {
+            placement,
+            cluster,
+            namespace,
+            at,
+            output,
+        } => {
+            let placement = PlacementRef {
+                namespace,
+                name: placement,
+            };
+            let at = at.map(|p| p.parse()).transpose()?;
+            match cluster {
+                Some(cluster) => {
+                    let why =
+                        flotilla_replay::explain_cluster(log, &cluster, &placement, at).await?;
+                    print_report(&why, &why.text(), output)
+                }
+                None => {
+                    let why = flotilla_replay::explain_placement(log, &placement, at).await?;
+                    print_report(&why, &why.text(), output)
+                }
+            }
+        }
         ReplayCommand::Import { .. } => bail!("import takes no source"),
     }
+}
+
+/// Prints a report as its text, or as JSON / YAML.
+fn print_report<T: serde::Serialize>(
+    report: &T,
+    text: &str,
+    output: RecordOutput,
+) -> anyhow::Result<()> {
+    let rendered = match output {
+        RecordOutput::Text => text.to_owned(),
+        RecordOutput::Json => serde_json::to_string_pretty(report)? + "\n",
+        RecordOutput::Yaml => serde_saphyr::to_string(report)?,
+    };
+    let rendered = if rendered.ends_with('\n') {
+        rendered
+    } else {
+        rendered + "\n"
+    };
+    std::io::stdout().write_all(rendered.as_bytes())?;
+    Ok(())
 }
 
 /// The folded state at a point given as text.
