@@ -10,6 +10,7 @@
 //! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
+//! | POST | `/v1/test/clock` | test only (`serve --test-clock`): `{"advanceSeconds": N}` or `{"set": TIME}` moves the hub's clock; 404 otherwise |
 //!
 //! `kinds`, `objects`, `table` and `describe` take `at=SEQ|TIME`: they then answer from the
 //! state after that point of the log (`flotilla replay`'s points), folded from the newest
@@ -48,6 +49,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/table/{kind}", get(table::<L>))
         .route("/v1/describe/{kind}/{name}", get(describe::<L>))
         .route("/v1/log", get(log::<L>))
+        .route("/v1/test/clock", post(test_clock::<L>))
         .with_state(hub.clone())
         .merge(crate::kube::router(hub))
 }
@@ -352,4 +354,35 @@ fn listed(stored: &flotilla_eventstore::StoredEvent) -> Value {
             "newer": { "kind": kind.name(), "version": version },
         }),
     }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ClockMove {
+    advance_seconds: Option<i64>,
+    set: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Moves the test clock (never backwards) and answers the time it shows.
+async fn test_clock<L: EventLog>(
+    State(hub): State<Hub<L>>,
+    Json(body): Json<ClockMove>,
+) -> Response {
+    let Some(clock) = hub.test_clock() else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "this hub runs on the system clock".to_owned(),
+        );
+    };
+    let target = match (body.set, body.advance_seconds) {
+        (Some(time), None) => time,
+        (None, Some(seconds)) => clock.now() + chrono::Duration::seconds(seconds),
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "give one of advanceSeconds and set".to_owned(),
+            );
+        }
+    };
+    Json(json!({ "now": clock.set(target) })).into_response()
 }
