@@ -145,6 +145,8 @@ pub enum Command {
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
     },
+    /// Ask a log what happened: state at a point, verify, export and import.
+    Replay(crate::replay_cmd::ReplayArgs),
     /// Print the JSON Schema of input events for external publishers.
     Schema,
     /// Scenario files.
@@ -231,6 +233,10 @@ pub struct ServeArgs {
     /// recorded under its own decision version (a determinism failure; logged as an error).
     #[arg(long)]
     pub allow_divergence: bool,
+    /// Test only: run on a clock that starts at this time (RFC 3339) and moves only by
+    /// `POST /v1/test/clock`; embedded log only.
+    #[arg(long, hide = true, conflicts_with = "nats")]
+    pub test_clock: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Options of `demo`.

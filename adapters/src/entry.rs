@@ -55,6 +55,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let hub = HubConfig {
                 checkpoint_every: args.checkpoint_every,
                 allow_divergence: args.allow_divergence,
+                test_clock: args.test_clock.map(crate::runtime::clock::TestClock::new),
                 ..HubConfig::default()
             };
             serve(ServeOptions {
@@ -132,6 +133,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             output,
         } => commands::events(&client, from, follow, output).await,
         Command::Schema => commands::schema(),
+        Command::Replay(args) => crate::replay_cmd::run(args).await,
         Command::AgentCreds {
             cluster,
             hub: _,

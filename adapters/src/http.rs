@@ -10,6 +10,11 @@
 //! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
+//! | POST | `/v1/test/clock` | test only (`serve --test-clock`): `{"advanceSeconds": N}` or `{"set": TIME}` moves the hub's clock; 404 otherwise |
+//!
+//! `kinds`, `objects`, `table` and `describe` take `at=SEQ|TIME`: they then answer from the
+//! state after that point of the log (`flotilla replay`'s points), folded from the newest
+//! checkpoint before it.
 //!
 //! The same listener serves the Kubernetes API (`/api`, `/apis`, `/openapi/…`, `/version`; see
 //! [`crate::kube`]).
@@ -44,6 +49,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/table/{kind}", get(table::<L>))
         .route("/v1/describe/{kind}/{name}", get(describe::<L>))
         .route("/v1/log", get(log::<L>))
+        .route("/v1/test/clock", post(test_clock::<L>))
         .with_state(hub.clone())
         .merge(crate::kube::router(hub))
 }
@@ -103,14 +109,15 @@ async fn post_events<L: EventLog>(
 #[derive(Deserialize)]
 struct KindQuery {
     kind: String,
+    at: Option<String>,
 }
 
 async fn kinds<L: EventLog>(State(hub): State<Hub<L>>, Query(query): Query<KindQuery>) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     match flotilla_projections::resolve_kind(state, &query.kind) {
         Some(info) => {
             let served = flotilla_projections::type_of_kind(state, &info.group, &info.kind);
@@ -133,6 +140,44 @@ struct ObjectQuery {
     name: Option<String>,
     #[serde(default)]
     wide: bool,
+    /// A point in the log (`SEQ` or an RFC 3339 time): answer from the state there.
+    at: Option<String>,
+}
+
+/// The state a read answers from: the hub's current one, or the state at a point of its log.
+enum Snapshot<'a> {
+    Now(std::sync::RwLockReadGuard<'a, crate::runtime::View>),
+    Past(Box<flotilla_replay::Folder>),
+}
+
+impl Snapshot<'_> {
+    fn state(&self) -> &flotilla_core::State {
+        match self {
+            Snapshot::Now(view) => &view.folder.state,
+            Snapshot::Past(folder) => &folder.state,
+        }
+    }
+}
+
+/// The current state, or with `at` the state after that point of the log (folded from the
+/// newest checkpoint before it).
+async fn snapshot<'a, L: EventLog>(
+    hub: &'a Hub<L>,
+    at: Option<&str>,
+) -> Result<Snapshot<'a>, Response> {
+    let Some(at) = at else {
+        return hub.view().map(Snapshot::Now).map_err(internal);
+    };
+    let point: flotilla_replay::Point =
+        at.parse().map_err(|e: flotilla_replay::seek::PointError| {
+            error(StatusCode::BAD_REQUEST, e.to_string())
+        })?;
+    let log = hub.log().as_ref();
+    let seq = flotilla_replay::resolve(log, point)
+        .await
+        .map_err(internal)?;
+    let folder = flotilla_replay::fold_to(log, seq).await.map_err(internal)?;
+    Ok(Snapshot::Past(Box::new(folder)))
 }
 
 async fn objects<L: EventLog>(
@@ -140,11 +185,11 @@ async fn objects<L: EventLog>(
     Path(kind): Path<String>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
@@ -176,7 +221,12 @@ fn unknown_kind(kind: &str) -> Response {
     )
 }
 
-fn key_of(info: &flotilla_projections::KindInfo, namespace: Option<&str>, name: &str) -> ObjectKey {
+/// The key of a named object of a kind (`default` namespace when a namespaced kind names none).
+pub(crate) fn key_of(
+    info: &flotilla_projections::KindInfo,
+    namespace: Option<&str>,
+    name: &str,
+) -> ObjectKey {
     ObjectKey {
         group: info.group.to_string(),
         kind: info.kind.clone(),
@@ -194,11 +244,11 @@ async fn table<L: EventLog>(
     Path(kind): Path<String>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
@@ -222,11 +272,11 @@ async fn describe<L: EventLog>(
     Path((kind, name)): Path<(String, String)>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let view = match hub.view() {
-        Ok(view) => view,
-        Err(e) => return internal(e),
+    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
+        Ok(snapshot) => snapshot,
+        Err(response) => return response,
     };
-    let state = &view.folder.state;
+    let state = snapshot.state();
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
@@ -304,4 +354,35 @@ fn listed(stored: &flotilla_eventstore::StoredEvent) -> Value {
             "newer": { "kind": kind.name(), "version": version },
         }),
     }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ClockMove {
+    advance_seconds: Option<i64>,
+    set: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Moves the test clock (never backwards) and answers the time it shows.
+async fn test_clock<L: EventLog>(
+    State(hub): State<Hub<L>>,
+    Json(body): Json<ClockMove>,
+) -> Response {
+    let Some(clock) = hub.test_clock() else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "this hub runs on the system clock".to_owned(),
+        );
+    };
+    let target = match (body.set, body.advance_seconds) {
+        (Some(time), None) => time,
+        (None, Some(seconds)) => clock.now() + chrono::Duration::seconds(seconds),
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "give one of advanceSeconds and set".to_owned(),
+            );
+        }
+    };
+    Json(json!({ "now": clock.set(target) })).into_response()
 }

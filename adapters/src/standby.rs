@@ -74,15 +74,26 @@ async fn wait_for_lease(hub: &Hub<AnyLog>, lease: &mut WriterLease) -> Result<bo
         if *shutdown.borrow() {
             return Ok(false);
         }
-        if lease.try_acquire().await? {
-            return Ok(true);
+        match lease.try_acquire().await {
+            Ok(true) => return Ok(true),
+            Ok(false) => {}
+            // The server is away: keep serving what was folded and ask again.
+            Err(error) => tracing::warn!(%error, "cannot ask for the writer lease; trying again"),
         }
-        if !announced {
-            let holder = lease.current_holder().await?.unwrap_or_default();
-            println!("standby: following the writer {holder}");
+        if !announced && let Ok(holder) = lease.current_holder().await {
+            println!(
+                "standby: following the writer {}",
+                holder.unwrap_or_default()
+            );
             announced = true;
         }
-        hub.follow_decided().await?;
+        match hub.follow_decided().await {
+            Ok(_) => {}
+            Err(error) if crate::runtime::transient(&error) => {
+                tracing::warn!(%error, "cannot follow the log; trying again");
+            }
+            Err(error) => return Err(error),
+        }
         tokio::select! {
             () = tokio::time::sleep(pause) => {}
             _ = shutdown.changed() => {}

@@ -21,18 +21,24 @@
 //!   (concurrent callers, a clock step back), and stored: the log's times never go backwards.
 //! - **Fenced decisions**: checked inside the write transaction against the stored last decided
 //!   sequence, so a fenced batch writes nothing.
-//! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept; loading
-//!   skips unreadable ones (with a warning) and returns the newest readable one.
-//! - **Single writer.** The file is opened in redb's `ConcurrencyMode::ExclusiveWriter`: redb
-//!   locks the whole file, so a second process (or a second `RedbLog` in this process) fails to
-//!   open it. That lock is what makes one process the log's single writer; the in-memory heads
-//!   this handle keeps (last sequence, last decided sequence) rely on it.
+//! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept, and of
+//!   the older ones the first in each span of [`RedbOptions::seek_spacing`] inputs, which is
+//!   where a replay to a point starts ([`EventLog::load_checkpoint_before`]); loading skips
+//!   unreadable ones (with a warning) and returns the newest readable one.
+//! - **Single writer.** The file is opened in redb's `ConcurrencyMode::SingleWriter`: redb
+//!   refuses a second writer (another process, or a second `RedbLog` in this one), while
+//!   read-only handles ([`reader::RedbReader`], `flotilla replay --data`) may open it at the
+//!   same time and follow its commits. That lock is what makes one process the log's single
+//!   writer; the in-memory heads this handle keeps (last sequence, last decided sequence) rely
+//!   on it.
 //!
 //! Reads ([`EventLog::read`], [`EventLog::read_decisions`], [`EventLog::load_checkpoint`]) run
 //! on tokio's blocking pool in their own redb read transaction (a consistent snapshot, never
 //! blocked by the writer). `last_seq`, `last_decided_seq` and `wait_for` are answered from memory
 //! the writer updates after each commit.
 
+pub mod reader;
+mod reads;
 mod tables;
 mod writer;
 
@@ -58,13 +64,17 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
 use tables::{
     CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION, LAYOUT_VERSION_KEY, META,
-    decode_checkpoint_record, encode_checkpoint_record, storage,
+    encode_checkpoint_record, storage,
 };
 use writer::{EncodedEvent, Progress, Reply, Request, Work, Writer, WriterLimits, last_key};
 
 /// Most events (or decision batches) one `read` (or `read_decisions`) call returns; callers ask
 /// again from where the last answer ended.
 pub const READ_MAX: usize = 10_000;
+
+/// The default [`RedbOptions::seek_spacing`]: with the hub's checkpoint every 10,000 inputs,
+/// one checkpoint in five is kept for seeking.
+pub const SEEK_SPACING_DEFAULT: u64 = 50_000;
 
 /// How a [`RedbLog`] is opened; every value is explicit (see [`RedbOptions::default`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +85,9 @@ pub struct RedbOptions {
     pub queued_requests_max: usize,
     /// How many of the newest checkpoints are kept (at least 1).
     pub checkpoints_kept: usize,
+    /// Of older checkpoints, the first in each span of this many inputs is kept too, so a
+    /// replay to any point folds at most about this many inputs after a checkpoint.
+    pub seek_spacing: u64,
     /// Memory redb may use to cache pages, in bytes.
     pub cache_size_bytes: usize,
 }
@@ -88,6 +101,7 @@ impl Default for RedbOptions {
             events_per_commit_max: 10_000,
             queued_requests_max: 4_096,
             checkpoints_kept: 3,
+            seek_spacing: SEEK_SPACING_DEFAULT,
             cache_size_bytes: 256 * 1024 * 1024,
         }
     }
@@ -139,7 +153,7 @@ impl RedbLog {
         let shown = path.display();
         let db = Builder::new()
             .set_cache_size(options.cache_size_bytes)
-            .set_concurrency_mode(ConcurrencyMode::ExclusiveWriter)
+            .set_concurrency_mode(ConcurrencyMode::SingleWriter)
             .create(path)
             .map_err(|error| open_error(path, error))?;
         let heads = prepare(&db).map_err(|error| LogError::Storage(format!("{shown}: {error}")))?;
@@ -153,6 +167,7 @@ impl RedbLog {
         let limits = WriterLimits {
             events_per_commit_max: options.events_per_commit_max,
             checkpoints_kept: options.checkpoints_kept,
+            seek_spacing: options.seek_spacing,
             last_time: heads.last_time,
         };
         let writer = Writer::new(
@@ -181,6 +196,27 @@ impl RedbLog {
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Appends records exactly as given (bytes an export carried for records that are not
+    /// events, such as a rejected undecodable one), each at the next sequence, without
+    /// deduplication. Used by `flotilla replay import` to rebuild a log record for record.
+    ///
+    /// # Errors
+    /// When the writer is gone or storage fails.
+    pub async fn append_as_is(&self, records: Vec<Vec<u8>>) -> Result<Vec<Appended>, LogError> {
+        let encoded = records
+            .into_iter()
+            .map(|bytes| EncodedEvent {
+                id: None,
+                time: Utc::now(),
+                bytes,
+                assigned: None,
+            })
+            .collect();
+        let (reply, answer) = oneshot::channel();
+        self.submit(Work::Append(encoded), Reply::Append(reply), answer)
+            .await
     }
 
     /// Write transactions committed by the group-commit writer since open (for tests and metrics).
@@ -283,7 +319,7 @@ impl EventLog for RedbLog {
                 envelope.time = now;
             }
             encoded.push(EncodedEvent {
-                id: envelope.id.into_bytes(),
+                id: Some(envelope.id.into_bytes()),
                 time: envelope.time,
                 bytes: encode_envelope(&envelope)?,
                 // Kept so the writer can raise the time to the previous event's and re-encode.
@@ -300,26 +336,8 @@ impl EventLog for RedbLog {
         if max == 0 {
             return Ok(Vec::new());
         }
-        self.read_blocking("read inputs", move |txn| {
-            let table = txn
-                .open_table(INPUTS)
-                .map_err(storage("open table inputs"))?;
-            let range = table.range(from.max(1)..).map_err(storage("read inputs"))?;
-            let mut events = Vec::with_capacity(max.min(1_024));
-            for entry in range.take(max) {
-                let (key, value) = entry.map_err(storage("read inputs"))?;
-                let seq = key.value();
-                let origin = InputOrigin {
-                    seq,
-                    subject: None,
-                    log_time: None,
-                };
-                let record = read_input(value.value(), &origin);
-                events.push(StoredEvent { seq, record });
-            }
-            Ok(events)
-        })
-        .await
+        self.read_blocking("read inputs", move |txn| reads::inputs(txn, from, max))
+            .await
     }
 
     async fn last_seq(&self) -> Result<u64, LogError> {
@@ -357,20 +375,8 @@ impl EventLog for RedbLog {
         if max == 0 {
             return Ok(Vec::new());
         }
-        self.read_blocking("read decisions", move |txn| {
-            let table = txn
-                .open_table(DECISIONS)
-                .map_err(storage("open table decisions"))?;
-            // Keyed by last_input_seq, so `from..` is exactly "last_input_seq >= from".
-            let range = table.range(from..).map_err(storage("read decisions"))?;
-            let mut batches = Vec::with_capacity(max.min(1_024));
-            for entry in range.take(max) {
-                let (key, value) = entry.map_err(storage("read decisions"))?;
-                batches.push(decode_batch(key.value(), value.value())?);
-            }
-            Ok(batches)
-        })
-        .await
+        self.read_blocking("read decisions", move |txn| reads::batches(txn, from, max))
+            .await
     }
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
@@ -391,23 +397,14 @@ impl EventLog for RedbLog {
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         self.read_blocking("load checkpoint", |txn| {
-            let table = txn
-                .open_table(CHECKPOINTS)
-                .map_err(storage("open table checkpoints"))?;
-            // Newest first; bounded by `checkpoints_kept`, the table's size.
-            let newest_first = table.iter().map_err(storage("read checkpoints"))?.rev();
-            for entry in newest_first {
-                let (key, value) = entry.map_err(storage("read checkpoint"))?;
-                match decode_checkpoint_record(key.value(), value.value()) {
-                    Ok(checkpoint) => return Ok(Some(checkpoint)),
-                    Err(error) => tracing::warn!(
-                        seq = key.value(),
-                        %error,
-                        "skipping a checkpoint this build cannot read; trying an older one"
-                    ),
-                }
-            }
-            Ok(None)
+            reads::checkpoint_before(txn, u64::MAX)
+        })
+        .await
+    }
+
+    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        self.read_blocking("load checkpoint", move |txn| {
+            reads::checkpoint_before(txn, seq)
         })
         .await
     }
@@ -420,22 +417,8 @@ impl EventLog for RedbLog {
             return Ok(BTreeMap::new());
         }
         let ids = ids.to_vec();
-        self.read_blocking("look up event ids", move |txn| {
-            let table = txn
-                .open_table(EVENT_IDS)
-                .map_err(storage("open table event_ids"))?;
-            let mut found = BTreeMap::new();
-            for id in ids {
-                let seq = table
-                    .get(id.as_bytes())
-                    .map_err(storage("look up event id"))?;
-                if let Some(seq) = seq {
-                    found.insert(id, seq.value());
-                }
-            }
-            Ok(found)
-        })
-        .await
+        self.read_blocking("look up event ids", move |txn| reads::event_ids(txn, &ids))
+            .await
     }
 
     /// Nothing to do: `event_ids` is written at append, and append refuses duplicates.

@@ -4,18 +4,29 @@
 //! [`Folder`] is the one place where stored records meet [`flotilla_core::step`]; the
 //! runtime's writer, the scenario runner and every replay use it, so they cannot drift apart.
 //! [`verify`] compares recorded decisions with recomputed ones both ways, input by input.
+//! For incidents: [`timeline()`] lists what touched a placement, cluster or run;
+//! [`explain_cluster`] and [`explain_placement`] tell why a rollout is where it is at a point;
+//! [`diff()`] compares two folded states as `get` shows them; [`bisect()`] and [`scan`] find
+//! the first input after which a predicate holds; [`what_if`] forks at an input with changed
+//! objects and compares the rollouts.
 
 pub mod bisect;
+pub mod diff;
+pub mod explain;
 mod folder;
 pub mod seek;
+pub mod timeline;
 mod verify;
 pub mod what_if;
 
 pub use bisect::{
     Answer, Hit, Predicate, Probe, Search, SearchError, StatePredicate, bisect, bisect_with, scan,
 };
+pub use diff::{PointsDiff, StateDiff, diff, diff_points};
+pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
 pub use folder::{Folded, Folder, Known, first_folded};
 pub use seek::{Point, fold_on, fold_to, resolve};
+pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
 pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};
 pub use what_if::{WhatIf, WhatIfError, what_if};
 

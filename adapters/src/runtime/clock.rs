@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Input, next_deadline};
 use flotilla_eventstore::EventLog;
 use uuid::Uuid;
@@ -42,7 +44,7 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
             let writing = view.declined.is_none() && view.fenced.is_none() && !view.following;
             (next_deadline(&view.folder.state), view.folder.seq, writing)
         };
-        let now = Utc::now();
+        let now = hub.now();
         // Only the writer's clock ticks: a hub that declined or lost the role only reads.
         if !writing || folded < pending || deadline.is_none_or(|d| d > now) {
             continue;
@@ -50,5 +52,36 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
         let tick = Envelope::new(Uuid::now_v7(), now, CLOCK_SOURCE, Input::Tick);
         let appended = hub.submit(vec![tick]).await?;
         pending = appended.first().map_or(pending, |a| a.seq);
+    }
+}
+
+/// A clock a test sets (`serve --test-clock`, test only): when a hub has one, it is the hub's
+/// only time — every appended input gets its time, and the clock task ticks by it — so a
+/// recorded incident has exact times. Only the embedded log keeps given times.
+#[derive(Debug, Clone)]
+pub struct TestClock(Arc<Mutex<DateTime<Utc>>>);
+
+impl TestClock {
+    /// A clock standing at `start`.
+    #[must_use]
+    pub fn new(start: DateTime<Utc>) -> Self {
+        Self(Arc::new(Mutex::new(start)))
+    }
+
+    /// The time it shows.
+    #[must_use]
+    pub fn now(&self) -> DateTime<Utc> {
+        self.0.lock().map_or(DateTime::UNIX_EPOCH, |now| *now)
+    }
+
+    /// Moves it to `to`, never backwards; the time it shows then.
+    pub fn set(&self, to: DateTime<Utc>) -> DateTime<Utc> {
+        match self.0.lock() {
+            Ok(mut now) => {
+                *now = (*now).max(to);
+                *now
+            }
+            Err(_) => DateTime::UNIX_EPOCH,
+        }
     }
 }

@@ -10,7 +10,10 @@ use std::time::Duration;
 use flotilla_eventstore::{DecisionBatch, EventLog, StoredEvent};
 use flotilla_replay::{READ_BATCH_MAX, Verification, compare_batch, first_folded};
 
-use super::{Hub, HubError, check_differences, decline_message, remember, report_warnings};
+use super::{
+    Hub, HubError, check_differences, decline_message, pause_or_stop, remember, report_warnings,
+    transient,
+};
 
 impl<L: EventLog> Hub<L> {
     /// Marks this hub as following (it neither ticks nor checkpoints nor publishes) or as the
@@ -110,11 +113,14 @@ impl<L: EventLog> Hub<L> {
     ) -> Result<(), HubError> {
         let mut shutdown = self.shutdown_signal();
         while !*shutdown.borrow() && !until() {
-            self.follow_decided().await?;
-            tokio::select! {
-                () = tokio::time::sleep(pause) => {}
-                _ = shutdown.changed() => {}
+            match self.follow_decided().await {
+                Ok(_) => {}
+                Err(error) if transient(&error) => {
+                    tracing::warn!(%error, "cannot follow the log; trying again");
+                }
+                Err(error) => return Err(error),
             }
+            pause_or_stop(pause, &mut shutdown).await;
         }
         Ok(())
     }

@@ -44,6 +44,8 @@ pub struct HubConfig {
     /// Go on when a restart recomputes different decisions than were recorded under this
     /// build's decision version (logged as an error) instead of refusing to start.
     pub allow_divergence: bool,
+    /// Test only: the hub's time comes from this clock instead of the system's.
+    pub test_clock: Option<clock::TestClock>,
 }
 
 impl Default for HubConfig {
@@ -53,6 +55,7 @@ impl Default for HubConfig {
             fold_batch_max: 1_000,
             idle_wait: Duration::from_millis(200),
             allow_divergence: false,
+            test_clock: None,
         }
     }
 }
@@ -191,8 +194,30 @@ impl<L: EventLog> Hub<L> {
     ///
     /// # Errors
     /// When the log refuses them.
-    pub async fn submit(&self, events: Vec<Envelope>) -> Result<Vec<Appended>, HubError> {
-        Ok(self.log.append(events, AppendTime::Assigned).await?)
+    pub async fn submit(&self, mut events: Vec<Envelope>) -> Result<Vec<Appended>, HubError> {
+        let Some(clock) = &self.config.test_clock else {
+            return Ok(self.log.append(events, AppendTime::Assigned).await?);
+        };
+        let now = clock.now();
+        for event in &mut events {
+            event.time = now;
+        }
+        Ok(self.log.append(events, AppendTime::AsGiven).await?)
+    }
+
+    /// The hub's time: the system's, or the test clock's.
+    #[must_use]
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.config
+            .test_clock
+            .as_ref()
+            .map_or_else(chrono::Utc::now, clock::TestClock::now)
+    }
+
+    /// The test clock, when the hub runs on one.
+    #[must_use]
+    pub fn test_clock(&self) -> Option<&clock::TestClock> {
+        self.config.test_clock.as_ref()
     }
 
     /// Waits until the writer has folded `seq` (or `timeout` passes); returns whether it has.
@@ -231,26 +256,34 @@ impl<L: EventLog> Hub<L> {
                 break;
             }
             let folded = self.view()?.folder.seq;
-            let events = self
-                .log
-                .read(folded + 1, self.config.fold_batch_max)
-                .await?;
-            if events.is_empty() {
-                tokio::select! {
-                    waited = self.log.wait_for(folded, self.config.idle_wait) => { waited?; }
-                    _ = shutdown.changed() => {}
+            // Nothing is folded yet in this round, so a failed read is simply tried again.
+            let (events, first) = match self.read_round(folded, &mut shutdown).await {
+                Ok(Some(read)) => read,
+                Ok(None) => continue,
+                Err(error) if transient(&error) => {
+                    tracing::warn!(%error, "cannot read the log; trying again");
+                    pause_or_stop(TRANSIENT_RETRY_PAUSE, &mut shutdown).await;
+                    continue;
                 }
-                continue;
-            }
-            let first = first_folded(self.log.as_ref(), &events).await?;
+                Err(error) => return Err(error),
+            };
             let (decided, first_seen, stopped) = self.fold_batch(&events, first)?;
             if let Some(decided) = decided {
                 let last = decided.last_input_seq;
                 let count = last - decided.first_input_seq + 1;
                 // The id index must know these events before their decisions are recorded: a
                 // restart re-folds recorded inputs and must see each id at its own sequence.
-                self.log.record_folded(&first_seen).await?;
-                if let Err(error) = self.log.append_decisions(decided).await {
+                // Both writes are retried until they succeed: the batch is folded already, and
+                // retrying this writer's own batch is recognised, not fenced.
+                retried("record folded ids", &mut shutdown, || {
+                    self.log.record_folded(&first_seen)
+                })
+                .await?;
+                let appended = retried("append decisions", &mut shutdown, || {
+                    self.log.append_decisions(decided.clone())
+                })
+                .await;
+                if let Err(error) = appended {
                     return Err(self.lose_writer_role(error));
                 }
                 self.folded_tx.send_replace(last);
@@ -265,6 +298,28 @@ impl<L: EventLog> Hub<L> {
             }
         }
         self.checkpoint().await
+    }
+
+    /// Reads the next page of inputs and what the log knows of their ids; `None` when there
+    /// was nothing new (after waiting a little).
+    async fn read_round(
+        &self,
+        folded: u64,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Result<Option<ReadRound>, HubError> {
+        let events = self
+            .log
+            .read(folded + 1, self.config.fold_batch_max)
+            .await?;
+        if events.is_empty() {
+            tokio::select! {
+                waited = self.log.wait_for(folded, self.config.idle_wait) => { waited?; }
+                _ = shutdown.changed() => {}
+            }
+            return Ok(None);
+        }
+        let first = first_folded(self.log.as_ref(), &events).await?;
+        Ok(Some((events, first)))
     }
 
     /// Folds one page under the view's lock: the batch to record (none when the first record
@@ -342,6 +397,53 @@ fn remember(recent: &mut VecDeque<(u64, Decisions)>, decided: Vec<(u64, Decision
     recent.extend(decided.into_iter().filter(|(_, d)| !d.is_empty()));
     while recent.len() > RECENT_DECISIONS_MAX {
         recent.pop_front();
+    }
+}
+
+/// A page of inputs and the sequences their ids were first folded at.
+type ReadRound = (
+    Vec<flotilla_eventstore::StoredEvent>,
+    std::collections::BTreeMap<uuid::Uuid, u64>,
+);
+
+/// How long the writer waits before trying a failed NATS call again.
+pub const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_millis(500);
+
+/// Whether an error may pass by itself: the NATS server is away or slow (restarting, a leader
+/// election). Every other error stops the writer.
+pub(crate) fn transient(error: &HubError) -> bool {
+    matches!(
+        error,
+        HubError::Log(LogError::Nats(_)) | HubError::Replay(ReplayError::Log(LogError::Nats(_)))
+    )
+}
+
+/// Sleeps `pause`, or less if shutdown is asked for.
+pub(crate) async fn pause_or_stop(pause: Duration, shutdown: &mut watch::Receiver<bool>) {
+    tokio::select! {
+        () = tokio::time::sleep(pause) => {}
+        _ = shutdown.changed() => {}
+    }
+}
+
+/// Runs `call` until it succeeds, fails other than transiently, or shutdown is asked for.
+async fn retried<F, Fut>(
+    what: &str,
+    shutdown: &mut watch::Receiver<bool>,
+    mut call: F,
+) -> Result<(), LogError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<(), LogError>>,
+{
+    loop {
+        match call().await {
+            Err(LogError::Nats(message)) if !*shutdown.borrow() => {
+                tracing::warn!(%message, "{what} failed; trying again");
+                pause_or_stop(TRANSIENT_RETRY_PAUSE, shutdown).await;
+            }
+            other => return other,
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
 use flotilla_core::codec::encode_envelope;
-use redb::{Database, Durability, ReadableTable, ReadableTableMetadata, Table, WriteTransaction};
+use redb::{Database, Durability, ReadableTable, Table, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::tables::{CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, storage};
@@ -27,8 +27,9 @@ use crate::{Appended, LogError};
 /// One input event, already encoded by the caller (encoding is spread over the callers' tasks
 /// so the single writer thread spends its time on the transaction alone).
 pub(crate) struct EncodedEvent {
-    /// The event id's 16 bytes, the deduplication key.
-    pub(crate) id: [u8; 16],
+    /// The event id's 16 bytes, the deduplication key; `None` for a record that is stored as it
+    /// came (an import of a record that is not an event): no deduplication, no time.
+    pub(crate) id: Option<[u8; 16]>,
     /// The event's time as encoded.
     pub(crate) time: DateTime<Utc>,
     /// The framed envelope (`codec::encode_envelope`).
@@ -91,6 +92,8 @@ pub(crate) struct WriterLimits {
     pub(crate) events_per_commit_max: usize,
     /// How many of the newest checkpoints survive a checkpoint write.
     pub(crate) checkpoints_kept: usize,
+    /// Of older checkpoints, the first in each span of this many inputs survives.
+    pub(crate) seek_spacing: u64,
     /// The time of the last stored event at open.
     pub(crate) last_time: Option<DateTime<Utc>>,
 }
@@ -289,7 +292,7 @@ fn stage(
     limits: WriterLimits,
     last_time: &mut Option<DateTime<Utc>>,
 ) -> Result<Committed, LogError> {
-    let mut staging = Staging::open(txn, limits.checkpoints_kept, *last_time)?;
+    let mut staging = Staging::open(txn, &limits, *last_time)?;
     let mut outcomes = Vec::with_capacity(group.len());
     for request in group.iter_mut() {
         outcomes.push(staging.apply(&mut request.work)?);
@@ -314,6 +317,7 @@ struct Staging<'txn> {
     /// The last input sequence with decisions, including this transaction's.
     decided: u64,
     checkpoints_kept: usize,
+    seek_spacing: u64,
     wrote: bool,
     /// The latest event time, including this transaction's events.
     last_time: Option<DateTime<Utc>>,
@@ -322,7 +326,7 @@ struct Staging<'txn> {
 impl<'txn> Staging<'txn> {
     fn open(
         txn: &'txn WriteTransaction,
-        checkpoints_kept: usize,
+        limits: &WriterLimits,
         last_time: Option<DateTime<Utc>>,
     ) -> Result<Self, LogError> {
         let inputs = txn
@@ -346,7 +350,8 @@ impl<'txn> Staging<'txn> {
             checkpoints,
             next_seq: last_seq + 1,
             decided,
-            checkpoints_kept,
+            checkpoints_kept: limits.checkpoints_kept,
+            seek_spacing: limits.seek_spacing,
             wrote: false,
             last_time,
         })
@@ -369,11 +374,15 @@ impl<'txn> Staging<'txn> {
     fn append(&mut self, events: &mut [EncodedEvent]) -> Result<Vec<Appended>, LogError> {
         let mut outcomes = Vec::with_capacity(events.len());
         for event in events {
+            let Some(id) = event.id else {
+                outcomes.push(self.store_as_is(&event.bytes)?);
+                continue;
+            };
             // The index sees this transaction's own inserts, so a repeat within the group (or
             // within one append) is caught exactly like one from an earlier commit.
             let known = self
                 .event_ids
-                .get(&event.id)
+                .get(&id)
                 .map_err(storage("look up event id"))?;
             if let Some(seq) = known.map(|guard| guard.value()) {
                 outcomes.push(Appended {
@@ -388,7 +397,7 @@ impl<'txn> Staging<'txn> {
                 .insert(seq, event.bytes.as_slice())
                 .map_err(storage("insert input"))?;
             self.event_ids
-                .insert(&event.id, seq)
+                .insert(&id, seq)
                 .map_err(storage("insert event id"))?;
             self.next_seq += 1;
             self.wrote = true;
@@ -398,6 +407,20 @@ impl<'txn> Staging<'txn> {
             });
         }
         Ok(outcomes)
+    }
+
+    /// Stores a record as it came, at the next sequence.
+    fn store_as_is(&mut self, bytes: &[u8]) -> Result<Appended, LogError> {
+        let seq = self.next_seq;
+        self.inputs
+            .insert(seq, bytes)
+            .map_err(storage("insert input"))?;
+        self.next_seq += 1;
+        self.wrote = true;
+        Ok(Appended {
+            seq,
+            duplicate: false,
+        })
     }
 
     /// Raises an assigned time to the previous event's, re-encoding the event if it moved,
@@ -449,23 +472,34 @@ impl<'txn> Staging<'txn> {
             .insert(seq, record)
             .map_err(storage("insert checkpoint"))?;
         self.wrote = true;
-        // Bounded: each pass removes one entry until `checkpoints_kept` remain.
-        let kept = u64::try_from(self.checkpoints_kept).unwrap_or(u64::MAX);
-        while self
+        self.prune_checkpoints()?;
+        Ok(Vec::new())
+    }
+
+    /// Keeps the newest `checkpoints_kept` checkpoints, and of the older ones the first in each
+    /// span of `seek_spacing` inputs: those are what a replay to any point starts from, so
+    /// their number grows with the log (one per span), never with time.
+    fn prune_checkpoints(&mut self) -> Result<(), LogError> {
+        let keys: Vec<u64> = self
             .checkpoints
-            .len()
-            .map_err(storage("count checkpoints"))?
-            > kept
-        {
-            let removed = self
-                .checkpoints
-                .pop_first()
-                .map_err(storage("prune checkpoint"))?;
-            if removed.is_none() {
-                break;
+            .iter()
+            .map_err(storage("list checkpoints"))?
+            .map(|entry| entry.map(|(key, _)| key.value()))
+            .collect::<Result<_, _>>()
+            .map_err(storage("list checkpoints"))?;
+        let older = keys.len().saturating_sub(self.checkpoints_kept);
+        let spacing = self.seek_spacing.max(1);
+        let mut span = None;
+        for key in &keys[..older] {
+            if span == Some(key / spacing) {
+                self.checkpoints
+                    .remove(*key)
+                    .map_err(storage("prune checkpoint"))?;
+            } else {
+                span = Some(key / spacing);
             }
         }
-        Ok(Vec::new())
+        Ok(())
     }
 }
 

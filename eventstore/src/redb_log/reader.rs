@@ -1,0 +1,154 @@
+//! A read-only view of a redb log, for `flotilla replay --data DIR`: it opens the file in
+//! redb's `ConcurrencyMode::SingleWriter`, the mode the hub writes in, so it can read while a
+//! hub writes and sees each new commit. It never writes: appends, decisions and checkpoints are
+//! refused.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use flotilla_core::Envelope;
+use redb::{Builder, ConcurrencyMode, ReadOnlyDatabase, ReadTransaction, ReadableDatabase};
+
+use super::reads;
+use super::tables::storage;
+use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+
+/// Pause between two looks at the file in [`EventLog::wait_for`].
+const WAIT_POLL: Duration = Duration::from_millis(50);
+
+/// A redb log opened read-only.
+#[derive(Clone)]
+pub struct RedbReader {
+    path: PathBuf,
+    db: Arc<ReadOnlyDatabase>,
+}
+
+impl std::fmt::Debug for RedbReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedbReader")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedbReader {
+    /// Opens the log file at `path` read-only.
+    ///
+    /// # Errors
+    /// When the file is missing, is not a redb file, or is held by a writer that excludes
+    /// readers (a hub of a release before this mode).
+    pub fn open(path: &Path) -> Result<Self, LogError> {
+        let db = Builder::new()
+            .set_concurrency_mode(ConcurrencyMode::SingleWriter)
+            .open_read_only(path)
+            .map_err(|error| {
+                LogError::Storage(format!(
+                    "{}: cannot open read-only: {error}",
+                    path.display()
+                ))
+            })?;
+        Ok(Self {
+            path: path.to_owned(),
+            db: Arc::new(db),
+        })
+    }
+
+    /// The stored bytes of input `seq` exactly as written (for exports of records that have no
+    /// JSON form).
+    ///
+    /// # Errors
+    /// When the file cannot be read.
+    pub async fn input_bytes(&self, seq: u64) -> Result<Option<Vec<u8>>, LogError> {
+        self.read("read input", move |txn| reads::input_bytes(txn, seq))
+            .await
+    }
+
+    async fn read<T, F>(&self, what: &'static str, read: F) -> Result<T, LogError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&ReadTransaction) -> Result<T, LogError> + Send + 'static,
+    {
+        let db = Arc::clone(&self.db);
+        tokio::task::spawn_blocking(move || {
+            let txn = db.begin_read().map_err(storage("begin read transaction"))?;
+            read(&txn)
+        })
+        .await
+        .map_err(|error| LogError::Storage(format!("{what}: read task failed: {error}")))?
+    }
+
+    fn refused(&self) -> LogError {
+        LogError::Refused(format!("{} is open read-only", self.path.display()))
+    }
+}
+
+impl EventLog for RedbReader {
+    async fn append(&self, _: Vec<Envelope>, _: AppendTime) -> Result<Vec<Appended>, LogError> {
+        Err(self.refused())
+    }
+
+    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
+        let max = max.min(super::READ_MAX);
+        self.read("read inputs", move |txn| reads::inputs(txn, from, max))
+            .await
+    }
+
+    async fn last_seq(&self) -> Result<u64, LogError> {
+        Ok(self.read("read heads", reads::heads).await?.0)
+    }
+
+    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let last = self.last_seq().await?;
+            if last > after || tokio::time::Instant::now() >= deadline {
+                return Ok(last);
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+        }
+    }
+
+    async fn append_decisions(&self, _: DecisionBatch) -> Result<(), LogError> {
+        Err(self.refused())
+    }
+
+    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
+        let max = max.min(super::READ_MAX);
+        self.read("read decisions", move |txn| reads::batches(txn, from, max))
+            .await
+    }
+
+    async fn last_decided_seq(&self) -> Result<u64, LogError> {
+        Ok(self.read("read heads", reads::heads).await?.1)
+    }
+
+    async fn save_checkpoint(&self, _: &Checkpoint) -> Result<(), LogError> {
+        Err(self.refused())
+    }
+
+    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
+        self.load_checkpoint_before(u64::MAX).await
+    }
+
+    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        self.read("load checkpoint", move |txn| {
+            reads::checkpoint_before(txn, seq)
+        })
+        .await
+    }
+
+    async fn first_seq_of(
+        &self,
+        ids: &[uuid::Uuid],
+    ) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
+        let ids = ids.to_vec();
+        self.read("look up event ids", move |txn| reads::event_ids(txn, &ids))
+            .await
+    }
+
+    async fn record_folded(&self, _: &[(uuid::Uuid, u64)]) -> Result<(), LogError> {
+        Ok(())
+    }
+}

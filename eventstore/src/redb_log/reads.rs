@@ -1,0 +1,125 @@
+//! Reads of the redb file, shared by the writing [`super::RedbLog`] and the read-only
+//! [`super::reader::RedbReader`]: each takes an open read transaction.
+
+use std::collections::BTreeMap;
+
+use flotilla_core::wire::{InputOrigin, read_input};
+use redb::ReadTransaction;
+
+use super::decode_batch;
+use super::tables::{CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, decode_checkpoint_record, storage};
+use super::writer::last_key;
+use crate::{Checkpoint, DecisionBatch, LogError, StoredEvent};
+
+/// Up to `max` input records from `from` on.
+pub(crate) fn inputs(
+    txn: &ReadTransaction,
+    from: u64,
+    max: usize,
+) -> Result<Vec<StoredEvent>, LogError> {
+    let table = txn
+        .open_table(INPUTS)
+        .map_err(storage("open table inputs"))?;
+    let range = table.range(from.max(1)..).map_err(storage("read inputs"))?;
+    let mut events = Vec::with_capacity(max.min(1_024));
+    for entry in range.take(max) {
+        let (key, value) = entry.map_err(storage("read inputs"))?;
+        let seq = key.value();
+        let origin = InputOrigin {
+            seq,
+            subject: None,
+            log_time: None,
+        };
+        let record = read_input(value.value(), &origin);
+        events.push(StoredEvent { seq, record });
+    }
+    Ok(events)
+}
+
+/// The stored bytes of input `seq`, as written.
+pub(crate) fn input_bytes(txn: &ReadTransaction, seq: u64) -> Result<Option<Vec<u8>>, LogError> {
+    let table = txn
+        .open_table(INPUTS)
+        .map_err(storage("open table inputs"))?;
+    let value = table.get(seq).map_err(storage("read input"))?;
+    Ok(value.map(|value| value.value().to_vec()))
+}
+
+/// Up to `max` decision batches whose last input is `from` or later.
+pub(crate) fn batches(
+    txn: &ReadTransaction,
+    from: u64,
+    max: usize,
+) -> Result<Vec<DecisionBatch>, LogError> {
+    let table = txn
+        .open_table(DECISIONS)
+        .map_err(storage("open table decisions"))?;
+    // Keyed by last_input_seq, so `from..` is exactly "last_input_seq >= from".
+    let range = table.range(from..).map_err(storage("read decisions"))?;
+    let mut batches = Vec::with_capacity(max.min(1_024));
+    for entry in range.take(max) {
+        let (key, value) = entry.map_err(storage("read decisions"))?;
+        batches.push(decode_batch(key.value(), value.value())?);
+    }
+    Ok(batches)
+}
+
+/// The last input sequence and the last decided one.
+pub(crate) fn heads(txn: &ReadTransaction) -> Result<(u64, u64), LogError> {
+    let inputs = txn
+        .open_table(INPUTS)
+        .map_err(storage("open table inputs"))?;
+    let decisions = txn
+        .open_table(DECISIONS)
+        .map_err(storage("open table decisions"))?;
+    Ok((
+        last_key(&inputs, "read last input sequence")?,
+        last_key(&decisions, "read last decided sequence")?,
+    ))
+}
+
+/// The newest readable checkpoint at or before `at_most`; unreadable ones are skipped.
+pub(crate) fn checkpoint_before(
+    txn: &ReadTransaction,
+    at_most: u64,
+) -> Result<Option<Checkpoint>, LogError> {
+    let table = txn
+        .open_table(CHECKPOINTS)
+        .map_err(storage("open table checkpoints"))?;
+    let newest_first = table
+        .range(..=at_most)
+        .map_err(storage("read checkpoints"))?
+        .rev();
+    for entry in newest_first {
+        let (key, value) = entry.map_err(storage("read checkpoint"))?;
+        match decode_checkpoint_record(key.value(), value.value()) {
+            Ok(checkpoint) => return Ok(Some(checkpoint)),
+            Err(error) => tracing::warn!(
+                seq = key.value(),
+                %error,
+                "skipping a checkpoint this build cannot read; trying an older one"
+            ),
+        }
+    }
+    Ok(None)
+}
+
+/// The first sequence each of `ids` was stored at, for those stored.
+pub(crate) fn event_ids(
+    txn: &ReadTransaction,
+    ids: &[uuid::Uuid],
+) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
+    let table = txn
+        .open_table(EVENT_IDS)
+        .map_err(storage("open table event_ids"))?;
+    let mut found = BTreeMap::new();
+    for id in ids {
+        let seq = table
+            .get(id.as_bytes())
+            .map_err(storage("look up event id"))?;
+        if let Some(seq) = seq {
+            found.insert(*id, seq.value());
+        }
+    }
+    Ok(found)
+}

@@ -1,0 +1,401 @@
+//! Staged update runs at a point: the gates (approvals, timed waits) between a cluster and its
+//! stage's start, and what an unfinished run waits for now — read from the run's status and
+//! its approval requests, whose conditions carry the event times they changed at.
+
+use chrono::{DateTime, Duration, Utc};
+use flotilla_core::State;
+use flotilla_core::condition::{Condition, ConditionStatus};
+use flotilla_core::model::ObjectKey;
+use flotilla_core::staged::Scope;
+use flotilla_core::staged::model::{RunState, TaskType};
+use flotilla_core::staged::run::{StageStatus, TaskPosition, TaskStatus, UpdateRun};
+use serde::Serialize;
+
+use super::budget::names;
+use super::{Wait, WaitReason, clock};
+
+/// A before- or after-stage task of a run: what gated the stages after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Gate {
+    /// The run (`Kind/name`).
+    pub run: String,
+    /// The stage the task belongs to.
+    pub stage: String,
+    /// `before` or `after` the stage.
+    pub position: String,
+    /// `Approval` or `TimedWait`.
+    pub task: String,
+    /// The approval request's name (Approval).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    /// When the run created the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requested_at: Option<DateTime<Utc>>,
+    /// When someone approved it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_at: Option<DateTime<Utc>>,
+    /// How long a TimedWait waits (Go's duration text, `1m0s`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+    /// When a started TimedWait elapses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_until: Option<DateTime<Utc>>,
+    /// When the run saw the task pass (approval accepted, wait elapsed); `None`: not yet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed_at: Option<DateTime<Utc>>,
+    /// A TimedWait's length in seconds.
+    #[serde(skip)]
+    wait_secs: u64,
+}
+
+impl Gate {
+    /// `approval example-run-after-staging (after stage staging): requested 23:21:54,
+    /// approved 23:22:55`.
+    pub(crate) fn text(&self, now: Option<DateTime<Utc>>) -> String {
+        let at = |time: Option<DateTime<Utc>>| time.map(|t| clock(t, now));
+        let whose = format!("({} stage {})", self.position, self.stage);
+        match (&self.request, &self.wait) {
+            (Some(request), _) => {
+                let mut text = format!("approval {request} {whose}");
+                match at(self.requested_at) {
+                    Some(requested) => text.push_str(&format!(": requested {requested}")),
+                    None => text.push_str(": not requested yet"),
+                }
+                match at(self.approved_at) {
+                    Some(approved) => text.push_str(&format!(", approved {approved}")),
+                    None if self.requested_at.is_some() => text.push_str(", not approved"),
+                    None => {}
+                }
+                text
+            }
+            (None, wait) => {
+                let wait = wait.as_deref().unwrap_or("0s");
+                let mut text = format!("wait {wait} {whose}");
+                match (at(self.passed_at), at(self.wait_until)) {
+                    (Some(passed), _) => text.push_str(&format!(": elapsed {passed}")),
+                    (None, Some(until)) => text.push_str(&format!(": until {until}")),
+                    (None, None) => text.push_str(": not started"),
+                }
+                text
+            }
+        }
+    }
+}
+
+/// One cluster's place in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCluster {
+    /// The run (`Kind/name`).
+    pub run: String,
+    /// The cluster's stage.
+    pub stage: String,
+    /// When the run started updating the cluster.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// Whether it succeeded, once finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub succeeded: Option<bool>,
+    /// The gates before the cluster's stage could start, in order.
+    pub gates: Vec<Gate>,
+}
+
+impl RunCluster {
+    /// `run ClusterStagedUpdateRun/example-run, stage canary: started 23:23:10, succeeded
+    /// 23:23:10`.
+    pub(crate) fn text(&self, now: Option<DateTime<Utc>>) -> String {
+        let mut text = format!("run {}, stage {}", self.run, self.stage);
+        match self.started_at {
+            Some(started) => text.push_str(&format!(": started {}", clock(started, now))),
+            None => text.push_str(": not started"),
+        }
+        if let (Some(finished), Some(succeeded)) = (self.finished_at, self.succeeded) {
+            let verdict = if succeeded { "succeeded" } else { "failed" };
+            text.push_str(&format!(", {verdict} {}", clock(finished, now)));
+        }
+        text
+    }
+}
+
+/// The runs that roll out this placement, in key order.
+pub(crate) fn runs_of<'a>(
+    state: &'a State,
+    placement: &ObjectKey,
+) -> Vec<(&'a ObjectKey, &'a UpdateRun)> {
+    state
+        .update_runs()
+        .iter()
+        .filter(|(key, run)| Scope::of(key).placement_key(&run.spec.placement_name) == *placement)
+        .collect()
+}
+
+/// Where `cluster` is in `run`, with the gates before its stage: the after-stage tasks of the
+/// stages before it and its stage's before-stage tasks.
+pub(crate) fn cluster_in_run(
+    state: &State,
+    key: &ObjectKey,
+    run: &UpdateRun,
+    cluster: &str,
+) -> Option<RunCluster> {
+    let (index, position) = *run.status.positions.get(cluster)?;
+    let stage = run.status.stages.get(index)?;
+    let status = stage.clusters.get(position)?;
+    let mut gates = Vec::new();
+    for (earlier, before) in run.status.stages[..index].iter().enumerate() {
+        gates.extend(stage_gates(
+            state,
+            key,
+            run,
+            earlier,
+            before,
+            TaskPosition::After,
+        ));
+    }
+    gates.extend(stage_gates(
+        state,
+        key,
+        run,
+        index,
+        stage,
+        TaskPosition::Before,
+    ));
+    Some(RunCluster {
+        run: key.to_string(),
+        stage: stage.name.clone(),
+        started_at: status.started.as_ref().map(|c| c.last_transition_time),
+        finished_at: status.succeeded.as_ref().map(|c| c.last_transition_time),
+        succeeded: status
+            .succeeded
+            .as_ref()
+            .map(|c| c.status == ConditionStatus::True),
+        gates,
+    })
+}
+
+fn stage_gates(
+    state: &State,
+    key: &ObjectKey,
+    run: &UpdateRun,
+    index: usize,
+    stage: &StageStatus,
+    position: TaskPosition,
+) -> Vec<Gate> {
+    let tasks = match position {
+        TaskPosition::Before => &stage.before_tasks,
+        TaskPosition::After => &stage.after_tasks,
+    };
+    (0..tasks.len())
+        .map(|task| gate(state, key, run, index, position, task))
+        .collect()
+}
+
+fn gate(
+    state: &State,
+    key: &ObjectKey,
+    run: &UpdateRun,
+    index: usize,
+    position: TaskPosition,
+    task: usize,
+) -> Gate {
+    let stage = &run.status.stages[index];
+    let status: &TaskStatus = match position {
+        TaskPosition::Before => &stage.before_tasks[task],
+        TaskPosition::After => &stage.after_tasks[task],
+    };
+    let time_of = |kind: &str| {
+        status
+            .conditions
+            .iter()
+            .find(|c| c.condition_type == kind)
+            .map(|c| c.last_transition_time)
+    };
+    let mut gate = Gate {
+        run: key.to_string(),
+        stage: stage.name.clone(),
+        position: position.as_str().to_owned(),
+        task: status.task_type.as_str().to_owned(),
+        request: None,
+        requested_at: None,
+        approved_at: None,
+        wait: None,
+        wait_until: None,
+        passed_at: None,
+        wait_secs: 0,
+    };
+    match status.task_type {
+        TaskType::Approval => {
+            let name = status.approval_request_name.clone().unwrap_or_default();
+            let request = Scope::of(key).approval_key(&name);
+            gate.approved_at = state
+                .approvals()
+                .get(&request)
+                .and_then(|r| r.approved.as_ref())
+                .filter(|c| c.status == ConditionStatus::True)
+                .map(|c| c.last_transition_time);
+            gate.requested_at = time_of("ApprovalRequestCreated");
+            gate.passed_at = time_of("ApprovalRequestApproved");
+            gate.request = Some(name);
+        }
+        TaskType::TimedWait => {
+            let secs = wait_secs(run, index, position, task);
+            gate.wait = Some(flotilla_core::staged::model::WaitTime(secs).to_string());
+            gate.wait_secs = secs;
+            gate.passed_at = time_of("WaitTimeElapsed");
+            let waiting = stage_waiting_since(stage, position);
+            gate.wait_until = waiting.map(|since| since + seconds(secs));
+        }
+    }
+    gate
+}
+
+/// When a stage started waiting on its tasks at `position` (the time a TimedWait counts from).
+fn stage_waiting_since(stage: &StageStatus, position: TaskPosition) -> Option<DateTime<Utc>> {
+    let waiting = match position {
+        TaskPosition::After => stage.after_waiting,
+        TaskPosition::Before => stage.start_time.is_none(),
+    };
+    let progressing: Option<&Condition> = stage.progressing.as_ref();
+    progressing
+        .filter(|_| waiting)
+        .map(|c| c.last_transition_time)
+}
+
+fn wait_secs(run: &UpdateRun, index: usize, position: TaskPosition, task: usize) -> u64 {
+    let stage = run
+        .status
+        .strategy_snapshot
+        .as_ref()
+        .and_then(|s| s.stages.get(index));
+    let tasks = match position {
+        TaskPosition::Before => stage.map(|s| &s.before_stage_tasks),
+        TaskPosition::After => stage.map(|s| &s.after_stage_tasks),
+    };
+    tasks
+        .and_then(|t| t.get(task))
+        .and_then(|t| t.wait_time)
+        .map_or(0, |w| w.0)
+}
+
+fn seconds(secs: u64) -> Duration {
+    Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))
+}
+
+/// What an unfinished run waits for now (nothing for a finished one).
+pub(crate) fn run_waits(
+    state: &State,
+    key: &ObjectKey,
+    run: &UpdateRun,
+    now: Option<DateTime<Utc>>,
+) -> Vec<Wait> {
+    if run.is_finished() {
+        return Vec::new();
+    }
+    let not_running = |why: String| vec![Wait::new(WaitReason::RunNotRunning, why)];
+    if run.status.initialized.is_none() {
+        return not_running(format!("run {key} is not initialized yet"));
+    }
+    if run.spec.state == RunState::Initialize {
+        return not_running(format!(
+            "run {key} is initialized but not started (state Initialize)"
+        ));
+    }
+    let mut waits = Vec::new();
+    if let Some(stuck) = run
+        .status
+        .progressing
+        .as_ref()
+        .filter(|c| c.reason == "UpdateRunStuck")
+    {
+        let text = format!("run {key} is stuck: {}", stuck.message);
+        let since = Some(stuck.last_transition_time);
+        waits.push(Wait::new(WaitReason::RunStuck, text).since(since));
+    }
+    if run.spec.state == RunState::Stop {
+        waits.push(Wait::new(
+            WaitReason::RunNotRunning,
+            format!("run {key} is stopped (state Stop)"),
+        ));
+    }
+    let current = run.status.stages.iter().position(|s| s.succeeded.is_none());
+    match current {
+        Some(index) => waits.extend(stage_waits(state, key, run, index, now)),
+        None => waits.push(Wait::new(
+            WaitReason::RunClusters,
+            format!("run {key} is removing the work of unscheduled clusters (delete stage)"),
+        )),
+    }
+    waits
+}
+
+fn stage_waits(
+    state: &State,
+    key: &ObjectKey,
+    run: &UpdateRun,
+    index: usize,
+    now: Option<DateTime<Utc>>,
+) -> Vec<Wait> {
+    let stage = &run.status.stages[index];
+    let mut waits = Vec::new();
+    let updating: Vec<&flotilla_core::staged::run::ClusterStatus> =
+        stage.clusters.iter().filter(|c| c.is_updating()).collect();
+    if !updating.is_empty() {
+        let names_updating: Vec<String> = updating.iter().map(|c| c.cluster.clone()).collect();
+        let since = updating
+            .iter()
+            .filter_map(|c| c.started.as_ref().map(|s| s.last_transition_time))
+            .min();
+        let text = format!(
+            "run {key} stage {}: waiting for {} to finish updating",
+            stage.name,
+            names(&names_updating)
+        );
+        let wait = Wait::new(WaitReason::RunClusters, text).with_clusters(names_updating);
+        waits.push(wait.since(since));
+    }
+    let position = if stage.after_waiting {
+        TaskPosition::After
+    } else if stage.start_time.is_none() {
+        TaskPosition::Before
+    } else {
+        return waits;
+    };
+    for gate in stage_gates(state, key, run, index, stage, position) {
+        if gate.passed_at.is_none() {
+            waits.push(gate_wait(&gate, now));
+        }
+    }
+    waits
+}
+
+/// `waiting for approval example-run-after-canary since 23:23:10`, or `waiting 1m0s after
+/// stage staging, until 23:22:54`.
+fn gate_wait(gate: &Gate, now: Option<DateTime<Utc>>) -> Wait {
+    match (&gate.request, &gate.wait) {
+        (Some(request), _) => {
+            let mut text = format!("waiting for approval {request}");
+            if let Some(requested) = gate.requested_at {
+                text.push_str(&format!(" since {}", clock(requested, now)));
+            }
+            if let Some(approved) = gate.approved_at {
+                text.push_str(&format!(
+                    " (approved {}, not yet seen)",
+                    clock(approved, now)
+                ));
+            }
+            Wait::new(WaitReason::Approval, text).since(gate.requested_at)
+        }
+        (None, wait) => {
+            let wait = wait.as_deref().unwrap_or("0s");
+            let mut text = format!("waiting {wait} {} stage {}", gate.position, gate.stage);
+            if let Some(until) = gate.wait_until {
+                text.push_str(&format!(", until {}", clock(until, now)));
+            }
+            let since = gate.wait_until.map(|until| until - seconds(gate.wait_secs));
+            Wait::new(WaitReason::TimedWait, text).since(since)
+        }
+    }
+}

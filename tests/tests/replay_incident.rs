@@ -1,0 +1,219 @@
+//! A scripted incident, recorded by a real hub on the embedded log with its clock set by the
+//! test (`serve --test-clock`), so every time is exact: a staged rollout whose staging stage is
+//! approved too early — the staging cluster reported the new Deployment available, then it
+//! crash-loops (a bad image) — so production gets it too, and a production cluster goes silent.
+//! The log is exported, imported into a fresh data directory, and each `flotilla replay`
+//! command answers what an on-call engineer asks; the answers are compared with the files in
+//! `tests/fixtures/incident/` (set `UPDATE_INCIDENT=1` to rewrite them after a reviewed change).
+
+use std::path::{Path, PathBuf};
+
+use flotilla_adapters::manifests::read_documents;
+use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
+use serde_json::{Value, json};
+
+const START: &str = "2026-03-12T23:00:00Z";
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
+}
+
+/// Events with fixed ids, so uids derived from them are the same on every run.
+struct Script<'a> {
+    hub: &'a HubProcess,
+    next_id: u128,
+}
+
+impl Script<'_> {
+    fn post(&mut self, mut events: Vec<Value>) -> Result<(), String> {
+        for event in &mut events {
+            self.next_id += 1;
+            let id =
+                uuid::Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0000 + self.next_id);
+            event["id"] = json!(id.to_string());
+            event["source"] = json!(event["source"].as_str().unwrap_or("oncall"));
+        }
+        let answers = self.hub.post_events(&Value::Array(events))?;
+        assert!(!answers.to_string().contains("Rejected"), "{answers}");
+        Ok(())
+    }
+
+    fn apply_file(&mut self, name: &str) -> Result<(), String> {
+        let path = fixture(name);
+        let text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        let documents = read_documents(&path, &text).map_err(|e| e.to_string())?;
+        let events = documents
+            .into_iter()
+            .map(|d| json!({"type": "apply", "manifest": d.value, "source": "cli"}))
+            .collect();
+        self.post(events)
+    }
+
+    fn beat(&mut self, clusters: &[&str]) -> Result<(), String> {
+        let events = clusters
+            .iter()
+            .map(|c| json!({"type": "heartbeat", "cluster": c, "source": format!("agent/{c}")}))
+            .collect();
+        self.post(events)
+    }
+
+    fn report(&mut self, cluster: &str, available: bool, why: &str) -> Result<(), String> {
+        let mut report = json!({"type": "report", "cluster": cluster, "placement": "shop",
+            "resourceIndex": 0, "applied": true, "available": available,
+            "source": format!("agent/{cluster}")});
+        if !available {
+            report["message"] = json!(why);
+            report["failedManifests"] = json!([{"group": "apps", "version": "v1",
+                "kind": "Deployment", "namespace": "shop", "name": "shop-web",
+                "condition": "Available", "message": why}]);
+        }
+        self.post(vec![report])
+    }
+
+    fn at(&self, seconds: i64) -> Result<(), String> {
+        let time = chrono::DateTime::parse_from_rfc3339(START).map_err(|e| e.to_string())?
+            + chrono::Duration::seconds(seconds);
+        let url = format!("{}/v1/test/clock", self.hub.url);
+        let body = json!({"set": time.to_rfc3339()});
+        tokio::runtime::Runtime::new()
+            .map_err(|e| e.to_string())?
+            .block_on(async {
+                let response = http_client().post(url).json(&body).send().await?;
+                response.error_for_status().map(|_| ())
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn record_incident(data: &Path) -> Result<(), String> {
+    let hub = HubProcess::start(&binary(), data, &["--test-clock", START])?;
+    let mut script = Script {
+        hub: &hub,
+        next_id: 0,
+    };
+    script.apply_file("incident/fleet.yaml")?;
+    script.beat(&["member-1", "member-2", "member-3"])?;
+    script.at(60)?;
+    script.apply_file("agents-run.yaml")?;
+    let run = json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateRun", "metadata": {"name": "shop-run"},
+        "spec": {"placementName": "shop", "stagedRolloutStrategyName": "shop-strategy",
+                 "state": "Run"}});
+    script.post(vec![
+        json!({"type": "apply", "manifest": run, "source": "cli"}),
+    ])?;
+    script.at(61)?;
+    script.report("member-1", true, "")?;
+    // Approved one second after staging looked healthy: too early.
+    script.at(62)?;
+    script.post(vec![
+        json!({"type": "approve", "name": "shop-run-after-staging", "source": "cli"}),
+    ])?;
+    script.at(90)?;
+    script.report(
+        "member-1",
+        false,
+        "Back-off restarting failed container web (CrashLoopBackOff)",
+    )?;
+    script.at(91)?;
+    script.report(
+        "member-2",
+        false,
+        "Back-off restarting failed container web (CrashLoopBackOff)",
+    )?;
+    // member-3 goes silent; the others keep beating (every 60 s; 5 periods without one is a
+    // timeout).
+    script.at(240)?;
+    script.beat(&["member-1", "member-2"])?;
+    script.at(310)?;
+    // The hub's clock ticks on its own once member-3's heartbeat deadline has passed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        let unhealthy = hub
+            .cli(&["get", "membercluster", "member-3", "-o", "json"])
+            .map(|o| stdout(&o).contains("HeartbeatTimeout"))?;
+        if unhealthy {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    hub.stop()
+}
+
+fn replay(args: &[&str]) -> Result<String, String> {
+    let output = std::process::Command::new(binary())
+        .arg("replay")
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if output.status.success() {
+        Ok(stdout(&output))
+    } else {
+        Err(format!(
+            "replay {args:?}: {}{}",
+            stdout(&output),
+            stderr(&output)
+        ))
+    }
+}
+
+/// Compares `actual` with the expected file (or rewrites it under `UPDATE_INCIDENT=1`).
+fn expect(name: &str, actual: &str) -> Result<(), String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/incident")
+        .join(name);
+    if std::env::var_os("UPDATE_INCIDENT").is_some() {
+        return std::fs::write(&path, actual).map_err(|e| e.to_string());
+    }
+    let expected =
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    assert_eq!(actual, expected, "{} differs", path.display());
+    Ok(())
+}
+
+#[test]
+fn an_incident_is_recorded_exported_imported_and_explained() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let recorded = scratch.path().join("recorded");
+    record_incident(&recorded)?;
+    let export = scratch.path().join("incident.jsonl").display().to_string();
+    replay(&[
+        "--data",
+        &recorded.display().to_string(),
+        "export",
+        "--to",
+        &export,
+    ])?;
+    let copy = scratch.path().join("copy").display().to_string();
+    replay(&["import", &export, "--data", &copy])?;
+    let data = ["--data", copy.as_str()];
+    let ask = |args: &[&str]| replay(&[&data[..], args].concat());
+
+    expect("verify.txt", &ask(&["verify"])?)?;
+    // Who had what when production started?
+    expect(
+        "state-crb.txt",
+        &ask(&["state", "--at", "2026-03-12T23:01:02Z", "crb", "-o", "yaml"])?,
+    )?;
+    // What touched member-2?
+    expect(
+        "timeline-member-2.txt",
+        &ask(&["timeline", "--cluster", "member-2"])?,
+    )?;
+    // What changed between the approval and the end?
+    expect(
+        "diff.txt",
+        &ask(&["diff", "2026-03-12T23:01:02Z", "2026-03-12T23:05:10Z"])?,
+    )?;
+    // Why does member-2 run the bad version?
+    expect(
+        "explain-member-2.txt",
+        &ask(&["explain", "--placement", "shop", "--cluster", "member-2"])?,
+    )?;
+    // Why does the rollout wait?
+    expect(
+        "explain-shop.txt",
+        &ask(&["explain", "--placement", "shop"])?,
+    )?;
+    Ok(())
+}
