@@ -96,6 +96,21 @@ async fn bisect_and_scan_find_the_first_budget_violation() -> Result<(), SearchE
         )
     );
 
+    assert_eq!(
+        serde_json::to_value(&bisected).expect("serializes"),
+        json!({
+            "answer": "first",
+            "seq": 84,
+            "time": "2025-03-12T23:07:30Z",
+            "event": hit.event,
+            "why": WHY,
+            "predicate": 0,
+            "probes": bisected.probes,
+            "inputsFolded": bisected.inputs_folded,
+            "checkpointsUsed": 0
+        })
+    );
+
     let scanned = scan(&log, &[budget()], 1..=last).await?;
     assert_eq!(first(&scanned), hit);
     assert_eq!(scanned.inputs_folded, 84);

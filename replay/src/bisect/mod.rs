@@ -25,6 +25,7 @@ use std::ops::RangeInclusive;
 
 use chrono::{DateTime, Utc};
 use flotilla_eventstore::{EventLog, LogRecord};
+use serde::Serialize;
 
 use crate::{Folder, ReplayError, fold_on};
 pub use predicate::{
@@ -50,7 +51,8 @@ pub enum Probe {
 }
 
 /// What a search found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "answer", rename_all = "camelCase")]
 pub enum Answer {
     /// The predicate first holds after this input.
     First(Hit),
@@ -69,7 +71,8 @@ pub enum Answer {
 }
 
 /// The input after which a predicate first holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Hit {
     /// Its sequence.
     pub seq: u64,
@@ -83,10 +86,12 @@ pub struct Hit {
     pub predicate: usize,
 }
 
-/// A search's answer and what it cost.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A search's answer and what it cost (JSON: the answer's fields flattened beside the costs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Search {
     /// The answer.
+    #[serde(flatten)]
     pub answer: Answer,
     /// Folded states the predicates were evaluated on (a scan: one per input, plus the start).
     pub probes: u32,
