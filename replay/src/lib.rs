@@ -7,7 +7,7 @@
 //! For incidents: [`timeline()`] lists what touched a placement, cluster or run;
 //! [`explain_cluster`] and [`explain_placement`] tell why a rollout is where it is at a point;
 //! [`diff()`] compares two folded states as `get` shows them; [`bisect()`] and [`scan`] find
-//! the first input after which a predicate holds; [`what_if`] forks at an input with changed
+//! the first input after which a predicate holds; [`what_if()`] forks at an input with changed
 //! objects and compares the rollouts.
 
 pub mod bisect;

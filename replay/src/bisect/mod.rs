@@ -17,7 +17,7 @@
 //!   inputs, each probe folds at most K.
 //! - Deterministic: the same log and predicate give the same answer and the same counts.
 
-mod predicate;
+pub mod predicate;
 pub(crate) mod walk;
 
 use std::fmt;

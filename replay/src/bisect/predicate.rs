@@ -315,6 +315,11 @@ pub struct Unavailable {
 /// failed, is reported not available, or has no report yet. A binding awaiting its first
 /// report on the placement's first resource snapshot (index 0) is a first placement, not an
 /// outage, and is not counted: so a placement's initial rollout does not trip the predicate.
+///
+/// This differs on purpose from the rollout's own count (`target − ready`, what `explain`
+/// shows): a silent cluster counts here though its last report said available, and a first
+/// placement does not, so that the predicate stays false through a normal first rollout and
+/// a bisection over the whole log finds the outage.
 #[must_use]
 pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavailable> {
     let Some(now) = state.now() else {

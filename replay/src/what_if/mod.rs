@@ -22,6 +22,12 @@
 //!   ([`ClusterComparison::unrecorded`]): from there on the fork can only guess it.
 //! - **Deterministic**: ids of the fork's inputs derive from the fork point, every map is
 //!   ordered; the same log and changes give the same [`WhatIf`], text and JSON.
+//!
+//! Limits: a report is matched to the fork's work by resource index and snapshot hash, not by
+//! the override snapshots the work was rendered with; the fork knows only recorded facts, so
+//! a cluster it gives work nobody reported on stays pending (and is marked); every placement's
+//! bindings are looked at after every input on both sides, so the cost grows with bindings ×
+//! inputs after the fork point.
 
 mod course;
 mod render;
