@@ -215,5 +215,28 @@ fn an_incident_is_recorded_exported_imported_and_explained() -> Result<(), Strin
         "explain-shop.txt",
         &ask(&["explain", "--placement", "shop"])?,
     )?;
+    // When did member-2 first get the new version?
+    expect(
+        "bisect-member-2.txt",
+        &ask(&["bisect", "--until", "cluster-at-index:member-2:shop:0"])?,
+    )?;
+    // When did member-3 first go unhealthy, or member-1's Deployment first fail?
+    expect(
+        "scan.txt",
+        &ask(&[
+            "bisect",
+            "--scan",
+            "--until",
+            "object:MemberCluster/member-3:/status/conditions/2/status==False",
+            "--until",
+            "object:ClusterResourceBinding/shop-member-1-2d2d812e:/status/failedPlacements exists",
+        ])?,
+    )?;
+    // What if staging had soaked for two minutes before its approval?
+    let slower = fixture("incident/slower-strategy.yaml");
+    expect(
+        "what-if.txt",
+        &ask(&["what-if", "--from", "12", "--apply", &slower])?,
+    )?;
     Ok(())
 }

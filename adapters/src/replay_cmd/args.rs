@@ -127,6 +127,35 @@ pub enum ReplayCommand {
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
     },
+    /// The first input after which a predicate holds (`--until`, for predicates that stay
+    /// true once true, in O(log n) partial folds), or with `--scan` the first occurrence of
+    /// any of them, folding once: `unavailable-exceeds-budget:[NS/]P`,
+    /// `cluster-at-index:C:[NS/]P:N`, `stage-before-approval:[NS/]RUN`,
+    /// `object:KIND/[NS/]NAME:/pointer==VALUE` (or `!=VALUE`, or `/pointer exists`).
+    Bisect {
+        /// The predicate (repeat with `--scan`).
+        #[arg(long, required = true)]
+        until: Vec<String>,
+        /// Fold once from the start and report the first input where any predicate holds.
+        #[arg(long)]
+        scan: bool,
+        /// `text` or `json`.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
+    /// Fork at an input, apply changed objects, re-feed the recorded facts that still apply,
+    /// and show how the rollout would have gone beside how it went.
+    WhatIf {
+        /// The input to fork after.
+        #[arg(long)]
+        from: u64,
+        /// The changed objects (YAML or JSON, several documents allowed).
+        #[arg(long)]
+        apply: PathBuf,
+        /// `text` or `json`.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
     /// The input sequence a point names.
     Seek {
         /// The point.

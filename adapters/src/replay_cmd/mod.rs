@@ -156,6 +156,38 @@ async fn execute<L: EventLog>(log: &L, command: ReplayCommand) -> anyhow::Result
                 }
             }
         }
+        ReplayCommand::Bisect {
+            until,
+            scan,
+            output,
+        } => {
+            let predicates = until
+                .iter()
+                .map(|text| text.parse::<flotilla_replay::Predicate>())
+                .collect::<Result<Vec<_>, _>>()?;
+            let last = log.last_seq().await?;
+            let search = match (scan, predicates.as_slice()) {
+                (true, _) => flotilla_replay::scan(log, &predicates, 1..=last).await?,
+                (false, [one]) => flotilla_replay::bisect(log, one, 1..=last).await?,
+                (false, _) => bail!("bisect takes one --until (several need --scan)"),
+            };
+            print_report(&search, &search.to_string(), output)
+        }
+        ReplayCommand::WhatIf {
+            from,
+            apply,
+            output,
+        } => {
+            let text = std::fs::read_to_string(&apply)
+                .with_context(|| format!("reading {}", apply.display()))?;
+            let shown = apply.display().to_string();
+            let objects = crate::manifests::read_documents(&shown, &text)?
+                .into_iter()
+                .map(|document| document.value)
+                .collect();
+            let fork = flotilla_replay::what_if(log, from, objects).await?;
+            print_report(&fork, &fork.to_string(), output)
+        }
         ReplayCommand::Import { .. } => bail!("import takes no source"),
     }
 }
