@@ -93,7 +93,7 @@ async fn record(log: &RedbLog, events: u64, clusters: u64) -> f64 {
             decisions,
         };
         log.append_decisions(batch).await.expect("decide");
-        if upto % CHECKPOINT_EVERY == 0 {
+        if upto.is_multiple_of(CHECKPOINT_EVERY) {
             log.save_checkpoint(&folder.checkpoint().expect("checkpoint"))
                 .await
                 .expect("save checkpoint");
