@@ -235,7 +235,7 @@ pub async fn set_run_state(
 }
 
 /// Prints a JSON value as YAML or pretty JSON.
-fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
+pub(crate) fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
     let text = match output {
         Output::Json => serde_json::to_string_pretty(value)? + "\n",
         Output::Yaml | Output::Wide => serde_saphyr::to_string(value)?,

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 pub use args::{ReplayArgs, ReplayCommand, SourceArgs};
 
 use crate::cli::{Output, RecordOutput};
+use crate::commands::print_value;
 use crate::serve::DEFAULT_DATA_DIR;
 use crate::store::LOG_FILE;
 
@@ -262,15 +263,6 @@ fn print_state(
 
 fn list_of(items: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}})
-}
-
-fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
-    let text = match output {
-        Output::Json => serde_json::to_string_pretty(value)? + "\n",
-        Output::Yaml | Output::Wide => serde_saphyr::to_string(value)?,
-    };
-    std::io::stdout().write_all(text.as_bytes())?;
-    Ok(())
 }
 
 /// `replay verify`: re-fold and compare with the recorded decisions and the newest checkpoint.
