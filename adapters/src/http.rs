@@ -10,6 +10,8 @@
 //! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
 //! | GET | `/v1/describe/{kind}/{name}?namespace=` | `describe`-style text |
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
+//! | GET | `/v1/timeline?placement=&cluster=&run=&namespace=&after=&until=` | `replay timeline` as JSON |
+//! | GET | `/v1/explain?placement=&cluster=&namespace=&at=` | `replay explain` as JSON |
 //! | POST | `/v1/test/clock` | test only (`serve --test-clock`): `{"advanceSeconds": N}` or `{"set": TIME}` moves the hub's clock; 404 otherwise |
 //!
 //! `kinds`, `objects`, `table` and `describe` take `at=SEQ|TIME`: they then answer from the
@@ -50,15 +52,17 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/describe/{kind}/{name}", get(describe::<L>))
         .route("/v1/log", get(log::<L>))
         .route("/v1/test/clock", post(test_clock::<L>))
+        .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
+        .route("/v1/explain", get(crate::http_replay::explain::<L>))
         .with_state(hub.clone())
         .merge(crate::kube::router(hub))
 }
 
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
 }
 
-fn internal(err: impl std::fmt::Display) -> Response {
+pub(crate) fn internal(err: impl std::fmt::Display) -> Response {
     error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
 }
 

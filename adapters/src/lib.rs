@@ -10,6 +10,7 @@ pub mod demo;
 pub mod demo_agents;
 pub mod entry;
 pub mod http;
+mod http_replay;
 pub mod ingest;
 pub mod json_event;
 pub mod kube;

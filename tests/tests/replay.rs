@@ -99,6 +99,13 @@ fn replay_answers_from_a_running_hubs_log_and_its_export() -> Result<(), String>
         })
         .map_err(|e| e.to_string())?;
     assert_eq!(past, member_then, "?at= answers from that point");
+    let url = format!("{}/v1/timeline?cluster=member-2", hub.url);
+    let timeline: Value = tokio::runtime::Runtime::new()
+        .map_err(|e| e.to_string())?
+        .block_on(async { http_client().get(url).send().await?.json().await })
+        .map_err(|e| e.to_string())?;
+    let lines = timeline["entries"].to_string();
+    assert!(lines.contains("heartbeat member-2"), "{timeline}");
 
     // A time names the last input at or before it.
     let log = replay_ok(&[
