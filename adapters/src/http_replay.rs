@@ -33,10 +33,10 @@ pub(crate) struct ExplainQuery {
     at: Option<String>,
 }
 
-fn point(text: Option<&String>) -> Result<Option<Point>, Response> {
+fn point(text: Option<&String>) -> Result<Option<Point>, String> {
     text.map(|text| text.parse::<Point>())
         .transpose()
-        .map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))
+        .map_err(|e| e.to_string())
 }
 
 /// The events and decisions that touched a placement, cluster or run.
@@ -46,7 +46,7 @@ pub(crate) async fn timeline<L: EventLog>(
 ) -> Response {
     let (after, until) = match (point(query.after.as_ref()), point(query.until.as_ref())) {
         (Ok(after), Ok(until)) => (after, until),
-        (Err(response), _) | (_, Err(response)) => return response,
+        (Err(message), _) | (_, Err(message)) => return error(StatusCode::BAD_REQUEST, message),
     };
     let namespace = query.namespace;
     let filter = TimelineFilter {
@@ -73,7 +73,7 @@ pub(crate) async fn explain<L: EventLog>(
 ) -> Response {
     let at = match point(query.at.as_ref()) {
         Ok(at) => at,
-        Err(response) => return response,
+        Err(message) => return error(StatusCode::BAD_REQUEST, message),
     };
     let placement = PlacementRef {
         namespace: query.namespace,
