@@ -99,6 +99,19 @@ fn replay_answers_from_a_running_hubs_log_and_its_export() -> Result<(), String>
         })
         .map_err(|e| e.to_string())?;
     assert_eq!(past, member_then, "?at= answers from that point");
+    let url = format!(
+        "{}/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters/member-2?at={at}",
+        hub.url
+    );
+    let kube_past: Value = tokio::runtime::Runtime::new()
+        .map_err(|e| e.to_string())?
+        .block_on(async { http_client().get(url).send().await?.json().await })
+        .map_err(|e| e.to_string())?;
+    assert_eq!(
+        kube_past["status"], member_then["status"],
+        "the Kubernetes API's ?at="
+    );
+    assert_eq!(kube_past["metadata"], member_then["metadata"]);
     let url = format!("{}/v1/timeline?cluster=member-2", hub.url);
     let timeline: Value = tokio::runtime::Runtime::new()
         .map_err(|e| e.to_string())?

@@ -208,8 +208,20 @@ async fn dispatch<L: EventLog>(
         .is_some_and(|w| w == "true" || w == "1");
     let outcome = match (&method, &target.name) {
         (&Method::GET, None) if watching => return watch::serve(&api, &target, &request),
-        (&Method::GET, None) => read::list(&api, &target, &request),
-        (&Method::GET, Some(name)) => read::get(&api, &target, name, &request),
+        (&Method::GET, None) => match read::past(&api, &request).await {
+            Ok(past) => read::list(&api, &target, &request, past.as_ref().map(|f| &f.state)),
+            Err(error) => Err(error),
+        },
+        (&Method::GET, Some(name)) => match read::past(&api, &request).await {
+            Ok(past) => read::get(
+                &api,
+                &target,
+                name,
+                &request,
+                past.as_ref().map(|f| &f.state),
+            ),
+            Err(error) => Err(error),
+        },
         (&Method::POST, None) => write::create(&api, &target, &request).await,
         (&Method::PUT, Some(name)) => write::update(&api, &target, name, &request).await,
         (&Method::PATCH, Some(name)) => write::patch(&api, &target, name, &request).await,

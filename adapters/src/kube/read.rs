@@ -42,15 +42,47 @@ pub fn matching(state: &State, target: &Target, filter: &Filter) -> Vec<Value> {
         .collect()
 }
 
-/// GET of one object (its `status` subresource reads the same).
+/// With `?at=SEQ|TIME` (flotilla's time travel, as on its `/v1` reads): the state after that
+/// point of the log; `None` without it.
+///
+/// # Errors
+/// A malformed point (400), or a log that cannot be folded there.
+pub async fn past<L: EventLog>(
+    api: &Api<L>,
+    request: &Request,
+) -> Result<Option<flotilla_replay::Folder>, ApiError> {
+    let Some(at) = request.params.get("at") else {
+        return Ok(None);
+    };
+    let point: flotilla_replay::Point = at
+        .parse()
+        .map_err(|e: flotilla_replay::seek::PointError| ApiError::bad_request(e.to_string()))?;
+    let log = api.hub.log().as_ref();
+    let seq = flotilla_replay::resolve(log, point)
+        .await
+        .map_err(ApiError::internal)?;
+    let folder = flotilla_replay::fold_to(log, seq)
+        .await
+        .map_err(ApiError::internal)?;
+    Ok(Some(folder))
+}
+
+/// GET of one object (its `status` subresource reads the same), now or in `past`.
 pub fn get<L: EventLog>(
     api: &Api<L>,
     target: &Target,
     name: &str,
     request: &Request,
+    past: Option<&State>,
 ) -> Result<Response, ApiError> {
-    let view = api.hub.view().map_err(ApiError::internal)?;
-    let state = &view.folder.state;
+    let view;
+    let state = match past {
+        Some(state) => state,
+        None => {
+            view = api.hub.view().map_err(ApiError::internal)?;
+            &view.folder.state
+        }
+    };
     let object =
         render(state, target, name).ok_or_else(|| ApiError::not_found(&target.subject(name)))?;
     if wants_table(&request.headers) {
@@ -64,10 +96,17 @@ pub fn list<L: EventLog>(
     api: &Api<L>,
     target: &Target,
     request: &Request,
+    past: Option<&State>,
 ) -> Result<Response, ApiError> {
     let filter = Filter::from_params(&request.params)?;
-    let view = api.hub.view().map_err(ApiError::internal)?;
-    let state = &view.folder.state;
+    let view;
+    let state = match past {
+        Some(state) => state,
+        None => {
+            view = api.hub.view().map_err(ApiError::internal)?;
+            &view.folder.state
+        }
+    };
     let items = matching(state, target, &filter);
     let resource_version = state.resource_version().to_string();
     if wants_table(&request.headers) {
