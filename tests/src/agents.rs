@@ -208,3 +208,24 @@ pub fn check_dir_files(hub: &HubProcess, root: &Path) -> Result<usize, String> {
     }
     Ok(checked)
 }
+
+/// After a `sim` agent was killed and restarted on the same state: its simulated cluster holds
+/// the apply counts it had before, and the restarted process applied and reported nothing.
+///
+/// # Errors
+/// When the state cannot be read.
+pub fn check_nothing_reapplied(
+    state: &Path,
+    applies_before: &[u64],
+    restarted: &Agent,
+) -> Result<(), String> {
+    assert_eq!(sim_applies(state)?, applies_before, "nothing re-applied");
+    let output = restarted.output();
+    assert!(
+        !output
+            .iter()
+            .any(|l| l.contains("applying work") || l.contains("reported work")),
+        "{output:?}"
+    );
+    Ok(())
+}

@@ -236,3 +236,22 @@ pub fn fixture(name: &str) -> String {
         .display()
         .to_string()
 }
+
+/// Writes a self-signed certificate for 127.0.0.1 and its key as `<name>.crt` and `<name>.key`
+/// in `dir`; returns their paths.
+///
+/// # Errors
+/// When the certificate cannot be made or written.
+pub fn self_signed_certificate(dir: &Path, name: &str) -> HarnessResult<(PathBuf, PathBuf)> {
+    let key = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
+    let params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).map_err(|e| e.to_string())?;
+    let cert = params.self_signed(&key).map_err(|e| e.to_string())?;
+    let (cert_path, key_path) = (
+        dir.join(format!("{name}.crt")),
+        dir.join(format!("{name}.key")),
+    );
+    std::fs::write(&cert_path, cert.pem()).map_err(|e| e.to_string())?;
+    std::fs::write(&key_path, key.serialize_pem()).map_err(|e| e.to_string())?;
+    Ok((cert_path, key_path))
+}

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use flotilla_tests::agents::{
-    Agent, check_dir_files, get_json, items, ok, run_succeeded, sim_applies, wait_for,
+    Agent, check_dir_files, check_nothing_reapplied, get_json, items, ok, run_succeeded,
+    sim_applies, wait_for,
 };
 use flotilla_tests::support::{HubProcess, fixture};
 
@@ -73,18 +74,7 @@ fn agents_apply_a_staged_run_over_http_and_a_killed_agent_reapplies_nothing() ->
         Ok(run_succeeded(&hub)?.then_some(()))
     })?;
 
-    assert_eq!(
-        sim_applies(&state("member-1"))?,
-        applies_before,
-        "nothing re-applied"
-    );
-    let restarted_output = restarted.output();
-    assert!(
-        !restarted_output
-            .iter()
-            .any(|l| l.contains("applying work") || l.contains("reported work")),
-        "{restarted_output:?}"
-    );
+    check_nothing_reapplied(&state("member-1"), &applies_before, &restarted)?;
     for member in ["member-2", "member-3"] {
         assert_eq!(sim_applies(&state(member))?, [1, 1, 1], "{member}");
     }

@@ -19,7 +19,8 @@ use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_replay::Folder;
 use flotilla_tests::agents::{
-    Agent, check_dir_files, get_json, items, ok, run_succeeded, sim_applies, wait_for,
+    Agent, check_dir_files, check_nothing_reapplied, get_json, items, ok, run_succeeded,
+    sim_applies, wait_for,
 };
 use flotilla_tests::support::{HubProcess, fixture, stdout};
 use futures::StreamExt;
@@ -250,18 +251,7 @@ fn agents_on_nats_survive_a_dead_writer_and_a_server_restart() -> Result<(), Str
         Ok(run_succeeded(&standby)?.then_some(()))
     })?;
 
-    assert_eq!(
-        sim_applies(&state("member-1"))?,
-        applies_before,
-        "nothing re-applied"
-    );
-    let again = restarted.output();
-    assert!(
-        !again
-            .iter()
-            .any(|l| l.contains("applying work") || l.contains("reported work")),
-        "{again:?}"
-    );
+    check_nothing_reapplied(&state("member-1"), &applies_before, &restarted)?;
     for member in ["member-2", "member-3"] {
         assert_eq!(sim_applies(&state(member))?, [1, 1, 1], "{member}");
     }

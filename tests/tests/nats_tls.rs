@@ -3,30 +3,17 @@
 //! --nats` and `replay --nats` make it) and the log works over it; without the CA the
 //! connection is refused.
 
-use std::path::{Path, PathBuf};
-
 use flotilla_adapters::nats_auth::NatsConnection;
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-
-/// Writes a self-signed certificate for 127.0.0.1 and its key; returns their paths.
-fn certificate(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
-    let key = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
-    let params =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).map_err(|e| e.to_string())?;
-    let cert = params.self_signed(&key).map_err(|e| e.to_string())?;
-    let (cert_path, key_path) = (dir.join("nats.crt"), dir.join("nats.key"));
-    std::fs::write(&cert_path, cert.pem()).map_err(|e| e.to_string())?;
-    std::fs::write(&key_path, key.serialize_pem()).map_err(|e| e.to_string())?;
-    Ok((cert_path, key_path))
-}
+use flotilla_tests::support::self_signed_certificate;
 
 #[tokio::test]
 async fn flotilla_connects_to_nats_over_tls_with_its_ca_only() -> Result<(), String> {
     flotilla_adapters::tls::install_crypto_provider();
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let (cert, key) = certificate(scratch.path())?;
+    let (cert, key) = self_signed_certificate(scratch.path(), "nats")?;
     let tls = format!(
         "tls {{\n  cert_file: {:?}\n  key_file: {:?}\n}}",
         cert.display().to_string(),

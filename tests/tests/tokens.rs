@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use flotilla_tests::kubectl::Kubectl;
-use flotilla_tests::support::{HarnessResult, HubProcess, stderr, stdout};
+use flotilla_tests::support::{HarnessResult, HubProcess, self_signed_certificate, stderr, stdout};
 use serde_json::{Value, json};
 
 const ADMIN: &str = "admin-token-0123456789";
@@ -38,18 +38,6 @@ fn tokens_file(dir: &Path) -> HarnessResult<PathBuf> {
             .map_err(|e| e.to_string())?;
     }
     Ok(path)
-}
-
-/// Writes a self-signed certificate for 127.0.0.1 and its key; returns their paths.
-fn certificate(dir: &Path) -> HarnessResult<(PathBuf, PathBuf)> {
-    let key = rcgen::KeyPair::generate().map_err(|e| e.to_string())?;
-    let params =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()]).map_err(|e| e.to_string())?;
-    let cert = params.self_signed(&key).map_err(|e| e.to_string())?;
-    let (cert_path, key_path) = (dir.join("hub.crt"), dir.join("hub.key"));
-    std::fs::write(&cert_path, cert.pem()).map_err(|e| e.to_string())?;
-    std::fs::write(&key_path, key.serialize_pem()).map_err(|e| e.to_string())?;
-    Ok((cert_path, key_path))
 }
 
 fn start_with_tokens(dir: &Path) -> HarnessResult<HubProcess> {
@@ -235,7 +223,7 @@ fn admin_setup(dir: &Path) -> HarnessResult<String> {
 fn a_namespace_token_places_in_its_namespace_with_kubectl_and_nowhere_else() -> HarnessResult<()> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let tokens = tokens_file(dir.path())?.display().to_string();
-    let (cert, key) = certificate(dir.path())?;
+    let (cert, key) = self_signed_certificate(dir.path(), "hub")?;
     let (cert_arg, key_arg) = (cert.display().to_string(), key.display().to_string());
     let extra = [
         "--tokens",

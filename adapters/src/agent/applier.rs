@@ -74,6 +74,19 @@ pub struct ManifestOutcome {
     pub findings: Findings,
 }
 
+impl ManifestOutcome {
+    /// A manifest that failed to apply, with why; its availability cannot be tracked.
+    #[must_use]
+    pub fn failed(id: ManifestId, message: &str) -> Self {
+        Self {
+            id,
+            applied: Applied::Failed(message.to_owned()),
+            availability: Availability::NotTrackable,
+            findings: Findings::default(),
+        }
+    }
+}
+
 /// Why an applier could not do its job at all (as opposed to one manifest failing).
 #[derive(Debug, thiserror::Error)]
 pub enum ApplierError {

@@ -72,10 +72,16 @@ impl DirApplier {
             .iter()
             .map(|manifest| {
                 let Some(id) = ManifestId::of(manifest) else {
-                    return failed(unnamed(), "a manifest without apiVersion, kind or name");
+                    return ManifestOutcome::failed(
+                        ManifestId::unnamed(),
+                        "a manifest without apiVersion, kind or name",
+                    );
                 };
                 if !names.insert(file_name(&id)) {
-                    return failed(id, "another manifest of this work has the same file name");
+                    return ManifestOutcome::failed(
+                        id,
+                        "another manifest of this work has the same file name",
+                    );
                 }
                 let applied = if write {
                     self.write(&directory, &id, manifest)
@@ -92,25 +98,6 @@ impl DirApplier {
                 }
             })
             .collect()
-    }
-}
-
-fn unnamed() -> ManifestId {
-    ManifestId {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "Unknown".into(),
-        namespace: String::new(),
-        name: "unknown".into(),
-    }
-}
-
-fn failed(id: ManifestId, message: &str) -> ManifestOutcome {
-    ManifestOutcome {
-        id,
-        applied: Applied::Failed(message.to_owned()),
-        availability: Availability::NotTrackable,
-        findings: Findings::default(),
     }
 }
 

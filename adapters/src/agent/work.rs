@@ -200,6 +200,18 @@ pub struct ManifestId {
 }
 
 impl ManifestId {
+    /// Stands for a manifest that names no object (no apiVersion, kind or name) in a report.
+    #[must_use]
+    pub fn unnamed() -> Self {
+        Self {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Unknown".into(),
+            namespace: String::new(),
+            name: "unknown".into(),
+        }
+    }
+
     /// The identity of a manifest; `None` when it has no kind, apiVersion or name.
     #[must_use]
     pub fn of(manifest: &Value) -> Option<Self> {

@@ -7,12 +7,12 @@
 use flotilla_core::availability::{Availability, judge};
 use serde_json::{Value, json};
 
+use super::KubeApplier;
 use super::calls::{CallError, FIELD_MANAGER, PatchKind};
 use super::diff;
 use super::marks::{self, Ownership};
 use super::merge;
 use super::resources::Resource;
-use super::{KubeApplier, failed, unnamed};
 use crate::agent::applier::{Applied, Findings, ManifestOutcome, ObservedDiffs, PatchDetail};
 use crate::agent::work::{
     ApplyType, Comparison, DesiredWork, ManifestId, WhenToApply, WhenToTakeOver,
@@ -100,8 +100,8 @@ impl KubeApplier {
         manifest: &Value,
     ) -> Result<ManifestOutcome, CallError> {
         let Some(id) = ManifestId::of(manifest) else {
-            return Ok(failed(
-                unnamed(),
+            return Ok(ManifestOutcome::failed(
+                ManifestId::unnamed(),
                 "a manifest without apiVersion, kind or name",
             ));
         };
@@ -498,8 +498,8 @@ impl KubeApplier {
         manifest: &Value,
     ) -> Result<ManifestOutcome, CallError> {
         let Some(id) = ManifestId::of(manifest) else {
-            return Ok(failed(
-                unnamed(),
+            return Ok(ManifestOutcome::failed(
+                ManifestId::unnamed(),
                 "a manifest without apiVersion, kind or name",
             ));
         };
@@ -513,7 +513,7 @@ impl KubeApplier {
         }
         let owner = self.owner(&work.target);
         let Some(live) = live.filter(|l| marks::ownership(l, &owner) == Ownership::Ours) else {
-            return Ok(failed(
+            return Ok(ManifestOutcome::failed(
                 id,
                 "the object is gone or no longer placed by this agent",
             ));

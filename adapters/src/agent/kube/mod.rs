@@ -37,9 +37,7 @@ mod tests_support;
 
 use std::time::Duration;
 
-use flotilla_core::availability::Availability;
-
-use super::applier::{Applied, Applier, ApplierError, Findings, ManifestOutcome};
+use super::applier::{Applier, ApplierError, ManifestOutcome};
 use super::report::{ClusterProperties, LiveProperties};
 use super::work::{DesiredWork, ManifestId, WorkTarget};
 use calls::Calls;
@@ -87,26 +85,6 @@ pub struct KubeApplier {
     retry: RetryPolicy,
     /// Consecutive `apply` calls that ended in a transient failure (the next pause grows).
     unreachable_streak: u32,
-}
-
-/// A manifest with no readable identity (never shown as a real object).
-fn unnamed() -> ManifestId {
-    ManifestId {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "Unknown".into(),
-        namespace: String::new(),
-        name: "unknown".into(),
-    }
-}
-
-fn failed(id: ManifestId, message: &str) -> ManifestOutcome {
-    ManifestOutcome {
-        id,
-        applied: Applied::Failed(message.to_owned()),
-        availability: Availability::NotTrackable,
-        findings: Findings::default(),
-    }
 }
 
 impl KubeApplier {
