@@ -234,8 +234,9 @@ pub struct ServeArgs {
     #[arg(long)]
     pub allow_divergence: bool,
     /// Test only: run on a clock that starts at this time (RFC 3339) and moves only by
-    /// `POST /v1/test/clock`; embedded log only.
-    #[arg(long, hide = true, conflicts_with = "nats")]
+    /// `POST /v1/test/clock`. On NATS it creates the input stream marked to keep given times
+    /// (a test stream: never for a real fleet).
+    #[arg(long, hide = true)]
     pub test_clock: Option<chrono::DateTime<chrono::Utc>>,
 }
 

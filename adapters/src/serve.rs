@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use flotilla_eventstore::EventLog;
+use flotilla_eventstore::nats_log::NatsOptions;
 use tokio::net::TcpListener;
 
 use crate::auth::{Access, KindScope, TokenSet};
@@ -88,7 +89,13 @@ async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<asyn
         ..Default::default()
     };
     let client = connection.connect(url, "flotilla-hub").await?;
-    let log = AnyLog::with_nats_client(client.clone(), options.nats_monitoring.clone())
+    let nats_options = NatsOptions {
+        monitoring_url: options.nats_monitoring.clone(),
+        // A hub on a test clock records exact times (a test stream; see `given_times`).
+        test_given_times: options.hub.test_clock.is_some(),
+        ..NatsOptions::default()
+    };
+    let log = AnyLog::with_nats_client(client.clone(), nats_options)
         .await
         .with_context(|| format!("opening the log on NATS at {url}"))?;
     warn_if_unsynced(&log).await;

@@ -62,12 +62,8 @@ impl AnyLog {
     /// When the streams cannot be created or bound.
     pub async fn with_nats_client(
         client: async_nats::Client,
-        monitoring_url: Option<String>,
+        options: NatsOptions,
     ) -> Result<Self, LogError> {
-        let options = NatsOptions {
-            monitoring_url,
-            ..NatsOptions::default()
-        };
         Ok(AnyLog::Nats(Box::new(
             NatsLog::with_client(client, options).await?,
         )))

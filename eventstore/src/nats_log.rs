@@ -16,8 +16,9 @@
 //!   distance ([`EventLog::first_seq_of`]).
 //! - **Time**: the stream is open to any publisher, so no stored time is trusted: a marked frame
 //!   or a JSON record reads back with the JetStream timestamp as its time (what the publisher
-//!   said stays in `claimed_time`), and [`AppendTime::AsGiven`] is refused. Unmarked records of
-//!   release 19da42c keep their stored time.
+//!   said stays in `claimed_time`), and [`AppendTime::AsGiven`] is refused — except on a test
+//!   stream created to keep given times ([`given_times`]). Unmarked records of release 19da42c
+//!   keep their stored time.
 //! - **Any bytes on `flotilla.in.>`** read back as a [`LogRecord`]: flotilla's frames, the
 //!   JSON form of `docs/events.md` published with a plain client (its id, when absent, derived
 //!   from the stream sequence), or a rejected record with the reason.
@@ -43,8 +44,10 @@
 //! [`NatsLog::wait_for`]).
 
 pub mod checkpoints;
+mod checks;
 mod decisions;
 mod direct;
+pub mod given_times;
 pub mod lease;
 pub mod streams;
 pub mod subjects;
@@ -63,6 +66,7 @@ use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
 use bytes::Bytes;
+use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
 use flotilla_core::codec::encode_envelope;
 use flotilla_core::wire::{InputOrigin, read_input};
@@ -111,6 +115,9 @@ pub struct NatsOptions {
     pub request_timeout: Duration,
     /// The server's HTTP monitoring URL (`http://host:8222`), to read its fsync policy.
     pub monitoring_url: Option<String>,
+    /// Test only: create the input stream marked to keep the times its appender gives
+    /// ([`given_times`]), for a hub on a test clock. Has no effect on an existing stream.
+    pub test_given_times: bool,
 }
 
 impl Default for NatsOptions {
@@ -121,6 +128,7 @@ impl Default for NatsOptions {
             duplicate_window: Duration::from_secs(120),
             request_timeout: Duration::from_secs(10),
             monitoring_url: None,
+            test_given_times: false,
         }
     }
 }
@@ -140,6 +148,8 @@ pub struct NatsLog {
     writer_id: Uuid,
     fence: Mutex<Fence>,
     in_flight: Arc<Semaphore>,
+    /// The input stream is a test stream marked to keep given times ([`given_times`]).
+    keeps_given_times: bool,
 }
 
 impl std::fmt::Debug for NatsLog {
@@ -179,16 +189,20 @@ impl NatsLog {
         client: async_nats::Client,
         options: NatsOptions,
     ) -> Result<Self, LogError> {
-        check_options(&options)?;
-        check_server(&client.server_info())?;
+        checks::check_options(&options)?;
+        checks::check_server(&client.server_info())?;
         let context = ContextBuilder::new()
             .timeout(options.request_timeout)
             // Our own semaphore bounds appends; the slack is for object store chunk publishes.
             .max_ack_inflight(APPEND_IN_FLIGHT_MAX + 64)
             .backpressure_on_inflight(true)
             .build(client.clone());
-        let input = streams::create_or_bind(&context, streams::input_stream_config(&options));
-        let input = input.await?;
+        let mut input_config = streams::input_stream_config(&options);
+        if options.test_given_times {
+            given_times::mark(&mut input_config.metadata);
+        }
+        let input = streams::create_or_bind(&context, input_config).await?;
+        let keeps_given_times = given_times::is_marked(&input.cached_info().config.metadata);
         let decisions = streams::decisions_stream_config(&options);
         let decisions = streams::create_or_bind(&context, decisions).await?;
         let checkpoints = streams::checkpoint_bucket(&context, &options).await?;
@@ -212,6 +226,7 @@ impl NatsLog {
             writer_id: Uuid::now_v7(),
             fence: Mutex::new(fence),
             in_flight: Arc::new(Semaphore::new(APPEND_IN_FLIGHT_MAX)),
+            keeps_given_times,
         })
     }
 
@@ -275,7 +290,7 @@ impl NatsLog {
     /// Publishes one chunk of events and awaits their acks, in order.
     async fn append_chunk(
         &self,
-        chunk: &[(String, String, Bytes)],
+        chunk: &[(String, String, Bytes, Option<DateTime<Utc>>)],
     ) -> Result<Vec<Appended>, LogError> {
         let permits = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
         // All permits at once: holding some while waiting for more could deadlock two appends.
@@ -286,10 +301,13 @@ impl NatsLog {
             .map_err(|_| LogError::Closed)?;
         let stream_name = self.input.cached_info().config.name.as_str();
         let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(chunk.len());
-        for (subject, id, payload) in chunk {
+        for (subject, id, payload, given_time) in chunk {
             let mut headers = HeaderMap::new();
             headers.insert(NATS_MESSAGE_ID, id.as_str());
             headers.insert(NATS_EXPECTED_STREAM, stream_name);
+            if let Some(time) = given_time {
+                given_times::add_header(&mut headers, *time);
+            }
             let ack = self
                 .context
                 .publish_with_headers(subject.clone(), headers, payload.clone())
@@ -298,7 +316,7 @@ impl NatsLog {
             acks.push(ack);
         }
         let mut outcomes = Vec::with_capacity(chunk.len());
-        for (ack, (_, id, _)) in acks.into_iter().zip(chunk) {
+        for (ack, (_, id, _, _)) in acks.into_iter().zip(chunk) {
             let ack = ack
                 .await
                 .map_err(|err| LogError::Nats(format!("ack of event {id}: {err}")))?;
@@ -322,19 +340,26 @@ impl EventLog for NatsLog {
         events: Vec<Envelope>,
         time: AppendTime,
     ) -> Result<Vec<Appended>, LogError> {
-        if time == AppendTime::AsGiven {
+        if time == AppendTime::AsGiven && !self.keeps_given_times {
             return Err(LogError::Refused(
                 "NATS does not keep times as given: anyone can publish to the input stream, so \
                  every event's time is its JetStream timestamp; append with AppendTime::Assigned"
                     .to_owned(),
             ));
         }
+        let given = time == AppendTime::AsGiven;
         // Encode everything first, so a bad event fails the call before anything is written.
         let encoded = events
             .iter()
             .map(|event| {
                 let payload = Bytes::from(encode_envelope(event)?);
-                Ok((input_subject(event), event.id.to_string(), payload))
+                let given_time = given.then_some(event.time);
+                Ok((
+                    input_subject(event),
+                    event.id.to_string(),
+                    payload,
+                    given_time,
+                ))
             })
             .collect::<Result<Vec<_>, LogError>>()?;
         // A failed chunk fails the call, with earlier chunks written: publishers retry the
@@ -357,11 +382,7 @@ impl EventLog for NatsLog {
                 let origin = InputOrigin {
                     seq: message.sequence,
                     subject: Some(message.subject.as_str()),
-                    // The JetStream timestamp (`None` only if out of chrono's range).
-                    log_time: chrono::DateTime::from_timestamp(
-                        message.time.unix_timestamp(),
-                        message.time.nanosecond(),
-                    ),
+                    log_time: given_times::log_time(&message, self.keeps_given_times),
                 };
                 StoredEvent {
                     seq: message.sequence,
@@ -539,49 +560,6 @@ fn parse_seq(id: Uuid, value: &[u8]) -> Result<u64, LogError> {
         .ok()
         .and_then(|text| text.parse().ok())
         .ok_or_else(|| LogError::Nats(format!("event id {id}: stored sequence is not a number")))
-}
-
-fn check_options(options: &NatsOptions) -> Result<(), LogError> {
-    let prefix = &options.stream_prefix;
-    let valid = !prefix.is_empty()
-        && prefix
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
-    if !valid {
-        return Err(LogError::Nats(format!(
-            "stream prefix {prefix:?}: use letters, digits, '-' and '_' only"
-        )));
-    }
-    if options.replicas == 0 || options.replicas > 5 {
-        return Err(LogError::Nats(format!(
-            "replicas {}: JetStream allows 1 to 5",
-            options.replicas
-        )));
-    }
-    Ok(())
-}
-
-fn check_server(info: &async_nats::ServerInfo) -> Result<(), LogError> {
-    if !info.jetstream {
-        return Err(LogError::Nats(format!(
-            "server {} has JetStream disabled: enable it (`jetstream {{ ... }}`)",
-            info.server_name
-        )));
-    }
-    let mut parts = info
-        .version
-        .split(['.', '-'])
-        .map(|part| part.parse::<u64>().unwrap_or(0));
-    let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if version < SERVER_VERSION_MIN {
-        let (major, minor) = SERVER_VERSION_MIN;
-        return Err(LogError::Nats(format!(
-            "nats-server {} is too old: the log reads with batched direct gets, \
-             which need {major}.{minor} or newer",
-            info.version
-        )));
-    }
-    Ok(())
 }
 
 fn nats<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> LogError {

@@ -1,5 +1,5 @@
-//! A scripted incident, recorded by a real hub on the embedded log with its clock set by the
-//! test (`serve --test-clock`), so every time is exact: a staged rollout whose staging stage is
+//! A scripted incident, recorded by a real hub — on the embedded log, and on NATS — with its
+//! clock set by the test (`serve --test-clock`), so every time is exact: a staged rollout whose staging stage is
 //! approved too early — the staging cluster reported the new Deployment available, then it
 //! crash-loops (a bad image) — so production gets it too, and a production cluster goes silent.
 //! The log is exported, imported into a fresh data directory, and each `flotilla replay`
@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use flotilla_adapters::manifests::read_documents;
+use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
 use serde_json::{Value, json};
 
@@ -85,8 +86,10 @@ impl Script<'_> {
     }
 }
 
-fn record_incident(data: &Path) -> Result<(), String> {
-    let hub = HubProcess::start(&binary(), data, &["--test-clock", START])?;
+/// Records the incident with a hub on `data`, with `backend` options (none: the embedded log).
+fn record_incident(data: &Path, backend: &[&str]) -> Result<(), String> {
+    let options = [&["--test-clock", START][..], backend].concat();
+    let hub = HubProcess::start(&binary(), data, &options)?;
     let mut script = Script {
         hub: &hub,
         next_id: 0,
@@ -172,19 +175,31 @@ fn expect(name: &str, actual: &str) -> Result<(), String> {
 }
 
 #[test]
-fn an_incident_is_recorded_exported_imported_and_explained() -> Result<(), String> {
+fn an_incident_recorded_on_the_embedded_log_is_exported_imported_and_explained()
+-> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let recorded = scratch.path().join("recorded");
-    record_incident(&recorded)?;
-    let export = scratch.path().join("incident.jsonl").display().to_string();
-    replay(&[
-        "--data",
-        &recorded.display().to_string(),
-        "export",
-        "--to",
-        &export,
-    ])?;
-    let copy = scratch.path().join("copy").display().to_string();
+    record_incident(&recorded, &[])?;
+    let source = recorded.display().to_string();
+    answer_from_an_import(scratch.path(), &["--data", &source])
+}
+
+#[test]
+fn an_incident_recorded_on_nats_is_exported_imported_and_explained() -> Result<(), String> {
+    let nats = NatsTestServer::start().map_err(|e| e.to_string())?;
+    let url = nats.url();
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    record_incident(&scratch.path().join("hub"), &["--nats", &url])?;
+    // The same answers as from the embedded log: the same files.
+    answer_from_an_import(scratch.path(), &["--nats", &url])
+}
+
+/// Exports the recorded log from `source`, imports it into a fresh data directory, and checks
+/// each command's answer there.
+fn answer_from_an_import(scratch: &Path, source: &[&str]) -> Result<(), String> {
+    let export = scratch.join("incident.jsonl").display().to_string();
+    replay(&[source, &["export", "--to", &export][..]].concat())?;
+    let copy = scratch.join("copy").display().to_string();
     replay(&["import", &export, "--data", &copy])?;
     let data = ["--data", copy.as_str()];
     let ask = |args: &[&str]| replay(&[&data[..], args].concat());

@@ -57,7 +57,7 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
 
 /// A clock a test sets (`serve --test-clock`, test only): when a hub has one, it is the hub's
 /// only time — every appended input gets its time, and the clock task ticks by it — so a
-/// recorded incident has exact times. Only the embedded log keeps given times.
+/// recorded incident has exact times (on NATS, on a test stream that keeps given times).
 #[derive(Debug, Clone)]
 pub struct TestClock(Arc<Mutex<DateTime<Utc>>>);
 
