@@ -14,19 +14,35 @@ use std::collections::BTreeMap;
 
 use flotilla_core::decision::rejected;
 use flotilla_core::wire::LogRecord;
-use flotilla_core::{Decision, Decisions, RejectCode, State, step};
+use flotilla_core::{Decision, Decisions, Envelope, RejectCode, State};
 use flotilla_eventstore::{Checkpoint, DecisionBatch, EventLog, StoredEvent};
 use uuid::Uuid;
 
 use crate::{READ_BATCH_MAX, ReplayError};
 
+/// A fold step: the core's [`flotilla_core::step`], or — only to prove that `verify` catches
+/// one — a step that is not a pure function of the log.
+pub type StepFn = fn(&mut State, &Envelope) -> Decisions;
+
 /// State plus the sequence it has folded up to.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Folder {
     /// The folded state.
     pub state: State,
     /// The last folded input sequence (0 = nothing).
     pub seq: u64,
+    /// How an input is folded: always the core's step, but in tests of `verify`.
+    step: StepFn,
+}
+
+impl Default for Folder {
+    fn default() -> Self {
+        Self {
+            state: State::default(),
+            seq: 0,
+            step: flotilla_core::step,
+        }
+    }
 }
 
 /// What the log knows about one input besides its record.
@@ -57,7 +73,14 @@ impl Folder {
         Self {
             state: checkpoint.state,
             seq: checkpoint.seq,
+            ..Self::default()
         }
+    }
+
+    /// The same folder folding with `step` instead of the core's (tests of `verify` only).
+    #[must_use]
+    pub fn with_step(self, step: StepFn) -> Self {
+        Self { step, ..self }
     }
 
     /// Folds one stored record with nothing known about it beyond the record.
@@ -115,7 +138,7 @@ impl Folder {
                     ),
                 )],
                 _ => {
-                    let decisions = step(&mut self.state, envelope);
+                    let decisions = (self.step)(&mut self.state, envelope);
                     check_invariants(&self.state, event.seq);
                     decisions
                 }

@@ -24,10 +24,12 @@ pub use bisect::{
 };
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
-pub use folder::{Folded, Folder, Known, first_folded};
+pub use folder::{Folded, Folder, Known, StepFn, first_folded};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
-pub use verify::{Divergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify};
+pub use verify::{
+    Divergence, HashDivergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify, verify_with,
+};
 pub use what_if::{WhatIf, WhatIfError, what_if};
 
 use flotilla_core::wire::RecordKind;
@@ -68,6 +70,9 @@ pub enum ReplayError {
     /// decision version.
     #[error("determinism failure at {0}")]
     Diverged(Box<Divergence>),
+    /// A checkpoint recorded a state hash that folding again to its sequence does not give.
+    #[error("determinism failure: {0}")]
+    HashDiverged(Box<HashDivergence>),
     /// Decisions are recorded for an input that this build could not fold again.
     #[error("input {seq} has recorded decisions but was not folded again (the log ends early)")]
     Incomplete {

@@ -8,11 +8,13 @@
 //! a warning: an intended change of behaviour moves the decision version,
 //! and must not leave existing logs unverifiable or hubs unable to restart.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use flotilla_core::Decisions;
+use flotilla_core::StateHash;
 use flotilla_eventstore::{DecisionBatch, EventLog};
 
+use crate::folder::StepFn;
 use crate::{Folder, READ_BATCH_MAX, ReplayError};
 
 /// Most older-version differences a verification keeps in full (the rest are only counted).
@@ -149,6 +151,8 @@ pub struct Verification {
     pub warnings: Vec<Divergence>,
     /// How many such differences there were in all.
     pub warnings_total: u64,
+    /// The checkpoints whose recorded state hash the fold matched: how many, and the newest.
+    pub checkpoints: (u64, Option<u64>),
 }
 
 impl Verification {
@@ -170,16 +174,28 @@ impl Verification {
     }
 }
 
-/// Folds the whole log from zero and checks every recorded decision batch against what this
-/// build decides, batch by batch.
+/// Folds the whole log from zero and checks every recorded decision batch, and the hash of
+/// every readable checkpoint, against what this build decides and folds, batch by batch.
 ///
 /// # Errors
-/// The first difference under this build's decision version, a recorded range that is not
-/// contiguous, a recompute that stops short, or a log failure.
+/// The first difference under this build's decision version (or a checkpoint whose state this
+/// build folds differently), a recorded range that is not contiguous, a recompute that stops
+/// short, or a log failure.
 pub async fn verify<L: EventLog>(log: &L) -> Result<Verification, ReplayError> {
+    verify_with(log, flotilla_core::step).await
+}
+
+/// [`verify`] folding with `step` instead of the core's: how a test proves that a fold which
+/// is not a pure function of the log is caught, and where.
+///
+/// # Errors
+/// As [`verify`].
+pub async fn verify_with<L: EventLog>(log: &L, step: StepFn) -> Result<Verification, ReplayError> {
     let last = log.last_decided_seq().await?;
-    let mut folder = Folder::default();
+    let mut checkpoints = recorded_hashes(log, last).await?;
+    let mut folder = Folder::default().with_step(step);
     let mut verification = Verification::default();
+    let mut matched = (0, None);
     while folder.seq < last {
         let batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
         if batches.is_empty() {
@@ -194,12 +210,102 @@ pub async fn verify<L: EventLog>(log: &L) -> Result<Verification, ReplayError> {
                     found: batch.first_input_seq,
                 });
             }
-            let recomputed = folder
-                .catch_up_following(log, batch.last_input_seq, std::slice::from_ref(batch))
-                .await?;
-            verification.note(compare_batch(batch, &recomputed)?)?;
+            let (recomputed, hash_divergence) =
+                fold_batch(log, &mut folder, batch, &mut checkpoints, &mut matched).await?;
+            let differences = compare_batch(batch, &recomputed)?;
+            // Whichever comes first in the log is the divergence to report.
+            let first_strict = differences.iter().find(|d| d.is_strict()).map(|d| d.seq);
+            if let Some(hash) = hash_divergence
+                && first_strict.is_none_or(|seq| hash.seq < seq)
+            {
+                return Err(ReplayError::HashDiverged(Box::new(hash)));
+            }
+            verification.note(differences)?;
             verification.checked = folder.seq;
+            verification.checkpoints = matched;
         }
     }
     Ok(verification)
+}
+
+/// A checkpoint whose recorded state hash differs from the state this build folds there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashDivergence {
+    /// The checkpoint's input sequence.
+    pub seq: u64,
+    /// The hash the checkpoint recorded.
+    pub recorded: StateHash,
+    /// The hash of the state this build folds to at `seq`.
+    pub recomputed: StateHash,
+}
+
+impl std::fmt::Display for HashDivergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the state after input {} (a checkpoint): recorded hash {}, this build folds to {}",
+            self.seq, self.recorded, self.recomputed
+        )
+    }
+}
+
+/// Folds one batch's inputs, stopping at every checkpoint inside it to compare state hashes;
+/// returns the recomputed decisions and the first checkpoint that differs.
+async fn fold_batch<L: EventLog>(
+    log: &L,
+    folder: &mut Folder,
+    batch: &DecisionBatch,
+    checkpoints: &mut VecDeque<(u64, StateHash)>,
+    matched: &mut (u64, Option<u64>),
+) -> Result<(Vec<(u64, Decisions)>, Option<HashDivergence>), ReplayError> {
+    let recorded = std::slice::from_ref(batch);
+    let mut recomputed = Vec::new();
+    let mut divergence = None;
+    while let Some((seq, hash)) = checkpoints.front().cloned()
+        && seq <= batch.last_input_seq
+    {
+        checkpoints.pop_front();
+        recomputed.extend(folder.catch_up_following(log, seq, recorded).await?);
+        let ours = folder.state.hash()?;
+        if folder.seq != seq || divergence.is_some() {
+            continue;
+        }
+        if ours == hash {
+            matched.0 += 1;
+            matched.1 = Some(seq);
+        } else {
+            divergence = Some(HashDivergence {
+                seq,
+                recorded: hash,
+                recomputed: ours,
+            });
+        }
+    }
+    recomputed.extend(
+        folder
+            .catch_up_following(log, batch.last_input_seq, recorded)
+            .await?,
+    );
+    Ok((recomputed, divergence))
+}
+
+/// `(sequence, recorded hash)` of every readable checkpoint up to `last`, ascending. Older
+/// checkpoint versions are never read (the stores skip them), so every hash listed was taken
+/// under this build's state layout.
+async fn recorded_hashes<L: EventLog>(
+    log: &L,
+    last: u64,
+) -> Result<VecDeque<(u64, StateHash)>, ReplayError> {
+    let mut hashes = VecDeque::new();
+    let mut bound = last;
+    // Each checkpoint found lowers the bound, so this ends after at most one load per
+    // checkpoint kept.
+    while let Some(checkpoint) = log.load_checkpoint_before(bound).await? {
+        if checkpoint.seq == 0 || checkpoint.seq > bound {
+            break;
+        }
+        hashes.push_front((checkpoint.seq, checkpoint.hash));
+        bound = checkpoint.seq - 1;
+    }
+    Ok(hashes)
 }

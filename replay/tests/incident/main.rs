@@ -5,6 +5,7 @@
 
 mod diff;
 mod explain;
+mod nondeterminism;
 mod recorder;
 mod scenes;
 mod timeline;

@@ -173,3 +173,18 @@ pub fn member(name: &str, labels: &Value) -> Value {
         "spec": {}
     })
 }
+
+impl Recorder {
+    /// Saves a checkpoint of the state folded so far, as the hub's writer does every K inputs.
+    pub async fn checkpoint(&self) {
+        let checkpoint = self.folder.checkpoint().expect("the state encodes");
+        self.log
+            .save_checkpoint(&checkpoint)
+            .await
+            .expect("checkpoint saved");
+    }
+
+    pub async fn tick(&mut self) -> u64 {
+        self.send(vec![Input::Tick]).await
+    }
+}
