@@ -51,7 +51,7 @@ pub use member_cluster::{
     REASON_AGENT_HEALTHY, REASON_AGENT_JOINED, REASON_HEARTBEAT_NOT_RECEIVED,
     REASON_HEARTBEAT_RECEIVED, REASON_JOIN_STATE_UNKNOWN, REASON_JOINED, REASON_READY_TO_JOIN,
 };
-pub use objects::{list, render_all, render_object};
+pub use objects::{list, render_all, render_all_but_members, render_member, render_object};
 pub use served::{ServedType, find_type, served_types, type_of_kind};
 pub use table::{TableColumn, TableData, table, table_data, table_named};
 pub use timeline::{decision_line, event_line};

@@ -58,14 +58,31 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
 /// the disruption budgets and the evictions, each by name.
 #[must_use]
 pub fn render_all(state: &State) -> Vec<Value> {
-    let members = state.members().keys().map(|name| member_key(name));
+    let mut objects: Vec<Value> = state
+        .members()
+        .keys()
+        .filter_map(|name| member_cluster::render(state, name).map(json::canonical))
+        .collect();
+    objects.extend(render_all_but_members(state));
+    objects
+}
+
+/// The `MemberCluster` named `name`, rendered from that member alone (nothing else in the
+/// state shows in it); `None` if there is none.
+#[must_use]
+pub fn render_member(state: &State, name: &str) -> Option<Value> {
+    member_cluster::render(state, name).map(json::canonical)
+}
+
+/// [`render_all`] without the `MemberCluster`s, in the same order.
+#[must_use]
+pub fn render_all_but_members(state: &State) -> Vec<Value> {
     let resources = state.resources().keys().cloned();
     let overrides = state.overrides().keys().flat_map(|key| {
         let snapshots = overrides::snapshot_keys_of(state, key);
         std::iter::once(key.clone()).chain(snapshots)
     });
-    let mut objects: Vec<Value> = members
-        .chain(resources)
+    let mut objects: Vec<Value> = resources
         .chain(overrides)
         .chain(staged::keys(state))
         .filter_map(|key| render_object(state, &key))

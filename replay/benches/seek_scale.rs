@@ -3,7 +3,9 @@
 //! --all-targets` stays cheap) is written and folded as the hub does — decisions recorded per
 //! batch of 1,000, a checkpoint every 10,000 inputs, the redb log keeping one per 50,000 — and
 //! then the state at random points is sought (`fold_to`), beside the raw ceiling it avoids:
-//! folding from the first input to the same point. Prints one line per measure.
+//! folding from the first input to the same point; two points are diffed; and the first input
+//! after which one cluster's heartbeat reached a time is found by bisection, beside folding
+//! from zero to it. Prints one line per measure.
 //!
 //! `cargo bench -p flotilla-replay --bench seek_scale` (env `SEEK_EVENTS`, `SEEK_CLUSTERS`,
 //! `SEEK_DIR` to keep the log and reuse it on the next run).
@@ -11,11 +13,13 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use flotilla_core::State;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog};
-use flotilla_replay::{Folder, diff, first_folded, fold_on, fold_to};
+use flotilla_replay::bisect::Answer;
+use flotilla_replay::{Folder, bisect, diff, first_folded, fold_on, fold_to};
 use uuid::Uuid;
 
 /// Inputs per append and per decided batch (the hub's `fold_batch_max`).
@@ -150,6 +154,46 @@ async fn measure(log: &RedbLog, events: u64) {
     );
 }
 
+/// Bisects for the first input after which one cluster's latest heartbeat is at or after the
+/// time of input `target` (a predicate that stays true once true), and checks the answer.
+async fn measure_bisect(log: &RedbLog, events: u64, clusters: u64) {
+    let cluster = format!("member-{:06}", clusters / 2);
+    let target = events * 731 / 1_000;
+    let when = input(target, clusters).time;
+    let holds = |state: &State| {
+        let beat = state
+            .members()
+            .get(&cluster)?
+            .agent
+            .as_ref()?
+            .last_heartbeat;
+        (beat >= when).then(|| format!("{cluster} beat at {beat}"))
+    };
+    let began = Instant::now();
+    let search = bisect(log, &holds, 1..=events).await.expect("bisect");
+    let took = began.elapsed();
+    let Answer::First(hit) = &search.answer else {
+        panic!("the predicate holds once {cluster} beats after #{target}");
+    };
+    // The cluster's first heartbeat at or after input `target`'s time is its next turn.
+    let expected = target + (clusters / 2 + clusters - target % clusters) % clusters + 1;
+    assert_eq!(hit.seq, expected, "bisect found the first heartbeat");
+    let began = Instant::now();
+    let mut from_zero = Folder::default();
+    fold_on(log, &mut from_zero, hit.seq)
+        .await
+        .expect("fold from zero");
+    println!(
+        "bisect: first after #{} in {:.1} ms ({} probes, {} inputs folded, {} checkpoints); folding from zero to it: {:.1} ms",
+        hit.seq,
+        millis(took),
+        search.probes,
+        search.inputs_folded,
+        search.checkpoints_used,
+        millis(began.elapsed())
+    );
+}
+
 fn main() {
     let full = std::env::args().any(|arg| arg == "--bench");
     let events = env_or("SEEK_EVENTS", if full { 10_000_000 } else { 2_000 });
@@ -171,5 +215,6 @@ fn main() {
             bytes as f64 / 1_048_576.0
         );
         measure(&log, events).await;
+        measure_bisect(&log, events, clusters).await;
     });
 }

@@ -6,7 +6,9 @@
 //! - Objects are compared as [`flotilla_projections::render_all`] renders them, every field
 //!   included — `metadata.resourceVersion` too (it moves with every change, and says so; the
 //!   hub renders no `managedFields`). Times in them are event times, so the same two points
-//!   always give the same diff.
+//!   always give the same diff. A `MemberCluster` renders from its member alone, so members
+//!   equal at both points are not rendered at all: the cost follows the members that changed
+//!   and the rest of the hub, not the fleet's size.
 //! - Order is fixed: objects by kind, namespace, name and API group; fields in key order (arrays
 //!   index by index); bindings by placement and cluster; conditions by object, where they sit and
 //!   type.
@@ -152,8 +154,9 @@ pub struct ConditionSide {
 /// What changed from state `a` to state `b`.
 #[must_use]
 pub fn diff(a: &State, b: &State) -> StateDiff {
-    let old = rendered(a);
-    let new = rendered(b);
+    let changed = members_changed(a, b);
+    let old = rendered(a, &changed);
+    let new = rendered(b, &changed);
     let mut result = StateDiff::default();
     for (key, (id, object)) in &new {
         match old.get(key) {
@@ -298,10 +301,26 @@ fn condition_side(side: Option<&ConditionSide>) -> String {
 /// Sort key of a rendered object: kind, namespace, name, API group.
 type ObjectSortKey = (String, String, String, String);
 
-/// Every object of a state, rendered, by [`ObjectSortKey`].
-fn rendered(state: &State) -> BTreeMap<ObjectSortKey, (ObjectId, Value)> {
-    flotilla_projections::render_all(state)
-        .into_iter()
+/// The names of the members that differ between `a` and `b` (added, removed or changed).
+fn members_changed<'a>(a: &'a State, b: &'a State) -> BTreeSet<&'a str> {
+    let (old, new) = (a.members(), b.members());
+    let removed_or_changed = old
+        .iter()
+        .filter(|(name, member)| new.get(*name) != Some(*member));
+    let added = new.keys().filter(|name| !old.contains_key(*name));
+    removed_or_changed
+        .map(|(name, _)| name.as_str())
+        .chain(added.map(String::as_str))
+        .collect()
+}
+
+/// Every object of a state but the members not in `members`, rendered, by [`ObjectSortKey`].
+fn rendered(state: &State, members: &BTreeSet<&str>) -> BTreeMap<ObjectSortKey, (ObjectId, Value)> {
+    let members = members
+        .iter()
+        .filter_map(|name| flotilla_projections::render_member(state, name));
+    members
+        .chain(flotilla_projections::render_all_but_members(state))
         .map(|object| {
             let text = |pointer: &str| {
                 object
