@@ -1,7 +1,8 @@
 //! `flotilla replay` against a running hub's redb log and its export: the state at a point is
 //! what `get` showed then (also over the API's `?at=`), a time names the last input at or
 //! before it, export → import → export is byte-identical and verifies, and a decision altered
-//! in the file is caught by `verify` at its exact sequence.
+//! in the file is caught by `verify` at its exact sequence; a Kubernetes watch from a past
+//! point replays what changed since.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -237,4 +238,46 @@ fn joined_input(line: &str) -> Result<u64, String> {
         .find(|d| d["decisions"].to_string().contains("ClusterJoined"))
         .and_then(|d| d["seq"].as_u64())
         .ok_or_else(|| "no joined decision".to_owned())
+}
+
+/// `GET …/memberclusters?watch=true&at=SEQ`: the objects as they were, then what each later
+/// input changed, in order, then live.
+#[test]
+fn a_watch_from_a_past_point_replays_the_changes_since() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &[])?;
+    ok(&hub, &["apply", "-f", &fixture("agents-fleet.yaml")])?;
+    let then = hub.status()?["seq"].as_u64().ok_or("no seq")?;
+    let members_then = get_json(&hub, &["memberclusters"])?;
+    hub.post_events(&Value::Array(vec![heartbeat("member-2")]))?;
+    let member_2_now = get_json(&hub, &["membercluster", "member-2"])?;
+    let url = format!(
+        "{}/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters?watch=true&at={then}&timeoutSeconds=2",
+        hub.url
+    );
+    let body = tokio::runtime::Runtime::new()
+        .map_err(|e| e.to_string())?
+        .block_on(async { http_client().get(url).send().await?.text().await })
+        .map_err(|e| e.to_string())?;
+    let events: Vec<Value> = body
+        .lines()
+        .map(serde_json::from_str)
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{e}: {body}"))?;
+    let items_then = flotilla_tests::agents::items(&members_then);
+    let (added, later) = events.split_at(items_then.len().min(events.len()));
+    assert!(added.iter().all(|e| e["type"] == "ADDED"), "{body}");
+    assert_eq!(
+        added
+            .iter()
+            .map(|e| e["object"].clone())
+            .collect::<Vec<_>>(),
+        items_then,
+        "the members exactly as get showed them then: {body}"
+    );
+    // The heartbeat that came after: one MODIFIED, to the state get shows now.
+    assert_eq!(later.len(), 1, "{body}");
+    assert_eq!(later[0]["type"], "MODIFIED");
+    assert_eq!(later[0]["object"], member_2_now);
+    hub.stop()
 }

@@ -23,6 +23,7 @@ mod server_side_apply;
 mod status;
 mod unknown_fields;
 mod watch;
+mod watch_past;
 mod write;
 
 use std::collections::HashMap;

@@ -6,7 +6,8 @@
 //! only derived state moved. Without a `resourceVersion` (or with `0`) the stream starts with
 //! an `ADDED` for every current object; from a `resourceVersion` it starts with a `MODIFIED`
 //! for every object stored since then. Deletions made between that version and the start of
-//! the watch are not replayed (the hub keeps no history of renderings).
+//! the watch are not replayed (the hub keeps no history of renderings). With `at=SEQ|TIME` the
+//! watch starts in the past and replays the log from there ([`super::watch_past`]).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -17,10 +18,13 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use flotilla_core::State;
 use flotilla_eventstore::EventLog;
+use flotilla_replay::Point;
 use serde_json::{Value, json};
+use tokio::sync::mpsc::Sender;
 
 use super::read::{matching, table, wants_table};
 use super::selector::Filter;
+use super::watch_past::{Replayed, replay};
 use super::{Api, ApiError, Request, Target};
 
 /// How long a watch runs when the client sets no `timeoutSeconds`.
@@ -34,7 +38,7 @@ const BUFFER: usize = 256;
 
 /// What one watch sends.
 #[derive(Clone)]
-struct Watch {
+pub(super) struct Watch {
     target: Target,
     filter: Filter,
     table: bool,
@@ -61,13 +65,24 @@ pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> R
         .params
         .get("allowWatchBookmarks")
         .is_some_and(|b| b == "true");
+    let at = match request.params.get("at").map(|at| at.parse::<Point>()) {
+        None => None,
+        Some(Ok(point)) => Some(point),
+        Some(Err(error)) => return ApiError::bad_request(error.to_string()).into_response(),
+    };
     let watch = Watch {
         target: target.clone(),
         filter,
         table: wants_table(&request.headers),
     };
     let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(BUFFER);
-    tokio::spawn(run(api.clone(), watch, since, bookmarks, timeout, sender));
+    let options = Options {
+        since,
+        at,
+        bookmarks,
+        timeout,
+    };
+    tokio::spawn(run(api.clone(), watch, options, sender));
     let stream = futures::stream::unfold(receiver, |mut receiver| async move {
         receiver
             .recv()
@@ -82,7 +97,7 @@ pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> R
 }
 
 /// Objects by `namespace/name`.
-type Known = BTreeMap<String, Value>;
+pub(super) type Known = BTreeMap<String, Value>;
 
 fn id(object: &Value) -> String {
     format!(
@@ -141,7 +156,7 @@ fn start(state: &State, watch: &Watch, since: Option<u64>) -> (Vec<Bytes>, Known
 }
 
 /// The lines that take a client from `known` to the state's objects.
-fn changes(state: &State, watch: &Watch, known: &mut Known) -> Vec<Bytes> {
+pub(super) fn changes(state: &State, watch: &Watch, known: &mut Known) -> Vec<Bytes> {
     let mut now = Known::new();
     for object in matching(state, &watch.target, &watch.filter) {
         now.insert(id(&object), object);
@@ -165,7 +180,7 @@ fn changes(state: &State, watch: &Watch, known: &mut Known) -> Vec<Bytes> {
     lines
 }
 
-async fn send_all(sender: &tokio::sync::mpsc::Sender<Bytes>, lines: Vec<Bytes>) -> bool {
+pub(super) async fn send_all(sender: &tokio::sync::mpsc::Sender<Bytes>, lines: Vec<Bytes>) -> bool {
     for line in lines {
         if sender.send(line).await.is_err() {
             return false;
@@ -174,36 +189,37 @@ async fn send_all(sender: &tokio::sync::mpsc::Sender<Bytes>, lines: Vec<Bytes>) 
     true
 }
 
-async fn run<L: EventLog>(
-    api: Api<L>,
-    watch: Watch,
+/// How one watch runs.
+struct Options {
     since: Option<u64>,
+    at: Option<Point>,
     bookmarks: bool,
     timeout: Duration,
-    sender: tokio::sync::mpsc::Sender<Bytes>,
-) {
+}
+
+async fn run<L: EventLog>(api: Api<L>, watch: Watch, options: Options, sender: Sender<Bytes>) {
     let mut folded = api.hub.folded_updates();
     let mut shutdown = api.hub.shutdown_signal();
-    let deadline = tokio::time::Instant::now() + timeout;
-    let first = api.hub.view().map(|view| {
-        let state = &view.folder.state;
-        let (mut lines, known) = start(state, &watch, since);
-        if bookmarks {
-            lines.push(bookmark(state, &watch));
-        }
-        (lines, known)
-    });
-    let Ok((lines, mut known)) = first else {
-        let error = ApiError::internal("the hub's state lock is poisoned").to_status();
-        let _ = sender
-            .send(Bytes::from(
-                json!({"type": "ERROR", "object": error}).to_string(),
-            ))
-            .await;
+    let deadline = tokio::time::Instant::now() + options.timeout;
+    let bookmarks = options.bookmarks;
+    let started = match options.at {
+        Some(at) => start_in_the_past(&api, &watch, at, &sender, deadline).await,
+        None => start_now(&api, &watch, options.since, &sender).await,
+    };
+    let Some(mut known) = started else {
         return;
     };
-    if !send_all(&sender, lines).await {
-        return;
+    if bookmarks {
+        let Ok(line) = api
+            .hub
+            .view()
+            .map(|view| bookmark(&view.folder.state, &watch))
+        else {
+            return;
+        };
+        if !send_all(&sender, vec![line]).await {
+            return;
+        }
     }
     let mut ticker =
         tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
@@ -230,4 +246,75 @@ async fn run<L: EventLog>(
             return;
         }
     }
+}
+
+/// Sends the current objects (or those changed since `since`); what the client then knows.
+async fn start_now<L: EventLog>(
+    api: &Api<L>,
+    watch: &Watch,
+    since: Option<u64>,
+    sender: &Sender<Bytes>,
+) -> Option<Known> {
+    let first = api
+        .hub
+        .view()
+        .map(|view| start(&view.folder.state, watch, since));
+    let Ok((lines, known)) = first else {
+        send_error(sender, "the hub's state lock is poisoned").await;
+        return None;
+    };
+    send_all(sender, lines).await.then_some(known)
+}
+
+/// Sends the objects as they were at `at`, then every change since, input by input, up to
+/// what the hub has folded; what the client then knows.
+async fn start_in_the_past<L: EventLog>(
+    api: &Api<L>,
+    watch: &Watch,
+    at: Point,
+    sender: &Sender<Bytes>,
+    deadline: tokio::time::Instant,
+) -> Option<Known> {
+    let log = api.hub.log().as_ref();
+    let past = async {
+        let seq = flotilla_replay::resolve(log, at).await?;
+        flotilla_replay::fold_to(log, seq).await
+    };
+    let mut folder = match past.await {
+        Ok(folder) => folder,
+        Err(error) => {
+            send_error(sender, &error.to_string()).await;
+            return None;
+        }
+    };
+    let (lines, mut known) = start(&folder.state, watch, None);
+    if !send_all(sender, lines).await {
+        return None;
+    }
+    let until = api.hub.view().map_or(folder.seq, |view| view.folder.seq);
+    match replay(
+        log,
+        &mut folder,
+        until,
+        (watch, &mut known),
+        sender,
+        deadline,
+    )
+    .await
+    {
+        Ok(Replayed::CaughtUp) => Some(known),
+        Ok(Replayed::Stopped) => None,
+        Err(error) => {
+            send_error(sender, &error.to_string()).await;
+            None
+        }
+    }
+}
+
+/// Ends a stream with an `ERROR` line carrying a Kubernetes `Status`.
+async fn send_error(sender: &Sender<Bytes>, message: &str) {
+    let status = ApiError::internal(message).to_status();
+    let mut text = json!({"type": "ERROR", "object": status}).to_string();
+    text.push('\n');
+    let _ = sender.send(Bytes::from(text)).await;
 }
