@@ -22,8 +22,7 @@ use utoipa::{OpenApi, ToSchema};
                        token, 403 when its role may not).",
     ),
     paths(
-        healthz, status, events, kinds, objects, table, describe, log, timeline, explain,
-        metrics
+        healthz, status, events, kinds, objects, table, describe, log, timeline, explain, metrics
     ),
     components(schemas(ErrorBody, StatusBody, LogPage))
 )]
@@ -96,7 +95,8 @@ fn status() {}
 #[utoipa::path(post, path = "/v1/events",
     params(("wait" = Option<bool>, Query, description = "Answer after the events are folded, with their decisions")),
     request_body(content = Value, content_type = "application/json",
-        description = "One JSON event or an array of them (schema: `flotilla schema`)"),
+        description = "One JSON event or an array of them (schema: `flotilla schema`)",
+        example = json!({"schemaVersion": 1, "type": "heartbeat", "cluster": "member1"})),
     responses(
         (status = 200, description = "Per event: its sequence, or why it was refused; with `wait`, its decisions", body = Value),
         (status = 400, description = "The body is not events", body = ErrorBody),
@@ -107,8 +107,8 @@ fn events() {}
 
 #[utoipa::path(get, path = "/v1/kinds",
     params(
-        ("kind" = String, Query, description = "A kind name, plural, short name or `kind.group`"),
-        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time): answer from the state there"),
+        ("kind" = String, Query, description = "A kind name, plural, short name or `kind.group`", example = "crp"),
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time): answer from the state there", example = "3"),
     ),
     responses(
         (status = 200, description = "kind, group, namespaced, plural, version", body = Value),
@@ -120,10 +120,10 @@ fn kinds() {}
 
 #[utoipa::path(get, path = "/v1/objects/{kind}",
     params(
-        ("kind" = String, Path, description = "A kind name"),
+        ("kind" = String, Path, description = "A kind name", example = "crp"),
         ("namespace" = Option<String>, Query, description = "Only this namespace"),
         ("name" = Option<String>, Query, description = "Only the object of this name"),
-        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)"),
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)", example = "3"),
     ),
     responses(
         (status = 200, description = "The objects (or the named one) in KubeFleet's shape", body = Value),
@@ -135,11 +135,11 @@ fn objects() {}
 
 #[utoipa::path(get, path = "/v1/table/{kind}",
     params(
-        ("kind" = String, Path, description = "A kind name"),
+        ("kind" = String, Path, description = "A kind name", example = "crp"),
         ("namespace" = Option<String>, Query, description = "Only this namespace"),
         ("name" = Option<String>, Query, description = "Only the object of this name"),
         ("wide" = Option<bool>, Query, description = "More columns, as `get -o wide`"),
-        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)"),
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)", example = "3"),
     ),
     responses(
         (status = 200, description = "`get`-style table", body = String, content_type = "text/plain"),
@@ -151,10 +151,10 @@ fn table() {}
 
 #[utoipa::path(get, path = "/v1/describe/{kind}/{name}",
     params(
-        ("kind" = String, Path, description = "A kind name"),
-        ("name" = String, Path, description = "The object's name"),
+        ("kind" = String, Path, description = "A kind name", example = "crp"),
+        ("name" = String, Path, description = "The object's name", example = "example-placement"),
         ("namespace" = Option<String>, Query, description = "Its namespace (`default` for a namespaced kind)"),
-        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)"),
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)", example = "3"),
     ),
     responses(
         (status = 200, description = "`describe`-style text", body = String, content_type = "text/plain"),
@@ -194,7 +194,7 @@ fn timeline() {}
 
 #[utoipa::path(get, path = "/v1/explain",
     params(
-        ("placement" = String, Query, description = "The placement"),
+        ("placement" = String, Query, description = "The placement", example = "example-placement"),
         ("cluster" = Option<String>, Query, description = "Why this cluster has its version (else: why the rollout waits)"),
         ("namespace" = Option<String>, Query, description = "The placement's namespace"),
         ("at" = Option<String>, Query, description = "At this point (`SEQ` or an RFC 3339 time)"),

@@ -290,12 +290,12 @@ fn fold_span(seq: u64, envelope: &flotilla_core::Envelope) -> tracing::Span {
     let span = tracing::trace_span!(
         "fold",
         seq,
-        kind = envelope.input.kind_name(),
+        kind = envelope.payload.kind_name(),
         placement = Empty,
         cluster = Empty
     );
     if !span.is_disabled() {
-        let about = About::of_input(&envelope.input);
+        let about = About::of_input(&envelope.payload);
         if let Some(placement) = &about.placement {
             span.record("placement", tracing::field::display(placement));
         }

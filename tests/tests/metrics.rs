@@ -38,14 +38,19 @@ fn get_text(hub: &HubProcess, path: &str) -> Result<String, String> {
                 response.text().await.map_err(|e| e.to_string())
             })
         });
-        fetch.join().map_err(|_| "fetch thread panicked".to_owned())?
+        fetch
+            .join()
+            .map_err(|_| "fetch thread panicked".to_owned())?
     })
 }
 
 fn scrape(hub: &HubProcess) -> Result<Scrape, String> {
     let text = get_text(hub, "/metrics")?;
     let mut series = Scrape::new();
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         let (name, value) = line
             .rsplit_once(' ')
             .ok_or_else(|| format!("not a sample line: {line:?}"))?;
@@ -101,7 +106,10 @@ fn recorded_tallies(hub: &HubProcess) -> Result<(Scrape, Scrape), String> {
     let log: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let (mut kinds, mut codes) = (Scrape::new(), Scrape::new());
     let decisions = log["decisions"].as_array().cloned().unwrap_or_default();
-    for decision in decisions.iter().flat_map(|d| d["decisions"].as_array().cloned()) {
+    for decision in decisions
+        .iter()
+        .flat_map(|d| d["decisions"].as_array().cloned())
+    {
         for one in decision {
             let Some((kind, body)) = one.as_object().and_then(|o| o.iter().next()) else {
                 return Err(format!("not a tagged decision: {one}"));
@@ -126,14 +134,22 @@ fn heartbeat(cluster: &str) -> Value {
 #[test]
 fn metrics_move_as_events_are_folded() -> Result<(), String> {
     let data = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let extra = ["--test-clock", "2026-03-01T00:00:00Z", "--checkpoint-every", "4"];
+    let extra = [
+        "--test-clock",
+        "2026-03-01T00:00:00Z",
+        "--checkpoint-every",
+        "4",
+    ];
     let hub = HubProcess::start(&binary(), data.path(), &extra)?;
 
     let empty = scrape(&hub)?;
     assert_eq!(value(&empty, "flotilla_events_folded_total")?, 0.0);
     assert_eq!(value(&empty, "flotilla_fold_lag_events")?, 0.0);
     assert_eq!(value(&empty, "flotilla_clusters{health=\"Healthy\"}")?, 0.0);
-    assert_eq!(value(&empty, "flotilla_update_runs{state=\"Progressing\"}")?, 0.0);
+    assert_eq!(
+        value(&empty, "flotilla_update_runs{state=\"Progressing\"}")?,
+        0.0
+    );
 
     ok(&hub, &["apply", "-f", &fixture("staged-fleet.yaml")])?;
     let beats = ["member1", "member2", "member3", "ghost"].map(heartbeat);
@@ -160,18 +176,24 @@ fn metrics_move_as_events_are_folded() -> Result<(), String> {
     assert_eq!(value(&after, "flotilla_clusters{health=\"Healthy\"}")?, 3.0);
     assert_eq!(value(&after, "flotilla_clusters{health=\"Unknown\"}")?, 0.0);
     assert_eq!(family_sum(&after, "flotilla_placements"), 1.0);
-    assert_eq!(value(&after, "flotilla_update_runs{state=\"Initialized\"}")?, 1.0);
+    assert_eq!(
+        value(&after, "flotilla_update_runs{state=\"Initialized\"}")?,
+        1.0
+    );
     // One append per command or POST: the fleet, the heartbeats, the rollout and the run.
     assert!(value(&after, "flotilla_append_seconds_count")? >= 4.0);
-    assert!(value(&after, "flotilla_checkpoint_bytes")? > 0.0, "checkpoint every 4");
+    assert!(
+        value(&after, "flotilla_checkpoint_bytes")? > 0.0,
+        "checkpoint every 4"
+    );
     assert!(value(&after, "flotilla_checkpoint_seconds_count")? >= 1.0);
 
     let more = ["member1", "member2", "member3"].map(heartbeat);
     hub.post_events(&Value::Array(more.to_vec()))?;
     let later = scrape(&hub)?;
     assert_eq!(folded_seq(&hub)?, seq + 3, "nothing else was appended");
-    let moved =
-        value(&later, "flotilla_events_folded_total")? - value(&after, "flotilla_events_folded_total")?;
+    let moved = value(&later, "flotilla_events_folded_total")?
+        - value(&after, "flotilla_events_folded_total")?;
     assert_eq!(moved, 3.0, "exactly the three heartbeats folded");
     let appends = value(&later, "flotilla_append_seconds_count")?
         - value(&after, "flotilla_append_seconds_count")?;

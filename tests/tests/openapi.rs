@@ -51,7 +51,9 @@ fn get_json(hub: &HubProcess, path: &str) -> Result<Value, String> {
                 response.json().await.map_err(|e| e.to_string())
             })
         });
-        fetch.join().map_err(|_| "fetch thread panicked".to_owned())?
+        fetch
+            .join()
+            .map_err(|_| "fetch thread panicked".to_owned())?
     })
 }
 

@@ -77,7 +77,9 @@ pub(super) fn publish_fleet<L: EventLog>(hub: &Hub<L>) -> Result<(), HubError> {
     let state = &view.folder.state;
     let mut clusters = zeros("health", &HEALTHS);
     for member in state.members().values() {
-        *clusters.entry(labels("health", health(member))).or_default() += 1;
+        *clusters
+            .entry(labels("health", health(member)))
+            .or_default() += 1;
     }
     let mut runs = zeros("state", &RUN_STATES);
     for run in state.update_runs().values() {
@@ -169,7 +171,10 @@ fn labels(name: &'static str, value: &str) -> Labels {
 
 /// Every value of a label at 0.
 fn zeros(name: &'static str, values: &[&str]) -> BTreeMap<Labels, u64> {
-    values.iter().map(|value| (labels(name, value), 0)).collect()
+    values
+        .iter()
+        .map(|value| (labels(name, value), 0))
+        .collect()
 }
 
 /// Sets a gauge family to `counts`; a series set by an earlier scrape and absent now is set to
@@ -182,10 +187,10 @@ fn set_family(name: &'static str, counts: BTreeMap<Labels, u64>) {
         .unwrap_or_else(PoisonError::into_inner);
     let known = seen.entry(name).or_default();
     for gone in known.iter().filter(|series| !counts.contains_key(*series)) {
-        metrics::gauge!(name, &to_labels(gone)).set(0.0);
+        metrics::gauge!(name, to_labels(gone)).set(0.0);
     }
     for (series, count) in counts {
-        metrics::gauge!(name, &to_labels(&series)).set(as_f64(count));
+        metrics::gauge!(name, to_labels(&series)).set(as_f64(count));
         known.insert(series);
     }
 }

@@ -92,18 +92,30 @@ fn builder() -> PrometheusBuilder {
 
 /// Help texts, and the counters every scrape shows from the start (at 0).
 fn describe() {
-    metrics::describe_counter!(EVENTS_FOLDED, "Inputs folded by this process's writer or follower");
+    metrics::describe_counter!(
+        EVENTS_FOLDED,
+        "Inputs folded by this process's writer or follower"
+    );
     metrics::describe_counter!(DECISIONS, "Decisions of folded inputs, by kind");
     metrics::describe_counter!(REJECTIONS, "Rejected inputs, by code");
     metrics::describe_gauge!(FOLD_LAG_EVENTS, "Inputs in the log not folded yet");
-    metrics::describe_gauge!(FOLD_LAG_SECONDS, "Wait of the oldest unfolded input, seconds");
+    metrics::describe_gauge!(
+        FOLD_LAG_SECONDS,
+        "Wait of the oldest unfolded input, seconds"
+    );
     metrics::describe_gauge!(FOLDED_SEQ, "The last folded input sequence");
     metrics::describe_gauge!(CLUSTERS, "Member clusters by health");
     metrics::describe_gauge!(PLACEMENTS, "Placements by last shown condition and status");
     metrics::describe_gauge!(UPDATE_RUNS, "Staged update runs by state");
     metrics::describe_histogram!(APPEND_SECONDS, "Seconds per append to the log");
-    metrics::describe_gauge!(CHECKPOINT_BYTES, "Size of the last checkpoint written, bytes");
-    metrics::describe_histogram!(CHECKPOINT_SECONDS, "Seconds per checkpoint (encode + write)");
+    metrics::describe_gauge!(
+        CHECKPOINT_BYTES,
+        "Size of the last checkpoint written, bytes"
+    );
+    metrics::describe_histogram!(
+        CHECKPOINT_SECONDS,
+        "Seconds per checkpoint (encode + write)"
+    );
     metrics::counter!(EVENTS_FOLDED).increment(0);
 }
 
@@ -161,7 +173,10 @@ pub async fn scrape<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
         tracing::warn!(%error, "cannot read the folded state for /metrics");
     }
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         handle.render(),
     )
         .into_response()
