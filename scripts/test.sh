@@ -11,4 +11,6 @@ nats-server --version
 python3 -m pip install --quiet nats-py
 # The Kubernetes API tests use the official Python client, as a user script would.
 python3 -m pip install --quiet kubernetes
+# The OpenAPI test runs schemathesis against the hub's /openapi.json.
+python3 -m pip install --quiet schemathesis
 cargo test --workspace --all-targets

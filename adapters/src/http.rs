@@ -12,6 +12,8 @@
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
 //! | GET | `/v1/timeline?placement=&cluster=&run=&namespace=&after=&until=` | `replay timeline` as JSON |
 //! | GET | `/v1/explain?placement=&cluster=&namespace=&at=` | `replay explain` as JSON |
+//! | GET | `/metrics` | Prometheus text (`docs/observability.md`) |
+//! | GET | `/openapi.json` | OpenAPI 3.1 of this table (not of the Kubernetes API) |
 //! | POST | `/v1/test/clock` | test only (`serve --test-clock`): `{"advanceSeconds": N}` or `{"set": TIME}` moves the hub's clock; 404 otherwise |
 //!
 //! `kinds`, `objects`, `table` and `describe` take `at=SEQ|TIME`: they then answer from the
@@ -54,6 +56,8 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/test/clock", post(test_clock::<L>))
         .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
         .route("/v1/explain", get(crate::http_replay::explain::<L>))
+        .route("/metrics", get(crate::hub_metrics::scrape::<L>))
+        .route("/openapi.json", get(crate::api_doc::openapi_json))
         .with_state(hub.clone())
         .merge(crate::kube::router(hub))
 }

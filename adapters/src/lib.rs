@@ -2,6 +2,7 @@
 //! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
 
 pub mod agent;
+pub mod api_doc;
 pub mod auth;
 pub mod cli;
 pub mod client;
@@ -11,6 +12,7 @@ pub mod demo_agents;
 pub mod entry;
 pub mod http;
 mod http_replay;
+pub mod hub_metrics;
 pub mod ingest;
 pub mod json_event;
 pub mod kube;

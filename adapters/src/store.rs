@@ -116,7 +116,7 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.claim_writer_position())
     }
 
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
         dispatch!(self, log => log.save_checkpoint(checkpoint))
     }
 

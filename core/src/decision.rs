@@ -214,6 +214,37 @@ impl Decision {
     pub fn is_rejection(&self) -> bool {
         matches!(self, Decision::Rejected { .. })
     }
+
+    /// The variant's name, stable as the stored format's (metrics and traces group by it).
+    #[must_use]
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Decision::Rejected { .. } => "Rejected",
+            Decision::ObjectStored { .. } => "ObjectStored",
+            Decision::ObjectUnchanged { .. } => "ObjectUnchanged",
+            Decision::ObjectDeleted { .. } => "ObjectDeleted",
+            Decision::ClusterJoined { .. } => "ClusterJoined",
+            Decision::ClusterHealthChanged { .. } => "ClusterHealthChanged",
+            Decision::ClusterLeft { .. } => "ClusterLeft",
+            Decision::WorkReported { .. } => "WorkReported",
+            Decision::PolicySnapshotTaken { .. } => "PolicySnapshotTaken",
+            Decision::ResourceSnapshotTaken { .. } => "ResourceSnapshotTaken",
+            Decision::ClusterScheduled { .. } => "ClusterScheduled",
+            Decision::ClusterUnscheduled { .. } => "ClusterUnscheduled",
+            Decision::SchedulingChanged { .. } => "SchedulingChanged",
+            Decision::RolloutStarted { .. } => "RolloutStarted",
+            Decision::BindingRemoved { .. } => "BindingRemoved",
+            Decision::OverrideSnapshotTaken { .. } => "OverrideSnapshotTaken",
+            Decision::UpdateRunInitialized { .. } => "UpdateRunInitialized",
+            Decision::UpdateRunStageChanged { .. } => "UpdateRunStageChanged",
+            Decision::ApprovalRequested { .. } => "ApprovalRequested",
+            Decision::ApprovalGranted { .. } => "ApprovalGranted",
+            Decision::UpdateRunClusterUpdated { .. } => "UpdateRunClusterUpdated",
+            Decision::UpdateRunStateChanged { .. } => "UpdateRunStateChanged",
+            Decision::UpdateRunFinished { .. } => "UpdateRunFinished",
+            Decision::EvictionReconciled { .. } => "EvictionReconciled",
+        }
+    }
 }
 
 /// Why an input was refused. The names are stable: publishers match on them.
@@ -316,6 +347,14 @@ mod tests {
             | RejectCode::DuplicateEvent
             | RejectCode::NotLeaving => RejectCode::ALL.contains(&code),
         }
+    }
+
+    #[test]
+    fn a_kind_name_is_the_stored_tag() -> Result<(), String> {
+        let decision = super::rejected(RejectCode::NotFound, "gone");
+        let stored = serde_json::to_value(&decision).map_err(|e| e.to_string())?;
+        assert!(stored.get(decision.kind_name()).is_some(), "{stored}");
+        Ok(())
     }
 
     #[test]

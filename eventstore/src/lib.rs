@@ -159,11 +159,12 @@ pub trait EventLog: Send + Sync + 'static {
         self.last_decided_seq()
     }
 
-    /// Stores a checkpoint (replacing older ones is allowed; the newest must survive).
+    /// Stores a checkpoint (replacing older ones is allowed; the newest must survive); returns
+    /// the size of the record written in bytes (0 when a newer stored checkpoint was kept).
     fn save_checkpoint(
         &self,
         checkpoint: &Checkpoint,
-    ) -> impl Future<Output = Result<(), LogError>> + Send;
+    ) -> impl Future<Output = Result<u64, LogError>> + Send;
 
     /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
     fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;

@@ -508,7 +508,7 @@ impl EventLog for NatsLog {
         Ok(fence.last_decided)
     }
 
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
         checkpoints::save(&self.checkpoints, checkpoint).await
     }
 

@@ -383,16 +383,18 @@ impl EventLog for RedbLog {
         Ok(self.progress.decided.load(Ordering::Acquire))
     }
 
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), LogError> {
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
         // Encoded on the caller's task: the checkpoint is borrowed, and copying the whole state
         // to encode it elsewhere would cost more than encoding it here.
         let record = encode_checkpoint_record(checkpoint)?;
+        let bytes = u64::try_from(record.len()).unwrap_or(u64::MAX);
         let work = Work::Checkpoint {
             seq: checkpoint.seq,
             record,
         };
         let (reply, answer) = oneshot::channel();
-        self.submit(work, Reply::Done(reply), answer).await
+        self.submit(work, Reply::Done(reply), answer).await?;
+        Ok(bytes)
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {

@@ -139,19 +139,22 @@ async fn measure(log: &RedbLog, events: u64) {
         millis(worst),
         millis(ceiling)
     );
-    let (a, b) = (
-        points[SEEKS as usize / 2],
-        points[SEEKS as usize / 2] + 1_000,
-    );
-    let began = Instant::now();
-    let first = fold_to(log, a).await.expect("seek a");
-    let second = fold_to(log, b).await.expect("seek b");
-    let changed = diff(&first.state, &second.state);
-    println!(
-        "diff #{a} -> #{b}: {:.1} ms ({} objects changed)",
-        millis(began.elapsed()),
-        changed.changed.len()
-    );
+    for apart in [10, 1_000] {
+        let a = points[SEEKS as usize / 2];
+        let b = a + apart;
+        let began = Instant::now();
+        let first = fold_to(log, a).await.expect("seek a");
+        let mut second = first.clone();
+        fold_on(log, &mut second, b).await.expect("fold on to b");
+        let sought = began.elapsed();
+        let changed = diff(&first.state, &second.state);
+        println!(
+            "diff #{a} -> #{b}: {:.1} ms ({:.1} ms of it seeking; {} objects changed)",
+            millis(began.elapsed()),
+            millis(sought),
+            changed.changed.len()
+        );
+    }
 }
 
 /// Bisects for the first input after which one cluster's latest heartbeat is at or after the

@@ -18,6 +18,7 @@ use flotilla_core::{Decision, Decisions, Envelope, RejectCode, State};
 use flotilla_eventstore::{Checkpoint, DecisionBatch, EventLog, StoredEvent};
 use uuid::Uuid;
 
+use crate::timeline::names::About;
 use crate::{READ_BATCH_MAX, ReplayError};
 
 /// A fold step: the core's [`flotilla_core::step`], or — only to prove that `verify` catches
@@ -138,8 +139,10 @@ impl Folder {
                     ),
                 )],
                 _ => {
+                    let _span = fold_span(event.seq, envelope).entered();
                     let decisions = (self.step)(&mut self.state, envelope);
                     check_invariants(&self.state, event.seq);
+                    trace_decisions(&decisions);
                     decisions
                 }
             },
@@ -301,4 +304,43 @@ fn recorded_by_seq(batches: &[DecisionBatch]) -> BTreeMap<u64, &Decisions> {
         .flat_map(|batch| batch.decisions.iter())
         .map(|(seq, decisions)| (*seq, decisions))
         .collect()
+}
+
+/// The `trace`-level span of one input's fold: its sequence and kind, and the placement and
+/// cluster it names. Naming them costs a lookup, so it is done only when the span is enabled.
+fn fold_span(seq: u64, envelope: &flotilla_core::Envelope) -> tracing::Span {
+    use tracing::field::Empty;
+    let span = tracing::trace_span!(
+        "fold",
+        seq,
+        kind = envelope.payload.kind_name(),
+        placement = Empty,
+        cluster = Empty
+    );
+    if !span.is_disabled() {
+        let about = About::of_input(&envelope.payload);
+        if let Some(placement) = &about.placement {
+            span.record("placement", tracing::field::display(placement));
+        }
+        if let Some(cluster) = &about.cluster {
+            span.record("cluster", cluster.as_str());
+        }
+    }
+    span
+}
+
+/// One `trace` event per decision, inside the input's span, naming its kind and what it names.
+fn trace_decisions(decisions: &[Decision]) {
+    if !tracing::enabled!(tracing::Level::TRACE) {
+        return;
+    }
+    for decision in decisions {
+        let about = About::of_decision(decision);
+        tracing::trace!(
+            kind = decision.kind_name(),
+            placement = about.placement.as_ref().map(tracing::field::display),
+            cluster = about.cluster.as_deref(),
+            "decided"
+        );
+    }
 }

@@ -79,6 +79,7 @@ impl<L: EventLog> Hub<L> {
         let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
         let from = view.folder.seq + 1;
         let folded = view.folder.fold_records(events, first, batches)?;
+        crate::hub_metrics::record_folded(&folded.decisions);
         let upto = view.folder.seq;
         let mut verification = Verification::default();
         for batch in batches {

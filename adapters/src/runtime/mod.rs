@@ -133,6 +133,8 @@ impl<L: EventLog> Hub<L> {
     /// # Errors
     /// The log cannot be read, or it has a gap.
     pub async fn open(log: Arc<L>, config: HubConfig) -> Result<Self, HubError> {
+        // Installed before anything is recorded, or the first records would go nowhere.
+        crate::hub_metrics::handle();
         let decided = log.last_decided_seq().await?;
         let mut folder = match log.load_checkpoint().await? {
             Some(checkpoint) if checkpoint.seq <= decided => Folder::from_checkpoint(checkpoint),
@@ -195,14 +197,19 @@ impl<L: EventLog> Hub<L> {
     /// # Errors
     /// When the log refuses them.
     pub async fn submit(&self, mut events: Vec<Envelope>) -> Result<Vec<Appended>, HubError> {
-        let Some(clock) = &self.config.test_clock else {
-            return Ok(self.log.append(events, AppendTime::Assigned).await?);
+        let started = std::time::Instant::now();
+        let appended = match &self.config.test_clock {
+            None => self.log.append(events, AppendTime::Assigned).await?,
+            Some(clock) => {
+                let now = clock.now();
+                for event in &mut events {
+                    event.time = now;
+                }
+                self.log.append(events, AppendTime::AsGiven).await?
+            }
         };
-        let now = clock.now();
-        for event in &mut events {
-            event.time = now;
-        }
-        Ok(self.log.append(events, AppendTime::AsGiven).await?)
+        crate::hub_metrics::record_append(started.elapsed());
+        Ok(appended)
     }
 
     /// The hub's time: the system's, or the test clock's.
@@ -329,8 +336,15 @@ impl<L: EventLog> Hub<L> {
         events: &[flotilla_eventstore::StoredEvent],
         first: std::collections::BTreeMap<uuid::Uuid, u64>,
     ) -> Result<FoldedBatch, HubError> {
+        let _span = tracing::debug_span!(
+            "writer_fold",
+            from_seq = events.first().map(|e| e.seq),
+            to_seq = events.last().map(|e| e.seq),
+        )
+        .entered();
         let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
         let folded = view.folder.fold_records(events, first, &[])?;
+        crate::hub_metrics::record_folded(&folded.decisions);
         let Some(last_input_seq) = folded.decisions.last().map(|(seq, _)| *seq) else {
             return Ok((None, Vec::new(), folded.stopped));
         };
@@ -376,6 +390,7 @@ impl<L: EventLog> Hub<L> {
     /// # Errors
     /// When the state cannot be encoded or the log refuses it.
     pub async fn checkpoint(&self) -> Result<(), HubError> {
+        let started = std::time::Instant::now();
         let checkpoint = {
             let view = self.view()?;
             if view.fenced.is_some()
@@ -387,8 +402,9 @@ impl<L: EventLog> Hub<L> {
             }
             view.folder.checkpoint()?
         };
-        self.log.save_checkpoint(&checkpoint).await?;
-        tracing::debug!(seq = checkpoint.seq, hash = %checkpoint.hash, "checkpoint written");
+        let bytes = self.log.save_checkpoint(&checkpoint).await?;
+        crate::hub_metrics::record_checkpoint(bytes, started.elapsed());
+        tracing::debug!(seq = checkpoint.seq, hash = %checkpoint.hash, bytes, "checkpoint written");
         Ok(())
     }
 }

@@ -37,7 +37,7 @@ const CHUNK_BYTES: usize = 512 * 1024;
 const CHUNKS_PER_TIMEOUT: usize = 16;
 
 /// Saves `checkpoint` unless the stored one is newer.
-pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<(), LogError> {
+pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<u64, LogError> {
     if let Some(stored) = stored_info(store).await? {
         let stored_seq = metadata_seq(&stored);
         if stored_seq.is_some_and(|seq| seq > checkpoint.seq) {
@@ -46,7 +46,7 @@ pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result
                 seq = checkpoint.seq,
                 "a newer checkpoint is stored; not replacing it"
             );
-            return Ok(());
+            return Ok(0);
         }
     }
     let record = checkpoint::encode(checkpoint.seq, &checkpoint.hash, &checkpoint.state)?;
@@ -65,7 +65,7 @@ pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result
         .put(meta, &mut record.as_slice())
         .await
         .map_err(|err| LogError::Nats(format!("put checkpoint {}: {err}", checkpoint.seq)))?;
-    Ok(())
+    Ok(u64::try_from(record.len()).unwrap_or(u64::MAX))
 }
 
 /// Loads the stored checkpoint, if any.

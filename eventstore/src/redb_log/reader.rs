@@ -124,7 +124,7 @@ impl EventLog for RedbReader {
         Ok(self.read("read heads", reads::heads).await?.1)
     }
 
-    async fn save_checkpoint(&self, _: &Checkpoint) -> Result<(), LogError> {
+    async fn save_checkpoint(&self, _: &Checkpoint) -> Result<u64, LogError> {
         Err(self.refused())
     }
 

@@ -20,7 +20,7 @@
 //!   its decisions indented beneath. Deterministic: the order is the log's, times are the log's.
 
 mod inputs;
-mod names;
+pub(crate) mod names;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::model::ObjectKey;

@@ -1,0 +1,183 @@
+//! The hub's metrics, in Prometheus text at `GET /metrics` on the hub's own listener
+//! (`docs/observability.md` lists them).
+//!
+//! One `metrics` recorder per process, installed on first use ([`handle`]): every hub in the
+//! process records into it, so two hubs in one test process share their series. Counters and
+//! the histogram are recorded where the work happens (the writer's and a follower's fold,
+//! [`crate::runtime::Hub::submit`], checkpoints); per-event work only adds to counters. What
+//! needs a whole-state scan — clusters by health, placements and runs by state — and the fold
+//! lag are computed when `/metrics` is scraped, from the folded view ([`scrape`]).
+
+mod fleet;
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use flotilla_core::{Decision, Decisions};
+use flotilla_eventstore::EventLog;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+use crate::runtime::Hub;
+
+/// Inputs folded by this process's writer or follower (not the re-fold at start).
+pub const EVENTS_FOLDED: &str = "flotilla_events_folded_total";
+/// Decisions of folded inputs, by `kind` (the decision's variant).
+pub const DECISIONS: &str = "flotilla_decisions_total";
+/// Rejections among them, by `code`.
+pub const REJECTIONS: &str = "flotilla_rejections_total";
+/// Inputs in the log not folded yet (the log's last sequence minus the folded one).
+pub const FOLD_LAG_EVENTS: &str = "flotilla_fold_lag_events";
+/// How long the oldest unfolded input has waited: the hub's now minus its log time.
+pub const FOLD_LAG_SECONDS: &str = "flotilla_fold_lag_seconds";
+/// The last folded input sequence.
+pub const FOLDED_SEQ: &str = "flotilla_folded_seq";
+/// Member clusters by `health`.
+pub const CLUSTERS: &str = "flotilla_clusters";
+/// Placements by their last shown `condition` and its `status`.
+pub const PLACEMENTS: &str = "flotilla_placements";
+/// Staged update runs by `state`.
+pub const UPDATE_RUNS: &str = "flotilla_update_runs";
+/// Seconds each append to the log took (`Hub::submit`).
+pub const APPEND_SECONDS: &str = "flotilla_append_seconds";
+/// Size of the last checkpoint written, in bytes.
+pub const CHECKPOINT_BYTES: &str = "flotilla_checkpoint_bytes";
+/// Seconds each checkpoint took to encode and write.
+pub const CHECKPOINT_SECONDS: &str = "flotilla_checkpoint_seconds";
+
+/// Buckets of the append latency histogram, in seconds.
+const APPEND_BUCKETS_SECONDS: [f64; 12] = [
+    0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+];
+/// Buckets of the checkpoint time histogram, in seconds.
+const CHECKPOINT_BUCKETS_SECONDS: [f64; 9] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0];
+/// How often the recorder drains histogram samples between scrapes (they pile up otherwise).
+pub const UPKEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// The process's recorder handle, installing the recorder on first use.
+pub fn handle() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = builder().build_recorder();
+        let handle = recorder.handle();
+        match metrics::set_global_recorder(recorder) {
+            Ok(()) => describe(),
+            // Another recorder came first (an embedding program's): it gets the series, and
+            // `/metrics` renders this one's, which stays empty.
+            Err(error) => tracing::warn!(%error, "a metrics recorder is already installed"),
+        }
+        handle
+    })
+}
+
+/// The recorder's settings: histograms with buckets rather than summaries.
+fn builder() -> PrometheusBuilder {
+    let plain = PrometheusBuilder::new();
+    let bucketed = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Full(APPEND_SECONDS.to_owned()),
+            &APPEND_BUCKETS_SECONDS,
+        )
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                Matcher::Full(CHECKPOINT_SECONDS.to_owned()),
+                &CHECKPOINT_BUCKETS_SECONDS,
+            )
+        });
+    bucketed.unwrap_or(plain)
+}
+
+/// Help texts, and the counters every scrape shows from the start (at 0).
+fn describe() {
+    metrics::describe_counter!(
+        EVENTS_FOLDED,
+        "Inputs folded by this process's writer or follower"
+    );
+    metrics::describe_counter!(DECISIONS, "Decisions of folded inputs, by kind");
+    metrics::describe_counter!(REJECTIONS, "Rejected inputs, by code");
+    metrics::describe_gauge!(FOLD_LAG_EVENTS, "Inputs in the log not folded yet");
+    metrics::describe_gauge!(
+        FOLD_LAG_SECONDS,
+        "Wait of the oldest unfolded input, seconds"
+    );
+    metrics::describe_gauge!(FOLDED_SEQ, "The last folded input sequence");
+    metrics::describe_gauge!(CLUSTERS, "Member clusters by health");
+    metrics::describe_gauge!(PLACEMENTS, "Placements by last shown condition and status");
+    metrics::describe_gauge!(UPDATE_RUNS, "Staged update runs by state");
+    metrics::describe_histogram!(APPEND_SECONDS, "Seconds per append to the log");
+    metrics::describe_gauge!(
+        CHECKPOINT_BYTES,
+        "Size of the last checkpoint written, bytes"
+    );
+    metrics::describe_histogram!(
+        CHECKPOINT_SECONDS,
+        "Seconds per checkpoint (encode + write)"
+    );
+    metrics::counter!(EVENTS_FOLDED).increment(0);
+}
+
+/// Counts one fold round: every input folded, its decisions by kind and rejections by code.
+/// Tallied first, so the registry is looked up once per kind, not once per decision.
+pub fn record_folded(folded: &[(u64, Decisions)]) {
+    handle();
+    let inputs = u64::try_from(folded.len()).unwrap_or(u64::MAX);
+    metrics::counter!(EVENTS_FOLDED).increment(inputs);
+    let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut codes: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for decision in folded.iter().flat_map(|(_, decisions)| decisions) {
+        *kinds.entry(decision.kind_name()).or_default() += 1;
+        if let Decision::Rejected { code, .. } = decision {
+            *codes.entry(code.as_str()).or_default() += 1;
+        }
+    }
+    for (kind, count) in kinds {
+        metrics::counter!(DECISIONS, "kind" => kind).increment(count);
+    }
+    for (code, count) in codes {
+        metrics::counter!(REJECTIONS, "code" => code).increment(count);
+    }
+}
+
+/// Records how long one append took.
+pub fn record_append(took: Duration) {
+    handle();
+    metrics::histogram!(APPEND_SECONDS).record(took.as_secs_f64());
+}
+
+/// Records a checkpoint written: its size and how long it took.
+#[allow(clippy::cast_precision_loss)] // a checkpoint is far below 2^52 bytes
+pub fn record_checkpoint(bytes: u64, took: Duration) {
+    handle();
+    metrics::gauge!(CHECKPOINT_BYTES).set(bytes as f64);
+    metrics::histogram!(CHECKPOINT_SECONDS).record(took.as_secs_f64());
+}
+
+/// Drains histogram samples every [`UPKEEP_EVERY`] until the hub shuts down.
+pub async fn run_upkeep<L: EventLog>(hub: Hub<L>) {
+    let mut shutdown = hub.shutdown_signal();
+    while !*shutdown.borrow() {
+        handle().run_upkeep();
+        crate::runtime::pause_or_stop(UPKEEP_EVERY, &mut shutdown).await;
+    }
+}
+
+/// `GET /metrics`: sets the scrape-time gauges from the folded view and the log, then renders
+/// everything in Prometheus text format.
+pub async fn scrape<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
+    let handle = handle();
+    fleet::publish_lag(&hub).await;
+    if let Err(error) = fleet::publish_fleet(&hub) {
+        tracing::warn!(%error, "cannot read the folded state for /metrics");
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        handle.render(),
+    )
+        .into_response()
+}
