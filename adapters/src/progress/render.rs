@@ -127,26 +127,34 @@ impl Bars {
                 bar.finish_and_clear();
                 self.multi.remove(&bar);
             }
-            for name in names {
-                let bar = self.multi.add(ProgressBar::new(0));
+            for (name, shown) in names.into_iter().zip(&view.bars) {
+                // Set up hidden, so that the first frame already shows the counts.
+                let bar =
+                    ProgressBar::with_draw_target(Some(shown.total), ProgressDrawTarget::hidden());
                 bar.set_style(Self::style());
                 bar.set_prefix(name.clone());
-                self.bars.push((name, bar));
+                update(&bar, shown);
+                self.bars.push((name, self.multi.add(bar)));
             }
         }
         for ((_, bar), shown) in self.bars.iter().zip(&view.bars) {
-            bar.set_length(shown.total);
-            bar.set_position(shown.done);
-            bar.set_message(format!("{} {}", shown.kind.unit(), shown.note));
+            update(bar, shown);
         }
     }
 
     fn finish(&mut self) {
         self.headline.finish();
+        // `abandon`, not `finish`: finishing would fill the bar, and a waiting stage is not done.
         for (_, bar) in &self.bars {
-            bar.finish();
+            bar.abandon();
         }
     }
+}
+
+fn update(bar: &ProgressBar, shown: &Bar) {
+    bar.set_message(format!("{} {}", shown.kind.unit(), shown.note));
+    bar.set_length(shown.total);
+    bar.set_position(shown.done);
 }
 
 fn bar_key(bar: &Bar) -> String {
