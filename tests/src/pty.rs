@@ -1,14 +1,15 @@
 //! Running a command inside a pseudo-terminal, for tests of what `flotilla` draws on a terminal
 //! (`tests/progress_pty.rs`): its stdin, stdout and stderr are the pty's terminal side, so
 //! `isatty` holds for it; everything it writes is collected from the controlling side until it
-//! exits, which is waited for at most a given time and then killed.
+//! exits, which is waited for at most a given time and then killed. [`run_piped`] is the same
+//! with stdout a pipe, for the plain output.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -25,12 +26,13 @@ const WINDOW: Winsize = Winsize {
 /// How long the output may take to drain after the process exited.
 const DRAIN_MAX: Duration = Duration::from_secs(5);
 
-/// A finished command run in a pty.
+/// A finished command.
 #[derive(Debug)]
-pub struct PtyRun {
+pub struct Ran {
     /// How it exited.
     pub status: ExitStatus,
-    /// Everything it wrote to the terminal (escape sequences included, `\r\n` line ends).
+    /// In a pty, everything it wrote to the terminal (escape sequences included, `\r\n` line
+    /// ends); piped, its stdout.
     pub output: String,
 }
 
@@ -44,20 +46,53 @@ pub fn run_in_pty(
     args: &[&str],
     env: &[(&str, &str)],
     limit: Duration,
-) -> Result<PtyRun, String> {
+) -> Result<Ran, String> {
     let (controller, terminal) = open_pty()?;
-    let stdio = |file: &File| file.try_clone().map(Stdio::from).map_err(|e| e.to_string());
+    let terminal_side = |file: &File| file.try_clone().map(Stdio::from).map_err(|e| e.to_string());
+    // A temporary `Command`: it holds its copies of the terminal side until dropped.
+    let child = Command::new(binary)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(terminal_side(&terminal)?)
+        .stdout(terminal_side(&terminal)?)
+        .stderr(terminal_side(&terminal)?)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
+    // Only the child holds the terminal side now, so reading ends when it exits.
+    drop(terminal);
+    finish(child, collect(controller), args, limit)
+}
+
+/// Runs `binary args…` with `env`, stdin empty, stdout a pipe and stderr inherited; waits for
+/// it to exit, at most `limit`.
+///
+/// # Errors
+/// When the process cannot start or does not exit within `limit` (it is killed then).
+pub fn run_piped(
+    binary: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> Result<Ran, String> {
     let mut child = Command::new(binary)
         .args(args)
         .envs(env.iter().copied())
-        .stdin(stdio(&terminal)?)
-        .stdout(stdio(&terminal)?)
-        .stderr(stdio(&terminal)?)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
-    // Only the child may hold the terminal side now, so reading ends when it exits.
-    drop(terminal);
-    let output = collect(controller);
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    finish(child, collect(stdout), args, limit)
+}
+
+/// Waits for `child` to exit (killing it after `limit`) and for its output to drain.
+fn finish(
+    mut child: Child,
+    output: mpsc::Receiver<String>,
+    args: &[&str],
+    limit: Duration,
+) -> Result<Ran, String> {
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
@@ -76,8 +111,8 @@ pub fn run_in_pty(
     };
     let output = output
         .recv_timeout(DRAIN_MAX)
-        .map_err(|_| "the pty's output did not drain".to_owned())?;
-    Ok(PtyRun { status, output })
+        .map_err(|_| "the output did not drain".to_owned())?;
+    Ok(Ran { status, output })
 }
 
 /// A new pty of [`WINDOW`]'s size: its controlling side and its terminal side.
@@ -97,14 +132,14 @@ fn open_pty() -> Result<(File, File), String> {
     Ok((File::from(controller), terminal))
 }
 
-/// Reads the controlling side on a thread until the terminal side is closed (Linux then
-/// answers `EIO`); the text arrives on the channel.
-fn collect(mut controller: File) -> mpsc::Receiver<String> {
+/// Reads `source` on a thread until its end (a pty's controlling side ends with `EIO` once the
+/// terminal side is closed); the text arrives on the channel.
+fn collect(mut source: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         let mut buffer = [0_u8; 4096];
-        while let Ok(read) = controller.read(&mut buffer) {
+        while let Ok(read) = source.read(&mut buffer) {
             if read == 0 {
                 break;
             }

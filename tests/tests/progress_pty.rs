@@ -3,15 +3,19 @@
 //! inside a pseudo-terminal draws indicatif bars per stage while the run moves, stops at the
 //! approval printing the hub's explain reason and exits 3; piped, it prints plain lines. After
 //! the approval, `flotilla get csur shop-run --watch` follows the run to the end and exits 0,
-//! in a pty and piped alike.
+//! in a pty and piped alike. A `RollingUpdate` placement, on a hub whose clock the test holds
+//! and whose members' heartbeats and reports the test posts, shows one line per cluster: it
+//! completes (exit 0), fails on a member's apply failure (exit 1), and a placement that wants
+//! more clusters than there are waits (exit 3) once its view has stood still, with the hub's
+//! reason.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
-use flotilla_tests::pty::{PtyRun, run_in_pty, strip_escapes};
+use flotilla_tests::pty::{Ran, run_in_pty, run_piped, strip_escapes};
 use flotilla_tests::support::{HubProcess, fixture};
+use serde_json::{Value, json};
 
 /// How long one progress command may run.
 const COMMAND_MAX: Duration = Duration::from_secs(60);
@@ -23,37 +27,23 @@ fn binary() -> PathBuf {
 }
 
 /// `binary args…` against the hub in a pty.
-fn in_pty(hub: &HubProcess, args: &[&str]) -> Result<PtyRun, String> {
+fn in_pty(hub: &HubProcess, args: &[&str]) -> Result<Ran, String> {
     let env = [("FLOTILLA_SERVER", hub.url.as_str()), ("NO_COLOR", "1")];
     let run = run_in_pty(&binary(), args, &env, COMMAND_MAX)?;
     println!("--- {args:?} in a pty ({}):\n{}", run.status, run.output);
     Ok(run)
 }
 
-/// `binary args…` against the hub with stdout a pipe; its exit code and stdout, within
-/// [`COMMAND_MAX`] (killed after).
+/// `binary args…` against the hub with stdout a pipe: its exit code and stdout.
 fn piped(hub: &HubProcess, args: &[&str]) -> Result<(Option<i32>, String), String> {
-    let mut child = Command::new(binary())
-        .args(args)
-        .env("FLOTILLA_SERVER", &hub.url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let started = Instant::now();
-    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
-        if started.elapsed() >= COMMAND_MAX {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{args:?} did not exit in time"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    println!("--- {args:?} piped ({}):\n{text}", output.status);
-    Ok((output.status.code(), text))
+    let run = run_piped(
+        &binary(),
+        args,
+        &[("FLOTILLA_SERVER", &hub.url)],
+        COMMAND_MAX,
+    )?;
+    println!("--- {args:?} piped ({}):\n{}", run.status, run.output);
+    Ok((run.status.code(), run.output))
 }
 
 #[test]
@@ -148,5 +138,100 @@ fn rollout_status_draws_stages_stops_at_the_approval_and_finishes_after_it() -> 
     );
     assert!(plain.contains("rollout complete:"), "{plain}");
     drop(agents);
+    hub.stop()
+}
+
+/// Posts `events` and checks that the hub refused none.
+fn post(hub: &HubProcess, events: Vec<Value>) -> Result<(), String> {
+    let answers = hub.post_events(&Value::Array(events))?;
+    if answers.to_string().contains("Rejected") {
+        return Err(format!("refused: {answers}"));
+    }
+    Ok(())
+}
+
+/// What an agent reports on `placement`'s work at resource index 0.
+fn report(cluster: &str, placement: &str, applied: bool, message: &str) -> Value {
+    json!({"type": "report", "cluster": cluster, "placement": placement, "resourceIndex": 0,
+           "applied": applied, "available": applied, "message": message})
+}
+
+#[test]
+fn a_rolling_update_completes_fails_and_waits_with_exit_codes_0_1_3() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let clock = ["--test-clock", "2026-03-12T23:00:00Z"];
+    let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &clock)?;
+    ok(&hub, &["apply", "-f", &fixture("progress-rolling.yaml")])?;
+    let members = ["member-1", "member-2", "member-3"];
+    post(
+        &hub,
+        members
+            .iter()
+            .map(|c| json!({"type": "heartbeat", "cluster": c}))
+            .collect(),
+    )?;
+    wait_for("three bindings of shop", || {
+        let bindings = items(&get_json(&hub, &["clusterresourcebindings"])?);
+        let shop = bindings
+            .iter()
+            .filter(|b| {
+                b["spec"]["resourceSnapshotName"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("shop-"))
+            })
+            .count();
+        Ok((shop == 3).then_some(()))
+    })?;
+    post(
+        &hub,
+        members
+            .iter()
+            .map(|c| report(c, "shop", true, ""))
+            .collect(),
+    )?;
+
+    let (code, plain) = piped(&hub, &["rollout", "status", "shop"])?;
+    assert_eq!(code, Some(0), "{plain}");
+    for member in members {
+        let line = format!("  cluster {member}: 5/5 conditions, Available");
+        assert!(
+            plain.lines().any(|l| l == line),
+            "{line:?} missing from:\n{plain}"
+        );
+    }
+    assert!(
+        plain.contains(
+            "rollout complete: clusterresourceplacement/shop rolled out: 3 clusters are available"
+        ),
+        "{plain}"
+    );
+
+    post(
+        &hub,
+        vec![report("member-2", "shop", false, "quota exceeded")],
+    )?;
+    let (code, plain) = piped(&hub, &["rollout", "status", "shop"])?;
+    assert_eq!(code, Some(1), "{plain}");
+    assert!(
+        plain.contains("rollout failed: clusterresourceplacement/shop:"),
+        "{plain}"
+    );
+    assert!(
+        plain.contains("- apply failed on member-2 at resource index 0: quota exceeded"),
+        "{plain}"
+    );
+
+    // Nothing moves, so after a quiet spell the hub's explain says why.
+    let waiting = in_pty(&hub, &["rollout", "status", "picky"])?;
+    assert_eq!(waiting.status.code(), Some(3));
+    let screen = strip_escapes(&waiting.output);
+    assert!(
+        screen.contains("clusterresourceplacement/picky (RollingUpdate"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("rollout waits: scheduling policy unfulfilled"),
+        "{screen}"
+    );
     hub.stop()
 }
