@@ -138,9 +138,12 @@ async fn look(client: &Client, target: &Target) -> anyhow::Result<(View, Placeme
             if text(&placement, "/spec/strategy/type") != "External" {
                 return Ok((placement_view(&placement), reference));
             }
+            let latest = text(&placement, "/status/observedResourceIndex");
             let view = match current_run(client, name, namespace.as_deref()).await? {
-                Some(run) => run_view(&run),
-                None => no_run(&placement),
+                // A run that succeeded on an older resource index does not roll out the latest;
+                // a failed one is shown failed.
+                Some(run) if !succeeded(&run) || run_index(&run) == latest => run_view(&run),
+                _ => no_run(&placement),
             };
             Ok((view, reference))
         }
@@ -156,17 +159,34 @@ pub(crate) fn placement_kind(namespace: Option<&str>) -> &'static str {
     }
 }
 
-/// An `External` placement without runs.
+/// An `External` placement without a run that rolls out its latest resources.
 fn no_run(placement: &Value) -> View {
     let label = super::model::object_label(placement);
+    let latest = text(placement, "/status/observedResourceIndex");
     View {
         title: format!("{label} (External)"),
         state: "no staged update run".to_owned(),
         bars: Vec::new(),
         outcome: Outcome::Waiting(format!(
-            "{label} is rolled out by staged update runs, and none names it"
+            "{label} is rolled out by staged update runs, and no unfinished one rolls out its \
+             resource index {latest}"
         )),
     }
+}
+
+/// Whether a run has ended (its `Succeeded` condition is set, `True` or `False`).
+fn is_finished(run: &Value) -> bool {
+    super::model::condition(run.pointer("/status/conditions"), "Succeeded").is_some()
+}
+
+/// Whether a run succeeded.
+fn succeeded(run: &Value) -> bool {
+    super::model::has(run.pointer("/status/conditions"), "Succeeded", "True")
+}
+
+/// The resource snapshot index a run rolls out.
+fn run_index(run: &Value) -> &str {
+    text(run, "/status/resourceSnapshotIndexUsed")
 }
 
 /// One object, as `get -o json` shows it.
@@ -219,9 +239,7 @@ async fn current_run(
         };
         key(a).cmp(&key(b))
     });
-    let unfinished = runs.iter().rposition(|run| {
-        super::model::condition(run.pointer("/status/conditions"), "Succeeded").is_none()
-    });
+    let unfinished = runs.iter().rposition(|run| !is_finished(run));
     Ok(match unfinished {
         Some(position) => Some(runs.swap_remove(position)),
         None => runs.pop(),
