@@ -176,7 +176,7 @@ async fn drive<L: flotilla_eventstore::EventLog>(
     print_members(hub, started.elapsed(), true)?;
     if phase == Phase::Done {
         println!(
-            "\nboth staged update runs succeeded; try `flotilla describe csur demo-run-2` while a hub serves this data (`flotilla serve`)"
+            "\nboth staged update runs succeeded; try `flotilla describe csur demo-run-2` or `flotilla rollout status crp-1` while a hub serves this data (`flotilla serve`)"
         );
     } else {
         println!(
