@@ -138,20 +138,15 @@ async fn look(client: &Client, target: &Target) -> anyhow::Result<(View, Placeme
             if text(&placement, "/spec/strategy/type") != "External" {
                 return Ok((placement_view(&placement), reference));
             }
-            let latest = text(&placement, "/status/observedResourceIndex");
-            let view = match current_run(client, name, namespace.as_deref()).await? {
-                // A run that succeeded on an older resource index does not roll out the latest;
-                // a failed one is shown failed.
-                Some(run) if !succeeded(&run) || run_index(&run) == latest => run_view(&run),
-                _ => no_run(&placement),
-            };
+            let runs = runs_of(client, namespace.as_deref()).await?;
+            let view = external_view(&placement, &runs);
             Ok((view, reference))
         }
     }
 }
 
 /// `ResourcePlacement` in a namespace, else `ClusterResourcePlacement`.
-pub(crate) fn placement_kind(namespace: Option<&str>) -> &'static str {
+fn placement_kind(namespace: Option<&str>) -> &'static str {
     if namespace.is_some() {
         "ResourcePlacement"
     } else {
@@ -206,12 +201,9 @@ async fn object(
         .with_context(|| format!("{kind} {name}"))
 }
 
-/// The newest unfinished run of the placement, else its newest run.
-async fn current_run(
-    client: &Client,
-    placement: &str,
-    namespace: Option<&str>,
-) -> anyhow::Result<Option<Value>> {
+/// Every staged update run of the namespace (`StagedUpdateRun`) or cluster
+/// (`ClusterStagedUpdateRun`), as a JSON list.
+async fn runs_of(client: &Client, namespace: Option<&str>) -> anyhow::Result<Value> {
     let kind = if namespace.is_some() {
         "StagedUpdateRun"
     } else {
@@ -221,29 +213,42 @@ async fn current_run(
         .map(|ns| ("namespace", ns.to_owned()))
         .into_iter()
         .collect();
-    let list = bounded(client.get_json(&format!("/v1/objects/{kind}"), &query)).await?;
-    let mut runs: Vec<Value> = list
+    bounded(client.get_json(&format!("/v1/objects/{kind}"), &query)).await
+}
+
+/// An `External` placement's view: its current run's (see [`current_run`]) — unless that run
+/// succeeded on an older resource index than the placement's latest, or there is none, which
+/// is a wait for a run. A failed run is shown failed.
+fn external_view(placement: &Value, runs: &Value) -> View {
+    let latest = text(placement, "/status/observedResourceIndex");
+    match current_run(placement, runs) {
+        Some(run) if !succeeded(run) || run_index(run) == latest => run_view(run),
+        _ => no_run(placement),
+    }
+}
+
+/// The newest unfinished run naming the placement, else its newest run (by creation time,
+/// then name).
+fn current_run<'a>(placement: &Value, runs: &'a Value) -> Option<&'a Value> {
+    let name = text(placement, "/metadata/name");
+    let mut runs: Vec<&Value> = runs
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|run| text(run, "/spec/placementName") == placement)
-        .cloned()
+        .filter(|run| text(run, "/spec/placementName") == name)
         .collect();
-    // Oldest first; RFC 3339 times of one format sort as text, names break ties.
-    runs.sort_by(|a, b| {
-        let key = |run: &Value| {
-            (
-                text(run, "/metadata/creationTimestamp").to_owned(),
-                text(run, "/metadata/name").to_owned(),
-            )
-        };
-        key(a).cmp(&key(b))
+    // Oldest first; RFC 3339 times of one format sort as text.
+    runs.sort_by_key(|run| {
+        (
+            text(run, "/metadata/creationTimestamp"),
+            text(run, "/metadata/name"),
+        )
     });
     let unfinished = runs.iter().rposition(|run| !is_finished(run));
-    Ok(match unfinished {
+    match unfinished {
         Some(position) => Some(runs.swap_remove(position)),
         None => runs.pop(),
-    })
+    }
 }
 
 /// Asks the hub why the placement's rollout waits: the first wait that does not pass by itself
@@ -321,6 +326,55 @@ async fn bounded<T>(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn run(name: &str, created: &str, succeeded: Option<&str>, index: &str) -> Value {
+        let conditions: Vec<Value> = succeeded
+            .map(|status| json!({"type": "Succeeded", "status": status, "reason": "R"}))
+            .into_iter()
+            .collect();
+        json!({"kind": "ClusterStagedUpdateRun",
+               "metadata": {"name": name, "creationTimestamp": created},
+               "spec": {"placementName": "crp-1", "state": "Run"},
+               "status": {"conditions": conditions, "resourceSnapshotIndexUsed": index}})
+    }
+
+    fn placement(latest: &str) -> Value {
+        json!({"kind": "ClusterResourcePlacement", "metadata": {"name": "crp-1"},
+               "spec": {"strategy": {"type": "External"}},
+               "status": {"observedResourceIndex": latest}})
+    }
+
+    #[test]
+    fn an_external_placement_is_shown_through_its_current_run() {
+        let older = run("run-a", "2026-01-01T00:00:00Z", Some("True"), "0");
+        let open = run("run-b", "2026-01-01T00:01:00Z", None, "1");
+        let newest_done = run("run-c", "2026-01-01T00:02:00Z", Some("True"), "1");
+        let other = json!({"metadata": {"name": "x"}, "spec": {"placementName": "crp-2"}});
+        let runs = json!([newest_done, open, older, other]);
+        // An unfinished run wins over a newer finished one.
+        let chosen = current_run(&placement("1"), &runs).map(|r| text(r, "/metadata/name"));
+        assert_eq!(chosen, Some("run-b"));
+
+        let runs = json!([older]);
+        assert!(
+            external_view(&placement("0"), &runs)
+                .title
+                .contains("run-a")
+        );
+        let behind = external_view(&placement("1"), &runs);
+        assert_eq!(behind.title, "clusterresourceplacement/crp-1 (External)");
+        assert!(matches!(behind.outcome, Outcome::Waiting(w) if w.ends_with("resource index 1")));
+
+        let failed = json!([run("run-f", "2026-01-01T00:00:00Z", Some("False"), "")]);
+        assert!(matches!(
+            external_view(&placement("1"), &failed).outcome,
+            Outcome::Failed(_)
+        ));
+        assert!(matches!(
+            external_view(&placement("1"), &json!([])).outcome,
+            Outcome::Waiting(_)
+        ));
+    }
 
     #[test]
     fn explain_text_lists_waits_and_clusters() {
