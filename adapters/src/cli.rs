@@ -108,6 +108,16 @@ pub enum Command {
         /// namespace `fleet-member-C` on the hub.
         #[arg(long, conflicts_with = "namespace")]
         cluster: Option<String>,
+        /// Follow one staged update run (or placement) live until its rollout completes, fails
+        /// or waits (exit 0, 1 or 3; see docs/progress.md).
+        #[arg(short = 'w', long, requires = "name", conflicts_with_all = ["output", "cluster"])]
+        watch: bool,
+    },
+    /// Rollouts: follow one live.
+    Rollout {
+        /// What to do.
+        #[command(subcommand)]
+        command: RolloutCommand,
     },
     /// Show one object in detail.
     Describe {
@@ -256,6 +266,23 @@ pub struct DemoArgs {
     /// having the demo give them.
     #[arg(long)]
     pub manual_approvals: bool,
+}
+
+/// `flotilla rollout …`.
+#[derive(Debug, Subcommand)]
+pub enum RolloutCommand {
+    /// Show a placement's rollout live (per stage, partition or cluster) until it completes
+    /// (exit 0), fails (exit 1) or waits (exit 3), then why.
+    Status {
+        /// Placement name.
+        placement: String,
+        /// Namespace of a `ResourcePlacement` (without it: a `ClusterResourcePlacement`).
+        #[arg(short = 'n', long)]
+        namespace: Option<String>,
+        /// Give up after this many seconds (0: never).
+        #[arg(long, default_value_t = 0)]
+        timeout: u64,
+    },
 }
 
 /// `flotilla run start|stop NAME`: sets a staged update run's `spec.state`.

@@ -21,6 +21,7 @@ use uuid::Uuid;
 use crate::cli::DemoArgs;
 use crate::demo_agents::DemoAgents;
 use crate::manifests;
+use crate::progress::Lines;
 use crate::runtime::{Hub, HubConfig};
 use crate::store::AnyLog;
 
@@ -142,7 +143,8 @@ enum Phase {
 }
 
 /// The agents beat and report; the demo starts the runs, approves (unless manual), stops the
-/// lab cluster's agent after a while, and prints the runs' progress whenever it changes.
+/// lab cluster's agent after a while, and prints the runs' progress whenever it changes (as
+/// `get csur NAME --watch` prints it when piped).
 async fn drive<L: flotilla_eventstore::EventLog>(
     hub: &Hub<L>,
     args: &DemoArgs,
@@ -152,18 +154,15 @@ async fn drive<L: flotilla_eventstore::EventLog>(
     let started = Instant::now();
     let mut last_print = started;
     let mut phase = Phase::Scheduling;
-    let mut progress: BTreeMap<String, String> = BTreeMap::new();
+    let mut progress: BTreeMap<String, Lines> = BTreeMap::new();
     while started.elapsed() < duration && phase != Phase::Done {
         let silent = started.elapsed() > Duration::from_secs(6);
         if silent {
             agents.silence(SILENT_MEMBER);
         }
         phase = next_phase(hub, phase).await?;
-        for (run, line) in run_progress(hub)? {
-            if progress.get(&run) != Some(&line) {
-                println!("{line}");
-                progress.insert(run, line);
-            }
+        for (run, view) in run_views(hub)? {
+            progress.entry(run).or_default().show(&view);
         }
         if !args.manual_approvals {
             hub.submit(approvals(hub)?).await?;
@@ -177,7 +176,7 @@ async fn drive<L: flotilla_eventstore::EventLog>(
     print_members(hub, started.elapsed(), true)?;
     if phase == Phase::Done {
         println!(
-            "\nboth staged update runs succeeded; try `flotilla describe csur demo-run-2` while a hub serves this data (`flotilla serve`)"
+            "\nboth staged update runs succeeded; try `flotilla describe csur demo-run-2` or `flotilla rollout status crp-1` while a hub serves this data (`flotilla serve`)"
         );
     } else {
         println!(
@@ -256,66 +255,20 @@ fn approvals<L: flotilla_eventstore::EventLog>(hub: &Hub<L>) -> anyhow::Result<V
     Ok(events)
 }
 
-/// One line per run: its state and each stage's clusters and gate.
-fn run_progress<L: flotilla_eventstore::EventLog>(
+/// Each run's progress view, as `flotilla get csur NAME --watch` shows it piped.
+fn run_views<L: flotilla_eventstore::EventLog>(
     hub: &Hub<L>,
-) -> anyhow::Result<Vec<(String, String)>> {
+) -> anyhow::Result<Vec<(String, crate::progress::model::View)>> {
     let view = hub.view()?;
     let state = &view.folder.state;
-    let mut lines = Vec::new();
-    for (key, run) in state.update_runs() {
-        let condition =
-            |c: &Option<flotilla_core::condition::Condition>| c.as_ref().map(|c| c.reason.clone());
-        let headline = condition(&run.status.succeeded)
-            .or_else(|| condition(&run.status.progressing))
-            .or_else(|| condition(&run.status.initialized))
-            .unwrap_or_default();
-        let stages: Vec<String> = run
-            .status
-            .stages
-            .iter()
-            .map(|stage| {
-                let clusters: Vec<String> = stage
-                    .clusters
-                    .iter()
-                    .map(|c| {
-                        let mark = match (&c.started, &c.succeeded) {
-                            (_, Some(_)) => "done",
-                            (Some(_), None) => "updating",
-                            _ => "pending",
-                        };
-                        format!("{} {mark}", c.cluster)
-                    })
-                    .collect();
-                let gate = stage_gate(stage);
-                format!("{} [{}]{gate}", stage.name, clusters.join(", "))
-            })
-            .collect();
-        let line = format!("  {}: {headline} | {}", key.name, stages.join(" -> "));
-        lines.push((key.name.clone(), line));
-    }
-    Ok(lines)
-}
-
-/// What a stage waits on, if anything.
-fn stage_gate(stage: &flotilla_core::staged::run::StageStatus) -> String {
-    if stage.succeeded.is_some() {
-        return " succeeded".to_owned();
-    }
-    let waiting = stage
-        .before_tasks
-        .iter()
-        .chain(&stage.after_tasks)
-        .filter(|t| t.has("ApprovalRequestCreated") && !t.has("ApprovalRequestApproved"))
-        .filter_map(|t| t.approval_request_name.clone())
-        .collect::<Vec<_>>();
-    if !waiting.is_empty() {
-        return format!(" waiting for approval {}", waiting.join(", "));
-    }
-    if stage.after_waiting {
-        return " timed wait".to_owned();
-    }
-    String::new()
+    Ok(state
+        .update_runs()
+        .keys()
+        .filter_map(|key| {
+            let object = flotilla_projections::render_object(state, key)?;
+            Some((key.name.clone(), crate::progress::model::run_view(&object)))
+        })
+        .collect())
 }
 
 fn event(source: &str, input: Input) -> Envelope {

@@ -1,6 +1,6 @@
 //! The `flotilla` command: parse arguments, run, exit with a status.
 
-use crate::cli::{Cli, Command, RunCommand, ScenarioCommand};
+use crate::cli::{Cli, Command, RolloutCommand, RunCommand, ScenarioCommand};
 use crate::client::Client;
 use crate::runtime::HubConfig;
 use crate::serve::{ServeOptions, serve};
@@ -35,10 +35,14 @@ async fn main_async() -> std::process::ExitCode {
     let cli = Cli::parse();
     match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            std::process::ExitCode::FAILURE
-        }
+        Err(error) => match error.downcast_ref::<crate::progress::Unfinished>() {
+            // The progress view printed the outcome and why already; only the code is left.
+            Some(unfinished) => std::process::ExitCode::from(unfinished.exit_code),
+            None => {
+                eprintln!("error: {error:#}");
+                std::process::ExitCode::FAILURE
+            }
+        },
     }
 }
 
@@ -109,7 +113,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             namespace,
             output,
             cluster,
+            watch,
         } => {
+            if watch {
+                let name = name.unwrap_or_default();
+                return crate::progress::watch(&client, &kind, name, namespace).await;
+            }
             let namespace = cluster.map(|c| format!("fleet-member-{c}")).or(namespace);
             commands::get(&client, &kind, name, namespace, output).await
         }
@@ -118,6 +127,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             namespace,
         } => commands::describe(&client, &kind, &name, namespace).await,
+        Command::Rollout {
+            command:
+                RolloutCommand::Status {
+                    placement,
+                    namespace,
+                    timeout,
+                },
+        } => crate::progress::rollout_status(&client, placement, namespace, timeout).await,
         Command::Approve { name, namespace } => commands::approve(&client, name, namespace).await,
         Command::Run { command } => match command {
             RunCommand::Start { name, namespace } => {

@@ -22,6 +22,7 @@ pub mod nats_auth;
 pub mod nats_ingress;
 pub mod nats_rejections;
 pub mod nats_works;
+pub mod progress;
 pub mod replay_cmd;
 pub mod runtime;
 pub mod scenario;

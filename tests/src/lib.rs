@@ -3,5 +3,6 @@
 
 pub mod agents;
 pub mod kubectl;
+pub mod pty;
 pub mod scenario_files;
 pub mod support;
