@@ -11,4 +11,10 @@ nats-server --version
 python3 -m pip install --quiet nats-py
 # The Kubernetes API tests use the official Python client, as a user script would.
 python3 -m pip install --quiet kubernetes
+# The web page's browser test drives Debian's Chromium (never a downloaded one).
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update
+  apt-get install -y chromium
+fi
+/usr/bin/chromium --version
 cargo test --workspace --all-targets

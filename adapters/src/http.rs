@@ -55,6 +55,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
         .route("/v1/explain", get(crate::http_replay::explain::<L>))
         .with_state(hub.clone())
+        .merge(crate::web::router(hub.clone()))
         .merge(crate::kube::router(hub))
 }
 
