@@ -127,23 +127,35 @@ async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
     shoot(page, shots, "1-not-started").await?;
 
     click(page, r#"[data-run="shop-run"] [data-run-action="start"]"#).await?;
-    until(page, "the approve button after the staging stage", &format!(
-        "!!{run}?.querySelector('button[data-approve]')"
-    ))
+    until(
+        page,
+        "the approve button after the staging stage",
+        &format!("!!{run}?.querySelector('button[data-approve]')"),
+    )
     .await?;
-    until(page, "the explanation naming the approval", &format!(
-        "[...document.querySelectorAll('[data-placement=\"shop\"] .wait-text')]\
+    until(
+        page,
+        "the explanation naming the approval",
+        &format!(
+            "[...document.querySelectorAll('[data-placement=\"shop\"] .wait-text')]\
          .some((e) => /approv/i.test(e.textContent))"
-    ))
+        ),
+    )
     .await?;
     let waiting = eval_text(page, "document.body.dataset.shownSeq").await?;
     shoot(page, shots, "2-waiting-for-approval").await?;
 
     click(page, r#"[data-run="shop-run"] button[data-approve]"#).await?;
-    until(page, "the run to succeed, live", &format!("{run}?.dataset.state === 'Succeeded'")).await?;
+    until(
+        page,
+        "the run to succeed, live",
+        &format!("{run}?.dataset.state === 'Succeeded'"),
+    )
+    .await?;
     let marker = eval(page, "window.flotillaTestMarker ?? null").await?;
     assert_eq!(marker, "loaded once", "the page advanced without a reload");
-    let production = format!("{run}.querySelector('[data-stage=\"production\"]').dataset.stageState");
+    let production =
+        format!("{run}.querySelector('[data-stage=\"production\"]').dataset.stageState");
     assert_eq!(eval_text(page, &production).await?, "done");
     shoot(page, shots, "3-succeeded").await?;
 
@@ -159,9 +171,13 @@ async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
     shoot(page, shots, "4-slider-back-at-approval").await?;
 
     click(page, "#live").await?;
-    until(page, "live again", &format!(
-        "!document.body.classList.contains('past') && {run}?.dataset.state === 'Succeeded'"
-    ))
+    until(
+        page,
+        "live again",
+        &format!(
+            "!document.body.classList.contains('past') && {run}?.dataset.state === 'Succeeded'"
+        ),
+    )
     .await
 }
 
@@ -196,7 +212,8 @@ async fn click(page: &Page, selector: &str) -> Result<(), String> {
 /// Waits (at most [`PAGE_WAIT_MAX`]) until `condition`, a JavaScript expression, is true.
 async fn until(page: &Page, what: &str, condition: &str) -> Result<(), String> {
     let deadline = tokio::time::Instant::now() + PAGE_WAIT_MAX;
-    let guarded = format!("(() => {{ try {{ return !!({condition}); }} catch {{ return false; }} }})()");
+    let guarded =
+        format!("(() => {{ try {{ return !!({condition}); }} catch {{ return false; }} }})()");
     loop {
         if eval(page, &guarded).await? == Value::Bool(true) {
             return Ok(());
@@ -262,11 +279,9 @@ fn behind_tokens_the_page_needs_no_token_and_its_stream_does() -> Result<(), Str
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    runtime.block_on(tokio::time::timeout(
-        PAGE_WAIT_MAX,
-        check_tokens(&hub.url),
-    ))
-    .map_err(|_| "the checks behind tokens timed out".to_owned())??;
+    runtime
+        .block_on(tokio::time::timeout(PAGE_WAIT_MAX, check_tokens(&hub.url)))
+        .map_err(|_| "the checks behind tokens timed out".to_owned())??;
     hub.stop()
 }
 
@@ -284,7 +299,10 @@ async fn check_tokens(url: &str) -> Result<(), String> {
     };
     let page = get("/", None).await?;
     assert_eq!(page.status(), 200, "the page needs no token");
-    assert!(content_type(&page).starts_with("text/html"), "HTML whatever Accept says");
+    assert!(
+        content_type(&page).starts_with("text/html"),
+        "HTML whatever Accept says"
+    );
     let body = page.text().await.map_err(|e| e.to_string())?;
     assert!(body.contains("<title>flotilla</title>"));
     for file in ["/web/app.js", "/web/app.css", "/web/runs.js"] {

@@ -63,10 +63,7 @@ fn find(name: &str) -> Option<(&'static str, &'static str)> {
 }
 
 async fn index() -> Response {
-    page(
-        "text/html; charset=utf-8",
-        INDEX,
-    )
+    page("text/html; charset=utf-8", INDEX)
 }
 
 async fn asset(Path(file): Path<String>) -> Response {

@@ -15,7 +15,7 @@ export async function follow(onSeq, onState) {
     try {
       const response = await fetch("/v1/stream", { headers: headers() });
       if (!response.ok || !response.body) throw new Error(`stream: ${response.status}`);
-      onState("live");
+      onState("following the hub");
       pause = RETRY_MIN_MS;
       await read(response.body, onSeq);
       onState("disconnected");

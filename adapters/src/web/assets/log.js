@@ -30,8 +30,14 @@ function entry(item) {
   );
 }
 
-/** A line without the sequence it starts with (the view shows it apart). */
+/**
+ * An event's line without what the view shows apart: `#SEQ TIME SOURCE ` (events) or
+ * `#SEQ -> ` (decisions).
+ */
 function stripSeq(line, seq) {
-  const trimmed = line.trimStart();
-  return trimmed.startsWith(String(seq)) ? trimmed.slice(String(seq).length).trimStart() : trimmed;
+  const prefix = `#${seq} `;
+  if (!line.startsWith(prefix)) return line;
+  const rest = line.slice(prefix.length);
+  if (rest.startsWith("-> ")) return rest.slice(3);
+  return rest.replace(/^\S+ \S+ /, "");
 }

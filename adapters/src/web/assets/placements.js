@@ -39,7 +39,7 @@ function card(placement, explanation) {
     ),
     badges(status.conditions),
     waits(explanation),
-    perCluster(status.placementStatuses || []),
+    perCluster(status.placementStatuses || [], explanation.clusters || []),
   );
 }
 
@@ -60,12 +60,14 @@ function waits(explanation) {
   );
 }
 
-function perCluster(statuses) {
+/** Each cluster's conditions and, when it is not done, where it is (the explanation's words). */
+function perCluster(statuses, notDone) {
   if (statuses.length === 0) return empty("No clusters placed yet.");
+  const where = new Map(notDone.map((line) => [line.cluster, line.text]));
   return h(
     "table",
     { class: "compact" },
-    h("thead", {}, h("tr", {}, h("th", {}, "cluster"), h("th", {}, "conditions"), h("th", {}, "resources"))),
+    h("thead", {}, h("tr", {}, h("th", {}, "cluster"), h("th", {}, "conditions"), h("th", {}, "where it is"))),
     h(
       "tbody",
       {},
@@ -75,7 +77,7 @@ function perCluster(statuses) {
           {},
           h("td", { class: "name" }, s.clusterName || "(unscheduled)"),
           h("td", {}, badges(s.conditions)),
-          h("td", { class: "number" }, s.observedResourceIndex ?? ""),
+          h("td", { class: "small" }, where.get(s.clusterName) || (s.clusterName ? "done" : "")),
         ),
       ),
     ),

@@ -38,7 +38,10 @@ function card(run, approvals, timeline, act) {
   );
 }
 
-/** `Succeeded`, `Failed`, `Stopped`, `Progressing`, `Waiting` or `Not started`, in that order. */
+/**
+ * `Succeeded`, `Failed`, `Stopped`, `Not started`, `Waiting for approval`, `Waiting` or
+ * `Progressing`: the first that holds.
+ */
 function runState(run) {
   const status = run.status || {};
   const succeeded = condition(status.conditions, "Succeeded");
@@ -46,12 +49,25 @@ function runState(run) {
   if (succeeded && succeeded.status === "False") return "Failed";
   if ((run.spec || {}).state === "Stop") return "Stopped";
   if ((run.spec || {}).state !== "Run") return "Not started";
+  if (awaitingApproval(run)) return "Waiting for approval";
   const progressing = condition(status.conditions, "Progressing");
   return progressing && progressing.status === "False" ? "Waiting" : "Progressing";
 }
 
+/** Whether an approval of the run is requested and not yet given. */
+function awaitingApproval(run) {
+  const stages = (run.status || {}).stagesStatus || [];
+  const tasks = stages.flatMap((s) => (s.beforeStageTaskStatus || []).concat(s.afterStageTaskStatus || []));
+  return tasks.some((task) => {
+    const created = condition(task.conditions, "ApprovalRequestCreated");
+    const approved = condition(task.conditions, "ApprovalRequestApproved");
+    return created && created.status === "True" && !(approved && approved.status === "True");
+  });
+}
+
 function toneOf(state) {
-  return { Succeeded: "ok", Failed: "bad", Progressing: "wait", Waiting: "wait" }[state] || "unknown";
+  const tones = { Succeeded: "ok", Failed: "bad", Progressing: "wait", Waiting: "wait" };
+  return tones[state] || (state.startsWith("Waiting") ? "wait" : "unknown");
 }
 
 /** Start (from Initialize), stop (while running) or resume (when stopped). */
