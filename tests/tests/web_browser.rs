@@ -260,6 +260,8 @@ fn screenshot_dir() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
+/// How long a hub may take to stop cleanly.
+const STOP_MAX: Duration = Duration::from_secs(20);
 /// An admin token of the hub started with `--tokens`.
 const ADMIN: &str = "web-admin-token-0123456789";
 
@@ -279,25 +281,48 @@ fn behind_tokens_the_page_needs_no_token_and_its_stream_does() -> Result<(), Str
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    runtime
-        .block_on(tokio::time::timeout(PAGE_WAIT_MAX, check_tokens(&hub.url)))
+    // The stream stays open while the hub stops: it must not hold the graceful stop up.
+    let _stream = runtime
+        .block_on(async { tokio::time::timeout(PAGE_WAIT_MAX, check_tokens(&hub.url)).await })
         .map_err(|_| "the checks behind tokens timed out".to_owned())??;
-    hub.stop()
+    stop_within(hub, STOP_MAX)
 }
 
-async fn check_tokens(url: &str) -> Result<(), String> {
-    let client = http_client();
-    let get = |path: &str, token: Option<&str>| {
-        let request = client
-            .get(format!("{url}{path}"))
-            .header("Accept", "application/json");
-        let request = match token {
-            Some(token) => request.bearer_auth(token),
-            None => request,
-        };
-        async move { request.send().await.map_err(|e| format!("GET {path}: {e}")) }
+/// Stops the hub (SIGTERM) and waits at most `limit` for it to exit; past that, kills it.
+fn stop_within(hub: HubProcess, limit: Duration) -> Result<(), String> {
+    let pid = hub.pid().to_string();
+    let (done, stopped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(hub.stop());
+    });
+    match stopped.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid])
+                .status();
+            Err(format!(
+                "the hub did not stop within {limit:?} with a page's stream open"
+            ))
+        }
+    }
+}
+
+/// A GET asking for JSON, with a bearer token or none.
+async fn get(url: &str, path: &str, token: Option<&str>) -> Result<reqwest::Response, String> {
+    let request = http_client()
+        .get(format!("{url}{path}"))
+        .header("Accept", "application/json");
+    let request = match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
     };
-    let page = get("/", None).await?;
+    request.send().await.map_err(|e| format!("GET {path}: {e}"))
+}
+
+/// Checks what needs a token; answers the admin's open stream.
+async fn check_tokens(url: &str) -> Result<reqwest::Response, String> {
+    let page = get(url, "/", None).await?;
     assert_eq!(page.status(), 200, "the page needs no token");
     assert!(
         content_type(&page).starts_with("text/html"),
@@ -306,12 +331,12 @@ async fn check_tokens(url: &str) -> Result<(), String> {
     let body = page.text().await.map_err(|e| e.to_string())?;
     assert!(body.contains("<title>flotilla</title>"));
     for file in ["/web/app.js", "/web/app.css", "/web/runs.js"] {
-        assert_eq!(get(file, None).await?.status(), 200, "{file}");
+        assert_eq!(get(url, file, None).await?.status(), 200, "{file}");
     }
     for guarded in ["/web/missing.js", "/v1/status", "/v1/stream"] {
-        assert_eq!(get(guarded, None).await?.status(), 401, "{guarded}");
+        assert_eq!(get(url, guarded, None).await?.status(), 401, "{guarded}");
     }
-    let mut stream = get("/v1/stream", Some(ADMIN)).await?;
+    let mut stream = get(url, "/v1/stream", Some(ADMIN)).await?;
     assert_eq!(stream.status(), 200);
     assert!(content_type(&stream).starts_with("text/event-stream"));
     let first = stream
@@ -324,7 +349,7 @@ async fn check_tokens(url: &str) -> Result<(), String> {
         first.contains("event: folded") && first.contains("data: "),
         "{first}"
     );
-    Ok(())
+    Ok(stream)
 }
 
 fn content_type(response: &reqwest::Response) -> String {

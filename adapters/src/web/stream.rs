@@ -1,9 +1,15 @@
 //! `GET /v1/stream`: one server-sent event `folded` (data: the folded sequence) when the page
 //! connects and after each fold. The hub's `folded` watch channel keeps only its latest value,
-//! so a burst of folds reaches a slow reader as one event. The stream ends when the hub shuts
-//! down, so an open page never holds up a graceful stop.
+//! so a burst of folds reaches a slow reader as one event.
+//!
+//! The stream ends when the hub shuts down or the process is asked to stop (Ctrl-C, SIGTERM:
+//! [`crate::serve::shutdown_signal`]). The second matters: a graceful stop drains the open
+//! responses before the hub's own shutdown is signalled, so a stream waiting only for that
+//! would hold the stop up for as long as a page stays open.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use axum::extract::State;
@@ -24,6 +30,7 @@ pub(super) async fn folded<L: EventLog>(
     let watching = Watching {
         folded: hub.folded_updates(),
         shutdown: hub.shutdown_signal(),
+        stop: Box::pin(crate::serve::shutdown_signal()),
         first: true,
     };
     let events = futures::stream::unfold(watching, |mut watching| async move {
@@ -41,11 +48,13 @@ pub(super) async fn folded<L: EventLog>(
 struct Watching {
     folded: watch::Receiver<u64>,
     shutdown: watch::Receiver<bool>,
+    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
     first: bool,
 }
 
 impl Watching {
-    /// The folded sequence now (at first) or after the next fold; `None` once the hub stops.
+    /// The folded sequence now (at first) or after the next fold; `None` once the hub or the
+    /// process stops.
     async fn next(&mut self) -> Option<u64> {
         if *self.shutdown.borrow() {
             return None;
@@ -54,6 +63,7 @@ impl Watching {
             tokio::select! {
                 changed = self.folded.changed() => changed.ok()?,
                 _ = self.shutdown.changed() => return None,
+                () = &mut self.stop => return None,
             }
         }
         Some(*self.folded.borrow_and_update())
