@@ -136,10 +136,8 @@ async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
     until(
         page,
         "the explanation naming the approval",
-        &format!(
-            "[...document.querySelectorAll('[data-placement=\"shop\"] .wait-text')]\
-         .some((e) => /approv/i.test(e.textContent))"
-        ),
+        "[...document.querySelectorAll('[data-placement=\"shop\"] .wait-text')]\
+         .some((e) => /approv/i.test(e.textContent))",
     )
     .await?;
     let waiting = eval_text(page, "document.body.dataset.shownSeq").await?;
