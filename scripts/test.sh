@@ -13,4 +13,10 @@ python3 -m pip install --quiet nats-py
 python3 -m pip install --quiet kubernetes
 # The OpenAPI test runs schemathesis against the hub's /openapi.json.
 python3 -m pip install --quiet schemathesis
+# The web page's browser test drives Debian's Chromium (never a downloaded one).
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update
+  apt-get install -y chromium
+fi
+/usr/bin/chromium --version
 cargo test --workspace --all-targets

@@ -59,6 +59,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/metrics", get(crate::hub_metrics::scrape::<L>))
         .route("/openapi.json", get(crate::api_doc::openapi_json))
         .with_state(hub.clone())
+        .merge(crate::web::router(hub.clone()))
         .merge(crate::kube::router(hub))
 }
 

@@ -30,3 +30,4 @@ pub mod serve;
 pub mod standby;
 pub mod store;
 pub mod tls;
+pub mod web;

@@ -4,9 +4,9 @@
 //! Guarantees:
 //! - With [`Access::Open`] (only ever on a loopback listener: [`Access::check_listener`]) every
 //!   request acts as admin, as before tokens existed.
-//! - With [`Access::Tokens`] every request but `GET /healthz` needs `Authorization: Bearer
-//!   <token>` naming a known token (401 otherwise), and the token's role must allow it (403
-//!   otherwise; the rules are in [`rules`]).
+//! - With [`Access::Tokens`] every request but `GET /healthz` and the web page's own files
+//!   ([`crate::web::is_public`]) needs `Authorization: Bearer <token>` naming a known token (401
+//!   otherwise), and the token's role must allow it (403 otherwise; the rules are in [`rules`]).
 //! - Refusals on Kubernetes API paths are `Status` objects (reason `Unauthorized` /
 //!   `Forbidden`), as kubectl expects; on other paths `{"error": …}`, as the `/v1` API answers.
 //! - Tokens are never logged; a refusal is logged with the token's name.
@@ -92,6 +92,10 @@ pub fn protect(router: Router, access: Access, kind_scope: KindScope) -> Router 
 async fn authorize(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_owned();
     if path == "/healthz" {
+        return next.run(request).await;
+    }
+    // The web page's own files carry no fleet data; its reads and actions carry the token.
+    if crate::web::is_public(request.method(), &path) {
         return next.run(request).await;
     }
     let kube = rules::kube_path(&path).is_some();

@@ -1,0 +1,360 @@
+//! The web page in a real browser: Debian's headless Chromium, driven over the DevTools
+//! protocol, against a `flotilla serve` hub with four `sim` agents. The page shows a staged run
+//! not started; a click on `start` runs it to its approval; a click on `approve` advances it to
+//! success without a reload; the time slider moved back shows the run waiting for approval
+//! again. Screenshots are kept under `$CARGO_TARGET_TMPDIR/web-screenshots/`. A second test
+//! checks that behind `--tokens` the page's files need no token and its stream does.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::page::{Page, ScreenshotParams};
+use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
+use flotilla_tests::support::{HubProcess, fixture, http_client};
+use futures::StreamExt;
+use serde_json::Value;
+
+/// Debian's Chromium, installed by `scripts/test.sh`.
+const CHROMIUM: &str = "/usr/bin/chromium";
+/// How long the page may take to show any one change.
+const PAGE_WAIT_MAX: Duration = Duration::from_secs(60);
+/// How long Chromium may take to start.
+const LAUNCH_MAX: Duration = Duration::from_secs(60);
+/// How often a wait looks at the page again.
+const POLL: Duration = Duration::from_millis(200);
+/// The members of `agents-fleet.yaml`, each run by a `sim` agent.
+const MEMBERS: [&str; 4] = ["member-1", "member-2", "member-3", "gitops-1"];
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
+}
+
+#[test]
+fn the_page_starts_approves_and_replays_a_staged_run() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &[])?;
+    ok(&hub, &["apply", "-f", &fixture("agents-fleet.yaml")])?;
+    let mut agents = Vec::new();
+    for member in MEMBERS {
+        let state = scratch.path().join(format!("state-{member}"));
+        agents.push(Agent::start(
+            &binary(),
+            &["--hub", &hub.url],
+            member,
+            "sim",
+            &state,
+        )?);
+    }
+    wait_for("four bindings", || {
+        Ok((items(&get_json(&hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
+    })?;
+    // Applied, not started: the page starts it.
+    ok(&hub, &["apply", "-f", &fixture("agents-run.yaml")])?;
+
+    let shots = screenshot_dir()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let result = runtime.block_on(in_browser(&hub.url, scratch.path(), &shots));
+    println!("web screenshots: {}", shots.display());
+    drop(agents);
+    result?;
+    hub.stop()
+}
+
+/// Launches Chromium, drives the page, and closes Chromium whatever the outcome.
+async fn in_browser(url: &str, scratch: &Path, shots: &Path) -> Result<(), String> {
+    let (mut browser, mut handler) = launch(&scratch.join("chromium-profile")).await?;
+    // The handler carries every message between the browser and the page handles.
+    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let driven = match browser.new_page("about:blank").await {
+        Ok(page) => drive(&page, url, shots).await,
+        Err(e) => Err(format!("opening a tab: {e}")),
+    };
+    if browser.close().await.is_err() {
+        let _ = browser.kill().await;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(10), browser.wait()).await;
+    events.abort();
+    driven
+}
+
+async fn launch(profile: &Path) -> Result<(Browser, chromiumoxide::Handler), String> {
+    if !Path::new(CHROMIUM).exists() {
+        return Err(format!(
+            "{CHROMIUM} is missing: scripts/test.sh installs it (apt-get install -y chromium)"
+        ));
+    }
+    let config = BrowserConfig::builder()
+        .chrome_executable(CHROMIUM)
+        // Exactly these arguments (and the headless, sandbox and profile ones the builder adds):
+        // none of the library's defaults, and nothing that reaches beyond loopback.
+        .disable_default_args()
+        .args([
+            "disable-gpu",
+            "disable-background-networking",
+            "disable-component-update",
+            "disable-sync",
+            "no-first-run",
+            "disable-dev-shm-usage",
+        ])
+        .no_sandbox()
+        .user_data_dir(profile)
+        .window_size(1400, 1000)
+        .viewport(None)
+        .launch_timeout(LAUNCH_MAX)
+        .build()?;
+    Browser::launch(config)
+        .await
+        .map_err(|e| format!("launching {CHROMIUM}: {e}"))
+}
+
+/// The page's part: start, approve, see it advance, move the slider back.
+async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
+    page.goto(format!("{url}/"))
+        .await
+        .map_err(|e| format!("loading the page: {e}"))?;
+    let run = r#"document.querySelector('[data-run="shop-run"]')"#;
+    until(page, "the run, not started, with a start button", &format!(
+        "{run}?.dataset.state === 'Not started' && !!{run}.querySelector('[data-run-action=start]')"
+    ))
+    .await?;
+    // Set once: a reload would lose it.
+    eval(page, "window.flotillaTestMarker = 'loaded once'; true").await?;
+    shoot(page, shots, "1-not-started").await?;
+
+    click(page, r#"[data-run="shop-run"] [data-run-action="start"]"#).await?;
+    until(
+        page,
+        "the approve button after the staging stage",
+        &format!("!!{run}?.querySelector('button[data-approve]')"),
+    )
+    .await?;
+    until(
+        page,
+        "the explanation naming the approval",
+        "[...document.querySelectorAll('[data-placement=\"shop\"] .wait-text')]\
+         .some((e) => /approv/i.test(e.textContent))",
+    )
+    .await?;
+    let waiting = eval_text(page, "document.body.dataset.shownSeq").await?;
+    shoot(page, shots, "2-waiting-for-approval").await?;
+
+    click(page, r#"[data-run="shop-run"] button[data-approve]"#).await?;
+    until(
+        page,
+        "the run to succeed, live",
+        &format!("{run}?.dataset.state === 'Succeeded'"),
+    )
+    .await?;
+    let marker = eval(page, "window.flotillaTestMarker ?? null").await?;
+    assert_eq!(marker, "loaded once", "the page advanced without a reload");
+    let production =
+        format!("{run}.querySelector('[data-stage=\"production\"]').dataset.stageState");
+    assert_eq!(eval_text(page, &production).await?, "done");
+    shoot(page, shots, "3-succeeded").await?;
+
+    move_slider(page, &waiting).await?;
+    until(page, "the page as it was at the approval", &format!(
+        "document.body.dataset.shownSeq === '{waiting}' && document.body.classList.contains('past') \
+         && {run}?.dataset.state !== 'Succeeded'"
+    ))
+    .await?;
+    assert_eq!(eval_text(page, &production).await?, "pending");
+    let waits = eval_text(page, &format!("{run}.textContent")).await?;
+    assert!(waits.contains("waiting for approval"), "{waits}");
+    shoot(page, shots, "4-slider-back-at-approval").await?;
+
+    click(page, "#live").await?;
+    until(
+        page,
+        "live again",
+        &format!(
+            "!document.body.classList.contains('past') && {run}?.dataset.state === 'Succeeded'"
+        ),
+    )
+    .await
+}
+
+/// Moves the slider as a user letting go of it there does: `input`, then `change`.
+async fn move_slider(page: &Page, seq: &str) -> Result<(), String> {
+    let script = format!(
+        "(() => {{ const s = document.getElementById('slider'); s.value = '{seq}'; \
+         s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); \
+         return s.value; }})()"
+    );
+    let value = eval_text(page, &script).await?;
+    if value == seq {
+        Ok(())
+    } else {
+        Err(format!("the slider took {value}, not {seq}"))
+    }
+}
+
+/// A real mouse click on the element `selector` finds.
+async fn click(page: &Page, selector: &str) -> Result<(), String> {
+    let element = page
+        .find_element(selector)
+        .await
+        .map_err(|e| format!("finding {selector}: {e}"))?;
+    element
+        .click()
+        .await
+        .map_err(|e| format!("clicking {selector}: {e}"))?;
+    Ok(())
+}
+
+/// Waits (at most [`PAGE_WAIT_MAX`]) until `condition`, a JavaScript expression, is true.
+async fn until(page: &Page, what: &str, condition: &str) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + PAGE_WAIT_MAX;
+    let guarded =
+        format!("(() => {{ try {{ return !!({condition}); }} catch {{ return false; }} }})()");
+    loop {
+        if eval(page, &guarded).await? == Value::Bool(true) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let error = eval(page, "document.getElementById('error')?.textContent ?? ''")
+                .await
+                .unwrap_or(Value::Null);
+            return Err(format!(
+                "timed out after {PAGE_WAIT_MAX:?} waiting for {what} (page error: {error})"
+            ));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+async fn eval(page: &Page, script: &str) -> Result<Value, String> {
+    page.evaluate(script)
+        .await
+        .map_err(|e| format!("evaluating {script}: {e}"))?
+        .into_value()
+        .map_err(|e| format!("the value of {script}: {e}"))
+}
+
+async fn eval_text(page: &Page, script: &str) -> Result<String, String> {
+    match eval(page, script).await? {
+        Value::String(text) => Ok(text),
+        other => Err(format!("{script} is {other}, not text")),
+    }
+}
+
+async fn shoot(page: &Page, dir: &Path, name: &str) -> Result<(), String> {
+    let path = dir.join(format!("{name}.png"));
+    let params = ScreenshotParams::builder().full_page(true).build();
+    page.save_screenshot(params, &path)
+        .await
+        .map_err(|e| format!("screenshot {}: {e}", path.display()))?;
+    Ok(())
+}
+
+fn screenshot_dir() -> Result<PathBuf, String> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("web-screenshots");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// How long a hub may take to stop cleanly.
+const STOP_MAX: Duration = Duration::from_secs(20);
+/// An admin token of the hub started with `--tokens`.
+const ADMIN: &str = "web-admin-token-0123456789";
+
+#[test]
+fn behind_tokens_the_page_needs_no_token_and_its_stream_does() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let tokens = scratch.path().join("tokens.yaml");
+    let text = format!("tokens:\n- {{name: ops, token: {ADMIN}, role: admin}}\n");
+    std::fs::write(&tokens, text).map_err(|e| e.to_string())?;
+    let tokens = tokens.display().to_string();
+    let hub = HubProcess::start(
+        &binary(),
+        &scratch.path().join("hub"),
+        &["--tokens", &tokens],
+    )?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    // The stream stays open while the hub stops: it must not hold the graceful stop up.
+    let _stream = runtime
+        .block_on(async { tokio::time::timeout(PAGE_WAIT_MAX, check_tokens(&hub.url)).await })
+        .map_err(|_| "the checks behind tokens timed out".to_owned())??;
+    stop_within(hub, STOP_MAX)
+}
+
+/// Stops the hub (SIGTERM) and waits at most `limit` for it to exit; past that, kills it.
+fn stop_within(hub: HubProcess, limit: Duration) -> Result<(), String> {
+    let pid = hub.pid().to_string();
+    let (done, stopped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(hub.stop());
+    });
+    match stopped.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid])
+                .status();
+            Err(format!(
+                "the hub did not stop within {limit:?} with a page's stream open"
+            ))
+        }
+    }
+}
+
+/// A GET asking for JSON, with a bearer token or none.
+async fn get(url: &str, path: &str, token: Option<&str>) -> Result<reqwest::Response, String> {
+    let request = http_client()
+        .get(format!("{url}{path}"))
+        .header("Accept", "application/json");
+    let request = match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    };
+    request.send().await.map_err(|e| format!("GET {path}: {e}"))
+}
+
+/// Checks what needs a token; answers the admin's open stream.
+async fn check_tokens(url: &str) -> Result<reqwest::Response, String> {
+    let page = get(url, "/", None).await?;
+    assert_eq!(page.status(), 200, "the page needs no token");
+    assert!(
+        content_type(&page).starts_with("text/html"),
+        "HTML whatever Accept says"
+    );
+    let body = page.text().await.map_err(|e| e.to_string())?;
+    assert!(body.contains("<title>flotilla</title>"));
+    for file in ["/web/app.js", "/web/app.css", "/web/runs.js"] {
+        assert_eq!(get(url, file, None).await?.status(), 200, "{file}");
+    }
+    for guarded in ["/web/missing.js", "/v1/status", "/v1/stream"] {
+        assert_eq!(get(url, guarded, None).await?.status(), 401, "{guarded}");
+    }
+    let mut stream = get(url, "/v1/stream", Some(ADMIN)).await?;
+    assert_eq!(stream.status(), 200);
+    assert!(content_type(&stream).starts_with("text/event-stream"));
+    let first = stream
+        .chunk()
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("the stream ended at once")?;
+    let first = String::from_utf8_lossy(&first);
+    assert!(
+        first.contains("event: folded") && first.contains("data: "),
+        "{first}"
+    );
+    Ok(stream)
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
