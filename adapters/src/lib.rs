@@ -27,6 +27,7 @@ pub mod replay_cmd;
 pub mod runtime;
 pub mod scenario;
 pub mod serve;
+pub mod simulate;
 pub mod standby;
 pub mod store;
 pub mod tls;
