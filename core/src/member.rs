@@ -316,40 +316,48 @@ pub(crate) fn heartbeat(
 }
 
 /// An empty report keeps what was known; a non-empty one replaces it. Returns whether any
-/// value (not just its observation time) changed.
+/// value (not just its observation time) changed. A report like the last one — the steady
+/// state, since agents send their properties with every heartbeat — only moves observation
+/// times: nothing is allocated.
 fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) -> bool {
     let mut changed = false;
     if !beat.properties.is_empty() {
-        changed |= beat.properties.len() != member.properties.len()
-            || beat.properties.iter().any(|(name, value)| {
-                member
-                    .properties
-                    .get(name)
-                    .is_none_or(|p| &p.value != value)
-            });
-        member.properties = beat
-            .properties
-            .iter()
-            .map(|(name, value)| {
-                (
-                    name.clone(),
-                    Property {
+        let same_names = beat.properties.len() == member.properties.len()
+            && beat.properties.keys().eq(member.properties.keys());
+        if same_names {
+            for (value, property) in beat.properties.values().zip(member.properties.values_mut()) {
+                if &property.value != value {
+                    property.value.clone_from(value);
+                    changed = true;
+                }
+                property.observation_time = now;
+            }
+        } else {
+            changed = true;
+            member.properties = beat
+                .properties
+                .iter()
+                .map(|(name, value)| {
+                    let property = Property {
                         value: value.clone(),
                         observation_time: now,
-                    },
-                )
-            })
-            .collect();
+                    };
+                    (name.clone(), property)
+                })
+                .collect();
+        }
     }
     if let Some(usage) = &beat.resource_usage {
-        changed |= member
-            .resource_usage
-            .as_ref()
-            .is_none_or(|old| &old.usage != usage);
-        member.resource_usage = Some(ObservedUsage {
-            usage: usage.clone(),
-            observation_time: now,
-        });
+        match &mut member.resource_usage {
+            Some(observed) if &observed.usage == usage => observed.observation_time = now,
+            slot => {
+                changed = true;
+                *slot = Some(ObservedUsage {
+                    usage: usage.clone(),
+                    observation_time: now,
+                });
+            }
+        }
     }
     changed
 }
