@@ -49,15 +49,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let hub = Hub::open(Arc::new(log), HubConfig::default()).await?;
     let listener = crate::serve::bind(args.listen, false).await?;
     let hub_url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::serve::run(
-        hub.clone(),
-        listener,
-        crate::serve::ApiSecurity::open(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let (stop, server) = crate::serve::spawn_open(hub.clone(), listener);
     println!(
         "data directory: {} (embedded redb log); API on http://{}",
         args.data.display(),

@@ -188,6 +188,23 @@ pub async fn run<L: EventLog>(
     run_with(hub, listener, security, stop, role).await
 }
 
+/// [`run`] in a task, open (loopback only), until the returned sender fires or is dropped;
+/// for the commands that run a hub beside their own work (`demo`, `simulate`).
+pub fn spawn_open<L: EventLog>(
+    hub: Hub<L>,
+    listener: TcpListener,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<anyhow::Result<()>>,
+) {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stop_signal = async {
+        let _ = stopped.await;
+    };
+    let server = tokio::spawn(run(hub, listener, ApiSecurity::open(), stop_signal));
+    (stop, server)
+}
+
 /// As [`run`], with `role` in place of the writer loop (a hub on NATS contends for the writer
 /// role, or follows).
 ///

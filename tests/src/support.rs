@@ -152,6 +152,38 @@ impl HubProcess {
         })
     }
 
+    /// GETs `path` from the hub as text (on its own thread and runtime, so async tests can
+    /// call it too).
+    ///
+    /// # Errors
+    /// When the hub does not answer within 10 s or answers with an error status.
+    pub fn get_text(&self, path: &str) -> HarnessResult<String> {
+        let url = format!("{}{path}", self.url);
+        std::thread::scope(|scope| {
+            let fetch = scope.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                runtime.block_on(async {
+                    let response = http_client()
+                        .get(url)
+                        .timeout(std::time::Duration::from_secs(10))
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    if !response.status().is_success() {
+                        return Err(format!("GET {path}: {}", response.status()));
+                    }
+                    response.text().await.map_err(|e| e.to_string())
+                })
+            });
+            fetch
+                .join()
+                .map_err(|_| "fetch thread panicked".to_owned())?
+        })
+    }
+
     /// GETs `/v1/status` as JSON.
     ///
     /// # Errors

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
@@ -16,36 +16,8 @@ fn binary() -> PathBuf {
 /// Series → value of one scrape (`name{labels}` as rendered).
 type Scrape = BTreeMap<String, f64>;
 
-/// GETs `path` from the hub as text, on its own thread and runtime.
-fn get_text(hub: &HubProcess, path: &str) -> Result<String, String> {
-    let url = format!("{}{path}", hub.url);
-    std::thread::scope(|scope| {
-        let fetch = scope.spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            runtime.block_on(async {
-                let response = http_client()
-                    .get(url)
-                    .timeout(std::time::Duration::from_secs(10))
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                if !response.status().is_success() {
-                    return Err(format!("GET {path}: {}", response.status()));
-                }
-                response.text().await.map_err(|e| e.to_string())
-            })
-        });
-        fetch
-            .join()
-            .map_err(|_| "fetch thread panicked".to_owned())?
-    })
-}
-
 fn scrape(hub: &HubProcess) -> Result<Scrape, String> {
-    let text = get_text(hub, "/metrics")?;
+    let text = hub.get_text("/metrics")?;
     let mut series = Scrape::new();
     for line in text
         .lines()
@@ -102,7 +74,7 @@ fn ok(hub: &HubProcess, args: &[&str]) -> Result<(), String> {
 
 /// Decisions by kind and rejections by code, as the log records them (`/v1/log`).
 fn recorded_tallies(hub: &HubProcess) -> Result<(Scrape, Scrape), String> {
-    let text = get_text(hub, "/v1/log?from=1&max=1000")?;
+    let text = hub.get_text("/v1/log?from=1&max=1000")?;
     let log: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let (mut kinds, mut codes) = (Scrape::new(), Scrape::new());
     let decisions = log["decisions"].as_array().cloned().unwrap_or_default();

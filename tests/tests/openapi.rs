@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -34,27 +34,8 @@ const SCHEMATHESIS_SECONDS: u64 = 30;
 const SCHEMATHESIS_DEADLINE: Duration = Duration::from_secs(75);
 
 fn get_json(hub: &HubProcess, path: &str) -> Result<Value, String> {
-    let url = format!("{}{path}", hub.url);
-    std::thread::scope(|scope| {
-        let fetch = scope.spawn(|| {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            runtime.block_on(async {
-                let response = http_client()
-                    .get(url)
-                    .timeout(Duration::from_secs(10))
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                response.json().await.map_err(|e| e.to_string())
-            })
-        });
-        fetch
-            .join()
-            .map_err(|_| "fetch thread panicked".to_owned())?
-    })
+    let text = hub.get_text(path)?;
+    serde_json::from_str(&text).map_err(|e| format!("GET {path}: {e}"))
 }
 
 fn ok(hub: &HubProcess, args: &[&str]) -> Result<(), String> {

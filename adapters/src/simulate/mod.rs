@@ -128,15 +128,7 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
         args.seed,
         listener.local_addr()?
     );
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::serve::run(
-        hub.clone(),
-        listener,
-        crate::serve::ApiSecurity::open(),
-        async {
-            let _ = stopped.await;
-        },
-    ));
+    let (stop, server) = crate::serve::spawn_open(hub.clone(), listener);
     let outcome = simulate(&hub, &args, baseline_rss).await;
     let _ = stop.send(());
     server.await.context("hub task")??;
