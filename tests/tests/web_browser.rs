@@ -23,6 +23,8 @@ const PAGE_WAIT_MAX: Duration = Duration::from_secs(60);
 const LAUNCH_MAX: Duration = Duration::from_secs(60);
 /// How often a wait looks at the page again.
 const POLL: Duration = Duration::from_millis(200);
+/// Attempts at one click, [`POLL`] apart.
+const CLICK_TRIES: u32 = 25;
 /// The members of `agents-fleet.yaml`, each run by a `sim` agent.
 const MEMBERS: [&str; 4] = ["member-1", "member-2", "member-3", "gitops-1"];
 
@@ -196,15 +198,23 @@ async fn move_slider(page: &Page, seq: &str) -> Result<(), String> {
 
 /// A real mouse click on the element `selector` finds.
 async fn click(page: &Page, selector: &str) -> Result<(), String> {
-    let element = page
-        .find_element(selector)
-        .await
-        .map_err(|e| format!("finding {selector}: {e}"))?;
-    element
-        .click()
-        .await
-        .map_err(|e| format!("clicking {selector}: {e}"))?;
-    Ok(())
+    // The page re-renders whenever the hub folds (heartbeats every 2 s), so an element found
+    // may be replaced before the click lands: find it again, a bounded number of times.
+    let mut last_error = String::new();
+    for _ in 0..CLICK_TRIES {
+        let clicked = match page.find_element(selector).await {
+            Ok(element) => element.click().await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match clicked {
+            Ok(()) => return Ok(()),
+            Err(e) => last_error = e.to_string(),
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    Err(format!(
+        "clicking {selector} ({CLICK_TRIES} tries): {last_error}"
+    ))
 }
 
 /// Waits (at most [`PAGE_WAIT_MAX`]) until `condition`, a JavaScript expression, is true.
