@@ -27,6 +27,7 @@ use flotilla_core::codec::encode_envelope;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, EventLog};
+use redb::{Builder, Database, Durability, TableDefinition};
 use tokio::runtime::Runtime;
 use uuid::Uuid;
 
@@ -37,6 +38,42 @@ use table::{Publisher, Row};
 const BATCH_EVENTS: usize = 1_000;
 /// Page cache of the redb log (and PostgreSQL's `shared_buffers`, see `server.rs`).
 const CACHE_SIZE_BYTES: usize = 256 * 1024 * 1024;
+
+/// The redb ceilings' table: the shape of the log's `inputs` table, as in `append.rs`.
+const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
+
+/// A bare redb file, one `u64 → bytes` table, durable commits: redb's own ceiling in the same
+/// run, so each store's figure has its engine's beside it (`append.rs` has the full set).
+struct BareRedb {
+    db: Database,
+    next_key: u64,
+}
+
+impl BareRedb {
+    fn open(dir: &Path) -> Self {
+        let db = Builder::new()
+            .set_cache_size(CACHE_SIZE_BYTES)
+            .create(dir.join("bare.redb"))
+            .expect("create the bare redb file");
+        Self { db, next_key: 1 }
+    }
+
+    fn commit(&mut self, rows: &[Row]) {
+        let mut txn = self.db.begin_write().expect("begin write transaction");
+        txn.set_durability(Durability::Immediate)
+            .expect("set durability");
+        {
+            let mut table = txn.open_table(RECORDS).expect("open the records table");
+            for row in rows {
+                table
+                    .insert(self.next_key, row.payload.as_slice())
+                    .expect("insert a record");
+                self.next_key += 1;
+            }
+        }
+        txn.commit().expect("commit");
+    }
+}
 
 /// Heartbeats as `append.rs` makes them (a node-count property, fresh v7 ids).
 struct Events {
@@ -130,6 +167,7 @@ struct Bench {
     rt: Runtime,
     events: Events,
     log: Arc<RedbLog>,
+    bare: BareRedb,
     pg: Publisher,
     conninfo: String,
     /// Rows the `events` table must hold at the end.
@@ -269,6 +307,7 @@ fn concurrent(c: &mut Criterion, b: &mut Bench) {
             rt,
             events,
             log,
+            bare,
             pg,
             conninfo,
             pg_appended,
@@ -336,6 +375,14 @@ fn concurrent(c: &mut Criterion, b: &mut Bench) {
                 });
             },
         );
+        group.bench_function(
+            format!("ceiling_bare_redb_txn/{publishers}_records"),
+            |bencher| {
+                bencher.iter_custom(|iters| {
+                    timed(iters, || events.rows(publishers), |rows| bare.commit(&rows))
+                });
+            },
+        );
         // Close the publishers' connections before the next, larger pool connects.
         drop(pool);
     }
@@ -390,10 +437,11 @@ fn load_average() -> String {
 fn main() {
     let Some(bin) = server::find_binaries() else {
         println!(
-            "postgres_peer: PostgreSQL's initdb and postgres were not found under \
-             /usr/lib/postgresql/*/bin (install them with `apt-get install -y postgresql`, or \
-             set {} to their directory); skipping the PostgreSQL peer benchmark",
-            server::BIN_DIR_ENV
+            "postgres_peer: PostgreSQL's initdb and postgres were not found (looked in {}, or \
+             else the newest /usr/lib/postgresql/*/bin); install them with `apt-get install -y \
+             postgresql`. Skipping the PostgreSQL peer benchmark.",
+            std::env::var(server::BIN_DIR_ENV)
+                .map_or_else(|_| format!("{} unset", server::BIN_DIR_ENV), |dir| dir)
         );
         return;
     };
@@ -415,6 +463,7 @@ fn main() {
     let mut bench = Bench {
         events: Events { made: 0 },
         log: Arc::new(open_log(dir.path())),
+        bare: BareRedb::open(dir.path()),
         pg,
         conninfo,
         pg_appended: 0,
