@@ -441,7 +441,7 @@ fn main() {
              else the newest /usr/lib/postgresql/*/bin); install them with `apt-get install -y \
              postgresql`. Skipping the PostgreSQL peer benchmark.",
             std::env::var(server::BIN_DIR_ENV)
-                .map_or_else(|_| format!("{} unset", server::BIN_DIR_ENV), |dir| dir)
+                .unwrap_or_else(|_| format!("{} unset", server::BIN_DIR_ENV))
         );
         return;
     };
