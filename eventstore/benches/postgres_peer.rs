@@ -182,6 +182,7 @@ fn batched(c: &mut Criterion, b: &mut Bench) {
         rt,
         events,
         log,
+        bare,
         pg,
         pg_appended,
         ..
@@ -236,6 +237,15 @@ fn batched(c: &mut Criterion, b: &mut Bench) {
             )
         });
     });
+    group.bench_function("ceiling_bare_redb_txn", |bencher| {
+        bencher.iter_custom(|iters| {
+            timed(
+                iters,
+                || events.rows(BATCH_EVENTS),
+                |rows| bare.commit(&rows),
+            )
+        });
+    });
     group.finish();
 }
 
@@ -247,6 +257,7 @@ fn unbatched(c: &mut Criterion, b: &mut Bench) {
         rt,
         events,
         log,
+        bare,
         pg,
         pg_appended,
         ..
@@ -290,13 +301,17 @@ fn unbatched(c: &mut Criterion, b: &mut Bench) {
             )
         });
     });
+    // One record per durable transaction: the fsync rate as redb sees it.
+    group.bench_function("ceiling_bare_redb_txn", |bencher| {
+        bencher.iter_custom(|iters| timed(iters, || events.rows(1), |rows| bare.commit(&rows)));
+    });
     group.finish();
 }
 
 /// P publishers each append single events one after another: redb's writer groups what is
 /// queued into one transaction; PostgreSQL's P backends commit separately and group their
 /// WAL flushes (a flush covers every commit record written before it). The ceiling is a
-/// `COPY` of P rows in one transaction (perfect grouping).
+/// `COPY` of P rows in one transaction (perfect grouping), and redb's a bare transaction of P.
 fn concurrent(c: &mut Criterion, b: &mut Bench) {
     let per_publisher = appends_per_publisher();
     let mut group = c.benchmark_group("peer_concurrent");
