@@ -2,8 +2,8 @@
 //! event per call, and 64 and 512 concurrent publishers each appending single events durably —
 //! appended to a PostgreSQL `events` table as teams often build an event store
 //! (`postgres_peer/table.rs`), beside `RedbLog` doing the same in the same process, and beside
-//! PostgreSQL's own raw ceilings (`COPY` in one transaction; a bare one-row insert, i.e. its
-//! fsync rate). The bench starts its own server (`postgres_peer/server.rs`) on a loopback port
+//! each engine's raw ceilings (PostgreSQL: `COPY` in one transaction, a bare one-row insert,
+//! i.e. its fsync rate; redb: a bare transaction of the same records). The bench starts its own server (`postgres_peer/server.rs`) on a loopback port
 //! with temporary data, and stops it at the end.
 //!
 //! `cargo bench -p flotilla-eventstore --bench postgres_peer`. Without PostgreSQL's binaries it
