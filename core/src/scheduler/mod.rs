@@ -62,6 +62,13 @@ pub const MESSAGE_FULFILLED: &str =
 pub const MESSAGE_UNFULFILLED: &str =
     "could not find all clusters needed as specified by the scheduling policy";
 
+/// The first `max` characters of `text`.
+fn first_chars(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
     members: &'a BTreeMap<String, Member>,
@@ -180,17 +187,23 @@ impl Cycle<'_> {
     }
 
     /// `<placement>-<cluster>-<8 hex>`, parts cut as KubeFleet cuts them; the suffix is derived
-    /// from the placement's uid and the cluster (KubeFleet's is random).
+    /// from the placement's uid and the cluster (KubeFleet's is random): the first 4 bytes of
+    /// SHA-256 of `<uid>/<cluster>`.
     fn binding_name(&self, cluster: &str) -> String {
-        let digest = Sha256::digest(format!("{}/{cluster}", self.placement.meta.uid).as_bytes());
-        let name = self.key.name.as_str();
-        let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
-        format!(
-            "{}-{}-{}",
-            cut(name, BINDING_PLACEMENT_CHARS_MAX),
-            cut(cluster, BINDING_CLUSTER_CHARS_MAX),
-            &hex::encode(digest)[..8]
-        )
+        let mut hasher = Sha256::new();
+        hasher.update(self.placement.meta.uid.as_bytes());
+        hasher.update(b"/");
+        hasher.update(cluster.as_bytes());
+        let digest = hasher.finalize();
+        let placement = first_chars(&self.key.name, BINDING_PLACEMENT_CHARS_MAX);
+        let cluster = first_chars(cluster, BINDING_CLUSTER_CHARS_MAX);
+        let mut name = String::with_capacity(placement.len() + cluster.len() + 10);
+        name.push_str(placement);
+        name.push('-');
+        name.push_str(cluster);
+        name.push('-');
+        name.push_str(&hex::encode(&digest[..4]));
+        name
     }
 
     /// Binds `cluster` under the current policy: re-points an obsolete binding (keeping its
