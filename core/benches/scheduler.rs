@@ -75,6 +75,17 @@ fn pass(c: &mut Criterion) {
             bytes / size
         );
         let time = state.now().unwrap_or_default();
+        // The floor of any pass: one walk over the members reading each one's `env` label.
+        group.bench_function(format!("ceiling_walk_members_read_label/{size}"), |b| {
+            b.iter(|| {
+                let members = state.members().values();
+                black_box(
+                    members
+                        .filter(|m| m.meta.labels.get("env").is_some())
+                        .count(),
+                )
+            });
+        });
         for (name, manifest) in [
             ("pick_n_100_affinity_spread", PICK_N),
             ("pick_all_affinity", PICK_ALL),

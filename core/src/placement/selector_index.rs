@@ -107,3 +107,50 @@ impl SelectorIndex {
         concerned
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chrono::DateTime;
+    use uuid::Uuid;
+
+    use crate::codec::{decode_checkpoint, encode_checkpoint};
+    use crate::event::{Envelope, Input};
+    use crate::state::State;
+
+    fn apply(state: &mut State, id: u128, manifest: &str) -> crate::Decisions {
+        let input = Input::Apply {
+            manifest: manifest.to_owned(),
+        };
+        let event = Envelope::new(Uuid::from_u128(id), DateTime::UNIX_EPOCH, "test", input);
+        crate::fold::step(state, &event)
+    }
+
+    #[test]
+    fn a_restored_state_rebuilds_the_index_and_decides_as_the_fold_does() {
+        let mut folded = State::default();
+        apply(
+            &mut folded,
+            1,
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#,
+        );
+        apply(
+            &mut folded,
+            2,
+            r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"p"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]}}"#,
+        );
+        let bytes = encode_checkpoint(&folded).unwrap_or_default();
+        let mut restored: State = decode_checkpoint(&bytes).unwrap_or_default();
+        assert!(!restored.selector_index.built, "the index is never encoded");
+        let config_map = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"app"},"data":{"k":"v"}}"#;
+        let from_fold = apply(&mut folded, 3, config_map);
+        let from_restore = apply(&mut restored, 3, config_map);
+        assert!(
+            from_fold
+                .iter()
+                .any(|d| matches!(d, crate::Decision::ResourceSnapshotTaken { .. })),
+            "the ConfigMap in the selected namespace is selected"
+        );
+        assert_eq!(from_fold, from_restore);
+        assert_eq!(folded.hash().ok(), restored.hash().ok());
+    }
+}
