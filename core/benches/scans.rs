@@ -75,7 +75,7 @@ fn config_map(namespace: usize, index: usize, value: &str) -> String {
 }
 
 fn placement(index: usize) -> String {
-    let affinity = if index % 10 == 0 {
+    let affinity = if index.is_multiple_of(10) {
         format!(
             r#","affinity":{{"clusterAffinity":{{"requiredDuringSchedulingIgnoredDuringExecution":{{"clusterSelectorTerms":[{{"propertySelector":{{"matchExpressions":[{{"name":"{NODE_COUNT}","operator":"Ge","values":["0"]}}]}}}}]}}}}}}"#
         )
