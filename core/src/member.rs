@@ -304,8 +304,15 @@ pub(crate) fn heartbeat(
             .insert((deadline, beat.cluster.clone()));
     }
     // Joining, recovering, or new property values can make the cluster eligible for more.
-    if !decisions.is_empty() || properties_changed {
+    if !decisions.is_empty() {
         decisions.extend(lifecycle::member_changed(
+            state,
+            &beat.cluster,
+            now,
+            changes,
+        ));
+    } else if properties_changed {
+        decisions.extend(lifecycle::member_properties_changed(
             state,
             &beat.cluster,
             now,

@@ -87,7 +87,7 @@ pub(crate) fn apply(
     }
 }
 
-/// Stores a hub resource (content to be placed); every placement re-selects.
+/// Stores a hub resource (content to be placed); the placements it concerns re-select.
 fn apply_resource(
     state: &mut State,
     key: ObjectKey,
@@ -117,9 +117,13 @@ fn apply_resource(
         origin,
     );
     let decision = stored(&key, &meta, old_meta.is_none(), changes);
-    state.resources.insert(key, Resource { meta, content });
+    state
+        .resources
+        .insert(key.clone(), Resource { meta, content });
     let mut decisions = vec![decision];
-    decisions.extend(lifecycle::resources_changed(state, origin.now, changes));
+    decisions.extend(lifecycle::resources_changed(
+        state, &key, origin.now, changes,
+    ));
     decisions
 }
 
@@ -296,6 +300,6 @@ pub(crate) fn delete(
         return not_found();
     }
     let mut decisions = vec![changes.object_deleted(&key)];
-    decisions.extend(lifecycle::resources_changed(state, now, changes));
+    decisions.extend(lifecycle::resources_changed(state, &key, now, changes));
     decisions
 }

@@ -43,6 +43,10 @@ pub struct State {
     /// The rollout's binding indexes: a cache derived from the placements, never encoded.
     #[serde(skip)]
     pub(crate) rollout_index: crate::rollout::index::IndexCache,
+    /// Placements by their resource selectors: a cache derived from the placements, never
+    /// encoded, rebuilt when missing.
+    #[serde(skip)]
+    pub(crate) selector_index: crate::placement::selector_index::SelectorIndex,
     /// Evictions and placement disruption budgets.
     pub(crate) disruptions: crate::eviction::Disruptions,
     /// Partitioned placements' rollout plans (derived, kept to make a report cheap).

@@ -240,11 +240,13 @@ fn refresh_resource_snapshot(
     true
 }
 
-/// After a hub resource was stored or deleted: every placement re-selects. This never
-/// reschedules a valid placement (resource-only changes do not trigger scheduling); one that
-/// was waiting on invalid selectors gets its first policy snapshot once they become valid.
+/// After the hub resource `changed` was stored or deleted: the placements whose selectors can
+/// select it re-select (the others would select what they did). This never reschedules a
+/// valid placement (resource-only changes do not trigger scheduling); one that was waiting on
+/// invalid selectors gets its first policy snapshot once they become valid.
 pub(crate) fn resources_changed(
     state: &mut State,
+    changed: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
@@ -253,9 +255,14 @@ pub(crate) fn resources_changed(
         members,
         placements,
         resources,
+        selector_index,
         ..
     } = state;
-    for (key, placement) in placements.iter_mut() {
+    selector_index.ensure(placements);
+    for key in &selector_index.concerning(changed) {
+        let Some(placement) = placements.get_mut(key) else {
+            continue;
+        };
         let was_invalid = placement.selection_error.is_some();
         if was_invalid {
             refresh(
@@ -290,6 +297,36 @@ pub(crate) fn member_changed(
             _ if !placement.is_fully_scheduled() => Some(None),
             _ => None,
         }
+    })
+}
+
+/// After a member cluster's properties changed and nothing else did (no join, no health
+/// change, same labels and taints): as [`member_changed`], except that a PickAll placement
+/// whose required affinity reads no property is left alone. For it the cluster passes or
+/// fails the filters exactly as before, so its one-cluster pass would change nothing. Placements
+/// that are not fully scheduled schedule again, as after any change.
+pub(crate) fn member_properties_changed(
+    state: &mut State,
+    cluster: &str,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Vec<Decision> {
+    reschedule(state, now, changes, |placement| {
+        match placement.placement_type() {
+            PlacementType::PickAll if reads_properties(placement) => Some(Some(cluster)),
+            PlacementType::PickAll => None,
+            _ if !placement.is_fully_scheduled() => Some(None),
+            _ => None,
+        }
+    })
+}
+
+/// Whether the policy the scheduler runs (the latest snapshot's) filters on properties.
+fn reads_properties(placement: &Placement) -> bool {
+    placement.latest_policy().is_some_and(|snapshot| {
+        scheduler::filter::required_terms(&snapshot.policy)
+            .iter()
+            .any(|term| term.property_selector.is_some())
     })
 }
 

@@ -10,6 +10,7 @@ pub mod policy_snapshot;
 pub mod resource_snapshot;
 mod retention;
 pub mod selection;
+pub mod selector_index;
 pub(crate) mod store;
 
 use std::collections::BTreeMap;

@@ -32,18 +32,35 @@ pub(crate) fn prune<'a>(state: &mut State, keys: impl IntoIterator<Item = &'a Ob
     }
 }
 
-/// Prunes every placement's snapshots (after a change that may have snapshotted many).
+/// Prunes every placement's snapshots (after a change that may have snapshotted many). Only
+/// a placement holding more snapshots than its limit can lose one, so the others cost a
+/// length check, and the runs' holds are worked out only when some placement is over.
 pub(crate) fn prune_all(state: &mut State) {
+    if !state.placements.values().any(is_over_limit) {
+        return;
+    }
     let holds = run_holds(&state.update_runs);
     for (key, placement) in &mut state.placements {
-        prune_placement(placement, holds.get(key));
+        if is_over_limit(placement) {
+            prune_placement(placement, holds.get(key));
+        }
     }
 }
 
-fn prune_placement(placement: &mut Placement, runs: Option<&RunHolds>) {
-    let limit = usize::try_from(placement.spec.revision_history_limit)
+/// The number of snapshots of each kind a placement keeps whether in use or not.
+fn limit(placement: &Placement) -> usize {
+    usize::try_from(placement.spec.revision_history_limit)
         .unwrap_or(usize::MAX)
-        .max(1);
+        .max(1)
+}
+
+fn is_over_limit(placement: &Placement) -> bool {
+    let limit = limit(placement);
+    placement.resource_snapshots.len() > limit || placement.policy_snapshots.len() > limit
+}
+
+fn prune_placement(placement: &mut Placement, runs: Option<&RunHolds>) {
+    let limit = limit(placement);
     let live = placement
         .bindings
         .values()

@@ -97,6 +97,18 @@ fn matches(selector: &ResourceSelector, key: &ObjectKey, resource: &Resource) ->
             .is_none_or(|labels| labels.matches(&resource.meta.labels))
 }
 
+/// The resources of one group and kind: keys order by group, then kind, so they are one range.
+fn of_kind<'a>(
+    resources: &'a BTreeMap<ObjectKey, Resource>,
+    group: &'a str,
+    kind: &'a str,
+) -> impl Iterator<Item = (&'a ObjectKey, &'a Resource)> {
+    let first = ObjectKey::cluster_scoped(group, kind, "");
+    resources
+        .range(first..)
+        .take_while(move |(key, _)| key.group == group && key.kind == kind)
+}
+
 fn namespace_only(selector: &ResourceSelector) -> bool {
     selector.selection_scope.as_deref() == Some("NamespaceOnly")
 }
@@ -120,7 +132,7 @@ pub fn select(
 ) -> Result<Vec<SelectedResource>, String> {
     let mut picked: BTreeSet<ObjectKey> = BTreeSet::new();
     for selector in &spec.resource_selectors {
-        for (key, resource) in resources {
+        for (key, resource) in of_kind(resources, &selector.group, &selector.kind) {
             if is_never_placed(key, resource) || !matches(selector, key, resource) {
                 continue;
             }

@@ -46,6 +46,7 @@ pub(crate) fn apply(
                 .insert(key.clone(), Placement::new(meta, spec));
         }
     }
+    state.selector_index.update(&state.placements, key);
     let mut decisions = vec![decision];
     decisions.extend(lifecycle::placement_applied(
         state, key, origin.now, changes,
@@ -60,6 +61,7 @@ pub(crate) fn delete(
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
     state.placements.remove(key)?;
+    state.selector_index.update(&state.placements, key);
     // Nothing may wake the hub for a placement that is gone.
     state
         .rollout_deadlines

@@ -121,43 +121,55 @@ impl BindingIndex {
 
     /// Replaces what is known about `cluster` (`None`: it has no binding any more).
     pub fn set(&mut self, cluster: &str, class: Option<Class>) {
-        if let Some(old) = self.classes.remove(cluster) {
+        let old = match (self.classes.get_mut(cluster), class) {
+            (Some(slot), Some(class)) => Some(std::mem::replace(slot, class)),
+            (Some(_), None) => self.classes.remove(cluster),
+            (None, Some(class)) => {
+                self.classes.insert(cluster.to_owned(), class);
+                None
+            }
+            (None, None) => None,
+        };
+        if old == class {
+            return;
+        }
+        if let Some(old) = old {
             self.forget(cluster, old);
         }
         if let Some(class) = class {
             self.count(cluster, class);
-            self.classes.insert(cluster.to_owned(), class);
+        }
+    }
+
+    /// The candidate set a class puts its cluster in, if any.
+    fn set_of(&mut self, class: Class) -> Option<&mut BTreeSet<String>> {
+        match class.state {
+            BindingState::Unscheduled => Some(&mut self.unscheduled),
+            BindingState::Scheduled => Some(&mut self.scheduled),
+            BindingState::Bound if class.out_of_date && class.is_failed() => {
+                Some(&mut self.stale_failed)
+            }
+            BindingState::Bound if class.out_of_date => Some(&mut self.stale),
+            BindingState::Bound => None,
         }
     }
 
     fn count(&mut self, cluster: &str, class: Class) {
         self.adjust(class, 1);
-        match class.state {
-            BindingState::Unscheduled => {
-                self.unscheduled.insert(cluster.to_owned());
-            }
-            BindingState::Scheduled => {
-                self.scheduled.insert(cluster.to_owned());
-            }
-            BindingState::Bound if class.out_of_date && class.is_failed() => {
-                self.stale_failed.insert(cluster.to_owned());
-            }
-            BindingState::Bound if class.out_of_date => {
-                self.stale.insert(cluster.to_owned());
-            }
-            BindingState::Bound => {}
+        if let Some(set) = self.set_of(class) {
+            set.insert(cluster.to_owned());
         }
         if let Readiness::ReadyAt(at) = class.readiness {
             self.waiting.insert((at, cluster.to_owned()));
         }
     }
 
+    /// Undoes [`Self::count`] of the class the cluster had: it is only in that class's set.
     fn forget(&mut self, cluster: &str, class: Class) {
         self.adjust(class, -1);
-        self.unscheduled.remove(cluster);
-        self.scheduled.remove(cluster);
-        self.stale.remove(cluster);
-        self.stale_failed.remove(cluster);
+        if let Some(set) = self.set_of(class) {
+            set.remove(cluster);
+        }
         if let Readiness::ReadyAt(at) = class.readiness {
             self.waiting.remove(&(at, cluster.to_owned()));
         }

@@ -136,7 +136,10 @@ impl Touched {
                 | Change::SchedulingChanged { placement }
                 | Change::WorkReported { placement, .. }
                 | Change::EvictionReconciled { placement } => {
-                    touched.placements.insert(placement.clone());
+                    // One key per placement, however many of its bindings changed.
+                    if !touched.placements.contains(placement) {
+                        touched.placements.insert(placement.clone());
+                    }
                 }
                 Change::OverrideSnapshotTaken { .. } => touched.every = true,
                 // Cluster changes reach placements through scheduling; bindings bound or

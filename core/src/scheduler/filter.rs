@@ -16,24 +16,70 @@ use super::quantity::Quantity;
 /// KubeFleet's eligibility checker's reason for a cluster being deleted (leaving or gone).
 pub const REASON_LEFT: &str = "cluster has left the fleet";
 
-/// Why a cluster is not eligible at all, or `None` when it is (KubeFleet's eligibility
-/// checker's texts; minutes are printed with two decimals, computed in integers).
-#[must_use]
-pub fn ineligible(member: &Member, now: DateTime<Utc>) -> Option<String> {
-    if member.is_leaving() {
-        return Some(REASON_LEFT.into());
-    }
-    match &member.agent {
-        None => Some("cluster is not connected to the fleet: member agent not online yet".into()),
-        Some(agent) if !agent.healthy => {
-            // Go's %.2f rounds; so do we, in integers.
-            let hundredths = ((now - agent.last_heartbeat).num_seconds().max(0) * 100 + 30) / 60;
-            Some(format!(
+/// Why a cluster failed a cluster-only filter. It borrows from the member and is turned into
+/// text only when it is recorded: a pass over a large fleet rejects many clusters and records
+/// at most [`super::NOT_SELECTED_DECISIONS_MAX`] of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection<'a> {
+    /// None of the required affinity terms matched; there are this many.
+    Affinity(usize),
+    /// The cluster is leaving or gone.
+    Left,
+    /// Its agent has not sent a heartbeat yet.
+    NotConnected,
+    /// Its heartbeats stopped this many hundredths of a minute ago.
+    Unhealthy(i64),
+    /// This taint is not tolerated.
+    Taint(&'a Taint),
+}
+
+impl Rejection<'_> {
+    /// The plugin's reason, as KubeFleet words it (without [`UNSCHEDULABLE`]).
+    #[must_use]
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Affinity(terms) => format!(
+                "none of the nonempty required cluster affinity term (total number: {terms}) is \
+                 matched"
+            ),
+            Self::Left => REASON_LEFT.into(),
+            Self::NotConnected => {
+                "cluster is not connected to the fleet: member agent not online yet".into()
+            }
+            Self::Unhealthy(hundredths) => format!(
                 "cluster is not connected to the fleet: no recent heartbeat signals \
                  (last received {}.{:02} minutes ago)",
                 hundredths / 100,
                 hundredths % 100
-            ))
+            ),
+            Self::Taint(taint) => format!(
+                "taint &{{Key:{} Value:{} Effect:NoSchedule}} cannot be tolerated",
+                taint.key,
+                taint.value.as_deref().unwrap_or_default()
+            ),
+        }
+    }
+}
+
+/// Why a cluster is not eligible at all, or `None` when it is (KubeFleet's eligibility
+/// checker's texts; minutes are printed with two decimals, computed in integers).
+#[must_use]
+pub fn ineligible(member: &Member, now: DateTime<Utc>) -> Option<String> {
+    eligibility(member, now).map(|rejection| rejection.reason())
+}
+
+/// [`ineligible`], unformatted.
+#[must_use]
+pub fn eligibility(member: &Member, now: DateTime<Utc>) -> Option<Rejection<'static>> {
+    if member.is_leaving() {
+        return Some(Rejection::Left);
+    }
+    match &member.agent {
+        None => Some(Rejection::NotConnected),
+        Some(agent) if !agent.healthy => {
+            // Go's %.2f rounds; so do we, in integers.
+            let hundredths = ((now - agent.last_heartbeat).num_seconds().max(0) * 100 + 30) / 60;
+            Some(Rejection::Unhealthy(hundredths))
         }
         Some(_) => None,
     }
@@ -51,7 +97,7 @@ fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
         }
         TolerationOperator::Equal => {
             toleration.key == taint.key
-                && toleration.value == taint.value.clone().unwrap_or_default()
+                && toleration.value == taint.value.as_deref().unwrap_or_default()
                 && effect_ok
         }
     }
@@ -61,16 +107,17 @@ fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
 /// KubeFleet prints it).
 #[must_use]
 pub fn untolerated_taint(member: &Member, tolerations: &[Toleration]) -> Option<String> {
-    let taint = member
+    first_untolerated(member, tolerations).map(|rejection| rejection.reason())
+}
+
+/// [`untolerated_taint`], unformatted.
+fn first_untolerated<'a>(member: &'a Member, tolerations: &[Toleration]) -> Option<Rejection<'a>> {
+    member
         .spec
         .taints
         .iter()
-        .find(|t| !tolerations.iter().any(|tol| tolerates(tol, t)))?;
-    Some(format!(
-        "taint &{{Key:{} Value:{} Effect:NoSchedule}} cannot be tolerated",
-        taint.key,
-        taint.value.as_deref().unwrap_or_default()
-    ))
+        .find(|t| !tolerations.iter().any(|tol| tolerates(tol, t)))
+        .map(Rejection::Taint)
 }
 
 /// Whether a term's label selector and property selector both match.
@@ -104,7 +151,23 @@ pub fn term_matches(member: &Member, term: &ClusterSelectorTerm) -> bool {
 /// Whether the required affinity terms (OR'd) accept the cluster; no terms accept everything.
 #[must_use]
 pub fn unmatched_affinity(member: &Member, policy: &PlacementPolicy) -> Option<String> {
-    let terms = policy
+    affinity(member, policy).map(|rejection| rejection.reason())
+}
+
+/// [`unmatched_affinity`], unformatted.
+fn affinity(member: &Member, policy: &PlacementPolicy) -> Option<Rejection<'static>> {
+    let terms = required_terms(policy);
+    if terms.is_empty() || terms.iter().any(|term| term_matches(member, term)) {
+        None
+    } else {
+        Some(Rejection::Affinity(terms.len()))
+    }
+}
+
+/// The required cluster affinity terms of a policy.
+#[must_use]
+pub fn required_terms(policy: &PlacementPolicy) -> &[ClusterSelectorTerm] {
+    policy
         .affinity
         .as_ref()
         .and_then(|a| a.cluster_affinity.as_ref())
@@ -113,15 +176,7 @@ pub fn unmatched_affinity(member: &Member, policy: &PlacementPolicy) -> Option<S
                 .as_ref()
         })
         .map(|r| r.cluster_selector_terms.as_slice())
-        .unwrap_or_default();
-    if terms.is_empty() || terms.iter().any(|term| term_matches(member, term)) {
-        None
-    } else {
-        Some(format!(
-            "none of the nonempty required cluster affinity term (total number: {}) is matched",
-            terms.len()
-        ))
-    }
+        .unwrap_or_default()
 }
 
 /// Prefix KubeFleet's framework puts before a filter plugin's reason.
@@ -131,8 +186,17 @@ pub const UNSCHEDULABLE: &str = "ClusterUnschedulable, ";
 /// affinity, cluster eligibility, taints and tolerations), as a decision reason.
 #[must_use]
 pub fn filter(member: &Member, policy: &PlacementPolicy, now: DateTime<Utc>) -> Option<String> {
-    unmatched_affinity(member, policy)
-        .or_else(|| ineligible(member, now))
-        .or_else(|| untolerated_taint(member, &policy.tolerations))
-        .map(|reason| format!("{UNSCHEDULABLE}{reason}"))
+    check(member, policy, now).map(|rejection| format!("{UNSCHEDULABLE}{}", rejection.reason()))
+}
+
+/// [`filter`], unformatted.
+#[must_use]
+pub fn check<'a>(
+    member: &'a Member,
+    policy: &PlacementPolicy,
+    now: DateTime<Utc>,
+) -> Option<Rejection<'a>> {
+    affinity(member, policy)
+        .or_else(|| eligibility(member, now))
+        .or_else(|| first_untolerated(member, &policy.tolerations))
 }

@@ -16,7 +16,10 @@ mod fill;
 pub mod filter;
 pub mod property;
 pub mod quantity;
+mod rejected;
 pub mod score;
+
+use std::borrow::Cow;
 
 use std::collections::BTreeMap;
 
@@ -30,6 +33,7 @@ use crate::member::Member;
 use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
+use rejected::{Rejected, Why};
 
 /// Most not-selected clusters recorded in a policy snapshot's `targetClusters`.
 pub const NOT_SELECTED_DECISIONS_MAX: usize = 20;
@@ -58,6 +62,13 @@ pub const MESSAGE_FULFILLED: &str =
 pub const MESSAGE_UNFULFILLED: &str =
     "could not find all clusters needed as specified by the scheduling policy";
 
+/// The first `max` characters of `text`.
+fn first_chars(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
     members: &'a BTreeMap<String, Member>,
@@ -68,8 +79,8 @@ struct Cycle<'a> {
     policy_index: u64,
     now: DateTime<Utc>,
     decisions: Vec<Decision>,
-    /// Filtered-out clusters and why.
-    rejected: BTreeMap<String, String>,
+    /// Filtered-out clusters and why (the first names only, in a full pass).
+    rejected: Rejected<'a>,
     /// Scored but not picked (PickN), best first.
     not_picked: Vec<ClusterDecision>,
 }
@@ -89,6 +100,13 @@ pub(crate) fn schedule(
     };
     let policy = snapshot.policy.clone();
     let policy_index = snapshot.index;
+    // A full pass records only the first names it rejected; an incremental one merges what it
+    // found with what earlier passes recorded, and PickFixed lists every name.
+    let kept = if only.is_some() || policy.placement_type == PlacementType::PickFixed {
+        usize::MAX
+    } else {
+        NOT_SELECTED_DECISIONS_MAX
+    };
     let mut cycle = Cycle {
         members,
         placement,
@@ -98,7 +116,7 @@ pub(crate) fn schedule(
         policy_index,
         now,
         decisions: Vec::new(),
-        rejected: BTreeMap::new(),
+        rejected: Rejected::new(kept),
         not_picked: Vec::new(),
     };
     cycle.release_dangling(only);
@@ -169,17 +187,23 @@ impl Cycle<'_> {
     }
 
     /// `<placement>-<cluster>-<8 hex>`, parts cut as KubeFleet cuts them; the suffix is derived
-    /// from the placement's uid and the cluster (KubeFleet's is random).
+    /// from the placement's uid and the cluster (KubeFleet's is random): the first 4 bytes of
+    /// SHA-256 of `<uid>/<cluster>`.
     fn binding_name(&self, cluster: &str) -> String {
-        let digest = Sha256::digest(format!("{}/{cluster}", self.placement.meta.uid).as_bytes());
-        let name = self.key.name.as_str();
-        let cut = |text: &str, max: usize| text.chars().take(max).collect::<String>();
-        format!(
-            "{}-{}-{}",
-            cut(name, BINDING_PLACEMENT_CHARS_MAX),
-            cut(cluster, BINDING_CLUSTER_CHARS_MAX),
-            &hex::encode(digest)[..8]
-        )
+        let mut hasher = Sha256::new();
+        hasher.update(self.placement.meta.uid.as_bytes());
+        hasher.update(b"/");
+        hasher.update(cluster.as_bytes());
+        let digest = hasher.finalize();
+        let placement = first_chars(&self.key.name, BINDING_PLACEMENT_CHARS_MAX);
+        let cluster = first_chars(cluster, BINDING_CLUSTER_CHARS_MAX);
+        let mut name = String::with_capacity(placement.len() + cluster.len() + 10);
+        name.push_str(placement);
+        name.push('-');
+        name.push_str(cluster);
+        name.push('-');
+        name.push_str(&hex::encode(&digest[..4]));
+        name
     }
 
     /// Binds `cluster` under the current policy: re-points an obsolete binding (keeping its
@@ -257,13 +281,15 @@ impl Cycle<'_> {
             if binding.is_some_and(|b| self.is_current(b)) {
                 continue;
             }
-            match filter::filter(member, &self.policy, self.now) {
+            match filter::check(member, &self.policy, self.now) {
                 None => self.bind(name, Some(ClusterScore::default())),
-                Some(reason) => {
+                Some(rejection) => {
                     if binding.is_some_and(|b| self.is_obsolete(b)) {
+                        let reason = format!("{}{}", filter::UNSCHEDULABLE, rejection.reason());
                         self.unschedule(name, &reason);
                     }
-                    self.rejected.insert(name.clone(), reason);
+                    let why = Why::Filtered(rejection);
+                    self.rejected.insert(Cow::Borrowed(name.as_str()), why);
                 }
             }
         }
@@ -283,7 +309,8 @@ impl Cycle<'_> {
             match reason {
                 None => valid.push(name.clone()),
                 Some(reason) => {
-                    self.rejected.insert(name.clone(), reason);
+                    self.rejected
+                        .insert(Cow::Owned(name.clone()), Why::Text(reason));
                 }
             }
         }
@@ -359,10 +386,10 @@ impl Cycle<'_> {
             return;
         }
         self.record_not_selected(incremental);
-        let found = self.current_count();
         let message = if fulfilled {
             MESSAGE_FULFILLED.to_owned()
         } else {
+            let found = self.current_count();
             format!("{MESSAGE_UNFULFILLED}, found {found} cluster(s) instead")
         };
         let (status, reason) = if fulfilled {
@@ -392,42 +419,36 @@ impl Cycle<'_> {
     /// in name order, at most [`NOT_SELECTED_DECISIONS_MAX`] in all (PickFixed lists every
     /// name). An incremental pass keeps what earlier passes found about other clusters.
     fn record_not_selected(&mut self, incremental: bool) {
-        let rejected = std::mem::take(&mut self.rejected);
+        let rejected = std::mem::replace(&mut self.rejected, Rejected::new(0));
         let not_picked = std::mem::take(&mut self.not_picked);
-        let picked: Vec<String> = self
-            .placement
-            .bindings
-            .values()
-            .filter(|b| b.state != BindingState::Unscheduled)
-            .map(|b| b.cluster.clone())
-            .collect();
         let cap = if self.policy.placement_type == PlacementType::PickFixed {
             usize::MAX
         } else {
             NOT_SELECTED_DECISIONS_MAX
         };
-        let Some(snapshot) = self.placement.policy_snapshots.last_mut() else {
+        let Placement {
+            bindings,
+            policy_snapshots,
+            ..
+        } = &mut *self.placement;
+        let Some(snapshot) = policy_snapshots.last_mut() else {
             return;
+        };
+        let picked = |cluster: &str| {
+            bindings
+                .get(cluster)
+                .is_some_and(|b| b.state != BindingState::Unscheduled)
         };
         let mut filtered: Vec<ClusterDecision> = if incremental {
             snapshot
                 .not_selected
                 .drain(..)
-                .filter(|d| !rejected.contains_key(&d.cluster) && !picked.contains(&d.cluster))
+                .filter(|d| !rejected.contains(&d.cluster) && !picked(&d.cluster))
                 .collect()
         } else {
             Vec::new()
         };
-        filtered.extend(
-            rejected
-                .into_iter()
-                .map(|(cluster, reason)| ClusterDecision {
-                    cluster,
-                    selected: false,
-                    score: None,
-                    reason,
-                }),
-        );
+        filtered.extend(rejected.into_decisions(&self.policy.topology_spread_constraints));
         filtered.sort_by(|a, b| a.cluster.cmp(&b.cluster));
         snapshot.not_selected = not_picked.into_iter().chain(filtered).take(cap).collect();
     }

@@ -86,63 +86,41 @@ pub fn affinity_scores(candidates: &[&Member], policy: &PlacementPolicy) -> Vec<
 }
 
 /// Bindings per topology domain for one constraint, over all clusters carrying the key.
-/// Domains are numbered once (in name order) and the smallest, second smallest and largest
-/// counts are kept up to date, so that scoring a cluster is a few array reads.
+/// Domains are numbered as they are first met (members are met in name order) and the
+/// smallest, second smallest and largest counts are kept up to date, so that scoring a cluster
+/// is a few array reads. Domain names are borrowed from the members' labels.
 #[derive(Debug, Clone, Default)]
-pub struct DomainCounts {
-    index: BTreeMap<String, usize>,
+pub struct DomainCounts<'a> {
+    index: BTreeMap<&'a str, usize>,
     counts: Vec<i64>,
     smallest: i64,
     second: i64,
     largest: i64,
 }
 
-impl DomainCounts {
-    /// Domains are the key's values on every member; counts come from `bound_clusters`.
-    #[must_use]
-    pub fn new<'a>(
-        members: impl Iterator<Item = &'a Member>,
-        key: &str,
-        bound_clusters: impl Iterator<Item = &'a Member>,
-    ) -> Self {
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
-        for member in members {
-            if let Some(domain) = member.meta.labels.get(key) {
-                let next = index.len();
-                index.entry(domain.clone()).or_insert(next);
-            }
+impl<'a> DomainCounts<'a> {
+    /// The number of a member's domain (numbering it if it is new), if it carries the key.
+    pub fn number(&mut self, member: &'a Member, key: &str) -> Option<usize> {
+        let domain = member.meta.labels.get(key)?;
+        if let Some(&number) = self.index.get(domain.as_str()) {
+            return Some(number);
         }
-        let mut domains = Self {
-            counts: vec![0; index.len()],
-            index,
-            ..Self::default()
-        };
-        for member in bound_clusters {
-            if let Some(domain) = member
-                .meta
-                .labels
-                .get(key)
-                .and_then(|d| domains.index.get(d))
-            {
-                domains.counts[*domain] += 1;
-            }
-        }
-        domains.summarize();
-        domains
+        let number = self.index.len();
+        self.index.insert(domain, number);
+        self.counts.push(0);
+        Some(number)
     }
 
-    /// The number of a member's domain, if it carries the key.
-    #[must_use]
-    pub fn domain_of(&self, member: &Member, key: &str) -> Option<usize> {
-        member
-            .meta
-            .labels
-            .get(key)
-            .and_then(|d| self.index.get(d))
-            .copied()
+    /// Counts one binding in `domain` without updating the summary; call [`Self::summarize`]
+    /// once the counting is done.
+    pub fn count(&mut self, domain: usize) {
+        if let Some(count) = self.counts.get_mut(domain) {
+            *count += 1;
+        }
     }
 
-    fn summarize(&mut self) {
+    /// Brings the smallest, second smallest and largest counts up to date.
+    pub fn summarize(&mut self) {
         let mut sorted = self.counts.clone();
         sorted.sort_unstable();
         self.smallest = sorted.first().copied().unwrap_or(0);
@@ -191,7 +169,7 @@ pub enum Spread {
 pub fn spread(
     domains: &[Option<usize>],
     constraints: &[TopologySpreadConstraint],
-    counts: &[DomainCounts],
+    counts: &[DomainCounts<'_>],
 ) -> Spread {
     let mut score = 0_i64;
     for (position, ((constraint, counts), domain)) in
