@@ -127,60 +127,39 @@ impl HubProcess {
     /// When the hub does not answer or refuses the request.
     pub fn post_events(&self, events: &serde_json::Value) -> HarnessResult<serde_json::Value> {
         let url = format!("{}/v1/events?wait=true", self.url);
-        std::thread::scope(|scope| {
-            let post = scope.spawn(|| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                runtime.block_on(async {
-                    let response = http_client()
-                        .post(url)
-                        .json(events)
-                        .send()
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    if !response.status().is_success() {
-                        let status = response.status();
-                        let body = response.text().await.unwrap_or_default();
-                        return Err(format!("POST /v1/events: {status}: {body}"));
-                    }
-                    response.json().await.map_err(|e| e.to_string())
-                })
-            });
-            post.join().map_err(|_| "post thread panicked".to_owned())?
+        on_own_runtime(|| async {
+            let response = http_client()
+                .post(url)
+                .json(events)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !response.status().is_success() {
+                let status = response.status();
+                let body = response.text().await.unwrap_or_default();
+                return Err(format!("POST /v1/events: {status}: {body}"));
+            }
+            response.json().await.map_err(|e| e.to_string())
         })
     }
 
-    /// GETs `path` from the hub as text (on its own thread and runtime, so async tests can
-    /// call it too).
+    /// GETs `path` from the hub as text.
     ///
     /// # Errors
     /// When the hub does not answer within 10 s or answers with an error status.
     pub fn get_text(&self, path: &str) -> HarnessResult<String> {
         let url = format!("{}{path}", self.url);
-        std::thread::scope(|scope| {
-            let fetch = scope.spawn(|| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                runtime.block_on(async {
-                    let response = http_client()
-                        .get(url)
-                        .timeout(std::time::Duration::from_secs(10))
-                        .send()
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    if !response.status().is_success() {
-                        return Err(format!("GET {path}: {}", response.status()));
-                    }
-                    response.text().await.map_err(|e| e.to_string())
-                })
-            });
-            fetch
-                .join()
-                .map_err(|_| "fetch thread panicked".to_owned())?
+        on_own_runtime(|| async {
+            let response = http_client()
+                .get(url)
+                .timeout(std::time::Duration::from_secs(10))
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !response.status().is_success() {
+                return Err(format!("GET {path}: {}", response.status()));
+            }
+            response.text().await.map_err(|e| e.to_string())
         })
     }
 
@@ -189,34 +168,60 @@ impl HubProcess {
     /// # Errors
     /// When the hub does not answer.
     pub fn status(&self) -> HarnessResult<serde_json::Value> {
-        // Its own thread and runtime, so that async tests can call it too.
         let url = format!("{}/v1/status", self.url);
-        std::thread::scope(|scope| {
-            let fetch = scope.spawn(|| {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| e.to_string())?;
-                runtime.block_on(async {
-                    let response = http_client()
-                        .get(url)
-                        .send()
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    response.json().await.map_err(|e| e.to_string())
-                })
-            });
-            fetch
-                .join()
-                .map_err(|_| "status thread panicked".to_owned())?
+        on_own_runtime(|| async {
+            let response = http_client()
+                .get(url)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            response.json().await.map_err(|e| e.to_string())
         })
     }
+}
+
+/// Runs `work` to completion on a fresh single-threaded runtime on its own thread, so that the
+/// blocking helpers above work from async tests too.
+fn on_own_runtime<T, F, Fut>(work: F) -> HarnessResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Fut + Send,
+    Fut: std::future::Future<Output = HarnessResult<T>>,
+{
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            runtime.block_on(work())
+        });
+        worker
+            .join()
+            .map_err(|_| "request thread panicked".to_owned())?
+    })
 }
 
 impl Drop for HubProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Runs `binary` with `args` to completion; its standard output when it succeeded.
+///
+/// # Errors
+/// When it cannot start or fails (the message carries the arguments and both outputs).
+pub fn run_ok(binary: &Path, args: &[&str]) -> HarnessResult<String> {
+    let output = std::process::Command::new(binary)
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if output.status.success() {
+        Ok(stdout(&output))
+    } else {
+        Err(format!("{args:?}: {}{}", stdout(&output), stderr(&output)))
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla_adapters::manifests::read_documents;
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, http_client, run_ok, stdout};
 use serde_json::{Value, json};
 
 const START: &str = "2026-03-12T23:00:00Z";
@@ -144,20 +144,7 @@ fn record_incident(data: &Path, backend: &[&str]) -> Result<(), String> {
 }
 
 fn replay(args: &[&str]) -> Result<String, String> {
-    let output = std::process::Command::new(binary())
-        .arg("replay")
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if output.status.success() {
-        Ok(stdout(&output))
-    } else {
-        Err(format!(
-            "replay {args:?}: {}{}",
-            stdout(&output),
-            stderr(&output)
-        ))
-    }
+    run_ok(&binary(), &[&["replay"][..], args].concat())
 }
 
 /// Compares `actual` with the expected file (or rewrites it under `UPDATE_INCIDENT=1`).

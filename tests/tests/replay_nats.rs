@@ -3,11 +3,10 @@
 //! exported from NATS imports into a redb directory that verifies and answers the same.
 
 use std::path::PathBuf;
-use std::process::Output;
 
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_tests::agents::{get_json, ok};
-use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, run_ok};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
@@ -15,20 +14,7 @@ fn binary() -> PathBuf {
 }
 
 fn replay(args: &[&str]) -> Result<String, String> {
-    let output: Output = std::process::Command::new(binary())
-        .arg("replay")
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if output.status.success() {
-        Ok(stdout(&output))
-    } else {
-        Err(format!(
-            "replay {args:?}: {}{}",
-            stdout(&output),
-            stderr(&output)
-        ))
-    }
+    run_ok(&binary(), &[&["replay"][..], args].concat())
 }
 
 #[test]

@@ -3,9 +3,8 @@
 //! it leaves verifies under `flotilla replay`, and one seed gives one fleet.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use flotilla_tests::support::{stderr, stdout};
+use flotilla_tests::support::run_ok;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -13,15 +12,7 @@ fn binary() -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Result<String, String> {
-    let output = Command::new(binary())
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if output.status.success() {
-        Ok(stdout(&output))
-    } else {
-        Err(format!("{args:?}: {}{}", stdout(&output), stderr(&output)))
-    }
+    run_ok(&binary(), args)
 }
 
 fn simulate(data: &Path, clusters: &str, duration: &str, seed: &str) -> Result<String, String> {
