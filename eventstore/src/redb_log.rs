@@ -61,7 +61,10 @@ use redb::{
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use crate::{
+    AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
+    StoredEvent,
+};
 use tables::{
     CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION, LAYOUT_VERSION_KEY, META,
     encode_checkpoint_record, storage,
@@ -391,6 +394,17 @@ impl EventLog for RedbLog {
         let work = Work::Checkpoint {
             seq: checkpoint.seq,
             record,
+        };
+        let (reply, answer) = oneshot::channel();
+        self.submit(work, Reply::Done(reply), answer).await?;
+        Ok(bytes)
+    }
+
+    async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
+        let bytes = u64::try_from(encoded.record.len()).unwrap_or(u64::MAX);
+        let work = Work::Checkpoint {
+            seq: encoded.seq,
+            record: encoded.record,
         };
         let (reply, answer) = oneshot::channel();
         self.submit(work, Reply::Done(reply), answer).await?;

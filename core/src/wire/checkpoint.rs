@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Frame, RecordKind, marked_frame, split_frame};
-use crate::codec::{CodecError, decode_checkpoint, encode_checkpoint};
+use crate::codec::{CodecError, decode_checkpoint, encode_checkpoint, encode_checkpoint_into};
 use crate::state::{State, StateHash};
 
 /// The checkpoint version this build writes and the only one it reads. Version 1 is the
@@ -49,6 +49,47 @@ pub fn encode(seq: u64, hash: &StateHash, state: &State) -> Result<Vec<u8>, Code
         CHECKPOINT_VERSION,
         &body,
     ))
+}
+
+/// A checkpoint record encoded once, with the state hash taken from the same bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedCheckpoint {
+    /// The last input sequence folded into the state.
+    pub seq: u64,
+    /// The state's hash.
+    pub hash: StateHash,
+    /// The record, exactly as [`encode`] writes it.
+    pub record: Vec<u8>,
+}
+
+/// Encodes a checkpoint of `state` and its hash in one pass over the state: the record is
+/// [`encode`]'s, byte for byte, but the state is encoded once (not once to hash it and once
+/// more to store it) and never copied — on a large fleet the encoding is the cost.
+///
+/// # Errors
+/// As [`encode`].
+pub fn encode_once(seq: u64, state: &State) -> Result<EncodedCheckpoint, CodecError> {
+    // The body is `seq`, the hash, then the state; the hash has a fixed length, so a
+    // placeholder holds its place until the state's bytes exist to be hashed.
+    let placeholder = StateHash("0".repeat(StateHash::CHARS));
+    let head = encode_checkpoint(&BodyHead {
+        seq,
+        hash: &placeholder,
+    })?;
+    let mut record = marked_frame(RecordKind::Checkpoint, CHECKPOINT_VERSION, &head);
+    let state_at = record.len();
+    encode_checkpoint_into(state, &mut record)?;
+    let hash = StateHash::of_encoding(&record[state_at..]);
+    let hash_at = state_at - StateHash::CHARS;
+    record[hash_at..state_at].copy_from_slice(hash.0.as_bytes());
+    Ok(EncodedCheckpoint { seq, hash, record })
+}
+
+/// The fields of [`BodyRef`] before the state.
+#[derive(Serialize)]
+struct BodyHead<'a> {
+    seq: u64,
+    hash: &'a StateHash,
 }
 
 /// Decodes a stored checkpoint, marked or the unmarked version 1.
@@ -119,5 +160,17 @@ mod tests {
         newer[5] = 9;
         assert!(matches!(decode(&newer), Err(CodecError::Newer { .. })));
         assert!(decode(b"not a checkpoint").is_err());
+    }
+
+    #[test]
+    fn encoding_once_writes_the_same_record_and_hash() {
+        let state = State {
+            resource_version: 7,
+            ..State::default()
+        };
+        let hash = state.hash().expect("hashes");
+        let once = encode_once(11, &state).expect("encodes");
+        assert_eq!(once.hash, hash);
+        assert_eq!(once.record, encode(11, &hash, &state).expect("encodes"));
     }
 }
