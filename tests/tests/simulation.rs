@@ -93,7 +93,10 @@ fn one_seed_replays_to_the_same_trace() {
     let seed = env_u64("SEED").unwrap_or(CI_SEEDS[0]);
     let first = run(seed);
     let second = run(seed);
-    assert_eq!(first.trace_digest, second.trace_digest, "seed {seed} ran differently twice");
+    assert_eq!(
+        first.trace_digest, second.trace_digest,
+        "seed {seed} ran differently twice"
+    );
     assert_eq!(first.trace_lines, second.trace_lines);
     assert!(first.trace_lines > 0 && first.inputs > 0);
 }

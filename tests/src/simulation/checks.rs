@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_core::decision::Decision;
-use flotilla_core::placement::BindingState;
 use flotilla_core::model::ObjectKey;
+use flotilla_core::placement::BindingState;
 use flotilla_core::staged::run::UpdateRun;
 use flotilla_core::{RejectCode, State};
 use flotilla_eventstore::EventLog;
@@ -68,7 +68,10 @@ pub async fn exactly_once(log: &FaultyLog) -> Result<u64, SimError> {
     for (seq, id) in &ids {
         let duplicate = matches!(
             decided.get(seq).map(Vec::as_slice),
-            Some([Decision::Rejected { code: RejectCode::DuplicateEvent, .. }])
+            Some([Decision::Rejected {
+                code: RejectCode::DuplicateEvent,
+                ..
+            }])
         );
         let is_copy = first.contains_key(id);
         first.entry(*id).or_insert(*seq);
@@ -179,7 +182,8 @@ pub async fn explained(log: &FaultyLog, state: &State) -> Result<(), SimError> {
         };
         let explanation = explain_placement(log, &placement, None).await?;
         let text = explanation.text();
-        let named = !explanation.waits.is_empty() && explanation.waits.iter().all(|w| !w.text.is_empty());
+        let named =
+            !explanation.waits.is_empty() && explanation.waits.iter().all(|w| !w.text.is_empty());
         match (placement_settled(state, key), named) {
             (true, false) => {}
             (true, true) => {

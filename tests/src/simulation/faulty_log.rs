@@ -181,7 +181,9 @@ impl FaultyLog {
         for (event, late) in events.into_iter().zip(late) {
             let appended = if late {
                 self.faults()?.late_duplicates_stored += 1;
-                self.inner.append_as_is(vec![encode_envelope(&event)?]).await?
+                self.inner
+                    .append_as_is(vec![encode_envelope(&event)?])
+                    .await?
             } else {
                 let appended = self.inner.append(vec![event.clone()], time).await?;
                 self.remember(std::slice::from_ref(&event), &appended)?;

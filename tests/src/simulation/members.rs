@@ -192,13 +192,16 @@ impl Member {
         for work in works {
             let placed = self.cluster.get(&work.placement).copied();
             let stale = placed.is_none_or(|p| p.index != work.index);
-            let retry = placed.is_some_and(|p| !p.ok && p.applied_ms + APPLY_RETRY_MS <= input.now_ms);
+            let retry =
+                placed.is_some_and(|p| !p.ok && p.applied_ms + APPLY_RETRY_MS <= input.now_ms);
             if stale || retry {
                 let applying = agent.applying.get(&work.placement).map(|(i, _)| *i);
                 if applying != Some(work.index) {
                     let (low, high) = APPLY_DELAY_MS;
                     let at = input.now_ms + rng.between(low, high);
-                    agent.applying.insert(work.placement.clone(), (work.index, at));
+                    agent
+                        .applying
+                        .insert(work.placement.clone(), (work.index, at));
                 }
                 continue;
             }
@@ -210,7 +213,9 @@ impl Member {
                 .get(&work.placement)
                 .is_some_and(|(last, at)| *last == said && at + REPORT_RESEND_MS > input.now_ms);
             if hub_says != said && !recent {
-                agent.sent.insert(work.placement.clone(), (said, input.now_ms));
+                agent
+                    .sent
+                    .insert(work.placement.clone(), (said, input.now_ms));
                 out.push(self.report(rng, input.now, &work.placement, said));
             }
         }
@@ -267,7 +272,11 @@ impl Agent {
 
 /// What a report on `placed` says at `now_ms`: index, applied, available.
 fn said(placed: &Placed, now_ms: u64) -> (u64, bool, bool) {
-    (placed.index, placed.ok, placed.ok && now_ms >= placed.ready_ms)
+    (
+        placed.index,
+        placed.ok,
+        placed.ok && now_ms >= placed.ready_ms,
+    )
 }
 
 /// What an agent reads from one Work object.

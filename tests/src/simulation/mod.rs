@@ -62,6 +62,9 @@ pub enum SimError {
     /// The redb file could not be damaged as planned.
     #[error("redb: {0}")]
     Redb(#[from] redb::Error),
+    /// A part panicked (the folder's debug invariant check, say).
+    #[error("panicked: {0}")]
+    Panicked(String),
     /// The temporary directory or the runtime could not be made.
     #[error("io: {0}")]
     Io(#[from] std::io::Error),

@@ -68,7 +68,13 @@ pub const IN_FLIGHT_MAX: usize = 100_000;
 
 impl Network {
     /// Sends `message` at `now_ms` under `faults`.
-    pub fn send(&mut self, message: Message, now_ms: u64, faults: &LinkFaults, rng: &mut Rng) -> Fate {
+    pub fn send(
+        &mut self,
+        message: Message,
+        now_ms: u64,
+        faults: &LinkFaults,
+        rng: &mut Rng,
+    ) -> Fate {
         if self.queue.len() >= IN_FLIGHT_MAX || rng.chance(faults.drop_per_mille) {
             return Fate::Dropped;
         }
@@ -97,7 +103,9 @@ impl Network {
     /// Takes every message due by `now_ms`, in delivery order.
     pub fn due(&mut self, now_ms: u64) -> Vec<Message> {
         let later = self.queue.split_off(&(now_ms + 1, 0));
-        std::mem::replace(&mut self.queue, later).into_values().collect()
+        std::mem::replace(&mut self.queue, later)
+            .into_values()
+            .collect()
     }
 
     /// Messages in flight.

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use flotilla_adapters::simulate::fleet::{self, Strategy};
 use flotilla_core::model::placement::StrategyType;
+use flotilla_core::placement::BindingState;
 use flotilla_core::{Envelope, Input, State};
 use serde_json::{Value, json};
 
@@ -116,8 +117,9 @@ impl Operator {
         out
     }
 
-    /// A run for every `External` placement whose latest resources no run rolls out, and
-    /// none is unfinished.
+    /// A run for every `External` placement whose latest resources are not on every cluster
+    /// and no unfinished run rolls out; a run that finished without rolling them out (it failed
+    /// to initialize, say, because it arrived before its strategy) is followed by a new one.
     fn start_runs(&mut self, state: &State, now_ms: u64, rng: &mut Rng) -> Vec<Envelope> {
         let mut out = Vec::new();
         for (key, placement) in state.placements() {
@@ -133,17 +135,39 @@ impl Operator {
                 .filter(|(_, run)| run.spec.placement_name == key.name)
                 .collect();
             let busy = runs.iter().any(|(_, run)| !run.is_finished());
-            let name = format!("{}-run-{latest}", key.name);
-            let exists = runs.iter().any(|(run_key, _)| run_key.name == name);
-            let recently = self.runs.get(&name).is_some_and(|at| at + RESEND_MS > now_ms);
-            if busy || exists || recently {
+            let behind = placement
+                .bindings
+                .values()
+                .any(|b| b.state != BindingState::Unscheduled && b.resource_index != Some(latest));
+            let fresh = format!("{}-run-{latest}", key.name);
+            let exists = runs.iter().any(|(run_key, _)| run_key.name == fresh);
+            if busy || (exists && !behind) {
                 continue;
             }
-            self.runs.insert(name, now_ms);
+            let retried = format!("{fresh}-");
+            let attempt = runs
+                .iter()
+                .filter(|(k, _)| k.name == fresh || k.name.starts_with(&retried))
+                .count();
+            let name = if attempt == 0 {
+                fresh
+            } else {
+                format!("{fresh}-{attempt}")
+            };
+            if self
+                .runs
+                .get(&name)
+                .is_some_and(|at| at + RESEND_MS > now_ms)
+            {
+                continue;
+            }
+            self.runs.insert(name.clone(), now_ms);
             let Some(index) = key.name.strip_prefix("sim-").and_then(|n| n.parse().ok()) else {
                 continue;
             };
-            out.push(apply(rng, &fleet::update_run(index, latest)));
+            let mut run = fleet::update_run(index, latest);
+            run["metadata"]["name"] = json!(name);
+            out.push(apply(rng, &run));
         }
         out
     }
@@ -164,7 +188,8 @@ impl Operator {
             if now_ms < due {
                 continue;
             }
-            self.approvals.insert(key.name.clone(), (seen, Some(now_ms)));
+            self.approvals
+                .insert(key.name.clone(), (seen, Some(now_ms)));
             let namespace = (!key.namespace.is_empty()).then(|| key.namespace.clone());
             let input = Input::Approve {
                 name: key.name.clone(),

@@ -109,7 +109,12 @@ pub fn run_seed(seed: u64, print_trace: bool) -> Result<Outcome, Failure> {
         .map_err(|e| fail(e.into()))?;
     let dir = temp_dir().map_err(|e| fail(e.into()))?;
     let mut sim = Sim::new(seed, dir.path().join("log.redb"), print_trace);
-    match runtime.block_on(sim.run()) {
+    // A panic inside a real part (the folder asserts invariants in debug builds) is a failure of
+    // this seed like any other, reported with its trace.
+    let ran =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runtime.block_on(sim.run())));
+    let ran = ran.unwrap_or_else(|panic| Err(SimError::Panicked(panic_text(panic.as_ref()))));
+    match ran {
         Ok(()) => Ok(sim.outcome),
         Err(error) => Err(Failure {
             error,
@@ -117,6 +122,14 @@ pub fn run_seed(seed: u64, print_trace: bool) -> Result<Outcome, Failure> {
             digest: sim.trace.digest(),
         }),
     }
+}
+
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// A temporary directory, in memory when `/dev/shm` exists (redb fsyncs every commit).
@@ -212,7 +225,8 @@ impl Sim {
 
     async fn run(&mut self) -> Result<(), SimError> {
         self.trace.line(0, format!("plan {:?}", self.plan));
-        self.trace.line(0, format!("placements {:?}", self.operator.placements));
+        self.trace
+            .line(0, format!("placements {:?}", self.operator.placements));
         self.writer = Some(Writer::open(&self.path, Arc::clone(&self.faults)).await?);
         let members: Vec<(String, bool, u64)> = self
             .members
@@ -220,7 +234,11 @@ impl Sim {
             .map(|m| (m.name.clone(), m.canary, self.plan.heartbeat_secs))
             .collect();
         for envelope in self.operator.setup(&members, &mut self.world) {
-            let message = Message { envelope, from: Publisher::Operator, attempts: 1 };
+            let message = Message {
+                envelope,
+                from: Publisher::Operator,
+                attempts: 1,
+            };
             self.network.send(message, 0, &CALM_LINK, &mut self.link);
         }
         while self.now_ms < self.plan.fault_phase_ms && self.outcome.steps < plan::STEPS_MAX {
@@ -231,7 +249,11 @@ impl Sim {
         let liveness_end = self.now_ms + plan::LIVENESS_MS_MAX;
         while self.now_ms < liveness_end && self.outcome.steps < plan::STEPS_MAX {
             self.step().await?;
-            if self.writer.as_ref().is_some_and(|w| checks::settled(w.state())) {
+            if self
+                .writer
+                .as_ref()
+                .is_some_and(|w| checks::settled(w.state()))
+            {
                 break;
             }
         }
@@ -268,7 +290,8 @@ impl Sim {
                 self.members[index].crash(back);
                 self.outcome.agent_crashes += 1;
                 let name = &self.members[index].name;
-                self.trace.line(now, format!("agent {name} crashed, back at {back}"));
+                self.trace
+                    .line(now, format!("agent {name} crashed, back at {back}"));
             }
             if self.members[index].reachable(now) && self.chaos.chance(self.plan.silence_per_mille)
             {
@@ -282,8 +305,16 @@ impl Sim {
         if self.chaos.chance(self.plan.change_per_mille)
             && let Some(envelope) = self.operator.change_resources(&mut self.world)
         {
-            self.trace.line(now, format!("resources change: {}", envelope.id));
-            self.send(Message { envelope, from: Publisher::Operator, attempts: 1 }, true);
+            self.trace
+                .line(now, format!("resources change: {}", envelope.id));
+            self.send(
+                Message {
+                    envelope,
+                    from: Publisher::Operator,
+                    attempts: 1,
+                },
+                true,
+            );
         }
     }
 
@@ -293,7 +324,10 @@ impl Sim {
             writer.crash();
             self.writer_back_ms = back_ms;
             self.outcome.writer_crashes += 1;
-            self.trace.line(self.now_ms, format!("writer {why} at input {seq}, back at {back_ms}"));
+            self.trace.line(
+                self.now_ms,
+                format!("writer {why} at input {seq}, back at {back_ms}"),
+            );
         }
     }
 
@@ -301,11 +335,15 @@ impl Sim {
         if self.writer.is_some() || self.now_ms < self.writer_back_ms {
             return Ok(());
         }
-        if self.faulty && self.chaos.chance(self.plan.corrupt_checkpoint_per_mille)
+        if self.faulty
+            && self.chaos.chance(self.plan.corrupt_checkpoint_per_mille)
             && let Some((seq, offset)) = corrupt_newest_checkpoint(&self.path, &mut self.chaos)?
         {
             self.outcome.corrupt_checkpoints += 1;
-            self.trace.line(self.now_ms, format!("checkpoint {seq} damaged at byte {offset}"));
+            self.trace.line(
+                self.now_ms,
+                format!("checkpoint {seq} damaged at byte {offset}"),
+            );
         }
         let writer = Writer::open(&self.path, Arc::clone(&self.faults)).await?;
         let (seq, hash) = (writer.seq(), writer.state().hash()?);
@@ -314,7 +352,10 @@ impl Sim {
                 "the restarted writer's state at input {seq} is {hash}; it was {before}"
             )));
         }
-        self.trace.line(self.now_ms, format!("writer restarted at input {seq} ({hash})"));
+        self.trace.line(
+            self.now_ms,
+            format!("writer restarted at input {seq} ({hash})"),
+        );
         self.writer = Some(writer);
         Ok(())
     }
@@ -329,16 +370,34 @@ impl Sim {
                 now_ms: self.now_ms,
                 now,
                 hub,
-                apply_fail_per_mille: if self.faulty { self.plan.apply_fail_per_mille } else { 0 },
+                apply_fail_per_mille: if self.faulty {
+                    self.plan.apply_fail_per_mille
+                } else {
+                    0
+                },
             };
             let reachable = member.reachable(self.now_ms);
             for envelope in member.step(&input, &mut self.world) {
-                sent.push((Message { envelope, from: Publisher::Member(index), attempts: 1 }, reachable));
+                sent.push((
+                    Message {
+                        envelope,
+                        from: Publisher::Member(index),
+                        attempts: 1,
+                    },
+                    reachable,
+                ));
             }
         }
         if let Some(state) = hub {
             for envelope in self.operator.step(state, self.now_ms, &mut self.world) {
-                sent.push((Message { envelope, from: Publisher::Operator, attempts: 1 }, true));
+                sent.push((
+                    Message {
+                        envelope,
+                        from: Publisher::Operator,
+                        attempts: 1,
+                    },
+                    true,
+                ));
             }
         }
         for (message, reachable) in sent {
@@ -347,10 +406,15 @@ impl Sim {
     }
 
     fn send(&mut self, message: Message, reachable: bool) {
-        let link = if self.faulty { self.plan.link } else { CALM_LINK };
+        let link = if self.faulty {
+            self.plan.link
+        } else {
+            CALM_LINK
+        };
         let id = message.envelope.id;
         let fate = if reachable {
-            self.network.send(message, self.now_ms, &link, &mut self.link)
+            self.network
+                .send(message, self.now_ms, &link, &mut self.link)
         } else {
             Fate::Dropped
         };
@@ -393,7 +457,10 @@ impl Sim {
             failed => {
                 if let Some(Err(error)) = failed {
                     self.outcome.log_faults += 1;
-                    self.trace.line(self.now_ms, format!("append of {} failed: {error}", due.len()));
+                    self.trace.line(
+                        self.now_ms,
+                        format!("append of {} failed: {error}", due.len()),
+                    );
                 }
                 self.retry(due);
                 Ok(())
@@ -426,15 +493,23 @@ impl Sim {
             let seq = writer.seq();
             match round {
                 Round::Idle => break,
-                Round::Folded { count, decisions, checkpoint } => {
+                Round::Folded {
+                    count,
+                    decisions,
+                    checkpoint,
+                } => {
                     let decided = decisions.iter().filter(|(_, d)| !d.is_empty()).count();
-                    self.trace.line(self.now_ms, format!(
-                        "folded {count} to {seq}, {decided} decided, checkpoint {checkpoint:?}"
-                    ));
+                    self.trace.line(
+                        self.now_ms,
+                        format!(
+                            "folded {count} to {seq}, {decided} decided, checkpoint {checkpoint:?}"
+                        ),
+                    );
                 }
                 Round::Stopped(error) => {
                     self.outcome.log_faults += 1;
-                    self.trace.line(self.now_ms, format!("writer stopped: {error}"));
+                    self.trace
+                        .line(self.now_ms, format!("writer stopped: {error}"));
                     let back = self.now_ms + self.chaos.between(200, 3_000);
                     self.crash_writer(back, "stopped by the log");
                 }
@@ -473,11 +548,16 @@ impl Sim {
             return;
         }
         let op = ops[self.chaos.index(ops.len())];
-        let when = if self.chaos.chance(500) { When::BeforeCommit } else { When::AfterCommit };
+        let when = if self.chaos.chance(500) {
+            When::BeforeCommit
+        } else {
+            When::AfterCommit
+        };
         if let Ok(mut faults) = self.faults.lock() {
             faults.arm(op, when);
         }
-        self.trace.line(self.now_ms, format!("armed {op:?} {when:?}"));
+        self.trace
+            .line(self.now_ms, format!("armed {op:?} {when:?}"));
     }
 
     fn disarm(&mut self) -> Result<(), SimError> {
@@ -544,7 +624,10 @@ impl Sim {
         }
         restarted.crash();
         self.outcome.simulated_ms = self.now_ms;
-        self.trace.line(self.now_ms, format!("done: {seq} inputs, state {}", state.hash()?));
+        self.trace.line(
+            self.now_ms,
+            format!("done: {seq} inputs, state {}", state.hash()?),
+        );
         self.outcome.trace_digest = self.trace.digest();
         self.outcome.trace_lines = self.trace.len();
         Ok(())

@@ -77,7 +77,9 @@ impl Writer {
         let folder = {
             let view = hub.view()?;
             if let Some(refused) = view.declined.as_ref().or(view.fenced.as_ref()) {
-                return Err(SimError::Broken(format!("the restarted hub refused: {refused}")));
+                return Err(SimError::Broken(format!(
+                    "the restarted hub refused: {refused}"
+                )));
             }
             view.folder.clone()
         };
