@@ -119,6 +119,15 @@ pub enum CodecError {
         /// Number of unexpected bytes.
         extra: usize,
     },
+    /// A checkpoint decoded, but its state does not hash to the hash saved with it: the record
+    /// was damaged into another state.
+    #[error("checkpoint state hashes to {computed}, not to the {stored} saved with it (damaged)")]
+    CheckpointHash {
+        /// The hash saved with the checkpoint.
+        stored: String,
+        /// The hash of the state as decoded.
+        computed: String,
+    },
 }
 
 /// Encodes an input event as a marked frame of the current schema version.
