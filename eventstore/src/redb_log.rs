@@ -38,6 +38,12 @@
 //!   cannot be seen in the file (what remains is a consistent earlier log); only a witness of
 //!   what was acknowledged can find it, with [`RedbLog::confirm_acknowledged`].
 //!
+//! - **A failed write fails its whole group.** An I/O error while a group is written or synced
+//!   answers every caller in it with [`LogError::Storage`]; readers never see part of it. redb
+//!   then refuses every later transaction on this handle (it latches the first I/O error), so
+//!   the hub's writer stops (a storage error is not transient); reopening the file finds the
+//!   last commit. Tested through [`faults::FaultyBackend`] in `tests/crash_points.rs`.
+//!
 //! Reads ([`EventLog::read`], [`EventLog::read_decisions`], [`EventLog::load_checkpoint`]) run
 //! on tokio's blocking pool in their own redb read transaction (a consistent snapshot, never
 //! blocked by the writer). `last_seq`, `last_decided_seq` and `wait_for` are answered from memory
@@ -46,6 +52,7 @@
 pub mod faults;
 pub mod reader;
 mod reads;
+mod recovery;
 mod tables;
 mod writer;
 
@@ -69,6 +76,7 @@ use redb::{
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+pub use recovery::{LostAcknowledged, OpenReport};
 use tables::{
     CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION, LAYOUT_VERSION_KEY, META,
     encode_checkpoint_record, storage,
@@ -140,33 +148,6 @@ pub struct RedbLog {
     last_seq: watch::Receiver<u64>,
     progress: Arc<Progress>,
     report: OpenReport,
-}
-
-/// How the file was found at open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OpenReport {
-    /// The file was not closed cleanly (its writer crashed or lost power): redb recovered it to
-    /// its last durable commit before anything was read.
-    pub repaired: bool,
-    /// The last input sequence found.
-    pub last_seq: u64,
-    /// The last input sequence with decisions found.
-    pub last_decided_seq: u64,
-}
-
-/// Acknowledged events are missing after a reopen: the storage did not keep what it said it had
-/// synced (see [`RedbLog::confirm_acknowledged`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the log ends at input {last_seq}, but input {acknowledged} was acknowledged: \
-     {} acknowledged inputs were lost (the storage did not honour fsync)",
-    acknowledged.saturating_sub(*last_seq)
-)]
-pub struct LostAcknowledged {
-    /// The highest sequence a witness saw acknowledged.
-    pub acknowledged: u64,
-    /// The last input sequence the log holds.
-    pub last_seq: u64,
 }
 
 /// The heads read from the file at open.

@@ -48,7 +48,9 @@ fn binary() -> PathBuf {
 }
 
 fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|value| value.parse().ok())
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
 }
 
 /// splitmix64, so a seed means the same plan on every machine.
@@ -80,27 +82,33 @@ fn setup() -> Vec<Value> {
         .collect();
     events.push(apply(json!({"apiVersion": "v1", "kind": "Namespace",
         "metadata": {"name": "kill-points"}})));
-    events.push(apply(json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+    events.push(apply(
+        json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
         "kind": "ClusterResourcePlacement", "metadata": {"name": "web"},
         "spec": {"resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1",
             "name": "kill-points"}],
-            "policy": {"placementType": "PickAll"}, "strategy": {"type": "External"}}})));
+            "policy": {"placementType": "PickAll"}, "strategy": {"type": "External"}}}),
+    ));
     let stage = |name: &str| {
         json!({"name": name, "labelSelector": {"matchLabels": {"environment": name}},
             "afterStageTasks": [{"type": "Approval"}]})
     };
-    events.push(apply(json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+    events.push(apply(
+        json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
         "kind": "ClusterStagedUpdateStrategy", "metadata": {"name": "two-stages"},
-        "spec": {"stages": [stage("staging"), stage("canary")]}})));
+        "spec": {"stages": [stage("staging"), stage("canary")]}}),
+    ));
     events
 }
 
 /// A staged update run for kill point `point`, whose approvals the publishers send.
 fn run(point: u64) -> Value {
-    apply(json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+    apply(
+        json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
         "kind": "ClusterStagedUpdateRun", "metadata": {"name": format!("run-{point}")},
         "spec": {"placementName": "web", "resourceSnapshotIndex": "0",
-            "stagedRolloutStrategyName": "two-stages", "state": "Run"}}))
+            "stagedRolloutStrategyName": "two-stages", "state": "Run"}}),
+    )
 }
 
 /// One event of the mix: mostly heartbeats and reports, some approvals and applies.
@@ -111,7 +119,11 @@ fn mixed_event(rng: &mut Rng, point: u64) -> Value {
         4..=6 => json!({"type": "report", "cluster": member, "placement": "web",
             "applied": true, "available": rng.below(4) != 0}),
         7 | 8 => {
-            let stage = if rng.below(2) == 0 { "staging" } else { "canary" };
+            let stage = if rng.below(2) == 0 {
+                "staging"
+            } else {
+                "canary"
+            };
             json!({"type": "approve", "name": format!("run-{point}-after-{stage}")})
         }
         _ => apply(json!({"apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
@@ -130,7 +142,12 @@ async fn post(client: &reqwest::Client, url: &str, mut events: Vec<Value>, acked
         event["source"] = json!(format!("kill-points-{n}"));
         ids.push(id);
     }
-    let Ok(response) = client.post(format!("{url}/v1/events")).json(&events).send().await else {
+    let Ok(response) = client
+        .post(format!("{url}/v1/events"))
+        .json(&events)
+        .send()
+        .await
+    else {
         return false;
     };
     if !response.status().is_success() {
@@ -162,7 +179,9 @@ async fn publish(url: String, seed: u64, point: u64, acked: Acked) {
         if started.elapsed() > KILL_AFTER_MAX * 10 {
             return;
         }
-        let events = (0..=rng.below(4)).map(|_| mixed_event(&mut rng, point)).collect();
+        let events = (0..=rng.below(4))
+            .map(|_| mixed_event(&mut rng, point))
+            .collect();
         if !post(&client, &url, events, &acked).await {
             return;
         }
@@ -237,7 +256,14 @@ async fn kill_point(
     let before = acked.lock().map_err(|e| e.to_string())?.len();
     post(&http_client(), &hub.url, vec![run(point)], acked).await;
     let tasks: Vec<_> = (0..PUBLISHERS)
-        .map(|p| tokio::spawn(publish(hub.url.clone(), rng.below(u64::MAX) ^ p, point, Arc::clone(acked))))
+        .map(|p| {
+            tokio::spawn(publish(
+                hub.url.clone(),
+                rng.below(u64::MAX) ^ p,
+                point,
+                Arc::clone(acked),
+            ))
+        })
         .collect();
     let kill_after = rng.below(u64::try_from(KILL_AFTER_MAX.as_micros()).unwrap_or(1));
     tokio::time::sleep(Duration::from_micros(kill_after)).await;
@@ -250,15 +276,29 @@ async fn kill_point(
     let acked = acked.lock().map_err(|e| e.to_string())?.clone();
     let from = acked.keys().next().copied().unwrap_or(1);
     let logged = logged(&restarted.url, from).await?;
-    let lost: Vec<_> = acked.iter().filter(|(seq, id)| logged.get(seq) != Some(id)).collect();
+    let lost: Vec<_> = acked
+        .iter()
+        .filter(|(seq, id)| logged.get(seq) != Some(id))
+        .collect();
     if !lost.is_empty() {
-        return Err(format!("{} acknowledged events lost, e.g. {:?}", lost.len(), lost[0]));
+        return Err(format!(
+            "{} acknowledged events lost, e.g. {:?}",
+            lost.len(),
+            lost[0]
+        ));
     }
     let clean = clean_hash(data, seq).await?;
     if clean != hash {
-        return Err(format!("at input {seq} the restarted hub has {hash}, a clean fold {clean}"));
+        return Err(format!(
+            "at input {seq} the restarted hub has {hash}, a clean fold {clean}"
+        ));
     }
-    Ok((restarted, Outcome { acked: acked.len() - before }))
+    Ok((
+        restarted,
+        Outcome {
+            acked: acked.len() - before,
+        },
+    ))
 }
 
 /// Runs `count` kill points from `seed`, a fresh data directory every [`POINTS_PER_LOG`].
@@ -268,7 +308,11 @@ async fn kill_points(seed: u64, count: u64) -> Result<usize, String> {
     while point < count {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let acked: Acked = Arc::default();
-        let mut hub = HubProcess::start(&binary(), dir.path(), &["--checkpoint-every", CHECKPOINT_EVERY])?;
+        let mut hub = HubProcess::start(
+            &binary(),
+            dir.path(),
+            &["--checkpoint-every", CHECKPOINT_EVERY],
+        )?;
         if !post(&http_client(), &hub.url, setup(), &acked).await {
             return Err("the hub refused the setup".into());
         }
