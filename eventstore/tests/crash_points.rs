@@ -373,12 +373,19 @@ async fn with_fsyncs_honoured_a_power_cut_at_any_write_loses_nothing_acknowledge
 }
 
 /// Returns whether acknowledged inputs were lost (and found).
-async fn power_cut_after_lost_fsyncs(seed: u64, syncs: u64) -> Result<bool, Box<dyn Error>> {
+/// Syncs from `opening + 1` to `syncs` may be the first lost: losses start after the file was
+/// durably created (a creation whose fsyncs are lost leaves no redb file: see
+/// `docs/reliability.md`).
+async fn power_cut_after_lost_fsyncs(
+    seed: u64,
+    opening: u64,
+    syncs: u64,
+) -> Result<bool, Box<dyn Error>> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("log.redb");
     let mut rng = Rng(seed ^ 0x1057);
     let plan = FaultPlan::default();
-    plan.lose_syncs_from(1 + rng.below(syncs));
+    plan.lose_syncs_from(opening + 1 + rng.below(syncs - opening));
     let mut work = Workload::new(seed);
     {
         let log = open_faulty(&plan, &path)?;
@@ -415,14 +422,16 @@ async fn with_fsyncs_lost_the_log_reopens_to_a_consistent_prefix_and_the_loss_is
     // Two syncs a commit; the dry run's count bounds where the loss starts.
     let dir = tempfile::tempdir()?;
     let plan = FaultPlan::default();
+    let opening;
     {
         let log = open_faulty(&plan, &dir.path().join("dry.redb"))?;
+        opening = plan.counts().syncs;
         Workload::new(0).run(&log, STEPS).await?;
     }
     let syncs = plan.counts().syncs;
     let mut losses = 0;
     for seed in seeds() {
-        let lost = power_cut_after_lost_fsyncs(seed, syncs)
+        let lost = power_cut_after_lost_fsyncs(seed, opening, syncs)
             .await
             .map_err(|error| format!("seed {seed}: {error}"))?;
         losses += usize::from(lost);
@@ -450,8 +459,13 @@ async fn failed_io(seed: u64, writes: u64, syncs: u64) -> TestResult {
         plan.fail_sync_at(1 + rng.below(syncs));
     }
     let mut work = Workload::new(seed);
-    {
-        let log = open_faulty(&plan, &path)?;
+    let opened = open_faulty(&plan, &path);
+    if let Err(error) = &opened {
+        // The fault came while the file was being created: the opener gets the typed error.
+        let message = error.to_string();
+        assert!(message.contains("fault injection"), "{message}");
+    }
+    if let Ok(log) = opened {
         match work.run(&log, STEPS).await {
             Ok(()) => {}
             Err(LogError::Storage(message)) => {
