@@ -97,11 +97,13 @@ impl std::fmt::Display for Failure {
 ///
 /// # Errors
 /// The first broken promise, with the end of the trace.
-pub fn run_seed(seed: u64, print_trace: bool) -> Result<Outcome, Failure> {
-    let fail = |error: SimError| Failure {
-        error,
-        tail: String::new(),
-        digest: String::new(),
+pub fn run_seed(seed: u64, print_trace: bool) -> Result<Outcome, Box<Failure>> {
+    let fail = |error: SimError| {
+        Box::new(Failure {
+            error,
+            tail: String::new(),
+            digest: String::new(),
+        })
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -116,11 +118,11 @@ pub fn run_seed(seed: u64, print_trace: bool) -> Result<Outcome, Failure> {
     let ran = ran.unwrap_or_else(|panic| Err(SimError::Panicked(panic_text(panic.as_ref()))));
     match ran {
         Ok(()) => Ok(sim.outcome),
-        Err(error) => Err(Failure {
+        Err(error) => Err(Box::new(Failure {
             error,
             tail: sim.trace.tail(),
             digest: sim.trace.digest(),
-        }),
+        })),
     }
 }
 
