@@ -22,13 +22,15 @@ pub mod faulty_log;
 pub mod members;
 pub mod network;
 pub mod operator;
+mod outcome;
 pub mod plan;
 pub mod rng;
 mod run;
 pub mod trace;
 pub mod writer;
 
-pub use run::{Outcome, run_seed};
+pub use outcome::{Failure, Outcome};
+pub use run::run_seed;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
