@@ -20,6 +20,8 @@
 pub mod index;
 pub mod partitioned;
 pub mod readiness;
+pub(crate) mod rollback;
+pub mod safety;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -212,6 +214,9 @@ fn wanted_overrides<'a>(
         .collect()
 }
 
+/// Where a rolling update's safety fields live, for messages.
+const ROLLING_UPDATE_PATH: &str = "spec.strategy.rollingUpdate";
+
 /// The rollout settings a pass works with.
 struct Settings {
     latest: u64,
@@ -255,6 +260,10 @@ fn pass(
     }
     let Some(settings) = state.placements.get(key).and_then(Settings::of) else {
         state.rollout_index.0.remove(key);
+        if let Some(placement) = state.placements.get_mut(key) {
+            // Staged runs roll an External placement out; no guard of its own applies.
+            placement.guard = None;
+        }
         return Vec::new();
     };
     let mut index = state
@@ -276,13 +285,34 @@ fn pass(
     };
     let target = i64::try_from(target).unwrap_or(i64::MAX);
     let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
-    let plan = plan(&index, target, max_unavailable, max_surge);
+    let mut plan = plan(&index, target, max_unavailable, max_surge);
+    let fields = placement.spec.strategy.rolling_update.safety();
+    let governed = u64::try_from(target).unwrap_or(0);
+    let threshold = safety::block_threshold(fields, governed, ROLLING_UPDATE_PATH);
+    let judging = safety::Judging {
+        mode: settings.mode,
+        period: settings.period,
+        path: ROLLING_UPDATE_PATH,
+        counts_failures: fields.counts_failures(),
+        tolerated: fields.failures_tolerated(governed),
+        threshold: &threshold,
+    };
+    let mut decisions = guard(state, key, &settings, judging, now);
+    if state.placements[key]
+        .guard
+        .as_ref()
+        .is_some_and(|g| !g.allows_progress())
+    {
+        // A tripped rollout moves no cluster to the failed snapshot.
+        plan.bind.clear();
+        plan.update.clear();
+    }
     let acted: Vec<String> = plan.bind.iter().chain(&plan.update).cloned().collect();
     let wanted = wanted_overrides(state, key, &acted);
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
     };
-    let decisions = apply(
+    decisions.extend(apply(
         placement,
         key,
         &plan,
@@ -290,8 +320,17 @@ fn pass(
         &wanted,
         now,
         changes,
-    );
-    let changed: Vec<String> = acted.into_iter().chain(plan.remove).collect();
+    ));
+    let ready_floor = target - max_unavailable + i64::try_from(plan.remove.len()).unwrap_or(0);
+    let budget = rollback::Budget {
+        ready_to_move: usize::try_from(index.ready - ready_floor).unwrap_or(0),
+    };
+    let (rolled, moved, next) = rollback::step(placement, key, budget, judging, now, changes);
+    decisions.extend(rolled);
+    if let Some(next) = next {
+        state.rollout_deadlines.insert((next, key.clone()));
+    }
+    let changed: Vec<String> = acted.into_iter().chain(plan.remove).chain(moved).collect();
     classify(state, key, &mut index, &changed, &wanted, &settings, now);
     debug_assert_eq!(
         index,
@@ -300,6 +339,27 @@ fn pass(
         key.display()
     );
     state.rollout_index.0.insert(key.clone(), index);
+    decisions
+}
+
+/// Runs the placement's safety guard (issue 17) for this pass, asking for a pass at its
+/// progress deadline.
+fn guard(
+    state: &mut State,
+    key: &ObjectKey,
+    settings: &Settings,
+    judging: safety::Judging<'_>,
+    now: DateTime<Utc>,
+) -> Vec<Decision> {
+    let Some(placement) = state.placements.get_mut(key) else {
+        return Vec::new();
+    };
+    let safety = placement.spec.strategy.rolling_update.safety();
+    let (decisions, next) =
+        safety::observe(placement, key, (settings.latest, safety), judging, now);
+    if let Some(next) = next {
+        state.rollout_deadlines.insert((next, key.clone()));
+    }
     decisions
 }
 
@@ -407,6 +467,13 @@ fn apply(
     let mut decisions = Vec::new();
     // New and updated clusters first, then the removals: the order the seed tells it in.
     for cluster in plan.bind.iter().chain(&plan.update) {
+        let before = placement.bindings.get(cluster).and_then(|b| {
+            let index = b.resource_index?;
+            Some((index, b.override_snapshots.clone()))
+        });
+        if let (Some(guard), Some(before)) = (placement.guard.as_mut(), before) {
+            guard.remember_prior(cluster, before);
+        }
         let work = Work {
             resource_index: latest,
             override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
