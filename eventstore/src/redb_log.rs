@@ -83,9 +83,9 @@ use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
     StoredEvent,
 };
-pub use recovery::{LostAcknowledged, OpenReport};
 use checkpoint_files::CheckpointDir;
-use open::{builder, open_error, prepare};
+use open::{builder, create_if_missing, file_backend, open_error, prepare};
+pub use recovery::{LostAcknowledged, OpenReport};
 use tables::{encode_checkpoint_record, storage};
 use writer::{EncodedEvent, Progress, Reply, Request, Work, Writer, WriterLimits};
 
@@ -170,6 +170,7 @@ impl RedbLog {
     /// is not a redb file, or has a table layout this build does not read.
     pub fn open(path: &Path, options: RedbOptions) -> Result<RedbLog, LogError> {
         options.check()?;
+        create_if_missing(path, &options, file_backend)?;
         let repaired = Arc::new(AtomicBool::new(false));
         let db = builder(&options, &repaired)
             .create(path)
@@ -197,6 +198,29 @@ impl RedbLog {
             .create_with_backend(backend)
             .map_err(|error| open_error(path, error))?;
         Self::start(path, db, options, repaired.load(Ordering::Acquire))
+    }
+
+    /// Creates or opens the log on storage the caller provides per path (for crash tests, a
+    /// [`faults::FaultyBackend`]): a missing file is built under a temporary name on
+    /// `backend_for(that name)` and renamed into place once durable, as [`Self::open`] does;
+    /// then the file at `path` is opened on `backend_for(path)`. Checkpoints stay in the table.
+    ///
+    /// # Errors
+    /// As [`Self::open`], and when `backend_for` fails.
+    pub fn open_creating_with<B, F>(
+        path: &Path,
+        backend_for: F,
+        options: RedbOptions,
+    ) -> Result<RedbLog, LogError>
+    where
+        B: StorageBackend,
+        F: Fn(&Path) -> std::io::Result<B>,
+    {
+        options.check()?;
+        create_if_missing(path, &options, &backend_for)?;
+        let backend = backend_for(path)
+            .map_err(|error| LogError::Storage(format!("{}: {error}", path.display())))?;
+        Self::open_with_backend(path, backend, options)
     }
 
     /// Reads the heads and starts the writer thread on an opened database.

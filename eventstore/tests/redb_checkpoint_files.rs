@@ -173,7 +173,10 @@ async fn checkpoints_of_an_older_file_load_and_are_pruned_with_the_new_ones() ->
     }
     assert_eq!(files_in(&path)?, vec![23, 28]);
     // 2 and 14 survive as the first of their spans; 5 and 16 are pruned.
-    assert_eq!(log.load_checkpoint_before(4).await?, Some(checkpoint_at(2)?));
+    assert_eq!(
+        log.load_checkpoint_before(4).await?,
+        Some(checkpoint_at(2)?)
+    );
     assert_eq!(
         log.load_checkpoint_before(13).await?,
         Some(checkpoint_at(2)?)

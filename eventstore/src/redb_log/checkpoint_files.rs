@@ -128,8 +128,11 @@ mod tests {
         files.write(10, b"ten")?;
         files.write(20, b"twenty")?;
         files.write(20, b"twenty again")?;
-        fs::write(files.path().join("00000000000000000030.checkpoint.partial"), b"torn")
-            .map_err(|e| LogError::Storage(e.to_string()))?;
+        fs::write(
+            files.path().join("00000000000000000030.checkpoint.partial"),
+            b"torn",
+        )
+        .map_err(|e| LogError::Storage(e.to_string()))?;
         assert_eq!(files.read(20)?, b"twenty again");
         assert_eq!(files.sweep(&BTreeSet::from([20]))?, 2);
         assert!(files.read(10).is_err());

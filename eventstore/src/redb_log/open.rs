@@ -1,12 +1,17 @@
 //! Opening the redb file: the builder every open uses, the table creation and layout check, and
 //! the heads read at open.
 
-use std::path::Path;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use flotilla_core::wire::{InputOrigin, read_input};
-use redb::{Builder, ConcurrencyMode, Database, DatabaseError, Durability, ReadableTable};
+use redb::backends::FileBackend;
+use redb::{
+    Builder, ConcurrencyMode, Database, DatabaseError, Durability, ReadableTable, StorageBackend,
+};
 
 use super::RedbOptions;
 use super::tables::{
@@ -100,4 +105,64 @@ pub(crate) fn open_error(path: &Path, error: DatabaseError) -> LogError {
         )),
         other => LogError::Storage(format!("{shown}: cannot open: {other}")),
     }
+}
+
+/// Where a new log file is built before it takes its name.
+pub(crate) fn creating_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".creating");
+    path.with_file_name(name)
+}
+
+/// Creates the log file at `path` if there is none, so that `path` only ever names a complete
+/// file: the file is built under [`creating_path`] on the storage `backend_for` gives, its
+/// tables created in one durable commit, then renamed into place and the directory synced. A
+/// crash or an I/O fault during creation leaves at most the `.creating` file, which the next
+/// open discards — never a file at `path` that redb cannot open.
+pub(crate) fn create_if_missing<B, F>(
+    path: &Path,
+    options: &RedbOptions,
+    backend_for: F,
+) -> Result<(), LogError>
+where
+    B: StorageBackend,
+    F: Fn(&Path) -> io::Result<B>,
+{
+    if path.exists() {
+        return Ok(());
+    }
+    let creating = creating_path(path);
+    let shown = creating.display().to_string();
+    let failed = |what: &str, error: &dyn std::fmt::Display| {
+        LogError::Storage(format!("{shown}: {what}: {error}"))
+    };
+    match fs::remove_file(&creating) {
+        Ok(()) => {
+            tracing::warn!(path = %shown, "discarding a log file whose creation did not finish")
+        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+        Err(error) => return Err(failed("discard an unfinished creation", &error)),
+    }
+    let backend = backend_for(&creating).map_err(|error| failed("create", &error))?;
+    let db = builder(options, &Arc::new(AtomicBool::new(false)))
+        .create_with_backend(backend)
+        .map_err(|error| open_error(&creating, error))?;
+    prepare(&db)?;
+    drop(db);
+    fs::rename(&creating, path).map_err(|error| failed("rename into place", &error))?;
+    let dir = path.parent().filter(|dir| !dir.as_os_str().is_empty());
+    File::open(dir.unwrap_or(Path::new(".")))
+        .and_then(|dir| dir.sync_all())
+        .map_err(|error| failed("sync the directory", &error))
+}
+
+/// The storage of a log file on disk, as `redb::Builder::create` would open it.
+pub(crate) fn file_backend(path: &Path) -> io::Result<FileBackend> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    FileBackend::new(file).map_err(io::Error::other)
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use flotilla_core::wire::{InputOrigin, read_input};
 use redb::ReadTransaction;
 
-use super::decode_batch;
 use super::checkpoint_files::CheckpointDir;
+use super::decode_batch;
 use super::tables::{
     CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, decode_checkpoint_record, storage,
 };
@@ -92,7 +92,10 @@ pub(crate) fn checkpoint_before(
         .open_table(CHECKPOINTS)
         .map_err(storage("open table checkpoints"))?;
     let mut candidates: BTreeMap<u64, Stored> = BTreeMap::new();
-    for entry in table.range(..=at_most).map_err(storage("read checkpoints"))? {
+    for entry in table
+        .range(..=at_most)
+        .map_err(storage("read checkpoints"))?
+    {
         let (key, _) = entry.map_err(storage("read checkpoint"))?;
         candidates.insert(key.value(), Stored::InTable);
     }
