@@ -165,7 +165,8 @@ impl std::fmt::Debug for NatsLog {
 }
 
 impl NatsLog {
-    /// Connects to `url` and creates (or binds to) the streams and the checkpoint bucket.
+    /// Connects to `url` (or a cluster's node URLs, comma-separated: see [`server_urls`]) and
+    /// creates (or binds to) the streams and the checkpoint bucket.
     ///
     /// # Errors
     /// When the server is unreachable, too old, has no JetStream, or an existing stream has
@@ -175,7 +176,7 @@ impl NatsLog {
             .name("flotilla-eventstore")
             .connection_timeout(options.request_timeout)
             .request_timeout(Some(options.request_timeout))
-            .connect(url)
+            .connect(server_urls(url))
             .await
             .map_err(|err| LogError::Nats(format!("connect to {url}: {err}")))?;
         Self::with_client(client, options).await
@@ -552,6 +553,16 @@ impl EventLog for NatsLog {
         let results: Vec<_> = creates.collect().await;
         results.into_iter().collect()
     }
+}
+
+/// The servers `urls` names: one URL, or the nodes of a cluster separated by commas, so the
+/// client can connect to any of them and fail over when one is lost.
+#[must_use]
+pub fn server_urls(urls: &str) -> Vec<&str> {
+    urls.split(',')
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .collect()
 }
 
 /// The sequence stored for an event id (decimal text).
