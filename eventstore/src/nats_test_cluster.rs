@@ -49,6 +49,8 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 const MONITORING_TIMEOUT: Duration = Duration::from_secs(2);
 /// Largest monitoring answer read (`/jsz?streams=true` for a few streams is a few kilobytes).
 const MONITORING_BYTES_MAX: u64 = 4 * 1024 * 1024;
+/// Lines of each node's log [`NatsTestCluster::log_tails`] gives.
+const LOG_TAIL_LINES: usize = 40;
 /// Bytes of a node's log quoted in an error.
 const LOG_TAIL_BYTES: usize = 4_000;
 
@@ -294,6 +296,23 @@ impl NatsTestCluster {
         })
     }
 
+    /// The end of every node's log, named, for a failing test to print.
+    #[must_use]
+    pub fn log_tails(&self) -> String {
+        (0..self.nodes.len())
+            .map(|node| {
+                // Reconnect attempts to a killed node flood the log; leave them out.
+                let log = std::fs::read_to_string(self.log_path(node)).unwrap_or_default();
+                let kept: Vec<&str> = log
+                    .lines()
+                    .filter(|line| !line.contains("Error trying to connect to route"))
+                    .collect();
+                let tail = kept[kept.len().saturating_sub(LOG_TAIL_LINES)..].join("\n");
+                format!("--- {} ---\n{tail}\n", self.nodes[node].name)
+            })
+            .collect()
+    }
+
     fn node(&self, node: usize) -> Result<&Node, TestClusterError> {
         self.nodes
             .get(node)
@@ -394,6 +413,12 @@ impl NatsTestCluster {
                 .as_str()
                 .filter(|leader| !leader.is_empty())
                 .map(|_| ())
+        })?;
+        // `/healthz` answers 200 only once every stream on the node is current again: the
+        // leader's view of its replicas can call a recovering node current too early.
+        let port = self.node(node)?.monitoring_port;
+        self.poll_node(node, "did not catch up its streams (/healthz)", |_| {
+            http_get(port, "/healthz").ok().map(|_| ())
         })
     }
 

@@ -22,23 +22,45 @@ async fn a_lease_write_whose_ack_was_lost_is_still_ours() -> Result<(), String> 
     let log = NatsLog::connect(&server.url(), NatsOptions::default())
         .await
         .map_err(text)?;
-    let mut lease = log.writer_lease("hub-a".to_owned(), TTL).await.map_err(text)?;
-    assert!(lease.try_acquire().await.map_err(text)?, "the free lease is taken");
+    let mut lease = log
+        .writer_lease("hub-a".to_owned(), TTL)
+        .await
+        .map_err(text)?;
+    assert!(
+        lease.try_acquire().await.map_err(text)?,
+        "the free lease is taken"
+    );
     // The same bucket, written behind the lease's back as its own lost-ack renewal would be.
     let raw = log
         .jetstream()
         .get_key_value(lease_bucket_name(log.options()))
         .await
         .map_err(text)?;
-    let revision = raw.entry(LEASE_KEY).await.map_err(text)?.ok_or("no key")?.revision;
+    let revision = raw
+        .entry(LEASE_KEY)
+        .await
+        .map_err(text)?
+        .ok_or("no key")?
+        .revision;
     raw.update(LEASE_KEY, Bytes::from_static(b"hub-a"), revision)
         .await
         .map_err(text)?;
-    assert!(lease.renew().await.map_err(text)?, "its own renewal landed: still held");
-    assert!(lease.renew().await.map_err(text)?, "and it renews from the adopted revision");
+    assert!(
+        lease.renew().await.map_err(text)?,
+        "its own renewal landed: still held"
+    );
+    assert!(
+        lease.renew().await.map_err(text)?,
+        "and it renews from the adopted revision"
+    );
 
     // Another holder's write is a lost lease.
-    let revision = raw.entry(LEASE_KEY).await.map_err(text)?.ok_or("no key")?.revision;
+    let revision = raw
+        .entry(LEASE_KEY)
+        .await
+        .map_err(text)?
+        .ok_or("no key")?
+        .revision;
     raw.update(LEASE_KEY, Bytes::from_static(b"hub-b"), revision)
         .await
         .map_err(text)?;
@@ -50,8 +72,14 @@ async fn a_lease_write_whose_ack_was_lost_is_still_ours() -> Result<(), String> 
     raw.create(LEASE_KEY, Bytes::from_static(b"hub-c"))
         .await
         .map_err(text)?;
-    let mut other = log.writer_lease("hub-c".to_owned(), TTL).await.map_err(text)?;
-    assert!(other.try_acquire().await.map_err(text)?, "its own create landed: held");
+    let mut other = log
+        .writer_lease("hub-c".to_owned(), TTL)
+        .await
+        .map_err(text)?;
+    assert!(
+        other.try_acquire().await.map_err(text)?,
+        "its own create landed: held"
+    );
     assert!(other.renew().await.map_err(text)?);
     assert_eq!(
         other.current_holder().await.map_err(text)?.as_deref(),

@@ -183,7 +183,8 @@ fn lose_node(
         .wait_stream_leader(INPUT_STREAM, Some(node))
         .map_err(text)?;
     let elected = lost_at.elapsed();
-    let folded_after = hub_goes_on(hub, acks, lost_at)?;
+    let folded_after = hub_goes_on(hub, acks, lost_at)
+        .map_err(|error| format!("{error}\nnode logs:\n{}", cluster.log_tails()))?;
     cluster.restart(node).map_err(text)?;
     cluster.wait_stream_current(INPUT_STREAM).map_err(text)?;
     println!(

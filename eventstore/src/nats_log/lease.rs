@@ -109,7 +109,9 @@ impl WriterLease {
             }
             // Our own earlier create may have landed with its ack lost (a leader change mid-
             // request): then the key names this holder, and the lease is ours.
-            Err(err) if err.kind() == CreateErrorKind::AlreadyExists => self.adopt_own_write().await,
+            Err(err) if err.kind() == CreateErrorKind::AlreadyExists => {
+                self.adopt_own_write().await
+            }
             Err(err) => Err(LogError::Nats(format!("acquire the writer lease: {err}"))),
         }
     }
