@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
+use flotilla_core::Envelope;
 use flotilla_eventstore::EventLog;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -55,35 +56,9 @@ pub async fn submit_json<L: EventLog>(
     source: &str,
     wait: bool,
 ) -> Result<Vec<AppendResult>, IngestError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| IngestError::BadRequest(format!("body is not JSON: {e}")))?;
-    let items = match value {
-        Value::Array(items) => items,
-        single => vec![single],
-    };
-    if items.len() > EVENTS_PER_REQUEST_MAX {
-        return Err(IngestError::BadRequest(format!(
-            "{} events in one request; at most {EVENTS_PER_REQUEST_MAX}",
-            items.len()
-        )));
-    }
     // The time is a placeholder: the log assigns it at append. A `time` the publisher gives is
     // kept as the event's claimed time.
-    let now = Utc::now();
-    let envelopes = items
-        .into_iter()
-        .enumerate()
-        .map(|(index, item)| {
-            let defaults = JsonDefaults {
-                id: Uuid::now_v7(),
-                time: now,
-                source,
-            };
-            serde_json::from_value::<JsonEnvelope>(item)
-                .map(|event| event.into_envelope(&defaults))
-                .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let envelopes = parse_request(body, source, Utc::now())?;
     let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
     let appended = hub
         .submit(envelopes)
@@ -105,4 +80,44 @@ pub async fn submit_json<L: EventLog>(
                 .and_then(|d| serde_json::to_value(d).ok()),
         })
         .collect())
+}
+
+/// Parses a request body — one JSON event or an array of them — into the events to append,
+/// every one checked against the JSON form: the first malformed one refuses the whole request.
+/// `now` is each event's time until the log assigns its own; an event without an id gets a
+/// fresh one.
+///
+/// # Errors
+/// [`IngestError::BadRequest`] naming the event (by index) and what is wrong with it.
+pub fn parse_request(
+    body: &[u8],
+    source: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<Envelope>, IngestError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| IngestError::BadRequest(format!("body is not JSON: {e}")))?;
+    let items = match value {
+        Value::Array(items) => items,
+        single => vec![single],
+    };
+    if items.len() > EVENTS_PER_REQUEST_MAX {
+        return Err(IngestError::BadRequest(format!(
+            "{} events in one request; at most {EVENTS_PER_REQUEST_MAX}",
+            items.len()
+        )));
+    }
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| {
+            let defaults = JsonDefaults {
+                id: Uuid::now_v7(),
+                time: now,
+                source,
+            };
+            serde_json::from_value::<JsonEnvelope>(item)
+                .map(|event| event.into_envelope(&defaults))
+                .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))
+        })
+        .collect()
 }

@@ -9,7 +9,8 @@ use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use std::collections::BTreeMap;
 
 use flotilla_eventstore::{
-    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent,
+    AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
+    StoredEvent,
 };
 use uuid::Uuid;
 
@@ -118,6 +119,10 @@ impl EventLog for AnyLog {
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
         dispatch!(self, log => log.save_checkpoint(checkpoint))
+    }
+
+    async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
+        dispatch!(self, log => log.save_encoded_checkpoint(encoded))
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {

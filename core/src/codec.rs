@@ -119,6 +119,15 @@ pub enum CodecError {
         /// Number of unexpected bytes.
         extra: usize,
     },
+    /// A checkpoint decoded, but its state does not hash to the hash saved with it: the record
+    /// was damaged into another state.
+    #[error("checkpoint state hashes to {computed}, not to the {stored} saved with it (damaged)")]
+    CheckpointHash {
+        /// The hash saved with the checkpoint.
+        stored: String,
+        /// The hash of the state as decoded.
+        computed: String,
+    },
 }
 
 /// Encodes an input event as a marked frame of the current schema version.
@@ -238,6 +247,31 @@ pub fn encode_checkpoint<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError>
         }
     })?;
     within("checkpoint", bytes, CHECKPOINT_BYTES_MAX)
+}
+
+/// Appends the [`encode_checkpoint`] encoding of `value` to `out` (no copy of a large state);
+/// returns the bytes appended.
+///
+/// # Errors
+/// As [`encode_checkpoint`]; `out` may then hold a partial encoding.
+pub fn encode_checkpoint_into<T: Serialize>(
+    value: &T,
+    out: &mut Vec<u8>,
+) -> Result<usize, CodecError> {
+    let written = bincode::serde::encode_into_std_write(value, out, checkpoint_config()).map_err(
+        |source| CodecError::Encode {
+            what: "checkpoint",
+            source,
+        },
+    )?;
+    if written > CHECKPOINT_BYTES_MAX {
+        return Err(CodecError::TooLarge {
+            what: "checkpoint",
+            bytes: written,
+            max: CHECKPOINT_BYTES_MAX,
+        });
+    }
+    Ok(written)
 }
 
 /// Decodes a value encoded by [`encode_checkpoint`].

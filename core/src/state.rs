@@ -135,6 +135,17 @@ pub const PATCH_DETAILS_MAX: usize = 50;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct StateHash(pub String);
 
+impl StateHash {
+    /// Characters of every state hash (SHA-256 as hex).
+    pub const CHARS: usize = 64;
+
+    /// The hash of a state whose checkpoint encoding is `bytes`.
+    #[must_use]
+    pub fn of_encoding(bytes: &[u8]) -> Self {
+        Self(hex::encode(Sha256::digest(bytes)))
+    }
+}
+
 impl std::fmt::Display for StateHash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
@@ -148,8 +159,7 @@ impl State {
     /// # Errors
     /// Only if the state is too large to encode (over the checkpoint limit).
     pub fn hash(&self) -> Result<StateHash, codec::CodecError> {
-        let bytes = codec::encode_checkpoint(self)?;
-        Ok(StateHash(hex::encode(Sha256::digest(&bytes))))
+        Ok(StateHash::of_encoding(&codec::encode_checkpoint(self)?))
     }
 
     /// Event time of the newest event folded.

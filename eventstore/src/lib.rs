@@ -39,6 +39,7 @@ use std::future::Future;
 use std::time::Duration;
 
 pub use flotilla_core::wire::LogRecord;
+pub use flotilla_core::wire::checkpoint::EncodedCheckpoint;
 use flotilla_core::{Decisions, Envelope, State, StateHash};
 use uuid::Uuid;
 
@@ -166,6 +167,31 @@ pub trait EventLog: Send + Sync + 'static {
         &self,
         checkpoint: &Checkpoint,
     ) -> impl Future<Output = Result<u64, LogError>> + Send;
+
+    /// Stores a checkpoint already encoded ([`flotilla_core::wire::checkpoint::encode_once`]):
+    /// what the hub's writer saves, so that the state is encoded once, under its lock, and
+    /// written after it is released. As [`EventLog::save_checkpoint`] otherwise; the default
+    /// decodes the record and saves that.
+    fn save_encoded_checkpoint(
+        &self,
+        encoded: EncodedCheckpoint,
+    ) -> impl Future<Output = Result<u64, LogError>> + Send {
+        async move {
+            let body =
+                flotilla_core::wire::checkpoint::decode(&encoded.record).map_err(|source| {
+                    LogError::Corrupt {
+                        seq: encoded.seq,
+                        source,
+                    }
+                })?;
+            let checkpoint = Checkpoint {
+                seq: body.seq,
+                hash: body.hash,
+                state: body.state,
+            };
+            self.save_checkpoint(&checkpoint).await
+        }
+    }
 
     /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
     fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;

@@ -77,7 +77,10 @@ use uuid::Uuid;
 
 use std::collections::BTreeMap;
 
-use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use crate::{
+    AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
+    StoredEvent,
+};
 use decisions::{Fence, last_decision};
 use subjects::input_subject;
 
@@ -511,6 +514,10 @@ impl EventLog for NatsLog {
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
         checkpoints::save(&self.checkpoints, checkpoint).await
+    }
+
+    async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
+        checkpoints::save_encoded(&self.checkpoints, &encoded).await
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {

@@ -32,20 +32,34 @@
 //!   writer; the in-memory heads this handle keeps (last sequence, last decided sequence) rely
 //!   on it.
 //!
+//! - **Crash recovery is reported, not silent.** redb rolls a file that was not closed cleanly
+//!   back to its last durable commit when it is opened; [`RedbLog::open_report`] says whether
+//!   that happened. A suffix lost because the storage *acknowledged* an fsync it did not honour
+//!   cannot be seen in the file (what remains is a consistent earlier log); only a witness of
+//!   what was acknowledged can find it, with [`RedbLog::confirm_acknowledged`].
+//!
+//! - **A failed write fails its whole group.** An I/O error while a group is written or synced
+//!   answers every caller in it with [`LogError::Storage`]; readers never see part of it. redb
+//!   then refuses every later transaction on this handle (it latches the first I/O error), so
+//!   the hub's writer stops (a storage error is not transient); reopening the file finds the
+//!   last commit. Tested through [`faults::FaultyBackend`] in `tests/crash_points.rs`.
+//!
 //! Reads ([`EventLog::read`], [`EventLog::read_decisions`], [`EventLog::load_checkpoint`]) run
 //! on tokio's blocking pool in their own redb read transaction (a consistent snapshot, never
 //! blocked by the writer). `last_seq`, `last_decided_seq` and `wait_for` are answered from memory
 //! the writer updates after each commit.
 
+pub mod faults;
 pub mod reader;
 mod reads;
+mod recovery;
 mod tables;
 mod writer;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -57,11 +71,15 @@ use flotilla_core::codec::{CodecError, encode_envelope};
 use flotilla_core::wire::{self, InputOrigin, read_input};
 use redb::{
     Builder, ConcurrencyMode, Database, DatabaseError, Durability, ReadTransaction,
-    ReadableDatabase, ReadableTable,
+    ReadableDatabase, ReadableTable, StorageBackend,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use crate::{
+    AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
+    StoredEvent,
+};
+pub use recovery::{LostAcknowledged, OpenReport};
 use tables::{
     CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION, LAYOUT_VERSION_KEY, META,
     encode_checkpoint_record, storage,
@@ -132,6 +150,7 @@ pub struct RedbLog {
     writer: Option<JoinHandle<()>>,
     last_seq: watch::Receiver<u64>,
     progress: Arc<Progress>,
+    report: OpenReport,
 }
 
 /// The heads read from the file at open.
@@ -150,13 +169,49 @@ impl RedbLog {
     /// is not a redb file, or has a table layout this build does not read.
     pub fn open(path: &Path, options: RedbOptions) -> Result<RedbLog, LogError> {
         options.check()?;
-        let shown = path.display();
-        let db = Builder::new()
-            .set_cache_size(options.cache_size_bytes)
-            .set_concurrency_mode(ConcurrencyMode::SingleWriter)
+        let repaired = Arc::new(AtomicBool::new(false));
+        let db = builder(&options, &repaired)
             .create(path)
             .map_err(|error| open_error(path, error))?;
+        Self::start(path, db, options, repaired.load(Ordering::Acquire))
+    }
+
+    /// Creates or opens the log on a storage backend of the caller's (for crash tests, a
+    /// [`faults::FaultyBackend`]); `path` only names it in messages. Otherwise as [`Self::open`].
+    ///
+    /// # Errors
+    /// As [`Self::open`].
+    pub fn open_with_backend(
+        path: &Path,
+        backend: impl StorageBackend,
+        options: RedbOptions,
+    ) -> Result<RedbLog, LogError> {
+        options.check()?;
+        let repaired = Arc::new(AtomicBool::new(false));
+        let db = builder(&options, &repaired)
+            .create_with_backend(backend)
+            .map_err(|error| open_error(path, error))?;
+        Self::start(path, db, options, repaired.load(Ordering::Acquire))
+    }
+
+    /// Reads the heads and starts the writer thread on an opened database.
+    fn start(
+        path: &Path,
+        db: Database,
+        options: RedbOptions,
+        repaired: bool,
+    ) -> Result<RedbLog, LogError> {
+        let shown = path.display();
         let heads = prepare(&db).map_err(|error| LogError::Storage(format!("{shown}: {error}")))?;
+        if repaired {
+            tracing::warn!(path = %shown, last_seq = heads.last_seq,
+                "redb log was not closed cleanly and was recovered to its last durable commit");
+        }
+        let report = OpenReport {
+            repaired,
+            last_seq: heads.last_seq,
+            last_decided_seq: heads.decided,
+        };
         let db = Arc::new(db);
         let (sender, receiver) = mpsc::channel(options.queued_requests_max);
         let (seq_sender, seq_receiver) = watch::channel(heads.last_seq);
@@ -189,7 +244,30 @@ impl RedbLog {
             writer: Some(handle),
             last_seq: seq_receiver,
             progress,
+            report,
         })
+    }
+
+    /// How the file was found at open: whether redb had to recover it, and the heads then.
+    #[must_use]
+    pub fn open_report(&self) -> OpenReport {
+        self.report
+    }
+
+    /// Checks the log against a witness of what was acknowledged before a crash (a publisher's
+    /// receipts, a follower's position): the file alone cannot tell that a suffix is missing.
+    ///
+    /// # Errors
+    /// [`LostAcknowledged`] when the log ends before `acknowledged_seq`.
+    pub fn confirm_acknowledged(&self, acknowledged_seq: u64) -> Result<(), LostAcknowledged> {
+        let last_seq = *self.last_seq.borrow();
+        if acknowledged_seq > last_seq {
+            return Err(LostAcknowledged {
+                acknowledged: acknowledged_seq,
+                last_seq,
+            });
+        }
+        Ok(())
     }
 
     /// The file this log lives in.
@@ -397,6 +475,17 @@ impl EventLog for RedbLog {
         Ok(bytes)
     }
 
+    async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
+        let bytes = u64::try_from(encoded.record.len()).unwrap_or(u64::MAX);
+        let work = Work::Checkpoint {
+            seq: encoded.seq,
+            record: encoded.record,
+        };
+        let (reply, answer) = oneshot::channel();
+        self.submit(work, Reply::Done(reply), answer).await?;
+        Ok(bytes)
+    }
+
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         self.read_blocking("load checkpoint", |txn| {
             reads::checkpoint_before(txn, u64::MAX)
@@ -495,6 +584,18 @@ fn prepare(db: &Database) -> Result<Heads, LogError> {
     };
     txn.commit().map_err(storage("commit table creation"))?;
     Ok(heads)
+}
+
+/// The redb builder every open uses: single writer, the options' cache, and a repair callback
+/// that records whether the file needed recovery.
+fn builder(options: &RedbOptions, repaired: &Arc<AtomicBool>) -> Builder {
+    let mut builder = Builder::new();
+    let seen = Arc::clone(repaired);
+    builder
+        .set_cache_size(options.cache_size_bytes)
+        .set_concurrency_mode(ConcurrencyMode::SingleWriter)
+        .set_repair_callback(move |_session| seen.store(true, Ordering::Release));
+    builder
 }
 
 fn open_error(path: &Path, error: DatabaseError) -> LogError {

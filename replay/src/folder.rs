@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use flotilla_core::decision::rejected;
 use flotilla_core::wire::LogRecord;
 use flotilla_core::{Decision, Decisions, Envelope, RejectCode, State};
-use flotilla_eventstore::{Checkpoint, DecisionBatch, EventLog, StoredEvent};
+use flotilla_eventstore::{Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, StoredEvent};
 use uuid::Uuid;
 
 use crate::timeline::names::About;
@@ -215,6 +215,18 @@ impl Folder {
             hash: self.state.hash()?,
             state: self.state.clone(),
         })
+    }
+
+    /// The checkpoint of the folded state, encoded once for storing
+    /// ([`flotilla_eventstore::EventLog::save_encoded_checkpoint`]).
+    ///
+    /// # Errors
+    /// When the state cannot be encoded.
+    pub fn encoded_checkpoint(&self) -> Result<EncodedCheckpoint, ReplayError> {
+        Ok(flotilla_core::wire::checkpoint::encode_once(
+            self.seq,
+            &self.state,
+        )?)
     }
 
     /// Folds the log forward up to `until` (inclusive), returning every input's decisions.

@@ -5,4 +5,5 @@ pub mod agents;
 pub mod kubectl;
 pub mod pty;
 pub mod scenario_files;
+pub mod simulation;
 pub mod support;

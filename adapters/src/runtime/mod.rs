@@ -15,6 +15,7 @@
 //! different: this build must not decide it, so the hub declines the writer role there, says
 //! so, and goes on serving reads of what it folded — which keeps a rolling upgrade safe.
 
+mod checkpoints;
 pub mod clock;
 mod follower;
 
@@ -257,7 +258,7 @@ impl<L: EventLog> Hub<L> {
     /// A log failure, a gap, or losing the writer role.
     pub async fn run_writer(&self) -> Result<(), HubError> {
         let mut shutdown = self.shutdown.subscribe();
-        let mut since_checkpoint = 0_u64;
+        let mut pacer = checkpoints::Pacer::new(self.config.checkpoint_every);
         loop {
             if *shutdown.borrow() || self.view()?.declined.is_some() {
                 break;
@@ -294,16 +295,15 @@ impl<L: EventLog> Hub<L> {
                     return Err(self.lose_writer_role(error));
                 }
                 self.folded_tx.send_replace(last);
-                since_checkpoint += count;
-                if since_checkpoint >= self.config.checkpoint_every {
-                    self.checkpoint().await?;
-                    since_checkpoint = 0;
+                if pacer.folded(count) {
+                    self.checkpoint_in_background(&mut pacer)?;
                 }
             }
             if let Some(newer) = stopped {
                 self.decline_writer_role(&newer)?;
             }
         }
+        pacer.settle().await;
         self.checkpoint().await
     }
 
@@ -383,29 +383,6 @@ impl<L: EventLog> Hub<L> {
             return HubError::Fenced(error);
         }
         HubError::Log(error)
-    }
-
-    /// Writes a checkpoint of the current state.
-    ///
-    /// # Errors
-    /// When the state cannot be encoded or the log refuses it.
-    pub async fn checkpoint(&self) -> Result<(), HubError> {
-        let started = std::time::Instant::now();
-        let checkpoint = {
-            let view = self.view()?;
-            if view.fenced.is_some()
-                || view.declined.is_some()
-                || view.following
-                || view.folder.seq == 0
-            {
-                return Ok(());
-            }
-            view.folder.checkpoint()?
-        };
-        let bytes = self.log.save_checkpoint(&checkpoint).await?;
-        crate::hub_metrics::record_checkpoint(bytes, started.elapsed());
-        tracing::debug!(seq = checkpoint.seq, hash = %checkpoint.hash, bytes, "checkpoint written");
-        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@
 
 #![allow(dead_code)]
 
-mod manifests;
+pub mod manifests;
 
 use flotilla_core::event::ResourceUsage;
 use flotilla_core::{

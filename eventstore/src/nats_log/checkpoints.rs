@@ -25,7 +25,7 @@ use flotilla_core::codec::CHECKPOINT_BYTES_MAX;
 use flotilla_core::wire::{HEADER_BYTES, checkpoint};
 use tokio::io::AsyncReadExt;
 
-use crate::{Checkpoint, LogError};
+use crate::{Checkpoint, EncodedCheckpoint, LogError};
 
 /// The object holding the newest checkpoint.
 pub const CHECKPOINT_OBJECT: &str = "newest";
@@ -38,25 +38,39 @@ const CHUNKS_PER_TIMEOUT: usize = 16;
 
 /// Saves `checkpoint` unless the stored one is newer.
 pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<u64, LogError> {
+    let record = checkpoint::encode(checkpoint.seq, &checkpoint.hash, &checkpoint.state)?;
+    let encoded = EncodedCheckpoint {
+        seq: checkpoint.seq,
+        hash: checkpoint.hash.clone(),
+        record,
+    };
+    save_encoded(store, &encoded).await
+}
+
+/// Stores an encoded checkpoint as [`save`] does.
+pub(crate) async fn save_encoded(
+    store: &ObjectStore,
+    encoded: &EncodedCheckpoint,
+) -> Result<u64, LogError> {
     if let Some(stored) = stored_info(store).await? {
         let stored_seq = metadata_seq(&stored);
-        if stored_seq.is_some_and(|seq| seq > checkpoint.seq) {
+        if stored_seq.is_some_and(|seq| seq > encoded.seq) {
             tracing::debug!(
                 stored_seq,
-                seq = checkpoint.seq,
+                seq = encoded.seq,
                 "a newer checkpoint is stored; not replacing it"
             );
             return Ok(0);
         }
     }
-    let record = checkpoint::encode(checkpoint.seq, &checkpoint.hash, &checkpoint.state)?;
+    let record = &encoded.record;
     let metadata = HashMap::from([
-        ("seq".to_owned(), checkpoint.seq.to_string()),
-        ("hash".to_owned(), checkpoint.hash.0.clone()),
+        ("seq".to_owned(), encoded.seq.to_string()),
+        ("hash".to_owned(), encoded.hash.0.clone()),
     ]);
     let meta = ObjectMetadata {
         name: CHECKPOINT_OBJECT.to_owned(),
-        description: Some(format!("flotilla checkpoint at input {}", checkpoint.seq)),
+        description: Some(format!("flotilla checkpoint at input {}", encoded.seq)),
         chunk_size: Some(CHUNK_BYTES),
         metadata,
         headers: None,
@@ -64,7 +78,7 @@ pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result
     store
         .put(meta, &mut record.as_slice())
         .await
-        .map_err(|err| LogError::Nats(format!("put checkpoint {}: {err}", checkpoint.seq)))?;
+        .map_err(|err| LogError::Nats(format!("put checkpoint {}: {err}", encoded.seq)))?;
     Ok(u64::try_from(record.len()).unwrap_or(u64::MAX))
 }
 
