@@ -21,9 +21,14 @@
 //! `tokio::task::spawn_blocking`. A library module, not `cfg(test)`, so other crates' tests can
 //! use it, like [`crate::nats_test_server`].
 
+mod error;
+mod monitoring;
+mod node;
+
+pub use error::TestClusterError;
+
 use std::fs::File;
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -31,7 +36,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::nats_test_server::{INSTALL_HINT, SERVER_BIN_ENV, greets_with_info, quoted};
+use crate::nats_test_server::{SERVER_BIN_ENV, greets_with_info};
+use error::io;
+use monitoring::{get_json, http_get, stream_detail};
+use node::{Node, fresh_nodes};
 
 /// Nodes in the cluster: the smallest that keeps a quorum after losing one.
 pub const CLUSTER_SIZE: usize = 3;
@@ -45,70 +53,10 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(20);
 const START_ATTEMPTS_MAX: u32 = 3;
 /// Pause between readiness probes.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
-/// Bound on one monitoring request (connect, write, read).
-const MONITORING_TIMEOUT: Duration = Duration::from_secs(2);
-/// Largest monitoring answer read (`/jsz?streams=true` for a few streams is a few kilobytes).
-const MONITORING_BYTES_MAX: u64 = 4 * 1024 * 1024;
 /// Lines of each node's log [`NatsTestCluster::log_tails`] gives.
 const LOG_TAIL_LINES: usize = 40;
 /// Bytes of a node's log quoted in an error.
 const LOG_TAIL_BYTES: usize = 4_000;
-
-/// Why the cluster, or one node of it, could not be started, stopped or asked.
-#[derive(Debug, thiserror::Error)]
-pub enum TestClusterError {
-    /// The binary is missing.
-    #[error("`{binary}` was not found: run `{INSTALL_HINT}` (or set {SERVER_BIN_ENV})")]
-    NotInstalled {
-        /// The binary that was looked for.
-        binary: String,
-    },
-    /// A file or process operation failed.
-    #[error("nats test cluster: {context}: {source}")]
-    Io {
-        /// What was being done.
-        context: &'static str,
-        /// The underlying error.
-        source: std::io::Error,
-    },
-    /// A node exited before it was ready.
-    #[error("nats-server {node} exited before it was ready ({status}); log tail:\n{log_tail}")]
-    Exited {
-        /// The node's name.
-        node: String,
-        /// Its exit status.
-        status: String,
-        /// The end of its log.
-        log_tail: String,
-    },
-    /// A node, or the cluster, did not get ready in time.
-    #[error("nats-server {node}: {what} within {READY_TIMEOUT:?}; log tail:\n{log_tail}")]
-    NotReady {
-        /// The node's name.
-        node: String,
-        /// What did not happen.
-        what: String,
-        /// The end of its log.
-        log_tail: String,
-    },
-    /// No node has this index.
-    #[error("the cluster has nodes 0..{CLUSTER_SIZE}, not {0}")]
-    NoSuchNode(usize),
-}
-
-fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> TestClusterError {
-    move |source| TestClusterError::Io { context, source }
-}
-
-/// One server of the cluster.
-#[derive(Debug)]
-struct Node {
-    name: String,
-    client_port: u16,
-    route_port: u16,
-    monitoring_port: u16,
-    child: Option<Child>,
-}
 
 /// A running three-node `nats-server` cluster with JetStream; every node is killed when
 /// dropped.
@@ -191,6 +139,15 @@ impl NatsTestCluster {
             "http://127.0.0.1:{}",
             self.node(node)?.monitoring_port
         ))
+    }
+
+    /// A JSON monitoring endpoint of node `node` (`/jsz?streams=true&consumers=true`,
+    /// `/routez`, …), or `None` when it is not running or does not answer: what a failing test
+    /// prints to show what each node believed.
+    #[must_use]
+    pub fn monitoring(&self, node: usize, path: &str) -> Option<Value> {
+        let node = self.nodes.get(node).filter(|node| node.child.is_some())?;
+        get_json(node.monitoring_port, path)
     }
 
     /// Node `node`'s server name (`n1`, `n2`, `n3`), as the monitoring endpoints name it.
@@ -355,25 +312,7 @@ impl NatsTestCluster {
     }
 
     fn write_config(&self, node: usize) -> Result<(), TestClusterError> {
-        let this = self.node(node)?;
-        let store_dir = quoted(&self.store_dir(node)?);
-        let routes = self
-            .nodes
-            .iter()
-            .map(|other| format!("nats-route://127.0.0.1:{}", other.route_port))
-            .collect::<Vec<_>>()
-            .join(", ");
-        // sync_interval: always makes every ack wait for fsync (see nats_test_server).
-        let config = format!(
-            "server_name: {name}\nlisten: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitoring}\n\
-             jetstream {{\n  store_dir: {store_dir}\n  sync_interval: always\n}}\n\
-             cluster {{\n  name: {CLUSTER_NAME}\n  listen: 127.0.0.1:{route}\n  \
-             routes: [{routes}]\n}}\n",
-            name = this.name,
-            client = this.client_port,
-            monitoring = this.monitoring_port,
-            route = this.route_port,
-        );
+        let config = self.node(node)?.config(&self.nodes, &self.store_dir(node)?);
         std::fs::write(self.config_path(node), config).map_err(io("write a node's config"))
     }
 
@@ -515,9 +454,7 @@ impl NatsTestCluster {
 
     /// Node `node`'s `/jsz?streams=true`, or `None` when it does not answer.
     fn jsz(&self, node: usize) -> Option<Value> {
-        let port = self.nodes.get(node)?.monitoring_port;
-        let body = http_get(port, "/jsz?streams=true").ok()?;
-        serde_json::from_slice(&body).ok()
+        get_json(self.nodes.get(node)?.monitoring_port, "/jsz?streams=true")
     }
 
     fn log_tail(&self, node: usize) -> String {
@@ -543,69 +480,10 @@ impl Drop for NatsTestCluster {
     }
 }
 
-/// `stream`'s entry in a `/jsz?streams=true` answer.
-fn stream_detail<'a>(jsz: &'a Value, stream: &str) -> Option<&'a Value> {
-    jsz["account_details"]
-        .as_array()?
-        .iter()
-        .filter_map(|account| account["stream_detail"].as_array())
-        .flatten()
-        .find(|detail| detail["name"] == stream)
-}
-
-/// Three nodes on nine distinct free loopback ports: every listener is held at once so the
-/// ports differ, then released for the servers to bind.
-fn fresh_nodes() -> Result<Vec<Node>, TestClusterError> {
-    let listeners = (0..CLUSTER_SIZE * 3)
-        .map(|_| TcpListener::bind((Ipv4Addr::LOCALHOST, 0)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(io("probe a free port"))?;
-    let ports = listeners
-        .iter()
-        .map(|listener| listener.local_addr().map(|addr| addr.port()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(io("probe a free port"))?;
-    Ok(ports
-        .chunks(3)
-        .enumerate()
-        .map(|(index, ports)| Node {
-            name: format!("n{}", index + 1),
-            client_port: ports[0],
-            route_port: ports[1],
-            monitoring_port: ports[2],
-            child: None,
-        })
-        .collect())
-}
-
-/// A plain HTTP/1.0 `GET` of `path` on a loopback monitoring port; the body of a `200`.
-fn http_get(port: u16, path: &str) -> Result<Vec<u8>, std::io::Error> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let mut stream = TcpStream::connect_timeout(&addr, MONITORING_TIMEOUT)?;
-    stream.set_read_timeout(Some(MONITORING_TIMEOUT))?;
-    stream.set_write_timeout(Some(MONITORING_TIMEOUT))?;
-    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes())?;
-    let mut response = Vec::new();
-    stream
-        .take(MONITORING_BYTES_MAX)
-        .read_to_end(&mut response)?;
-    let invalid =
-        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_owned());
-    let split = response
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or_else(|| invalid("no HTTP header end"))?;
-    let status = response[..split].split(|&byte| byte == b' ').nth(1);
-    if status != Some(b"200".as_slice()) {
-        return Err(invalid("not a 200 answer"));
-    }
-    Ok(response[split + 4..].to_vec())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nats_test_server::INSTALL_HINT;
 
     #[test]
     fn a_missing_binary_says_how_to_install_it() {
@@ -614,18 +492,5 @@ mod tests {
             panic!("expected NotInstalled, got {missing:?}");
         };
         assert!(err.to_string().contains(INSTALL_HINT), "{err}");
-    }
-
-    #[test]
-    fn stream_details_are_found_by_name() {
-        let jsz = serde_json::json!({"account_details": [{"stream_detail": [
-            {"name": "A", "cluster": {"leader": "n2"}},
-            {"name": "B", "cluster": {"leader": "n3"}},
-        ]}]});
-        assert_eq!(
-            stream_detail(&jsz, "B").map(|d| d["cluster"]["leader"].clone()),
-            Some("n3".into())
-        );
-        assert!(stream_detail(&jsz, "C").is_none());
     }
 }

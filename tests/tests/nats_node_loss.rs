@@ -23,10 +23,13 @@ const MEMBERS: [&str; 4] = ["member-1", "member-2", "member-3", "gitops-1"];
 const INPUT_STREAM: &str = "FLOTILLA_INPUT";
 /// How long the hub may take to fold an event acknowledged after a node was lost.
 const ADVANCE_MAX: Duration = Duration::from_secs(20);
-/// Pause between two heartbeats of the publisher.
+/// Pause after every publish attempt, acknowledged or not: a heartbeat every 50 ms, and a
+/// failed attempt (`no responders` while the stream elects a leader comes back in well under a
+/// millisecond) retried no faster.
 const PUBLISH_EVERY: Duration = Duration::from_millis(50);
-/// Bound on the publisher's loop (about two minutes at [`PUBLISH_EVERY`]).
-const PUBLISH_ROUNDS_MAX: usize = 2_400;
+/// Bound on the publisher's attempts (about two minutes at [`PUBLISH_EVERY`], longer than the
+/// whole test may take).
+const PUBLISH_ATTEMPTS_MAX: usize = 2_400;
 /// Bound on one publish and its ack.
 const PUBLISH_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -38,55 +41,81 @@ fn text<E: std::fmt::Display>(error: E) -> String {
     error.to_string()
 }
 
-/// What the publisher saw: every acknowledged event (id, sequence) and the failed attempts.
+/// What the publisher saw: every acknowledged event (id, sequence, when) and the failed
+/// attempts.
 #[derive(Debug, Default)]
 struct Acks {
-    acked: Vec<(Uuid, u64)>,
+    acked: Vec<(Uuid, u64, Instant)>,
     failed_attempts: usize,
+    /// The newest failure, to name in an error.
+    last_failure: Option<String>,
+    /// Why the publisher stopped, once it has.
+    ended: Option<String>,
 }
 
 /// Publishes heartbeats of the members straight onto the input stream, each with its id as
-/// `Nats-Msg-Id`, retrying a failed publish with the same id until it is acknowledged.
+/// `Nats-Msg-Id`, retrying a failed publish with the same id until it is acknowledged; records
+/// why it ended in `acks`.
 async fn publish(
     urls: String,
     acks: Arc<Mutex<Acks>>,
     stop: Arc<AtomicBool>,
 ) -> Result<(), String> {
+    let ended = publish_until_stopped(&urls, &acks, &stop).await;
+    let why = match &ended {
+        Ok(()) if stop.load(Ordering::Relaxed) => "stopped by the test".to_owned(),
+        Ok(()) => format!("gave up after {PUBLISH_ATTEMPTS_MAX} attempts"),
+        Err(error) => error.clone(),
+    };
+    acks.lock().map_err(text)?.ended = Some(why);
+    ended
+}
+
+async fn publish_until_stopped(
+    urls: &str,
+    acks: &Mutex<Acks>,
+    stop: &AtomicBool,
+) -> Result<(), String> {
     let client = async_nats::ConnectOptions::new()
         .name("node-loss-publisher")
-        .connect(server_urls(&urls))
+        .connect(server_urls(urls))
         .await
         .map_err(text)?;
     let js = async_nats::jetstream::ContextBuilder::new()
         .timeout(PUBLISH_TIMEOUT)
         .build(client);
-    let mut round = 0;
-    while !stop.load(Ordering::Relaxed) && round < PUBLISH_ROUNDS_MAX {
-        let member = MEMBERS[round % MEMBERS.len()];
-        let id = Uuid::now_v7();
+    let mut attempts = 0;
+    let mut event = 0;
+    let mut id = Uuid::now_v7();
+    while !stop.load(Ordering::Relaxed) && attempts < PUBLISH_ATTEMPTS_MAX {
+        attempts += 1;
+        let member = MEMBERS[event % MEMBERS.len()];
         let body = serde_json::json!({
             "id": id, "source": "test/node-loss-publisher", "type": "heartbeat", "cluster": member,
         });
+        // The same id until acknowledged: a retry of a publish that was stored is a duplicate.
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(async_nats::header::NATS_MESSAGE_ID, id.to_string().as_str());
-        // The same id until acknowledged: a retry of a publish that was stored is a duplicate.
-        while !stop.load(Ordering::Relaxed) && round < PUBLISH_ROUNDS_MAX {
-            round += 1;
-            let subject = format!("flotilla.in.heartbeat.{member}");
-            let sent = js
-                .publish_with_headers(subject, headers.clone(), body.to_string().into())
-                .await;
-            let acked = match sent {
-                Ok(ack) => ack.await.ok(),
-                Err(_) => None,
-            };
+        let subject = format!("flotilla.in.heartbeat.{member}");
+        let sent = js
+            .publish_with_headers(subject, headers, body.to_string().into())
+            .await;
+        let acked = match sent {
+            Ok(ack) => ack.await.map_err(|error| format!("ack: {error}")),
+            Err(error) => Err(format!("publish: {error}")),
+        };
+        {
             let mut acks = acks.lock().map_err(text)?;
             match acked {
-                Some(ack) => {
-                    acks.acked.push((id, ack.sequence));
-                    break;
+                Ok(ack) => {
+                    acks.acked.push((id, ack.sequence, Instant::now()));
+                    event += 1;
+                    id = Uuid::now_v7();
                 }
-                None => acks.failed_attempts += 1,
+                Err(error) => {
+                    acks.failed_attempts += 1;
+                    acks.last_failure = Some(error);
+                }
             }
         }
         tokio::time::sleep(PUBLISH_EVERY).await;
@@ -95,31 +124,56 @@ async fn publish(
 }
 
 /// The sequence of the newest acknowledged event, if any.
-fn last_acked(acks: &Mutex<Acks>) -> Result<Option<u64>, String> {
-    Ok(acks.lock().map_err(text)?.acked.last().map(|(_, seq)| *seq))
+fn last_acked(acks: &Mutex<Acks>) -> Result<Option<(u64, Instant)>, String> {
+    let acks = acks.lock().map_err(text)?;
+    Ok(acks.acked.last().map(|(_, seq, at)| (*seq, *at)))
+}
+
+/// The first event acknowledged at a sequence after `before`, if any.
+fn first_acked_after(acks: &Mutex<Acks>, before: u64) -> Result<Option<(u64, Instant)>, String> {
+    let acks = acks.lock().map_err(text)?;
+    Ok(acks
+        .acked
+        .iter()
+        .find(|(_, seq, _)| *seq > before)
+        .map(|(_, seq, at)| (*seq, *at)))
+}
+
+/// How the cluster and the hub came through one lost node.
+struct Recovery {
+    /// From the kill to the first acknowledgement of a publish made after it.
+    first_ack: Duration,
+    /// From the kill to the hub folding past that event.
+    folded: Duration,
 }
 
 /// After a node is lost: waits for an event acknowledged from now on, then for the hub to fold
-/// past it; returns how long the hub took from the loss.
-fn hub_goes_on(hub: &HubProcess, acks: &Mutex<Acks>, lost_at: Instant) -> Result<Duration, String> {
-    let before = last_acked(acks)?.unwrap_or(0);
+/// past it.
+fn hub_goes_on(hub: &HubProcess, acks: &Mutex<Acks>, lost_at: Instant) -> Result<Recovery, String> {
+    let before = last_acked(acks)?.map_or(0, |(seq, _)| seq);
     let deadline = lost_at + ADVANCE_MAX;
     let mut target = None;
     while Instant::now() < deadline {
         if target.is_none() {
-            target = last_acked(acks)?.filter(|seq| *seq > before);
+            target = first_acked_after(acks, before)?;
         }
-        if let Some(seq) = target {
+        if let Some((seq, acked_at)) = target {
             let folded = hub.status().ok().and_then(|s| s["seq"].as_u64());
             if folded.is_some_and(|folded| folded >= seq) {
-                return Ok(lost_at.elapsed());
+                return Ok(Recovery {
+                    first_ack: acked_at.duration_since(lost_at),
+                    folded: lost_at.elapsed(),
+                });
             }
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+    let acks = acks.lock().map_err(text)?;
     Err(format!(
         "the hub did not fold an event acknowledged after the loss within {ADVANCE_MAX:?} \
-         (acknowledged after it: {target:?})"
+         (acknowledged after it: {target:?}; publisher: {} failed attempts, the last: {:?}; \
+         ended: {:?})",
+        acks.failed_attempts, acks.last_failure, acks.ended
     ))
 }
 
@@ -142,10 +196,10 @@ async fn read_all(log: &NatsLog, last: u64) -> Result<Vec<StoredEvent>, String> 
 }
 
 /// Every acknowledged event is in the stream, at its acknowledged sequence.
-async fn check_acknowledged(log: &NatsLog, acked: &[(Uuid, u64)]) -> Result<u64, String> {
+async fn check_acknowledged(log: &NatsLog, acked: &[(Uuid, u64, Instant)]) -> Result<u64, String> {
     let last = log.last_seq().await.map_err(text)?;
     let records = read_all(log, last).await?;
-    for (id, seq) in acked {
+    for (id, seq, _) in acked {
         let stored = usize::try_from(*seq - 1)
             .ok()
             .and_then(|index| records.get(index))
@@ -183,14 +237,17 @@ fn lose_node(
         .wait_stream_leader(INPUT_STREAM, Some(node))
         .map_err(text)?;
     let elected = lost_at.elapsed();
-    let folded_after = hub_goes_on(hub, acks, lost_at)
+    let recovery = hub_goes_on(hub, acks, lost_at)
         .map_err(|error| format!("{error}\nnode logs:\n{}", cluster.log_tails()))?;
     cluster.restart(node).map_err(text)?;
     cluster.wait_stream_current(INPUT_STREAM).map_err(text)?;
     println!(
-        "killed the {role} {name}: {INPUT_STREAM} led by {} after {elected:?}; the hub folded an \
-         event acknowledged after the loss {folded_after:?} after it; {name} restarted and caught up",
-        cluster.name(leader).map_err(text)?
+        "killed the {role} {name}: {INPUT_STREAM} led by {} after {elected:?}; the first publish \
+         acknowledged after the loss {:?} after it, folded by the hub {:?} after it; {name} \
+         restarted and caught up",
+        cluster.name(leader).map_err(text)?,
+        recovery.first_ack,
+        recovery.folded,
     );
     Ok(())
 }
