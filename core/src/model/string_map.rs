@@ -43,7 +43,8 @@ impl StringMap {
     }
 
     fn position(&self, key: &str) -> Result<usize, usize> {
-        self.0.binary_search_by(|(stored, _)| stored.as_str().cmp(key))
+        self.0
+            .binary_search_by(|(stored, _)| stored.as_str().cmp(key))
     }
 
     /// The value stored under `key`.
@@ -108,8 +109,10 @@ impl StringMap {
 }
 
 /// The iterator of [`StringMap::iter`].
-pub type Iter<'a> =
-    std::iter::Map<std::slice::Iter<'a, (String, String)>, fn(&(String, String)) -> (&String, &String)>;
+pub type Iter<'a> = std::iter::Map<
+    std::slice::Iter<'a, (String, String)>,
+    fn(&(String, String)) -> (&String, &String),
+>;
 
 impl<'a> IntoIterator for &'a StringMap {
     type Item = (&'a String, &'a String);
@@ -178,7 +181,10 @@ mod tests {
     fn encodes_exactly_as_the_btree_map_it_replaces() -> Result<(), Box<dyn std::error::Error>> {
         let map = sample();
         let compact = StringMap::from(map.clone());
-        assert_eq!(serde_json::to_string(&compact)?, serde_json::to_string(&map)?);
+        assert_eq!(
+            serde_json::to_string(&compact)?,
+            serde_json::to_string(&map)?
+        );
         let config = bincode::config::legacy();
         assert_eq!(
             bincode::serde::encode_to_vec(&compact, config)?,

@@ -5,7 +5,6 @@
 //! that policy, and nothing after it brings the resource back. Patches follow RFC 6902
 //! (`json-patch`), after the reserved variables in their values are substituted.
 
-
 use json_patch::PatchOperation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -5,7 +5,6 @@
 //! placement (a `ClusterResourcePlacement`, or for `scope: Namespaced` a `ResourcePlacement` in
 //! the override's namespace); and some rule's cluster selector must pick the cluster.
 
-
 use super::Override;
 use super::model::{OverrideKind, OverrideRule, OverrideSelector, OverrideSpec, PlacementScope};
 use super::snapshot::snapshot_name;

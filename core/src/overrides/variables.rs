@@ -2,7 +2,6 @@
 //! text before it is decoded (never in paths). Other spellings (`${Member-Cluster-Name}`,
 //! `$CLUSTER_NAME`) are left as they are.
 
-
 /// Replaced by the member cluster's name, on every occurrence.
 pub const MEMBER_CLUSTER_NAME: &str = "${MEMBER-CLUSTER-NAME}";
 /// `${MEMBER-CLUSTER-LABEL-KEY-<key>}` is replaced by the value of the cluster's label `<key>`.

@@ -8,7 +8,6 @@
 //! `autoPartitionSize` is an int ≤ 0; otherwise consecutive chunks of `limit(targets,
 //! autoPartitionSize)` clusters named `Partition <from> - <to>`, the remainder last.
 
-
 use serde::{Deserialize, Serialize};
 
 use crate::model::ObjectKey;
@@ -158,12 +157,7 @@ fn labels_of(meta: &ObjectMeta) -> &StringMap {
 }
 
 /// Whether a cluster meets every criterion a manual partition gives.
-fn matches(
-    spec: &PartitionSpec,
-    cluster: &str,
-    labels: &StringMap,
-    in_groups: &[&Group],
-) -> bool {
+fn matches(spec: &PartitionSpec, cluster: &str, labels: &StringMap, in_groups: &[&Group]) -> bool {
     spec.cluster_name
         .as_deref()
         .is_none_or(|name| name == cluster)
