@@ -206,9 +206,14 @@ pub struct ServeArgs {
     /// Data directory of the embedded log.
     #[arg(long, env = "FLOTILLA_DATA", default_value = DEFAULT_DATA_DIR)]
     pub data: PathBuf,
-    /// Use a NATS JetStream server instead of the embedded log.
+    /// Use a NATS JetStream server instead of the embedded log; the URLs of a cluster's nodes
+    /// separated by commas, so the hub fails over between them.
     #[arg(long, env = "FLOTILLA_NATS")]
     pub nats: Option<String>,
+    /// On NATS: replicas of the streams and buckets the hub creates (1 on a single server, 3
+    /// in a three-node cluster); existing ones keep theirs.
+    #[arg(long, default_value_t = 1, requires = "nats")]
+    pub nats_replicas: usize,
     /// The NATS server's HTTP monitoring URL (`http://127.0.0.1:8222`), used to check that it
     /// fsyncs before acknowledging (`jetstream { sync_interval: always }`).
     #[arg(long, env = "FLOTILLA_NATS_MONITORING", requires = "nats")]

@@ -67,6 +67,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 nats: args.nats,
                 nats_monitoring: args.nats_monitoring,
                 nats_creds: args.nats_creds,
+                nats_replicas: args.nats_replicas,
                 role: if args.read_only {
                     crate::standby::Role::ReadOnly
                 } else {

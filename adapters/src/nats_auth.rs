@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use flotilla_core::wire::subject::cluster_token;
-use flotilla_eventstore::nats_log::NatsOptions;
+use flotilla_eventstore::nats_log::{NatsOptions, server_urls};
 
 use crate::nats_rejections::REJECTED_SUBJECT_PREFIX;
 use crate::nats_works::{cluster_key, works_bucket_name};
@@ -78,8 +78,9 @@ impl NatsConnection {
         if let Some(ca) = &self.ca {
             options = options.add_root_certificates(ca.clone()).require_tls(true);
         }
+        // A cluster's node URLs, comma-separated: the client fails over between them.
         options
-            .connect(url)
+            .connect(server_urls(url))
             .await
             .map_err(|err| NatsAuthError::Connect {
                 url: url.to_owned(),

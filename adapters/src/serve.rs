@@ -25,12 +25,15 @@ pub const DEFAULT_DATA_DIR: &str = "flotilla-data";
 pub struct ServeOptions {
     /// Data directory of the embedded log.
     pub data: PathBuf,
-    /// NATS server URL; when set, the log is a JetStream stream there.
+    /// NATS server URL (or a cluster's, comma-separated); when set, the log is a JetStream
+    /// stream there.
     pub nats: Option<String>,
     /// The NATS server's monitoring URL, to read its fsync policy.
     pub nats_monitoring: Option<String>,
     /// The hub's NATS credentials file.
     pub nats_creds: Option<PathBuf>,
+    /// Replicas of the streams and buckets the hub creates on NATS.
+    pub nats_replicas: usize,
     /// On NATS: contend for the writer role, or only follow.
     pub role: crate::standby::Role,
     /// API address.
@@ -91,6 +94,7 @@ async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<asyn
     let client = connection.connect(url, "flotilla-hub").await?;
     let nats_options = NatsOptions {
         monitoring_url: options.nats_monitoring.clone(),
+        replicas: options.nats_replicas,
         // A hub on a test clock records exact times (a test stream; see `given_times`).
         test_given_times: options.hub.test_clock.is_some(),
         ..NatsOptions::default()

@@ -51,8 +51,9 @@ pub struct Member {
     pub agent: Option<AgentStatus>,
     /// Non-resource properties with their observation time.
     pub properties: BTreeMap<String, Property>,
-    /// Resource usage, as last reported.
-    pub resource_usage: Option<ObservedUsage>,
+    /// Resource usage, as last reported. Boxed, like the spec's identity, to keep the inline
+    /// member small for the members that report none.
+    pub resource_usage: Option<Box<ObservedUsage>>,
     /// Event time of the delete that made it leave (its `deletionTimestamp`); `None` while it
     /// is a member in good standing.
     pub leaving_since: Option<DateTime<Utc>>,
@@ -359,10 +360,10 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
             Some(observed) if &observed.usage == usage => observed.observation_time = now,
             slot => {
                 changed = true;
-                *slot = Some(ObservedUsage {
+                *slot = Some(Box::new(ObservedUsage {
                     usage: usage.clone(),
                     observation_time: now,
-                });
+                }));
             }
         }
     }

@@ -210,8 +210,8 @@ pub(crate) fn next_meta(
     let generation = old.map_or(1, |m| m.generation + u64::from(spec_changed));
     ObjectMeta {
         api_version: api_version.to_owned(),
-        labels: user.labels,
-        annotations: user.annotations,
+        labels: user.labels.into(),
+        annotations: user.annotations.into(),
         uid: old.map_or_else(|| origin.event_id.to_string(), |m| m.uid.clone()),
         resource_version,
         generation,

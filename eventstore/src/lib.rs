@@ -28,6 +28,7 @@
 
 pub mod error;
 pub mod nats_log;
+pub mod nats_test_cluster;
 pub mod nats_test_server;
 pub mod redb_log;
 

@@ -34,7 +34,8 @@
 //! - **Reads** (`read`, `read_decisions`) use batched direct gets, which any replica of an R3
 //!   stream may answer: a lagging follower returns a shorter prefix (never a gap), so a read can
 //!   trail `last_seq` by milliseconds and callers simply read again. `last_seq`,
-//!   `last_decided_seq` and the fencing check ask the stream leader.
+//!   `last_decided_seq` and the fencing check ask the stream leader, sending a request again
+//!   while it is unanswered (a leader election drops it; see [`resend`]).
 //! - **Size**: one input event must fit the server's `max_payload` (1 MiB by default, up to
 //!   64 MiB); a larger one fails its append with [`LogError::Nats`]. A decision batch over it
 //!   goes into the `<prefix>_DECISION_BATCHES` object store, pointed at from the stream.
@@ -47,12 +48,15 @@ pub mod checkpoints;
 mod checks;
 mod decisions;
 mod direct;
+mod event_ids;
 pub mod given_times;
 pub mod lease;
+mod resend;
 pub mod streams;
 pub mod subjects;
 mod varz;
 
+pub use resend::RESEND_WAIT_FIRST;
 pub use varz::ServerSync;
 
 use std::sync::Arc;
@@ -70,7 +74,6 @@ use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
 use flotilla_core::codec::encode_envelope;
 use flotilla_core::wire::{InputOrigin, read_input};
-use futures::StreamExt;
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 use uuid::Uuid;
@@ -168,7 +171,8 @@ impl std::fmt::Debug for NatsLog {
 }
 
 impl NatsLog {
-    /// Connects to `url` and creates (or binds to) the streams and the checkpoint bucket.
+    /// Connects to `url` (or a cluster's node URLs, comma-separated: see [`server_urls`]) and
+    /// creates (or binds to) the streams and the checkpoint bucket.
     ///
     /// # Errors
     /// When the server is unreachable, too old, has no JetStream, or an existing stream has
@@ -178,7 +182,7 @@ impl NatsLog {
             .name("flotilla-eventstore")
             .connection_timeout(options.request_timeout)
             .request_timeout(Some(options.request_timeout))
-            .connect(url)
+            .connect(server_urls(url))
             .await
             .map_err(|err| LogError::Nats(format!("connect to {url}: {err}")))?;
         Self::with_client(client, options).await
@@ -211,7 +215,9 @@ impl NatsLog {
         let checkpoints = streams::checkpoint_bucket(&context, &options).await?;
         let batches = streams::batch_bucket(&context, &options).await?;
         let event_ids = streams::event_id_bucket(&context, &options).await?;
-        let fence = last_decision(&decisions).await?.fence;
+        let fence = last_decision(&decisions, options.request_timeout)
+            .await?
+            .fence;
         tracing::info!(
             input = %input.cached_info().config.name,
             decided = fence.last_decided,
@@ -396,10 +402,10 @@ impl EventLog for NatsLog {
     }
 
     async fn last_seq(&self) -> Result<u64, LogError> {
-        let info = self
-            .input
-            .get_info()
+        let budget = self.options.request_timeout;
+        let info = resend::ask_until_answered(budget, || self.input.get_info())
             .await
+            .map_err(|unanswered| unanswered.error("input stream info", budget))?
             .map_err(nats("input stream info"))?;
         Ok(info.state.last_sequence)
     }
@@ -408,23 +414,30 @@ impl EventLog for NatsLog {
     /// [`WAIT_POLL_MIN`] to [`WAIT_POLL_MAX`] until `timeout`. Chosen over a consumer because it
     /// holds no server state, survives reconnects and leader changes unchanged, and costs one
     /// small request per poll; the price is up to [`WAIT_POLL_MAX`] of latency after idling.
+    ///
+    /// Every poll, the first too, ends at the deadline: while an R3 stream elects a new leader
+    /// (about 5 s after losing one, `docs/reliability.md`) its info request goes unanswered,
+    /// and waiting out [`NatsOptions::request_timeout`] (10 s by default) kept the writer idle
+    /// for seconds after the new leader took writes. A wait cut off so returns the highest
+    /// sequence seen, or `after` when none was; the caller reads again, and `read` reports a
+    /// server that stays away.
     async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
         let deadline = Instant::now() + timeout;
-        let mut highest = self.last_seq().await?;
+        let mut highest = None;
         let mut pause = WAIT_POLL_MIN;
-        while highest <= after {
+        loop {
+            match tokio::time::timeout_at(deadline, self.last_seq()).await {
+                Ok(last) => highest = highest.max(Some(last?)),
+                Err(_) => break,
+            }
             let now = Instant::now();
-            if now >= deadline {
+            if highest.is_some_and(|highest| highest > after) || now >= deadline {
                 break;
             }
             tokio::time::sleep(pause.min(deadline - now)).await;
             pause = (pause * 2).min(WAIT_POLL_MAX);
-            match tokio::time::timeout_at(deadline, self.last_seq()).await {
-                Ok(last) => highest = highest.max(last?),
-                Err(_) => break,
-            }
         }
-        Ok(highest)
+        Ok(highest.unwrap_or(after))
     }
 
     async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
@@ -437,7 +450,10 @@ impl EventLog for NatsLog {
         let expected = first - 1;
         let mut fence = self.fence.lock().await;
         if fence.last_decided != expected {
-            let actual = last_decision(&self.decisions).await?.fence.last_decided;
+            let actual = last_decision(&self.decisions, self.options.request_timeout)
+                .await?
+                .fence
+                .last_decided;
             let why = format!("this writer last decided {}", fence.last_decided);
             return Err(self.fenced(expected, actual, &why));
         }
@@ -464,7 +480,7 @@ impl EventLog for NatsLog {
                 Ok(())
             }
             Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => {
-                let found = last_decision(&self.decisions).await?;
+                let found = last_decision(&self.decisions, self.options.request_timeout).await?;
                 // The server checks the expected sequence before the message id, so a retry of
                 // our own batch whose ack was lost lands here: recognise it by the id, which
                 // names this writer, sitting right after the position we knew.
@@ -489,7 +505,7 @@ impl EventLog for NatsLog {
             return Ok(Vec::new());
         }
         let timeout = self.options.request_timeout;
-        match decisions::first_batch_covering(&self.decisions, from).await? {
+        match decisions::first_batch_covering(&self.decisions, from, timeout).await? {
             Some(start) => {
                 let (client, stream) = (&self.client, &self.decisions);
                 decisions::read_batches(client, stream, &self.batches, (start, max), timeout).await
@@ -499,7 +515,10 @@ impl EventLog for NatsLog {
     }
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
-        Ok(last_decision(&self.decisions).await?.fence.last_decided)
+        Ok(last_decision(&self.decisions, self.options.request_timeout)
+            .await?
+            .fence
+            .last_decided)
     }
 
     /// Learns the decisions stream's position afresh. Only a standby that has just been granted
@@ -507,7 +526,9 @@ impl EventLog for NatsLog {
     /// never calls it, so it stays fenced.
     async fn claim_writer_position(&self) -> Result<u64, LogError> {
         let mut fence = self.fence.lock().await;
-        *fence = last_decision(&self.decisions).await?.fence;
+        *fence = last_decision(&self.decisions, self.options.request_timeout)
+            .await?
+            .fence;
         Ok(fence.last_decided)
     }
 
@@ -524,49 +545,22 @@ impl EventLog for NatsLog {
     }
 
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
-        let lookups = futures::stream::iter(ids.iter().copied())
-            .map(|id| async move {
-                let value = self
-                    .event_ids
-                    .get(id.to_string())
-                    .await
-                    .map_err(|err| LogError::Nats(format!("look up event id {id}: {err}")))?;
-                Ok::<_, LogError>(value.map(|value| (id, value)))
-            })
-            .buffered(EVENT_ID_REQUESTS_IN_FLIGHT_MAX);
-        let found: Vec<_> = lookups.collect().await;
-        let mut out = BTreeMap::new();
-        for entry in found {
-            if let Some((id, value)) = entry? {
-                out.insert(id, parse_seq(id, &value)?);
-            }
-        }
-        Ok(out)
+        event_ids::first_seq_of(&self.event_ids, ids, self.options.request_timeout).await
     }
 
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
-        let creates = futures::stream::iter(folded.iter().copied())
-            .map(|(id, seq)| async move {
-                let value = Bytes::from(seq.to_string());
-                match self.event_ids.create(id.to_string(), value).await {
-                    Ok(_) => Ok(()),
-                    // Recorded before (a re-fold after a restart): the first sequence stays.
-                    Err(err) if err.kind() == kv::CreateErrorKind::AlreadyExists => Ok(()),
-                    Err(err) => Err(LogError::Nats(format!("record event id {id}: {err}"))),
-                }
-            })
-            .buffered(EVENT_ID_REQUESTS_IN_FLIGHT_MAX);
-        let results: Vec<_> = creates.collect().await;
-        results.into_iter().collect()
+        event_ids::record_folded(&self.event_ids, folded, self.options.request_timeout).await
     }
 }
 
-/// The sequence stored for an event id (decimal text).
-fn parse_seq(id: Uuid, value: &[u8]) -> Result<u64, LogError> {
-    std::str::from_utf8(value)
-        .ok()
-        .and_then(|text| text.parse().ok())
-        .ok_or_else(|| LogError::Nats(format!("event id {id}: stored sequence is not a number")))
+/// The servers `urls` names: one URL, or the nodes of a cluster separated by commas, so the
+/// client can connect to any of them and fail over when one is lost.
+#[must_use]
+pub fn server_urls(urls: &str) -> Vec<&str> {
+    urls.split(',')
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .collect()
 }
 
 fn nats<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> LogError {

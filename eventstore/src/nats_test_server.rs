@@ -307,7 +307,7 @@ impl Drop for NatsTestServer {
 
 /// Whether a NATS server answers on `addr` (it sends `INFO {...}` first); this also proves the
 /// port is ours and not taken by another process.
-fn greets_with_info(addr: SocketAddr) -> bool {
+pub(crate) fn greets_with_info(addr: SocketAddr) -> bool {
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, READY_POLL_INTERVAL * 10) else {
         return false;
     };
@@ -334,7 +334,7 @@ fn free_port_pair() -> Result<(u16, u16), TestServerError> {
 }
 
 /// A path as a quoted config string (JSON string syntax, which the server's parser accepts).
-fn quoted(path: &Path) -> String {
+pub(crate) fn quoted(path: &Path) -> String {
     serde_json::Value::String(path.display().to_string()).to_string()
 }
 

@@ -24,7 +24,12 @@
 //! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept, and of
 //!   the older ones the first in each span of [`RedbOptions::seek_spacing`] inputs, which is
 //!   where a replay to a point starts ([`EventLog::load_checkpoint_before`]); loading skips
-//!   unreadable ones (with a warning) and returns the newest readable one.
+//!   unreadable ones (with a warning) and returns the newest readable one. A log opened on a
+//!   path keeps them in files of their own, `<file>.checkpoints/`, written off the writer
+//!   thread and then indexed in one small transaction (`checkpoint_files.rs`), so a large
+//!   checkpoint never holds up appends; checkpoints an older build stored in the file's table
+//!   are still read and pruned alongside. A log on a caller's storage backend keeps them in the
+//!   table.
 //! - **Single writer.** The file is opened in redb's `ConcurrencyMode::SingleWriter`: redb
 //!   refuses a second writer (another process, or a second `RedbLog` in this one), while
 //!   read-only handles ([`reader::RedbReader`], `flotilla replay --data`) may open it at the
@@ -49,7 +54,9 @@
 //! blocked by the writer). `last_seq`, `last_decided_seq` and `wait_for` are answered from memory
 //! the writer updates after each commit.
 
+mod checkpoint_files;
 pub mod faults;
+mod open;
 pub mod reader;
 mod reads;
 mod recovery;
@@ -68,23 +75,19 @@ use std::collections::BTreeMap;
 use chrono::Utc;
 use flotilla_core::Envelope;
 use flotilla_core::codec::{CodecError, encode_envelope};
-use flotilla_core::wire::{self, InputOrigin, read_input};
-use redb::{
-    Builder, ConcurrencyMode, Database, DatabaseError, Durability, ReadTransaction,
-    ReadableDatabase, ReadableTable, StorageBackend,
-};
+use flotilla_core::wire;
+use redb::{Database, ReadTransaction, ReadableDatabase, StorageBackend};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
     StoredEvent,
 };
+use checkpoint_files::CheckpointDir;
+use open::{builder, create_if_missing, file_backend, open_error, prepare};
 pub use recovery::{LostAcknowledged, OpenReport};
-use tables::{
-    CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION, LAYOUT_VERSION_KEY, META,
-    encode_checkpoint_record, storage,
-};
-use writer::{EncodedEvent, Progress, Reply, Request, Work, Writer, WriterLimits, last_key};
+use tables::{encode_checkpoint_record, storage};
+use writer::{EncodedEvent, Progress, Reply, Request, Work, Writer, WriterLimits};
 
 /// Most events (or decision batches) one `read` (or `read_decisions`) call returns; callers ask
 /// again from where the last answer ended.
@@ -151,14 +154,12 @@ pub struct RedbLog {
     last_seq: watch::Receiver<u64>,
     progress: Arc<Progress>,
     report: OpenReport,
-}
-
-/// The heads read from the file at open.
-struct Heads {
-    last_seq: u64,
-    decided: u64,
-    /// The time of the last stored event, the floor for the next assigned time.
-    last_time: Option<chrono::DateTime<Utc>>,
+    /// Where checkpoints go when they are kept in files of their own (`None`: in the table, for
+    /// a log on a caller's storage backend).
+    checkpoint_files: Option<CheckpointDir>,
+    /// Held while a checkpoint file is written, indexed and swept, so a sweep never meets the
+    /// file of a save that is not yet indexed.
+    checkpoint_saves: tokio::sync::Mutex<()>,
 }
 
 impl RedbLog {
@@ -169,11 +170,16 @@ impl RedbLog {
     /// is not a redb file, or has a table layout this build does not read.
     pub fn open(path: &Path, options: RedbOptions) -> Result<RedbLog, LogError> {
         options.check()?;
+        create_if_missing(path, &options, file_backend)?;
         let repaired = Arc::new(AtomicBool::new(false));
         let db = builder(&options, &repaired)
             .create(path)
             .map_err(|error| open_error(path, error))?;
-        Self::start(path, db, options, repaired.load(Ordering::Acquire))
+        let mut log = Self::start(path, db, options, repaired.load(Ordering::Acquire))?;
+        let files = CheckpointDir::beside(path);
+        log.sweep_checkpoint_files(&files)?;
+        log.checkpoint_files = Some(files);
+        Ok(log)
     }
 
     /// Creates or opens the log on a storage backend of the caller's (for crash tests, a
@@ -192,6 +198,29 @@ impl RedbLog {
             .create_with_backend(backend)
             .map_err(|error| open_error(path, error))?;
         Self::start(path, db, options, repaired.load(Ordering::Acquire))
+    }
+
+    /// Creates or opens the log on storage the caller provides per path (for crash tests, a
+    /// [`faults::FaultyBackend`]): a missing file is built under a temporary name on
+    /// `backend_for(that name)` and renamed into place once durable, as [`Self::open`] does;
+    /// then the file at `path` is opened on `backend_for(path)`. Checkpoints stay in the table.
+    ///
+    /// # Errors
+    /// As [`Self::open`], and when `backend_for` fails.
+    pub fn open_creating_with<B, F>(
+        path: &Path,
+        backend_for: F,
+        options: RedbOptions,
+    ) -> Result<RedbLog, LogError>
+    where
+        B: StorageBackend,
+        F: Fn(&Path) -> std::io::Result<B>,
+    {
+        options.check()?;
+        create_if_missing(path, &options, &backend_for)?;
+        let backend = backend_for(path)
+            .map_err(|error| LogError::Storage(format!("{}: {error}", path.display())))?;
+        Self::open_with_backend(path, backend, options)
     }
 
     /// Reads the heads and starts the writer thread on an opened database.
@@ -245,7 +274,56 @@ impl RedbLog {
             last_seq: seq_receiver,
             progress,
             report,
+            checkpoint_files: None,
+            checkpoint_saves: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// Deletes the checkpoint files this log does not index (see `checkpoint_files.rs`).
+    fn sweep_checkpoint_files(&self, files: &CheckpointDir) -> Result<(), LogError> {
+        let txn = self.db.begin_read().map_err(storage("begin read"))?;
+        let indexed = reads::indexed_files(&txn, u64::MAX)?.into_iter().collect();
+        let deleted = files.sweep(&indexed)?;
+        if deleted > 0 {
+            tracing::debug!(dir = %files.path().display(), deleted, "checkpoint files swept");
+        }
+        Ok(())
+    }
+
+    /// Stores an encoded checkpoint record: in a file of its own, entered in the log once it is
+    /// durable, or in the table when this log keeps no files.
+    async fn store_checkpoint(&self, seq: u64, record: Vec<u8>) -> Result<u64, LogError> {
+        let bytes = u64::try_from(record.len()).unwrap_or(u64::MAX);
+        let Some(files) = self.checkpoint_files.clone() else {
+            let (reply, answer) = oneshot::channel();
+            let work = Work::Checkpoint { seq, record };
+            self.submit(work, Reply::Done(reply), answer).await?;
+            return Ok(bytes);
+        };
+        let last_seq = *self.last_seq.borrow();
+        if seq > last_seq {
+            return Err(LogError::Storage(format!(
+                "checkpoint at input {seq}, but the log ends at {last_seq}"
+            )));
+        }
+        let _one_at_a_time = self.checkpoint_saves.lock().await;
+        let written = files.clone();
+        tokio::task::spawn_blocking(move || written.write(seq, &record))
+            .await
+            .map_err(|error| LogError::Storage(format!("checkpoint write task: {error}")))??;
+        let (reply, answer) = oneshot::channel();
+        let work = Work::IndexCheckpointFile { seq, bytes };
+        let indexed = self.submit(work, Reply::Done(reply), answer).await;
+        // Swept whether or not the entry was made: a file the log does not index must go.
+        let db = Arc::clone(&self.db);
+        tokio::task::spawn_blocking(move || {
+            let txn = db.begin_read().map_err(storage("begin read"))?;
+            let indexed = reads::indexed_files(&txn, u64::MAX)?.into_iter().collect();
+            files.sweep(&indexed)
+        })
+        .await
+        .map_err(|error| LogError::Storage(format!("checkpoint sweep task: {error}")))??;
+        indexed.map(|()| bytes)
     }
 
     /// How the file was found at open: whether redb had to recover it, and the heads then.
@@ -465,37 +543,21 @@ impl EventLog for RedbLog {
         // Encoded on the caller's task: the checkpoint is borrowed, and copying the whole state
         // to encode it elsewhere would cost more than encoding it here.
         let record = encode_checkpoint_record(checkpoint)?;
-        let bytes = u64::try_from(record.len()).unwrap_or(u64::MAX);
-        let work = Work::Checkpoint {
-            seq: checkpoint.seq,
-            record,
-        };
-        let (reply, answer) = oneshot::channel();
-        self.submit(work, Reply::Done(reply), answer).await?;
-        Ok(bytes)
+        self.store_checkpoint(checkpoint.seq, record).await
     }
 
     async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
-        let bytes = u64::try_from(encoded.record.len()).unwrap_or(u64::MAX);
-        let work = Work::Checkpoint {
-            seq: encoded.seq,
-            record: encoded.record,
-        };
-        let (reply, answer) = oneshot::channel();
-        self.submit(work, Reply::Done(reply), answer).await?;
-        Ok(bytes)
+        self.store_checkpoint(encoded.seq, encoded.record).await
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
-        self.read_blocking("load checkpoint", |txn| {
-            reads::checkpoint_before(txn, u64::MAX)
-        })
-        .await
+        self.load_checkpoint_before(u64::MAX).await
     }
 
     async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        let files = self.checkpoint_files.clone();
         self.read_blocking("load checkpoint", move |txn| {
-            reads::checkpoint_before(txn, seq)
+            reads::checkpoint_before(txn, files.as_ref(), seq)
         })
         .await
     }
@@ -529,81 +591,5 @@ fn decode_batch(seq: u64, bytes: &[u8]) -> Result<DecisionBatch, LogError> {
         }),
         Err(CodecError::Newer { kind, version }) => Err(LogError::Newer { seq, kind, version }),
         Err(source) => Err(LogError::Corrupt { seq, source }),
-    }
-}
-
-/// Creates every table (so readers never meet a missing one), checks the layout version, and
-/// reads the heads, in one durable write transaction.
-fn prepare(db: &Database) -> Result<Heads, LogError> {
-    let mut txn = db
-        .begin_write()
-        .map_err(storage("begin write transaction"))?;
-    txn.set_durability(Durability::Immediate)
-        .map_err(storage("set durability"))?;
-    let heads = {
-        let mut meta = txn.open_table(META).map_err(storage("open table meta"))?;
-        let stored = meta
-            .get(LAYOUT_VERSION_KEY)
-            .map_err(storage("read layout version"))?;
-        match stored.map(|guard| guard.value()) {
-            Some(LAYOUT_VERSION) => {}
-            Some(found) => {
-                return Err(LogError::Storage(format!(
-                    "table layout version {found}, this build reads {LAYOUT_VERSION}"
-                )));
-            }
-            None => {
-                meta.insert(LAYOUT_VERSION_KEY, LAYOUT_VERSION)
-                    .map_err(storage("write layout version"))?;
-            }
-        }
-        let inputs = txn
-            .open_table(INPUTS)
-            .map_err(storage("open table inputs"))?;
-        txn.open_table(EVENT_IDS)
-            .map_err(storage("open table event_ids"))?;
-        let decisions = txn
-            .open_table(DECISIONS)
-            .map_err(storage("open table decisions"))?;
-        txn.open_table(CHECKPOINTS)
-            .map_err(storage("open table checkpoints"))?;
-        let last_seq = last_key(&inputs, "read last input sequence")?;
-        let last = inputs.get(last_seq).map_err(storage("read last input"))?;
-        let origin = InputOrigin {
-            seq: last_seq,
-            subject: None,
-            log_time: None,
-        };
-        let last_time =
-            last.and_then(|value| read_input(value.value(), &origin).event().map(|e| e.time));
-        Heads {
-            last_seq,
-            decided: last_key(&decisions, "read last decided sequence")?,
-            last_time,
-        }
-    };
-    txn.commit().map_err(storage("commit table creation"))?;
-    Ok(heads)
-}
-
-/// The redb builder every open uses: single writer, the options' cache, and a repair callback
-/// that records whether the file needed recovery.
-fn builder(options: &RedbOptions, repaired: &Arc<AtomicBool>) -> Builder {
-    let mut builder = Builder::new();
-    let seen = Arc::clone(repaired);
-    builder
-        .set_cache_size(options.cache_size_bytes)
-        .set_concurrency_mode(ConcurrencyMode::SingleWriter)
-        .set_repair_callback(move |_session| seen.store(true, Ordering::Release));
-    builder
-}
-
-fn open_error(path: &Path, error: DatabaseError) -> LogError {
-    let shown = path.display();
-    match error {
-        DatabaseError::DatabaseAlreadyOpen => LogError::Storage(format!(
-            "{shown}: already open by another writer (the redb file lock allows one)"
-        )),
-        other => LogError::Storage(format!("{shown}: cannot open: {other}")),
     }
 }

@@ -23,6 +23,7 @@ type TestResult = Result<(), String>;
 const DECISIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("decisions");
 /// The redb table of checkpoints.
 const CHECKPOINTS: TableDefinition<u64, &[u8]> = TableDefinition::new("checkpoints");
+const CHECKPOINT_FILES: TableDefinition<u64, u64> = TableDefinition::new("checkpoint_files");
 
 fn member(name: &str) -> Input {
     Input::Apply {
@@ -148,6 +149,11 @@ fn tamper(file: &Path, from: &[u8], to: &[u8]) -> TestResult {
         checkpoints
             .retain(|_, _| false)
             .map_err(|e| e.to_string())?;
+        // Unindexed, the checkpoint files are swept when the log opens.
+        let mut files = write
+            .open_table(CHECKPOINT_FILES)
+            .map_err(|e| e.to_string())?;
+        files.retain(|_, _| false).map_err(|e| e.to_string())?;
     }
     write.commit().map_err(|e| e.to_string())
 }

@@ -24,13 +24,20 @@ pub const CLOCK_SOURCE: &str = "clock";
 
 /// Runs until shutdown: appends a tick whenever the wall clock passes the core's deadline.
 ///
+/// A tick the log fails to take for a passing reason ([`super::transient`]: the NATS stream is
+/// electing a leader, the server restarts) is sent again, with the same id, at the next poll,
+/// so the server's deduplication keeps one copy if the first send was stored after all. The
+/// clock never stops over it: a hub without ticks would never time out a silent member.
+///
 /// # Errors
-/// When the log refuses a tick.
+/// When the log refuses a tick for any other reason.
 pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
     let mut shutdown = hub.shutdown_signal();
     let mut folded = hub.folded.clone();
     // The sequence of the last tick appended; no new tick until the writer has folded it.
     let mut pending: u64 = 0;
+    // A due tick whose append failed transiently, to send again.
+    let mut unsent: Option<Envelope> = None;
     loop {
         tokio::select! {
             () = tokio::time::sleep(CLOCK_POLL) => {}
@@ -46,12 +53,24 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
         };
         let now = hub.now();
         // Only the writer's clock ticks: a hub that declined or lost the role only reads.
-        if !writing || folded < pending || deadline.is_none_or(|d| d > now) {
+        if !writing {
+            unsent = None;
             continue;
         }
-        let tick = Envelope::new(Uuid::now_v7(), now, CLOCK_SOURCE, Input::Tick);
-        let appended = hub.submit(vec![tick]).await?;
-        pending = appended.first().map_or(pending, |a| a.seq);
+        let due = folded >= pending && deadline.is_some_and(|d| d <= now);
+        let tick = match unsent.take() {
+            Some(tick) => tick,
+            None if due => Envelope::new(Uuid::now_v7(), now, CLOCK_SOURCE, Input::Tick),
+            None => continue,
+        };
+        match hub.submit(vec![tick.clone()]).await {
+            Ok(appended) => pending = appended.first().map_or(pending, |a| a.seq),
+            Err(error) if super::transient(&error) => {
+                tracing::warn!(%error, "cannot append a tick; trying again");
+                unsent = Some(tick);
+            }
+            Err(error) => return Err(error),
+        }
     }
 }
 

@@ -52,7 +52,7 @@ impl ClusterGroupSpec {
 
     /// Whether a cluster with these labels is in the group.
     #[must_use]
-    pub fn selects(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    pub fn selects(&self, labels: &impl super::LabelLookup) -> bool {
         self.selector.as_ref().is_some_and(|s| s.matches(labels))
     }
 }

@@ -13,9 +13,10 @@ pub const TAINTS_MAX: usize = 100;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberClusterSpec {
-    /// The identity the member agent uses to reach the hub (an RBAC subject).
+    /// The identity the member agent uses to reach the hub (an RBAC subject). Boxed: members
+    /// are stored inline in the state's map nodes, and most carry no identity.
     #[serde(default)]
-    pub identity: Option<Subject>,
+    pub identity: Option<Box<Subject>>,
     /// How often the member agent reports; health is judged against it.
     #[serde(default = "default_heartbeat_period")]
     pub heartbeat_period_seconds: u32,

@@ -89,9 +89,9 @@ pub struct ObjectMeta {
     /// API version the object was last applied with.
     pub api_version: String,
     /// Labels.
-    pub labels: BTreeMap<String, String>,
+    pub labels: super::StringMap,
     /// Annotations.
-    pub annotations: BTreeMap<String, String>,
+    pub annotations: super::StringMap,
     /// Stable id, derived from the event that created the object.
     pub uid: String,
     /// Bumped on every stored change (hub-wide counter, like Kubernetes').

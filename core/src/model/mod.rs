@@ -12,6 +12,7 @@ pub mod placement;
 pub mod placement_validation;
 pub mod safety;
 pub mod selector;
+pub mod string_map;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -21,6 +22,7 @@ pub use member_cluster::MemberClusterSpec;
 pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
 pub use placement::PlacementSpec;
 pub use selector::LabelSelector;
+pub use string_map::{LabelLookup, StringMap};
 
 /// API group of `MemberCluster`.
 pub const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::LabelLookup;
+
 /// A label selector. An empty selector matches everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -45,10 +47,10 @@ pub enum SelectorOperator {
 impl LabelSelector {
     /// Whether `labels` satisfy every term.
     #[must_use]
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &impl LabelLookup) -> bool {
         self.match_labels
             .iter()
-            .all(|(key, value)| labels.get(key) == Some(value))
+            .all(|(key, value)| labels.label(key) == Some(value.as_str()))
             && self.match_expressions.iter().all(|req| req.matches(labels))
     }
 
@@ -78,11 +80,12 @@ impl LabelSelector {
 }
 
 impl LabelSelectorRequirement {
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
+    fn matches(&self, labels: &impl LabelLookup) -> bool {
+        let value = labels.label(&self.key);
+        let listed = |v: &str| self.values.iter().any(|listed| listed == v);
         match self.operator {
-            SelectorOperator::In => value.is_some_and(|v| self.values.contains(v)),
-            SelectorOperator::NotIn => value.is_none_or(|v| !self.values.contains(v)),
+            SelectorOperator::In => value.is_some_and(listed),
+            SelectorOperator::NotIn => value.is_none_or(|v| !listed(v)),
             SelectorOperator::Exists => value.is_some(),
             SelectorOperator::DoesNotExist => value.is_none(),
         }

@@ -5,8 +5,6 @@
 //! that policy, and nothing after it brings the resource back. Patches follow RFC 6902
 //! (`json-patch`), after the reserved variables in their values are substituted.
 
-use std::collections::BTreeMap;
-
 use json_patch::PatchOperation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -100,7 +98,7 @@ struct Applied<'a> {
 /// The cluster a render is for.
 struct Target<'a> {
     name: &'a str,
-    labels: &'a BTreeMap<String, String>,
+    labels: &'a crate::model::StringMap,
 }
 
 /// Renders `resources` (a placement's selected resources, in apply order) for `cluster` with

@@ -5,8 +5,6 @@
 //! placement (a `ClusterResourcePlacement`, or for `scope: Namespaced` a `ResourcePlacement` in
 //! the override's namespace); and some rule's cluster selector must pick the cluster.
 
-use std::collections::BTreeMap;
-
 use super::Override;
 use super::model::{OverrideKind, OverrideRule, OverrideSelector, OverrideSpec, PlacementScope};
 use super::snapshot::snapshot_name;
@@ -17,7 +15,7 @@ use crate::state::State;
 /// Whether a rule's cluster selector picks a cluster with these labels: a nil selector picks
 /// none, a selector without terms picks all, and terms are OR'd.
 #[must_use]
-pub fn rule_selects_cluster(rule: &OverrideRule, labels: &BTreeMap<String, String>) -> bool {
+pub fn rule_selects_cluster(rule: &OverrideRule, labels: &impl crate::model::LabelLookup) -> bool {
     let Some(selector) = &rule.cluster_selector else {
         return false;
     };
@@ -88,7 +86,7 @@ pub(super) fn matching<'a>(
     state: &'a State,
     placement: &ObjectKey,
     resources: &[SelectedResource],
-    labels: &BTreeMap<String, String>,
+    labels: &crate::model::StringMap,
 ) -> Vec<(&'a ObjectKey, &'a Override)> {
     let mut found: Vec<(&ObjectKey, &Override)> = state
         .overrides

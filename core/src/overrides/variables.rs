@@ -2,8 +2,6 @@
 //! text before it is decoded (never in paths). Other spellings (`${Member-Cluster-Name}`,
 //! `$CLUSTER_NAME`) are left as they are.
 
-use std::collections::BTreeMap;
-
 /// Replaced by the member cluster's name, on every occurrence.
 pub const MEMBER_CLUSTER_NAME: &str = "${MEMBER-CLUSTER-NAME}";
 /// `${MEMBER-CLUSTER-LABEL-KEY-<key>}` is replaced by the value of the cluster's label `<key>`.
@@ -16,7 +14,7 @@ pub const MEMBER_CLUSTER_LABEL_KEY_PREFIX: &str = "${MEMBER-CLUSTER-LABEL-KEY-";
 pub fn substitute(
     text: &str,
     cluster: &str,
-    labels: &BTreeMap<String, String>,
+    labels: &impl crate::model::LabelLookup,
 ) -> Result<String, String> {
     let named = text.replace(MEMBER_CLUSTER_NAME, cluster);
     let mut out = String::with_capacity(named.len());
@@ -31,7 +29,7 @@ pub fn substitute(
             ));
         };
         let key = &after[..end];
-        let Some(value) = labels.get(key) else {
+        let Some(value) = labels.label(key) else {
             return Err(format!(
                 "label key {key:?} of variable {MEMBER_CLUSTER_LABEL_KEY_PREFIX}{key}}} is not \
                  found on member cluster {cluster}"
@@ -46,6 +44,8 @@ pub fn substitute(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn labels() -> BTreeMap<String, String> {

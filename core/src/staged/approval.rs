@@ -41,7 +41,7 @@ pub(crate) fn create(
     let meta = ObjectMeta {
         api_version: format!("{PLACEMENT_GROUP}/v1beta1"),
         labels,
-        annotations: std::collections::BTreeMap::new(),
+        annotations: crate::model::StringMap::new(),
         uid: format!("{}-{}", scope.run_name, name),
         resource_version,
         generation: 1,

@@ -25,8 +25,8 @@ use flotilla_core::codec::{CodecError, DECISIONS_BYTES_MAX};
 use flotilla_core::wire::decisions::{batch_range, decode_batch as decode_frame, encode_batch};
 use tokio::io::AsyncReadExt;
 
-use super::direct;
 use super::subjects::DECISIONS_SUBJECT;
+use super::{direct, resend};
 use crate::{DecisionBatch, LogError};
 
 /// Header naming the object that holds a batch too large for one message.
@@ -118,12 +118,18 @@ pub(crate) struct LastDecision {
     pub(crate) msg_id: Option<String>,
 }
 
-/// Reads the decisions stream's last message and the last input it decided.
-pub(crate) async fn last_decision(decisions: &Stream) -> Result<LastDecision, LogError> {
-    match decisions
-        .get_last_raw_message_by_subject(DECISIONS_SUBJECT)
-        .await
-    {
+/// Reads the decisions stream's last message and the last input it decided, from the leader
+/// (sent again while unanswered, within `budget`: see [`resend`]).
+pub(crate) async fn last_decision(
+    decisions: &Stream,
+    budget: Duration,
+) -> Result<LastDecision, LogError> {
+    let last = resend::ask_until_answered(budget, || {
+        decisions.get_last_raw_message_by_subject(DECISIONS_SUBJECT)
+    })
+    .await
+    .map_err(|unanswered| unanswered.error("last decision batch", budget))?;
+    match last {
         Ok(message) => {
             let last_input_seq = range_of(message.sequence, &message.payload)?.1;
             let msg_id = message
@@ -239,20 +245,22 @@ async fn read_object(
 pub(crate) async fn first_batch_covering(
     stream: &Stream,
     input_seq: u64,
+    budget: Duration,
 ) -> Result<Option<u64>, LogError> {
-    let info = stream.get_info().await;
+    let info = resend::ask_until_answered(budget, || stream.get_info()).await;
     let state = info
+        .map_err(|unanswered| unanswered.error("decisions stream info", budget))?
         .map_err(|err| LogError::Nats(format!("decisions stream info: {err}")))?
         .state;
     let (mut low, mut high) = (state.first_sequence.max(1), state.last_sequence);
-    if state.messages == 0 || last_input_at(stream, high).await? < input_seq {
+    if state.messages == 0 || last_input_at(stream, high, budget).await? < input_seq {
         return Ok(None);
     }
     // Invariant: the batch at `high` covers `input_seq` or later; every batch before `low`
     // ends before it. Bounded by log2(stream length) probes.
     while low < high {
         let middle = low + (high - low) / 2;
-        if last_input_at(stream, middle).await? >= input_seq {
+        if last_input_at(stream, middle, budget).await? >= input_seq {
             high = middle;
         } else {
             low = middle + 1;
@@ -262,10 +270,15 @@ pub(crate) async fn first_batch_covering(
 }
 
 /// The last input covered by the batch at a decisions stream sequence, from the stream leader.
-async fn last_input_at(stream: &Stream, stream_seq: u64) -> Result<u64, LogError> {
-    let message = stream
-        .get_raw_message(stream_seq)
+async fn last_input_at(
+    stream: &Stream,
+    stream_seq: u64,
+    budget: Duration,
+) -> Result<u64, LogError> {
+    let what = || format!("decision batch at {stream_seq}");
+    let message = resend::ask_until_answered(budget, || stream.get_raw_message(stream_seq))
         .await
-        .map_err(|err| LogError::Nats(format!("decision batch at {stream_seq}: {err}")))?;
+        .map_err(|unanswered| unanswered.error(&what(), budget))?
+        .map_err(|err| LogError::Nats(format!("{}: {err}", what())))?;
     Ok(range_of(stream_seq, &message.payload)?.1)
 }

@@ -8,6 +8,11 @@
 //! message at or after `seq`. Any replica may answer (`allow_direct`), so a lagging follower can
 //! return a shorter prefix — never a gap or an uncommitted message, because followers only
 //! apply committed entries. Callers treat a short batch as "that is all for now".
+//!
+//! A request can be lost unanswered when the replica it was routed to is lost, or while the
+//! stream elects a leader (see [`super::resend`]): a batch that has not begun to arrive within
+//! [`RESEND_WAIT_FIRST`] (doubling) is asked for again, within the caller's timeout. A batch
+//! that has begun is read to its end, however long that takes within the timeout.
 
 use std::time::Duration;
 
@@ -16,6 +21,7 @@ use async_nats::{Client, StatusCode};
 use futures::StreamExt;
 use tokio::time::Instant;
 
+use super::RESEND_WAIT_FIRST;
 use crate::LogError;
 
 /// Most bytes one batched read asks the server for; the server stops early and ends the batch.
@@ -32,9 +38,9 @@ struct BatchRequest {
     max_bytes: usize,
 }
 
-/// Reads up to `max` consecutive messages of `stream` starting at sequence `from`, in one
-/// request. Returns fewer when the stream (or the answering replica) ends, or the byte cap is
-/// hit; fails if the stream has a gap (the log's streams are dense).
+/// Reads up to `max` consecutive messages of `stream` starting at sequence `from`. Returns
+/// fewer when the stream (or the answering replica) ends, or the byte cap is hit; fails if the
+/// stream has a gap (the log's streams are dense), or no batch is read within `timeout`.
 pub(crate) async fn get_batch(
     client: &Client,
     stream: &str,
@@ -46,61 +52,107 @@ pub(crate) async fn get_batch(
         return Ok(Vec::new());
     }
     let deadline = Instant::now() + timeout;
-    let inbox = client.new_inbox();
-    // Subscribe before asking, so no answer can arrive unheard; dropping the subscriber
-    // unsubscribes, and a late end-of-batch marker then goes nowhere.
-    let mut answers = client
-        .subscribe(inbox.clone())
-        .await
-        .map_err(nats("subscribe"))?;
-    let request = BatchRequest {
-        seq: from,
-        batch: max,
-        max_bytes: BATCH_BYTES_MAX,
-    };
-    let body = serde_json::to_vec(&request)
-        .map_err(|err| LogError::Nats(format!("encode direct get request: {err}")))?;
-    client
-        .publish_with_reply(format!("$JS.API.DIRECT.GET.{stream}"), inbox, body.into())
-        .await
-        .map_err(nats("direct get request"))?;
+    let mut first_answer_wait = RESEND_WAIT_FIRST;
+    // Bounded by the deadline: an unanswered attempt ends by it, and the last one fails.
+    loop {
+        let first_answer_by = deadline.min(Instant::now() + first_answer_wait);
+        let request = Request {
+            stream,
+            from,
+            max,
+            deadline,
+        };
+        if let Some(messages) = request.send(client, first_answer_by, timeout).await? {
+            return Ok(messages);
+        }
+        first_answer_wait = first_answer_wait.saturating_mul(2);
+    }
+}
 
-    let mut messages = Vec::with_capacity(max.min(1024));
-    while messages.len() < max {
-        let answer = tokio::time::timeout_at(deadline, answers.next())
+/// One batched direct get.
+struct Request<'a> {
+    stream: &'a str,
+    from: u64,
+    max: usize,
+    deadline: Instant,
+}
+
+impl Request<'_> {
+    /// Sends the request once; `None` when nothing was answered by `first_answer_by` (before
+    /// the deadline), so it may be sent again.
+    async fn send(
+        &self,
+        client: &Client,
+        first_answer_by: Instant,
+        timeout: Duration,
+    ) -> Result<Option<Vec<StreamMessage>>, LogError> {
+        let Self {
+            stream,
+            from,
+            max,
+            deadline,
+        } = *self;
+        let inbox = client.new_inbox();
+        // Subscribe before asking, so no answer can arrive unheard; dropping the subscriber
+        // unsubscribes, and a late answer then goes nowhere.
+        let mut answers = client
+            .subscribe(inbox.clone())
             .await
-            .map_err(|_| {
-                LogError::Nats(format!(
+            .map_err(nats("subscribe"))?;
+        let request = BatchRequest {
+            seq: from,
+            batch: max,
+            max_bytes: BATCH_BYTES_MAX,
+        };
+        let body = serde_json::to_vec(&request)
+            .map_err(|err| LogError::Nats(format!("encode direct get request: {err}")))?;
+        client
+            .publish_with_reply(format!("$JS.API.DIRECT.GET.{stream}"), inbox, body.into())
+            .await
+            .map_err(nats("direct get request"))?;
+
+        let mut messages = Vec::with_capacity(max.min(1024));
+        let mut answered = false;
+        while messages.len() < max {
+            let wait_until = if answered { deadline } else { first_answer_by };
+            let Ok(answer) = tokio::time::timeout_at(wait_until, answers.next()).await else {
+                if !answered && wait_until < deadline {
+                    return Ok(None);
+                }
+                return Err(LogError::Nats(format!(
                     "direct get of {stream} from {from}: no end of batch within {timeout:?} \
                      (the server must be 2.11 or newer)"
-                ))
-            })?
-            .ok_or(LogError::Closed)?;
-        match answer.status {
-            None => {
-                let message = StreamMessage::try_from(answer).map_err(|err| {
-                    LogError::Nats(format!("direct get of {stream}: malformed answer: {err}"))
-                })?;
-                // Both log streams are dense (no deletes, no purges): anything else is damage.
-                let expected = from + messages.len() as u64;
-                if message.sequence != expected {
+                )));
+            };
+            answered = true;
+            let answer = answer.ok_or(LogError::Closed)?;
+            match answer.status {
+                None => {
+                    let message = StreamMessage::try_from(answer).map_err(|err| {
+                        LogError::Nats(format!("direct get of {stream}: malformed answer: {err}"))
+                    })?;
+                    // Both log streams are dense (no deletes, no purges): anything else is
+                    // damage.
+                    let expected = from + messages.len() as u64;
+                    if message.sequence != expected {
+                        return Err(LogError::Nats(format!(
+                            "direct get of {stream}: expected sequence {expected}, got {}",
+                            message.sequence
+                        )));
+                    }
+                    messages.push(message);
+                }
+                Some(status) if status == END_OF_BATCH || status == StatusCode::NOT_FOUND => break,
+                Some(status) => {
+                    let description = answer.description.unwrap_or_default();
                     return Err(LogError::Nats(format!(
-                        "direct get of {stream}: expected sequence {expected}, got {}",
-                        message.sequence
+                        "direct get of {stream} from {from}: status {status} {description}"
                     )));
                 }
-                messages.push(message);
-            }
-            Some(status) if status == END_OF_BATCH || status == StatusCode::NOT_FOUND => break,
-            Some(status) => {
-                let description = answer.description.unwrap_or_default();
-                return Err(LogError::Nats(format!(
-                    "direct get of {stream} from {from}: status {status} {description}"
-                )));
             }
         }
+        Ok(Some(messages))
     }
-    Ok(messages)
 }
 
 fn nats<E: std::fmt::Display>(what: &'static str) -> impl FnOnce(E) -> LogError {

@@ -107,7 +107,11 @@ impl WriterLease {
                 self.revision = Some(revision);
                 Ok(true)
             }
-            Err(err) if err.kind() == CreateErrorKind::AlreadyExists => Ok(false),
+            // Our own earlier create may have landed with its ack lost (a leader change mid-
+            // request): then the key names this holder, and the lease is ours.
+            Err(err) if err.kind() == CreateErrorKind::AlreadyExists => {
+                self.adopt_own_write().await
+            }
             Err(err) => Err(LogError::Nats(format!("acquire the writer lease: {err}"))),
         }
     }
@@ -126,12 +130,35 @@ impl WriterLease {
                 self.revision = Some(revision);
                 Ok(true)
             }
+            // A renewal whose ack was lost may have landed at a newer revision than we know; the
+            // lease is lost only if the key no longer names this holder.
             Err(err) if err.kind() == UpdateErrorKind::WrongLastRevision => {
-                self.revision = None;
-                Ok(false)
+                self.adopt_own_write().await
             }
             Err(err) => Err(LogError::Nats(format!("renew the writer lease: {err}"))),
         }
+    }
+
+    /// After a refused create or renewal: whether the key names this holder at a revision newer
+    /// than the one this holder knows (a write of ours whose ack was lost), adopting that
+    /// revision if so, and forgetting the lease if not.
+    async fn adopt_own_write(&mut self) -> Result<bool, LogError> {
+        let known = self.revision.unwrap_or(0);
+        let entry = self
+            .store
+            .entry(LEASE_KEY)
+            .await
+            .map_err(|err| LogError::Nats(format!("read the writer lease: {err}")))?;
+        let own = entry.filter(|entry| {
+            entry.operation == kv::Operation::Put
+                && entry.value == self.holder.as_bytes()
+                && entry.revision > known
+        });
+        self.revision = own.map(|entry| entry.revision);
+        if self.revision.is_some() {
+            tracing::warn!(holder = %self.holder, "the writer lease holds an unacknowledged write of ours; keeping it");
+        }
+        Ok(self.revision.is_some())
     }
 
     /// Gives a held lease up (on a clean shutdown), so a standby need not wait for it to

@@ -11,6 +11,7 @@ use std::time::Duration;
 use flotilla_core::Envelope;
 use redb::{Builder, ConcurrencyMode, ReadOnlyDatabase, ReadTransaction, ReadableDatabase};
 
+use super::checkpoint_files::CheckpointDir;
 use super::reads;
 use super::tables::storage;
 use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
@@ -23,6 +24,7 @@ const WAIT_POLL: Duration = Duration::from_millis(50);
 pub struct RedbReader {
     path: PathBuf,
     db: Arc<ReadOnlyDatabase>,
+    checkpoint_files: CheckpointDir,
 }
 
 impl std::fmt::Debug for RedbReader {
@@ -52,6 +54,7 @@ impl RedbReader {
         Ok(Self {
             path: path.to_owned(),
             db: Arc::new(db),
+            checkpoint_files: CheckpointDir::beside(path),
         })
     }
 
@@ -133,8 +136,9 @@ impl EventLog for RedbReader {
     }
 
     async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        let files = self.checkpoint_files.clone();
         self.read("load checkpoint", move |txn| {
-            reads::checkpoint_before(txn, seq)
+            reads::checkpoint_before(txn, Some(&files), seq)
         })
         .await
     }

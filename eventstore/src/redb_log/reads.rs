@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 use flotilla_core::wire::{InputOrigin, read_input};
 use redb::ReadTransaction;
 
+use super::checkpoint_files::CheckpointDir;
 use super::decode_batch;
-use super::tables::{CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, decode_checkpoint_record, storage};
+use super::tables::{
+    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, decode_checkpoint_record, storage,
+};
 use super::writer::last_key;
 use crate::{Checkpoint, DecisionBatch, LogError, StoredEvent};
 
@@ -78,30 +81,72 @@ pub(crate) fn heads(txn: &ReadTransaction) -> Result<(u64, u64), LogError> {
     ))
 }
 
-/// The newest readable checkpoint at or before `at_most`; unreadable ones are skipped.
+/// The newest readable checkpoint at or before `at_most`, from the table or, when `files` is
+/// given, from the checkpoint files the log indexes; unreadable ones are skipped.
 pub(crate) fn checkpoint_before(
     txn: &ReadTransaction,
+    files: Option<&CheckpointDir>,
     at_most: u64,
 ) -> Result<Option<Checkpoint>, LogError> {
     let table = txn
         .open_table(CHECKPOINTS)
         .map_err(storage("open table checkpoints"))?;
-    let newest_first = table
+    let mut candidates: BTreeMap<u64, Stored> = BTreeMap::new();
+    for entry in table
         .range(..=at_most)
         .map_err(storage("read checkpoints"))?
-        .rev();
-    for entry in newest_first {
-        let (key, value) = entry.map_err(storage("read checkpoint"))?;
-        match decode_checkpoint_record(key.value(), value.value()) {
+    {
+        let (key, _) = entry.map_err(storage("read checkpoint"))?;
+        candidates.insert(key.value(), Stored::InTable);
+    }
+    if let Some(files) = files {
+        for seq in indexed_files(txn, at_most)? {
+            candidates.insert(seq, Stored::InFile(files));
+        }
+    }
+    for (seq, stored) in candidates.into_iter().rev() {
+        let decoded = match stored {
+            Stored::InTable => table
+                .get(seq)
+                .map_err(storage("read checkpoint"))?
+                .ok_or_else(|| LogError::Storage(format!("checkpoint {seq} vanished")))
+                .and_then(|value| decode_checkpoint_record(seq, value.value())),
+            Stored::InFile(files) => files
+                .read(seq)
+                .and_then(|record| decode_checkpoint_record(seq, &record)),
+        };
+        match decoded {
             Ok(checkpoint) => return Ok(Some(checkpoint)),
             Err(error) => tracing::warn!(
-                seq = key.value(),
+                seq,
                 %error,
                 "skipping a checkpoint this build cannot read; trying an older one"
             ),
         }
     }
     Ok(None)
+}
+
+/// Where a checkpoint candidate is stored.
+enum Stored<'a> {
+    InTable,
+    InFile(&'a CheckpointDir),
+}
+
+/// The sequences of the checkpoint files the log indexes, at or before `at_most` (none in a
+/// file written before checkpoint files existed, which lacks the table).
+pub(crate) fn indexed_files(txn: &ReadTransaction, at_most: u64) -> Result<Vec<u64>, LogError> {
+    let table = match txn.open_table(CHECKPOINT_FILES) {
+        Ok(table) => table,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+        Err(error) => return Err(storage("open table checkpoint_files")(error)),
+    };
+    table
+        .range(..=at_most)
+        .map_err(storage("read checkpoint files"))?
+        .map(|entry| entry.map(|(key, _)| key.value()))
+        .collect::<Result<_, _>>()
+        .map_err(storage("read checkpoint files"))
 }
 
 /// The first sequence each of `ids` was stored at, for those stored.

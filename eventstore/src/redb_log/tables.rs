@@ -18,6 +18,10 @@ pub(crate) const EVENT_IDS: TableDefinition<&[u8; 16], u64> = TableDefinition::n
 pub(crate) const DECISIONS: TableDefinition<u64, &[u8]> = TableDefinition::new("decisions");
 /// Checkpoints: sequence → checkpoint record (see [`encode_checkpoint_record`]).
 pub(crate) const CHECKPOINTS: TableDefinition<u64, &[u8]> = TableDefinition::new("checkpoints");
+/// Checkpoints stored in files of their own (`checkpoint_files.rs`): sequence → the record's
+/// length in bytes. Only an entry here makes a file in the checkpoint directory part of the log.
+pub(crate) const CHECKPOINT_FILES: TableDefinition<u64, u64> =
+    TableDefinition::new("checkpoint_files");
 /// Small facts about the file itself, such as [`LAYOUT_VERSION_KEY`].
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 

@@ -12,6 +12,7 @@
 //! settled here too: an event whose caller-side clock reading is earlier than the previous
 //! event's time is raised to it and re-encoded, so stored times never go backwards.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,7 +22,7 @@ use flotilla_core::codec::encode_envelope;
 use redb::{Database, Durability, ReadableTable, Table, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::tables::{CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, storage};
+use super::tables::{CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, storage};
 use crate::{Appended, LogError};
 
 /// One input event, already encoded by the caller (encoding is spread over the callers' tasks
@@ -57,6 +58,14 @@ pub(crate) enum Work {
         seq: u64,
         /// The checkpoint record (`tables::encode_checkpoint_record`).
         record: Vec<u8>,
+    },
+    /// Enter a checkpoint already written to its own file and prune the oldest beyond the kept
+    /// count (files and in-table checkpoints alike).
+    IndexCheckpointFile {
+        /// The checkpoint's sequence.
+        seq: u64,
+        /// The record's length in bytes.
+        bytes: u64,
     },
 }
 
@@ -229,7 +238,7 @@ impl Request {
     fn weight(&self) -> usize {
         match &self.work {
             Work::Append(events) => events.len().max(1),
-            Work::Decide { .. } | Work::Checkpoint { .. } => 1,
+            Work::Decide { .. } | Work::Checkpoint { .. } | Work::IndexCheckpointFile { .. } => 1,
         }
     }
 }
@@ -312,6 +321,7 @@ struct Staging<'txn> {
     event_ids: Table<'txn, &'static [u8; 16], u64>,
     decisions: Table<'txn, u64, &'static [u8]>,
     checkpoints: Table<'txn, u64, &'static [u8]>,
+    checkpoint_files: Table<'txn, u64, u64>,
     /// The sequence the next new event gets.
     next_seq: u64,
     /// The last input sequence with decisions, including this transaction's.
@@ -341,6 +351,9 @@ impl<'txn> Staging<'txn> {
         let checkpoints = txn
             .open_table(CHECKPOINTS)
             .map_err(storage("open table checkpoints"))?;
+        let checkpoint_files = txn
+            .open_table(CHECKPOINT_FILES)
+            .map_err(storage("open table checkpoint_files"))?;
         let last_seq = last_key(&inputs, "read last input sequence")?;
         let decided = last_key(&decisions, "read last decided sequence")?;
         Ok(Self {
@@ -348,6 +361,7 @@ impl<'txn> Staging<'txn> {
             event_ids,
             decisions,
             checkpoints,
+            checkpoint_files,
             next_seq: last_seq + 1,
             decided,
             checkpoints_kept: limits.checkpoints_kept,
@@ -368,6 +382,7 @@ impl<'txn> Staging<'txn> {
                 record,
             } => self.decide(*first_input_seq, *last_input_seq, record),
             Work::Checkpoint { seq, record } => self.checkpoint(*seq, record).map(Ok),
+            Work::IndexCheckpointFile { seq, bytes } => self.index_file(*seq, *bytes),
         }
     }
 
@@ -476,31 +491,65 @@ impl<'txn> Staging<'txn> {
         Ok(Vec::new())
     }
 
+    fn index_file(&mut self, seq: u64, bytes: u64) -> Result<Outcome, LogError> {
+        let last_seq = self.next_seq - 1;
+        if seq > last_seq {
+            return Ok(Err(LogError::Storage(format!(
+                "checkpoint at input {seq}, but the log ends at {last_seq}"
+            ))));
+        }
+        self.checkpoint_files
+            .insert(seq, bytes)
+            .map_err(storage("index checkpoint file"))?;
+        self.wrote = true;
+        self.prune_checkpoints()?;
+        Ok(Ok(Vec::new()))
+    }
+
     /// Keeps the newest `checkpoints_kept` checkpoints, and of the older ones the first in each
     /// span of `seek_spacing` inputs: those are what a replay to any point starts from, so
-    /// their number grows with the log (one per span), never with time.
+    /// their number grows with the log (one per span), never with time. Checkpoints in the
+    /// table and in files count together; a pruned file's entry goes, and the file with it at
+    /// the next sweep.
     fn prune_checkpoints(&mut self) -> Result<(), LogError> {
-        let keys: Vec<u64> = self
-            .checkpoints
-            .iter()
-            .map_err(storage("list checkpoints"))?
-            .map(|entry| entry.map(|(key, _)| key.value()))
-            .collect::<Result<_, _>>()
-            .map_err(storage("list checkpoints"))?;
-        let older = keys.len().saturating_sub(self.checkpoints_kept);
+        let in_table = keys(&self.checkpoints, "list checkpoints")?;
+        let in_files = keys(&self.checkpoint_files, "list checkpoint files")?;
+        let all: BTreeSet<u64> = in_table.union(&in_files).copied().collect();
+        let older = all.len().saturating_sub(self.checkpoints_kept);
         let spacing = self.seek_spacing.max(1);
         let mut span = None;
-        for key in &keys[..older] {
-            if span == Some(key / spacing) {
+        for key in all.iter().take(older) {
+            if span != Some(key / spacing) {
+                span = Some(key / spacing);
+                continue;
+            }
+            if in_table.contains(key) {
                 self.checkpoints
                     .remove(*key)
                     .map_err(storage("prune checkpoint"))?;
-            } else {
-                span = Some(key / spacing);
+            }
+            if in_files.contains(key) {
+                self.checkpoint_files
+                    .remove(*key)
+                    .map_err(storage("prune checkpoint file"))?;
             }
         }
         Ok(())
     }
+}
+
+/// Every key of a u64-keyed table, in order.
+fn keys<T, V>(table: &T, context: &str) -> Result<BTreeSet<u64>, LogError>
+where
+    T: ReadableTable<u64, V>,
+    V: redb::Value + 'static,
+{
+    table
+        .iter()
+        .map_err(storage(context))?
+        .map(|entry| entry.map(|(key, _)| key.value()))
+        .collect::<Result<_, _>>()
+        .map_err(storage(context))
 }
 
 /// The largest key of a u64-keyed table, 0 when it is empty.

@@ -30,11 +30,14 @@ use flotilla_eventstore::{
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use uuid::Uuid;
 
+use super::SimError;
 use super::rng::Rng;
 
 /// The redb table of checkpoints (`eventstore/src/redb_log/tables.rs`; table names are part of
 /// the stored format).
 const CHECKPOINTS: TableDefinition<u64, &[u8]> = TableDefinition::new("checkpoints");
+/// The log's index of its checkpoint files (sequence → record length).
+const CHECKPOINT_FILES: TableDefinition<u64, u64> = TableDefinition::new("checkpoint_files");
 
 /// A log operation a fault can be armed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -267,37 +270,78 @@ impl EventLog for FaultyLog {
     }
 }
 
-/// Flips one byte (chosen by `rng`) of the newest stored checkpoint in the redb file at `path`,
-/// which no log may have open. Returns the checkpoint's sequence and the byte's offset.
+/// Flips one byte (chosen by `rng`) of the newest stored checkpoint of the redb log at `path`
+/// (its file in `<path>.checkpoints/`, or an in-table one), which no log may have open. Returns
+/// the checkpoint's sequence and the byte's offset.
 ///
 /// # Errors
-/// When the file cannot be opened or written.
+/// When the log or the checkpoint file cannot be read or written.
 pub fn corrupt_newest_checkpoint(
     path: &Path,
     rng: &mut Rng,
-) -> Result<Option<(u64, usize)>, redb::Error> {
-    let db = redb::Database::open(path)?;
-    let newest = {
-        let read = db.begin_read()?;
-        let table = read.open_table(CHECKPOINTS)?;
-        let last = table.last()?;
-        last.map(|(key, value)| (key.value(), value.value().to_vec()))
+) -> Result<Option<(u64, usize)>, SimError> {
+    let db = redb::Database::open(path).map_err(redb::Error::from)?;
+    let (in_file, in_table) = newest_checkpoints(&db)?;
+    match (in_file, in_table) {
+        (Some(seq), table) if table.is_none_or(|table| table < seq) => {
+            let file = checkpoint_file(path, seq);
+            let mut bytes = std::fs::read(&file)?;
+            let Some(offset) = flip_a_byte(&mut bytes, rng) else {
+                return Ok(None);
+            };
+            std::fs::write(&file, bytes)?;
+            Ok(Some((seq, offset)))
+        }
+        (_, Some(seq)) => Ok(corrupt_in_table(&db, seq, rng)?.map(|offset| (seq, offset))),
+        (_, None) => Ok(None),
+    }
+}
+
+/// The newest checkpoint in a file and the newest in the table, by sequence.
+fn newest_checkpoints(db: &redb::Database) -> Result<(Option<u64>, Option<u64>), redb::Error> {
+    let read = db.begin_read()?;
+    let files = read.open_table(CHECKPOINT_FILES)?;
+    let table = read.open_table(CHECKPOINTS)?;
+    let in_file = files.last()?.map(|(key, _)| key.value());
+    let in_table = table.last()?.map(|(key, _)| key.value());
+    Ok((in_file, in_table))
+}
+
+/// Flips a byte of the in-table checkpoint at `seq`; returns its offset.
+fn corrupt_in_table(
+    db: &redb::Database,
+    seq: u64,
+    rng: &mut Rng,
+) -> Result<Option<usize>, redb::Error> {
+    let write = db.begin_write()?;
+    let flipped = {
+        let mut table = write.open_table(CHECKPOINTS)?;
+        let stored = table.get(seq)?.map(|value| value.value().to_vec());
+        let mut bytes = stored.unwrap_or_default();
+        let flipped = flip_a_byte(&mut bytes, rng);
+        if flipped.is_some() {
+            table.insert(seq, bytes.as_slice())?;
+        }
+        flipped
     };
-    let Some((seq, mut bytes)) = newest else {
-        return Ok(None);
-    };
+    write.commit()?;
+    Ok(flipped)
+}
+
+/// The file a redb log at `path` keeps its checkpoint at `seq` in.
+fn checkpoint_file(path: &Path, seq: u64) -> std::path::PathBuf {
+    let mut dir = path.as_os_str().to_owned();
+    dir.push(".checkpoints");
+    Path::new(&dir).join(format!("{seq:020}.checkpoint"))
+}
+
+/// Xors one byte chosen by `rng` with a non-zero mask; returns its offset (`None` if empty).
+fn flip_a_byte(bytes: &mut [u8], rng: &mut Rng) -> Option<usize> {
     if bytes.is_empty() {
-        return Ok(None);
+        return None;
     }
     let offset = rng.index(bytes.len());
-    // Never a no-op: xor with a non-zero mask.
     let mask = u8::try_from(rng.between(1, 255)).unwrap_or(1);
     bytes[offset] ^= mask;
-    let write = db.begin_write()?;
-    {
-        let mut table = write.open_table(CHECKPOINTS)?;
-        table.insert(seq, bytes.as_slice())?;
-    }
-    write.commit()?;
-    Ok(Some((seq, offset)))
+    Some(offset)
 }

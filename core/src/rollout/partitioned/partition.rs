@@ -8,8 +8,6 @@
 //! `autoPartitionSize` is an int ≤ 0; otherwise consecutive chunks of `limit(targets,
 //! autoPartitionSize)` clusters named `Partition <from> - <to>`, the remainder last.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 use crate::model::ObjectKey;
@@ -17,7 +15,7 @@ use crate::model::cluster_group::{CLUSTER_GROUP_KIND, ClusterGroupSpec, FLEET_GR
 use crate::model::partitioned::{
     CLUSTER_GROUP_NAMESPACE_DEFAULT, PartitionSpec, PartitionedRollout, limit,
 };
-use crate::model::{IntOrPercent, ObjectMeta};
+use crate::model::{IntOrPercent, ObjectMeta, StringMap};
 use crate::state::State;
 
 /// One partition as the rollout walks it.
@@ -40,7 +38,7 @@ pub(crate) struct Partitioning {
 /// A cluster group in the lookup namespace: its name, labels and selector.
 struct Group<'a> {
     name: &'a str,
-    labels: &'a BTreeMap<String, String>,
+    labels: &'a StringMap,
     spec: ClusterGroupSpec,
 }
 
@@ -115,7 +113,7 @@ fn manual(
             spec: ClusterGroupSpec::from_content(&resource.content),
         })
         .collect();
-    let no_labels = BTreeMap::new();
+    let no_labels = StringMap::new();
     let membership: Vec<Vec<u32>> = targets
         .iter()
         .map(|cluster| {
@@ -154,17 +152,12 @@ fn manual(
     }
 }
 
-fn labels_of(meta: &ObjectMeta) -> &BTreeMap<String, String> {
+fn labels_of(meta: &ObjectMeta) -> &StringMap {
     &meta.labels
 }
 
 /// Whether a cluster meets every criterion a manual partition gives.
-fn matches(
-    spec: &PartitionSpec,
-    cluster: &str,
-    labels: &BTreeMap<String, String>,
-    in_groups: &[&Group],
-) -> bool {
+fn matches(spec: &PartitionSpec, cluster: &str, labels: &StringMap, in_groups: &[&Group]) -> bool {
     spec.cluster_name
         .as_deref()
         .is_none_or(|name| name == cluster)

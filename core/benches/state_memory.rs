@@ -1,0 +1,112 @@
+//! The heap the folded state holds per member cluster, part by part: the `MemberCluster`
+//! objects, their agents' first heartbeats (agent status and heartbeat deadline), and one
+//! PickAll placement's bindings (with the rollout's index of them). Counted by wrapping the
+//! system allocator: bytes requested and not yet freed, so what the fold allocated and dropped
+//! on the way does not count (RSS would keep it). Also the inline sizes of the two types stored
+//! in the largest maps, and the checkpoint bytes per cluster.
+//!
+//! `cargo bench -p flotilla-core --bench state_memory` (100,000 clusters; 1,000 under
+//! `cargo test`). Figures in docs/benchmarks.md.
+
+use std::alloc::System;
+
+use chrono::{DateTime, TimeZone, Utc};
+use flotilla_core::member::Member;
+use flotilla_core::placement::binding::Binding;
+use flotilla_core::{Envelope, Heartbeat, Input, State, step};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use uuid::Uuid;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+const NAMESPACE: &str = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#;
+const PICK_ALL: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"pick-all"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"policy":{"placementType":"PickAll"}}}"#;
+
+/// Folds inputs one after another, each with a fresh id, at one event time.
+struct Folder {
+    state: State,
+    next_id: u128,
+    time: DateTime<Utc>,
+}
+
+impl Folder {
+    fn fold(&mut self, input: Input) {
+        self.next_id += 1;
+        let event = Envelope::new(Uuid::from_u128(self.next_id), self.time, "bench", input);
+        step(&mut self.state, &event);
+    }
+}
+
+/// A member cluster shaped like `flotilla simulate`'s: two labels, a heartbeat period.
+fn member_cluster(i: usize) -> Input {
+    let manifest = format!(
+        r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"sim-{i:07}","labels":{{"environment":"production","zone":"zone-{}"}}}},"spec":{{"heartbeatPeriodSeconds":60}}}}"#,
+        i % 10
+    );
+    Input::Apply { manifest }
+}
+
+/// Heap bytes held after `grow` ran, less those held before, per cluster.
+fn held_per_cluster(folder: &mut Folder, size: usize, grow: impl FnOnce(&mut Folder)) -> i128 {
+    let region = Region::new(GLOBAL);
+    grow(folder);
+    let change = region.change();
+    // A reallocation's growth is counted in `bytes_allocated` and its shrinking in
+    // `bytes_deallocated` (`bytes_reallocated` is their net, already included).
+    let allocated = i128::try_from(change.bytes_allocated).unwrap_or(i128::MAX);
+    let freed = i128::try_from(change.bytes_deallocated).unwrap_or(0);
+    (allocated - freed) / i128::try_from(size.max(1)).unwrap_or(1)
+}
+
+fn main() {
+    let size = if std::env::args().any(|arg| arg == "--bench") {
+        100_000
+    } else {
+        1_000
+    };
+    let time = Utc
+        .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
+        .single()
+        .unwrap_or_default();
+    let mut folder = Folder {
+        state: State::default(),
+        next_id: 0,
+        time,
+    };
+    folder.fold(Input::Apply {
+        manifest: NAMESPACE.into(),
+    });
+    let members = held_per_cluster(&mut folder, size, |folder| {
+        (0..size).for_each(|i| folder.fold(member_cluster(i)));
+    });
+    let heartbeats = held_per_cluster(&mut folder, size, |folder| {
+        for i in 0..size {
+            folder.fold(Input::Heartbeat(Heartbeat {
+                cluster: format!("sim-{i:07}"),
+                ..Heartbeat::default()
+            }));
+        }
+    });
+    let bindings = held_per_cluster(&mut folder, size, |folder| {
+        folder.fold(Input::Apply {
+            manifest: PICK_ALL.into(),
+        });
+    });
+    let checkpoint = flotilla_core::codec::encode_checkpoint(&folder.state)
+        .map(|bytes| bytes.len() / size.max(1))
+        .unwrap_or_default();
+    println!("state memory, {size} member clusters, heap bytes held per cluster:");
+    println!("  MemberCluster applied                      {members:>6}");
+    println!("  first heartbeat (agent status, deadline)   {heartbeats:>6}");
+    println!("  PickAll placement bound (binding, index)   {bindings:>6}");
+    println!(
+        "  total                                      {:>6}",
+        members + heartbeats + bindings
+    );
+    println!(
+        "inline sizes: Member {} bytes, Binding {} bytes; checkpoint {checkpoint} bytes per cluster",
+        std::mem::size_of::<Member>(),
+        std::mem::size_of::<Binding>()
+    );
+}
