@@ -206,6 +206,70 @@ pub enum Decision {
         /// The message of its last condition: why.
         message: String,
     },
+    /// A guarded rollout (issue 17) counted a cluster as failed on its new work: the apply
+    /// failed, or the work became unavailable after being reported available.
+    RolloutClusterFailed {
+        /// The placement.
+        placement: ObjectKey,
+        /// The cluster.
+        cluster: String,
+        /// The resource snapshot the rollout moves clusters to.
+        resource_index: u64,
+        /// Clusters failed so far, this one included.
+        failures: u64,
+        /// How many `maxFailures` tolerates.
+        tolerated: i64,
+    },
+    /// A guarded rollout tripped: the rule that fired and what it does now (`Halt`,
+    /// `Rollback`).
+    RolloutHalted {
+        /// The placement.
+        placement: ObjectKey,
+        /// The resource snapshot the rollout no longer moves clusters to.
+        resource_index: u64,
+        /// `ProgressDeadlineExceeded` or `FailureThresholdExceeded`.
+        reason: String,
+        /// `Halt` or `Rollback`.
+        action: String,
+        /// Which rule fired and the clusters it names.
+        message: String,
+    },
+    /// A rollback moved a cluster back to the resource snapshot it had before the rollout.
+    ClusterRolledBack {
+        /// The placement.
+        placement: ObjectKey,
+        /// The cluster.
+        cluster: String,
+        /// The snapshot it is taken off.
+        from_index: u64,
+        /// The snapshot it is given back.
+        to_index: u64,
+    },
+    /// A rollback finished: every rolled-back cluster has its old work available
+    /// (`RolledBack`), or one failed (`RollbackFailed`).
+    RollbackFinished {
+        /// The placement.
+        placement: ObjectKey,
+        /// The resource snapshot that was rolled back.
+        resource_index: u64,
+        /// Whether it succeeded.
+        succeeded: bool,
+        /// The condition's message.
+        message: String,
+    },
+    /// An `onClusterChange: Adapt` run (issue 17) took a cluster change in: a joining cluster
+    /// `Added` to a stage, or `Deferred` to the next run (it matches only finished stages, or
+    /// none); a leaving one `Dropped`.
+    UpdateRunClusterChanged {
+        /// The run.
+        run: ObjectKey,
+        /// The cluster.
+        cluster: String,
+        /// The stage it was added to or dropped from (`None` when deferred).
+        stage: Option<String>,
+        /// `Added`, `Deferred` or `Dropped`.
+        change: String,
+    },
 }
 
 impl Decision {
@@ -243,6 +307,11 @@ impl Decision {
             Decision::UpdateRunStateChanged { .. } => "UpdateRunStateChanged",
             Decision::UpdateRunFinished { .. } => "UpdateRunFinished",
             Decision::EvictionReconciled { .. } => "EvictionReconciled",
+            Decision::RolloutClusterFailed { .. } => "RolloutClusterFailed",
+            Decision::RolloutHalted { .. } => "RolloutHalted",
+            Decision::ClusterRolledBack { .. } => "ClusterRolledBack",
+            Decision::RollbackFinished { .. } => "RollbackFinished",
+            Decision::UpdateRunClusterChanged { .. } => "UpdateRunClusterChanged",
         }
     }
 }

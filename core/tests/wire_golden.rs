@@ -1,8 +1,8 @@
 //! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
-//! wrote them), 3 and 4 (marked), decision batches of version 1 (unmarked), 2, 3 and 4, and
-//! checkpoints of version 4 — all checked in as golden bytes — still decode to the same values,
+//! wrote them), 3 and 4 (marked), decision batches of version 1 (unmarked), 2, 3, 4 and 5, and
+//! checkpoints of version 5 — all checked in as golden bytes — still decode to the same values,
 //! upcast to the current types, and re-encode to the same bytes (older versions through their
-//! frozen copies in `wire`); checkpoints of versions 1 (`[01 00][body]`), 2 and 3, older state
+//! frozen copies in `wire`); checkpoints of versions 1 (`[01 00][body]`), 2, 3 and 4, older state
 //! layouts, are refused cleanly (checkpoints are a cache); arbitrary bytes never make a decoder
 //! panic. Only the newest version's files are ever (re)generated, when they are added:
 //! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
@@ -457,6 +457,13 @@ fn current_decision_batches_decode_and_reencode() {
     let bytes = std::fs::read(golden_file(&format!("v{DECISION_VERSION}-decisions.bin")))
         .expect("checked in");
     let decoded = decisions::decode_batch(&bytes).expect("decodes");
+    // Version 4 has the same body layout and the same decisions for these events.
+    let v4 = std::fs::read(golden_file("v4-decisions.bin")).expect("checked in");
+    let v4 = decisions::decode_batch(&v4).expect("a v4 batch decodes");
+    assert_eq!(
+        (v4.version, v4.decisions.as_slice()),
+        (4, decided.as_slice())
+    );
     assert_eq!(
         (
             decoded.version,
@@ -492,7 +499,7 @@ fn current_checkpoints_decode_and_older_layouts_are_refused() {
         false,
     );
 
-    // Versions 1 to 3 hold an older State layout: refused (the stores skip them and fold
+    // Versions 1 to 4 hold an older State layout: refused (the stores skip them and fold
     // from the log), never misread.
     for version in 1..CHECKPOINT_VERSION {
         let bytes =

@@ -35,6 +35,7 @@ mod placement;
 mod placement_events;
 mod placement_status;
 mod progress;
+mod safety_status;
 mod served;
 mod snapshots;
 mod staged;

@@ -79,6 +79,10 @@ pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> V
         &chains,
         overridden,
     ));
+    if let Some(guard) = &placement.guard {
+        let prefix = (placement_prefix(key), placement.meta.generation);
+        crate::safety_status::apply(&mut conditions, prefix, guard);
+    }
     if !conditions.is_empty() {
         json::insert(&mut status, "conditions", Value::Array(conditions));
     }

@@ -98,10 +98,24 @@ fn strategy_spec(spec: &StrategySpec) -> Value {
                     .collect();
                 fields.push(("afterStageTasks", Value::Array(tasks)));
             }
+            // Rollout safety (issue 17), shown only when written.
+            if let Some(seconds) = stage.progress_deadline_seconds {
+                fields.push(("progressDeadlineSeconds", Value::from(seconds)));
+            }
+            if let Some(value) = stage.max_failures {
+                fields.push(("maxFailures", value.to_json()));
+            }
+            if let Some(action) = stage.on_failure {
+                fields.push(("onFailure", Value::from(action.as_str())));
+            }
             obj(fields)
         })
         .collect();
-    obj([("stages", Value::Array(stages))])
+    let mut fields = vec![("stages", Value::Array(stages))];
+    if let Some(change) = spec.on_cluster_change {
+        fields.push(("onClusterChange", Value::from(change.as_str())));
+    }
+    obj(fields)
 }
 
 fn task(task: &StageTask, with_wait: bool) -> Value {

@@ -71,6 +71,10 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
             format!("{override_object}: override snapshot {index} taken")
         }
         Decision::EvictionReconciled { .. } => eviction_line(decision),
+        Decision::RolloutClusterFailed { .. }
+        | Decision::RolloutHalted { .. }
+        | Decision::ClusterRolledBack { .. }
+        | Decision::RollbackFinished { .. } => safety_line(decision),
         Decision::PolicySnapshotTaken { .. }
         | Decision::ResourceSnapshotTaken { .. }
         | Decision::ClusterScheduled { .. }
@@ -84,7 +88,8 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         | Decision::ApprovalGranted { .. }
         | Decision::UpdateRunClusterUpdated { .. }
         | Decision::UpdateRunStateChanged { .. }
-        | Decision::UpdateRunFinished { .. } => run_line(decision),
+        | Decision::UpdateRunFinished { .. }
+        | Decision::UpdateRunClusterChanged { .. } => run_line(decision),
     };
     one_line(&format!("#{input_seq} -> {what}"))
 }
@@ -162,6 +167,15 @@ fn run_line(decision: &Decision) -> String {
             format!("{run}: cluster {cluster} {verdict}")
         }
         Decision::UpdateRunStateChanged { run, reason } => format!("{run}: {reason}"),
+        Decision::UpdateRunClusterChanged {
+            run,
+            cluster,
+            stage,
+            change,
+        } => match stage {
+            Some(stage) => format!("{run}: cluster {cluster} {change} (stage {stage})"),
+            None => format!("{run}: cluster {cluster} {change} to the next run"),
+        },
         Decision::UpdateRunFinished {
             run,
             succeeded,
@@ -172,6 +186,57 @@ fn run_line(decision: &Decision) -> String {
             } else {
                 format!("{run}: failed: {message}")
             }
+        }
+        _ => String::new(),
+    }
+}
+
+/// What a guarded rollout (issue 17) decided; empty for any other decision.
+fn safety_line(decision: &Decision) -> String {
+    match decision {
+        Decision::RolloutClusterFailed {
+            placement,
+            cluster,
+            resource_index,
+            failures,
+            tolerated,
+        } => format!(
+            "{placement}: cluster {cluster} failed on resource index {resource_index} \
+             ({failures} failed, maxFailures tolerates {tolerated})"
+        ),
+        Decision::RolloutHalted {
+            placement,
+            resource_index,
+            reason,
+            action,
+            message,
+        } => format!(
+            "{placement}: rollout to resource index {resource_index} stopped ({reason}, \
+             onFailure {action}): {message}"
+        ),
+        Decision::ClusterRolledBack {
+            placement,
+            cluster,
+            from_index,
+            to_index,
+        } => format!(
+            "{placement}: cluster {cluster} rolled back from resource index {from_index} to \
+             {to_index}"
+        ),
+        Decision::RollbackFinished {
+            placement,
+            resource_index,
+            succeeded,
+            message,
+        } => {
+            let verdict = if *succeeded {
+                "RolledBack"
+            } else {
+                "RollbackFailed"
+            };
+            format!(
+                "{placement}: rollback of resource index {resource_index}: {verdict}: {message}"
+            )
         }
         _ => String::new(),
     }

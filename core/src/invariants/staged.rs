@@ -89,11 +89,9 @@ fn order(
     stage: &StageStatus,
 ) -> Result<(), Violation> {
     if succeeded(stage) {
-        if let Some(open) = stage.clusters.iter().find(|c| {
-            c.succeeded
-                .as_ref()
-                .is_none_or(|s| s.status != ConditionStatus::True)
-        }) {
+        // A succeeded stage's clusters all finished: succeeded, or (issue 17) failed within its
+        // maxFailures or dropped by an Adapt run — the run would have failed otherwise.
+        if let Some(open) = stage.clusters.iter().find(|c| c.succeeded.is_none()) {
             return Err(bookkeeping_error(
                 key,
                 stage,
@@ -147,11 +145,10 @@ fn bookkeeping(
             stage.first_unfinished, stage.next_unstarted
         ));
     }
-    let done = |c: &crate::staged::run::ClusterStatus| {
-        c.succeeded
-            .as_ref()
-            .is_some_and(|s| s.status == ConditionStatus::True)
-    };
+    // Finished: succeeded — or, with rollout safety (issue 17), failed within the stage's
+    // maxFailures or dropped by an `onClusterChange: Adapt` run; without those fields a failed
+    // cluster fails the run before the cursor moves past it.
+    let done = |c: &crate::staged::run::ClusterStatus| c.succeeded.is_some();
     if let Some(c) = stage.clusters[..stage.first_unfinished]
         .iter()
         .find(|c| !done(c))

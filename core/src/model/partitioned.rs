@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FieldError;
 use super::int_or_percent::IntOrPercent;
+use super::safety::{OnFailure, Safety};
 use super::selector::LabelSelector;
 
 /// Most manual partitions one placement may define.
@@ -44,6 +45,15 @@ pub struct PartitionedRollout {
     /// Manual partitions, rolled out in the order written.
     #[serde(default)]
     pub partitions: Vec<PartitionSpec>,
+    /// Rollout safety (issue 17): no cluster ready on its new work for this long trips it.
+    #[serde(default)]
+    pub progress_deadline_seconds: Option<i64>,
+    /// Rollout safety: failed clusters tolerated (percent of the targets, rounded down).
+    #[serde(default)]
+    pub max_failures: Option<IntOrPercent>,
+    /// Rollout safety: `Halt` (default) or `Rollback`.
+    #[serde(default)]
+    pub on_failure: Option<OnFailure>,
 }
 
 /// `rolloutStrategy.partitions[]`: one manual partition. A cluster is a member when it meets
@@ -69,9 +79,29 @@ pub struct PartitionSpec {
     /// Clusters of every `ClusterGroup` whose labels match.
     #[serde(default)]
     pub cluster_group_selector: Option<LabelSelector>,
+    /// Rollout safety (issue 17): failed members tolerated (percent of the partition's
+    /// members, rounded down); overrides the block's `maxFailures` for them.
+    #[serde(default)]
+    pub max_failures: Option<IntOrPercent>,
 }
 
 impl PartitionedRollout {
+    /// The block's safety fields; a manual partition's `maxFailures` turns failure counting on.
+    #[must_use]
+    pub fn safety(&self) -> Safety {
+        Safety {
+            progress_deadline_seconds: self.progress_deadline_seconds,
+            max_failures: self.max_failures,
+            on_failure: self.on_failure,
+        }
+    }
+
+    /// Whether failures are counted: the block's fields, or some partition's `maxFailures`.
+    #[must_use]
+    pub fn counts_failures(&self) -> bool {
+        self.safety().counts_failures() || self.partitions.iter().any(|p| p.max_failures.is_some())
+    }
+
     /// `maxUnavailable` as given, else 100%.
     #[must_use]
     pub fn max_unavailable(&self) -> IntOrPercent {
@@ -134,6 +164,7 @@ impl PartitionedRollout {
                 "must be at least 1",
             ));
         }
+        self.safety().validate(field)?;
         if self.partitions.len() > PARTITIONS_MAX {
             return Err(FieldError::new(
                 format!("{field}.partitions"),
@@ -166,6 +197,7 @@ impl PartitionSpec {
             return Err(FieldError::new(format!("{at}.name"), "is required"));
         }
         not_negative(&format!("{at}.maxUnavailable"), self.max_unavailable)?;
+        not_negative(&format!("{at}.maxFailures"), self.max_failures)?;
         if self.cluster_name.is_none()
             && self.cluster_selector.is_none()
             && self.cluster_group.is_none()

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::int_or_percent::IntOrPercent;
 use super::partitioned::PartitionedRollout;
+use super::safety::{OnFailure, Safety};
 use super::selector::LabelSelector;
 
 /// Most resource selectors one placement may carry.
@@ -348,6 +349,28 @@ pub struct RollingUpdateConfig {
     /// Default 60.
     #[serde(default = "default_unavailable_period")]
     pub unavailable_period_seconds: i64,
+    /// Rollout safety (issue 17): no cluster ready on its new work for this long trips the
+    /// rollout. Unset: no deadline.
+    #[serde(default)]
+    pub progress_deadline_seconds: Option<i64>,
+    /// Rollout safety: failed clusters tolerated (int, or percent of the target rounded down).
+    #[serde(default)]
+    pub max_failures: Option<IntOrPercent>,
+    /// Rollout safety: `Halt` (default) or `Rollback` when the rollout trips.
+    #[serde(default)]
+    pub on_failure: Option<OnFailure>,
+}
+
+impl RollingUpdateConfig {
+    /// The block's safety fields.
+    #[must_use]
+    pub fn safety(&self) -> Safety {
+        Safety {
+            progress_deadline_seconds: self.progress_deadline_seconds,
+            max_failures: self.max_failures,
+            on_failure: self.on_failure,
+        }
+    }
 }
 
 impl Default for RollingUpdateConfig {
@@ -356,6 +379,9 @@ impl Default for RollingUpdateConfig {
             max_unavailable: default_quarter(),
             max_surge: default_quarter(),
             unavailable_period_seconds: UNAVAILABLE_PERIOD_SECS_DEFAULT,
+            progress_deadline_seconds: None,
+            max_failures: None,
+            on_failure: None,
         }
     }
 }

@@ -53,6 +53,7 @@ pub fn validate(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(), Fie
             "must not be negative",
         );
     }
+    rolling.safety().validate("spec.strategy.rollingUpdate")?;
     validate_rollout_strategy(&spec.strategy)?;
     let apply = &spec.strategy.apply_strategy;
     one_of(

@@ -46,6 +46,8 @@ pub struct Placement {
     pub scheduled: Option<Condition>,
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
     pub selection_error: Option<String>,
+    /// The guard of its rolling update when it has safety fields (issue 17).
+    pub guard: Option<crate::rollout::safety::Guard>,
 }
 
 impl Placement {
@@ -60,6 +62,7 @@ impl Placement {
             bindings: BTreeMap::new(),
             scheduled: None,
             selection_error: None,
+            guard: None,
         }
     }
 

@@ -20,6 +20,8 @@
 pub mod index;
 pub mod partitioned;
 pub mod readiness;
+pub(crate) mod rollback;
+pub mod safety;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -212,6 +214,9 @@ fn wanted_overrides<'a>(
         .collect()
 }
 
+/// Where a rolling update's safety fields live, for messages.
+const ROLLING_UPDATE_PATH: &str = "spec.strategy.rollingUpdate";
+
 /// The rollout settings a pass works with.
 struct Settings {
     latest: u64,
@@ -255,6 +260,10 @@ fn pass(
     }
     let Some(settings) = state.placements.get(key).and_then(Settings::of) else {
         state.rollout_index.0.remove(key);
+        if let Some(placement) = state.placements.get_mut(key) {
+            // Staged runs roll an External placement out; no guard of its own applies.
+            placement.guard = None;
+        }
         return Vec::new();
     };
     let mut index = state
@@ -276,13 +285,34 @@ fn pass(
     };
     let target = i64::try_from(target).unwrap_or(i64::MAX);
     let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
-    let plan = plan(&index, target, max_unavailable, max_surge);
+    let mut plan = plan(&index, target, max_unavailable, max_surge);
+    let fields = placement.spec.strategy.rolling_update.safety();
+    let governed = u64::try_from(target).unwrap_or(0);
+    let threshold = safety::block_threshold(fields, governed, ROLLING_UPDATE_PATH);
+    let judging = safety::Judging {
+        mode: settings.mode,
+        period: settings.period,
+        path: ROLLING_UPDATE_PATH,
+        counts_failures: fields.counts_failures(),
+        tolerated: fields.failures_tolerated(governed),
+        threshold: &threshold,
+    };
+    let mut decisions = guard(state, key, &settings, judging, now);
+    if state.placements[key]
+        .guard
+        .as_ref()
+        .is_some_and(|g| !g.allows_progress())
+    {
+        // A tripped rollout moves no cluster to the failed snapshot.
+        plan.bind.clear();
+        plan.update.clear();
+    }
     let acted: Vec<String> = plan.bind.iter().chain(&plan.update).cloned().collect();
     let wanted = wanted_overrides(state, key, &acted);
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
     };
-    let decisions = apply(
+    decisions.extend(apply(
         placement,
         key,
         &plan,
@@ -290,8 +320,17 @@ fn pass(
         &wanted,
         now,
         changes,
-    );
-    let changed: Vec<String> = acted.into_iter().chain(plan.remove).collect();
+    ));
+    let ready_floor = target - max_unavailable + i64::try_from(plan.remove.len()).unwrap_or(0);
+    let budget = rollback::Budget {
+        ready_to_move: usize::try_from(index.ready - ready_floor).unwrap_or(0),
+    };
+    let (rolled, moved, next) = rollback::step(placement, key, budget, judging, now, changes);
+    decisions.extend(rolled);
+    if let Some(next) = next {
+        state.rollout_deadlines.insert((next, key.clone()));
+    }
+    let changed: Vec<String> = acted.into_iter().chain(plan.remove).chain(moved).collect();
     classify(state, key, &mut index, &changed, &wanted, &settings, now);
     debug_assert_eq!(
         index,
@@ -300,6 +339,27 @@ fn pass(
         key.display()
     );
     state.rollout_index.0.insert(key.clone(), index);
+    decisions
+}
+
+/// Runs the placement's safety guard (issue 17) for this pass, asking for a pass at its
+/// progress deadline.
+fn guard(
+    state: &mut State,
+    key: &ObjectKey,
+    settings: &Settings,
+    judging: safety::Judging<'_>,
+    now: DateTime<Utc>,
+) -> Vec<Decision> {
+    let Some(placement) = state.placements.get_mut(key) else {
+        return Vec::new();
+    };
+    let safety = placement.spec.strategy.rolling_update.safety();
+    let (decisions, next) =
+        safety::observe(placement, key, (settings.latest, safety), judging, now);
+    if let Some(next) = next {
+        state.rollout_deadlines.insert((next, key.clone()));
+    }
     decisions
 }
 
@@ -407,6 +467,13 @@ fn apply(
     let mut decisions = Vec::new();
     // New and updated clusters first, then the removals: the order the seed tells it in.
     for cluster in plan.bind.iter().chain(&plan.update) {
+        let before = placement.bindings.get(cluster).and_then(|b| {
+            let index = b.resource_index?;
+            Some((index, b.override_snapshots.clone()))
+        });
+        if let (Some(guard), Some(before)) = (placement.guard.as_mut(), before) {
+            guard.remember_prior(cluster, before);
+        }
         let work = Work {
             resource_index: latest,
             override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
@@ -420,166 +487,4 @@ fn apply(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use readiness::Readiness;
-
-    fn binding(
-        cluster: &str,
-        state: BindingState,
-        readiness: Readiness,
-        out_of_date: bool,
-    ) -> (&str, Class) {
-        let class = Class {
-            state,
-            readiness,
-            out_of_date,
-            reports_diff: false,
-        };
-        (cluster, class)
-    }
-
-    fn index(bindings: &[(&str, Class)]) -> BindingIndex {
-        let mut index = BindingIndex::new(1);
-        for (cluster, class) in bindings {
-            index.set(cluster, Some(*class));
-        }
-        index
-    }
-
-    #[test]
-    fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
-        // Seed 001 example 1: three ready bound clusters, a new resource index, maxUnavailable
-        // 1, maxSurge 1, one scheduled-but-unused fourth cluster absent (PickN 3).
-        let all = [
-            binding("cluster-2", BindingState::Bound, Readiness::Ready, true),
-            binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
-            binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
-        ];
-        let first = plan(&index(&all), 3, 1, 1);
-        assert_eq!(first.update, ["cluster-2"]);
-        // cluster-2 took the bad image and never becomes available: the rollout stalls.
-        let stalled = [
-            binding("cluster-2", BindingState::Bound, Readiness::NotReady, false),
-            binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
-            binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
-        ];
-        assert_eq!(plan(&index(&stalled), 3, 1, 1), Plan::default());
-    }
-
-    #[test]
-    fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
-        // Seed 001 example 2: west → east with maxSurge 2, maxUnavailable 25% of 2 → 1.
-        let moving = [
-            binding(
-                "cluster-1",
-                BindingState::Unscheduled,
-                Readiness::Ready,
-                true,
-            ),
-            binding(
-                "cluster-2",
-                BindingState::Unscheduled,
-                Readiness::Ready,
-                true,
-            ),
-            binding(
-                "cluster-3",
-                BindingState::Scheduled,
-                Readiness::NotReady,
-                true,
-            ),
-            binding(
-                "cluster-4",
-                BindingState::Scheduled,
-                Readiness::NotReady,
-                true,
-            ),
-        ];
-        let first = plan(&index(&moving), 2, 1, 2);
-        assert_eq!(first.bind, ["cluster-3", "cluster-4"]);
-        assert_eq!(first.remove, ["cluster-1"]);
-        let later = [
-            binding(
-                "cluster-2",
-                BindingState::Unscheduled,
-                Readiness::Ready,
-                true,
-            ),
-            binding("cluster-3", BindingState::Bound, Readiness::NotReady, false),
-            binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
-        ];
-        assert_eq!(
-            plan(&index(&later), 2, 1, 2),
-            Plan::default(),
-            "one must stay available"
-        );
-        let done = [
-            binding(
-                "cluster-2",
-                BindingState::Unscheduled,
-                Readiness::Ready,
-                true,
-            ),
-            binding("cluster-3", BindingState::Bound, Readiness::Ready, false),
-            binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
-        ];
-        assert_eq!(plan(&index(&done), 2, 1, 2).remove, ["cluster-2"]);
-    }
-
-    #[test]
-    fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
-        use crate::model::{CLUSTER_GROUP, MEMBER_CLUSTER, PLACEMENT_GROUP};
-        let placement = ObjectKey::cluster_scoped(
-            PLACEMENT_GROUP,
-            crate::model::CLUSTER_RESOURCE_PLACEMENT,
-            "p",
-        );
-        let mut state = State::default();
-        state
-            .rollout_index
-            .0
-            .insert(placement.clone(), BindingIndex::new(0));
-        let custom = ObjectKey::cluster_scoped("example.com", MEMBER_CLUSTER, "member-1");
-        note_changes(&mut state, &[Change::ObjectStored(custom.clone())]);
-        let due = |state: &mut State| {
-            state
-                .rollout_index
-                .0
-                .get_mut(&placement)
-                .map(|index| index.take_due(DateTime::UNIX_EPOCH))
-                .unwrap_or_default()
-        };
-        assert!(
-            due(&mut state).is_empty(),
-            "example.com/v1 MemberCluster marked a cluster"
-        );
-        assert_eq!(
-            Touched::of(&[Change::ObjectStored(custom)]),
-            Touched::default()
-        );
-        let real = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, "member-1");
-        note_changes(&mut state, &[Change::ObjectStored(real)]);
-        assert_eq!(
-            due(&mut state).into_iter().collect::<Vec<_>>(),
-            ["member-1"]
-        );
-        // Likewise a custom kind named like a placement or an override touches nothing.
-        let fake_placement =
-            ObjectKey::cluster_scoped("example.com", "ClusterResourcePlacement", "p");
-        let fake_override =
-            ObjectKey::cluster_scoped("example.com", "ClusterResourceOverride", "o");
-        let changes = [
-            Change::ObjectStored(fake_placement),
-            Change::ObjectDeleted(fake_override),
-        ];
-        assert_eq!(Touched::of(&changes), Touched::default());
-    }
-
-    #[test]
-    fn failed_bindings_are_always_updated() {
-        let failing = [binding("c", BindingState::Bound, Readiness::Failed, true)];
-        assert_eq!(plan(&index(&failing), 1, 1, 0).update, ["c"]);
-    }
-}
+mod tests;

@@ -4,6 +4,7 @@
 //! next stage; then the delete stage. `Stop` lets in-flight clusters finish and starts no new
 //! ones. Every step is taken at the event time of the input that made it possible.
 
+mod adapt;
 mod clusters;
 mod tasks;
 
@@ -32,6 +33,8 @@ enum Outcome {
     Waiting,
     /// The run must fail with this message.
     Failed(String),
+    /// A stage's safety rule (issue 17) fails the run: its reason and message.
+    Tripped(&'static str, String),
 }
 
 /// Everything a pass works with.
@@ -152,6 +155,10 @@ pub(crate) fn execute(pass: &mut Pass<'_>) {
                 fail(pass, &message);
                 return;
             }
+            Outcome::Tripped(reason, message) => {
+                fail_with(pass, reason, &message);
+                return;
+            }
         }
     }
     if stopping {
@@ -189,8 +196,18 @@ fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
         .stages
         .iter()
         .flat_map(|s| s.clusters.iter().map(|c| c.cluster.clone()))
+        .chain(pass.run.status.deferred.iter().cloned())
         .collect();
-    if selected != planned {
+    let adapts = pass
+        .run
+        .status
+        .strategy_snapshot
+        .as_ref()
+        .and_then(|s| s.on_cluster_change)
+        == Some(super::model::OnClusterChange::Adapt);
+    if selected != planned && adapts {
+        adapt::adapt(pass, &selected, &planned);
+    } else if selected != planned {
         return Err(format!(
             "{VALIDATE_FAILED}: the clusters scheduled for the placement changed since the updateRun was initialized: initialized with {} cluster(s), now {}",
             planned.len(),
@@ -202,12 +219,12 @@ fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
 }
 
 fn fail(pass: &mut Pass<'_>, message: &str) {
-    let condition = pass.condition(
-        "Succeeded",
-        ConditionStatus::False,
-        "UpdateRunFailed",
-        message,
-    );
+    fail_with(pass, "UpdateRunFailed", message);
+}
+
+/// Fails the run with this reason on its `Succeeded` condition.
+fn fail_with(pass: &mut Pass<'_>, reason: &str, message: &str) {
+    let condition = pass.condition("Succeeded", ConditionStatus::False, reason, message);
     pass.run.status.succeeded = Some(condition);
     pass.decisions.push(Decision::UpdateRunFinished {
         run: pass.scope.run_key(),

@@ -241,7 +241,7 @@ fn stages(
 }
 
 /// An absent selector selects no cluster; an empty one selects all (KubeFleet's rule).
-fn selects(selector: Option<&LabelSelector>, labels: &crate::model::StringMap) -> bool {
+pub(crate) fn selects(selector: Option<&LabelSelector>, labels: &crate::model::StringMap) -> bool {
     selector.is_some_and(|s| s.matches(labels))
 }
 

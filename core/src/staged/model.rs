@@ -8,6 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::model::safety::{OnFailure, Safety};
 use crate::model::selector::LabelSelector;
 use crate::model::{FieldError, IntOrPercent, typed};
 
@@ -28,6 +29,32 @@ pub struct StrategySpec {
     /// The stages, run in order.
     #[serde(default)]
     pub stages: Vec<StageConfig>,
+    /// What a run does when its placement's clusters change (issue 17): `Fail` (default, the
+    /// seed's behaviour) or `Adapt`.
+    #[serde(default)]
+    pub on_cluster_change: Option<OnClusterChange>,
+}
+
+/// `spec.onClusterChange` of a staged strategy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OnClusterChange {
+    /// The run fails (seed 002 §10).
+    #[default]
+    Fail,
+    /// A joining cluster is added to a stage not yet finished (or left for the next run), a
+    /// leaving one dropped, each recorded.
+    Adapt,
+}
+
+impl OnClusterChange {
+    /// The spelling in the spec.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnClusterChange::Fail => "Fail",
+            OnClusterChange::Adapt => "Adapt",
+        }
+    }
 }
 
 /// One stage.
@@ -51,6 +78,29 @@ pub struct StageConfig {
     /// Gates before the next stage starts (at most two, one of each type).
     #[serde(default)]
     pub after_stage_tasks: Vec<StageTask>,
+    /// Rollout safety (issue 17): no cluster of the stage succeeding for this long fails the
+    /// run with `ProgressDeadlineExceeded`.
+    #[serde(default)]
+    pub progress_deadline_seconds: Option<i64>,
+    /// Rollout safety: failed clusters of the stage tolerated (int, or percent of the stage's
+    /// clusters rounded down).
+    #[serde(default)]
+    pub max_failures: Option<IntOrPercent>,
+    /// Rollout safety: `Halt` (the run fails) — `Rollback` is refused in stages for now.
+    #[serde(default)]
+    pub on_failure: Option<OnFailure>,
+}
+
+impl StageConfig {
+    /// The stage's safety fields.
+    #[must_use]
+    pub fn safety(&self) -> Safety {
+        Safety {
+            progress_deadline_seconds: self.progress_deadline_seconds,
+            max_failures: self.max_failures,
+            on_failure: self.on_failure,
+        }
+    }
 }
 
 /// A before- or after-stage task.
@@ -263,6 +313,14 @@ pub fn validate_strategy(strategy: &StrategySpec) -> Result<(), FieldError> {
         validate_concurrency(stage.max_concurrency, &at)?;
         validate_before_tasks(&stage.before_stage_tasks, &at)?;
         validate_after_tasks(&stage.after_stage_tasks, &at)?;
+        stage.safety().validate(&at)?;
+        if stage.on_failure == Some(OnFailure::Rollback) {
+            return Err(FieldError::new(
+                format!("{at}.onFailure"),
+                "Rollback is not supported in a stage yet (only on spec.strategy.rollingUpdate); \
+                 use Halt",
+            ));
+        }
     }
     Ok(())
 }

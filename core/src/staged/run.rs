@@ -62,6 +62,8 @@ pub struct RunStatus {
     pub needs_validation: bool,
     /// Where each cluster of the plan is: `(stage, position)`.
     pub positions: BTreeMap<String, (usize, usize)>,
+    /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
+    pub deferred: BTreeSet<String>,
 }
 
 /// One stage's status.
@@ -127,6 +129,8 @@ pub struct ClusterStatus {
     pub cluster_resource_overrides: Vec<String>,
     /// `resourceOverrideSnapshots` (`namespace`, `name`).
     pub resource_overrides: Vec<(String, String)>,
+    /// It left the placement during an `onClusterChange: Adapt` run and is skipped (issue 17).
+    pub dropped: bool,
 }
 
 impl ClusterStatus {
@@ -139,6 +143,7 @@ impl ClusterStatus {
             succeeded: None,
             cluster_resource_overrides: Vec::new(),
             resource_overrides: Vec::new(),
+            dropped: false,
         }
     }
 

@@ -19,8 +19,10 @@ use crate::decision::Decisions;
 ///
 /// Version 3 (a connected member's delete marks it leaving instead of removing it) has the
 /// version 2 body layout, so both decode alike; so has version 4 (the agent's leave confirmation
-/// and its `NotLeaving` rejection, appended; `ReportDiff` placements roll out on reported diffs).
-pub const DECISION_VERSION: u16 = 4;
+/// and its `NotLeaving` rejection, appended; `ReportDiff` placements roll out on reported diffs);
+/// so has version 5 (rollout safety's decisions, appended: `RolloutClusterFailed`,
+/// `RolloutHalted`, `ClusterRolledBack`, `RollbackFinished`).
+pub const DECISION_VERSION: u16 = 5;
 
 /// A decoded decision batch, upcast to today's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +45,7 @@ struct BodyRef<'a> {
     decisions: &'a [(u64, Decisions)],
 }
 
-/// The body as read (versions 2 to 4).
+/// The body as read (versions 2 to 5).
 #[derive(Deserialize)]
 struct Body {
     first_input_seq: u64,
@@ -80,7 +82,7 @@ pub fn decode_batch(bytes: &[u8]) -> Result<DecodedBatch, CodecError> {
     let (version, body) = versioned_body(bytes)?;
     match version {
         1 => decode_v1_body(body),
-        2 | 3 | DECISION_VERSION => {
+        2..=DECISION_VERSION => {
             let body: Body = decode_decisions(body)?;
             Ok(DecodedBatch {
                 version,

@@ -351,9 +351,14 @@ fn is_relevant(decision: &Decision, known: &Relations, key: &ObjectKey, cluster:
     });
     let names_cluster = about.cluster.as_deref() == Some(cluster);
     let names_placement = about.placement.as_ref() == Some(key);
+    // Snapshots, and a rollout's safety rule halting or rolling it back, concern every
+    // cluster of the placement.
     let snapshot = matches!(
         decision,
-        Decision::PolicySnapshotTaken { .. } | Decision::ResourceSnapshotTaken { .. }
+        Decision::PolicySnapshotTaken { .. }
+            | Decision::ResourceSnapshotTaken { .. }
+            | Decision::RolloutHalted { .. }
+            | Decision::RollbackFinished { .. }
     );
     let of_placement_run = run
         .as_ref()

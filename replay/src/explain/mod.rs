@@ -68,6 +68,9 @@ pub enum WaitReason {
     NoRun,
     /// A `Partitioned` placement's rollout is paused.
     Partitioned,
+    /// A safety rule (issue 17: `progressDeadlineSeconds`, `maxFailures`) halted the rollout,
+    /// or rolled it back.
+    Halted,
 }
 
 /// One reason a rollout waits, in words and in fields.

@@ -209,6 +209,11 @@ pub(crate) fn waits(
         waits.push(Wait::new(WaitReason::NoResources, text));
         return waits;
     };
+    if let Some(wait) = halted(placement) {
+        // A tripped rollout moves nothing towards its snapshot: the budget's waits do not apply.
+        waits.push(wait);
+        return waits;
+    }
     match placement.spec.strategy.strategy_type {
         StrategyType::RollingUpdate => {
             if let Some(budget) = budget {
@@ -221,6 +226,23 @@ pub(crate) fn waits(
     }
     waits.extend(silent(state, &waits));
     waits
+}
+
+/// The safety rule that stopped the rollout, with the clusters it counted as failed.
+fn halted(placement: &Placement) -> Option<Wait> {
+    let guard = placement.guard.as_ref()?;
+    let (reason, message) = guard.condition()?;
+    let text = format!(
+        "the rollout to resource index {} is stopped by its safety rule ({reason}): {message}",
+        guard.resource_index
+    );
+    let clusters = guard.failed.iter().cloned().collect();
+    let since = guard.tripped.as_ref().map(|t| t.at);
+    Some(
+        Wait::new(WaitReason::Halted, text)
+            .with_clusters(clusters)
+            .since(since),
+    )
 }
 
 /// One wait per cluster whose apply failed.

@@ -120,15 +120,24 @@ impl About {
             | Decision::BindingRemoved { placement, cluster }
             | Decision::EvictionReconciled {
                 placement, cluster, ..
+            }
+            | Decision::RolloutClusterFailed {
+                placement, cluster, ..
+            }
+            | Decision::ClusterRolledBack {
+                placement, cluster, ..
             } => placed(placement, Some(cluster)),
-            Decision::PolicySnapshotTaken { placement, .. }
+            Decision::RolloutHalted { placement, .. }
+            | Decision::RollbackFinished { placement, .. }
+            | Decision::PolicySnapshotTaken { placement, .. }
             | Decision::ResourceSnapshotTaken { placement, .. }
             | Decision::SchedulingChanged { placement, .. } => placed(placement, None),
             Decision::UpdateRunInitialized { run, .. }
             | Decision::UpdateRunStageChanged { run, .. }
             | Decision::UpdateRunStateChanged { run, .. }
             | Decision::UpdateRunFinished { run, .. } => of_run(run, None),
-            Decision::UpdateRunClusterUpdated { run, cluster, .. } => of_run(run, Some(cluster)),
+            Decision::UpdateRunClusterUpdated { run, cluster, .. }
+            | Decision::UpdateRunClusterChanged { run, cluster, .. } => of_run(run, Some(cluster)),
             Decision::ApprovalRequested { run, request } => About {
                 run: Some(run.clone()),
                 request: Some(request.clone()),

@@ -36,6 +36,7 @@
 
 mod partition;
 mod plan;
+mod safety;
 pub mod status;
 mod walk;
 
@@ -162,6 +163,19 @@ pub(crate) fn pass(
             plan.reclassify(&cluster, class);
         }
     }
+    let (guarded, allowed, moved) = safety::guard(state, key, &plan, latest, now, changes);
+    decisions.extend(guarded);
+    if !allowed {
+        // A tripped rollout stages nothing; a rollback that moved bindings needs a new plan.
+        if !moved {
+            state.partitioned_rollouts.insert(key.clone(), plan);
+        }
+        return decisions;
+    }
+    let Some(placement) = state.placements.get(key) else {
+        return decisions;
+    };
+    let wanted = Wanted { state, key, latest };
     let walked = walk::walk(&mut plan);
     let staged: Vec<(String, _)> = walked
         .staged
@@ -179,6 +193,13 @@ pub(crate) fn pass(
     }
     if let Some(placement) = state.placements.get_mut(key) {
         for (cluster, override_snapshots) in staged {
+            let before = placement.bindings.get(&cluster).and_then(|b| {
+                let index = b.resource_index?;
+                Some((index, b.override_snapshots.clone()))
+            });
+            if let (Some(guard), Some(before)) = (placement.guard.as_mut(), before) {
+                guard.remember_prior(&cluster, before);
+            }
             let work = Work {
                 resource_index: latest,
                 override_snapshots,

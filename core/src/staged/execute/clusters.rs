@@ -8,7 +8,12 @@ use super::{Outcome, Pass, STUCK_AFTER_SECS};
 use crate::condition::ConditionStatus;
 use crate::decision::Decision;
 use crate::model::Rounding;
+use crate::model::safety::Safety;
 use crate::placement::Work;
+use crate::rollout::safety::{
+    REASON_FAILURE_THRESHOLD_EXCEEDED, REASON_PROGRESS_DEADLINE_EXCEEDED,
+};
+use crate::staged::model::StageConfig;
 
 /// Checks the updating clusters that can have changed, then starts clusters in order while
 /// fewer than `maxConcurrency` are updating; `Done` once every cluster of the stage succeeded.
@@ -39,6 +44,10 @@ pub(super) fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -
         let stage = &mut pass.run.status.stages[index];
         let position = stage.next_unstarted;
         stage.next_unstarted += 1;
+        if stage.clusters[position].dropped {
+            // Left the placement during an Adapt run: never started.
+            continue;
+        }
         stage.updating.insert(position);
         start_cluster(pass, index, position);
         if let Some(failed) = settle_cluster(pass, index, position) {
@@ -63,12 +72,17 @@ pub(super) fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -
             pass.progressing(ConditionStatus::True, "UpdateRunStarted", "");
         }
     }
+    if !stopping && let Some(tripped) = deadline(pass, index) {
+        return tripped;
+    }
     let stage = &mut pass.run.status.stages[index];
-    while stage.clusters.get(stage.first_unfinished).is_some_and(|c| {
-        c.succeeded
-            .as_ref()
-            .is_some_and(|s| s.status == ConditionStatus::True)
-    }) {
+    // A finished cluster is one that succeeded, or failed within the stage's maxFailures (a
+    // failure beyond it has failed the run already).
+    while stage
+        .clusters
+        .get(stage.first_unfinished)
+        .is_some_and(|c| c.succeeded.is_some())
+    {
         stage.first_unfinished += 1;
     }
     if stage.first_unfinished == stage.clusters.len() {
@@ -107,6 +121,9 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             let stage_name = pass.run.status.stages[index].name.clone();
             let message =
                 format!("cluster `{cluster}` in stage `{stage_name}` failed to update: {why}");
+            if let Some(outcome) = count_failure(pass, index, position, &message) {
+                return outcome;
+            }
             let next = pass.condition(
                 "Succeeded",
                 ConditionStatus::False,
@@ -131,6 +148,125 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             Some(Outcome::Failed(message))
         }
     }
+}
+
+/// The stage's safety fields (issue 17), from the run's strategy snapshot.
+fn safety(pass: &Pass<'_>, index: usize) -> Safety {
+    pass.run
+        .status
+        .strategy_snapshot
+        .as_ref()
+        .and_then(|s| s.stages.get(index))
+        .map(StageConfig::safety)
+        .unwrap_or_default()
+}
+
+/// Under a stage's `maxFailures` / `onFailure`: a failed cluster within the tolerance is
+/// recorded as failed and the stage goes on (`Some(None)` means handled); one more fails the
+/// run with `FailureThresholdExceeded`. `None` without the fields: the seed's behaviour.
+fn count_failure(
+    pass: &mut Pass<'_>,
+    index: usize,
+    position: usize,
+    message: &str,
+) -> Option<Option<Outcome>> {
+    let safety = safety(pass, index);
+    if !safety.counts_failures() {
+        return None;
+    }
+    let stage = &pass.run.status.stages[index];
+    let governed = stage.clusters.len() as u64;
+    let tolerated = safety.failures_tolerated(governed);
+    let mut failed: Vec<&str> = stage
+        .clusters
+        .iter()
+        .filter(|c| {
+            !c.dropped
+                && c.succeeded
+                    .as_ref()
+                    .is_some_and(|s| s.status == ConditionStatus::False)
+        })
+        .map(|c| c.cluster.as_str())
+        .collect();
+    let cluster = stage.clusters[position].cluster.clone();
+    failed.push(&cluster);
+    let failures = i64::try_from(failed.len()).unwrap_or(i64::MAX);
+    let name = stage.name.clone();
+    let over = failures > tolerated;
+    let outcome = over.then(|| {
+        Outcome::Tripped(
+            REASON_FAILURE_THRESHOLD_EXCEEDED,
+            format!(
+                "{failures} cluster(s) in stage `{name}` failed, more than its maxFailures \
+                 tolerates ({tolerated}): {} (onFailure: Halt)",
+                failed.join(", ")
+            ),
+        )
+    });
+    let next = pass.condition(
+        "Succeeded",
+        ConditionStatus::False,
+        "ClusterUpdatingFailed",
+        message,
+    );
+    let stage = &mut pass.run.status.stages[index];
+    stage.clusters[position].succeeded = Some(next);
+    stage.updating.remove(&position);
+    if let Some(Outcome::Tripped(reason, text)) = &outcome {
+        let failed = pass.condition("Succeeded", ConditionStatus::False, reason, text);
+        pass.run.status.stages[index].succeeded = Some(failed);
+    }
+    pass.decisions.push(Decision::UpdateRunClusterUpdated {
+        run: pass.scope.run_key(),
+        cluster,
+        succeeded: false,
+    });
+    Some(outcome)
+}
+
+/// A stage's `progressDeadlineSeconds` (issue 17): while clusters update, no cluster of the
+/// stage succeeding for that long — counted from the stage's start or its latest success —
+/// fails the run with `ProgressDeadlineExceeded`, naming the updating clusters; until then the
+/// run asks to be woken at the deadline.
+fn deadline(pass: &mut Pass<'_>, index: usize) -> Option<Outcome> {
+    let seconds = safety(pass, index).progress_deadline_seconds?;
+    let stage = &pass.run.status.stages[index];
+    if stage.updating.is_empty() {
+        return None;
+    }
+    let since = stage
+        .clusters
+        .iter()
+        .filter_map(|c| c.succeeded.as_ref())
+        .filter(|s| s.status == ConditionStatus::True)
+        .map(|s| s.last_transition_time)
+        .chain(stage.start_time)
+        .max()?;
+    let at = since + Duration::seconds(seconds);
+    if at > pass.now {
+        pass.wake(at);
+        return None;
+    }
+    let updating: Vec<&str> = stage
+        .updating
+        .iter()
+        .filter_map(|p| stage.clusters.get(*p))
+        .map(|c| c.cluster.as_str())
+        .collect();
+    let message = format!(
+        "no cluster in stage `{}` became ready for {seconds}s (its progressDeadlineSeconds); \
+         clusters given the new work but not ready: {} (onFailure: Halt)",
+        stage.name,
+        updating.join(", ")
+    );
+    let failed = pass.condition(
+        "Succeeded",
+        ConditionStatus::False,
+        REASON_PROGRESS_DEADLINE_EXCEEDED,
+        &message,
+    );
+    pass.run.status.stages[index].succeeded = Some(failed);
+    Some(Outcome::Tripped(REASON_PROGRESS_DEADLINE_EXCEEDED, message))
 }
 
 /// Whether an updating cluster has been updating for [`STUCK_AFTER_SECS`]; if not yet, the

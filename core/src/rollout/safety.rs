@@ -1,0 +1,352 @@
+//! The guard of a rolling update with safety fields (issue 17): it watches one rollout — the
+//! move of a placement's clusters to its latest resource snapshot — and trips it when no
+//! cluster becomes ready on the new work for `progressDeadlineSeconds`, or when more clusters
+//! fail than `maxFailures` tolerates. A tripped rollout never moves another cluster to that
+//! snapshot: it halts, or rolls back (see [`super::rollback`]).
+//!
+//! Choices where the issue is silent, kept here so a reader finds them with the code:
+//! - The rollout starts at the first pass that sees the snapshot (or the changed safety
+//!   fields); the deadline counts from then, and again from each cluster becoming ready.
+//! - It is *complete* once every scheduled or bound cluster is ready on the new work; from then
+//!   on nothing is judged (a cluster failing a week later is an incident, not a rollout
+//!   failure), until a newer snapshot or changed fields start another rollout.
+//! - `maxFailures` as a percent counts the placement's target (the rollout's target number of
+//!   clusters), rounded down.
+//! - The message of a deadline names the clusters given the new work that are not ready on it;
+//!   when none was given it yet, the clusters still waiting for it.
+//! - A halted rollout still removes unscheduled bindings (within `maxUnavailable`): that moves
+//!   no cluster to the failed snapshot. Newly scheduled clusters wait for the next rollout.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::decision::Decision;
+use crate::model::ObjectKey;
+use crate::model::safety::{OnFailure, Safety};
+use crate::placement::{BindingState, OverrideSnapshots, Placement};
+
+use super::readiness::{self, ApplyMode, Readiness};
+
+/// Reason of a rollout stopped by its progress deadline.
+pub const REASON_PROGRESS_DEADLINE_EXCEEDED: &str = "ProgressDeadlineExceeded";
+/// Reason of a rollout stopped by its failure threshold.
+pub const REASON_FAILURE_THRESHOLD_EXCEEDED: &str = "FailureThresholdExceeded";
+/// Reason once every rolled-back cluster has its old work available.
+pub const REASON_ROLLED_BACK: &str = "RolledBack";
+/// Reason when the rollback itself failed.
+pub const REASON_ROLLBACK_FAILED: &str = "RollbackFailed";
+
+/// Which rule tripped a rollout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Trip {
+    /// `progressDeadlineSeconds` passed without progress.
+    ProgressDeadlineExceeded,
+    /// More clusters failed than `maxFailures` tolerates.
+    FailureThresholdExceeded,
+}
+
+impl Trip {
+    /// The condition reason.
+    #[must_use]
+    pub fn reason(self) -> &'static str {
+        match self {
+            Trip::ProgressDeadlineExceeded => REASON_PROGRESS_DEADLINE_EXCEEDED,
+            Trip::FailureThresholdExceeded => REASON_FAILURE_THRESHOLD_EXCEEDED,
+        }
+    }
+}
+
+/// Where a guarded rollout stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Phase {
+    /// Moving clusters to the new snapshot.
+    Progressing,
+    /// Every scheduled or bound cluster is ready on it.
+    Complete,
+    /// Tripped with `onFailure: Halt`.
+    Halted,
+    /// Tripped with `onFailure: Rollback`: moving clusters back.
+    RollingBack {
+        /// Rolled-back clusters reported ready on their old work.
+        ready: BTreeSet<String>,
+        /// When the rollback last made progress (its own deadline counts from here).
+        last_progress: DateTime<Utc>,
+    },
+    /// Every rolled-back cluster has its old work available.
+    RolledBack,
+    /// The rollback failed; why.
+    RollbackFailed(String),
+}
+
+/// The trip: rule, message and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tripped {
+    /// The rule.
+    pub trip: Trip,
+    /// The condition message: the rule's field and the clusters it names.
+    pub message: String,
+    /// Event time it tripped.
+    pub at: DateTime<Utc>,
+}
+
+/// One guarded rollout of a placement (stored on the placement).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Guard {
+    /// The resource snapshot the rollout moves clusters to.
+    pub resource_index: u64,
+    /// The safety fields it runs under; other fields start another rollout.
+    pub safety: Safety,
+    /// When it started.
+    pub started: DateTime<Utc>,
+    /// When a cluster last became ready on the new work (or the start).
+    pub last_progress: DateTime<Utc>,
+    /// Clusters reported ready on the new work.
+    pub ready: BTreeSet<String>,
+    /// Clusters counted as failed, in cluster order.
+    pub failed: BTreeSet<String>,
+    /// What each cluster the rollout updated carried before: the rollback's targets.
+    pub prior: BTreeMap<String, (u64, OverrideSnapshots)>,
+    /// Where it stands.
+    pub phase: Phase,
+    /// The trip, once tripped.
+    pub tripped: Option<Tripped>,
+}
+
+impl Guard {
+    /// A rollout to `resource_index` starting now.
+    #[must_use]
+    pub fn start(resource_index: u64, safety: Safety, now: DateTime<Utc>) -> Self {
+        Self {
+            resource_index,
+            safety,
+            started: now,
+            last_progress: now,
+            ready: BTreeSet::new(),
+            failed: BTreeSet::new(),
+            prior: BTreeMap::new(),
+            phase: Phase::Progressing,
+            tripped: None,
+        }
+    }
+
+    /// Whether the rollout may move clusters to its snapshot (not tripped).
+    #[must_use]
+    pub fn allows_progress(&self) -> bool {
+        self.tripped.is_none()
+    }
+
+    /// The condition reason and message the placement shows, once tripped.
+    #[must_use]
+    pub fn condition(&self) -> Option<(&'static str, String)> {
+        let tripped = self.tripped.as_ref()?;
+        Some(match &self.phase {
+            Phase::RolledBack => (
+                REASON_ROLLED_BACK,
+                format!(
+                    "Rolled back every cluster updated to resource snapshot {} after: {}",
+                    self.resource_index, tripped.message
+                ),
+            ),
+            Phase::RollbackFailed(why) => (
+                REASON_ROLLBACK_FAILED,
+                format!(
+                    "The rollback failed: {why}; it was started after: {}",
+                    tripped.message
+                ),
+            ),
+            Phase::RollingBack { .. } => (
+                tripped.trip.reason(),
+                format!("{} (onFailure: Rollback; rolling back)", tripped.message),
+            ),
+            _ => (
+                tripped.trip.reason(),
+                format!("{} (onFailure: Halt)", tripped.message),
+            ),
+        })
+    }
+
+    /// Records what `cluster` carried before the rollout updated it (the first time only).
+    pub(crate) fn remember_prior(&mut self, cluster: &str, prior: (u64, OverrideSnapshots)) {
+        if prior.0 != self.resource_index && !self.prior.contains_key(cluster) {
+            self.prior.insert(cluster.to_owned(), prior);
+        }
+    }
+}
+
+/// How one pass judges bindings.
+#[derive(Clone, Copy)]
+pub(crate) struct Judging<'a> {
+    /// The placement's apply mode.
+    pub mode: ApplyMode,
+    /// `unavailablePeriodSeconds` (zero for a partitioned rollout).
+    pub period: Duration,
+    /// The field path of the block, for messages.
+    pub path: &'static str,
+    /// Whether failures are counted (some `maxFailures` or `onFailure` is set).
+    pub counts_failures: bool,
+    /// How many failures the block tolerates (shown in decisions).
+    pub tolerated: i64,
+    /// The failure threshold: the trip message when these failed clusters are too many.
+    pub threshold: &'a dyn Fn(&BTreeSet<String>) -> Option<String>,
+}
+
+/// The threshold of a block that governs `target` clusters: more failures than its
+/// `maxFailures` allows trips it.
+pub(crate) fn block_threshold(
+    safety: Safety,
+    target: u64,
+    path: &'static str,
+) -> impl Fn(&BTreeSet<String>) -> Option<String> {
+    move |failed: &BTreeSet<String>| {
+        let tolerated = safety.failures_tolerated(target);
+        let failures = i64::try_from(failed.len()).unwrap_or(i64::MAX);
+        (failures > tolerated).then(|| {
+            format!(
+                "{failures} cluster(s) failed, more than {path}.maxFailures tolerates \
+                 ({tolerated}): {}",
+                names(failed.iter().map(String::as_str)),
+            )
+        })
+    }
+}
+
+/// Starts, continues or drops the placement's guard for this pass, judges its bindings and
+/// trips it when a rule fires. Returns the decisions and when it next needs a pass.
+pub(crate) fn observe(
+    placement: &mut Placement,
+    key: &ObjectKey,
+    (latest, safety): (u64, Safety),
+    judging: Judging<'_>,
+    now: DateTime<Utc>,
+) -> (Vec<Decision>, Option<DateTime<Utc>>) {
+    if !safety.is_set() {
+        placement.guard = None;
+        return (Vec::new(), None);
+    }
+    let fresh = placement
+        .guard
+        .as_ref()
+        .is_none_or(|g| g.resource_index != latest || g.safety != safety);
+    if fresh {
+        placement.guard = Some(Guard::start(latest, safety, now));
+    }
+    let Placement {
+        bindings, guard, ..
+    } = placement;
+    let Some(guard) = guard.as_mut() else {
+        return (Vec::new(), None);
+    };
+    if guard.phase != Phase::Progressing {
+        return (Vec::new(), None);
+    }
+    let mut decisions = Vec::new();
+    let mut waiting = Vec::new();
+    let mut unready = Vec::new();
+    let mut complete = true;
+    for (cluster, binding) in bindings.iter() {
+        if binding.state == BindingState::Unscheduled {
+            continue;
+        }
+        if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
+            complete = false;
+            waiting.push(cluster.as_str());
+            continue;
+        }
+        let readiness = readiness::judge(
+            binding,
+            binding.report.as_ref(),
+            judging.mode,
+            judging.period,
+            now,
+        );
+        if readiness == Readiness::Ready {
+            if guard.ready.insert(cluster.clone()) {
+                guard.last_progress = now;
+            }
+        } else {
+            complete = false;
+            unready.push(cluster.as_str());
+        }
+        let unavailable_again = guard.ready.contains(cluster)
+            && binding
+                .report
+                .as_ref()
+                .is_some_and(|r| r.resource_index == latest && r.available == Some(false));
+        if judging.counts_failures
+            && (readiness == Readiness::Failed || unavailable_again)
+            && guard.failed.insert(cluster.clone())
+        {
+            decisions.push(Decision::RolloutClusterFailed {
+                placement: key.clone(),
+                cluster: cluster.clone(),
+                resource_index: latest,
+                failures: guard.failed.len() as u64,
+                tolerated: judging.tolerated,
+            });
+        }
+    }
+    let deadline = safety
+        .progress_deadline_seconds
+        .map(|secs| guard.last_progress + Duration::seconds(secs));
+    let over = if judging.counts_failures {
+        (judging.threshold)(&guard.failed)
+    } else {
+        None
+    };
+    let tripped = if let Some(message) = over {
+        Some((Trip::FailureThresholdExceeded, message))
+    } else if complete {
+        guard.phase = Phase::Complete;
+        None
+    } else if let Some(deadline) = deadline.filter(|d| *d <= now) {
+        let (what, clusters) = if unready.is_empty() {
+            ("not yet given it", waiting)
+        } else {
+            ("given it but not ready", unready)
+        };
+        let secs = (deadline - guard.last_progress).num_seconds();
+        Some((
+            Trip::ProgressDeadlineExceeded,
+            format!(
+                "No cluster became ready on resource snapshot {latest} for {secs}s \
+                 ({}.progressDeadlineSeconds); clusters {what}: {}",
+                judging.path,
+                names(clusters.into_iter()),
+            ),
+        ))
+    } else {
+        None
+    };
+    let Some((trip, message)) = tripped else {
+        let next = deadline.filter(|_| guard.phase == Phase::Progressing);
+        return (decisions, next);
+    };
+    let action = safety.action();
+    guard.phase = match action {
+        OnFailure::Halt => Phase::Halted,
+        OnFailure::Rollback => Phase::RollingBack {
+            ready: BTreeSet::new(),
+            last_progress: now,
+        },
+    };
+    decisions.push(Decision::RolloutHalted {
+        placement: key.clone(),
+        resource_index: latest,
+        reason: trip.reason().to_owned(),
+        action: action.as_str().to_owned(),
+        message: message.clone(),
+    });
+    guard.tripped = Some(Tripped {
+        trip,
+        message,
+        at: now,
+    });
+    (decisions, None)
+}
+
+/// Names as a comma-separated list.
+pub(crate) fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}

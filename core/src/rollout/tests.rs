@@ -1,0 +1,161 @@
+//! Unit tests of the rolling update pass (`rollout/mod.rs`).
+
+use super::*;
+
+use readiness::Readiness;
+
+fn binding(
+    cluster: &str,
+    state: BindingState,
+    readiness: Readiness,
+    out_of_date: bool,
+) -> (&str, Class) {
+    let class = Class {
+        state,
+        readiness,
+        out_of_date,
+        reports_diff: false,
+    };
+    (cluster, class)
+}
+
+fn index(bindings: &[(&str, Class)]) -> BindingIndex {
+    let mut index = BindingIndex::new(1);
+    for (cluster, class) in bindings {
+        index.set(cluster, Some(*class));
+    }
+    index
+}
+
+#[test]
+fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
+    // Seed 001 example 1: three ready bound clusters, a new resource index, maxUnavailable
+    // 1, maxSurge 1, one scheduled-but-unused fourth cluster absent (PickN 3).
+    let all = [
+        binding("cluster-2", BindingState::Bound, Readiness::Ready, true),
+        binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
+        binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
+    ];
+    let first = plan(&index(&all), 3, 1, 1);
+    assert_eq!(first.update, ["cluster-2"]);
+    // cluster-2 took the bad image and never becomes available: the rollout stalls.
+    let stalled = [
+        binding("cluster-2", BindingState::Bound, Readiness::NotReady, false),
+        binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
+        binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
+    ];
+    assert_eq!(plan(&index(&stalled), 3, 1, 1), Plan::default());
+}
+
+#[test]
+fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
+    // Seed 001 example 2: west → east with maxSurge 2, maxUnavailable 25% of 2 → 1.
+    let moving = [
+        binding(
+            "cluster-1",
+            BindingState::Unscheduled,
+            Readiness::Ready,
+            true,
+        ),
+        binding(
+            "cluster-2",
+            BindingState::Unscheduled,
+            Readiness::Ready,
+            true,
+        ),
+        binding(
+            "cluster-3",
+            BindingState::Scheduled,
+            Readiness::NotReady,
+            true,
+        ),
+        binding(
+            "cluster-4",
+            BindingState::Scheduled,
+            Readiness::NotReady,
+            true,
+        ),
+    ];
+    let first = plan(&index(&moving), 2, 1, 2);
+    assert_eq!(first.bind, ["cluster-3", "cluster-4"]);
+    assert_eq!(first.remove, ["cluster-1"]);
+    let later = [
+        binding(
+            "cluster-2",
+            BindingState::Unscheduled,
+            Readiness::Ready,
+            true,
+        ),
+        binding("cluster-3", BindingState::Bound, Readiness::NotReady, false),
+        binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
+    ];
+    assert_eq!(
+        plan(&index(&later), 2, 1, 2),
+        Plan::default(),
+        "one must stay available"
+    );
+    let done = [
+        binding(
+            "cluster-2",
+            BindingState::Unscheduled,
+            Readiness::Ready,
+            true,
+        ),
+        binding("cluster-3", BindingState::Bound, Readiness::Ready, false),
+        binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
+    ];
+    assert_eq!(plan(&index(&done), 2, 1, 2).remove, ["cluster-2"]);
+}
+
+#[test]
+fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
+    use crate::model::{CLUSTER_GROUP, MEMBER_CLUSTER, PLACEMENT_GROUP};
+    let placement = ObjectKey::cluster_scoped(
+        PLACEMENT_GROUP,
+        crate::model::CLUSTER_RESOURCE_PLACEMENT,
+        "p",
+    );
+    let mut state = State::default();
+    state
+        .rollout_index
+        .0
+        .insert(placement.clone(), BindingIndex::new(0));
+    let custom = ObjectKey::cluster_scoped("example.com", MEMBER_CLUSTER, "member-1");
+    note_changes(&mut state, &[Change::ObjectStored(custom.clone())]);
+    let due = |state: &mut State| {
+        state
+            .rollout_index
+            .0
+            .get_mut(&placement)
+            .map(|index| index.take_due(DateTime::UNIX_EPOCH))
+            .unwrap_or_default()
+    };
+    assert!(
+        due(&mut state).is_empty(),
+        "example.com/v1 MemberCluster marked a cluster"
+    );
+    assert_eq!(
+        Touched::of(&[Change::ObjectStored(custom)]),
+        Touched::default()
+    );
+    let real = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, "member-1");
+    note_changes(&mut state, &[Change::ObjectStored(real)]);
+    assert_eq!(
+        due(&mut state).into_iter().collect::<Vec<_>>(),
+        ["member-1"]
+    );
+    // Likewise a custom kind named like a placement or an override touches nothing.
+    let fake_placement = ObjectKey::cluster_scoped("example.com", "ClusterResourcePlacement", "p");
+    let fake_override = ObjectKey::cluster_scoped("example.com", "ClusterResourceOverride", "o");
+    let changes = [
+        Change::ObjectStored(fake_placement),
+        Change::ObjectDeleted(fake_override),
+    ];
+    assert_eq!(Touched::of(&changes), Touched::default());
+}
+
+#[test]
+fn failed_bindings_are_always_updated() {
+    let failing = [binding("c", BindingState::Bound, Readiness::Failed, true)];
+    assert_eq!(plan(&index(&failing), 1, 1, 0).update, ["c"]);
+}
