@@ -13,10 +13,15 @@ python3 -m pip install --quiet nats-py
 python3 -m pip install --quiet kubernetes
 # The OpenAPI test runs schemathesis against the hub's /openapi.json.
 python3 -m pip install --quiet schemathesis
-# The web page's browser test drives Debian's Chromium (never a downloaded one).
-if [ ! -x /usr/bin/chromium ]; then
+# The web page's browser test drives Debian's Chromium (never a downloaded one); the Analysis
+# gate's test queries Debian's Prometheus.
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+if [ ${#missing[@]} -gt 0 ]; then
   apt-get update
-  apt-get install -y chromium
+  apt-get install -y "${missing[@]}"
 fi
 /usr/bin/chromium --version
+prometheus --version 2>&1 | head -1
 cargo test --workspace --all-targets

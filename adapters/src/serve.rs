@@ -247,6 +247,7 @@ pub async fn run_with<L: EventLog>(
         }
     });
     let clock = tokio::spawn(clock::run(hub.clone()));
+    let analyses = tokio::spawn(crate::runtime::analysis::run(hub.clone()));
     tokio::spawn(crate::hub_metrics::run_upkeep(hub.clone()));
     let mut stopped = hub.shutdown_signal();
     let shutdown = async move {
@@ -270,9 +271,11 @@ pub async fn run_with<L: EventLog>(
     hub.shutdown();
     let written = writer.await.context("writer task")?;
     let ticked = clock.await.context("clock task")?;
+    let measured = analyses.await.context("analysis task")?;
     served.context("serving the API")?;
     written.context("writer")?;
     ticked.context("clock")?;
+    measured.context("analysis")?;
     tracing::info!("hub stopped cleanly");
     Ok(())
 }

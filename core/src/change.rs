@@ -98,6 +98,11 @@ pub enum Change {
         /// The request.
         request: ObjectKey,
     },
+    /// An Analysis task of a run took a measurement.
+    AnalysisMeasured {
+        /// The run.
+        run: ObjectKey,
+    },
     /// An eviction aimed at a placement was reconciled.
     EvictionReconciled {
         /// The placement it targets.

@@ -270,6 +270,34 @@ pub enum Decision {
         /// `Added`, `Deferred` or `Dropped`.
         change: String,
     },
+    /// An Analysis task's measurement was folded (issue 17).
+    AnalysisMeasured {
+        /// The run.
+        run: ObjectKey,
+        /// The stage.
+        stage: String,
+        /// The task (`afterStageTasks[1]`).
+        task: String,
+        /// The value, if one was measured.
+        value: Option<String>,
+        /// `Successful`, `Failed` or `Error`.
+        outcome: String,
+        /// The error, for an `Error`.
+        message: String,
+    },
+    /// An Analysis task started measuring, passed or failed its stage's gate.
+    AnalysisGate {
+        /// The run.
+        run: ObjectKey,
+        /// The stage.
+        stage: String,
+        /// The task (`afterStageTasks[1]`).
+        task: String,
+        /// `Started`, `Successful` or `Failed`.
+        phase: String,
+        /// What the measurements came to.
+        message: String,
+    },
 }
 
 impl Decision {
@@ -312,6 +340,8 @@ impl Decision {
             Decision::ClusterRolledBack { .. } => "ClusterRolledBack",
             Decision::RollbackFinished { .. } => "RollbackFinished",
             Decision::UpdateRunClusterChanged { .. } => "UpdateRunClusterChanged",
+            Decision::AnalysisMeasured { .. } => "AnalysisMeasured",
+            Decision::AnalysisGate { .. } => "AnalysisGate",
         }
     }
 }
@@ -343,11 +373,13 @@ pub enum RejectCode {
     /// A leave confirmation from a member cluster that is not leaving (its `MemberCluster`
     /// was not deleted).
     NotLeaving,
+    /// An analysis result for a task that is not measuring now (not started, or decided).
+    AnalysisNotRunning,
 }
 
 impl RejectCode {
     /// Every code, in declaration order.
-    pub const ALL: [RejectCode; 11] = [
+    pub const ALL: [RejectCode; 12] = [
         RejectCode::InvalidObject,
         RejectCode::ImmutableField,
         RejectCode::NotFound,
@@ -359,6 +391,7 @@ impl RejectCode {
         RejectCode::StaleReport,
         RejectCode::DuplicateEvent,
         RejectCode::NotLeaving,
+        RejectCode::AnalysisNotRunning,
     ];
 
     /// The code of this stable text form, if any.
@@ -384,6 +417,7 @@ impl RejectCode {
             RejectCode::StaleReport => "StaleReport",
             RejectCode::DuplicateEvent => "DuplicateEvent",
             RejectCode::NotLeaving => "NotLeaving",
+            RejectCode::AnalysisNotRunning => "AnalysisNotRunning",
         }
     }
 }
@@ -414,7 +448,8 @@ mod tests {
             | RejectCode::Undecodable
             | RejectCode::StaleReport
             | RejectCode::DuplicateEvent
-            | RejectCode::NotLeaving => RejectCode::ALL.contains(&code),
+            | RejectCode::NotLeaving
+            | RejectCode::AnalysisNotRunning => RejectCode::ALL.contains(&code),
         }
     }
 

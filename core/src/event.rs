@@ -16,8 +16,9 @@ use uuid::Uuid;
 /// The schema version this build writes; readers upcast anything older (`crate::wire`).
 /// Version 2 added per-manifest failures to work reports; version 3 added
 /// [`Envelope::claimed_time`] and made [`Envelope::time`] the log's; version 4 added
-/// [`Input::Leave`], [`ManifestFailure::reason`] and [`WorkReport::differences`].
-pub const SCHEMA_VERSION: u16 = 4;
+/// [`Input::Leave`], [`ManifestFailure::reason`] and [`WorkReport::differences`]; version 5
+/// added [`Input::AnalysisResult`] (a new variant only: version 4 bodies decode as they are).
+pub const SCHEMA_VERSION: u16 = 5;
 
 /// One input event as it sits in the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +86,8 @@ pub enum Input {
         /// The member cluster that left.
         cluster: String,
     },
+    /// One measurement of an update run's Analysis task (version 5).
+    AnalysisResult(AnalysisResult),
 }
 
 impl Input {
@@ -99,8 +102,28 @@ impl Input {
             Input::Approve { .. } => "approve",
             Input::Tick => "tick",
             Input::Leave { .. } => "leave",
+            Input::AnalysisResult(_) => "analysisResult",
         }
     }
+}
+
+/// One measurement of an Analysis stage task, as the analysis adapter took it (version 5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalysisResult {
+    /// The update run.
+    pub run: String,
+    /// Namespace of a `StagedUpdateRun`; `None` for a `ClusterStagedUpdateRun`.
+    pub namespace: Option<String>,
+    /// The stage's name.
+    pub stage: String,
+    /// Which task: `beforeStageTasks[i]` / `afterStageTasks[i]`, `before` / `after` (the
+    /// Analysis task there), or empty (the Analysis task the stage is waiting on).
+    pub task: String,
+    /// The query's value as Prometheus wrote it (`"0.0042"`, `"NaN"`); `None` when the
+    /// measurement could not be taken.
+    pub value: Option<String>,
+    /// Why the measurement could not be taken (the query failed, or returned no sample).
+    pub error: Option<String>,
 }
 
 /// Names one object by kind, optional namespace and name.

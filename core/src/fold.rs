@@ -47,6 +47,9 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         }
         Input::Tick => Vec::new(),
         Input::Leave { cluster } => member::confirm_leave(state, cluster, now, &mut changes),
+        Input::AnalysisResult(result) => {
+            staged::analysis::measure::record(state, result, now, &mut changes)
+        }
     };
     if is_refusal(&answer) {
         // A refused input changes nothing: not the clock, not the heartbeats it would have

@@ -41,7 +41,7 @@ pub mod wire;
 
 pub use decision::{Decision, Decisions, RejectCode};
 pub use event::{
-    Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
+    AnalysisResult, Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
     ManifestFailure, ObjectRef, PatchDetail, RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION,
     WorkReport,
 };

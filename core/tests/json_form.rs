@@ -169,7 +169,11 @@ fn a_schema_4_report_round_trips_under_the_agents_field_names() {
     let hub = Hub::new();
     let published = differing_report();
     let envelope = parse(&hub, &published);
-    assert_eq!(envelope.schema_version, 4, "the default schema version");
+    assert_eq!(
+        envelope.schema_version,
+        flotilla_core::SCHEMA_VERSION,
+        "the default schema version"
+    );
     let flotilla_core::Input::WorkReport(stored) = &envelope.payload else {
         panic!("a work report");
     };

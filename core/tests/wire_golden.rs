@@ -14,7 +14,7 @@ use chrono::{TimeZone, Utc};
 use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
 use flotilla_core::wire::{self, CHECKPOINT_VERSION, DECISION_VERSION, checkpoint, decisions};
 use flotilla_core::{
-    Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
+    AnalysisResult, Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
     ManifestFailure, ObjectRef, PatchDetail, ResourceUsage, WorkReport,
 };
 use proptest::prelude::*;
@@ -318,9 +318,57 @@ fn v4_events() -> Vec<Envelope> {
     ];
     for (i, payload) in (0_u128..).zip(payloads) {
         let id = Uuid::from_u128(0x0190_b3d2_0000_7000_8000_0000_0000_0300 + i);
+        let mut event = Envelope::new(id, time, "golden", payload);
+        event.schema_version = 4;
+        events.push(event);
+    }
+    events
+}
+
+/// Version 5: version 4's events, and an Analysis task's results (a value, an error).
+fn v5_events() -> Vec<Envelope> {
+    let mut events: Vec<Envelope> = v4_events()
+        .into_iter()
+        .map(|mut e| {
+            e.schema_version = 5;
+            e
+        })
+        .collect();
+    let time = events[0].time;
+    let result = |value: Option<&str>, error: Option<&str>| {
+        Input::AnalysisResult(AnalysisResult {
+            run: "example-run".into(),
+            namespace: Some("team".into()),
+            stage: "canary".into(),
+            task: "afterStageTasks[0]".into(),
+            value: value.map(Into::into),
+            error: error.map(Into::into),
+        })
+    };
+    let payloads = [
+        result(Some("0.0042"), None),
+        result(None, Some("the query returned no sample")),
+    ];
+    for (i, payload) in (0_u128..).zip(payloads) {
+        let id = Uuid::from_u128(0x0190_b3d2_0000_7000_8000_0000_0000_0400 + i);
         events.push(Envelope::new(id, time, "golden", payload));
     }
     events
+}
+
+#[test]
+fn version_5_golden_bytes_decode_and_reencode() {
+    let expected = frames(&v5_events());
+    if writing_golden() {
+        std::fs::write(golden_path(5), &expected).expect("writes golden file");
+    }
+    let golden = std::fs::read(golden_path(5)).expect("golden file is checked in");
+    let decoded: Vec<Envelope> = read_frames(5)
+        .iter()
+        .map(|frame| decode_envelope(frame).expect("a v5 frame decodes"))
+        .collect();
+    assert_eq!(decoded, v5_events());
+    assert_eq!(frames(&decoded), golden, "re-encoding changed the bytes");
 }
 
 /// A report with every version 4 field set.
@@ -377,18 +425,19 @@ fn differing_report() -> WorkReport {
 
 #[test]
 fn version_4_golden_bytes_still_decode_and_reencode() {
-    let expected = frames(&v4_events());
-    if writing_golden() {
-        std::fs::write(golden_path(4), &expected).expect("writes golden file");
-    }
-    let golden = std::fs::read(golden_path(4)).expect("golden file is checked in");
-    let decoded: Vec<Envelope> = read_frames(4)
+    let frames = read_frames(4);
+    let decoded: Vec<Envelope> = frames
         .iter()
         .map(|frame| decode_envelope(frame).expect("a v4 frame decodes"))
         .collect();
     assert_eq!(decoded, v4_events());
-    assert_eq!(frames(&decoded), golden, "re-encoding changed the bytes");
-    assert!(golden[4..].starts_with(&wire::MAGIC), "marked frames");
+    for (frame, event) in frames.iter().zip(&decoded) {
+        assert!(frame.starts_with(&wire::MAGIC), "marked frames");
+        assert_eq!(&frame[5..7], &4_u16.to_le_bytes(), "of version 4");
+        // Version 5 only added a variant: a version 4 body encodes to the same bytes.
+        let again = encode_envelope(event).expect("encodes");
+        assert_eq!(&again[wire::HEADER_BYTES..], &frame[wire::HEADER_BYTES..]);
+    }
 }
 
 /// The decisions and state of folding these golden events from an empty state.

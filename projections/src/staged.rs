@@ -4,6 +4,7 @@
 use flotilla_core::State;
 use flotilla_core::condition::Condition;
 use flotilla_core::model::ObjectKey;
+use flotilla_core::staged::analysis::AnalysisStatus;
 use flotilla_core::staged::model::{StageTask, StrategySpec, TaskType, WaitTime};
 use flotilla_core::staged::run::{
     ApprovalRequest, ClusterStatus, StageStatus, TaskStatus, UpdateRun,
@@ -120,9 +121,25 @@ fn strategy_spec(spec: &StrategySpec) -> Value {
 
 fn task(task: &StageTask, with_wait: bool) -> Value {
     let mut fields = vec![("type", Value::from(task.task_type.as_str()))];
-    if with_wait || task.wait_time.is_some() {
+    let analysis = task.task_type == TaskType::Analysis;
+    if (with_wait && !analysis) || task.wait_time.is_some() {
         let wait = task.wait_time.unwrap_or(WaitTime(0));
         fields.push(("waitTime", Value::from(wait.to_string())));
+    }
+    if let Some(prometheus) = &task.prometheus {
+        fields.push((
+            "prometheus",
+            serde_json::to_value(prometheus).unwrap_or_default(),
+        ));
+    }
+    if let Some(interval) = task.interval {
+        fields.push(("interval", Value::from(interval.to_string())));
+    }
+    if let Some(count) = task.count {
+        fields.push(("count", Value::from(count)));
+    }
+    if let Some(limit) = task.failure_limit {
+        fields.push(("failureLimit", Value::from(limit)));
     }
     obj(fields)
 }
@@ -259,9 +276,32 @@ fn task_status(status: &TaskStatus) -> Value {
     if let (TaskType::Approval, Some(name)) = (status.task_type, &status.approval_request_name) {
         fields.push(("approvalRequestName", Value::from(name.as_str())));
     }
+    if let Some(analysis) = &status.analysis {
+        fields.push(("analysis", analysis_status(analysis)));
+    }
     if !status.conditions.is_empty() {
         let conditions = status.conditions.iter().map(condition).collect();
         fields.push(("conditions", Value::Array(conditions)));
+    }
+    obj(fields)
+}
+
+/// An Analysis task's measurements, as Argo Rollouts counts them.
+fn analysis_status(analysis: &AnalysisStatus) -> Value {
+    let mut fields = vec![
+        ("successful", Value::from(analysis.successful)),
+        ("failed", Value::from(analysis.failed)),
+        ("error", Value::from(analysis.errors)),
+        ("consecutiveError", Value::from(analysis.consecutive_errors)),
+    ];
+    if let Some(value) = &analysis.last_value {
+        fields.push(("lastValue", Value::from(value.as_str())));
+    }
+    if let Some(error) = &analysis.last_error {
+        fields.push(("lastError", Value::from(error.as_str())));
+    }
+    if let Some(at) = analysis.last_measured {
+        fields.push(("lastMeasuredTime", Value::from(json::timestamp(at))));
     }
     obj(fields)
 }

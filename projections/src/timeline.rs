@@ -26,6 +26,18 @@ pub fn event_line(seq: u64, envelope: &Envelope) -> String {
         },
         Input::Tick => String::new(),
         Input::Leave { cluster } => cluster.clone(),
+        Input::AnalysisResult(result) => {
+            let run = match &result.namespace {
+                Some(namespace) => format!("StagedUpdateRun/{namespace}/{}", result.run),
+                None => format!("ClusterStagedUpdateRun/{}", result.run),
+            };
+            let value = match (&result.value, &result.error) {
+                (Some(value), _) => format!("value {value}"),
+                (None, Some(error)) => format!("error {error}"),
+                (None, None) => String::new(),
+            };
+            format!("{run} stage {} {} {value}", result.stage, result.task)
+        }
     };
     let line = format!("#{seq} {time} {} {kind} {subject}", envelope.source);
     one_line(line.trim_end())
@@ -89,7 +101,9 @@ pub fn decision_line(input_seq: u64, decision: &Decision) -> String {
         | Decision::UpdateRunClusterUpdated { .. }
         | Decision::UpdateRunStateChanged { .. }
         | Decision::UpdateRunFinished { .. }
-        | Decision::UpdateRunClusterChanged { .. } => run_line(decision),
+        | Decision::UpdateRunClusterChanged { .. }
+        | Decision::AnalysisMeasured { .. }
+        | Decision::AnalysisGate { .. } => run_line(decision),
     };
     one_line(&format!("#{input_seq} -> {what}"))
 }
@@ -167,6 +181,31 @@ fn run_line(decision: &Decision) -> String {
             format!("{run}: cluster {cluster} {verdict}")
         }
         Decision::UpdateRunStateChanged { run, reason } => format!("{run}: {reason}"),
+        Decision::AnalysisMeasured {
+            run,
+            stage,
+            task,
+            value,
+            outcome,
+            message,
+        } => {
+            let what = value.as_deref().unwrap_or(message);
+            format!("{run}: stage {stage} analysis {task} measured {what}: {outcome}")
+        }
+        Decision::AnalysisGate {
+            run,
+            stage,
+            task,
+            phase,
+            message,
+        } => {
+            let line = format!("{run}: stage {stage} analysis {task} {phase}");
+            if message.is_empty() {
+                line
+            } else {
+                format!("{line}: {message}")
+            }
+        }
         Decision::UpdateRunClusterChanged {
             run,
             cluster,

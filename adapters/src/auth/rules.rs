@@ -305,15 +305,19 @@ fn namespace_of(event: &JsonInput) -> Result<String, String> {
                 _ => Err(cluster_scoped()),
             }
         }
-        JsonInput::Approve { namespace, .. } => match namespace {
-            Some(ns) if !ns.is_empty() => Ok(ns.clone()),
-            _ => Err(cluster_scoped()),
-        },
+        // A namespaced run's analysis result, like its approval, acts in the run's namespace.
+        JsonInput::Approve { namespace, .. } | JsonInput::AnalysisResult { namespace, .. } => {
+            match namespace {
+                Some(ns) if !ns.is_empty() => Ok(ns.clone()),
+                _ => Err(cluster_scoped()),
+            }
+        }
         JsonInput::Heartbeat { .. }
         | JsonInput::Report { .. }
         | JsonInput::Leave { .. }
-        | JsonInput::Tick => {
-            Err("a namespace token may only post apply, delete and approve events".to_owned())
-        }
+        | JsonInput::Tick => Err(
+            "a namespace token may only post apply, delete, approve and analysisResult events"
+                .to_owned(),
+        ),
     }
 }

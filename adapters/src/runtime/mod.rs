@@ -15,6 +15,7 @@
 //! different: this build must not decide it, so the hub declines the writer role there, says
 //! so, and goes on serving reads of what it folded — which keeps a rolling upgrade safe.
 
+pub mod analysis;
 mod checkpoints;
 pub mod clock;
 mod follower;

@@ -56,6 +56,8 @@ pub enum Step {
         /// Namespace of a namespaced request.
         namespace: Option<String>,
     },
+    /// One measurement of an update run's Analysis task (issue 17).
+    Analysis(flotilla_core::AnalysisResult),
     /// Let event time pass.
     Advance(Duration),
     /// Set how the simulated member agents report work.
@@ -266,6 +268,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
                 namespace: optional_string(body, "namespace")?,
             }),
         },
+        "analysis" => parse_analysis(body).map(Step::Analysis),
         "advance" => {
             let text = match body {
                 Value::String(text) => text.clone(),
@@ -286,7 +289,7 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             _ => Err("heartbeats takes auto or manual".into()),
         },
         other => Err(format!(
-            "unknown step {other:?} (steps: apply, delete, heartbeat, report, approve, advance, agents, heartbeats, expectRejection)"
+            "unknown step {other:?} (steps: apply, delete, heartbeat, report, approve, analysis, advance, agents, heartbeats, expectRejection)"
         )),
     }
 }
@@ -520,4 +523,27 @@ steps:
         let error = parse("s.yaml", text).expect_err("invalid");
         assert_eq!(error.location, "step 2 (jump)");
     }
+}
+
+/// `analysis: {run, namespace?, stage, task?, value | error}`: `value` a number or its text
+/// (`"NaN"`); `task` as `afterStageTasks[1]`, `after`, or absent for the one measuring.
+fn parse_analysis(body: &Value) -> Result<flotilla_core::AnalysisResult, String> {
+    let value = match body.get("value") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(_) => return Err("analysis value must be a number".into()),
+    };
+    let error = optional_string(body, "error")?;
+    if value.is_none() && error.is_none() {
+        return Err("analysis takes a value or an error".into());
+    }
+    Ok(flotilla_core::AnalysisResult {
+        run: string(body, "run")?,
+        namespace: optional_string(body, "namespace")?,
+        stage: string(body, "stage")?,
+        task: optional_string(body, "task")?.unwrap_or_default(),
+        value,
+        error,
+    })
 }

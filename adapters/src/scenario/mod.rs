@@ -174,6 +174,7 @@ impl<L: EventLog> Runner<'_, L> {
                 };
                 self.emit(vec![input]).await
             }
+            Step::Analysis(result) => self.emit(vec![Input::AnalysisResult(result.clone())]).await,
             Step::Advance(duration) => self.advance(*duration).await,
             Step::Agents(mode) => {
                 match mode {

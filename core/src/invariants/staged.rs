@@ -61,6 +61,17 @@ fn task_passed(state: &State, scope: &Scope, task: &TaskStatus) -> Result<(), St
     match task.task_type {
         TaskType::TimedWait if task.has("WaitTimeElapsed") => Ok(()),
         TaskType::TimedWait => Err("its wait has not elapsed".into()),
+        TaskType::Analysis => {
+            let passed = task.conditions.iter().any(|c| {
+                c.condition_type == crate::staged::analysis::measure::SUCCEEDED
+                    && c.status == ConditionStatus::True
+            });
+            if passed {
+                Ok(())
+            } else {
+                Err("its analysis has not passed".into())
+            }
+        }
         TaskType::Approval => {
             let name = task.approval_request_name.clone().unwrap_or_default();
             if !task.has("ApprovalRequestApproved") {

@@ -104,6 +104,7 @@ fn note_changes(state: &mut State, changes: &[Change]) {
             Change::ClusterHealthChanged { .. }
             | Change::SchedulingChanged { .. }
             | Change::ApprovalGranted { .. }
+            | Change::AnalysisMeasured { .. }
             | Change::EvictionReconciled { .. } => {}
         }
     }
@@ -151,7 +152,8 @@ impl Touched {
                 | Change::ClusterLeft { .. }
                 | Change::BindingBound { .. }
                 | Change::BindingRemoved { .. }
-                | Change::ApprovalGranted { .. } => {}
+                | Change::ApprovalGranted { .. }
+                | Change::AnalysisMeasured { .. } => {}
             }
         }
         touched

@@ -1,8 +1,8 @@
 //! Execution of an initialized update run while `state: Run` (seed 003, KubeFleet's
 //! `execute`): the stages in order; within a stage at most `maxConcurrency` clusters updating;
-//! before-stage approvals gate a stage's start, after-stage tasks (Approval, TimedWait) gate the
-//! next stage; then the delete stage. `Stop` lets in-flight clusters finish and starts no new
-//! ones. Every step is taken at the event time of the input that made it possible.
+//! before-stage tasks (Approval, Analysis) gate a stage's start, after-stage tasks (Approval,
+//! TimedWait, Analysis) gate the next stage; then the delete stage. `Stop` lets in-flight
+//! clusters finish and starts no new ones. Every step is taken at the event time of the input that made it possible.
 
 mod adapt;
 mod clusters;
@@ -11,6 +11,7 @@ mod tasks;
 use chrono::{DateTime, Utc};
 
 use super::Scope;
+use super::analysis::REASON_ANALYSIS_FAILED;
 use super::model::RunState;
 use super::run::{ClusterStatus, TaskPosition, UpdateRun};
 use crate::change::Changes;
@@ -277,9 +278,20 @@ fn settle_stop(pass: &mut Pass<'_>, index: Option<usize>, stopping: bool) {
 fn stage(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
     let not_started = pass.run.status.stages[index].start_time.is_none()
         && !pass.run.status.stages[index].after_waiting;
-    if not_started && !tasks_pass(pass, index, TaskPosition::Before) {
-        pass.stage_progressing(index, ConditionStatus::False, "StageUpdatingWaiting", false);
-        return Outcome::Waiting;
+    if not_started {
+        match tasks_pass(pass, index, TaskPosition::Before) {
+            Ok(true) => {}
+            Ok(false) => {
+                pass.stage_progressing(
+                    index,
+                    ConditionStatus::False,
+                    "StageUpdatingWaiting",
+                    false,
+                );
+                return Outcome::Waiting;
+            }
+            Err(message) => return Outcome::Tripped(REASON_ANALYSIS_FAILED, message),
+        }
     }
     let has_clusters = !pass.run.status.stages[index].clusters.is_empty();
     let stage = &pass.run.status.stages[index];
@@ -324,8 +336,10 @@ fn after_tasks(pass: &mut Pass<'_>, index: usize) -> Outcome {
         pass.stage_progressing(index, ConditionStatus::False, "StageUpdatingWaiting", true);
         pass.run.status.stages[index].after_waiting = true;
     }
-    if !tasks_pass(pass, index, TaskPosition::After) {
-        return Outcome::Waiting;
+    match tasks_pass(pass, index, TaskPosition::After) {
+        Ok(true) => {}
+        Ok(false) => return Outcome::Waiting,
+        Err(message) => return Outcome::Tripped(REASON_ANALYSIS_FAILED, message),
     }
     let now = pass.now;
     let next = pass.condition(

@@ -268,6 +268,8 @@ fn tasks(
             approval_request_name: (task.task_type == TaskType::Approval)
                 .then(|| approval_request_name(run, position, stage)),
             conditions: Vec::new(),
+            analysis: (task.task_type == TaskType::Analysis)
+                .then(crate::staged::analysis::AnalysisStatus::default),
         })
         .collect()
 }

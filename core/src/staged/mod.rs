@@ -10,6 +10,7 @@
 //! approval, a work report or a scheduling change on its placement, and the deadlines it asks
 //! for (a TimedWait elapsing, a cluster becoming stuck).
 
+pub mod analysis;
 pub mod approval;
 mod execute;
 mod initialize;
@@ -244,6 +245,9 @@ impl Touched {
                     };
                     self.runs.insert(scope.run_key(), None);
                 }
+            }
+            Change::AnalysisMeasured { run } => {
+                self.runs.insert(run.clone(), None);
             }
             Change::WorkReported { placement, cluster } => {
                 self.reported

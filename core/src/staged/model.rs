@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::model::safety::{OnFailure, Safety};
 use crate::model::selector::LabelSelector;
 use crate::model::{FieldError, IntOrPercent, typed};
+use crate::staged::analysis::{self, PrometheusSpec};
 
 /// At most this many stages in a strategy (seed 003: "a maximum of 31 stages").
 pub const STAGES_MAX: usize = 31;
@@ -18,6 +19,11 @@ pub const STAGES_MAX: usize = 31;
 pub const BEFORE_STAGE_TASKS_MAX: usize = 1;
 /// At most this many after-stage tasks (one of each type).
 pub const AFTER_STAGE_TASKS_MAX: usize = 2;
+/// With an Analysis task among them (issue 17): before a stage, Approval and/or Analysis.
+pub const ANALYSIS_BEFORE_STAGE_TASKS_MAX: usize = 2;
+/// With an Analysis task among them: after a stage, at most one each of Approval, TimedWait
+/// and Analysis.
+pub const ANALYSIS_AFTER_STAGE_TASKS_MAX: usize = 3;
 /// Update run names stay under 64 characters (the CRD's limit), so the approval request names
 /// derived from them stay valid.
 pub const RUN_NAME_CHARS_MAX: usize = 63;
@@ -107,12 +113,39 @@ impl StageConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StageTask {
-    /// Approval or TimedWait.
+    /// Approval, TimedWait or Analysis.
     #[serde(rename = "type")]
     pub task_type: TaskType,
     /// How long a TimedWait waits.
     #[serde(default)]
     pub wait_time: Option<WaitTime>,
+    /// An Analysis task's query (issue 17).
+    #[serde(default)]
+    pub prometheus: Option<PrometheusSpec>,
+    /// Time between an Analysis task's measurements.
+    #[serde(default)]
+    pub interval: Option<WaitTime>,
+    /// Measurements an Analysis task takes (default 1).
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Failed measurements an Analysis task tolerates (default 0).
+    #[serde(default)]
+    pub failure_limit: Option<u32>,
+}
+
+impl StageTask {
+    /// A task of this type with no fields set.
+    #[must_use]
+    pub fn of(task_type: TaskType) -> Self {
+        Self {
+            task_type,
+            wait_time: None,
+            prometheus: None,
+            interval: None,
+            count: None,
+            failure_limit: None,
+        }
+    }
 }
 
 /// The task types.
@@ -122,6 +155,8 @@ pub enum TaskType {
     Approval,
     /// Event time passes.
     TimedWait,
+    /// Prometheus measurements satisfy a condition (issue 17).
+    Analysis,
 }
 
 impl TaskType {
@@ -131,6 +166,7 @@ impl TaskType {
         match self {
             TaskType::Approval => "Approval",
             TaskType::TimedWait => "TimedWait",
+            TaskType::Analysis => "Analysis",
         }
     }
 }
@@ -340,31 +376,63 @@ fn validate_concurrency(value: Option<IntOrPercent>, at: &str) -> Result<(), Fie
     }
 }
 
+/// Seed 003's limits — one Approval before a stage; after it at most two tasks, one of each
+/// type — or, with an Analysis task among them, issue 17's: Approval and/or Analysis before,
+/// at most one each of Approval, TimedWait and Analysis after.
 fn validate_before_tasks(tasks: &[StageTask], at: &str) -> Result<(), FieldError> {
     let field = format!("{at}.beforeStageTasks");
-    if tasks.len() > BEFORE_STAGE_TASKS_MAX {
+    let analysis = has_analysis(tasks);
+    let max = if analysis {
+        ANALYSIS_BEFORE_STAGE_TASKS_MAX
+    } else {
+        BEFORE_STAGE_TASKS_MAX
+    };
+    if tasks.len() > max {
         return Err(FieldError::new(
             field,
-            format!(
-                "has {} tasks, at most {BEFORE_STAGE_TASKS_MAX} is allowed",
-                tasks.len()
-            ),
+            format!("has {} tasks, at most {max} is allowed", tasks.len()),
         ));
     }
+    no_two_of_a_type(tasks, &field, "beforeStageTasks")?;
     for (i, task) in tasks.iter().enumerate() {
-        if task.task_type != TaskType::Approval {
+        if task.task_type == TaskType::TimedWait {
+            let allowed = if analysis {
+                "only Approval and Analysis"
+            } else {
+                "only Approval"
+            };
             return Err(FieldError::new(
                 format!("{field}[{i}].type"),
                 format!(
-                    "{} is not allowed before a stage: only Approval",
+                    "{} is not allowed before a stage: {allowed}",
                     task.task_type.as_str()
                 ),
             ));
         }
-        if task.wait_time.is_some() {
+        if task.task_type == TaskType::Approval && task.wait_time.is_some() {
             return Err(FieldError::new(
                 format!("{field}[{i}].waitTime"),
                 "must not be set for an Approval task",
+            ));
+        }
+        analysis::validate_task(task, &format!("{field}[{i}]"))?;
+    }
+    Ok(())
+}
+
+fn has_analysis(tasks: &[StageTask]) -> bool {
+    tasks.iter().any(|t| t.task_type == TaskType::Analysis)
+}
+
+fn no_two_of_a_type(tasks: &[StageTask], field: &str, name: &str) -> Result<(), FieldError> {
+    for (i, task) in tasks.iter().enumerate() {
+        if tasks[..i].iter().any(|t| t.task_type == task.task_type) {
+            return Err(FieldError::new(
+                field,
+                format!(
+                    "{name} cannot have two tasks of the same type: {}",
+                    task.task_type.as_str()
+                ),
             ));
         }
     }
@@ -373,26 +441,18 @@ fn validate_before_tasks(tasks: &[StageTask], at: &str) -> Result<(), FieldError
 
 fn validate_after_tasks(tasks: &[StageTask], at: &str) -> Result<(), FieldError> {
     let field = format!("{at}.afterStageTasks");
-    if tasks.len() > AFTER_STAGE_TASKS_MAX {
+    let max = if has_analysis(tasks) {
+        ANALYSIS_AFTER_STAGE_TASKS_MAX
+    } else {
+        AFTER_STAGE_TASKS_MAX
+    };
+    if tasks.len() > max {
         return Err(FieldError::new(
             field,
-            format!(
-                "has {} tasks, at most {AFTER_STAGE_TASKS_MAX} are allowed",
-                tasks.len()
-            ),
+            format!("has {} tasks, at most {max} are allowed", tasks.len()),
         ));
     }
-    if let [first, second] = tasks
-        && first.task_type == second.task_type
-    {
-        return Err(FieldError::new(
-            field,
-            format!(
-                "afterStageTasks cannot have two tasks of the same type: {}",
-                first.task_type.as_str()
-            ),
-        ));
-    }
+    no_two_of_a_type(tasks, &field, "afterStageTasks")?;
     for (i, task) in tasks.iter().enumerate() {
         let wait = format!("{field}[{i}].waitTime");
         match (task.task_type, task.wait_time) {
@@ -413,6 +473,7 @@ fn validate_after_tasks(tasks: &[StageTask], at: &str) -> Result<(), FieldError>
             }
             _ => {}
         }
+        analysis::validate_task(task, &format!("{field}[{i}]"))?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::analysis::AnalysisStatus;
 use super::model::{RunSpec, StrategySpec, TaskType};
 use crate::condition::Condition;
 use crate::model::ObjectMeta;
@@ -163,6 +164,8 @@ pub struct TaskStatus {
     pub approval_request_name: Option<String>,
     /// Its conditions, in the order they were set.
     pub conditions: Vec<Condition>,
+    /// An Analysis task's measurements (issue 17).
+    pub analysis: Option<AnalysisStatus>,
 }
 
 impl TaskStatus {

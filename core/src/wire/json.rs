@@ -20,8 +20,8 @@ pub use super::json_report::{
     JsonPatchDetail,
 };
 use crate::event::{
-    Differences, Envelope, Heartbeat, Input, ManifestFailure, ObjectRef, RESOURCE_INDEX_CURRENT,
-    ResourceUsage, SCHEMA_VERSION, WorkReport,
+    AnalysisResult, Differences, Envelope, Heartbeat, Input, ManifestFailure, ObjectRef,
+    RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION, WorkReport,
 };
 
 /// What the JSON form leaves to the receiver: the id when it has none, the log's time, and the
@@ -185,6 +185,49 @@ pub enum JsonInput {
         /// Member cluster name.
         cluster: String,
     },
+    /// One measurement of an update run's Analysis task (schema 5).
+    #[serde(rename_all = "camelCase")]
+    AnalysisResult {
+        /// The update run.
+        run: String,
+        /// Namespace of a `StagedUpdateRun`; absent for a `ClusterStagedUpdateRun`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+        /// The stage's name.
+        stage: String,
+        /// Which task (`afterStageTasks[1]`, `after`, …); absent: the Analysis task the stage
+        /// is waiting on.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        task: String,
+        /// The measured value: a number, or its text as Prometheus writes it (`"NaN"`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<JsonNumber>,
+        /// Why the measurement could not be taken.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+}
+
+/// A measured value: JSON numbers and strings are both taken; stored as text.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
+#[serde(untagged)]
+pub enum JsonNumber {
+    /// A JSON number.
+    Number(serde_json::Number),
+    /// Text, e.g. `"0.004"` or `"NaN"`.
+    Text(String),
+}
+
+impl JsonNumber {
+    /// The value as text.
+    #[must_use]
+    pub fn into_text(self) -> String {
+        match self {
+            JsonNumber::Number(n) => n.to_string(),
+            JsonNumber::Text(text) => text,
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -316,6 +359,21 @@ impl JsonInput {
             JsonInput::Approve { name, namespace } => Input::Approve { name, namespace },
             JsonInput::Tick => Input::Tick,
             JsonInput::Leave { cluster } => Input::Leave { cluster },
+            JsonInput::AnalysisResult {
+                run,
+                namespace,
+                stage,
+                task,
+                value,
+                error,
+            } => Input::AnalysisResult(AnalysisResult {
+                run,
+                namespace,
+                stage,
+                task,
+                value: value.map(JsonNumber::into_text),
+                error,
+            }),
         }
     }
 
@@ -372,6 +430,14 @@ impl JsonInput {
             Input::Tick => JsonInput::Tick,
             Input::Leave { cluster } => JsonInput::Leave {
                 cluster: cluster.clone(),
+            },
+            Input::AnalysisResult(result) => JsonInput::AnalysisResult {
+                run: result.run.clone(),
+                namespace: result.namespace.clone(),
+                stage: result.stage.clone(),
+                task: result.task.clone(),
+                value: result.value.clone().map(JsonNumber::Text),
+                error: result.error.clone(),
             },
         }
     }
@@ -439,6 +505,7 @@ mod tests {
             "approve",
             "tick",
             "leave",
+            "analysisResult",
         ] {
             assert!(text.contains(&format!("\"{kind}\"")), "schema lacks {kind}");
         }

@@ -11,6 +11,7 @@
 //! | `Input::Approve` | `flotilla.in.approve` |
 //! | `Input::Tick` | `flotilla.in.tick` |
 //! | `Input::Leave` | `flotilla.in.leave.<cluster>` |
+//! | `Input::AnalysisResult` | `flotilla.in.analysisResult` |
 //!
 //! The kind token is [`Input::kind_name`]. Only inputs that speak for one member cluster carry a
 //! second token, so a follower can filter one cluster's traffic (`flotilla.in.*.member1`);
@@ -52,7 +53,11 @@ pub fn input_subject(envelope: &Envelope) -> String {
         Input::Leave { cluster } => {
             format!("{INPUT_SUBJECT_PREFIX}.{kind}.{}", cluster_token(cluster))
         }
-        Input::Apply { .. } | Input::Delete { .. } | Input::Approve { .. } | Input::Tick => {
+        Input::Apply { .. }
+        | Input::Delete { .. }
+        | Input::Approve { .. }
+        | Input::Tick
+        | Input::AnalysisResult(_) => {
             format!("{INPUT_SUBJECT_PREFIX}.{kind}")
         }
     }

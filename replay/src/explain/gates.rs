@@ -1,4 +1,4 @@
-//! Staged update runs at a point: the gates (approvals, timed waits) between a cluster and its
+//! Staged update runs at a point: the gates (approvals, timed waits, analyses) between a cluster and its
 //! stage's start, and what an unfinished run waits for now — read from the run's status and
 //! its approval requests, whose conditions carry the event times they changed at.
 
@@ -7,6 +7,7 @@ use flotilla_core::State;
 use flotilla_core::condition::{Condition, ConditionStatus};
 use flotilla_core::model::ObjectKey;
 use flotilla_core::staged::Scope;
+use flotilla_core::staged::analysis::measure::{self, TaskAt};
 use flotilla_core::staged::model::{RunState, TaskType};
 use flotilla_core::staged::run::{StageStatus, TaskPosition, TaskStatus, UpdateRun};
 use serde::Serialize;
@@ -44,6 +45,12 @@ pub struct Gate {
     /// When the run saw the task pass (approval accepted, wait elapsed); `None`: not yet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passed_at: Option<DateTime<Utc>>,
+    /// An Analysis task's query, condition and measurements so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<String>,
+    /// When an Analysis task failed its gate, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
     /// A TimedWait's length in seconds.
     #[serde(skip)]
     wait_secs: u64,
@@ -55,6 +62,15 @@ impl Gate {
     pub(crate) fn text(&self, now: Option<DateTime<Utc>>) -> String {
         let at = |time: Option<DateTime<Utc>>| time.map(|t| clock(t, now));
         let whose = format!("({} stage {})", self.position, self.stage);
+        if let Some(analysis) = &self.analysis {
+            let mut text = format!("analysis {analysis} {whose}");
+            match (at(self.passed_at), &self.failed) {
+                (Some(passed), _) => text.push_str(&format!(": passed {passed}")),
+                (None, Some(why)) => text.push_str(&format!(": failed — {why}")),
+                (None, None) => text.push_str(": measuring"),
+            }
+            return text;
+        }
         match (&self.request, &self.wait) {
             (Some(request), _) => {
                 let mut text = format!("approval {request} {whose}");
@@ -224,6 +240,8 @@ fn gate(
         wait: None,
         wait_until: None,
         passed_at: None,
+        analysis: None,
+        failed: None,
         wait_secs: 0,
     };
     match status.task_type {
@@ -248,8 +266,54 @@ fn gate(
             let waiting = stage_waiting_since(stage, position);
             gate.wait_until = waiting.map(|since| since + seconds(secs));
         }
+        TaskType::Analysis => analysis_gate(&mut gate, run, index, position, task, status),
     }
     gate
+}
+
+/// An Analysis gate: its query and condition, what the measurements came to, and when it
+/// passed or why it failed.
+fn analysis_gate(
+    gate: &mut Gate,
+    run: &UpdateRun,
+    index: usize,
+    position: TaskPosition,
+    task: usize,
+    status: &TaskStatus,
+) {
+    let at = TaskAt {
+        stage: index,
+        position,
+        task,
+    };
+    let spec = measure::task_spec(run, at);
+    let query = spec
+        .and_then(|t| t.prometheus.as_ref())
+        .map_or_else(String::new, |p| {
+            format!("`{}` with `{}`", p.query, p.success_condition)
+        });
+    let counts = status.analysis.clone().unwrap_or_default();
+    let count = spec.and_then(|t| t.count).unwrap_or(1);
+    let limit = spec.and_then(|t| t.failure_limit).unwrap_or(0);
+    gate.analysis = Some(format!(
+        "{} [{}]: {} of {count} successful, {} failed (failureLimit {limit}), {} errors",
+        at.path(),
+        query,
+        counts.successful,
+        counts.failed,
+        counts.errors
+    ));
+    let decided = status
+        .conditions
+        .iter()
+        .find(|c| c.condition_type == measure::SUCCEEDED);
+    match decided {
+        Some(c) if c.status == ConditionStatus::True => {
+            gate.passed_at = Some(c.last_transition_time)
+        }
+        Some(c) => gate.failed = Some(c.message.clone()),
+        None => {}
+    }
 }
 
 /// When a stage started waiting on its tasks at `position` (the time a TimedWait counts from).
@@ -374,6 +438,13 @@ fn stage_waits(
 /// `waiting for approval example-run-after-canary since 23:23:10`, or `waiting 1m0s after
 /// stage staging, until 23:22:54`.
 fn gate_wait(gate: &Gate, now: Option<DateTime<Utc>>) -> Wait {
+    if let Some(analysis) = &gate.analysis {
+        let text = format!(
+            "waiting for analysis {analysis} {} stage {}",
+            gate.position, gate.stage
+        );
+        return Wait::new(WaitReason::Analysis, text);
+    }
     match (&gate.request, &gate.wait) {
         (Some(request), _) => {
             let mut text = format!("waiting for approval {request}");

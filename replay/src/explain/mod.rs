@@ -58,6 +58,8 @@ pub enum WaitReason {
     Approval,
     /// A staged run waits for a `TimedWait` to elapse.
     TimedWait,
+    /// A staged run waits for an Analysis task's measurements (issue 17).
+    Analysis,
     /// A staged run waits for clusters of a stage to finish updating.
     RunClusters,
     /// A staged run is initialized but not started, or stopped.

@@ -82,6 +82,16 @@ impl About {
                 ..About::default()
             },
             Input::Tick => About::default(),
+            Input::AnalysisResult(result) => {
+                let scope = staged::Scope {
+                    namespace: result.namespace.clone().unwrap_or_default(),
+                    run_name: result.run.clone(),
+                };
+                About {
+                    run: Some(scope.run_key()),
+                    ..About::default()
+                }
+            }
         }
     }
 
@@ -135,7 +145,9 @@ impl About {
             Decision::UpdateRunInitialized { run, .. }
             | Decision::UpdateRunStageChanged { run, .. }
             | Decision::UpdateRunStateChanged { run, .. }
-            | Decision::UpdateRunFinished { run, .. } => of_run(run, None),
+            | Decision::UpdateRunFinished { run, .. }
+            | Decision::AnalysisMeasured { run, .. }
+            | Decision::AnalysisGate { run, .. } => of_run(run, None),
             Decision::UpdateRunClusterUpdated { run, cluster, .. }
             | Decision::UpdateRunClusterChanged { run, cluster, .. } => of_run(run, Some(cluster)),
             Decision::ApprovalRequested { run, request } => About {

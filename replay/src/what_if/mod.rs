@@ -389,9 +389,11 @@ impl Sides {
                     Refeed::DropReport
                 }
             }
-            Input::Heartbeat(_) | Input::Approve { .. } | Input::Tick | Input::Leave { .. } => {
-                Refeed::Keep
-            }
+            Input::Heartbeat(_)
+            | Input::Approve { .. }
+            | Input::Tick
+            | Input::Leave { .. }
+            | Input::AnalysisResult(_) => Refeed::Keep,
         }
     }
 

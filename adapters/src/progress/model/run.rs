@@ -164,6 +164,8 @@ enum StageWait {
     Approval(String),
     /// A `TimedWait` task.
     Timed,
+    /// An Analysis task measuring.
+    Analysis,
 }
 
 impl StageWait {
@@ -172,6 +174,7 @@ impl StageWait {
         match self {
             StageWait::Approval(request) => format!("waits for approval {request}"),
             StageWait::Timed => "in a timed wait".to_owned(),
+            StageWait::Analysis => "waiting on an analysis".to_owned(),
         }
     }
 
@@ -182,7 +185,7 @@ impl StageWait {
                 "stage {stage} {} (`flotilla approve {request}`)",
                 self.note()
             ),
-            StageWait::Timed => format!("stage {stage} is {}", self.note()),
+            StageWait::Timed | StageWait::Analysis => format!("stage {stage} is {}", self.note()),
         }
     }
 }
@@ -204,6 +207,12 @@ fn stage_wait(stage: &Value) -> Option<StageWait> {
                 return Some(StageWait::Approval(request));
             }
             "TimedWait" if !has(conditions, "WaitTimeElapsed", "True") => timed = true,
+            "Analysis"
+                if has(conditions, "AnalysisStarted", "True")
+                    && condition(conditions, "AnalysisSucceeded").is_none() =>
+            {
+                return Some(StageWait::Analysis);
+            }
             _ => {}
         }
     }

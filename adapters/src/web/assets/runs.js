@@ -146,7 +146,22 @@ function tasks(list, when, run, approvals, act) {
   return h("div", { class: `tasks ${when}` }, list.map((task) => taskLine(task, run, approvals, act)));
 }
 
+/** An Analysis gate: its measurements so far, passed, or failed with why. */
+function analysisLine(task) {
+  const decided = condition(task.conditions, "AnalysisSucceeded");
+  const counts = task.analysis || {};
+  const tally = `${counts.successful || 0} ok, ${counts.failed || 0} failed, ${counts.error || 0} errors`;
+  if (decided && decided.status === "True") return h("div", { class: "task" }, tag("analysis passed", "ok"), " ", tally);
+  if (decided) {
+    return h("div", { class: "task", "data-analysis": "failed" }, tag("analysis failed", "bad"), " ", decided.message || tally);
+  }
+  const started = condition(task.conditions, "AnalysisStarted");
+  const last = counts.lastValue !== undefined ? `, last ${counts.lastValue}` : "";
+  return h("div", { class: "task" }, tag(started ? "analysing" : "analysis", started ? "wait" : "unknown"), " ", `${tally}${last}`);
+}
+
 function taskLine(task, run, approvals, act) {
+  if (task.type === "Analysis") return analysisLine(task);
   if (task.type === "TimedWait") {
     const elapsed = condition(task.conditions, "WaitTimeElapsed");
     const wait = (task.planned || {}).waitTime;

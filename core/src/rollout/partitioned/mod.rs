@@ -106,6 +106,7 @@ pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectK
             | Change::BindingBound { .. }
             | Change::BindingRemoved { .. }
             | Change::ApprovalGranted { .. }
+            | Change::AnalysisMeasured { .. }
             | Change::EvictionReconciled { .. } => {}
         }
     }

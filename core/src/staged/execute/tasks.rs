@@ -6,25 +6,37 @@ use chrono::Duration;
 use super::Pass;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
+use crate::staged::analysis::measure::{self, STARTED, SUCCEEDED, TaskAt};
+use crate::staged::analysis::{self, Verdict};
 use crate::staged::approval;
 use crate::staged::model::TaskType;
 use crate::staged::run::{TaskPosition, TaskStatus};
 
 /// Whether every task at `position` of the stage has passed (creating approval requests and
-/// recording approvals and elapsed waits on the way).
-pub(super) fn tasks_pass(pass: &mut Pass<'_>, index: usize, position: TaskPosition) -> bool {
+/// recording approvals, elapsed waits and analysis verdicts on the way); `Err` with the
+/// message when an Analysis task failed the gate.
+pub(super) fn tasks_pass(
+    pass: &mut Pass<'_>,
+    index: usize,
+    position: TaskPosition,
+) -> Result<bool, String> {
     let count = match position {
         TaskPosition::Before => pass.run.status.stages[index].before_tasks.len(),
         TaskPosition::After => pass.run.status.stages[index].after_tasks.len(),
     };
     let mut all = true;
     for task in 0..count {
-        all &= task_passes(pass, index, position, task);
+        all &= task_passes(pass, index, position, task)?;
     }
-    all
+    Ok(all)
 }
 
-fn task_passes(pass: &mut Pass<'_>, index: usize, position: TaskPosition, task: usize) -> bool {
+fn task_passes(
+    pass: &mut Pass<'_>,
+    index: usize,
+    position: TaskPosition,
+    task: usize,
+) -> Result<bool, String> {
     let status = match position {
         TaskPosition::Before => pass.run.status.stages[index].before_tasks[task].clone(),
         TaskPosition::After => pass.run.status.stages[index].after_tasks[task].clone(),
@@ -37,16 +49,34 @@ fn task_passes(pass: &mut Pass<'_>, index: usize, position: TaskPosition, task: 
     };
     let passed = match status.task_type {
         TaskType::TimedWait => {
-            status.has("WaitTimeElapsed") || wait_elapsed(pass, &at, &mut conditions)
+            Gate::from(status.has("WaitTimeElapsed") || wait_elapsed(pass, &at, &mut conditions))
         }
-        TaskType::Approval => approval_passes(pass, &at, &status, &mut conditions),
+        TaskType::Approval => Gate::from(approval_passes(pass, &at, &status, &mut conditions)),
+        TaskType::Analysis => analysis_passes(pass, &at, &status, &mut conditions),
     };
     let slot = match position {
         TaskPosition::Before => &mut pass.run.status.stages[index].before_tasks[task],
         TaskPosition::After => &mut pass.run.status.stages[index].after_tasks[task],
     };
     slot.conditions = conditions;
-    passed
+    match passed {
+        Gate::Failed(message) => Err(message),
+        Gate::Passed => Ok(true),
+        Gate::Waiting => Ok(false),
+    }
+}
+
+/// What one task says of its gate.
+enum Gate {
+    Passed,
+    Waiting,
+    Failed(String),
+}
+
+impl From<bool> for Gate {
+    fn from(passed: bool) -> Self {
+        if passed { Gate::Passed } else { Gate::Waiting }
+    }
 }
 
 /// Which task of which stage.
@@ -132,6 +162,88 @@ fn approval_passes(
         "",
     ));
     true
+}
+
+/// An Analysis task starts measuring once its gate is reached (the adapter measures from the
+/// `AnalysisStarted` time, then every `interval`), and passes or fails on the verdict of the
+/// measurements folded so far. A failed gate trips the stage.
+fn analysis_passes(
+    pass: &mut Pass<'_>,
+    at: &Task,
+    status: &TaskStatus,
+    conditions: &mut Vec<Condition>,
+) -> Gate {
+    let task_at = TaskAt {
+        stage: at.index,
+        position: at.position,
+        task: at.task,
+    };
+    let stage_name = pass.run.status.stages[at.index].name.clone();
+    let gate = |pass: &Pass<'_>, phase: &str, message: &str| Decision::AnalysisGate {
+        run: pass.scope.run_key(),
+        stage: stage_name.clone(),
+        task: task_at.path(),
+        phase: phase.to_owned(),
+        message: message.to_owned(),
+    };
+    if let Some(done) = status
+        .conditions
+        .iter()
+        .find(|c| c.condition_type == SUCCEEDED)
+    {
+        return if done.status == ConditionStatus::True {
+            Gate::Passed
+        } else {
+            Gate::Failed(done.message.clone())
+        };
+    }
+    if !status.has(STARTED) {
+        conditions.push(pass.condition(
+            STARTED,
+            ConditionStatus::True,
+            &format!("{}AnalysisStarted", at.prefix()),
+            "",
+        ));
+        let started = gate(pass, "Started", "");
+        pass.decisions.push(started);
+    }
+    let Some(spec) = measure::task_spec(pass.run, task_at).cloned() else {
+        return Gate::Waiting;
+    };
+    let analysis = status.analysis.clone().unwrap_or_default();
+    let (verdict, condition_status, suffix, phase) = match analysis::verdict(&spec, &analysis) {
+        Verdict::Waiting => return Gate::Waiting,
+        Verdict::Passed(message) => (Gate::Passed, ConditionStatus::True, "Succeeded", message),
+        Verdict::Failed(message) => {
+            let message = format!(
+                "stage {stage_name:?}: Analysis {} failed: {message}",
+                task_at.path()
+            );
+            (
+                Gate::Failed(message.clone()),
+                ConditionStatus::False,
+                "Failed",
+                message,
+            )
+        }
+    };
+    conditions.push(pass.condition(
+        SUCCEEDED,
+        condition_status,
+        &format!("{}Analysis{suffix}", at.prefix()),
+        &phase,
+    ));
+    let decided = gate(
+        pass,
+        if suffix == "Succeeded" {
+            "Successful"
+        } else {
+            "Failed"
+        },
+        &phase,
+    );
+    pass.decisions.push(decided);
+    verdict
 }
 
 fn wait_secs(pass: &Pass<'_>, index: usize, position: TaskPosition, task: usize) -> i64 {
