@@ -162,19 +162,20 @@ fn on_runtime<T>(future: impl std::future::Future<Output = T>) -> T {
     }
 }
 
-fn manifests(prometheus: &str) -> String {
-    format!(
-        r#"apiVersion: cluster.kubernetes-fleet.io/v1beta1
+const MEMBERS: &str = "apiVersion: cluster.kubernetes-fleet.io/v1beta1
 kind: MemberCluster
-metadata: {{name: member1, labels: {{environment: canary}}}}
-spec: {{}}
+metadata: {name: member1, labels: {environment: canary}}
+spec: {}
 ---
 apiVersion: cluster.kubernetes-fleet.io/v1beta1
 kind: MemberCluster
-metadata: {{name: member2, labels: {{environment: prod}}}}
-spec: {{}}
----
-apiVersion: v1
+metadata: {name: member2, labels: {environment: prod}}
+spec: {}
+";
+
+fn manifests(prometheus: &str) -> String {
+    format!(
+        r#"apiVersion: v1
 kind: Namespace
 metadata: {{name: test-namespace}}
 ---
@@ -250,6 +251,9 @@ fn a_real_prometheus_passes_the_canary_gate_and_fails_the_prod_gate() -> TestRes
     prometheus.wait_scraped()?;
 
     let hub = HubProcess::start(&binary(), &dir.path().join("hub"), &[])?;
+    let members = dir.path().join("members.yaml");
+    std::fs::write(&members, MEMBERS).map_err(|e| e.to_string())?;
+    ok(&hub, &["apply", "-f", &members.to_string_lossy()])?;
     let beats: Vec<Value> = ["member1", "member2"]
         .iter()
         .map(|c| json!({"schemaVersion": 1, "type": "heartbeat", "cluster": c}))
@@ -263,9 +267,13 @@ fn a_real_prometheus_passes_the_canary_gate_and_fails_the_prod_gate() -> TestRes
         "placement": "example-placement", "resourceIndex": 0, "applied": true, "available": true}),
     )?;
 
-    let (reason, message) = wait_for("the run to finish", || {
+    let finished = wait_for("the run to finish", || {
         let run = get_json(&hub, &["csur", "example-run"])?;
         Ok(run_failed(&run))
+    });
+    let (reason, message) = finished.map_err(|e| {
+        let run = get_json(&hub, &["csur", "example-run"]).unwrap_or_default();
+        format!("{e}: {run:#}")
     })?;
     assert_eq!(reason, "AnalysisFailed", "{message}");
     assert!(
