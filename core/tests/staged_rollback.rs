@@ -30,9 +30,11 @@ fn fleet(extra: &Value) -> Hub {
     if let (Some(b), Some(extra)) = (b.as_object_mut(), extra.as_object()) {
         b.extend(extra.clone());
     }
-    hub.apply(&json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+    hub.apply(
+        &json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
         "kind": "ClusterStagedUpdateStrategy", "metadata": {"name": "guarded"},
-        "spec": {"stages": [{"name": "a", "labelSelector": {"matchLabels": {"env": "a"}}}, b]}}));
+        "spec": {"stages": [{"name": "a", "labelSelector": {"matchLabels": {"env": "a"}}}, b]}}),
+    );
     hub
 }
 

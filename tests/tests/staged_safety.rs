@@ -244,7 +244,11 @@ async fn a_stage_rollback_moves_both_stages_back_within_max_concurrency() -> Tes
         bindings(&two_back),
         ["member1@0", "member2@0", "member3@0", "member4@0"]
     );
-    assert_eq!(condition(&two_back, "Succeeded"), None, "member2 not ready yet");
+    assert_eq!(
+        condition(&two_back, "Succeeded"),
+        None,
+        "member2 not ready yet"
+    );
     let done = run("staged-rollback.yaml", None).await?;
     assert_eq!(
         bindings(&done),
@@ -275,6 +279,9 @@ async fn a_stage_rollback_that_fails_moves_nothing_more() -> TestResult {
         bindings(&after),
         ["member1@1", "member2@1", "member3@0", "member4@0"]
     );
-    assert_eq!(condition(&after, "Succeeded"), condition(&failed, "Succeeded"));
+    assert_eq!(
+        condition(&after, "Succeeded"),
+        condition(&failed, "Succeeded")
+    );
     Ok(())
 }

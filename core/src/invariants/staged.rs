@@ -164,10 +164,14 @@ fn rollback(key: &ObjectKey, run: &UpdateRun) -> Result<(), Violation> {
         .iter()
         .find(|c| !with_prior.contains(c.as_str()))
     {
-        return fail(format!("{cluster} was rolled back without recorded prior work"));
+        return fail(format!(
+            "{cluster} was rolled back without recorded prior work"
+        ));
     }
     if let Some(cluster) = rollback.ready.difference(&rollback.moved).next() {
-        return fail(format!("{cluster} is ready on its old work but was never moved"));
+        return fail(format!(
+            "{cluster} is ready on its old work but was never moved"
+        ));
     }
     Ok(())
 }

@@ -570,7 +570,8 @@ fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
         ready: std::collections::BTreeSet::new(),
         last_progress: now,
     });
-    let bookkeeping = |state: &State| matches!(check(state), Err(Violation::StageBookkeeping { .. }));
+    let bookkeeping =
+        |state: &State| matches!(check(state), Err(Violation::StageBookkeeping { .. }));
     assert!(bookkeeping(&fold.state), "stage s0 has not failed");
     let failed = crate::condition::Condition::new(
         "Succeeded",

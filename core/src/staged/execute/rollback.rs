@@ -77,7 +77,11 @@ pub(super) fn step(pass: &mut Pass<'_>) {
     };
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
     if !pass.state.placements.contains_key(&key) {
-        finish(pass, &rollback, Err("the placement no longer exists".to_owned()));
+        finish(
+            pass,
+            &rollback,
+            Err("the placement no longer exists".to_owned()),
+        );
         pass.run.status.rollback = Some(rollback);
         return;
     }
