@@ -229,6 +229,14 @@ fn move_back(pass: &mut Pass<'_>, rollback: &mut RunRollback, survey: Survey) {
 fn finish(pass: &mut Pass<'_>, rollback: &RunRollback, outcome: Result<(), String>) {
     let index = pass.run.status.resource_snapshot_index_used.unwrap_or(0);
     let (reason, message) = match &outcome {
+        Ok(()) if rollback.moved.is_empty() => (
+            REASON_ROLLED_BACK,
+            format!(
+                "Nothing to roll back: no cluster given resource snapshot {index} had work \
+                 before; it was started after: {}",
+                rollback.message
+            ),
+        ),
         Ok(()) => (
             REASON_ROLLED_BACK,
             format!(
