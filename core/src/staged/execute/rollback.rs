@@ -232,8 +232,8 @@ fn finish(pass: &mut Pass<'_>, rollback: &RunRollback, outcome: Result<(), Strin
         Ok(()) if rollback.moved.is_empty() => (
             REASON_ROLLED_BACK,
             format!(
-                "Nothing to roll back: no cluster given resource snapshot {index} had work \
-                 before; it was started after: {}",
+                "Nothing to roll back: no cluster the run gave resource snapshot {index} has \
+                 earlier work to go back to; the rollback was started after: {}",
                 rollback.message
             ),
         ),
