@@ -1,7 +1,9 @@
 //! Issue 17's safety fields in a stage of a staged update strategy, as scenario files
 //! (`tests/scenarios/safety/staged-*.yaml`): a failed cluster tolerated by `maxFailures`, the
 //! next one failing the run with `FailureThresholdExceeded`, and `progressDeadlineSeconds` not
-//! yet and then exceeded (`ProgressDeadlineExceeded`) — on the run's `Succeeded` condition.
+//! yet and then exceeded (`ProgressDeadlineExceeded`) — on the run's `Succeeded` condition;
+//! `onFailure: Rollback` moving every cluster the run updated, in both stages, back within the
+//! tripped stage's `maxConcurrency` (`RolledBack`), and a rollback that fails (`RollbackFailed`).
 
 use flotilla_core::model::ObjectKey;
 use flotilla_tests::scenario_files::run_scenario;
@@ -13,11 +15,12 @@ async fn run(name: &str, steps: Option<usize>) -> Result<Value, String> {
     Ok(run_scenario(&format!("safety/{name}"), steps).await?.output)
 }
 
+/// The run under test, `example-run` (a scenario may run an earlier one first).
 fn the_run(output: &Value) -> Option<&Value> {
     output["objects"]
         .as_array()?
         .iter()
-        .find(|o| o["kind"] == "ClusterStagedUpdateRun")
+        .find(|o| o["kind"] == "ClusterStagedUpdateRun" && o["metadata"]["name"] == "example-run")
 }
 
 /// `(status, reason, message)` of the run's condition of this type.
@@ -179,5 +182,106 @@ async fn an_adapt_run_takes_a_joining_cluster_in_and_drops_a_leaving_one() -> Te
     );
     let deferred: Vec<&String> = state.update_runs()[&key].status.deferred.iter().collect();
     assert_eq!(deferred, ["member5"]);
+    Ok(())
+}
+
+/// `cluster@resource snapshot index` of every ClusterResourceBinding, by cluster.
+fn bindings(output: &Value) -> Vec<String> {
+    let mut out: Vec<String> = output["objects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["kind"] == "ClusterResourceBinding")
+        .map(|b| {
+            let snapshot = b["spec"]["resourceSnapshotName"].as_str().unwrap_or("-");
+            let index = snapshot
+                .trim_end_matches("-snapshot")
+                .rsplit('-')
+                .next()
+                .unwrap_or("-");
+            format!(
+                "{}@{index}",
+                b["spec"]["targetCluster"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test]
+async fn a_stage_rollback_moves_both_stages_back_within_max_concurrency() -> TestResult {
+    let before = run("staged-rollback.yaml", Some(14)).await?;
+    assert_eq!(
+        bindings(&before),
+        ["member1@1", "member2@1", "member3@1", "member4@0"]
+    );
+    let tripped = run("staged-rollback.yaml", Some(15)).await?;
+    assert_eq!(
+        bindings(&tripped),
+        ["member1@1", "member2@1", "member3@0", "member4@0"],
+        "the failed cluster goes back at once; the ready ones wait for maxConcurrency 1"
+    );
+    let (status, reason, message) = condition(&tripped, "Progressing").ok_or("no Progressing")?;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "FailureThresholdExceeded")
+    );
+    assert!(message.contains("maxFailures"), "{message}");
+    assert!(message.contains("member3"), "{message}");
+    assert!(
+        message.contains("onFailure: Rollback; rolling back"),
+        "{message}"
+    );
+    assert_eq!(condition(&tripped, "Succeeded"), None, "still rolling back");
+    let one_back = run("staged-rollback.yaml", Some(16)).await?;
+    assert_eq!(
+        bindings(&one_back),
+        ["member1@0", "member2@1", "member3@0", "member4@0"]
+    );
+    let two_back = run("staged-rollback.yaml", Some(17)).await?;
+    assert_eq!(
+        bindings(&two_back),
+        ["member1@0", "member2@0", "member3@0", "member4@0"]
+    );
+    assert_eq!(
+        condition(&two_back, "Succeeded"),
+        None,
+        "member2 not ready yet"
+    );
+    let done = run("staged-rollback.yaml", None).await?;
+    assert_eq!(
+        bindings(&done),
+        ["member1@0", "member2@0", "member3@0", "member4@0"]
+    );
+    let (status, reason, message) = condition(&done, "Succeeded").ok_or("no Succeeded")?;
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "RolledBack"));
+    assert!(message.contains("member1, member2, member3"), "{message}");
+    assert!(message.contains("maxFailures"), "names the rule: {message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_stage_rollback_that_fails_moves_nothing_more() -> TestResult {
+    let failed = run("staged-rollback-fails.yaml", Some(16)).await?;
+    assert_eq!(
+        bindings(&failed),
+        ["member1@1", "member2@1", "member3@0", "member4@0"]
+    );
+    let (status, reason, message) = condition(&failed, "Succeeded").ok_or("no Succeeded")?;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "RollbackFailed")
+    );
+    assert!(message.contains("member3"), "{message}");
+    let after = run("staged-rollback-fails.yaml", None).await?;
+    assert_eq!(
+        bindings(&after),
+        ["member1@1", "member2@1", "member3@0", "member4@0"]
+    );
+    assert_eq!(
+        condition(&after, "Succeeded"),
+        condition(&failed, "Succeeded")
+    );
     Ok(())
 }

@@ -2,7 +2,8 @@
 //! and its after-stage tasks, approvals accepted) and its own before-stage tasks passed; a
 //! stage never updates more clusters at once than its `maxConcurrency`; a stage's cursors
 //! (`first_unfinished`, `next_unstarted`, `updating`, the run's `positions`) agree with its
-//! clusters.
+//! clusters; a rolling-back run (issue 17) tripped in a failed stage, started no stage after
+//! it, and moved back only clusters it had given different work.
 
 use std::collections::BTreeSet;
 
@@ -22,6 +23,7 @@ pub(super) fn check(state: &State) -> Result<(), Violation> {
             concurrency(key, run, index, stage)?;
             order(state, &scope, key, run, index, stage)?;
         }
+        rollback(key, run)?;
         if let Some(deletion) = &run.status.deletion
             && started(deletion)
             && let Some(open) = run.status.stages.iter().find(|s| !succeeded(s))
@@ -129,6 +131,58 @@ fn order(
     }
     for task in &stage.before_tasks {
         task_passed(state, scope, task).map_err(|why| early(key, stage, why))?;
+    }
+    Ok(())
+}
+
+/// A rollback started in the stage that tripped (failed, the last one started) and moves only
+/// clusters whose prior work the run recorded; those reported ready were moved.
+fn rollback(key: &ObjectKey, run: &UpdateRun) -> Result<(), Violation> {
+    let Some(rollback) = &run.status.rollback else {
+        return Ok(());
+    };
+    let Some(tripped) = run.status.stages.get(rollback.stage) else {
+        return Err(Violation::StageBookkeeping {
+            run: key.display(),
+            stage: format!("#{}", rollback.stage),
+            detail: "a rollback names a stage the run does not have".into(),
+        });
+    };
+    let fail = |detail: String| Err(bookkeeping_error(key, tripped, detail));
+    if tripped
+        .succeeded
+        .as_ref()
+        .is_none_or(|c| c.status != ConditionStatus::False)
+    {
+        return fail("rolling back after a stage that did not fail".into());
+    }
+    if let Some(later) = run.status.stages[rollback.stage + 1..]
+        .iter()
+        .find(|s| started(s))
+    {
+        return fail(format!("stage {} started after the trip", later.name));
+    }
+    let with_prior: BTreeSet<&str> = run
+        .status
+        .stages
+        .iter()
+        .flat_map(|s| &s.clusters)
+        .filter(|c| c.prior.is_some())
+        .map(|c| c.cluster.as_str())
+        .collect();
+    if let Some(cluster) = rollback
+        .moved
+        .iter()
+        .find(|c| !with_prior.contains(c.as_str()))
+    {
+        return fail(format!(
+            "{cluster} was rolled back without recorded prior work"
+        ));
+    }
+    if let Some(cluster) = rollback.ready.difference(&rollback.moved).next() {
+        return fail(format!(
+            "{cluster} is ready on its old work but was never moved"
+        ));
     }
     Ok(())
 }

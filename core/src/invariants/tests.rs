@@ -556,3 +556,33 @@ fn states_the_fold_builds_pass() {
     fold.report("c3", "crp");
     assert_eq!(check(&fold.state), Ok(()));
 }
+
+#[test]
+fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
+    let mut fold = staged();
+    let now = fold.now;
+    let run = the_run(&mut fold);
+    run.status.rollback = Some(crate::staged::run::RunRollback {
+        stage: 0,
+        reason: "FailureThresholdExceeded".into(),
+        message: String::new(),
+        moved: std::iter::once("c1".to_owned()).collect(),
+        ready: std::collections::BTreeSet::new(),
+        last_progress: now,
+    });
+    let bookkeeping =
+        |state: &State| matches!(check(state), Err(Violation::StageBookkeeping { .. }));
+    assert!(bookkeeping(&fold.state), "stage s0 has not failed");
+    let failed = crate::condition::Condition::new(
+        "Succeeded",
+        crate::condition::ConditionStatus::False,
+        "FailureThresholdExceeded",
+        String::new(),
+        1,
+        now,
+    );
+    the_run(&mut fold).status.stages[0].succeeded = Some(failed);
+    assert!(bookkeeping(&fold.state), "c1 has no recorded prior work");
+    the_run(&mut fold).status.stages[0].clusters[0].prior = Some((7, Default::default()));
+    assert_eq!(check(&fold.state), Ok(()));
+}

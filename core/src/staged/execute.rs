@@ -6,6 +6,7 @@
 
 mod adapt;
 mod clusters;
+mod rollback;
 mod tasks;
 
 use chrono::{DateTime, Utc};
@@ -34,7 +35,8 @@ enum Outcome {
     Waiting,
     /// The run must fail with this message.
     Failed(String),
-    /// A stage's safety rule (issue 17) fails the run: its reason and message.
+    /// A stage's safety rule (issue 17) tripped: its reason and message (the field and the
+    /// clusters, not the action: `rollback::trip` adds the stage's `onFailure`).
     Tripped(&'static str, String),
 }
 
@@ -126,6 +128,11 @@ impl Pass<'_> {
 
 /// Executes the run as far as the hub's state allows now.
 pub(crate) fn execute(pass: &mut Pass<'_>) {
+    // A tripped stage with `onFailure: Rollback` (issue 17): only the rollback goes on.
+    if pass.run.status.rollback.is_some() {
+        rollback::step(pass);
+        return;
+    }
     if let Err(message) = revalidate(pass) {
         fail(pass, &message);
         return;
@@ -157,7 +164,7 @@ pub(crate) fn execute(pass: &mut Pass<'_>) {
                 return;
             }
             Outcome::Tripped(reason, message) => {
-                fail_with(pass, reason, &message);
+                rollback::trip(pass, index, reason, &message);
                 return;
             }
         }

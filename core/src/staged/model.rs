@@ -92,7 +92,8 @@ pub struct StageConfig {
     /// clusters rounded down).
     #[serde(default)]
     pub max_failures: Option<IntOrPercent>,
-    /// Rollout safety: `Halt` (the run fails) — `Rollback` is refused in stages for now.
+    /// Rollout safety: `Halt` (the run fails) or `Rollback` (the run moves the clusters it
+    /// updated back to their prior work, then fails with `RolledBack` or `RollbackFailed`).
     #[serde(default)]
     pub on_failure: Option<OnFailure>,
 }
@@ -350,13 +351,6 @@ pub fn validate_strategy(strategy: &StrategySpec) -> Result<(), FieldError> {
         validate_before_tasks(&stage.before_stage_tasks, &at)?;
         validate_after_tasks(&stage.after_stage_tasks, &at)?;
         stage.safety().validate(&at)?;
-        if stage.on_failure == Some(OnFailure::Rollback) {
-            return Err(FieldError::new(
-                format!("{at}.onFailure"),
-                "Rollback is not supported in a stage yet (only on spec.strategy.rollingUpdate); \
-                 use Halt",
-            ));
-        }
     }
     Ok(())
 }

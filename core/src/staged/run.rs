@@ -12,6 +12,7 @@ use super::analysis::AnalysisStatus;
 use super::model::{RunSpec, StrategySpec, TaskType};
 use crate::condition::Condition;
 use crate::model::ObjectMeta;
+use crate::placement::OverrideSnapshots;
 
 /// A `ClusterStagedUpdateRun` or `StagedUpdateRun`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +66,27 @@ pub struct RunStatus {
     pub positions: BTreeMap<String, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<String>,
+    /// The rollback a stage with `onFailure: Rollback` started when it tripped (issue 17).
+    pub rollback: Option<RunRollback>,
+}
+
+/// A run moving the clusters it updated back to their prior work, after a stage with
+/// `onFailure: Rollback` tripped. Kept in state so each pass is a function of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRollback {
+    /// The stage that tripped: its `maxConcurrency` bounds the rollback.
+    pub stage: usize,
+    /// The trip's reason (`ProgressDeadlineExceeded`, `FailureThresholdExceeded`, …).
+    pub reason: String,
+    /// The trip's message: the field that fired and the clusters it names.
+    pub message: String,
+    /// Clusters given their prior work back.
+    pub moved: BTreeSet<String>,
+    /// Moved clusters reported ready on their prior work.
+    pub ready: BTreeSet<String>,
+    /// The trip, or the latest moved cluster becoming ready: the stage's
+    /// `progressDeadlineSeconds` counts from here.
+    pub last_progress: DateTime<Utc>,
 }
 
 /// One stage's status.
@@ -132,6 +154,10 @@ pub struct ClusterStatus {
     pub resource_overrides: Vec<(String, String)>,
     /// It left the placement during an `onClusterChange: Adapt` run and is skipped (issue 17).
     pub dropped: bool,
+    /// The work its binding carried before this run gave it different work (resource
+    /// snapshot index, override snapshots): what a rollback gives back. `None` when it had no
+    /// work, or already had the run's.
+    pub prior: Option<(u64, OverrideSnapshots)>,
 }
 
 impl ClusterStatus {
@@ -145,6 +171,7 @@ impl ClusterStatus {
             cluster_resource_overrides: Vec::new(),
             resource_overrides: Vec::new(),
             dropped: false,
+            prior: None,
         }
     }
 

@@ -14,6 +14,7 @@ use crate::rollout::safety::{
     REASON_FAILURE_THRESHOLD_EXCEEDED, REASON_PROGRESS_DEADLINE_EXCEEDED,
 };
 use crate::staged::model::StageConfig;
+use crate::state::WorkStatus;
 
 /// Checks the updating clusters that can have changed, then starts clusters in order while
 /// fewer than `maxConcurrency` are updating; `Done` once every cluster of the stage succeeded.
@@ -151,7 +152,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
 }
 
 /// The stage's safety fields (issue 17), from the run's strategy snapshot.
-fn safety(pass: &Pass<'_>, index: usize) -> Safety {
+pub(super) fn safety(pass: &Pass<'_>, index: usize) -> Safety {
     pass.run
         .status
         .strategy_snapshot
@@ -198,7 +199,7 @@ fn count_failure(
             REASON_FAILURE_THRESHOLD_EXCEEDED,
             format!(
                 "{failures} cluster(s) in stage `{name}` failed, more than its maxFailures \
-                 tolerates ({tolerated}): {} (onFailure: Halt)",
+                 tolerates ({tolerated}): {}",
                 failed.join(", ")
             ),
         )
@@ -212,10 +213,6 @@ fn count_failure(
     let stage = &mut pass.run.status.stages[index];
     stage.clusters[position].succeeded = Some(next);
     stage.updating.remove(&position);
-    if let Some(Outcome::Tripped(reason, text)) = &outcome {
-        let failed = pass.condition("Succeeded", ConditionStatus::False, reason, text);
-        pass.run.status.stages[index].succeeded = Some(failed);
-    }
     pass.decisions.push(Decision::UpdateRunClusterUpdated {
         run: pass.scope.run_key(),
         cluster,
@@ -255,17 +252,10 @@ fn deadline(pass: &mut Pass<'_>, index: usize) -> Option<Outcome> {
         .collect();
     let message = format!(
         "no cluster in stage `{}` became ready for {seconds}s (its progressDeadlineSeconds); \
-         clusters given the new work but not ready: {} (onFailure: Halt)",
+         clusters given the new work but not ready: {}",
         stage.name,
         updating.join(", ")
     );
-    let failed = pass.condition(
-        "Succeeded",
-        ConditionStatus::False,
-        REASON_PROGRESS_DEADLINE_EXCEEDED,
-        &message,
-    );
-    pass.run.status.stages[index].succeeded = Some(failed);
     Some(Outcome::Tripped(REASON_PROGRESS_DEADLINE_EXCEEDED, message))
 }
 
@@ -287,7 +277,7 @@ fn is_stuck(pass: &mut Pass<'_>, index: usize, position: usize) -> bool {
 
 /// `maxConcurrency` of the stage: percentages of its cluster count round down, at least 1;
 /// integers are used as written; 1 by default.
-fn concurrency(pass: &Pass<'_>, index: usize) -> usize {
+pub(super) fn concurrency(pass: &Pass<'_>, index: usize) -> usize {
     let count = pass.run.status.stages[index].clusters.len() as u64;
     let configured = pass
         .run
@@ -326,13 +316,24 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         resource_index,
         override_snapshots: overrides,
     };
+    // What a rollback would give back (issue 17): only different work is a move.
+    let prior = placement.bindings.get(&cluster).and_then(|b| {
+        let index = b.resource_index?;
+        let same = index == work.resource_index && b.override_snapshots == work.override_snapshots;
+        (!same).then(|| (index, b.override_snapshots.clone()))
+    });
+    pass.run.status.stages[index].clusters[position].prior = prior;
     let bound = placement.bind(&key, &cluster, (work, Some(run_name)), now, pass.changes);
     pass.decisions.extend(bound);
 }
 
-enum ClusterState {
+/// How a cluster's work stands.
+pub(super) enum ClusterState {
+    /// Applied and available (or its diff reported).
     Succeeded,
+    /// Failed, and why.
     Failed(String),
+    /// Neither yet.
     Updating,
 }
 
@@ -354,11 +355,20 @@ fn check_cluster(pass: &Pass<'_>, cluster: &str) -> ClusterState {
             "the cluster was updated by another rollout (preempted)".to_owned(),
         );
     }
-    match binding
-        .report
-        .as_ref()
-        .filter(|r| Some(r.resource_index) == resource_index)
-    {
+    match resource_index {
+        Some(index) => judge_work(binding.report.as_ref(), index, reports_diff),
+        None => ClusterState::Updating,
+    }
+}
+
+/// Judges a cluster's latest report on work at `resource_index`: the staged runs' readiness,
+/// shared by the update and its rollback.
+pub(super) fn judge_work(
+    report: Option<&WorkStatus>,
+    resource_index: u64,
+    reports_diff: bool,
+) -> ClusterState {
+    match report.filter(|r| r.resource_index == resource_index) {
         Some(report) if reports_diff => {
             if report.diff_reported == Some(true) {
                 ClusterState::Succeeded
