@@ -65,3 +65,28 @@ pub async fn run_scenario_text(
         state: folder.state,
     })
 }
+
+/// `cluster@resource snapshot index` of every ClusterResourceBinding, by cluster.
+#[must_use]
+pub fn binding_indexes(output: &Value) -> Vec<String> {
+    let mut out: Vec<String> = output["objects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|o| o["kind"] == "ClusterResourceBinding")
+        .map(|b| {
+            let snapshot = b["spec"]["resourceSnapshotName"].as_str().unwrap_or("-");
+            let index = snapshot
+                .trim_end_matches("-snapshot")
+                .rsplit('-')
+                .next()
+                .unwrap_or("-");
+            format!(
+                "{}@{index}",
+                b["spec"]["targetCluster"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}

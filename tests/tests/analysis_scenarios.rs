@@ -4,7 +4,7 @@
 //! `AnalysisFailed` after one failure too many. `tests/tests/analysis_prometheus.rs` runs the
 //! same gate against a real Prometheus.
 
-use flotilla_tests::scenario_files::run_scenario;
+use flotilla_tests::scenario_files::{binding_indexes, run_scenario};
 use serde_json::Value;
 
 type TestResult = Result<(), String>;
@@ -141,5 +141,32 @@ async fn one_failure_over_the_limit_fails_the_run_with_analysis_failed() -> Test
     );
     let prod = stage(&failed, "prod").ok_or("no prod stage")?;
     assert!(prod["startTime"].is_null(), "prod never starts: {prod}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_gate_with_on_failure_rollback_moves_the_run_back() -> TestResult {
+    let before = run("analysis-rollback.yaml", Some(14)).await?;
+    assert_eq!(
+        binding_indexes(&before),
+        ["member1@1", "member2@0", "member3@0", "member4@0"]
+    );
+    let tripped = run("analysis-rollback.yaml", Some(15)).await?;
+    let (status, reason, message) =
+        run_condition(&tripped, "Progressing").ok_or("no Progressing")?;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "AnalysisFailed")
+    );
+    assert!(message.contains("rolling back"), "{message}");
+    assert!(message.contains("beforeStageTasks[0]"), "{message}");
+    assert_eq!(
+        binding_indexes(&tripped),
+        ["member1@0", "member2@0", "member3@0", "member4@0"],
+        "member1 goes back within prod's maxConcurrency"
+    );
+    let done = run("analysis-rollback.yaml", None).await?;
+    let (status, reason, _) = run_condition(&done, "Succeeded").ok_or("not finished")?;
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "RolledBack"));
     Ok(())
 }

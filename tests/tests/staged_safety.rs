@@ -6,7 +6,7 @@
 //! tripped stage's `maxConcurrency` (`RolledBack`), and a rollback that fails (`RollbackFailed`).
 
 use flotilla_core::model::ObjectKey;
-use flotilla_tests::scenario_files::run_scenario;
+use flotilla_tests::scenario_files::{binding_indexes, run_scenario};
 use serde_json::Value;
 
 type TestResult = Result<(), String>;
@@ -185,40 +185,16 @@ async fn an_adapt_run_takes_a_joining_cluster_in_and_drops_a_leaving_one() -> Te
     Ok(())
 }
 
-/// `cluster@resource snapshot index` of every ClusterResourceBinding, by cluster.
-fn bindings(output: &Value) -> Vec<String> {
-    let mut out: Vec<String> = output["objects"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|o| o["kind"] == "ClusterResourceBinding")
-        .map(|b| {
-            let snapshot = b["spec"]["resourceSnapshotName"].as_str().unwrap_or("-");
-            let index = snapshot
-                .trim_end_matches("-snapshot")
-                .rsplit('-')
-                .next()
-                .unwrap_or("-");
-            format!(
-                "{}@{index}",
-                b["spec"]["targetCluster"].as_str().unwrap_or_default()
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 #[tokio::test]
 async fn a_stage_rollback_moves_both_stages_back_within_max_concurrency() -> TestResult {
     let before = run("staged-rollback.yaml", Some(14)).await?;
     assert_eq!(
-        bindings(&before),
+        binding_indexes(&before),
         ["member1@1", "member2@1", "member3@1", "member4@0"]
     );
     let tripped = run("staged-rollback.yaml", Some(15)).await?;
     assert_eq!(
-        bindings(&tripped),
+        binding_indexes(&tripped),
         ["member1@1", "member2@1", "member3@0", "member4@0"],
         "the failed cluster goes back at once; the ready ones wait for maxConcurrency 1"
     );
@@ -236,12 +212,12 @@ async fn a_stage_rollback_moves_both_stages_back_within_max_concurrency() -> Tes
     assert_eq!(condition(&tripped, "Succeeded"), None, "still rolling back");
     let one_back = run("staged-rollback.yaml", Some(16)).await?;
     assert_eq!(
-        bindings(&one_back),
+        binding_indexes(&one_back),
         ["member1@0", "member2@1", "member3@0", "member4@0"]
     );
     let two_back = run("staged-rollback.yaml", Some(17)).await?;
     assert_eq!(
-        bindings(&two_back),
+        binding_indexes(&two_back),
         ["member1@0", "member2@0", "member3@0", "member4@0"]
     );
     assert_eq!(
@@ -251,7 +227,7 @@ async fn a_stage_rollback_moves_both_stages_back_within_max_concurrency() -> Tes
     );
     let done = run("staged-rollback.yaml", None).await?;
     assert_eq!(
-        bindings(&done),
+        binding_indexes(&done),
         ["member1@0", "member2@0", "member3@0", "member4@0"]
     );
     let (status, reason, message) = condition(&done, "Succeeded").ok_or("no Succeeded")?;
@@ -265,7 +241,7 @@ async fn a_stage_rollback_moves_both_stages_back_within_max_concurrency() -> Tes
 async fn a_stage_rollback_that_fails_moves_nothing_more() -> TestResult {
     let failed = run("staged-rollback-fails.yaml", Some(16)).await?;
     assert_eq!(
-        bindings(&failed),
+        binding_indexes(&failed),
         ["member1@1", "member2@1", "member3@0", "member4@0"]
     );
     let (status, reason, message) = condition(&failed, "Succeeded").ok_or("no Succeeded")?;
@@ -276,7 +252,7 @@ async fn a_stage_rollback_that_fails_moves_nothing_more() -> TestResult {
     assert!(message.contains("member3"), "{message}");
     let after = run("staged-rollback-fails.yaml", None).await?;
     assert_eq!(
-        bindings(&after),
+        binding_indexes(&after),
         ["member1@1", "member2@1", "member3@0", "member4@0"]
     );
     assert_eq!(

@@ -421,6 +421,29 @@ fn differences(body: &Value) -> Result<flotilla_core::Differences, String> {
     })
 }
 
+/// `analysis: {run, namespace?, stage, task?, value | error}`: `value` a number or its text
+/// (`"NaN"`); `task` as `afterStageTasks[1]`, `after`, or absent for the one measuring.
+fn parse_analysis(body: &Value) -> Result<flotilla_core::AnalysisResult, String> {
+    let value = match body.get("value") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(n.to_string()),
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(_) => return Err("analysis value must be a number".into()),
+    };
+    let error = optional_string(body, "error")?;
+    if value.is_none() && error.is_none() {
+        return Err("analysis takes a value or an error".into());
+    }
+    Ok(flotilla_core::AnalysisResult {
+        run: string(body, "run")?,
+        namespace: optional_string(body, "namespace")?,
+        stage: string(body, "stage")?,
+        task: optional_string(body, "task")?.unwrap_or_default(),
+        value,
+        error,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -523,27 +546,4 @@ steps:
         let error = parse("s.yaml", text).expect_err("invalid");
         assert_eq!(error.location, "step 2 (jump)");
     }
-}
-
-/// `analysis: {run, namespace?, stage, task?, value | error}`: `value` a number or its text
-/// (`"NaN"`); `task` as `afterStageTasks[1]`, `after`, or absent for the one measuring.
-fn parse_analysis(body: &Value) -> Result<flotilla_core::AnalysisResult, String> {
-    let value = match body.get("value") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => Some(n.to_string()),
-        Some(Value::String(text)) => Some(text.clone()),
-        Some(_) => return Err("analysis value must be a number".into()),
-    };
-    let error = optional_string(body, "error")?;
-    if value.is_none() && error.is_none() {
-        return Err("analysis takes a value or an error".into());
-    }
-    Ok(flotilla_core::AnalysisResult {
-        run: string(body, "run")?,
-        namespace: optional_string(body, "namespace")?,
-        stage: string(body, "stage")?,
-        task: optional_string(body, "task")?.unwrap_or_default(),
-        value,
-        error,
-    })
 }
