@@ -48,7 +48,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         Input::Tick => Vec::new(),
         Input::Leave { cluster } => member::confirm_leave(state, cluster, now, &mut changes),
         Input::AnalysisResult(result) => {
-            staged::analysis::measure::record(state, result, now, &mut changes)
+            staged::analysis::measure::record(state, result, event.id, now, &mut changes)
         }
     };
     if is_refusal(&answer) {

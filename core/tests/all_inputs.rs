@@ -101,7 +101,7 @@ proptest! {
 
 /// The decisions the generated sequences must reach, so that no aggregate silently drops out of
 /// the property above.
-const REACHED: [&str; 16] = [
+const REACHED: [&str; 18] = [
     "ClusterJoined",
     "ClusterHealthChanged",
     "ClusterLeft",
@@ -118,6 +118,8 @@ const REACHED: [&str; 16] = [
     "Rejected",
     "NotLeaving",
     "Left",
+    "AnalysisMeasured",
+    "AnalysisGate",
 ];
 
 #[test]

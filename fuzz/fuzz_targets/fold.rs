@@ -135,7 +135,7 @@ fn decode(input: &mut Unstructured<'_>) -> Result<(usize, Vec<Step>)> {
 
 fn op(input: &mut Unstructured<'_>) -> Result<Op> {
     let cluster = |input: &mut Unstructured<'_>| input.choose_index(inputs::CLUSTERS.len());
-    Ok(match input.int_in_range(0..=17_u8)? {
+    Ok(match input.int_in_range(0..=18_u8)? {
         0 => Op::Member {
             cluster: cluster(input)?,
             period: *input.choose(&[60, 1, 5, 30, 119])?,
@@ -176,7 +176,7 @@ fn op(input: &mut Unstructured<'_>) -> Result<Op> {
         9 => Op::Strategy {
             namespaced: input.arbitrary()?,
             gate_before: input.arbitrary()?,
-            gate_after: input.int_in_range(0..=2)?,
+            gate_after: input.int_in_range(0..=3)?,
             concurrency: input.int_in_range(0..=2)?,
         },
         10 => Op::Run {
@@ -205,6 +205,10 @@ fn op(input: &mut Unstructured<'_>) -> Result<Op> {
             n: input.choose_index(4)?,
         },
         16 => Op::Leave(cluster(input)?),
+        17 => Op::Analysis {
+            pick: input.arbitrary()?,
+            value: input.int_in_range(0..=3)?,
+        },
         _ => Op::Invalid(input.int_in_range(0..=6)?),
     })
 }

@@ -223,12 +223,14 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
     let after = match gate_after {
         0 => json!([]),
         1 => json!([{"type": "Approval"}]),
-        _ => json!([{"type": "TimedWait", "waitTime": "60s"}]),
+        2 => json!([{"type": "TimedWait", "waitTime": "60s"}]),
+        _ => json!([analysis(2, 1), {"type": "TimedWait", "waitTime": "60s"}]),
     };
-    let before = if gate_before {
-        json!([{"type": "Approval"}])
-    } else {
-        json!([])
+    let before = match (gate_before, gate_after >= 3) {
+        (true, true) => json!([{"type": "Approval"}, analysis(1, 0)]),
+        (true, false) => json!([{"type": "Approval"}]),
+        (false, true) => json!([analysis(1, 0)]),
+        (false, false) => json!([]),
     };
     let mut manifest = scoped("StagedUpdateStrategy", namespaced, "strategy");
     manifest["spec"] = json!({"stages": [
@@ -237,6 +239,13 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
          "beforeStageTasks": before}
     ]});
     manifest
+}
+
+/// An Analysis task (issue 17) taking `count` measurements, tolerating `failure_limit`.
+fn analysis(count: u8, failure_limit: u8) -> Value {
+    json!({"type": "Analysis", "prometheus": {"address": "http://127.0.0.1:9090",
+        "query": "error_ratio", "successCondition": "result < 0.01"},
+        "interval": "30s", "count": count, "failureLimit": failure_limit})
 }
 
 pub fn run(namespaced: bool, n: u8, state: u8) -> Value {

@@ -1,10 +1,10 @@
 //! Every kind of input the hub accepts, as proptest strategies over a small fixed universe: four
 //! member clusters, two namespaces with ConfigMaps, two ClusterResourcePlacements and one
 //! ResourcePlacement (every policy and strategy type), overrides of both scopes, staged
-//! strategies, runs and approvals of both scopes, evictions and budgets, work reports (current,
-//! stale and future indexes; with diffs, drifts, ReportDiff outcomes and failure reasons),
-//! heartbeats with and without properties, ticks, deletes of every kind, agents confirming they
-//! left, and invalid inputs.
+//! strategies (with Analysis gates), runs, approvals and analysis results of both scopes,
+//! evictions and budgets, work reports (current, stale and future indexes; with diffs, drifts,
+//! ReportDiff outcomes and failure reasons), heartbeats with and without properties, ticks,
+//! deletes of every kind, agents confirming they left, and invalid inputs.
 
 #![allow(dead_code)]
 
@@ -85,6 +85,9 @@ pub enum Op {
         namespaced: bool,
         after: bool,
     },
+    /// One measurement of an Analysis task measuring now (picked among them), or of run
+    /// `run-<pick % 4>`'s stage `s0` when none is; `value` 0 good, 1 bad, 2 an error, 3 `NaN`.
+    Analysis { pick: u8, value: u8 },
     /// Apply an eviction.
     Evict {
         n: u8,
@@ -142,7 +145,7 @@ fn placement_op() -> impl Strategy<Value = Op> {
 
 fn staged_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        1 => (any::<bool>(), any::<bool>(), 0..3u8, 0..3u8).prop_map(
+        1 => (any::<bool>(), any::<bool>(), 0..4u8, 0..3u8).prop_map(
             |(namespaced, gate_before, gate_after, concurrency)| {
                 Op::Strategy {
                     namespaced,
@@ -156,6 +159,7 @@ fn staged_op() -> impl Strategy<Value = Op> {
             .prop_map(|(namespaced, n, state)| Op::Run { namespaced, n, state }),
         2 => (any::<u8>(), any::<bool>(), any::<bool>())
             .prop_map(|(pick, namespaced, after)| Op::Approve { pick, namespaced, after }),
+        2 => (any::<u8>(), 0..4u8).prop_map(|(pick, value)| Op::Analysis { pick, value }),
     ]
 }
 
@@ -370,6 +374,40 @@ fn approve(state: &State, pick: u8, namespaced: bool, after: bool) -> Input {
     }
 }
 
+/// A measurement for an Analysis task measuring now, or for one that is not (refused).
+fn analysis_result(state: &State, pick: u8, value: u8) -> Input {
+    let measuring = flotilla_core::staged::analysis::measure::measuring(state);
+    let (run, namespace, stage, task) =
+        match measuring.get(usize::from(pick) % measuring.len().max(1)) {
+            Some(m) => (
+                m.run.name.clone(),
+                (!m.run.namespace.is_empty()).then(|| m.run.namespace.clone()),
+                m.stage.clone(),
+                m.at.path(),
+            ),
+            None => (
+                format!("run-{}", pick % 4),
+                None,
+                "s0".to_owned(),
+                String::new(),
+            ),
+        };
+    let (value, error) = match value {
+        0 => (Some("0.001".to_owned()), None),
+        1 => (Some("0.5".to_owned()), None),
+        2 => (None, Some("the query returned no sample".to_owned())),
+        _ => (Some("NaN".to_owned()), None),
+    };
+    Input::AnalysisResult(flotilla_core::AnalysisResult {
+        run,
+        namespace,
+        stage,
+        task,
+        value,
+        error,
+    })
+}
+
 /// What every sequence starts from: four joined clusters (two staging, two prod), both
 /// namespaces with a ConfigMap each, staged strategies of both scopes, External placements
 /// `crp-0` and `app/rp`, and a run for each.
@@ -395,11 +433,12 @@ pub fn prelude() -> Vec<Op> {
             value: 0,
         });
     }
-    for namespaced in [false, true] {
+    // The namespaced strategy's gates are Analysis tasks (with an Approval and a TimedWait).
+    for (namespaced, gate_after) in [(false, 1), (true, 3)] {
         ops.push(Op::Strategy {
             namespaced,
             gate_before: true,
-            gate_after: 1,
+            gate_after,
             concurrency: 1,
         });
     }
@@ -502,6 +541,7 @@ pub fn input(state: &State, op: &Op) -> (Input, i64) {
             namespaced,
             after,
         } => approve(state, *pick, *namespaced, *after),
+        Op::Analysis { pick, value } => analysis_result(state, *pick, *value),
         Op::Evict {
             n,
             cluster,

@@ -2,6 +2,7 @@
 //! now that the analysis adapter reads to know what to query.
 
 use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
 
 use super::{AnalysisStatus, SuccessCondition};
 use crate::change::{Change, Changes};
@@ -45,6 +46,7 @@ impl TaskAt {
 pub(crate) fn record(
     state: &mut State,
     result: &AnalysisResult,
+    event_id: Uuid,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
@@ -69,6 +71,10 @@ pub(crate) fn record(
     };
     let status = task_status_mut(run, at);
     let analysis = status.analysis.get_or_insert_with(AnalysisStatus::default);
+    if analysis.last_event == Some(event_id) {
+        return vec![Decision::ObjectUnchanged { object: key }];
+    }
+    analysis.last_event = Some(event_id);
     match outcome {
         Outcome::Successful | Outcome::Failed => {
             if outcome == Outcome::Successful {

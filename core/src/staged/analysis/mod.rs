@@ -13,6 +13,7 @@ pub mod measure;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 use crate::model::FieldError;
 use crate::staged::model::{StageTask, TaskType, WaitTime};
@@ -55,6 +56,9 @@ pub struct AnalysisStatus {
     pub last_error: Option<String>,
     /// When the last result was folded (the log's time).
     pub last_measured: Option<DateTime<Utc>>,
+    /// The id of the last result counted: the same result folded again straight after itself
+    /// (a retry the log did not catch) is not counted twice.
+    pub last_event: Option<Uuid>,
 }
 
 impl AnalysisStatus {
