@@ -5,7 +5,7 @@
 
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
-use flotilla_tests::scenario_files::run_scenario;
+use flotilla_tests::scenario_files::{binding_indexes, run_scenario};
 use serde_json::Value;
 
 type TestResult = Result<(), String>;
@@ -22,30 +22,6 @@ fn crp() -> ObjectKey {
         "ClusterResourcePlacement",
         "crp-1",
     )
-}
-
-/// `cluster@resource snapshot index` for every ClusterResourceBinding, by cluster.
-fn bindings(output: &Value) -> Vec<String> {
-    let mut out: Vec<String> = output["objects"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|o| o["kind"] == "ClusterResourceBinding")
-        .map(|b| {
-            let snapshot = b["spec"]["resourceSnapshotName"].as_str().unwrap_or("-");
-            let index = snapshot
-                .trim_end_matches("-snapshot")
-                .rsplit('-')
-                .next()
-                .unwrap_or("-");
-            format!(
-                "{}@{index}",
-                b["spec"]["targetCluster"].as_str().unwrap_or_default()
-            )
-        })
-        .collect();
-    out.sort();
-    out
 }
 
 /// `(status, reason, message)` of crp-1's `ClusterResourcePlacementRolloutStarted`.
@@ -72,14 +48,14 @@ fn reason_of(output: &Value) -> String {
 async fn a_deadline_not_yet_exceeded_waits_and_an_exceeded_one_halts() -> TestResult {
     let (_, waiting) = run("deadline.yaml", Some(10)).await?;
     assert_eq!(
-        bindings(&waiting),
+        binding_indexes(&waiting),
         ["cluster-1@1", "cluster-2@0", "cluster-3@0"]
     );
     assert_ne!(reason_of(&waiting), "ProgressDeadlineExceeded");
 
     let (state, exceeded) = run("deadline.yaml", Some(11)).await?;
     assert_eq!(
-        bindings(&exceeded),
+        binding_indexes(&exceeded),
         ["cluster-1@1", "cluster-2@0", "cluster-3@0"]
     );
     let (status, reason, message) = rollout_started(&exceeded).ok_or("no condition")?;
@@ -98,7 +74,7 @@ async fn a_deadline_not_yet_exceeded_waits_and_an_exceeded_one_halts() -> TestRe
 
     let (_, resumed) = run("deadline.yaml", None).await?;
     assert_eq!(
-        bindings(&resumed),
+        binding_indexes(&resumed),
         ["cluster-1@2", "cluster-2@2", "cluster-3@2"]
     );
     assert_eq!(
@@ -117,7 +93,7 @@ async fn one_failure_is_tolerated_and_the_next_halts_the_rollout() -> TestResult
     assert_ne!(reason_of(&tolerated), "FailureThresholdExceeded");
     let (_, going_on) = run("failures.yaml", Some(11)).await?;
     assert_eq!(
-        bindings(&going_on),
+        binding_indexes(&going_on),
         ["cluster-1@1", "cluster-2@1", "cluster-3@1", "cluster-4@0"],
         "a tolerated failure does not stop the rollout"
     );
@@ -125,7 +101,7 @@ async fn one_failure_is_tolerated_and_the_next_halts_the_rollout() -> TestResult
 
     let (_, halted) = run("failures.yaml", None).await?;
     assert_eq!(
-        bindings(&halted),
+        binding_indexes(&halted),
         ["cluster-1@1", "cluster-2@1", "cluster-3@1", "cluster-4@0"]
     );
     let (status, reason, message) = rollout_started(&halted).ok_or("no condition")?;
@@ -142,19 +118,19 @@ async fn one_failure_is_tolerated_and_the_next_halts_the_rollout() -> TestResult
 async fn a_rollback_moves_clusters_back_within_max_unavailable() -> TestResult {
     let (_, tripped) = run("rollback.yaml", Some(12)).await?;
     assert_eq!(
-        bindings(&tripped),
+        binding_indexes(&tripped),
         ["cluster-1@1", "cluster-2@1", "cluster-3@0", "cluster-4@0"],
         "the failed cluster goes back at once, the ready ones wait for the budget"
     );
     assert_eq!(reason_of(&tripped), "FailureThresholdExceeded");
     let (_, one_back) = run("rollback.yaml", Some(13)).await?;
     assert_eq!(
-        bindings(&one_back),
+        binding_indexes(&one_back),
         ["cluster-1@0", "cluster-2@1", "cluster-3@0", "cluster-4@0"]
     );
     let (_, two_back) = run("rollback.yaml", Some(14)).await?;
     assert_eq!(
-        bindings(&two_back),
+        binding_indexes(&two_back),
         ["cluster-1@0", "cluster-2@0", "cluster-3@0", "cluster-4@0"]
     );
     assert_eq!(
@@ -164,7 +140,7 @@ async fn a_rollback_moves_clusters_back_within_max_unavailable() -> TestResult {
     );
     let (state, done) = run("rollback.yaml", None).await?;
     assert_eq!(
-        bindings(&done),
+        binding_indexes(&done),
         ["cluster-1@0", "cluster-2@0", "cluster-3@0", "cluster-4@0"]
     );
     let (status, reason, message) = rollout_started(&done).ok_or("no condition")?;
@@ -179,7 +155,7 @@ async fn a_rollback_moves_clusters_back_within_max_unavailable() -> TestResult {
 async fn a_rollback_that_fails_is_reported_and_a_newer_snapshot_resumes() -> TestResult {
     let (_, failed) = run("rollback-fails.yaml", Some(13)).await?;
     assert_eq!(
-        bindings(&failed),
+        binding_indexes(&failed),
         ["cluster-1@1", "cluster-2@1", "cluster-3@0", "cluster-4@0"]
     );
     let (status, reason, message) = rollout_started(&failed).ok_or("no condition")?;
@@ -190,9 +166,9 @@ async fn a_rollback_that_fails_is_reported_and_a_newer_snapshot_resumes() -> Tes
     assert!(message.contains("cluster-3"), "{message}");
     let (_, resumed) = run("rollback-fails.yaml", None).await?;
     assert!(
-        bindings(&resumed).contains(&"cluster-3@2".to_owned()),
+        binding_indexes(&resumed).contains(&"cluster-3@2".to_owned()),
         "{:?}",
-        bindings(&resumed)
+        binding_indexes(&resumed)
     );
     assert_ne!(reason_of(&resumed), "RollbackFailed");
     Ok(())
@@ -262,7 +238,7 @@ async fn a_partitions_own_max_failures_halts_a_partitioned_rollout() -> TestResu
     assert_eq!(guard.failed.iter().collect::<Vec<_>>(), ["cluster-1"]);
     let (_, halted) = run("partitioned.yaml", None).await?;
     assert_eq!(
-        bindings(&halted),
+        binding_indexes(&halted),
         ["cluster-1@1", "cluster-2@1", "cluster-3@0", "cluster-4@0"]
     );
     let (status, reason, message) = rollout_started(&halted).ok_or("no condition")?;
@@ -279,7 +255,7 @@ async fn a_partitions_own_max_failures_halts_a_partitioned_rollout() -> TestResu
 async fn a_partitioned_rollout_rolls_back() -> TestResult {
     let (_, tripped) = run("partitioned-rollback.yaml", Some(11)).await?;
     assert_eq!(
-        bindings(&tripped),
+        binding_indexes(&tripped),
         ["cluster-1@0", "cluster-2@0", "cluster-3@0", "cluster-4@0"]
     );
     assert_eq!(reason_of(&tripped), "FailureThresholdExceeded");
