@@ -44,6 +44,7 @@
 //! (checked at connect). `wait_for` polls the input stream's last sequence (see
 //! [`NatsLog::wait_for`]).
 
+mod atomic;
 pub mod checkpoints;
 mod checks;
 mod decisions;
@@ -70,7 +71,6 @@ use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
 use bytes::Bytes;
-use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
 use flotilla_core::codec::encode_envelope;
 use flotilla_core::wire::{InputOrigin, read_input};
@@ -89,8 +89,10 @@ use subjects::input_subject;
 
 /// Most publishes awaiting their ack at once, over all concurrent appends of one `NatsLog`.
 pub const APPEND_IN_FLIGHT_MAX: usize = 4096;
-/// Events published before their acks are awaited, per append.
+/// Events published before their acks are awaited, per append; also the size of one atomic
+/// batch, so it stays within the server's batch limit.
 pub const APPEND_PIPELINE_MAX: usize = 256;
+const _: () = assert!(APPEND_PIPELINE_MAX <= atomic::ATOMIC_BATCH_MAX);
 /// Most messages one `read` or `read_decisions` returns (callers page with `from`).
 pub const READ_BATCH_MAX: usize = 4096;
 /// Shortest pause between two polls in `wait_for`.
@@ -297,10 +299,7 @@ impl NatsLog {
     }
 
     /// Publishes one chunk of events and awaits their acks, in order.
-    async fn append_chunk(
-        &self,
-        chunk: &[(String, String, Bytes, Option<DateTime<Utc>>)],
-    ) -> Result<Vec<Appended>, LogError> {
+    async fn append_chunk(&self, chunk: &[atomic::Outgoing]) -> Result<Vec<Appended>, LogError> {
         let permits = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
         // All permits at once: holding some while waiting for more could deadlock two appends.
         let _permits = self
@@ -309,6 +308,15 @@ impl NatsLog {
             .await
             .map_err(|_| LogError::Closed)?;
         let stream_name = self.input.cached_info().config.name.as_str();
+        if chunk.len() > 1 && self.input.cached_info().config.allow_atomic_publish {
+            let timeout = self.options.request_timeout;
+            match atomic::publish(&self.client, stream_name, chunk, timeout).await {
+                Ok(outcomes) => return Ok(outcomes),
+                Err(atomic::NotStored(why)) => {
+                    tracing::debug!(%why, "atomic batch not stored; publishing one by one");
+                }
+            }
+        }
         let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(chunk.len());
         for (subject, id, payload, given_time) in chunk {
             let mut headers = HeaderMap::new();
@@ -469,6 +477,7 @@ impl EventLog for NatsLog {
             stream: &self.decisions,
             batches: &self.batches,
             max_payload: self.client.server_info().max_payload,
+            budget: self.options.request_timeout,
         };
         let ack = decisions::publish(&target, *fence, &msg_id, &batch).await?;
         match ack {

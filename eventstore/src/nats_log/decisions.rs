@@ -46,6 +46,8 @@ pub(crate) struct Target<'a> {
     pub(crate) batches: &'a ObjectStore,
     /// The server's `max_payload`.
     pub(crate) max_payload: usize,
+    /// How long a publish may go unanswered in all, sent again meanwhile (see [`resend`]).
+    pub(crate) budget: Duration,
 }
 
 /// What this writer knows of the decisions stream; advanced only by its own appends.
@@ -59,6 +61,11 @@ pub(crate) struct Fence {
 
 /// Publishes `batch` fenced on `fence`: the server refuses it with a wrong-last-sequence error
 /// if the stream has moved since. The inner result is the server's answer.
+///
+/// A publish left unanswered (its ack lost while the stream elects a leader) is sent again
+/// early, within the target's budget: both headers make that exact. A copy arriving after the
+/// first was stored is refused as a wrong last sequence, which the caller recognises as its own
+/// batch by the message id.
 pub(crate) async fn publish(
     target: &Target<'_>,
     fence: Fence,
@@ -103,11 +110,15 @@ pub(crate) async fn publish(
         stream.cached_info().config.name.as_str(),
     );
     headers.insert(NATS_MESSAGE_ID, msg_id);
-    let ack = context
-        .publish_with_headers(DECISIONS_SUBJECT, headers, record.into())
-        .await
-        .map_err(|err| LogError::Nats(format!("publish decision batch: {err}")))?;
-    Ok(ack.await)
+    let record = bytes::Bytes::from(record);
+    resend::ask_until_answered(target.budget, || async {
+        let ack = context
+            .publish_with_headers(DECISIONS_SUBJECT, headers.clone(), record.clone())
+            .await?;
+        ack.await
+    })
+    .await
+    .map_err(|unanswered| unanswered.error("publish decision batch", target.budget))
 }
 
 /// The decisions stream's last batch, as its stream leader has it.

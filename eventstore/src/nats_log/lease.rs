@@ -14,7 +14,7 @@ use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
 use async_nats::jetstream::{self, stream::StorageType};
 use bytes::Bytes;
 
-use super::NatsOptions;
+use super::{NatsOptions, resend};
 use crate::LogError;
 
 /// The one key of the lease bucket.
@@ -96,13 +96,20 @@ impl WriterLease {
         &self.holder
     }
 
-    /// Takes the lease if nobody holds it; whether this process holds it now.
+    /// Takes the lease if nobody holds it; whether this process holds it now. A create left
+    /// unanswered (a leader election) is sent again within the lease's time to live; a copy
+    /// that finds the first stored is refused and adopted as our own write.
     ///
     /// # Errors
     /// When the server cannot be asked.
     pub async fn try_acquire(&mut self) -> Result<bool, LogError> {
         let value = Bytes::from(self.holder.clone().into_bytes());
-        match self.store.create(LEASE_KEY, value).await {
+        let store = &self.store;
+        let answer =
+            resend::ask_until_answered(self.ttl, || store.create(LEASE_KEY, value.clone()))
+                .await
+                .map_err(|unanswered| unanswered.error("acquire the writer lease", self.ttl))?;
+        match answer {
             Ok(revision) => {
                 self.revision = Some(revision);
                 Ok(true)
@@ -116,7 +123,8 @@ impl WriterLease {
         }
     }
 
-    /// Renews a held lease; `false` when it was lost (expired and taken, or never held).
+    /// Renews a held lease; `false` when it was lost (expired and taken, or never held). A
+    /// renewal left unanswered is sent again within the lease's time to live, like a create.
     ///
     /// # Errors
     /// When the server cannot be asked (the lease may still be held: renew again soon).
@@ -125,7 +133,13 @@ impl WriterLease {
             return Ok(false);
         };
         let value = Bytes::from(self.holder.clone().into_bytes());
-        match self.store.update(LEASE_KEY, value, revision).await {
+        let store = &self.store;
+        let answer = resend::ask_until_answered(self.ttl, || {
+            store.update(LEASE_KEY, value.clone(), revision)
+        })
+        .await
+        .map_err(|unanswered| unanswered.error("renew the writer lease", self.ttl))?;
+        match answer {
             Ok(revision) => {
                 self.revision = Some(revision);
                 Ok(true)

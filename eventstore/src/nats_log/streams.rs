@@ -93,13 +93,19 @@ pub(crate) fn log_stream_config(
 }
 
 /// The input stream's configuration.
+///
+/// It allows atomic batch publishes (`atomic.rs`): an append of many events is stored and synced
+/// as one. A stream created before that keeps working, one message at a time.
 pub(crate) fn input_stream_config(options: &NatsOptions) -> Config {
-    log_stream_config(
-        input_stream_name(options),
-        INPUT_SUBJECTS,
-        "flotilla input events (the log); payload: codec::encode_envelope",
-        options,
-    )
+    Config {
+        allow_atomic_publish: true,
+        ..log_stream_config(
+            input_stream_name(options),
+            INPUT_SUBJECTS,
+            "flotilla input events (the log); payload: codec::encode_envelope",
+            options,
+        )
+    }
 }
 
 /// The decisions stream's configuration.
