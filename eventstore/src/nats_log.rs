@@ -89,10 +89,11 @@ use subjects::input_subject;
 
 /// Most publishes awaiting their ack at once, over all concurrent appends of one `NatsLog`.
 pub const APPEND_IN_FLIGHT_MAX: usize = 4096;
-/// Events published before their acks are awaited, per append; also the size of one atomic
-/// batch, so it stays within the server's batch limit.
+/// Events published one by one before their acks are awaited (on a stream without atomic
+/// batches, or when a batch was not stored).
 pub const APPEND_PIPELINE_MAX: usize = 256;
-const _: () = assert!(APPEND_PIPELINE_MAX <= atomic::ATOMIC_BATCH_MAX);
+pub use atomic::ATOMIC_BATCH_MAX;
+const _: () = assert!(ATOMIC_BATCH_MAX <= APPEND_IN_FLIGHT_MAX);
 /// Most messages one `read` or `read_decisions` returns (callers page with `from`).
 pub const READ_BATCH_MAX: usize = 4096;
 /// Shortest pause between two polls in `wait_for`.
@@ -298,7 +299,8 @@ impl NatsLog {
         self.server_sync().await.map(|sync| sync.always)
     }
 
-    /// Publishes one chunk of events and awaits their acks, in order.
+    /// Publishes one chunk of events and awaits their acks, in order: as one atomic batch when
+    /// the stream allows it, else (or when the batch is not stored) one by one.
     async fn append_chunk(&self, chunk: &[atomic::Outgoing]) -> Result<Vec<Appended>, LogError> {
         let permits = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
         // All permits at once: holding some while waiting for more could deadlock two appends.
@@ -308,7 +310,7 @@ impl NatsLog {
             .await
             .map_err(|_| LogError::Closed)?;
         let stream_name = self.input.cached_info().config.name.as_str();
-        if chunk.len() > 1 && self.input.cached_info().config.allow_atomic_publish {
+        if chunk.len() > 1 && self.allows_atomic_batches() {
             let timeout = self.options.request_timeout;
             match atomic::publish(&self.client, stream_name, chunk, timeout).await {
                 Ok(outcomes) => return Ok(outcomes),
@@ -317,8 +319,26 @@ impl NatsLog {
                 }
             }
         }
-        let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(chunk.len());
-        for (subject, id, payload, given_time) in chunk {
+        let mut outcomes = Vec::with_capacity(chunk.len());
+        for part in chunk.chunks(APPEND_PIPELINE_MAX) {
+            outcomes.extend(self.publish_pipelined(part, stream_name).await?);
+        }
+        Ok(outcomes)
+    }
+
+    /// Whether the input stream takes atomic batches (a stream created before it did not).
+    fn allows_atomic_batches(&self) -> bool {
+        self.input.cached_info().config.allow_atomic_publish
+    }
+
+    /// Publishes events one by one, all before awaiting their acks.
+    async fn publish_pipelined(
+        &self,
+        part: &[atomic::Outgoing],
+        stream_name: &str,
+    ) -> Result<Vec<Appended>, LogError> {
+        let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(part.len());
+        for (subject, id, payload, given_time) in part {
             let mut headers = HeaderMap::new();
             headers.insert(NATS_MESSAGE_ID, id.as_str());
             headers.insert(NATS_EXPECTED_STREAM, stream_name);
@@ -332,8 +352,8 @@ impl NatsLog {
                 .map_err(|err| LogError::Nats(format!("publish event {id}: {err}")))?;
             acks.push(ack);
         }
-        let mut outcomes = Vec::with_capacity(chunk.len());
-        for (ack, (_, id, _, _)) in acks.into_iter().zip(chunk) {
+        let mut outcomes = Vec::with_capacity(part.len());
+        for (ack, (_, id, _, _)) in acks.into_iter().zip(part) {
             let ack = ack
                 .await
                 .map_err(|err| LogError::Nats(format!("ack of event {id}: {err}")))?;
@@ -382,7 +402,12 @@ impl EventLog for NatsLog {
         // A failed chunk fails the call, with earlier chunks written: publishers retry the
         // whole call, and deduplication by id makes the retry exact.
         let mut outcomes = Vec::with_capacity(encoded.len());
-        for chunk in encoded.chunks(APPEND_PIPELINE_MAX) {
+        let chunk_size = if self.allows_atomic_batches() {
+            ATOMIC_BATCH_MAX
+        } else {
+            APPEND_PIPELINE_MAX
+        };
+        for chunk in encoded.chunks(chunk_size) {
             outcomes.extend(self.append_chunk(chunk).await?);
         }
         Ok(outcomes)

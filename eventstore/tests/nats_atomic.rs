@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 use chrono::DateTime;
 use flotilla_core::{Envelope, Heartbeat, Input};
-use flotilla_eventstore::nats_log::{APPEND_PIPELINE_MAX, NatsLog, NatsOptions};
+use flotilla_eventstore::nats_log::{ATOMIC_BATCH_MAX, NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_eventstore::{AppendTime, Appended, EventLog};
 use uuid::Uuid;
@@ -55,7 +55,7 @@ async fn batch_ids(
 async fn many_events_are_stored_as_atomic_batches_at_dense_sequences() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = within(NatsLog::connect(&server.url(), NatsOptions::default())).await??;
-    let count = APPEND_PIPELINE_MAX as u128 + 10;
+    let count = ATOMIC_BATCH_MAX as u128 + 10;
     let events: Vec<Envelope> = (1..=count).map(heartbeat).collect();
     let appended = within(log.append(events, AppendTime::Assigned)).await??;
     let expected: Vec<Appended> = (1..=count as u64)
@@ -68,22 +68,22 @@ async fn many_events_are_stored_as_atomic_batches_at_dense_sequences() -> TestRe
 
     let ids = batch_ids(&server, count as u64).await?;
     let first = ids[0].clone().ok_or("the first chunk was not a batch")?;
-    let second = ids[APPEND_PIPELINE_MAX]
+    let second = ids[ATOMIC_BATCH_MAX]
         .clone()
         .ok_or("the second chunk was not a batch")?;
     assert_ne!(first, second, "one batch per chunk");
     assert!(
-        ids[..APPEND_PIPELINE_MAX]
+        ids[..ATOMIC_BATCH_MAX]
             .iter()
             .all(|id| id.as_deref() == Some(first.as_str()))
     );
     assert!(
-        ids[APPEND_PIPELINE_MAX..]
+        ids[ATOMIC_BATCH_MAX..]
             .iter()
             .all(|id| id.as_deref() == Some(second.as_str()))
     );
 
-    let read = within(log.read(1, 1000)).await??;
+    let read = within(log.read(1, 2000)).await??;
     let read_ids: Vec<Uuid> = read
         .iter()
         .filter_map(|stored| stored.event().map(|event| event.id))
