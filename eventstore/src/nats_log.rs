@@ -583,7 +583,8 @@ impl EventLog for NatsLog {
     }
 
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
-        event_ids::record_folded(&self.event_ids, folded, self.options.request_timeout).await
+        let timeout = self.options.request_timeout;
+        event_ids::record_folded(&self.client, &self.event_ids, folded, timeout).await
     }
 }
 

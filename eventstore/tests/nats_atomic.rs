@@ -32,13 +32,23 @@ fn heartbeat(n: u128) -> Envelope {
     Envelope::new(Uuid::from_u128(n), DateTime::UNIX_EPOCH, "gateway", input)
 }
 
-/// The `Nats-Batch-Id` header each stored message carries, if any, in sequence order.
+/// The `Nats-Batch-Id` header each stored message of the input stream carries, if any, in
+/// sequence order.
 async fn batch_ids(
     server: &NatsTestServer,
     last: u64,
 ) -> Result<Vec<Option<String>>, Box<dyn Error>> {
+    stream_batch_ids(server, "FLOTILLA_INPUT", last).await
+}
+
+/// The same for any stream.
+async fn stream_batch_ids(
+    server: &NatsTestServer,
+    stream: &str,
+    last: u64,
+) -> Result<Vec<Option<String>>, Box<dyn Error>> {
     let client = within(async_nats::connect(server.url())).await??;
-    let stream = within(jetstream::new(client).get_stream("FLOTILLA_INPUT")).await??;
+    let stream = within(jetstream::new(client).get_stream(stream)).await??;
     let mut ids = Vec::new();
     for seq in 1..=last {
         let message = within(stream.get_raw_message(seq)).await??;
@@ -118,5 +128,32 @@ async fn a_batch_holding_a_stored_event_is_published_one_by_one() -> TestResult 
         ids[3..].iter().all(Option::is_none),
         "the retry was one by one"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn folded_ids_are_created_as_a_batch_and_a_recorded_id_keeps_its_sequence() -> TestResult {
+    let server = NatsTestServer::start()?;
+    let log = within(NatsLog::connect(&server.url(), NatsOptions::default())).await??;
+    let first: Vec<(Uuid, u64)> = (1..=50).map(|n| (Uuid::from_u128(n), n as u64)).collect();
+    within(log.record_folded(&first)).await??;
+    let ids = stream_batch_ids(&server, "KV_FLOTILLA_EVENT_IDS", 50).await?;
+    assert!(
+        ids.iter().all(Option::is_some),
+        "the creates went as one batch"
+    );
+
+    // A re-fold records 40..=50 again (at other sequences, as a stale copy would) with new ids:
+    // the batch is refused for the recorded ones, and one by one they keep their first sequence.
+    let again: Vec<(Uuid, u64)> = (40..=60)
+        .map(|n| (Uuid::from_u128(n), 1000 + n as u64))
+        .collect();
+    within(log.record_folded(&again)).await??;
+    let asked: Vec<Uuid> = (1..=60).map(Uuid::from_u128).collect();
+    let found = within(log.first_seq_of(&asked)).await??;
+    for n in 1..=60_u128 {
+        let expected = if n <= 50 { n as u64 } else { 1000 + n as u64 };
+        assert_eq!(found.get(&Uuid::from_u128(n)), Some(&expected), "id {n}");
+    }
     Ok(())
 }

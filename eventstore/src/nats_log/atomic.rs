@@ -1,20 +1,22 @@
-//! Appends as one JetStream atomic batch (nats-server 2.12 and later, on a stream with
+//! Publishes as one JetStream atomic batch (nats-server 2.12 and later, on a stream with
 //! `allow_atomic`): every message of the batch carries `Nats-Batch-Id` and its place in the
 //! batch, the last one `Nats-Batch-Commit`, and the server stores them all, at consecutive
-//! sequences, or none, with one acknowledgement for the batch.
+//! sequences, or none, with one acknowledgement for the batch. Used for the input stream's
+//! appends and for the folded event ids' creates (`event_ids.rs`).
 //!
 //! Why: with `sync_interval: always` a stream fsyncs per stored message when they come one by
-//! one, so one publisher's rate is bound by the disk's fsync rate (about 860 heartbeats a
-//! second here, pipelined); a batch is written and synced as one (4,400 a second in batches of
-//! 100, 10,300 in batches of 1,000; `docs/benchmarks.md`). Each event is still its own message,
-//! with its own id and sequence, so nothing downstream changes.
+//! one, so one publisher's rate is bound by the disk's fsync rate (about 3,000 messages a second
+//! here, pipelined); a batch is written and synced as one (about 38,000 a second in batches of
+//! 1,000; `docs/benchmarks.md`). Each message is still its own, with its own sequence (and for
+//! an event its own id), so nothing downstream changes.
 //!
-//! A batch is refused whole if any message in it is a duplicate by `Nats-Msg-Id` (an event a
-//! publisher sent before) or if the server's batch limits are reached; the caller then publishes
-//! the same messages one by one, where duplicates are answered with the sequence they already
-//! have. A batch whose acknowledgement never comes is handled the same way: if it was stored,
-//! the one-by-one copies are duplicates; if it is stored later, it is refused for holding their
-//! ids. Either way each event is stored once.
+//! A batch is refused whole if any message in it fails its own check — an event that is a
+//! duplicate by `Nats-Msg-Id` (a publisher's retry), a key create that finds the key — or if the
+//! server's batch limits are reached; the caller then publishes the same messages one by one,
+//! where each gets its own answer. A batch whose acknowledgement never comes is handled the same
+//! way: if it was stored, the one-by-one copies find their first copies (a duplicate, an
+//! existing key); if it is stored later, it is refused for theirs. Either way each is stored
+//! once.
 
 use std::time::Duration;
 
@@ -33,6 +35,9 @@ pub const ATOMIC_BATCH_MAX: usize = 1000;
 
 /// One event ready to publish: subject, id, encoded envelope, and its time when kept as given.
 pub(crate) type Outgoing = (String, String, Bytes, Option<DateTime<Utc>>);
+
+/// One message of a batch: subject, its own headers (the batch's are added), payload.
+pub(crate) type BatchMessage = (String, HeaderMap, Bytes);
 
 /// The server's answer to a batch's commit.
 #[derive(Deserialize)]
@@ -53,37 +58,74 @@ struct BatchRefusal {
     description: String,
 }
 
-/// Why a batch was not stored as one (the caller publishes its events one by one instead).
+/// Why a batch was not stored as one (the caller publishes its messages one by one instead).
 #[derive(Debug)]
 pub(crate) struct NotStored(pub(crate) String);
 
-/// Publishes `chunk` (at most [`ATOMIC_BATCH_MAX`] events) to `stream` as one atomic batch and
-/// returns each event's sequence, in order.
+/// Publishes `chunk` (at most [`ATOMIC_BATCH_MAX`] events) to the input stream `stream` as one
+/// atomic batch, each event under its id, and returns each event's sequence, in order.
 ///
 /// # Errors
-/// [`NotStored`] when the batch was refused, its answer was unreadable, or none came within
-/// `timeout`; the batch may then still be stored, which the one-by-one retry finds by id.
+/// As [`publish_batch`].
 pub(crate) async fn publish(
     client: &Client,
     stream: &str,
     chunk: &[Outgoing],
     timeout: Duration,
 ) -> Result<Vec<Appended>, NotStored> {
-    let Some((last, rest)) = chunk.split_last() else {
-        return Ok(Vec::new());
-    };
+    let messages: Vec<BatchMessage> = chunk
+        .iter()
+        .map(|(subject, id, payload, given_time)| {
+            let mut headers = HeaderMap::new();
+            headers.insert(NATS_MESSAGE_ID, id.as_str());
+            headers.insert(NATS_EXPECTED_STREAM, stream);
+            if let Some(time) = given_time {
+                given_times::add_header(&mut headers, *time);
+            }
+            (subject.clone(), headers, payload.clone())
+        })
+        .collect();
+    let last_seq = publish_batch(client, messages, timeout).await?;
+    stored_sequences(last_seq, chunk.len())
+        .ok_or_else(|| NotStored("the batch's answer does not cover it".to_owned()))
+}
+
+/// Publishes `messages` (at most [`ATOMIC_BATCH_MAX`]) as one atomic batch; the sequence of its
+/// last message once all are stored.
+///
+/// # Errors
+/// [`NotStored`] when the batch was refused, its answer was unreadable or did not count every
+/// message, or none came within `timeout`; the batch may then still be stored, which the
+/// caller's one-by-one retry must tolerate.
+pub(crate) async fn publish_batch(
+    client: &Client,
+    messages: Vec<BatchMessage>,
+    timeout: Duration,
+) -> Result<u64, NotStored> {
+    let count = messages.len();
     let batch_id = Uuid::now_v7().simple().to_string();
-    for (place, event) in rest.iter().enumerate() {
-        let headers = batch_headers(stream, &batch_id, place + 1, event);
+    let mut commit = None;
+    for (index, (subject, mut headers, payload)) in messages.into_iter().enumerate() {
+        let place = index + 1;
+        headers.insert(async_nats::header::NATS_BATCH_ID, batch_id.as_str());
+        headers.insert(
+            async_nats::header::NATS_BATCH_SEQUENCE,
+            place.to_string().as_str(),
+        );
+        if place == count {
+            headers.insert(async_nats::header::NATS_BATCH_COMMIT, "1");
+            commit = Some(client.request_with_headers(subject, headers, payload));
+            break;
+        }
         client
-            .publish_with_headers(event.0.clone(), headers, event.2.clone())
+            .publish_with_headers(subject, headers, payload)
             .await
             .map_err(|err| NotStored(format!("publish to batch {batch_id}: {err}")))?;
     }
-    let mut headers = batch_headers(stream, &batch_id, chunk.len(), last);
-    headers.insert(async_nats::header::NATS_BATCH_COMMIT, "1");
-    let request = client.request_with_headers(last.0.clone(), headers, last.2.clone());
-    let answer = tokio::time::timeout(timeout, request)
+    let Some(commit) = commit else {
+        return Err(NotStored("an empty batch".to_owned()));
+    };
+    let answer = tokio::time::timeout(timeout, commit)
         .await
         .map_err(|_| NotStored(format!("batch {batch_id}: no answer within {timeout:?}")))?
         .map_err(|err| NotStored(format!("commit batch {batch_id}: {err}")))?;
@@ -95,33 +137,20 @@ pub(crate) async fn publish(
             refusal.description
         )));
     }
-    stored_sequences(&ack, chunk.len())
-        .ok_or_else(|| NotStored(format!("batch {batch_id}: answer does not cover the batch")))
+    if ack.count != count {
+        return Err(NotStored(format!(
+            "batch {batch_id}: {} of {count} messages counted",
+            ack.count
+        )));
+    }
+    Ok(ack.seq)
 }
 
-fn batch_headers(stream: &str, batch_id: &str, place: usize, event: &Outgoing) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    headers.insert(async_nats::header::NATS_BATCH_ID, batch_id);
-    headers.insert(
-        async_nats::header::NATS_BATCH_SEQUENCE,
-        place.to_string().as_str(),
-    );
-    headers.insert(NATS_MESSAGE_ID, event.1.as_str());
-    headers.insert(NATS_EXPECTED_STREAM, stream);
-    if let Some(time) = event.3 {
-        given_times::add_header(&mut headers, time);
-    }
-    headers
-}
-
-/// The batch's messages sit at the `count` sequences ending at `seq`.
-fn stored_sequences(ack: &BatchAck, len: usize) -> Option<Vec<Appended>> {
-    if ack.count != len || ack.seq < len as u64 {
-        return None;
-    }
-    let first = ack.seq - len as u64 + 1;
+/// The batch's `len` messages sit at the sequences ending at `last_seq`.
+fn stored_sequences(last_seq: u64, len: usize) -> Option<Vec<Appended>> {
+    let first = last_seq.checked_sub(len as u64)? + 1;
     Some(
-        (first..=ack.seq)
+        (first..=last_seq)
             .map(|seq| Appended {
                 seq,
                 duplicate: false,
@@ -134,28 +163,29 @@ fn stored_sequences(ack: &BatchAck, len: usize) -> Option<Vec<Appended>> {
 mod tests {
     use super::*;
 
-    fn ack(text: &str) -> BatchAck {
-        serde_json::from_str(text).unwrap_or_else(|err| panic!("{text}: {err}"))
-    }
-
     #[test]
     fn a_committed_batch_covers_the_sequences_ending_at_its_ack() {
-        let answer = ack(r#"{"stream":"T","seq":6000,"batch":"b","count":3}"#);
-        let seqs: Vec<u64> = stored_sequences(&answer, 3)
+        let seqs: Vec<u64> = stored_sequences(6000, 3)
             .unwrap_or_default()
             .iter()
             .map(|appended| appended.seq)
             .collect();
         assert_eq!(seqs, vec![5998, 5999, 6000]);
+        assert!(stored_sequences(2, 3).is_none());
     }
 
     #[test]
-    fn an_answer_for_another_count_is_not_taken() {
-        let answer = ack(r#"{"stream":"T","seq":6000,"batch":"b","count":2}"#);
-        assert!(stored_sequences(&answer, 3).is_none());
-        let refused = ack(
-            r#"{"error":{"code":400,"err_code":10201,"description":"atomic publish batch contains duplicate message id"},"stream":"T","seq":0}"#,
+    fn a_refusal_is_read_from_the_answer() {
+        let text = r#"{"error":{"code":400,"err_code":10201,"description":"atomic publish batch contains duplicate message id"},"stream":"T","seq":0}"#;
+        let refused: BatchAck = serde_json::from_str(text).unwrap_or_else(|err| panic!("{err}"));
+        assert!(
+            refused
+                .error
+                .is_some_and(|refusal| refusal.description.contains("duplicate"))
         );
-        assert!(refused.error.is_some());
+        let ack: BatchAck =
+            serde_json::from_str(r#"{"stream":"T","seq":6000,"batch":"b","count":3}"#)
+                .unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!((ack.seq, ack.count), (6000, 3));
     }
 }

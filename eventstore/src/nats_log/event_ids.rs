@@ -8,11 +8,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use async_nats::header::NATS_EXPECTED_LAST_SUBJECT_SEQUENCE;
 use async_nats::jetstream::kv;
+use async_nats::{Client, HeaderMap};
 use bytes::Bytes;
 use futures::StreamExt;
 use uuid::Uuid;
 
+use super::atomic::{self, ATOMIC_BATCH_MAX};
 use super::{EVENT_ID_REQUESTS_IN_FLIGHT_MAX, resend};
 use crate::LogError;
 
@@ -44,7 +47,49 @@ pub(crate) async fn first_seq_of(
 }
 
 /// Records the first folded sequence of each event; an id recorded before keeps its sequence.
+///
+/// Each key is created (`Nats-Expected-Last-Subject-Sequence: 0`). When the bucket's stream
+/// takes atomic batches, up to [`ATOMIC_BATCH_MAX`] creates go as one batch, stored and synced
+/// as one; a batch refused (an id recorded before: a re-fold after a restart) or unanswered is
+/// created one by one, where an existing key is kept.
 pub(crate) async fn record_folded(
+    client: &Client,
+    store: &kv::Store,
+    folded: &[(Uuid, u64)],
+    budget: Duration,
+) -> Result<(), LogError> {
+    // A bucket reached through another JetStream API prefix (a domain) is left to the client's
+    // own creates, which know the prefix.
+    let atomic =
+        store.stream.cached_info().config.allow_atomic_publish && !store.use_jetstream_prefix;
+    for chunk in folded.chunks(ATOMIC_BATCH_MAX) {
+        if chunk.len() > 1 && atomic {
+            let creates = chunk
+                .iter()
+                .map(|(id, seq)| create_message(store, *id, *seq));
+            match atomic::publish_batch(client, creates.collect(), budget).await {
+                Ok(_) => continue,
+                Err(atomic::NotStored(why)) => {
+                    tracing::debug!(%why, "event id batch not stored; creating one by one");
+                }
+            }
+        }
+        create_one_by_one(store, chunk, budget).await?;
+    }
+    Ok(())
+}
+
+/// A create of `id`'s key, as `kv::Store::create` sends it (default API prefix).
+fn create_message(store: &kv::Store, id: Uuid, seq: u64) -> atomic::BatchMessage {
+    let mut subject = store.put_prefix.as_ref().unwrap_or(&store.prefix).clone();
+    subject.push_str(&id.to_string());
+    let mut headers = HeaderMap::new();
+    headers.insert(NATS_EXPECTED_LAST_SUBJECT_SEQUENCE, "0");
+    (subject, headers, Bytes::from(seq.to_string()))
+}
+
+/// Creates each key with its own request; an existing key keeps its value.
+async fn create_one_by_one(
     store: &kv::Store,
     folded: &[(Uuid, u64)],
     budget: Duration,

@@ -267,7 +267,8 @@ async fn object_bucket(
 /// Creates (or binds to) the bucket of folded event ids: event id → the first input sequence it
 /// was folded at. It is what makes a duplicate older than the stream's duplicate window
 /// recognisable, so it keeps everything (no age, no size limit), one value per key (a key is
-/// only ever created, never updated), on file storage with the log's replicas.
+/// only ever created, never updated), on file storage with the log's replicas. A bucket created
+/// here takes atomic batches of creates.
 pub(crate) async fn event_id_bucket(
     context: &jetstream::Context,
     options: &NatsOptions,
@@ -288,8 +289,25 @@ pub(crate) async fn event_id_bucket(
         compression: false,
         ..kv::Config::default()
     };
-    context
+    let store = context
         .create_key_value(config)
         .await
-        .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))
+        .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))?;
+    allow_atomic_batches(context, &store).await;
+    context
+        .get_key_value(&bucket)
+        .await
+        .map_err(|err| LogError::Nats(format!("bind key-value bucket {bucket}: {err}")))
+}
+
+/// Lets a new bucket's stream take atomic batches (`atomic.rs`), which `kv::Config` cannot ask
+/// for. A server that refuses (older than 2.12) leaves the bucket created one key at a time.
+async fn allow_atomic_batches(context: &jetstream::Context, store: &kv::Store) {
+    let config = Config {
+        allow_atomic_publish: true,
+        ..store.stream.cached_info().config.clone()
+    };
+    if let Err(err) = context.update_stream(config).await {
+        tracing::warn!(stream = %store.stream_name, %err, "atomic batches not allowed; creating event ids one by one");
+    }
 }
