@@ -10,8 +10,11 @@
 //! `cargo bench -p flotilla-eventstore --bench nats_append`. Without `nats-server` on `PATH`
 //! it says how to install it and exits 0.
 
+#[path = "shared/timed.rs"]
+mod timed;
+
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_nats::HeaderMap;
 use async_nats::header::{NATS_BATCH_COMMIT, NATS_BATCH_ID, NATS_BATCH_SEQUENCE, NATS_MESSAGE_ID};
@@ -25,6 +28,8 @@ use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_eventstore::{AppendTime, EventLog};
 use tokio::runtime::Runtime;
+
+use timed::timed;
 use uuid::Uuid;
 
 /// Events per call.
@@ -105,18 +110,6 @@ async fn raw_one_by_one(context: &jetstream::Context, messages: Vec<(String, Byt
     for ack in acks {
         ack.await.expect("an ack");
     }
-}
-
-/// Times `work` over `iters` inputs made (untimed) by `make`.
-fn timed<T>(iters: u64, mut make: impl FnMut() -> T, mut work: impl FnMut(T)) -> Duration {
-    let mut spent = Duration::ZERO;
-    for _ in 0..iters {
-        let input = make();
-        let started = Instant::now();
-        work(input);
-        spent += started.elapsed();
-    }
-    spent
 }
 
 fn main() {

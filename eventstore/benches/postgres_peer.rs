@@ -15,11 +15,14 @@ mod server;
 #[path = "postgres_peer/table.rs"]
 mod table;
 
+#[path = "shared/timed.rs"]
+mod timed;
+
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use criterion::{Criterion, SamplingMode, Throughput};
@@ -29,6 +32,8 @@ use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, EventLog};
 use redb::{Builder, Database, Durability, TableDefinition};
 use tokio::runtime::Runtime;
+
+use timed::timed;
 use uuid::Uuid;
 
 use server::PgServer;
@@ -148,18 +153,6 @@ fn open_log(dir: &Path) -> RedbLog {
         ..RedbOptions::default()
     };
     RedbLog::open(&dir.join("log.redb"), options).expect("open the redb log")
-}
-
-/// Times `work` over `iters` inputs made (untimed) by `make`.
-fn timed<T>(iters: u64, mut make: impl FnMut() -> T, mut work: impl FnMut(T)) -> Duration {
-    let mut spent = Duration::ZERO;
-    for _ in 0..iters {
-        let input = make();
-        let started = Instant::now();
-        work(input);
-        spent += started.elapsed();
-    }
-    spent
 }
 
 /// What every group shares: the runtime, the events, the redb log, one PostgreSQL connection.
