@@ -247,10 +247,17 @@ impl<L: EventLog> Hub<L> {
         self.shutdown.send_replace(true);
     }
 
-    /// A receiver that turns `true` when shutdown is requested.
+    /// A receiver that turns `true` when shutdown is requested. One taken after the request
+    /// reports it as a change, so a task that first runs after a quick stop (the clock, the
+    /// analysis adapter: spawned at start, subscribing when first polled) still returns
+    /// instead of waiting forever for a change that already happened.
     #[must_use]
     pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
-        self.shutdown.subscribe()
+        let mut receiver = self.shutdown.subscribe();
+        if *receiver.borrow() {
+            receiver.mark_changed();
+        }
+        receiver
     }
 
     /// The writer loop: fold, record decisions, checkpoint. Returns on shutdown or when fenced.
