@@ -175,15 +175,19 @@ async fn simulate<L: EventLog>(
         0,
         seeded,
     );
-    {
+    // Decisions after this point are answered from the hub's recent decisions; the cursor is
+    // taken before the change is sent, so the writer folding it first cannot hide its
+    // decisions (a canary cluster bound before `drive` began was never answered).
+    let cursor = {
         let view = hub.view()?;
         members.reconcile(&view.folder.state, 0);
-    }
+        view.folder.seq
+    };
     let change = change_everything(args);
     let mut stats = Stats::new(joined);
     let last = hub.submit(change).await?;
     stats.appended(last.len(), last.last().map_or(joined, |a| a.seq));
-    drive(hub, args, &mut members, &mut stats, started).await?;
+    drive(hub, args, (&mut members, cursor), &mut stats, started).await?;
     // Let the hub fold what was sent, then report.
     let appended = hub.log().last_seq().await?;
     hub.wait_folded(appended, CATCH_UP_MAX).await;
@@ -260,15 +264,15 @@ fn change_everything(args: &SimulateArgs) -> Vec<Envelope> {
         .collect()
 }
 
-/// The members beat and answer until `--duration` has passed since `started`.
+/// The members beat and answer, from the decisions after `cursor` on, until `--duration` has
+/// passed since `started`.
 async fn drive<L: EventLog>(
     hub: &Hub<L>,
     args: &SimulateArgs,
-    members: &mut Members,
+    (members, mut cursor): (&mut Members, u64),
     stats: &mut Stats,
     started: Instant,
 ) -> anyhow::Result<()> {
-    let mut cursor = hub.view()?.folder.seq;
     let mut next_line = Instant::now() + LINE_EVERY;
     let progress = indicatif::ProgressBar::new_spinner();
     while started.elapsed() < args.duration {
