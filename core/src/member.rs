@@ -151,15 +151,20 @@ pub(crate) fn apply(
             Ok(revision) => revision,
             Err(unchanged) => return vec![*unchanged],
         };
-    match state.members.get_mut(&key.name) {
+    match state
+        .members
+        .get_mut(&key.name)
+        .map(std::sync::Arc::make_mut)
+    {
         Some(member) => {
             member.meta = meta;
             member.spec = spec;
         }
         None => {
-            state
-                .members
-                .insert(key.name.clone(), Member::new(meta, spec));
+            state.members.insert(
+                key.name.clone(),
+                std::sync::Arc::new(Member::new(meta, spec)),
+            );
         }
     }
     if let Some(period) = old_period {
@@ -228,7 +233,11 @@ fn start_leaving(
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let resource_version = state.next_resource_version();
-    let Some(member) = state.members.get_mut(&key.name) else {
+    let Some(member) = state
+        .members
+        .get_mut(&key.name)
+        .map(std::sync::Arc::make_mut)
+    else {
         return Vec::new();
     };
     member.leaving_since = Some(now);
@@ -252,7 +261,11 @@ pub(crate) fn heartbeat(
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let Some(member) = state.members.get_mut(&beat.cluster) else {
+    let Some(member) = state
+        .members
+        .get_mut(&beat.cluster)
+        .map(std::sync::Arc::make_mut)
+    else {
         return vec![rejected(
             RejectCode::UnknownCluster,
             format!(
@@ -397,7 +410,13 @@ impl Expiry {
     /// Puts back every deadline and agent status this expiry changed.
     pub(crate) fn revert(self, state: &mut State) {
         for ((deadline, cluster), agent) in self.undo.into_iter().rev() {
-            if let (Some(member), Some(agent)) = (state.members.get_mut(&cluster), agent) {
+            if let (Some(member), Some(agent)) = (
+                state
+                    .members
+                    .get_mut(&cluster)
+                    .map(std::sync::Arc::make_mut),
+                agent,
+            ) {
                 member.agent = Some(agent);
             }
             state.heartbeat_deadlines.insert((deadline, cluster));
@@ -422,6 +441,7 @@ pub(crate) fn expire_heartbeats_reversibly(
         let agent = state
             .members
             .get_mut(&cluster)
+            .map(std::sync::Arc::make_mut)
             .and_then(|m| m.agent.as_mut());
         let before = agent.as_deref().cloned();
         if let Some(agent) = agent.filter(|agent| agent.healthy) {

@@ -67,7 +67,11 @@ pub(crate) fn record_report(
         )];
     };
     // The report is about the cluster's work, which exists only while its binding does.
-    let Some(binding) = placement.bindings.get_mut(&report.cluster) else {
+    let Some(binding) = placement
+        .bindings
+        .get_mut(&report.cluster)
+        .map(std::sync::Arc::make_mut)
+    else {
         return vec![rejected(
             RejectCode::NotFound,
             format!(

@@ -2,6 +2,7 @@
 //! deterministic, plus a canonical hash.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -21,7 +22,7 @@ pub struct State {
     /// The last resource version handed out (hub-wide, like Kubernetes').
     pub(crate) resource_version: u64,
     /// Member clusters by name.
-    pub(crate) members: BTreeMap<String, Member>,
+    pub(crate) members: Members,
     /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
     pub(crate) heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)>,
     /// ClusterResourcePlacements and ResourcePlacements.
@@ -52,6 +53,14 @@ pub struct State {
     /// Partitioned placements' rollout plans (derived, kept to make a report cheap).
     pub(crate) partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
 }
+
+/// Member clusters by name. Each member is behind a pointer, for two reasons: a map node holds
+/// eleven entries inline and is about half full when names arrive in order, so an inline
+/// 256-byte member would leave about as much room empty as it uses
+/// (`core/benches/state_memory.rs`); and a checkpoint's snapshot ([`State::snapshot`]) shares
+/// the members instead of copying them, the fold copying only those it changes while the
+/// snapshot lives (`Arc::make_mut`).
+pub type Members = BTreeMap<String, Arc<Member>>;
 
 /// A stored hub resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +162,32 @@ impl std::fmt::Display for StateHash {
 }
 
 impl State {
+    /// A copy to checkpoint from, cheap to take: members and bindings are shared, not copied
+    /// (the fold copies one only when it changes it while the copy lives, `Arc::make_mut`),
+    /// and the caches, never encoded, are left empty. It encodes, and so hashes, as `self`
+    /// does; it is for encoding, not for folding on.
+    #[must_use]
+    pub fn snapshot(&self) -> State {
+        State {
+            now: self.now,
+            resource_version: self.resource_version,
+            members: self.members.clone(),
+            heartbeat_deadlines: self.heartbeat_deadlines.clone(),
+            placements: self.placements.clone(),
+            resources: self.resources.clone(),
+            overrides: self.overrides.clone(),
+            rollout_deadlines: self.rollout_deadlines.clone(),
+            strategies: self.strategies.clone(),
+            update_runs: self.update_runs.clone(),
+            approvals: self.approvals.clone(),
+            run_deadlines: self.run_deadlines.clone(),
+            rollout_index: crate::rollout::index::IndexCache::default(),
+            selector_index: crate::placement::selector_index::SelectorIndex::default(),
+            disruptions: self.disruptions.clone(),
+            partitioned_rollouts: self.partitioned_rollouts.clone(),
+        }
+    }
+
     /// Hashes the state canonically. Every map is ordered, so equal states hash equally on
     /// any machine.
     ///
@@ -176,7 +211,7 @@ impl State {
 
     /// Member clusters by name.
     #[must_use]
-    pub fn members(&self) -> &BTreeMap<String, Member> {
+    pub fn members(&self) -> &Members {
         &self.members
     }
 

@@ -1,7 +1,8 @@
 //! Proves, over random sequences of every kind of input (see `inputs/`), that the fold is
 //! deterministic and checkpoints are transparent: folding a sequence twice gives identical
 //! decisions and state hash; checkpointing (encode, decode) after any prefix and folding the
-//! rest gives the same decisions and hash as folding straight through; a duplicate of any
+//! rest gives the same decisions and hash as folding straight through, and so does folding on
+//! after taking a checkpoint's snapshot, which keeps the hash it had; a duplicate of any
 //! event changes nothing; and every invariant (`flotilla_core::invariants`) holds after every
 //! step. A second test keeps the generator honest: it must reach every aggregate.
 
@@ -85,6 +86,18 @@ proptest! {
         decisions.extend(fold(&mut restored, &log[cut..]));
         prop_assert_eq!(&decisions, &recorded);
         prop_assert_eq!(&restored.hash().expect("hash"), &hash);
+
+        // A checkpoint's snapshot shares members and bindings with the state it was taken
+        // from: it encodes as that state did, folding on changes nothing in it, and the fold
+        // goes on as if no snapshot had been taken.
+        let at_cut = prefix.hash().expect("hash");
+        let snapshot = prefix.snapshot();
+        prop_assert_eq!(&snapshot.hash().expect("hash"), &at_cut);
+        let mut rest = fold(&mut prefix, &log[cut..]);
+        rest.splice(0..0, recorded[..cut].iter().cloned());
+        prop_assert_eq!(&rest, &recorded);
+        prop_assert_eq!(&prefix.hash().expect("hash"), &hash);
+        prop_assert_eq!(&snapshot.hash().expect("hash"), &at_cut);
 
         // Folding an event a second time, straight after itself, changes nothing — except a
         // report once its work was replaced (see `is_replaced_work`).

@@ -280,8 +280,17 @@ fn works<'a>(state: &'a State, namespace: Option<&str>) -> Vec<DerivedObject<'a>
         .flat_map(|(key, placement)| {
             let owner = Owner { key, placement };
             let bindings: Vec<&'a Binding> = match cluster {
-                None => placement.bindings.values().collect(),
-                Some(Some(cluster)) => placement.bindings.get(cluster).into_iter().collect(),
+                None => placement
+                    .bindings
+                    .values()
+                    .map(std::sync::Arc::as_ref)
+                    .collect(),
+                Some(Some(cluster)) => placement
+                    .bindings
+                    .get(cluster)
+                    .map(std::sync::Arc::as_ref)
+                    .into_iter()
+                    .collect(),
                 Some(None) => Vec::new(),
             };
             bindings

@@ -122,6 +122,7 @@ fn selected_progress<'a>(state: &State, owner: &Owner<'a>) -> Vec<(&'a Binding, 
     placement
         .bindings
         .values()
+        .map(std::sync::Arc::as_ref)
         .filter(|b| b.policy_index == policy.index && b.state != BindingState::Unscheduled)
         .map(|binding| (binding, progress::progress(state, owner, binding)))
         .collect()

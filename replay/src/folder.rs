@@ -229,6 +229,13 @@ impl Folder {
         )?)
     }
 
+    /// The folded sequence and a snapshot of the state ([`State::snapshot`]), to encode a
+    /// checkpoint from elsewhere while this folder folds on.
+    #[must_use]
+    pub fn checkpoint_snapshot(&self) -> (u64, State) {
+        (self.seq, self.state.snapshot())
+    }
+
     /// Folds the log forward up to `until` (inclusive), returning every input's decisions.
     ///
     /// # Errors

@@ -10,6 +10,9 @@ use std::time::Duration;
 /// How long a hub may take to start listening.
 pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a hub may take to exit after SIGTERM before a test fails.
+pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A running `flotilla serve` process.
 pub struct HubProcess {
     child: Child,
@@ -100,11 +103,23 @@ impl HubProcess {
         if !status.success() {
             return Err(format!("kill -TERM {pid} failed"));
         }
-        let status = self.child.wait().map_err(|e| e.to_string())?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("serve exited with {status}"))
+        let began = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(format!("serve exited with {status}"))
+                };
+            }
+            if began.elapsed() >= STOP_TIMEOUT {
+                // Dropping `self` kills it: a hub that hangs on stop fails the test instead of
+                // stalling the whole run.
+                return Err(format!(
+                    "serve (pid {pid}) did not exit within {STOP_TIMEOUT:?} of SIGTERM"
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 

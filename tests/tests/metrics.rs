@@ -159,6 +159,7 @@ fn metrics_move_as_events_are_folded() -> Result<(), String> {
         "checkpoint every 4"
     );
     assert!(value(&after, "flotilla_checkpoint_seconds_count")? >= 1.0);
+    assert!(value(&after, "flotilla_checkpoint_pause_seconds_count")? >= 1.0);
 
     let more = ["member1", "member2", "member3"].map(heartbeat);
     hub.post_events(&Value::Array(more.to_vec()))?;

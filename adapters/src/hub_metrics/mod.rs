@@ -47,6 +47,8 @@ pub const APPEND_SECONDS: &str = "flotilla_append_seconds";
 pub const CHECKPOINT_BYTES: &str = "flotilla_checkpoint_bytes";
 /// Seconds each checkpoint took to encode and write.
 pub const CHECKPOINT_SECONDS: &str = "flotilla_checkpoint_seconds";
+/// Seconds the writer paused for each checkpoint's snapshot.
+pub const CHECKPOINT_PAUSE_SECONDS: &str = "flotilla_checkpoint_pause_seconds";
 
 /// Buckets of the append latency histogram, in seconds.
 const APPEND_BUCKETS_SECONDS: [f64; 12] = [
@@ -86,6 +88,12 @@ fn builder() -> PrometheusBuilder {
                 Matcher::Full(CHECKPOINT_SECONDS.to_owned()),
                 &CHECKPOINT_BUCKETS_SECONDS,
             )
+        })
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                Matcher::Full(CHECKPOINT_PAUSE_SECONDS.to_owned()),
+                &CHECKPOINT_BUCKETS_SECONDS,
+            )
         });
     bucketed.unwrap_or(plain)
 }
@@ -115,6 +123,10 @@ fn describe() {
     metrics::describe_histogram!(
         CHECKPOINT_SECONDS,
         "Seconds per checkpoint (encode + write)"
+    );
+    metrics::describe_histogram!(
+        CHECKPOINT_PAUSE_SECONDS,
+        "Seconds the writer paused for a checkpoint's snapshot"
     );
     metrics::counter!(EVENTS_FOLDED).increment(0);
 }
@@ -153,6 +165,12 @@ pub fn record_checkpoint(bytes: u64, took: Duration) {
     handle();
     metrics::gauge!(CHECKPOINT_BYTES).set(bytes as f64);
     metrics::histogram!(CHECKPOINT_SECONDS).record(took.as_secs_f64());
+}
+
+/// Records how long the writer paused to take a checkpoint's snapshot.
+pub fn record_checkpoint_pause(took: Duration) {
+    handle();
+    metrics::histogram!(CHECKPOINT_PAUSE_SECONDS).record(took.as_secs_f64());
 }
 
 /// Drains histogram samples every [`UPKEEP_EVERY`] until the hub shuts down.

@@ -1,22 +1,26 @@
-//! When and how the writer checkpoints. The state is encoded once under the view's lock — the
-//! writer cannot fold while it encodes, so that is the writer's whole cost — and the record is
-//! stored by a background task while the writer folds on. A checkpoint is due after
-//! [`super::HubConfig::checkpoint_every`] events, but no sooner than
-//! [`COST_MULTIPLE`] times the last encoding's duration after the last one began, and never
-//! while the previous one is still being stored: on a large fleet, where one encoding takes
-//! seconds, checkpointing costs the writer at most about one part in [`COST_MULTIPLE`] of its
-//! time instead of stalling it every few thousand events. Checkpoints only shorten a restart's
-//! fold; when they are written changes no state and no decision.
+//! When and how the writer checkpoints. Under the view's lock the writer only takes a
+//! snapshot of the state ([`flotilla_core::State::snapshot`]: members and bindings are shared,
+//! not copied), so that is the writer's whole pause; a blocking task encodes the snapshot and
+//! a background task stores the record while the writer folds on. A checkpoint is due after
+//! [`super::HubConfig::checkpoint_every`] events, but no sooner than [`COST_MULTIPLE`] times
+//! the last one's cost (snapshot and encoding) after the last one began, and never while the
+//! previous one is still being encoded or stored: on a large fleet, where one encoding takes
+//! seconds of a core, checkpointing costs at most about one part in [`COST_MULTIPLE`] of the
+//! machine's time. Checkpoints only shorten a restart's fold; when they are written changes no
+//! state and no decision.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use flotilla_core::State;
 use flotilla_eventstore::{EncodedCheckpoint, EventLog};
 use tokio::task::JoinHandle;
 
 use super::{Hub, HubError};
 
-/// A checkpoint may begin no sooner than this many times the last encoding's duration after
-/// the last one began.
+/// A checkpoint may begin no sooner than this many times the last one's cost (snapshot and
+/// encoding) after the last one began.
 pub const COST_MULTIPLE: u32 = 20;
 
 /// The writer's checkpoint schedule and the save in flight.
@@ -24,7 +28,8 @@ pub(super) struct Pacer {
     every: u64,
     since: u64,
     last_began: Option<Instant>,
-    last_cost: Duration,
+    /// The last checkpoint's cost in nanoseconds, set by its encoding task when it is done.
+    last_cost: Arc<AtomicU64>,
     saving: Option<JoinHandle<()>>,
 }
 
@@ -35,7 +40,7 @@ impl Pacer {
             every,
             since: 0,
             last_began: None,
-            last_cost: Duration::ZERO,
+            last_cost: Arc::new(AtomicU64::new(0)),
             saving: None,
         }
     }
@@ -46,8 +51,9 @@ impl Pacer {
         if self.since < self.every || self.saving.as_ref().is_some_and(|s| !s.is_finished()) {
             return false;
         }
+        let last_cost = Duration::from_nanos(self.last_cost.load(Ordering::Relaxed));
         self.last_began
-            .is_none_or(|began| began.elapsed() >= self.last_cost * COST_MULTIPLE)
+            .is_none_or(|began| began.elapsed() >= last_cost * COST_MULTIPLE)
     }
 
     /// Waits for the save in flight, if any (before a final checkpoint, or shutdown).
@@ -66,15 +72,29 @@ impl<L: EventLog> Hub<L> {
     /// When the state cannot be encoded.
     pub(super) fn checkpoint_in_background(&self, pacer: &mut Pacer) -> Result<(), HubError> {
         let began = Instant::now();
-        let Some(encoded) = self.encode_checkpoint()? else {
+        let Some((seq, snapshot)) = self.checkpoint_snapshot()? else {
             return Ok(());
         };
+        let held = began.elapsed();
+        crate::hub_metrics::record_checkpoint_pause(held);
         pacer.since = 0;
         pacer.last_began = Some(began);
-        pacer.last_cost = began.elapsed();
-        let log = std::sync::Arc::clone(&self.log);
+        let last_cost = Arc::clone(&pacer.last_cost);
+        let log = Arc::clone(&self.log);
         pacer.saving = Some(tokio::spawn(async move {
-            save(log.as_ref(), encoded, began).await;
+            let encoding = tokio::task::spawn_blocking(move || encode(seq, snapshot)).await;
+            let Ok((encoded, took)) = encoding else {
+                return;
+            };
+            let cost = held + took;
+            last_cost.store(
+                u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX),
+                Ordering::Relaxed,
+            );
+            tracing::debug!(seq, ?held, ?took, "checkpoint encoded from a snapshot");
+            if let Some(encoded) = encoded {
+                save(log.as_ref(), encoded, began).await;
+            }
         }));
         Ok(())
     }
@@ -96,18 +116,44 @@ impl<L: EventLog> Hub<L> {
     }
 
     /// The current state's checkpoint, encoded under the view's lock; `None` when this hub
-    /// must not write one (fenced, declined, following, or nothing folded).
+    /// must not write one.
     fn encode_checkpoint(&self) -> Result<Option<EncodedCheckpoint>, HubError> {
         let view = self.view()?;
-        if view.fenced.is_some()
-            || view.declined.is_some()
-            || view.following
-            || view.folder.seq == 0
-        {
+        if !may_checkpoint(&view) {
             return Ok(None);
         }
         Ok(Some(view.folder.encoded_checkpoint()?))
     }
+
+    /// The folded sequence and a snapshot of the state, taken under the view's lock; `None`
+    /// when this hub must not write a checkpoint.
+    fn checkpoint_snapshot(&self) -> Result<Option<(u64, State)>, HubError> {
+        let view = self.view()?;
+        Ok(may_checkpoint(&view).then(|| view.folder.checkpoint_snapshot()))
+    }
+}
+
+/// Whether this hub writes checkpoints now: not when fenced, declined or following, nor
+/// before it folded anything.
+fn may_checkpoint(view: &super::View) -> bool {
+    view.fenced.is_none() && view.declined.is_none() && !view.following && view.folder.seq > 0
+}
+
+/// Encodes a snapshot (on a blocking thread) and drops it there, with how long that took; a
+/// state too large to encode is logged and gives no checkpoint.
+fn encode(seq: u64, snapshot: State) -> (Option<EncodedCheckpoint>, Duration) {
+    let began = Instant::now();
+    let encoded = match flotilla_core::wire::checkpoint::encode_once(seq, &snapshot) {
+        Ok(encoded) => Some(encoded),
+        Err(error) => {
+            tracing::warn!(seq, %error, "could not encode a checkpoint");
+            None
+        }
+    };
+    // Dropping a snapshot of a large fleet releases a reference per member and binding: done
+    // here, not on the writer.
+    drop(snapshot);
+    (encoded, began.elapsed())
 }
 
 /// Stores an encoded checkpoint; a failure is logged, not fatal: a checkpoint only shortens

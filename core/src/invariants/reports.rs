@@ -36,7 +36,7 @@ fn no_binding_to_a_leaving_member(
         state
             .members
             .get(&binding.cluster)
-            .is_some_and(crate::member::Member::is_leaving)
+            .is_some_and(|member| member.is_leaving())
     });
     match stray {
         Some(binding) => Err(Violation::BindingToLeavingMember {

@@ -142,6 +142,7 @@ fn a_binding_keyed_by_another_cluster_is_caught() {
     fold.placement_mut("crp")
         .bindings
         .get_mut("c1")
+        .map(std::sync::Arc::make_mut)
         .expect("c1")
         .cluster = "c2".into();
     assert!(matches!(
@@ -157,6 +158,7 @@ fn two_bindings_with_one_name_are_caught() {
     fold.placement_mut("crp")
         .bindings
         .get_mut("c2")
+        .map(std::sync::Arc::make_mut)
         .expect("c2")
         .name = name;
     assert!(matches!(
@@ -179,7 +181,12 @@ fn a_live_binding_to_a_cluster_that_left_is_caught() {
 #[test]
 fn a_binding_to_a_leaving_member_is_caught() {
     let mut fold = rolling();
-    if let Some(member) = fold.state.members.get_mut("c3") {
+    if let Some(member) = fold
+        .state
+        .members
+        .get_mut("c3")
+        .map(std::sync::Arc::make_mut)
+    {
         member.leaving_since = Some(fold.now);
     }
     assert!(matches!(
@@ -205,14 +212,22 @@ fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
         },
         first_observed: fold.now + Duration::seconds(1),
     };
-    let binding = fold.placement_mut("crp").bindings.get_mut("c1");
+    let binding = fold
+        .placement_mut("crp")
+        .bindings
+        .get_mut("c1")
+        .map(std::sync::Arc::make_mut);
     let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
     report.drifted = vec![observed.clone()];
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("first seen")
     ));
-    let binding = fold.placement_mut("crp").bindings.get_mut("c1");
+    let binding = fold
+        .placement_mut("crp")
+        .bindings
+        .get_mut("c1")
+        .map(std::sync::Arc::make_mut);
     let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
     report.drifted.clear();
     report.diffed = vec![observed; DIFFERENCES_MAX + 1];
@@ -228,6 +243,7 @@ fn a_binding_on_a_pruned_resource_snapshot_is_caught() {
     fold.placement_mut("crp")
         .bindings
         .get_mut("c1")
+        .map(std::sync::Arc::make_mut)
         .expect("c1")
         .resource_index = Some(7);
     assert!(matches!(
@@ -305,6 +321,7 @@ fn a_rollout_that_updates_past_its_budget_is_caught() {
             p.bindings
                 .values_mut()
                 .find(|b| b.resource_index == Some(0))
+                .map(std::sync::Arc::make_mut)
         })
         .expect("an old binding");
     binding.resource_index = Some(1);
@@ -360,6 +377,7 @@ fn a_heartbeat_from_the_future_is_caught() {
         .state
         .members
         .get_mut("c1")
+        .map(std::sync::Arc::make_mut)
         .and_then(|m| m.agent.as_mut())
         .expect("joined");
     agent.last_heartbeat += Duration::seconds(5);

@@ -54,7 +54,7 @@ pub(crate) fn placement_applied(
 /// snapshot, and runs the scheduler when the policy changed. With invalid selectors the
 /// placement reports it and nothing else is derived, as in KubeFleet.
 fn refresh(
-    members: &std::collections::BTreeMap<String, crate::member::Member>,
+    members: &crate::state::Members,
     resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
     key: &ObjectKey,
     placement: &mut Placement,

@@ -19,6 +19,11 @@ use serde::{Deserialize, Serialize};
 
 pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore, OverrideSnapshots, Work};
 pub use policy_snapshot::PolicySnapshot;
+
+/// A placement's bindings by cluster name, each behind a pointer as members are
+/// ([`crate::state::Members`]): a 384-byte binding inline in a half-full map node would leave
+/// about as much room empty as it uses, and a checkpoint's snapshot shares them.
+pub type Bindings = BTreeMap<String, std::sync::Arc<Binding>>;
 pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
 
 use chrono::{DateTime, Utc};
@@ -41,7 +46,7 @@ pub struct Placement {
     /// Resource snapshots, oldest first; the last is the latest.
     pub resource_snapshots: Vec<ResourceSnapshot>,
     /// One binding per member cluster the scheduler has ever picked and not yet released.
-    pub bindings: BTreeMap<String, Binding>,
+    pub bindings: Bindings,
     /// The placement-level `…Scheduled` condition.
     pub scheduled: Option<Condition>,
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
@@ -111,7 +116,10 @@ impl Placement {
         now: DateTime<Utc>,
         changes: &mut Changes,
     ) -> Option<Decision> {
-        let binding = self.bindings.get_mut(cluster)?;
+        let binding = self
+            .bindings
+            .get_mut(cluster)
+            .map(std::sync::Arc::make_mut)?;
         let resource_index = work.resource_index;
         binding.bind_to(work, run, now);
         changes.push(Change::BindingBound {

@@ -21,15 +21,12 @@ pub mod score;
 
 use std::borrow::Cow;
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
 use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
-use crate::member::Member;
 use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
@@ -71,7 +68,7 @@ fn first_chars(text: &str, max: usize) -> &str {
 
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
-    members: &'a BTreeMap<String, Member>,
+    members: &'a crate::state::Members,
     placement: &'a mut Placement,
     key: &'a ObjectKey,
     changes: &'a mut Changes,
@@ -88,7 +85,7 @@ struct Cycle<'a> {
 /// Runs the scheduler for one placement. `only` limits a PickAll pass to one cluster (a
 /// cluster changed and nothing else did); `None` is a full pass.
 pub(crate) fn schedule(
-    members: &BTreeMap<String, Member>,
+    members: &crate::state::Members,
     placement: &mut Placement,
     key: &ObjectKey,
     now: DateTime<Utc>,
@@ -162,7 +159,10 @@ impl Cycle<'_> {
     fn release_dangling(&mut self, only: Option<&str>) {
         let dangling = |b: &Binding| {
             b.state != BindingState::Unscheduled
-                && self.members.get(&b.cluster).is_none_or(Member::is_leaving)
+                && self
+                    .members
+                    .get(&b.cluster)
+                    .is_none_or(|member| member.is_leaving())
         };
         let gone: Vec<String> = match only {
             Some(cluster) => self
@@ -217,7 +217,12 @@ impl Cycle<'_> {
             reason: REASON_PICKED.to_owned(),
         };
         let policy_index = self.policy_index;
-        if let Some(binding) = self.placement.bindings.get_mut(cluster) {
+        if let Some(binding) = self
+            .placement
+            .bindings
+            .get_mut(cluster)
+            .map(std::sync::Arc::make_mut)
+        {
             if binding.restore() {
                 self.changes.push(Change::ClusterScheduled {
                     placement: self.key.clone(),
@@ -233,7 +238,9 @@ impl Cycle<'_> {
         }
         let binding =
             Binding::scheduled(self.binding_name(cluster), decision, policy_index, self.now);
-        self.placement.bindings.insert(cluster.to_owned(), binding);
+        self.placement
+            .bindings
+            .insert(cluster.to_owned(), std::sync::Arc::new(binding));
         self.changes.push(Change::ClusterScheduled {
             placement: self.key.clone(),
             cluster: cluster.to_owned(),
@@ -245,7 +252,12 @@ impl Cycle<'_> {
     }
 
     fn unschedule(&mut self, cluster: &str, reason: &str) {
-        let Some(binding) = self.placement.bindings.get_mut(cluster) else {
+        let Some(binding) = self
+            .placement
+            .bindings
+            .get_mut(cluster)
+            .map(std::sync::Arc::make_mut)
+        else {
             return;
         };
         if !binding.unschedule() {

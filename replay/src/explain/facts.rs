@@ -183,7 +183,10 @@ impl MemberNow {
 
 /// The member of this name, as [`MemberNow`].
 pub(crate) fn member_now(state: &State, cluster: &str) -> Option<MemberNow> {
-    state.members().get(cluster).map(MemberNow::of)
+    state
+        .members()
+        .get(cluster)
+        .map(|member| MemberNow::of(member))
 }
 
 /// `Bound at resource index 1 since 23:00:05; reported applied, not available on resource

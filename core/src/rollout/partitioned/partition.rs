@@ -120,7 +120,7 @@ fn manual(
             let labels = state
                 .members
                 .get(*cluster)
-                .map_or(&no_labels, |m: &crate::member::Member| labels_of(&m.meta));
+                .map_or(&no_labels, |m| labels_of(&m.meta));
             let in_groups: Vec<&Group> = groups.iter().filter(|g| g.spec.selects(labels)).collect();
             rollout
                 .partitions
