@@ -210,7 +210,7 @@ fn stage(stage: &StageStatus) -> Value {
         ("stageName", Value::from(stage.name.as_str())),
         (
             "clusters",
-            Value::Array(stage.clusters.iter().map(cluster).collect()),
+            Value::Array(stage.clusters.iter().map(|c| cluster(c)).collect()),
         ),
     ];
     if !conditions.is_empty() {

@@ -245,7 +245,7 @@ fn bookkeeping(
         return fail("a cluster started before the stage did".into());
     }
     for (position, cluster) in stage.clusters.iter().enumerate() {
-        if run.status.positions.get(&cluster.cluster) != Some(&(index, position)) {
+        if run.status.positions.get(cluster.cluster.as_str()) != Some(&(index, position)) {
             return fail(format!(
                 "{} is not at ({index}, {position}) in positions",
                 cluster.cluster

@@ -601,6 +601,7 @@ fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
     );
     the_run(&mut fold).status.stages[0].succeeded = Some(failed);
     assert!(bookkeeping(&fold.state), "c1 has no recorded prior work");
-    the_run(&mut fold).status.stages[0].clusters[0].prior = Some((7, Default::default()));
+    std::sync::Arc::make_mut(&mut the_run(&mut fold).status.stages[0].clusters[0]).prior =
+        Some((7, Default::default()));
     assert_eq!(check(&fold.state), Ok(()));
 }

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use super::Scope;
 use super::analysis::REASON_ANALYSIS_FAILED;
 use super::model::RunState;
-use super::run::{ClusterStatus, TaskPosition, UpdateRun};
+use super::run::{TaskPosition, UpdateRun};
 use crate::change::Changes;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
@@ -251,7 +251,7 @@ fn settle_stop(pass: &mut Pass<'_>, index: Option<usize>, stopping: bool) {
         pass.run.status.stages[i]
             .clusters
             .iter()
-            .any(ClusterStatus::is_updating)
+            .any(|cluster| cluster.is_updating())
     });
     let (stage_status, stage_reason, run_status, run_reason) = if updating {
         (
@@ -385,6 +385,7 @@ fn delete_stage(pass: &mut Pass<'_>) {
         if cluster.succeeded.is_some() {
             continue;
         }
+        let cluster = std::sync::Arc::make_mut(cluster);
         cluster.started = Some(pass.condition(
             "Started",
             ConditionStatus::True,

@@ -3,6 +3,7 @@
 //! `Initialized=False` with KubeFleet's message.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
@@ -105,7 +106,7 @@ pub(crate) fn initialize(
                 .clusters
                 .iter()
                 .enumerate()
-                .map(move |(position, c)| (c.cluster.clone(), (stage, position)))
+                .map(move |(position, c)| (Arc::from(c.cluster.as_str()), (stage, position)))
         })
         .collect();
     run.status.deletion = Some(StageStatus::new(
@@ -332,6 +333,7 @@ fn record_overrides(
     }
     for stage in &mut run.status.stages {
         for cluster in &mut stage.clusters {
+            let cluster = Arc::make_mut(cluster);
             let (cro, ro) = overrides::applicable_overrides(
                 state,
                 placement_key,

@@ -4,6 +4,7 @@
 //! it changed at — the projections only render it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -62,8 +63,9 @@ pub struct RunStatus {
     /// A scheduling change on the placement since the run last checked that its clusters still
     /// match (the run fails when they do not).
     pub needs_validation: bool,
-    /// Where each cluster of the plan is: `(stage, position)`.
-    pub positions: BTreeMap<String, (usize, usize)>,
+    /// Where each cluster of the plan is: `(stage, position)`. Names are shared (`Arc<str>`)
+    /// so that a checkpoint's snapshot copies no string per cluster.
+    pub positions: BTreeMap<Arc<str>, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<String>,
     /// The rollback a stage with `onFailure: Rollback` started when it tripped (issue 17).
@@ -94,8 +96,10 @@ pub struct RunRollback {
 pub struct StageStatus {
     /// `stageName`.
     pub name: String,
-    /// Its clusters, in update order.
-    pub clusters: Vec<ClusterStatus>,
+    /// Its clusters, in update order. Each is behind a pointer so that a checkpoint's
+    /// snapshot ([`crate::State::snapshot`]) shares a large run's clusters instead of copying
+    /// them; the fold copies one only when it changes it while a snapshot lives.
+    pub clusters: Vec<Arc<ClusterStatus>>,
     /// `beforeStageTaskStatus`.
     pub before_tasks: Vec<TaskStatus>,
     /// `afterStageTaskStatus`.
@@ -124,7 +128,7 @@ impl StageStatus {
     pub fn new(name: String, clusters: Vec<ClusterStatus>) -> Self {
         Self {
             name,
-            clusters,
+            clusters: clusters.into_iter().map(Arc::new).collect(),
             before_tasks: Vec::new(),
             after_tasks: Vec::new(),
             progressing: None,

@@ -404,8 +404,12 @@ fn stage_waits(
 ) -> Vec<Wait> {
     let stage = &run.status.stages[index];
     let mut waits = Vec::new();
-    let updating: Vec<&flotilla_core::staged::run::ClusterStatus> =
-        stage.clusters.iter().filter(|c| c.is_updating()).collect();
+    let updating: Vec<&flotilla_core::staged::run::ClusterStatus> = stage
+        .clusters
+        .iter()
+        .map(std::sync::Arc::as_ref)
+        .filter(|c| c.is_updating())
+        .collect();
     if !updating.is_empty() {
         let names_updating: Vec<String> = updating.iter().map(|c| c.cluster.clone()).collect();
         let since = updating

@@ -86,13 +86,13 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
         status.resource_overrides = ro;
     }
     let stage = &mut pass.run.status.stages[index];
-    stage.clusters.push(status);
+    stage.clusters.push(std::sync::Arc::new(status));
     let position = stage.clusters.len() - 1;
     let name = stage.name.clone();
     pass.run
         .status
         .positions
-        .insert(cluster.to_owned(), (index, position));
+        .insert(std::sync::Arc::from(cluster), (index, position));
     pass.decisions.push(Decision::UpdateRunClusterChanged {
         run: pass.scope.run_key(),
         cluster: cluster.to_owned(),
@@ -114,10 +114,10 @@ fn leave(pass: &mut Pass<'_>, cluster: &str) {
     );
     let stage = &mut pass.run.status.stages[index];
     let name = stage.name.clone();
-    let status = &mut stage.clusters[position];
-    if status.dropped {
+    if stage.clusters[position].dropped {
         return;
     }
+    let status = std::sync::Arc::make_mut(&mut stage.clusters[position]);
     status.dropped = true;
     if status.succeeded.is_none() {
         status.succeeded = Some(condition);
@@ -133,7 +133,7 @@ fn leave(pass: &mut Pass<'_>, cluster: &str) {
     {
         deletion
             .clusters
-            .push(ClusterStatus::new(cluster.to_owned()));
+            .push(std::sync::Arc::new(ClusterStatus::new(cluster.to_owned())));
     }
     pass.decisions.push(Decision::UpdateRunClusterChanged {
         run: pass.scope.run_key(),

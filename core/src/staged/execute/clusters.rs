@@ -27,7 +27,7 @@ pub(super) fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -
         None => stage.updating.iter().copied().collect(),
         Some(focus) => focus
             .iter()
-            .filter_map(|cluster| pass.run.status.positions.get(cluster))
+            .filter_map(|cluster| pass.run.status.positions.get(cluster.as_str()))
             .filter(|(at_stage, position)| *at_stage == index && stage.updating.contains(position))
             .map(|(_, position)| *position)
             .collect(),
@@ -109,7 +109,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
                 "",
             );
             let stage = &mut pass.run.status.stages[index];
-            stage.clusters[position].succeeded = Some(next);
+            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
             stage.updating.remove(&position);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
                 run: pass.scope.run_key(),
@@ -138,7 +138,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
                 &message,
             );
             let stage = &mut pass.run.status.stages[index];
-            stage.clusters[position].succeeded = Some(next);
+            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
             stage.updating.remove(&position);
             stage.succeeded = Some(failed);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
@@ -211,7 +211,7 @@ fn count_failure(
         message,
     );
     let stage = &mut pass.run.status.stages[index];
-    stage.clusters[position].succeeded = Some(next);
+    std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
     stage.updating.remove(&position);
     pass.decisions.push(Decision::UpdateRunClusterUpdated {
         run: pass.scope.run_key(),
@@ -300,7 +300,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         "ClusterUpdatingStarted",
         "",
     );
-    let status = &mut pass.run.status.stages[index].clusters[position];
+    let status = std::sync::Arc::make_mut(&mut pass.run.status.stages[index].clusters[position]);
     status.started = Some(started);
     let overrides = (
         status.cluster_resource_overrides.clone(),
@@ -322,7 +322,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         let same = index == work.resource_index && b.override_snapshots == work.override_snapshots;
         (!same).then(|| (index, b.override_snapshots.clone()))
     });
-    pass.run.status.stages[index].clusters[position].prior = prior;
+    std::sync::Arc::make_mut(&mut pass.run.status.stages[index].clusters[position]).prior = prior;
     let bound = placement.bind(&key, &cluster, (work, Some(run_name)), now, pass.changes);
     pass.decisions.extend(bound);
 }
