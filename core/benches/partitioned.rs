@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
 use flotilla_core::placement::BindingState;
-use flotilla_core::{Decision, Envelope, Input, State, WorkReport, codec, step};
+use flotilla_core::{Decision, Envelope, Input, State, codec, step};
 use uuid::Uuid;
 
 struct Fold {
@@ -59,18 +59,7 @@ impl Fold {
     /// Members report every work they were given, available, until nothing is owed.
     fn settle(&mut self) {
         while let Some((cluster, resource_index)) = self.owed.pop_front() {
-            self.send(Input::WorkReport(WorkReport {
-                cluster,
-                placement: "everywhere".into(),
-                namespace: None,
-                resource_index,
-                applied: Some(true),
-                available: Some(true),
-                trackable: true,
-                message: String::new(),
-                failed_manifests: Vec::new(),
-                differences: Default::default(),
-            }));
+            self.send(support::available(cluster, resource_index));
         }
     }
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
 use flotilla_core::placement::BindingState;
-use flotilla_core::{Envelope, Input, State, WorkReport, step};
+use flotilla_core::{Envelope, Input, State, step};
 use uuid::Uuid;
 
 struct Fold {
@@ -72,18 +72,7 @@ impl Fold {
             }
             for (cluster, resource_index) in owed {
                 sent += 1;
-                self.send(Input::WorkReport(WorkReport {
-                    cluster,
-                    placement: "everywhere".into(),
-                    namespace: None,
-                    resource_index,
-                    applied: Some(true),
-                    available: Some(true),
-                    trackable: true,
-                    message: String::new(),
-                    failed_manifests: Vec::new(),
-                    differences: Default::default(),
-                }));
+                self.send(support::available(cluster, resource_index));
             }
         }
     }

@@ -12,7 +12,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use chrono::{TimeZone, Utc};
-use flotilla_core::{Envelope, Input, State, WorkReport, step};
+use flotilla_core::{Envelope, Input, State, step};
 use uuid::Uuid;
 
 const RUN: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateRun","metadata":{"name":"r"},"spec":{"placementName":"everywhere","stagedRolloutStrategyName":"s","state":"Run"}}"#;
@@ -49,19 +49,7 @@ fn fleet(size: usize) -> State {
     }
     let clusters: Vec<String> = state.members().keys().cloned().collect();
     for cluster in clusters {
-        let report = WorkReport {
-            cluster,
-            placement: "everywhere".into(),
-            namespace: None,
-            resource_index: 0,
-            applied: Some(true),
-            available: Some(true),
-            trackable: true,
-            message: String::new(),
-            failed_manifests: Vec::new(),
-            differences: Default::default(),
-        };
-        send(&mut state, Input::WorkReport(report));
+        send(&mut state, support::available(cluster, 0));
     }
     state
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use chrono::{Duration, TimeZone, Utc};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::{Envelope, Input, State, WorkReport, step};
+use flotilla_core::{Envelope, Input, State, step};
 use uuid::Uuid;
 
 struct Fold {
@@ -103,18 +103,7 @@ fn run(size: usize) {
             continue;
         }
         for cluster in owed {
-            fold.send(Input::WorkReport(WorkReport {
-                cluster,
-                placement: "everywhere".into(),
-                namespace: None,
-                resource_index: 0,
-                applied: Some(true),
-                available: Some(true),
-                trackable: true,
-                message: String::new(),
-                failed_manifests: Vec::new(),
-                differences: Default::default(),
-            }));
+            fold.send(support::available(cluster, 0));
         }
     }
     let elapsed = started.elapsed();

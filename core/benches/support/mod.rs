@@ -1,6 +1,7 @@
-//! What the rollout benchmarks share: the inputs that register and join a fleet.
+//! What the rollout benchmarks share: the inputs that register and join a fleet, and a
+//! member's report that its work is applied and available.
 
-use flotilla_core::{Heartbeat, Input};
+use flotilla_core::{Heartbeat, Input, WorkReport};
 
 /// `MemberCluster` applies and first heartbeats for `member-000000` … `member-<size - 1>`, each
 /// with the labels `labels(i)` gives (a JSON object's text, `{}` for none).
@@ -18,5 +19,22 @@ pub fn join_fleet(size: usize, labels: impl Fn(usize) -> String) -> impl Iterato
                 ..Heartbeat::default()
             }),
         ]
+    })
+}
+
+/// `cluster`'s report that its work of placement `everywhere` at `resource_index` is applied
+/// and available.
+pub fn available(cluster: String, resource_index: u64) -> Input {
+    Input::WorkReport(WorkReport {
+        cluster,
+        placement: "everywhere".into(),
+        namespace: None,
+        resource_index,
+        applied: Some(true),
+        available: Some(true),
+        trackable: true,
+        message: String::new(),
+        failed_manifests: Vec::new(),
+        differences: Default::default(),
     })
 }
