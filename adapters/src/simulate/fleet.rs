@@ -100,7 +100,10 @@ pub fn placement_objects(index: u64, strategy: Strategy) -> Vec<Value> {
     objects
 }
 
-/// Canary first, then production after an approval, 25% of it at a time.
+/// Canary first, 10% of it at a time, then production after an approval, 25% of it at a
+/// time. The canary's concurrency is set: KubeFleet's default of one cluster at a time would
+/// hold a large fleet's run in its canary stage for hours (10,000 canaries at a million
+/// clusters), and the run would never reach production within a measurement.
 fn staged_strategy(index: u64) -> Value {
     json!({
         "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
@@ -108,7 +111,7 @@ fn staged_strategy(index: u64) -> Value {
         "metadata": {"name": placement_name(index)},
         "spec": {"stages": [
             {"name": "canary", "labelSelector": {"matchLabels": {"environment": "canary"}},
-             "afterStageTasks": [{"type": "Approval"}]},
+             "maxConcurrency": "10%", "afterStageTasks": [{"type": "Approval"}]},
             {"name": "production",
              "labelSelector": {"matchLabels": {"environment": "production"}},
              "maxConcurrency": "25%"}
