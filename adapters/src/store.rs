@@ -101,7 +101,7 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.wait_for(after, timeout))
     }
 
-    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         dispatch!(self, log => log.append_decisions(batch))
     }
 

@@ -140,7 +140,7 @@ pub trait EventLog: Send + Sync + 'static {
     /// sequence already decided; otherwise another writer interleaved and this one is fenced.
     fn append_decisions(
         &self,
-        batch: DecisionBatch,
+        batch: &DecisionBatch,
     ) -> impl Future<Output = Result<(), LogError>> + Send;
 
     /// Reads decision batches whose `last_input_seq >= from`, ascending, at most `max`.

@@ -406,7 +406,7 @@ impl EventLog for NatsLog {
         Ok(highest.unwrap_or(after))
     }
 
-    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         let (first, last) = (batch.first_input_seq, batch.last_input_seq);
         if first == 0 || first > last {
             return Err(LogError::Storage(format!(

@@ -511,7 +511,7 @@ impl EventLog for RedbLog {
         }
     }
 
-    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         let record = wire::decisions::encode_batch(
             batch.first_input_seq,
             batch.last_input_seq,

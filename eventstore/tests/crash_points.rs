@@ -171,7 +171,7 @@ impl Workload {
             last_input_seq: self.folded,
             decisions: std::mem::take(&mut self.pending),
         };
-        log.append_decisions(batch).await?;
+        log.append_decisions(&batch).await?;
         self.decided = self.folded;
         Ok(())
     }

@@ -200,8 +200,8 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
     let writer_b = connect(&server).await?;
     within(writer_a.append(events(1..=20), AppendTime::Assigned)).await??;
 
-    within(writer_a.append_decisions(batch(1, 10, "a"))).await??;
-    let refused = within(writer_b.append_decisions(batch(1, 10, "b"))).await?;
+    within(writer_a.append_decisions(&batch(1, 10, "a"))).await??;
+    let refused = within(writer_b.append_decisions(&batch(1, 10, "b"))).await?;
     assert!(
         matches!(
             refused,
@@ -213,7 +213,7 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
         "B must be fenced, got {refused:?}"
     );
     // B stays fenced, even for the range that follows A's.
-    let refused = within(writer_b.append_decisions(batch(11, 20, "b"))).await?;
+    let refused = within(writer_b.append_decisions(&batch(11, 20, "b"))).await?;
     assert!(
         matches!(refused, Err(LogError::Fenced { actual: 10, .. })),
         "{refused:?}"
@@ -222,14 +222,14 @@ async fn a_second_writer_is_fenced_and_writes_nothing() -> TestResult {
     // Only A's batch is in the log, and A carries on.
     let decided = within(writer_b.read_decisions(1, 10)).await??;
     assert_eq!(decided, vec![batch(1, 10, "a")]);
-    within(writer_a.append_decisions(batch(11, 20, "a"))).await??;
+    within(writer_a.append_decisions(&batch(11, 20, "a"))).await??;
     assert_eq!(within(writer_b.last_decided_seq()).await??, 20);
 
     // A new writer that connects now learns the position and may continue.
     let writer_c = connect(&server).await?;
     within(writer_a.append(events(21..=25), AppendTime::Assigned)).await??;
-    within(writer_c.append_decisions(batch(21, 25, "c"))).await??;
-    let refused = within(writer_a.append_decisions(batch(21, 25, "a"))).await?;
+    within(writer_c.append_decisions(&batch(21, 25, "c"))).await??;
+    let refused = within(writer_a.append_decisions(&batch(21, 25, "a"))).await?;
     assert!(
         matches!(
             refused,
@@ -285,12 +285,12 @@ async fn retrying_a_batch_whose_ack_was_lost_succeeds_but_only_for_its_writer() 
 
     // A's batch reached the stream but A never saw the ack; A retries it.
     publish_behind_its_back(&server, &writer_a, &batch(1, 10, "a"), 0).await?;
-    within(writer_a.append_decisions(batch(1, 10, "a"))).await??;
-    within(writer_a.append_decisions(batch(11, 20, "a"))).await??;
+    within(writer_a.append_decisions(&batch(1, 10, "a"))).await??;
+    within(writer_a.append_decisions(&batch(11, 20, "a"))).await??;
     assert_eq!(within(writer_a.read_decisions(1, 10)).await??.len(), 2);
 
     // B, which knew the empty stream, gains nothing from A's batches.
-    let refused = within(writer_b.append_decisions(batch(1, 10, "a"))).await?;
+    let refused = within(writer_b.append_decisions(&batch(1, 10, "a"))).await?;
     assert!(
         matches!(
             refused,
@@ -313,9 +313,8 @@ async fn racing_writers_cannot_both_decide_a_range() -> TestResult {
     }
     within(writers[0].append(events(1..=10), AppendTime::Assigned)).await??;
 
-    let race = writers
-        .iter()
-        .map(|writer| writer.append_decisions(batch(1, 10, "any")));
+    let any = batch(1, 10, "any");
+    let race = writers.iter().map(|writer| writer.append_decisions(&any));
     let outcomes = within(futures::future::join_all(race)).await?;
     let won = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     let fenced = outcomes
@@ -341,7 +340,7 @@ async fn decision_batches_must_follow_the_last_decided_input() -> TestResult {
     let log = connect(&server).await?;
     within(log.append(events(1..=5), AppendTime::Assigned)).await??;
 
-    let gap = within(log.append_decisions(batch(2, 3, "a"))).await?;
+    let gap = within(log.append_decisions(&batch(2, 3, "a"))).await?;
     assert!(
         matches!(
             gap,
@@ -352,18 +351,18 @@ async fn decision_batches_must_follow_the_last_decided_input() -> TestResult {
         ),
         "{gap:?}"
     );
-    let reversed = within(log.append_decisions(batch(3, 2, "a"))).await?;
+    let reversed = within(log.append_decisions(&batch(3, 2, "a"))).await?;
     assert!(
         matches!(reversed, Err(LogError::Storage(_))),
         "{reversed:?}"
     );
-    let past_the_end = within(log.append_decisions(batch(1, 6, "a"))).await?;
+    let past_the_end = within(log.append_decisions(&batch(1, 6, "a"))).await?;
     assert!(
         matches!(past_the_end, Err(LogError::Storage(_))),
         "{past_the_end:?}"
     );
 
-    within(log.append_decisions(batch(1, 5, "a"))).await??;
+    within(log.append_decisions(&batch(1, 5, "a"))).await??;
     assert_eq!(within(log.last_decided_seq()).await??, 5);
     Ok(())
 }
@@ -378,7 +377,7 @@ async fn read_decisions_finds_the_batch_covering_an_input() -> TestResult {
         .map(|i| batch(i * 10 + 1, i * 10 + 10, "a"))
         .collect();
     for decided in &batches {
-        within(log.append_decisions(decided.clone())).await??;
+        within(log.append_decisions(&decided)).await??;
     }
 
     assert_eq!(within(log.read_decisions(0, 100)).await??, batches);
@@ -529,7 +528,7 @@ async fn acknowledged_events_survive_a_server_kill() -> TestResult {
     {
         let log = connect(&server).await?;
         within(log.append(events(1..=50), AppendTime::Assigned)).await??;
-        within(log.append_decisions(batch(1, 50, "a"))).await??;
+        within(log.append_decisions(&batch(1, 50, "a"))).await??;
     }
     // SIGKILL, then a restart on the same store (blocking calls, off the runtime's thread).
     let restart = tokio::task::spawn_blocking(move || server.kill_and_restart().map(|()| server));
@@ -556,7 +555,7 @@ async fn a_connected_log_carries_on_after_a_server_restart() -> TestResult {
     let mut server = NatsTestServer::start()?;
     let log = connect(&server).await?;
     within(log.append(events(1..=5), AppendTime::Assigned)).await??;
-    within(log.append_decisions(batch(1, 5, "a"))).await??;
+    within(log.append_decisions(&batch(1, 5, "a"))).await??;
 
     let restart = tokio::task::spawn_blocking(move || server.kill_and_restart().map(|()| server));
     let _server = within(restart).await???;
@@ -576,7 +575,7 @@ async fn a_connected_log_carries_on_after_a_server_restart() -> TestResult {
         vec![new(6), new(7)]
     );
     // The writer's fence survived too: it continues where it was.
-    within(log.append_decisions(batch(6, 7, "a"))).await??;
+    within(log.append_decisions(&batch(6, 7, "a"))).await??;
     assert_eq!(within(log.read(1, 10)).await??.len(), 7);
     Ok(())
 }
@@ -609,7 +608,7 @@ async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back(
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;
     within(log.append(events(1..=3), AppendTime::Assigned)).await??;
-    within(log.append_decisions(batch(1, 1, "small"))).await??;
+    within(log.append_decisions(&batch(1, 1, "small"))).await??;
     // ~3 MB of decisions for input 2, three times the default 1 MiB max_payload.
     let scheduled: Vec<Decision> = (0..40_000)
         .map(|i| Decision::ClusterScheduled {
@@ -627,8 +626,8 @@ async fn a_decision_batch_over_max_payload_is_stored_as_an_object_and_read_back(
         last_input_seq: 2,
         decisions: vec![(2, scheduled)],
     };
-    within(log.append_decisions(large.clone())).await??;
-    within(log.append_decisions(batch(3, 3, "small"))).await??;
+    within(log.append_decisions(&large)).await??;
+    within(log.append_decisions(&batch(3, 3, "small"))).await??;
     assert_eq!(within(log.last_decided_seq()).await??, 3);
     let read = within(log.read_decisions(1, 10)).await??;
     assert_eq!(read.len(), 3);

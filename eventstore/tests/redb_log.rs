@@ -274,11 +274,11 @@ async fn decisions_are_fenced_and_a_fenced_batch_writes_nothing() -> TestResult 
         .await?;
     assert_eq!(log.last_decided_seq().await?, 0);
 
-    log.append_decisions(batch(1, 2)).await?;
+    log.append_decisions(&batch(1, 2)).await?;
     assert_eq!(log.last_decided_seq().await?, 2);
 
     // Another writer already decided 2: a batch starting at 2 overlaps, one at 4 skips 3.
-    let overlap = log.append_decisions(batch(2, 3)).await;
+    let overlap = log.append_decisions(&batch(2, 3)).await;
     assert!(
         matches!(
             overlap,
@@ -289,7 +289,7 @@ async fn decisions_are_fenced_and_a_fenced_batch_writes_nothing() -> TestResult 
         ),
         "{overlap:?}"
     );
-    let gap = log.append_decisions(batch(4, 5)).await;
+    let gap = log.append_decisions(&batch(4, 5)).await;
     assert!(
         matches!(
             gap,
@@ -304,12 +304,12 @@ async fn decisions_are_fenced_and_a_fenced_batch_writes_nothing() -> TestResult 
     assert_eq!(log.last_decided_seq().await?, 2);
 
     // Decisions for inputs that are not in the log, or an empty range, are refused.
-    assert!(log.append_decisions(batch(3, 7)).await.is_err());
-    assert!(log.append_decisions(batch(3, 2)).await.is_err());
+    assert!(log.append_decisions(&batch(3, 7)).await.is_err());
+    assert!(log.append_decisions(&batch(3, 2)).await.is_err());
     assert_eq!(log.last_decided_seq().await?, 2);
 
-    log.append_decisions(batch(3, 5)).await?;
-    log.append_decisions(batch(6, 6)).await?;
+    log.append_decisions(&batch(3, 5)).await?;
+    log.append_decisions(&batch(6, 6)).await?;
     assert_eq!(
         log.read_decisions(4, 10).await?,
         vec![batch(3, 5), batch(6, 6)]
@@ -324,7 +324,7 @@ async fn decisions_are_fenced_and_a_fenced_batch_writes_nothing() -> TestResult 
         6,
         "the fence survives a restart"
     );
-    let stale = log.append_decisions(batch(6, 6)).await;
+    let stale = log.append_decisions(&batch(6, 6)).await;
     assert!(
         matches!(
             stale,

@@ -200,7 +200,7 @@ async fn decision_batches_carry_their_version() -> TestResult {
         last_input_seq: 1,
         decisions: decisions.clone(),
     };
-    log.append_decisions(batch.clone()).await?;
+    log.append_decisions(&batch).await?;
     log.close()?;
     // 19da42c's unmarked batch, and one from a newer build.
     let legacy = encode_decisions(&(2_u64, 2_u64, &decisions))?;

@@ -96,7 +96,7 @@ async fn record(log: &RedbLog, events: u64, clusters: u64) -> f64 {
             last_input_seq: upto,
             decisions,
         };
-        log.append_decisions(batch).await.expect("decide");
+        log.append_decisions(&batch).await.expect("decide");
         if upto.is_multiple_of(CHECKPOINT_EVERY) {
             log.save_checkpoint(&folder.checkpoint().expect("checkpoint"))
                 .await

@@ -228,7 +228,7 @@ impl<'a> Importer<'a> {
     async fn batch(&mut self, batch: Value) -> anyhow::Result<()> {
         let batch: ExportedBatch = serde_json::from_value(batch).context("malformed `batch`")?;
         self.log
-            .append_decisions(DecisionBatch {
+            .append_decisions(&DecisionBatch {
                 version: batch.version,
                 first_input_seq: batch.first_input_seq,
                 last_input_seq: batch.last_input_seq,

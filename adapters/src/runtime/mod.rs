@@ -296,12 +296,18 @@ impl<L: EventLog> Hub<L> {
                 })
                 .await?;
                 let appended = retried("append decisions", &mut shutdown, || {
-                    self.log.append_decisions(decided.clone())
+                    self.log.append_decisions(&decided)
                 })
                 .await;
                 if let Err(error) = appended {
                     return Err(self.lose_writer_role(error));
                 }
+                // Kept for answers once recorded, moved rather than copied: a batch at scale
+                // holds tens of thousands of decisions.
+                remember(
+                    &mut self.view.write().map_err(|_| HubError::Poisoned)?.recent,
+                    decided.decisions,
+                );
                 self.folded_tx.send_replace(last);
                 if pacer.folded(count) {
                     self.checkpoint_in_background(&mut pacer)?;
@@ -362,7 +368,6 @@ impl<L: EventLog> Hub<L> {
             .into_iter()
             .filter(|(_, decided)| !decided.is_empty())
             .collect();
-        remember(&mut view.recent, decisions.clone());
         let batch = DecisionBatch {
             version: DECISION_VERSION,
             first_input_seq,

@@ -113,7 +113,7 @@ impl EventLog for RedbReader {
         }
     }
 
-    async fn append_decisions(&self, _: DecisionBatch) -> Result<(), LogError> {
+    async fn append_decisions(&self, _: &DecisionBatch) -> Result<(), LogError> {
         Err(self.refused())
     }
 

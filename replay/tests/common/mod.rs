@@ -226,7 +226,7 @@ impl EventLog for Checkpointed {
         self.inner.wait_for(after, timeout).await
     }
 
-    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         self.inner.append_decisions(batch).await
     }
 

@@ -87,7 +87,7 @@ impl Recorder {
             last_input_seq: self.folder.seq,
             decisions,
         };
-        self.log.append_decisions(batch).await.expect("decided");
+        self.log.append_decisions(&batch).await.expect("decided");
         self.folder.seq
     }
 

@@ -234,7 +234,7 @@ impl EventLog for FaultyLog {
         self.inner.wait_for(after, timeout).await
     }
 
-    async fn append_decisions(&self, batch: DecisionBatch) -> Result<(), LogError> {
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         self.guarded(Op::AppendDecisions, self.inner.append_decisions(batch))
             .await
     }

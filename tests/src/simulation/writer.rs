@@ -192,7 +192,7 @@ impl Writer {
                 .cloned()
                 .collect(),
         };
-        if let Err(error) = self.log.append_decisions(batch).await {
+        if let Err(error) = self.log.append_decisions(&batch).await {
             return stopped(error);
         }
         let count = last + 1 - first_input_seq;
