@@ -60,7 +60,7 @@ impl Fold {
                         .state
                         .placements()
                         .get(*key)
-                        .and_then(|p| p.bindings.get(cluster));
+                        .and_then(|p| p.bindings.get(cluster.as_str()));
                     binding
                         .and_then(|b| b.report.as_ref())
                         .is_none_or(|r| r.resource_index != *index)

@@ -47,7 +47,7 @@ fn fleet(size: usize) -> State {
     for manifest in [PLACEMENT, STRATEGY, RUN] {
         send(&mut state, apply(manifest));
     }
-    let clusters: Vec<String> = state.members().keys().cloned().collect();
+    let clusters: Vec<String> = state.members().keys().map(ToString::to_string).collect();
     for cluster in clusters {
         send(&mut state, support::available(cluster, 0));
     }
@@ -67,7 +67,7 @@ fn timed<T>(work: impl FnOnce() -> T) -> Duration {
 
 fn run(size: usize) {
     let state = fleet(size);
-    let names: Vec<String> = state.members().keys().cloned().collect();
+    let names: Vec<flotilla_core::state::ClusterName> = state.members().keys().cloned().collect();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let ceiling = timed(|| names.clone());
     let snapshot = timed(|| state.snapshot());

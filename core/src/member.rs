@@ -140,7 +140,7 @@ pub(crate) fn apply(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let existing = state.members.get(&key.name);
+    let existing = state.members.get(key.name.as_str());
     let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
     let previous = existing.map(|m| Previous {
         meta: m.meta.clone(),
@@ -153,7 +153,7 @@ pub(crate) fn apply(
         };
     match state
         .members
-        .get_mut(&key.name)
+        .get_mut(key.name.as_str())
         .map(std::sync::Arc::make_mut)
     {
         Some(member) => {
@@ -162,7 +162,7 @@ pub(crate) fn apply(
         }
         None => {
             state.members.insert(
-                key.name.clone(),
+                key.name.as_str().into(),
                 std::sync::Arc::new(Member::new(meta, spec)),
             );
         }
@@ -186,7 +186,7 @@ pub(crate) fn delete(
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
-    let member = state.members.get(&key.name)?;
+    let member = state.members.get(key.name.as_str())?;
     if member.is_leaving() {
         return Some(vec![Decision::ObjectUnchanged {
             object: key.clone(),
@@ -235,7 +235,7 @@ fn start_leaving(
     let resource_version = state.next_resource_version();
     let Some(member) = state
         .members
-        .get_mut(&key.name)
+        .get_mut(key.name.as_str())
         .map(std::sync::Arc::make_mut)
     else {
         return Vec::new();
@@ -263,7 +263,7 @@ pub(crate) fn heartbeat(
 ) -> Vec<Decision> {
     let Some(member) = state
         .members
-        .get_mut(&beat.cluster)
+        .get_mut(beat.cluster.as_str())
         .map(std::sync::Arc::make_mut)
     else {
         return vec![rejected(
@@ -277,7 +277,7 @@ pub(crate) fn heartbeat(
     if let Some(old) = member.deadline() {
         state
             .heartbeat_deadlines
-            .remove(&(old, beat.cluster.clone()));
+            .remove(&(old, beat.cluster.as_str().into()));
     }
     let mut decisions = Vec::new();
     match &mut member.agent {
@@ -315,7 +315,7 @@ pub(crate) fn heartbeat(
     if let Some(deadline) = member.deadline() {
         state
             .heartbeat_deadlines
-            .insert((deadline, beat.cluster.clone()));
+            .insert((deadline, beat.cluster.as_str().into()));
     }
     // Joining, recovering, or new property values can make the cluster eligible for more.
     if !decisions.is_empty() {
@@ -404,7 +404,10 @@ pub(crate) struct Expiry {
 }
 
 /// One popped heartbeat deadline `(deadline, cluster)` and the agent status it replaced.
-type Expired = ((DateTime<Utc>, String), Option<AgentStatus>);
+type Expired = (
+    (DateTime<Utc>, crate::state::ClusterName),
+    Option<AgentStatus>,
+);
 
 impl Expiry {
     /// Puts back every deadline and agent status this expiry changed.
@@ -413,7 +416,7 @@ impl Expiry {
             if let (Some(member), Some(agent)) = (
                 state
                     .members
-                    .get_mut(&cluster)
+                    .get_mut(cluster.as_str())
                     .map(std::sync::Arc::make_mut),
                 agent,
             ) {
@@ -448,10 +451,10 @@ pub(crate) fn expire_heartbeats_reversibly(
             agent.healthy = false;
             agent.health_changed_at = deadline;
             changes.push(Change::ClusterHealthChanged {
-                cluster: cluster.clone(),
+                cluster: cluster.as_str().to_owned(),
             });
             expiry.decisions.push(Decision::ClusterHealthChanged {
-                cluster: cluster.clone(),
+                cluster: cluster.as_str().to_owned(),
                 healthy: false,
                 reason: REASON_HEARTBEAT_TIMEOUT.into(),
             });
@@ -469,13 +472,11 @@ pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32
     let Some(agent) = &member.agent else { return };
     let old = agent.last_heartbeat
         + Duration::seconds(HEARTBEAT_TIMEOUT_PERIODS * i64::from(old_period_secs));
-    state.heartbeat_deadlines.remove(&(old, name.to_owned()));
+    state.heartbeat_deadlines.remove(&(old, name.into()));
     if agent.healthy
         && let Some(deadline) = member.deadline()
     {
-        state
-            .heartbeat_deadlines
-            .insert((deadline, name.to_owned()));
+        state.heartbeat_deadlines.insert((deadline, name.into()));
     }
 }
 
@@ -495,9 +496,7 @@ fn remove(state: &mut State, name: &str, changes: &mut Changes) -> bool {
         return false;
     };
     if let Some(deadline) = member.deadline() {
-        state
-            .heartbeat_deadlines
-            .remove(&(deadline, name.to_owned()));
+        state.heartbeat_deadlines.remove(&(deadline, name.into()));
     }
     changes.push(Change::ClusterLeft {
         cluster: name.to_owned(),

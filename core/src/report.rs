@@ -45,7 +45,7 @@ pub(crate) fn record_report(
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    if !state.members.contains_key(&report.cluster) {
+    if !state.members.contains_key(report.cluster.as_str()) {
         return vec![rejected(
             RejectCode::UnknownCluster,
             format!(
@@ -69,7 +69,7 @@ pub(crate) fn record_report(
     // The report is about the cluster's work, which exists only while its binding does.
     let Some(binding) = placement
         .bindings
-        .get_mut(&report.cluster)
+        .get_mut(report.cluster.as_str())
         .map(std::sync::Arc::make_mut)
     else {
         return vec![rejected(

@@ -24,7 +24,7 @@ pub struct State {
     /// Member clusters by name.
     pub(crate) members: Members,
     /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
-    pub(crate) heartbeat_deadlines: BTreeSet<(DateTime<Utc>, String)>,
+    pub(crate) heartbeat_deadlines: BTreeSet<(DateTime<Utc>, ClusterName)>,
     /// ClusterResourcePlacements and ResourcePlacements.
     pub(crate) placements: BTreeMap<ObjectKey, Placement>,
     /// Every other hub object (Namespaces, ConfigMaps, Deployments, …).
@@ -60,7 +60,13 @@ pub struct State {
 /// (`core/benches/state_memory.rs`); and a checkpoint's snapshot ([`State::snapshot`]) shares
 /// the members instead of copying them, the fold copying only those it changes while the
 /// snapshot lives (`Arc::make_mut`).
-pub type Members = BTreeMap<String, Arc<Member>>;
+pub type Members = BTreeMap<ClusterName, Arc<Member>>;
+
+/// A member cluster's name as a map key: stored inline up to 24 bytes (Kubernetes names are
+/// usually shorter), so a lookup in a million-entry map compares keys without following a
+/// pointer per key, and a snapshot copies keys without allocating. Ordered, hashed into the
+/// state and encoded exactly as a `String` is.
+pub type ClusterName = compact_str::CompactString;
 
 /// A stored hub resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,7 +223,7 @@ impl State {
 
     /// When each joined cluster's heartbeat times out, earliest first.
     #[must_use]
-    pub fn heartbeat_deadlines(&self) -> &BTreeSet<(DateTime<Utc>, String)> {
+    pub fn heartbeat_deadlines(&self) -> &BTreeSet<(DateTime<Utc>, ClusterName)> {
         &self.heartbeat_deadlines
     }
 

@@ -57,7 +57,7 @@ fn is_replaced_work(state: &State, event: &Envelope) -> bool {
         .placements()
         .iter()
         .find(|(k, _)| k.name == report.placement && k.namespace == namespace)
-        .and_then(|(_, p)| p.bindings.get(&report.cluster));
+        .and_then(|(_, p)| p.bindings.get(report.cluster.as_str()));
     binding.is_some_and(|b| b.resource_index == Some(report.resource_index) && b.report.is_none())
 }
 

@@ -244,7 +244,12 @@ fn pick_four_of_ten(spec: &Value, sick: bool) -> (Hub, Vec<flotilla_core::decisi
         &json!({"placementType": "PickN", "numberOfClusters": 4}),
         &Value::Null,
     );
-    let bound: Vec<String> = hub.placement("crp").bindings.keys().cloned().collect();
+    let bound: Vec<String> = hub
+        .placement("crp")
+        .bindings
+        .keys()
+        .map(ToString::to_string)
+        .collect();
     assert_eq!(bound.len(), 4, "four of the ten placed");
     // The first of the four reports its work applied but not available.
     if let Some(first) = bound.first().filter(|_| sick) {

@@ -239,7 +239,7 @@ proptest! {
                 }
                 Op::Report { cluster, available } => {
                     let cluster = name(cluster % size);
-                    let index = hub.placement("crp").bindings.get(&cluster).and_then(|b| b.resource_index);
+                    let index = hub.placement("crp").bindings.get(cluster.as_str()).and_then(|b| b.resource_index);
                     if let Some(index) = index {
                         report(&mut hub, &key, cluster, index, available)?;
                     }

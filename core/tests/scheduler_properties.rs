@@ -73,7 +73,7 @@ fn check_picks(hub: &Hub, decisions: &[Decision]) {
             continue;
         };
         let name = placement.name.as_str();
-        let member = &hub.state.members()[cluster];
+        let member = &hub.state.members()[cluster.as_str()];
         assert!(
             filter::ineligible(member, hub.now).is_none(),
             "{name} picked ineligible {cluster}"

@@ -437,7 +437,7 @@ impl EventLog for NatsLog {
             max_payload: self.client.server_info().max_payload,
             budget: self.options.request_timeout,
         };
-        let ack = decisions::publish(&target, *fence, &msg_id, &batch).await?;
+        let ack = decisions::publish(&target, *fence, &msg_id, batch).await?;
         match ack {
             Ok(ack) => {
                 *fence = Fence {

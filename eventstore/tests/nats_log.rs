@@ -377,7 +377,7 @@ async fn read_decisions_finds_the_batch_covering_an_input() -> TestResult {
         .map(|i| batch(i * 10 + 1, i * 10 + 10, "a"))
         .collect();
     for decided in &batches {
-        within(log.append_decisions(&decided)).await??;
+        within(log.append_decisions(decided)).await??;
     }
 
     assert_eq!(within(log.read_decisions(0, 100)).await??, batches);

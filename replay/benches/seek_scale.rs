@@ -22,7 +22,7 @@ use flotilla_replay::bisect::Answer;
 use flotilla_replay::{Folder, bisect, diff, first_folded, fold_on, fold_to};
 use uuid::Uuid;
 
-/// Inputs per append and per decided batch (the hub's `fold_batch_max`).
+/// Inputs per append and per decided batch (the hub folding as fast as inputs arrive).
 const BATCH: usize = 1_000;
 /// Inputs between checkpoints (the hub's default `checkpoint_every`).
 const CHECKPOINT_EVERY: u64 = 10_000;
@@ -166,7 +166,7 @@ async fn measure_bisect(log: &RedbLog, events: u64, clusters: u64) {
     let holds = |state: &State| {
         let beat = state
             .members()
-            .get(&cluster)?
+            .get(cluster.as_str())?
             .agent
             .as_ref()?
             .last_heartbeat;

@@ -310,7 +310,7 @@ fn members_changed<'a>(a: &'a State, b: &'a State) -> BTreeSet<&'a str> {
     let added = new.keys().filter(|name| !old.contains_key(*name));
     removed_or_changed
         .map(|(name, _)| name.as_str())
-        .chain(added.map(String::as_str))
+        .chain(added.map(|name| name.as_str()))
         .collect()
 }
 

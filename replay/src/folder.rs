@@ -179,6 +179,20 @@ impl Folder {
         mut first: BTreeMap<Uuid, u64>,
         recorded: &[DecisionBatch],
     ) -> Result<Folded, ReplayError> {
+        self.fold_records_with(events, &mut first, recorded)
+    }
+
+    /// As [`Folder::fold_records`], adding the ids folded for the first time to `first`: a
+    /// page folded in parts passes the same map to each part.
+    ///
+    /// # Errors
+    /// A gap.
+    pub fn fold_records_with(
+        &mut self,
+        events: &[StoredEvent],
+        first: &mut BTreeMap<Uuid, u64>,
+        recorded: &[DecisionBatch],
+    ) -> Result<Folded, ReplayError> {
         let recorded = recorded_by_seq(recorded);
         let mut folded = Folded::default();
         for event in events {

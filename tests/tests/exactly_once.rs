@@ -10,6 +10,7 @@ use chrono::Utc;
 use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_adapters::store::AnyLog;
 use flotilla_core::{Decision, Envelope, Input};
+use flotilla_eventstore::AppendTime;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use uuid::Uuid;
@@ -117,6 +118,83 @@ async fn a_retry_after_the_duplicate_window_changes_nothing() -> TestResult {
     let restarted = hub_on(&nats.url()).await?;
     assert!(stored_version(&restarted)?.contains("\"2\""));
     flotilla_replay::verify(restarted.log().as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The writer folds a round while the previous one is still being recorded, so the log's id
+/// index may not know the previous round's ids yet: a late duplicate in the next round must
+/// still be decided a duplicate. Both copies are stored before the writer starts (the second
+/// after the stream's duplicate window), and rounds of two put them in consecutive rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duplicate_in_the_round_after_its_original_is_still_a_duplicate() -> TestResult {
+    let nats = NatsTestServer::start().map_err(|e| e.to_string())?;
+    let options = NatsOptions {
+        duplicate_window: WINDOW,
+        ..NatsOptions::default()
+    };
+    let log = NatsLog::connect(&nats.url(), options)
+        .await
+        .map_err(|e| e.to_string())?;
+    let log = Arc::new(AnyLog::Nats(Box::new(log)));
+    let first = config_map(1);
+    let namespace = Envelope::new(
+        Uuid::now_v7(),
+        Utc::now(),
+        "test",
+        Input::Apply {
+            manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
+        },
+    );
+    let append = |events: Vec<Envelope>| {
+        let log = Arc::clone(&log);
+        async move {
+            flotilla_eventstore::EventLog::append(log.as_ref(), events, AppendTime::Assigned)
+                .await
+                .map_err(|e| e.to_string())
+        }
+    };
+    append(vec![namespace, first.clone(), config_map(2)]).await?;
+    tokio::time::sleep(WINDOW * 3).await;
+    let stored = append(vec![first]).await?;
+    let duplicate = stored.first().map(|a| a.seq).ok_or("nothing appended")?;
+    assert_eq!(duplicate, 4, "the stream stored the late copy again");
+
+    let config = HubConfig {
+        fold_batch_max: 1,
+        fold_round_max: 2,
+        ..HubConfig::default()
+    };
+    let hub = Hub::open(Arc::clone(&log), config)
+        .await
+        .map_err(|e| e.to_string())?;
+    let writer = tokio::spawn({
+        let hub = hub.clone();
+        async move { hub.run_writer().await }
+    });
+    if !hub.wait_folded(duplicate, Duration::from_secs(20)).await {
+        return Err(format!("input {duplicate} was not folded"));
+    }
+    let decided = hub
+        .view()
+        .map_err(|e| e.to_string())?
+        .decisions_for(duplicate)
+        .unwrap_or_default();
+    assert!(
+        matches!(
+            decided.as_slice(),
+            [Decision::Rejected { code, .. }] if code.as_str() == "DuplicateEvent"
+        ),
+        "{decided:?}"
+    );
+    assert!(stored_version(&hub)?.contains("\"2\""));
+    hub.shutdown();
+    writer
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    flotilla_replay::verify(log.as_ref())
         .await
         .map_err(|e| e.to_string())?;
     Ok(())

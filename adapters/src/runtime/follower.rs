@@ -11,8 +11,7 @@ use flotilla_eventstore::{DecisionBatch, EventLog, StoredEvent};
 use flotilla_replay::{READ_BATCH_MAX, Verification, compare_batch, first_folded};
 
 use super::{
-    Hub, HubError, check_differences, decline_message, pause_or_stop, remember, report_warnings,
-    transient,
+    Hub, HubError, check_differences, decline_message, pause_or_stop, report_warnings, transient,
 };
 
 impl<L: EventLog> Hub<L> {
@@ -96,7 +95,7 @@ impl<L: EventLog> Hub<L> {
             check_differences(&mut verification, differences, &self.config)?;
         }
         report_warnings(&verification);
-        remember(&mut view.recent, folded.decisions);
+        view.remember(folded.decisions, upto);
         if let Some(newer) = folded.stopped {
             view.declined = Some(decline_message(&newer));
         }

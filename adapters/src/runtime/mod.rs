@@ -19,6 +19,7 @@ pub mod analysis;
 mod checkpoints;
 pub mod clock;
 mod follower;
+mod recording;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -39,8 +40,12 @@ pub const RECENT_DECISIONS_MAX: usize = 50_000;
 pub struct HubConfig {
     /// Write a checkpoint after this many folded events.
     pub checkpoint_every: u64,
-    /// Most events folded (and decided in one record) per round.
+    /// Most events folded under one hold of the view's lock: readers wait at most that long.
     pub fold_batch_max: usize,
+    /// Most events read, folded (in parts of `fold_batch_max`) and decided in one record per
+    /// round. A writer that is behind makes its two durable writes per round (the ids folded,
+    /// the decisions) once per this many events rather than once per part.
+    pub fold_round_max: usize,
     /// How long the writer waits for new events before looking again.
     pub idle_wait: Duration,
     /// Go on when a restart recomputes different decisions than were recorded under this
@@ -55,6 +60,7 @@ impl Default for HubConfig {
         Self {
             checkpoint_every: 10_000,
             fold_batch_max: 1_000,
+            fold_round_max: 10_000,
             idle_wait: Duration::from_millis(200),
             allow_divergence: false,
             test_clock: None,
@@ -74,6 +80,9 @@ pub enum HubError {
     /// Another writer holds the log.
     #[error("another writer is appending decisions to this log: {0}")]
     Fenced(LogError),
+    /// A task of the writer panicked or was cancelled.
+    #[error("a task of the writer ended abnormally: {0}")]
+    Task(String),
     /// An internal lock was poisoned by a panic.
     #[error("the hub's state lock is poisoned")]
     Poisoned,
@@ -86,6 +95,9 @@ pub struct View {
     pub folder: Folder,
     /// `(input seq, decisions)` of the latest inputs that decided something.
     pub recent: VecDeque<(u64, Decisions)>,
+    /// The inputs through this sequence have their decisions in `recent` (while they fit):
+    /// the writer adds a batch's once they are recorded, after it folded them.
+    pub remembered: u64,
     /// Set when this process lost the writer role.
     pub fenced: Option<String>,
     /// Set when this build declined the writer role: the log holds a record of a newer build.
@@ -98,7 +110,7 @@ impl View {
     /// The decisions recorded for one input, if still in memory.
     #[must_use]
     pub fn decisions_for(&self, seq: u64) -> Option<Decisions> {
-        if seq > self.folder.seq {
+        if seq > self.remembered {
             return None;
         }
         let found = self.recent.binary_search_by_key(&seq, |(s, _)| *s);
@@ -147,7 +159,7 @@ impl<L: EventLog> Hub<L> {
         match restore_checked(log.as_ref(), &mut folder, decided, &config).await {
             Ok((recomputed, verification)) => {
                 report_warnings(&verification);
-                remember(&mut view.recent, recomputed);
+                view.remember(recomputed, folder.seq);
             }
             Err(HubError::Replay(newer @ ReplayError::Newer { .. })) => {
                 view.declined = Some(decline_message(&newer));
@@ -158,6 +170,9 @@ impl<L: EventLog> Hub<L> {
             }
             Err(error) => return Err(error),
         }
+        // Every input folded at the start is settled: its decisions are in `recent`, or were
+        // dropped from memory as older ones are.
+        view.remembered = folder.seq;
         view.folder = folder;
         if let Some(declined) = &view.declined {
             tracing::error!(seq = view.folder.seq, "{declined}");
@@ -267,15 +282,27 @@ impl<L: EventLog> Hub<L> {
     pub async fn run_writer(&self) -> Result<(), HubError> {
         let mut shutdown = self.shutdown.subscribe();
         let mut pacer = checkpoints::Pacer::new(self.config.checkpoint_every);
+        // The round being recorded while the next one folds.
+        let mut recording: Option<recording::Recording> = None;
         loop {
             if *shutdown.borrow() || self.view()?.declined.is_some() {
                 break;
             }
             let folded = self.view()?.folder.seq;
+            // With a round still recording, an empty log is not waited on: the round settles
+            // first, so its answers are not held back by the wait.
+            let wait = recording.is_none();
             // Nothing is folded yet in this round, so a failed read is simply tried again.
-            let (events, first) = match self.read_round(folded, &mut shutdown).await {
+            let (events, mut first) = match self.read_round(folded, wait, &mut shutdown).await {
                 Ok(Some(read)) => read,
-                Ok(None) => continue,
+                Ok(None) => {
+                    if let Some(round) = recording.take()
+                        && self.settle_round(round, &mut pacer).await?
+                    {
+                        self.checkpoint_in_background(&mut pacer)?;
+                    }
+                    continue;
+                }
                 Err(error) if transient(&error) => {
                     tracing::warn!(%error, "cannot read the log; trying again");
                     pause_or_stop(TRANSIENT_RETRY_PAUSE, &mut shutdown).await;
@@ -283,55 +310,55 @@ impl<L: EventLog> Hub<L> {
                 }
                 Err(error) => return Err(error),
             };
+            if let Some(round) = &recording {
+                round.note_ids(&mut first);
+            }
             let (decided, first_seen, stopped) = self.fold_batch(&events, first)?;
+            // The previous round settles before this one records: one round records at a
+            // time, in order.
+            let mut checkpoint_due = false;
+            if let Some(round) = recording.take() {
+                checkpoint_due = self.settle_round(round, &mut pacer).await?;
+            }
             if let Some(decided) = decided {
-                let last = decided.last_input_seq;
-                let count = last - decided.first_input_seq + 1;
-                // The id index must know these events before their decisions are recorded: a
-                // restart re-folds recorded inputs and must see each id at its own sequence.
-                // Both writes are retried until they succeed: the batch is folded already, and
-                // retrying this writer's own batch is recognised, not fenced.
-                retried("record folded ids", &mut shutdown, || {
-                    self.log.record_folded(&first_seen)
-                })
-                .await?;
-                let appended = retried("append decisions", &mut shutdown, || {
-                    self.log.append_decisions(&decided)
-                })
-                .await;
-                if let Err(error) = appended {
-                    return Err(self.lose_writer_role(error));
+                let round = self.record(decided, first_seen, &shutdown);
+                if checkpoint_due || stopped.is_some() {
+                    // A checkpoint must not run ahead of the recorded decisions (a restart
+                    // would not use it): this round is recorded before the snapshot.
+                    checkpoint_due |= self.settle_round(round, &mut pacer).await?;
+                } else {
+                    recording = Some(round);
                 }
-                // Kept for answers once recorded, moved rather than copied: a batch at scale
-                // holds tens of thousands of decisions.
-                remember(
-                    &mut self.view.write().map_err(|_| HubError::Poisoned)?.recent,
-                    decided.decisions,
-                );
-                self.folded_tx.send_replace(last);
-                if pacer.folded(count) {
-                    self.checkpoint_in_background(&mut pacer)?;
-                }
+            }
+            if checkpoint_due {
+                self.checkpoint_in_background(&mut pacer)?;
             }
             if let Some(newer) = stopped {
                 self.decline_writer_role(&newer)?;
             }
+        }
+        if let Some(round) = recording.take() {
+            self.settle_round(round, &mut pacer).await?;
         }
         pacer.settle().await;
         self.checkpoint().await
     }
 
     /// Reads the next page of inputs and what the log knows of their ids; `None` when there
-    /// was nothing new (after waiting a little).
+    /// was nothing new (after waiting a little, if `wait`).
     async fn read_round(
         &self,
         folded: u64,
+        wait: bool,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Result<Option<ReadRound>, HubError> {
         let events = self
             .log
-            .read(folded + 1, self.config.fold_batch_max)
+            .read(folded + 1, self.config.fold_round_max.max(1))
             .await?;
+        if events.is_empty() && !wait {
+            return Ok(None);
+        }
         if events.is_empty() {
             tokio::select! {
                 waited = self.log.wait_for(folded, self.config.idle_wait) => { waited?; }
@@ -343,12 +370,13 @@ impl<L: EventLog> Hub<L> {
         Ok(Some((events, first)))
     }
 
-    /// Folds one page under the view's lock: the batch to record (none when the first record
-    /// is a newer build's), the ids folded for the first time, and why the fold stopped early.
+    /// Folds one page, a part at a time under the view's lock: the batch to record (none when
+    /// the first record is a newer build's), the ids folded for the first time, and why the
+    /// fold stopped early.
     fn fold_batch(
         &self,
         events: &[flotilla_eventstore::StoredEvent],
-        first: std::collections::BTreeMap<uuid::Uuid, u64>,
+        mut first: std::collections::BTreeMap<uuid::Uuid, u64>,
     ) -> Result<FoldedBatch, HubError> {
         let _span = tracing::debug_span!(
             "writer_fold",
@@ -356,9 +384,19 @@ impl<L: EventLog> Hub<L> {
             to_seq = events.last().map(|e| e.seq),
         )
         .entered();
-        let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
-        let folded = view.folder.fold_records(events, first, &[])?;
-        crate::hub_metrics::record_folded(&folded.decisions);
+        let mut folded = flotilla_replay::Folded::default();
+        for part in events.chunks(self.config.fold_batch_max.max(1)) {
+            let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
+            let part = view.folder.fold_records_with(part, &mut first, &[])?;
+            drop(view);
+            crate::hub_metrics::record_folded(&part.decisions);
+            folded.decisions.extend(part.decisions);
+            folded.first_seen.extend(part.first_seen);
+            if part.stopped.is_some() {
+                folded.stopped = part.stopped;
+                break;
+            }
+        }
         let Some(last_input_seq) = folded.decisions.last().map(|(seq, _)| *seq) else {
             return Ok((None, Vec::new(), folded.stopped));
         };
@@ -399,10 +437,16 @@ impl<L: EventLog> Hub<L> {
     }
 }
 
-fn remember(recent: &mut VecDeque<(u64, Decisions)>, decided: Vec<(u64, Decisions)>) {
-    recent.extend(decided.into_iter().filter(|(_, d)| !d.is_empty()));
-    while recent.len() > RECENT_DECISIONS_MAX {
-        recent.pop_front();
+impl View {
+    /// Keeps the decisions of the inputs through `through` for answers, the newest
+    /// [`RECENT_DECISIONS_MAX`] of them.
+    fn remember(&mut self, decided: Vec<(u64, Decisions)>, through: u64) {
+        let recent = &mut self.recent;
+        recent.extend(decided.into_iter().filter(|(_, d)| !d.is_empty()));
+        while recent.len() > RECENT_DECISIONS_MAX {
+            recent.pop_front();
+        }
+        self.remembered = self.remembered.max(through);
     }
 }
 

@@ -239,14 +239,14 @@ impl<L: EventLog> Runner<'_, L> {
                 .placements()
                 .iter()
                 .find(|(key, _)| same_placement(key))
-                .and_then(|(_, p)| p.bindings.get(&report.cluster))
+                .and_then(|(_, p)| p.bindings.get(report.cluster.as_str()))
                 .and_then(|b| b.resource_index);
             given.or_else(|| {
                 state
                     .placements()
                     .iter()
                     .find(|(key, _)| same_placement(key))
-                    .and_then(|(_, p)| p.bindings.get(&report.cluster))
+                    .and_then(|(_, p)| p.bindings.get(report.cluster.as_str()))
                     .and_then(|b| b.report.as_ref())
                     .map(|status| status.resource_index)
             })
@@ -382,14 +382,14 @@ impl<L: EventLog> Runner<'_, L> {
             .filter(|(name, _)| {
                 self.agents
                     .clusters
-                    .get(*name)
+                    .get(name.as_str())
                     .and_then(|s| s.heartbeat)
                     .unwrap_or(true)
             })
             .filter_map(|(name, member)| {
                 let agent = member.agent.as_ref()?;
                 let period = Duration::seconds(i64::from(member.spec.heartbeat_period_seconds));
-                Some((agent.last_heartbeat + period, name.clone()))
+                Some((agent.last_heartbeat + period, name.to_string()))
             })
             .collect()
     }

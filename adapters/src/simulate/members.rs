@@ -97,8 +97,12 @@ impl Members {
 
     /// Schedules what the members answer to the hub's decisions: a report for every cluster
     /// a rollout bound to new work, an approval for every request.
-    pub fn on_decisions(&mut self, decided: &[(u64, Decisions)], now_ms: u64) {
-        for decision in decided.iter().flat_map(|(_, decisions)| decisions) {
+    pub fn on_decisions<'a>(
+        &mut self,
+        decided: impl IntoIterator<Item = &'a (u64, Decisions)>,
+        now_ms: u64,
+    ) {
+        for decision in decided.into_iter().flat_map(|(_, decisions)| decisions) {
             let (delay, pending) = match decision {
                 Decision::RolloutStarted {
                     placement,

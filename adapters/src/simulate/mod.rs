@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use chrono::Utc;
-use flotilla_core::{Decisions, Envelope, Input};
+use flotilla_core::{Envelope, Input};
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use uuid::Uuid;
@@ -284,8 +284,9 @@ async fn drive<L: EventLog>(
             let appended = hub.submit(events).await?;
             stats.appended(count, appended.iter().map(|a| a.seq).max().unwrap_or(0));
         }
-        cursor = answer_decisions(hub, members, cursor, now_ms)?;
-        stats.folded(cursor);
+        let folded;
+        (cursor, folded) = answer_decisions(hub, members, cursor, now_ms)?;
+        stats.folded(folded);
         if Instant::now() >= next_line {
             let line = stats.line(members.pending(), checkpoint_bytes());
             if progress.is_hidden() {
@@ -302,14 +303,15 @@ async fn drive<L: EventLog>(
     Ok(())
 }
 
-/// Hands the members the decisions folded since `cursor`; the new cursor. When the hub's
-/// memory of recent decisions may have dropped some, the members look at the state instead.
+/// Hands the members the decisions remembered since `cursor`; the new cursor and the
+/// sequence folded. When the hub's memory of recent decisions may have dropped some, the
+/// members look at the state instead.
 fn answer_decisions<L: EventLog>(
     hub: &Hub<L>,
     members: &mut Members,
     cursor: u64,
     now_ms: u64,
-) -> anyhow::Result<u64> {
+) -> anyhow::Result<(u64, u64)> {
     let view = hub.view()?;
     let recent = &view.recent;
     let start = recent.partition_point(|(seq, _)| *seq <= cursor);
@@ -318,10 +320,10 @@ fn answer_decisions<L: EventLog>(
     if dropped {
         members.reconcile(&view.folder.state, now_ms);
     } else {
-        let fresh: Vec<(u64, Decisions)> = recent.range(start..).cloned().collect();
-        members.on_decisions(&fresh, now_ms);
+        // Read in place: a copy, made under the view's lock, held the writer back.
+        members.on_decisions(recent.range(start..), now_ms);
     }
-    Ok(view.folder.seq)
+    Ok((view.remembered, view.folder.seq))
 }
 
 /// Appends `events` in one call; the last sequence.

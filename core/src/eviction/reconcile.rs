@@ -41,7 +41,7 @@ pub fn judge(state: &State, spec: &EvictionSpec, now: DateTime<Utc>) -> Verdict 
     if placement.placement_type() == PlacementType::PickFixed {
         return Verdict::Invalid(status::MESSAGE_PICK_FIXED);
     }
-    let Some(binding) = placement.bindings.get(&spec.cluster_name) else {
+    let Some(binding) = placement.bindings.get(spec.cluster_name.as_str()) else {
         return Verdict::Invalid(status::MESSAGE_MISSING_BINDING);
     };
     if !is_placed(binding) {

@@ -28,7 +28,7 @@ fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(),
         if *cluster != binding.cluster {
             return Err(Violation::BindingKeyMismatch {
                 placement: key.display(),
-                key: cluster.clone(),
+                key: cluster.as_str().to_owned(),
                 cluster: binding.cluster.clone(),
             });
         }
@@ -37,7 +37,7 @@ fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(),
                 placement: key.display(),
                 name: binding.name.clone(),
                 first: first.to_owned(),
-                second: cluster.clone(),
+                second: cluster.as_str().to_owned(),
             });
         }
     }
@@ -50,10 +50,9 @@ fn live_bindings_have_members(
     key: &ObjectKey,
     placement: &Placement,
 ) -> Result<(), Violation> {
-    let stray = placement
-        .bindings
-        .values()
-        .find(|b| b.state != BindingState::Unscheduled && !state.members.contains_key(&b.cluster));
+    let stray = placement.bindings.values().find(|b| {
+        b.state != BindingState::Unscheduled && !state.members.contains_key(b.cluster.as_str())
+    });
     match stray {
         Some(binding) => Err(Violation::LiveBindingWithoutMember {
             placement: key.display(),

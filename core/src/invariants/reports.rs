@@ -35,7 +35,7 @@ fn no_binding_to_a_leaving_member(
     let stray = placement.bindings.values().find(|binding| {
         state
             .members
-            .get(&binding.cluster)
+            .get(binding.cluster.as_str())
             .is_some_and(|member| member.is_leaving())
     });
     match stray {

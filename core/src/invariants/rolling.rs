@@ -59,7 +59,7 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
                 Some(b.cluster.as_str()) != reported && !evicted(before, after, key, &b.cluster)
             })
             .filter(|b| {
-                old.bindings.get(&b.cluster).is_some_and(|was| {
+                old.bindings.get(b.cluster.as_str()).is_some_and(|was| {
                     updated_in_place(was, b, now)
                         && judge(was, was.report.as_ref(), mode, old_period, now)
                             != Readiness::Failed

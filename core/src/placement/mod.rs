@@ -23,7 +23,7 @@ pub use policy_snapshot::PolicySnapshot;
 /// A placement's bindings by cluster name, each behind a pointer as members are
 /// ([`crate::state::Members`]): a 384-byte binding inline in a half-full map node would leave
 /// about as much room empty as it uses, and a checkpoint's snapshot shares them.
-pub type Bindings = BTreeMap<String, std::sync::Arc<Binding>>;
+pub type Bindings = BTreeMap<crate::state::ClusterName, std::sync::Arc<Binding>>;
 pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
 
 use chrono::{DateTime, Utc};

@@ -206,7 +206,7 @@ fn wanted_overrides<'a>(
         .filter(|cluster| {
             placement
                 .bindings
-                .get(*cluster)
+                .get((*cluster).as_str())
                 .is_some_and(|b| b.state != BindingState::Unscheduled)
         })
         .map(|cluster| {
@@ -275,7 +275,11 @@ fn pass(
         .filter(|i| i.latest == settings.latest);
     let due: Vec<String> = match index.as_mut() {
         Some(index) => index.take_due(now).into_iter().collect(),
-        None => state.placements[key].bindings.keys().cloned().collect(),
+        None => state.placements[key]
+            .bindings
+            .keys()
+            .map(|c| c.as_str().to_owned())
+            .collect(),
     };
     let mut index = index.unwrap_or_else(|| BindingIndex::new(settings.latest));
     let wanted = wanted_overrides(state, key, &due);
@@ -386,8 +390,8 @@ fn classify(
         return;
     };
     for cluster in clusters {
-        let class = placement.bindings.get(cluster).map(|b| {
-            let overrides = wanted.get(cluster).unwrap_or(&none);
+        let class = placement.bindings.get(cluster.as_str()).map(|b| {
+            let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
             let judging = (settings.mode, settings.period);
             Class::of(b, settings.latest, overrides, judging, now)
         });
@@ -413,11 +417,15 @@ fn rebuilt(
     let Some(placement) = state.placements.get(key) else {
         return index;
     };
-    let clusters: Vec<String> = placement.bindings.keys().cloned().collect();
+    let clusters: Vec<String> = placement
+        .bindings
+        .keys()
+        .map(|c| c.as_str().to_owned())
+        .collect();
     let wanted = wanted_overrides(state, key, &clusters);
     let none: OverrideSnapshots = (Vec::new(), Vec::new());
     for (cluster, b) in &placement.bindings {
-        let overrides = wanted.get(cluster).unwrap_or(&none);
+        let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
         let judging = (settings.mode, settings.period);
         let class = Class::of(b, settings.latest, overrides, judging, now);
         index.set(cluster, Some(class));
@@ -469,7 +477,7 @@ fn apply(
     let mut decisions = Vec::new();
     // New and updated clusters first, then the removals: the order the seed tells it in.
     for cluster in plan.bind.iter().chain(&plan.update) {
-        let before = placement.bindings.get(cluster).and_then(|b| {
+        let before = placement.bindings.get(cluster.as_str()).and_then(|b| {
             let index = b.resource_index?;
             Some((index, b.override_snapshots.clone()))
         });

@@ -46,7 +46,7 @@ pub(crate) fn step(
     let mut moves = Vec::new();
     let mut ready_left = budget.ready_to_move;
     for (cluster, (index, overrides)) in &guard.prior {
-        let Some(binding) = placement.bindings.get(cluster) else {
+        let Some(binding) = placement.bindings.get(cluster.as_str()) else {
             continue;
         };
         if binding.state != BindingState::Bound || binding.resource_index != Some(from) {
@@ -113,7 +113,7 @@ fn judge(
     let mut pending = Vec::new();
     let mut failure = None;
     for (cluster, (index, _)) in &guard.prior {
-        let Some(binding) = bindings.get(cluster) else {
+        let Some(binding) = bindings.get(cluster.as_str()) else {
             continue;
         };
         if binding.state == BindingState::Unscheduled {

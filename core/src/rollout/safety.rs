@@ -262,25 +262,25 @@ pub(crate) fn observe(
             now,
         );
         if readiness == Readiness::Ready {
-            if guard.ready.insert(cluster.clone()) {
+            if guard.ready.insert(cluster.as_str().to_owned()) {
                 guard.last_progress = now;
             }
         } else {
             complete = false;
             unready.push(cluster.as_str());
         }
-        let unavailable_again = guard.ready.contains(cluster)
+        let unavailable_again = guard.ready.contains(cluster.as_str())
             && binding
                 .report
                 .as_ref()
                 .is_some_and(|r| r.resource_index == latest && r.available == Some(false));
         if judging.counts_failures
             && (readiness == Readiness::Failed || unavailable_again)
-            && guard.failed.insert(cluster.clone())
+            && guard.failed.insert(cluster.as_str().to_owned())
         {
             decisions.push(Decision::RolloutClusterFailed {
                 placement: key.clone(),
-                cluster: cluster.clone(),
+                cluster: cluster.as_str().to_owned(),
                 resource_index: latest,
                 failures: guard.failed.len() as u64,
                 tolerated: judging.tolerated,

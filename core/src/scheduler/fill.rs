@@ -29,7 +29,7 @@ struct Group {
 /// indexes follow name order.
 struct Candidates<'a> {
     members: Vec<&'a Member>,
-    names: Vec<&'a String>,
+    names: Vec<&'a crate::state::ClusterName>,
     affinity: Vec<i32>,
     bonus: Vec<i32>,
     /// Each candidate's domain under each constraint, `width` entries per candidate.
@@ -280,7 +280,7 @@ fn runners_up(candidates: &Candidates<'_>, groups: &[Group]) -> Vec<ClusterDecis
         .into_iter()
         .take(NOT_SELECTED_DECISIONS_MAX)
         .map(|(score, _, i)| ClusterDecision {
-            cluster: candidates.names[i].clone(),
+            cluster: candidates.names[i].as_str().to_owned(),
             selected: false,
             score: Some(score),
             reason: REASON_NOT_PICKED.to_owned(),

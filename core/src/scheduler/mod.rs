@@ -161,7 +161,7 @@ impl Cycle<'_> {
             b.state != BindingState::Unscheduled
                 && self
                     .members
-                    .get(&b.cluster)
+                    .get(b.cluster.as_str())
                     .is_none_or(|member| member.is_leaving())
         };
         let gone: Vec<String> = match only {
@@ -240,7 +240,7 @@ impl Cycle<'_> {
             Binding::scheduled(self.binding_name(cluster), decision, policy_index, self.now);
         self.placement
             .bindings
-            .insert(cluster.to_owned(), std::sync::Arc::new(binding));
+            .insert(cluster.into(), std::sync::Arc::new(binding));
         self.changes.push(Change::ClusterScheduled {
             placement: self.key.clone(),
             cluster: cluster.to_owned(),
@@ -277,7 +277,7 @@ impl Cycle<'_> {
     /// PickAll: every cluster that passes the filters.
     fn pick_all(&mut self, only: Option<&str>) -> bool {
         let members = self.members;
-        let names: Vec<&String> = match only {
+        let names: Vec<&crate::state::ClusterName> = match only {
             Some(name) => members
                 .get_key_value(name)
                 .map(|(k, _)| k)
@@ -286,10 +286,10 @@ impl Cycle<'_> {
             None => members.keys().collect(),
         };
         for name in names {
-            let Some(member) = members.get(name) else {
+            let Some(member) = members.get(name.as_str()) else {
                 continue;
             };
-            let binding = self.placement.bindings.get(name);
+            let binding = self.placement.bindings.get(name.as_str());
             if binding.is_some_and(|b| self.is_current(b)) {
                 continue;
             }
@@ -313,7 +313,7 @@ impl Cycle<'_> {
         let names = self.policy.cluster_names.clone();
         let mut valid = Vec::new();
         for name in &names {
-            let reason = match self.members.get(name) {
+            let reason = match self.members.get(name.as_str()) {
                 None => Some(REASON_NOT_FOUND.to_owned()),
                 Some(member) => filter::ineligible(member, self.now)
                     .map(|why| format!("{REASON_NOT_ELIGIBLE}{why}")),

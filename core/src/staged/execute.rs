@@ -79,6 +79,18 @@ impl Pass<'_> {
 
     /// Sets the run's `Progressing` condition, recording a decision when its reason changes.
     fn progressing(&mut self, status: ConditionStatus, reason: &str, message: &str) {
+        let generation = self.run.meta.generation;
+        let unchanged = self.run.status.progressing.as_ref().is_some_and(|c| {
+            c.condition_type == "Progressing"
+                && c.status == status
+                && c.reason == reason
+                && c.message == message
+                && c.observed_generation == generation
+        });
+        // The steady case, on every work report: nothing to build or compare.
+        if unchanged {
+            return;
+        }
         let next = self.condition("Progressing", status, reason, message);
         let changed_reason = self
             .run

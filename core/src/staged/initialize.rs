@@ -106,7 +106,7 @@ pub(crate) fn initialize(
                 .clusters
                 .iter()
                 .enumerate()
-                .map(move |(position, c)| (Arc::from(c.cluster.as_str()), (stage, position)))
+                .map(move |(position, c)| (c.cluster.as_str().into(), (stage, position)))
         })
         .collect();
     run.status.deletion = Some(StageStatus::new(
@@ -188,7 +188,7 @@ fn stages(
     for stage in &strategy.stages {
         let mut members: Vec<(i64, &str)> = Vec::new();
         for cluster in selected {
-            let Some(member) = state.members.get(cluster) else {
+            let Some(member) = state.members.get(cluster.as_str()) else {
                 continue;
             };
             if !selects(stage.label_selector.as_ref(), &member.meta.labels) {

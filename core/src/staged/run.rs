@@ -65,7 +65,7 @@ pub struct RunStatus {
     pub needs_validation: bool,
     /// Where each cluster of the plan is: `(stage, position)`. Names are shared (`Arc<str>`)
     /// so that a checkpoint's snapshot copies no string per cluster.
-    pub positions: BTreeMap<Arc<str>, (usize, usize)>,
+    pub positions: BTreeMap<crate::state::ClusterName, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<String>,
     /// The rollback a stage with `onFailure: Rollback` started when it tripped (issue 17).

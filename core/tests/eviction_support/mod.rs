@@ -98,7 +98,11 @@ pub fn clusters_in(hub: &Hub, state: BindingState) -> Vec<String> {
 
 /// Every cluster with a binding, by name.
 pub fn bound_anyhow(hub: &Hub) -> Vec<String> {
-    hub.placement(PLACEMENT).bindings.keys().cloned().collect()
+    hub.placement(PLACEMENT)
+        .bindings
+        .keys()
+        .map(ToString::to_string)
+        .collect()
 }
 
 /// Applies a budget named like the placement with this spec.

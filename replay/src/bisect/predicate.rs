@@ -341,7 +341,7 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
             let index = binding.resource_index.unwrap_or_default();
             let silent = state
                 .members()
-                .get(&binding.cluster)
+                .get(binding.cluster.as_str())
                 .and_then(|m| m.agent.as_ref())
                 .filter(|agent| !agent.healthy)
                 .map(|agent| format!("silent since {}", time_text(agent.health_changed_at)));

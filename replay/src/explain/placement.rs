@@ -253,7 +253,7 @@ fn failed(state: &State, key: &ObjectKey, budget: &Budget) -> Vec<Wait> {
     budget
         .failed
         .iter()
-        .filter_map(|cluster| placement.bindings.get(cluster))
+        .filter_map(|cluster| placement.bindings.get(cluster.as_str()))
         .filter_map(|binding| {
             let report = binding.report.as_ref()?;
             let mut text = format!(

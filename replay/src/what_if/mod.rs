@@ -561,6 +561,6 @@ fn binding_index(state: &State, report: &WorkReport) -> Option<u64> {
         .placements()
         .get(&placement_key(report))?
         .bindings
-        .get(&report.cluster)?
+        .get(report.cluster.as_str())?
         .resource_index
 }

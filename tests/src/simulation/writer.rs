@@ -25,7 +25,7 @@ use uuid::Uuid;
 use super::SimError;
 use super::faulty_log::{FaultyLog, SharedFaults};
 
-/// Most inputs folded in one round (the runtime's `fold_batch_max` is 1,000; smaller rounds
+/// Most inputs folded in one round (the runtime reads up to `fold_round_max`, 10,000; smaller rounds
 /// give crashes more places to land).
 pub const FOLD_BATCH_MAX: usize = 64;
 

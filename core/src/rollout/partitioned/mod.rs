@@ -159,7 +159,7 @@ pub(crate) fn pass(
     };
     let wanted = Wanted { state, key, latest };
     for cluster in std::mem::take(&mut plan.dirty) {
-        if let Some(binding) = placement.bindings.get(&cluster) {
+        if let Some(binding) = placement.bindings.get(cluster.as_str()) {
             let class = wanted.classify(placement, binding, now);
             plan.reclassify(&cluster, class);
         }
@@ -194,7 +194,7 @@ pub(crate) fn pass(
     }
     if let Some(placement) = state.placements.get_mut(key) {
         for (cluster, override_snapshots) in staged {
-            let before = placement.bindings.get(&cluster).and_then(|b| {
+            let before = placement.bindings.get(cluster.as_str()).and_then(|b| {
                 let index = b.resource_index?;
                 Some((index, b.override_snapshots.clone()))
             });
@@ -221,7 +221,7 @@ fn remove_unscheduled(state: &mut State, key: &ObjectKey, changes: &mut Changes)
         .bindings
         .iter()
         .filter(|(_, b)| b.state == BindingState::Unscheduled)
-        .map(|(cluster, _)| cluster.clone())
+        .map(|(cluster, _)| cluster.as_str().to_owned())
         .collect();
     unscheduled
         .iter()

@@ -92,7 +92,7 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
     pass.run
         .status
         .positions
-        .insert(std::sync::Arc::from(cluster), (index, position));
+        .insert(cluster.into(), (index, position));
     pass.decisions.push(Decision::UpdateRunClusterChanged {
         run: pass.scope.run_key(),
         cluster: cluster.to_owned(),

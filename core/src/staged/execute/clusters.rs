@@ -317,7 +317,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         override_snapshots: overrides,
     };
     // What a rollback would give back (issue 17): only different work is a move.
-    let prior = placement.bindings.get(&cluster).and_then(|b| {
+    let prior = placement.bindings.get(cluster.as_str()).and_then(|b| {
         let index = b.resource_index?;
         let same = index == work.resource_index && b.override_snapshots == work.override_snapshots;
         (!same).then(|| (index, b.override_snapshots.clone()))

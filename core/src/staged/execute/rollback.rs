@@ -135,7 +135,7 @@ fn survey(pass: &Pass<'_>, rollback: &mut RunRollback) -> Survey {
     };
     let reports_diff = placement.spec.strategy.apply_strategy.reports_diff();
     for (cluster, (index, overrides)) in targets(pass) {
-        let Some(binding) = placement.bindings.get(&cluster) else {
+        let Some(binding) = placement.bindings.get(cluster.as_str()) else {
             continue;
         };
         if binding.state == BindingState::Unscheduled {
