@@ -20,6 +20,34 @@ type TestResult = Result<(), String>;
 /// The stream's duplicate window, shortened so the test can outwait it.
 const WINDOW: Duration = Duration::from_secs(1);
 
+fn namespace() -> Envelope {
+    Envelope::new(
+        Uuid::now_v7(),
+        Utc::now(),
+        "test",
+        Input::Apply {
+            manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
+        },
+    )
+}
+
+/// The input at `seq` was decided a duplicate, and nothing else.
+fn assert_duplicate(hub: &Hub<AnyLog>, seq: u64) -> Result<(), String> {
+    let decided = hub
+        .view()
+        .map_err(|e| e.to_string())?
+        .decisions_for(seq)
+        .unwrap_or_default();
+    assert!(
+        matches!(
+            decided.as_slice(),
+            [Decision::Rejected { code, .. }] if code.as_str() == "DuplicateEvent"
+        ),
+        "{decided:?}"
+    );
+    Ok(())
+}
+
 fn config_map(version: u32) -> Envelope {
     let manifest = format!(
         r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"settings","namespace":"app"}},"data":{{"version":"{version}"}}}}"#
@@ -76,34 +104,15 @@ async fn a_retry_after_the_duplicate_window_changes_nothing() -> TestResult {
         let hub = hub.clone();
         async move { hub.run_writer().await }
     });
-    let namespace = Envelope::new(
-        Uuid::now_v7(),
-        Utc::now(),
-        "test",
-        Input::Apply {
-            manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
-        },
-    );
     let first = config_map(1);
-    fold(&hub, vec![namespace, first.clone(), config_map(2)]).await?;
+    fold(&hub, vec![namespace(), first.clone(), config_map(2)]).await?;
     assert!(stored_version(&hub)?.contains("\"2\""));
 
     tokio::time::sleep(WINDOW * 3).await;
     let retried = fold(&hub, vec![first]).await?;
     let seq = retried.first().copied().ok_or("nothing appended")?;
     assert!(seq > 3, "the stream stored the retry again, at {seq}");
-    let decided = hub
-        .view()
-        .map_err(|e| e.to_string())?
-        .decisions_for(seq)
-        .unwrap_or_default();
-    assert!(
-        matches!(
-            decided.as_slice(),
-            [Decision::Rejected { code, .. }] if code.as_str() == "DuplicateEvent"
-        ),
-        "{decided:?}"
-    );
+    assert_duplicate(&hub, seq)?;
     assert!(
         stored_version(&hub)?.contains("\"2\""),
         "the late retry reverted the ConfigMap"
@@ -139,14 +148,6 @@ async fn a_duplicate_in_the_round_after_its_original_is_still_a_duplicate() -> T
         .map_err(|e| e.to_string())?;
     let log = Arc::new(AnyLog::Nats(Box::new(log)));
     let first = config_map(1);
-    let namespace = Envelope::new(
-        Uuid::now_v7(),
-        Utc::now(),
-        "test",
-        Input::Apply {
-            manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
-        },
-    );
     let append = |events: Vec<Envelope>| {
         let log = Arc::clone(&log);
         async move {
@@ -155,7 +156,7 @@ async fn a_duplicate_in_the_round_after_its_original_is_still_a_duplicate() -> T
                 .map_err(|e| e.to_string())
         }
     };
-    append(vec![namespace, first.clone(), config_map(2)]).await?;
+    append(vec![namespace(), first.clone(), config_map(2)]).await?;
     tokio::time::sleep(WINDOW * 3).await;
     let stored = append(vec![first]).await?;
     let duplicate = stored.first().map(|a| a.seq).ok_or("nothing appended")?;
@@ -176,18 +177,7 @@ async fn a_duplicate_in_the_round_after_its_original_is_still_a_duplicate() -> T
     if !hub.wait_folded(duplicate, Duration::from_secs(20)).await {
         return Err(format!("input {duplicate} was not folded"));
     }
-    let decided = hub
-        .view()
-        .map_err(|e| e.to_string())?
-        .decisions_for(duplicate)
-        .unwrap_or_default();
-    assert!(
-        matches!(
-            decided.as_slice(),
-            [Decision::Rejected { code, .. }] if code.as_str() == "DuplicateEvent"
-        ),
-        "{decided:?}"
-    );
+    assert_duplicate(&hub, duplicate)?;
     assert!(stored_version(&hub)?.contains("\"2\""));
     hub.shutdown();
     writer
