@@ -63,8 +63,8 @@ pub struct RunStatus {
     /// A scheduling change on the placement since the run last checked that its clusters still
     /// match (the run fails when they do not).
     pub needs_validation: bool,
-    /// Where each cluster of the plan is: `(stage, position)`. Names are shared (`Arc<str>`)
-    /// so that a checkpoint's snapshot copies no string per cluster.
+    /// Where each cluster of the plan is: `(stage, position)`. Names are kept inline
+    /// ([`crate::state::ClusterName`]): a checkpoint's snapshot copies them without allocating.
     pub positions: BTreeMap<crate::state::ClusterName, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<String>,
