@@ -192,6 +192,30 @@ pub struct WorkReport {
     pub differences: Differences,
 }
 
+impl WorkReport {
+    /// `cluster`'s report that its work of the cluster-scoped placement `placement` at
+    /// `resource_index` is applied and available: what a healthy member says once it is up.
+    #[must_use]
+    pub fn available(
+        cluster: impl Into<String>,
+        placement: impl Into<String>,
+        resource_index: u64,
+    ) -> Self {
+        Self {
+            cluster: cluster.into(),
+            placement: placement.into(),
+            namespace: None,
+            resource_index,
+            applied: Some(true),
+            available: Some(true),
+            trackable: true,
+            message: String::new(),
+            failed_manifests: Vec::new(),
+            differences: Differences::default(),
+        }
+    }
+}
+
 /// Which condition of a manifest failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ManifestCondition {

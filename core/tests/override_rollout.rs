@@ -18,18 +18,11 @@ fn report_all(hub: &mut Hub, clusters: &[&str]) {
         let Some(resource_index) = index else {
             continue;
         };
-        hub.send(Input::WorkReport(WorkReport {
-            cluster: (*cluster).into(),
-            placement: "crp-1".into(),
-            namespace: None,
+        hub.send(Input::WorkReport(WorkReport::available(
+            *cluster,
+            "crp-1",
             resource_index,
-            applied: Some(true),
-            available: Some(true),
-            trackable: true,
-            message: String::new(),
-            failed_manifests: Vec::new(),
-            differences: Default::default(),
-        }));
+        )));
     }
 }
 

@@ -106,18 +106,11 @@ fn a_hundred_clusters_deploy_fifty_then_wait_while_more_than_ten_are_not_ready()
     );
     settle(&mut hub, &sick[..10]);
     // A sick cluster recovers: reports again available.
-    hub.send(Input::WorkReport(WorkReport {
-        cluster: "cluster-010".into(),
-        placement: "crp".into(),
-        namespace: None,
-        resource_index: 0,
-        applied: Some(true),
-        available: Some(true),
-        trackable: true,
-        message: String::new(),
-        failed_manifests: Vec::new(),
-        differences: Default::default(),
-    }));
+    hub.send(Input::WorkReport(WorkReport::available(
+        "cluster-010",
+        "crp",
+        0,
+    )));
     check_plan(&hub);
     assert_eq!(
         bound(&hub),

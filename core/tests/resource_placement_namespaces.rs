@@ -46,16 +46,8 @@ fn report_applied(hub: &mut Hub, ns: &str, cluster: &str) -> WorkStatus {
         .resource_index
         .expect("bound");
     let decisions = hub.send(Input::WorkReport(WorkReport {
-        cluster: cluster.into(),
-        placement: "rp".into(),
         namespace: Some(ns.into()),
-        resource_index,
-        applied: Some(true),
-        available: Some(true),
-        trackable: true,
-        message: String::new(),
-        failed_manifests: Vec::new(),
-        differences: Default::default(),
+        ..WorkReport::available(cluster, "rp", resource_index)
     }));
     assert!(
         decisions

@@ -80,18 +80,7 @@ fn the_run<'a>(hub: &'a Hub, name: &str) -> &'a UpdateRun {
 }
 
 fn report(hub: &mut Hub, cluster: &str) -> Vec<Decision> {
-    hub.send(Input::WorkReport(WorkReport {
-        cluster: cluster.into(),
-        placement: "crp".into(),
-        namespace: None,
-        resource_index: 0,
-        applied: Some(true),
-        available: Some(true),
-        trackable: true,
-        message: String::new(),
-        failed_manifests: Vec::new(),
-        differences: Default::default(),
-    }))
+    hub.send(Input::WorkReport(WorkReport::available(cluster, "crp", 0)))
 }
 
 /// Clusters of stage `stage` started and not finished.
@@ -551,16 +540,8 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
     // The member has the namespace (its agent says so): the RP's work can apply there.
     hub.beat_with("member1", &[("namespaces.kubernetes-fleet.io/app", "1")]);
     hub.send(Input::WorkReport(WorkReport {
-        cluster: "member1".into(),
-        placement: "rp".into(),
         namespace: Some("app".into()),
-        resource_index: 0,
-        applied: Some(true),
-        available: Some(true),
-        trackable: true,
-        message: String::new(),
-        failed_manifests: Vec::new(),
-        differences: Default::default(),
+        ..WorkReport::available("member1", "rp", 0)
     }));
     let cluster_scoped = hub.send(Input::Approve {
         name: "good-after-prod".into(),

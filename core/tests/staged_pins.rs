@@ -78,18 +78,7 @@ fn condition(hub: &Hub, name: &str, which: &str) -> (String, String, String) {
 }
 
 fn report(hub: &mut Hub, cluster: &str) {
-    hub.send(Input::WorkReport(WorkReport {
-        cluster: cluster.into(),
-        placement: "crp".into(),
-        namespace: None,
-        resource_index: 0,
-        applied: Some(true),
-        available: Some(true),
-        trackable: true,
-        message: String::new(),
-        failed_manifests: Vec::new(),
-        differences: Default::default(),
-    }));
+    hub.send(Input::WorkReport(WorkReport::available(cluster, "crp", 0)));
 }
 
 #[test]

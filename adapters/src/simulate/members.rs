@@ -174,18 +174,11 @@ fn answer(pending: Pending) -> Envelope {
             cluster,
             placement,
             resource_index,
-        } => envelope(Input::WorkReport(WorkReport {
+        } => envelope(Input::WorkReport(WorkReport::available(
             cluster,
             placement,
-            namespace: None,
             resource_index,
-            applied: Some(true),
-            available: Some(true),
-            trackable: true,
-            message: String::new(),
-            failed_manifests: Vec::new(),
-            differences: flotilla_core::Differences::default(),
-        })),
+        ))),
         Pending::Approve(name) => envelope(Input::Approve {
             name,
             namespace: None,

@@ -25,16 +25,5 @@ pub fn join_fleet(size: usize, labels: impl Fn(usize) -> String) -> impl Iterato
 /// `cluster`'s report that its work of placement `everywhere` at `resource_index` is applied
 /// and available.
 pub fn available(cluster: String, resource_index: u64) -> Input {
-    Input::WorkReport(WorkReport {
-        cluster,
-        placement: "everywhere".into(),
-        namespace: None,
-        resource_index,
-        applied: Some(true),
-        available: Some(true),
-        trackable: true,
-        message: String::new(),
-        failed_manifests: Vec::new(),
-        differences: Default::default(),
-    })
+    Input::WorkReport(WorkReport::available(cluster, "everywhere", resource_index))
 }

@@ -301,18 +301,7 @@ pub fn invalid(which: u8) -> Input {
             "apiVersion": PLACEMENT_API, "kind": "ClusterResourcePlacement", "metadata": {"name": "crp-0"},
             "spec": {"resourceSelectors": [], "policy": {"placementType": "PickN"}}
         })),
-        3 => Input::WorkReport(WorkReport {
-            cluster: "stranger".into(),
-            placement: "crp-0".into(),
-            namespace: None,
-            resource_index: 0,
-            applied: Some(true),
-            available: Some(true),
-            trackable: true,
-            message: String::new(),
-            failed_manifests: Vec::new(),
-            differences: Default::default(),
-        }),
+        3 => Input::WorkReport(WorkReport::available("stranger", "crp-0", 0)),
         4 => Input::Approve {
             name: "nobody-asked".into(),
             namespace: None,
