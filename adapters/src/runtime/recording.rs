@@ -57,6 +57,10 @@ impl<L: EventLog> Hub<L> {
         let log = Arc::clone(&self.log);
         let mut shutdown = shutdown.clone();
         let task = tokio::spawn(async move {
+            // The id index must know these events before their decisions are recorded: a
+            // restart re-folds recorded inputs and must see each id at its own sequence. Both
+            // writes are retried: the round is folded already, and this writer retrying its
+            // own round is recognised, not fenced.
             retried("record folded ids", &mut shutdown, || {
                 log.record_folded(&ids)
             })
