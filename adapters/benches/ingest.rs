@@ -8,7 +8,6 @@
 //! `cargo bench -p flotilla-adapters --bench ingest`. Under `cargo test` (criterion's test mode)
 //! each benchmark runs once.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,10 +77,9 @@ impl Events {
             .map(|_| {
                 let beat = Heartbeat {
                     cluster: format!("member-{:06}", self.made % FLEET),
-                    properties: BTreeMap::from([(
-                        "kubernetes-fleet.io/node-count".to_owned(),
-                        "5".to_owned(),
-                    )]),
+                    properties: [("kubernetes-fleet.io/node-count", "5")]
+                        .into_iter()
+                        .collect(),
                     resource_usage: None,
                 };
                 self.wrap(Input::Heartbeat(beat))

@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use flotilla_core::member::HEARTBEAT_TIMEOUT_PERIODS;
+use flotilla_core::model::StringMap;
 use flotilla_core::{Envelope, Heartbeat, Input, ResourceUsage, State, step};
 use uuid::Uuid;
 
@@ -70,23 +71,21 @@ enum Payload {
     WithProperties,
 }
 
-fn properties_of(payload: Payload) -> (BTreeMap<String, String>, Option<ResourceUsage>) {
+fn properties_of(payload: Payload) -> (StringMap, Option<ResourceUsage>) {
     match payload {
-        Payload::Bare => (BTreeMap::new(), None),
+        Payload::Bare => (StringMap::new(), None),
         Payload::WithProperties => {
-            let quantities = |cpu: &str, memory: &str| {
-                BTreeMap::from([
-                    ("cpu".to_owned(), cpu.to_owned()),
-                    ("memory".to_owned(), memory.to_owned()),
-                ])
-            };
+            let quantities =
+                |cpu: &str, memory: &str| [("cpu", cpu), ("memory", memory)].into_iter().collect();
             let usage = ResourceUsage {
                 capacity: quantities("40", "160Gi"),
                 allocatable: quantities("38", "150Gi"),
                 available: quantities("12", "64Gi"),
             };
             (
-                BTreeMap::from([("kubernetes-fleet.io/node-count".to_owned(), "5".to_owned())]),
+                [("kubernetes-fleet.io/node-count", "5")]
+                    .into_iter()
+                    .collect(),
                 Some(usage),
             )
         }

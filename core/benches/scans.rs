@@ -64,7 +64,7 @@ fn heartbeat(cluster: usize, node_count: usize) -> Input {
         ..Heartbeat::default()
     };
     beat.properties
-        .insert(NODE_COUNT.to_owned(), node_count.to_string());
+        .insert(NODE_COUNT, node_count.to_string().into());
     Input::Heartbeat(beat)
 }
 

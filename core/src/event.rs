@@ -7,11 +7,11 @@
 //! upcasting rules in `docs/schema-evolution.md` allow. Kubernetes manifests travel as canonical JSON text, since
 //! bincode cannot carry `serde_json::Value`.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+use crate::model::StringMap;
 
 /// The schema version this build writes; readers upcast anything older (`crate::wire`).
 /// Version 2 added per-manifest failures to work reports; version 3 added
@@ -145,7 +145,7 @@ pub struct Heartbeat {
     /// The member cluster speaking.
     pub cluster: String,
     /// Non-resource properties, e.g. `kubernetes-fleet.io/node-count: "3"` (quantities as text).
-    pub properties: BTreeMap<String, String>,
+    pub properties: StringMap,
     /// Resource properties (capacity, allocatable, available), if reported.
     pub resource_usage: Option<ResourceUsage>,
 }
@@ -154,11 +154,11 @@ pub struct Heartbeat {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResourceUsage {
     /// Total installed capacity (`cpu: "40"`, `memory: "20Gi"`).
-    pub capacity: BTreeMap<String, String>,
+    pub capacity: StringMap,
     /// Capacity usable by workloads.
-    pub allocatable: BTreeMap<String, String>,
+    pub allocatable: StringMap,
     /// Capacity free right now.
-    pub available: BTreeMap<String, String>,
+    pub available: StringMap,
 }
 
 /// A work report's resource index that names no snapshot: the report is about the work the

@@ -17,16 +17,15 @@
 //! `fleet-member-<cluster>`; flotilla derives Works from bindings, which were removed when it
 //! started leaving). A leave from a member that is not leaving is refused (`NotLeaving`).
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Duration, Utc};
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
 use crate::model::{
-    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta,
+    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta, VecMap,
 };
 use crate::objects::{Origin, Previous, Revision, revise};
 use crate::placement::lifecycle;
@@ -50,7 +49,7 @@ pub struct Member {
     /// The agent's status; `None` until the first heartbeat.
     pub agent: Option<AgentStatus>,
     /// Non-resource properties with their observation time.
-    pub properties: BTreeMap<String, Property>,
+    pub properties: VecMap<Property>,
     /// Resource usage, as last reported. Boxed, like the spec's identity, to keep the inline
     /// member small for the members that report none.
     pub resource_usage: Option<Box<ObservedUsage>>,
@@ -76,7 +75,7 @@ pub struct AgentStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Property {
     /// Quantity text.
-    pub value: String,
+    pub value: CompactString,
     /// When it was observed.
     pub observation_time: DateTime<Utc>,
 }
@@ -98,7 +97,7 @@ impl Member {
             meta,
             spec,
             agent: None,
-            properties: BTreeMap::new(),
+            properties: VecMap::new(),
             resource_usage: None,
             leaving_since: None,
         }
@@ -347,7 +346,7 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
             && beat.properties.keys().eq(member.properties.keys());
         if same_names {
             for (value, property) in beat.properties.values().zip(member.properties.values_mut()) {
-                if &property.value != value {
+                if property.value != *value {
                     property.value.clone_from(value);
                     changed = true;
                 }
@@ -363,7 +362,7 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
                         value: value.clone(),
                         observation_time: now,
                     };
-                    (name.clone(), property)
+                    (name, property)
                 })
                 .collect();
         }

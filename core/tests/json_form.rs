@@ -29,7 +29,7 @@ fn send(hub: &mut Hub, event: &Value) -> Vec<Decision> {
 
 fn property(hub: &Hub, cluster: &str, name: &str) -> Option<String> {
     let member = hub.state.members().get(cluster)?;
-    member.properties.get(name).map(|p| p.value.clone())
+    member.properties.get(name).map(|p| p.value.to_string())
 }
 
 #[test]

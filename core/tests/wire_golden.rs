@@ -7,7 +7,6 @@
 //! panic. Only the newest version's files are ever (re)generated, when they are added:
 //! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
@@ -41,12 +40,9 @@ fn v1_events() -> Vec<Envelope> {
         .single()
         .unwrap_or_default();
     let usage = ResourceUsage {
-        capacity: BTreeMap::from([
-            ("cpu".into(), "40".into()),
-            ("memory".into(), "20Gi".into()),
-        ]),
-        allocatable: BTreeMap::from([("cpu".into(), "32".into())]),
-        available: BTreeMap::from([("memory".into(), "800Mi".into())]),
+        capacity: [("cpu", "40"), ("memory", "20Gi")].into_iter().collect(),
+        allocatable: [("cpu", "32")].into_iter().collect(),
+        available: [("memory", "800Mi")].into_iter().collect(),
     };
     let payloads = vec![
         Input::Apply {
@@ -62,7 +58,9 @@ fn v1_events() -> Vec<Envelope> {
         },
         Input::Heartbeat(Heartbeat {
             cluster: "member1".into(),
-            properties: BTreeMap::from([("kubernetes-fleet.io/node-count".into(), "3".into())]),
+            properties: [("kubernetes-fleet.io/node-count", "3")]
+                .into_iter()
+                .collect(),
             resource_usage: Some(usage),
         }),
         Input::WorkReport(WorkReport {

@@ -7,7 +7,6 @@
 //! `cargo bench -p flotilla-eventstore --bench append`. Under `cargo test` (criterion's test
 //! mode) every benchmark runs once on small inputs.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -47,10 +46,9 @@ impl Events {
             .expect("a representable event time");
         let beat = Heartbeat {
             cluster: format!("member-{:06}", self.made % 100_000),
-            properties: BTreeMap::from([(
-                "kubernetes-fleet.io/node-count".to_owned(),
-                "5".to_owned(),
-            )]),
+            properties: [("kubernetes-fleet.io/node-count", "5")]
+                .into_iter()
+                .collect(),
             resource_usage: None,
         };
         Envelope::new(Uuid::now_v7(), time, "agent/bench", Input::Heartbeat(beat))

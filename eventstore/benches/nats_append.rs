@@ -13,7 +13,6 @@
 #[path = "shared/timed.rs"]
 mod timed;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_nats::HeaderMap;
@@ -46,10 +45,9 @@ fn heartbeats(count: usize, made: &mut i64) -> Vec<Envelope> {
                 .expect("a representable event time");
             let beat = Heartbeat {
                 cluster: format!("member-{:06}", *made % 100_000),
-                properties: BTreeMap::from([(
-                    "kubernetes-fleet.io/node-count".to_owned(),
-                    "5".to_owned(),
-                )]),
+                properties: [("kubernetes-fleet.io/node-count", "5")]
+                    .into_iter()
+                    .collect(),
                 resource_usage: None,
             };
             Envelope::new(Uuid::now_v7(), time, "agent/bench", Input::Heartbeat(beat))

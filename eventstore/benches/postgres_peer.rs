@@ -18,7 +18,6 @@ mod table;
 #[path = "shared/timed.rs"]
 mod timed;
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -92,10 +91,9 @@ impl Events {
             .expect("a representable event time");
         let beat = Heartbeat {
             cluster: format!("member-{:06}", self.made % 100_000),
-            properties: BTreeMap::from([(
-                "kubernetes-fleet.io/node-count".to_owned(),
-                "5".to_owned(),
-            )]),
+            properties: [("kubernetes-fleet.io/node-count", "5")]
+                .into_iter()
+                .collect(),
             resource_usage: None,
         };
         Envelope::new(Uuid::now_v7(), time, "agent/bench", Input::Heartbeat(beat))

@@ -6,6 +6,7 @@
 //! checkpoint encodings never depend on how objects are displayed.
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use flotilla_core::model::StringMap;
 use serde_json::{Map, Value};
 
 /// Kubernetes' `metav1.Time` text: RFC 3339, whole seconds (truncated), `Z` suffix.
@@ -104,11 +105,11 @@ pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
 }
 
 /// A string map as a JSON object.
-pub(crate) fn string_map<'a>(entries: impl IntoIterator<Item = (&'a String, &'a String)>) -> Value {
+pub(crate) fn string_map(entries: &StringMap) -> Value {
     Value::Object(
         entries
-            .into_iter()
-            .map(|(key, value)| (key.clone(), Value::from(value.as_str())))
+            .iter()
+            .map(|(key, value)| (key.to_owned(), Value::from(value.as_str())))
             .collect(),
     )
 }

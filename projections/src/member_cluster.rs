@@ -166,7 +166,7 @@ fn status(name: &str, member: &Member) -> Value {
                         Value::from(json::timestamp(property.observation_time)),
                     ),
                 ]);
-                (name.clone(), value)
+                (name.to_owned(), value)
             })
             .collect();
         json::insert(&mut status, "properties", Value::Object(properties));

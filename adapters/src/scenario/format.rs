@@ -229,9 +229,11 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             let resource_usage = match body.get("resourceUsage") {
                 None | Some(Value::Null) => None,
                 Some(usage) => Some(flotilla_core::ResourceUsage {
-                    capacity: string_map(usage.get("capacity"), "resourceUsage.capacity")?,
-                    allocatable: string_map(usage.get("allocatable"), "resourceUsage.allocatable")?,
-                    available: string_map(usage.get("available"), "resourceUsage.available")?,
+                    capacity: string_map(usage.get("capacity"), "resourceUsage.capacity")?.into(),
+                    allocatable: string_map(usage.get("allocatable"), "resourceUsage.allocatable")?
+                        .into(),
+                    available: string_map(usage.get("available"), "resourceUsage.available")?
+                        .into(),
                 }),
             };
             Ok(Step::Heartbeat {

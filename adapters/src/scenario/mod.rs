@@ -158,7 +158,7 @@ impl<L: EventLog> Runner<'_, L> {
             } => {
                 let beat = Heartbeat {
                     cluster: cluster.clone(),
-                    properties: properties.clone(),
+                    properties: properties.into(),
                     resource_usage: resource_usage.clone(),
                 };
                 self.emit(vec![Input::Heartbeat(beat)]).await

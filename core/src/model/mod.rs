@@ -22,7 +22,7 @@ pub use member_cluster::MemberClusterSpec;
 pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
 pub use placement::PlacementSpec;
 pub use selector::LabelSelector;
-pub use string_map::{LabelLookup, StringMap};
+pub use string_map::{LabelLookup, StringMap, VecMap};
 
 /// API group of `MemberCluster`.
 pub const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";

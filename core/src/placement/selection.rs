@@ -203,11 +203,12 @@ fn to_selected(key: ObjectKey, resource: &Resource) -> SelectedResource {
         _ => Map::new(),
     };
     manifest.remove("status");
-    let annotations: std::collections::BTreeMap<&String, &String> = resource
+    let annotations: std::collections::BTreeMap<&str, &str> = resource
         .meta
         .annotations
         .iter()
-        .filter(|(name, _)| !HUB_ONLY_ANNOTATIONS.contains(&name.as_str()))
+        .map(|(name, value)| (name, value.as_str()))
+        .filter(|(name, _)| !HUB_ONLY_ANNOTATIONS.contains(name))
         .collect();
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::from(key.name.clone()));

@@ -36,7 +36,7 @@ pub(crate) fn create(
         ("kubernetes-fleet.io/taskType", position.as_str()),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+    .map(|(k, v)| (k, compact_str::CompactString::from(v)))
     .collect();
     let meta = ObjectMeta {
         api_version: format!("{PLACEMENT_GROUP}/v1beta1"),

@@ -247,8 +247,12 @@ pub(crate) fn selects(selector: Option<&LabelSelector>, labels: &crate::model::S
 }
 
 /// The sorting label's integer value, as Go's `strconv.Atoi` reads it.
-fn sorting_value(key: &str, value: Option<&String>, cluster: &str) -> Result<i64, InitError> {
-    let text = value.map_or("", String::as_str);
+fn sorting_value(
+    key: &str,
+    value: Option<&compact_str::CompactString>,
+    cluster: &str,
+) -> Result<i64, InitError> {
+    let text = value.map_or("", compact_str::CompactString::as_str);
     text.parse::<i64>().map_err(|_| {
         InitError::User(format!(
             "the sorting label `{key}:{text}` on cluster `{cluster}` is not valid: strconv.Atoi: parsing {text:?}: invalid syntax"

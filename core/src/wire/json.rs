@@ -317,11 +317,11 @@ impl JsonInput {
                 resource_usage,
             } => Input::Heartbeat(Heartbeat {
                 cluster,
-                properties: json_property::into_values(properties),
+                properties: json_property::into_values(properties).into(),
                 resource_usage: resource_usage.map(|u| ResourceUsage {
-                    capacity: u.capacity,
-                    allocatable: u.allocatable,
-                    available: u.available,
+                    capacity: u.capacity.into(),
+                    allocatable: u.allocatable.into(),
+                    available: u.available.into(),
                 }),
             }),
             JsonInput::Report {
@@ -395,9 +395,9 @@ impl JsonInput {
                 cluster: beat.cluster.clone(),
                 properties: json_property::from_values(&beat.properties),
                 resource_usage: beat.resource_usage.as_ref().map(|u| JsonResourceUsage {
-                    capacity: u.capacity.clone(),
-                    allocatable: u.allocatable.clone(),
-                    available: u.available.clone(),
+                    capacity: (&u.capacity).into(),
+                    allocatable: (&u.allocatable).into(),
+                    available: (&u.available).into(),
                 }),
             },
             Input::WorkReport(report) => JsonInput::Report {

@@ -10,6 +10,8 @@ use chrono::{DateTime, Utc};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::model::StringMap;
+
 /// One property value as a publisher may write it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(schemars::JsonSchema))]
@@ -69,10 +71,15 @@ pub fn into_values(properties: BTreeMap<String, JsonPropertyValue>) -> BTreeMap<
 
 /// The JSON form of stored properties: bare quantities.
 #[must_use]
-pub fn from_values(properties: &BTreeMap<String, String>) -> BTreeMap<String, JsonPropertyValue> {
+pub fn from_values(properties: &StringMap) -> BTreeMap<String, JsonPropertyValue> {
     properties
         .iter()
-        .map(|(name, value)| (name.clone(), JsonPropertyValue::Quantity(value.clone())))
+        .map(|(name, value)| {
+            (
+                name.to_owned(),
+                JsonPropertyValue::Quantity(value.to_string()),
+            )
+        })
         .collect()
 }
 

@@ -167,11 +167,11 @@ impl From<Input> for event::Input {
             },
             Input::Heartbeat(beat) => event::Input::Heartbeat(event::Heartbeat {
                 cluster: beat.cluster,
-                properties: beat.properties,
+                properties: beat.properties.into(),
                 resource_usage: beat.resource_usage.map(|usage| event::ResourceUsage {
-                    capacity: usage.capacity,
-                    allocatable: usage.allocatable,
-                    available: usage.available,
+                    capacity: usage.capacity.into(),
+                    allocatable: usage.allocatable.into(),
+                    available: usage.available.into(),
                 }),
             }),
             Input::WorkReport(report) => event::Input::WorkReport(event::WorkReport {

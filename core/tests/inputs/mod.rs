@@ -217,7 +217,8 @@ fn heartbeat(cluster: &str, properties: Option<u8>) -> Input {
             ("cpu".to_owned(), format!("{}", n * 4 + 4)),
             ("memory".to_owned(), format!("{}Gi", n * 8 + 8)),
         ]
-        .into()
+        .into_iter()
+        .collect()
     };
     Input::Heartbeat(Heartbeat {
         cluster: cluster.into(),
@@ -225,7 +226,8 @@ fn heartbeat(cluster: &str, properties: Option<u8>) -> Input {
             "kubernetes-fleet.io/node-count".to_owned(),
             (size + 1).to_string(),
         )]
-        .into(),
+        .into_iter()
+        .collect(),
         resource_usage: Some(ResourceUsage {
             capacity: quantities(size + 1),
             allocatable: quantities(size),

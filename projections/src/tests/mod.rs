@@ -1,9 +1,8 @@
 //! Unit tests: states are built by folding events with `flotilla_core::step`, exactly as the hub
 //! builds them, and the rendered output is compared in full.
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use flotilla_core::model::StringMap;
 use flotilla_core::{
     Decisions, Envelope, Heartbeat, Input, ResourceUsage, State, WorkReport, step,
 };
@@ -122,12 +121,7 @@ impl<'a> Report<'a> {
 
 /// A heartbeat carrying the seed's section 7 sample properties.
 pub(crate) fn sample_heartbeat(cluster: &str) -> Heartbeat {
-    let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    };
+    let map = |pairs: &[(&str, &str)]| -> StringMap { pairs.iter().copied().collect() };
     Heartbeat {
         cluster: cluster.to_owned(),
         properties: map(&[("kubernetes-fleet.io/node-count", "2")]),
