@@ -1,6 +1,8 @@
 //! Proves how fast events get in end to end: 64 and 512 concurrent publishers each submitting
-//! single heartbeats through `Hub::submit` to a redb log, timed until the hub's writer has folded
-//! them and recorded their decisions (`wait_folded`), measured in the same run beside a bare redb
+//! single heartbeats through `Hub::submit` to a redb log, and 64 gateways each submitting 16
+//! clusters' heartbeats per call (an agent gateway, or an HTTP ingest request with many events),
+//! timed until the hub's writer has folded them and recorded their decisions (`wait_folded`),
+//! measured in the same run beside a bare redb
 //! transaction of 1,000 records (the storage ceiling of any grouping) and beside single-record
 //! transactions (the disk's fsync rate, which per-event durability would be stuck at without
 //! group commit).
@@ -22,8 +24,13 @@ use redb::{Builder, Database, Durability, TableDefinition};
 use tokio::runtime::Runtime;
 use uuid::Uuid;
 
-/// Concurrent publishers.
+/// Concurrent publishers, each submitting one event per call.
 const PUBLISHERS: [usize; 2] = [64, 512];
+/// Concurrent gateways, each submitting [`GATEWAY_BATCH`] events per call.
+const GATEWAYS: usize = 64;
+/// Heartbeats per gateway call: with every gateway queued, a commit can hold 1,024 events, the
+/// size of the ceiling's transaction.
+const GATEWAY_BATCH: usize = 16;
 /// Registered member clusters the heartbeats come from.
 const FLEET: usize = 1_000;
 /// Records per transaction in the batched ceiling (the `append` bench's batch).
@@ -124,17 +131,20 @@ async fn running_hub(
     (hub, writer)
 }
 
-/// Every publisher submits its events one at a time; returns the highest sequence appended.
-async fn publish(hub: &Hub<RedbLog>, loads: Vec<Vec<Envelope>>) -> u64 {
+/// Every publisher submits its events `per_call` at a time; returns the highest sequence
+/// appended.
+async fn publish(hub: &Hub<RedbLog>, loads: Vec<Vec<Envelope>>, per_call: usize) -> u64 {
     let tasks: Vec<_> = loads
         .into_iter()
         .map(|load| {
             let hub = hub.clone();
             tokio::spawn(async move {
                 let mut last = 0;
-                for event in load {
-                    let appended = hub.submit(vec![event]).await.expect("submit one event");
-                    last = appended.first().map_or(last, |a| a.seq);
+                let mut load = load.into_iter().peekable();
+                while load.peek().is_some() {
+                    let call: Vec<Envelope> = load.by_ref().take(per_call).collect();
+                    let appended = hub.submit(call).await.expect("submit the events");
+                    last = appended.iter().map(|a| a.seq).max().unwrap_or(last);
                 }
                 last
             })
@@ -211,39 +221,21 @@ fn ingest(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(4));
-    for publishers in PUBLISHERS {
-        let total = publishers * submits_per_publisher;
-        let commits_before = hub.log().commit_count();
-        let mut ingested = 0_u64;
-        group.throughput(Throughput::Elements(total as u64));
-        group.bench_function(
-            format!("hub_submit_until_folded/{publishers}_publishers"),
-            |b| {
-                b.iter_custom(|iters| {
-                    let mut timed = Duration::ZERO;
-                    for _ in 0..iters {
-                        let loads: Vec<Vec<Envelope>> = (0..publishers)
-                            .map(|_| events.heartbeats(submits_per_publisher))
-                            .collect();
-                        let started = Instant::now();
-                        rt.block_on(async {
-                            let last = publish(&hub, loads).await;
-                            assert!(hub.wait_folded(last, FOLD_WAIT).await, "folded in time");
-                        });
-                        timed += started.elapsed();
-                        ingested += total as u64;
-                    }
-                    timed
-                });
-            },
-        );
-        // Commits include the writer's decision records and checkpoints, which share the queue.
-        let commits = hub.log().commit_count() - commits_before;
-        println!(
-            "ingest/hub_submit_until_folded/{publishers}_publishers: {ingested} events in \
-             {commits} commits (inputs, decisions and checkpoints), {:.1} events per commit",
-            ingested as f64 / commits.max(1) as f64
-        );
+    let loads = PUBLISHERS
+        .iter()
+        .map(|&publishers| (format!("{publishers}_publishers"), publishers, 1))
+        .chain([(
+            format!("{GATEWAYS}_gateways_x{GATEWAY_BATCH}"),
+            GATEWAYS,
+            GATEWAY_BATCH,
+        )]);
+    for (name, publishers, per_call) in loads {
+        let load = Load {
+            publishers,
+            per_call,
+            events_each: submits_per_publisher * per_call,
+        };
+        bench_hub(&mut group, &rt, &hub, &mut events, &name, &load);
     }
 
     let mut bare = BareRedb::open(dir.path());
@@ -279,6 +271,55 @@ fn ingest(c: &mut Criterion) {
     rt.block_on(writer)
         .expect("the writer task finished")
         .expect("the writer stopped cleanly");
+}
+
+/// What one timed iteration submits.
+struct Load {
+    publishers: usize,
+    per_call: usize,
+    events_each: usize,
+}
+
+type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+/// Times `load` through the hub until folded, then prints how many events a commit held.
+fn bench_hub(
+    group: &mut Group<'_>,
+    rt: &Runtime,
+    hub: &Hub<RedbLog>,
+    events: &mut Events,
+    name: &str,
+    load: &Load,
+) {
+    let total = load.publishers * load.events_each;
+    let commits_before = hub.log().commit_count();
+    let mut ingested = 0_u64;
+    group.throughput(Throughput::Elements(total as u64));
+    group.bench_function(format!("hub_submit_until_folded/{name}"), |b| {
+        b.iter_custom(|iters| {
+            let mut timed = Duration::ZERO;
+            for _ in 0..iters {
+                let loads: Vec<Vec<Envelope>> = (0..load.publishers)
+                    .map(|_| events.heartbeats(load.events_each))
+                    .collect();
+                let started = Instant::now();
+                rt.block_on(async {
+                    let last = publish(hub, loads, load.per_call).await;
+                    assert!(hub.wait_folded(last, FOLD_WAIT).await, "folded in time");
+                });
+                timed += started.elapsed();
+                ingested += total as u64;
+            }
+            timed
+        });
+    });
+    // Commits include the writer's decision records and checkpoints, which share the queue.
+    let commits = hub.log().commit_count() - commits_before;
+    println!(
+        "ingest/hub_submit_until_folded/{name}: {ingested} events in {commits} commits (inputs, \
+         decisions and checkpoints), {:.1} events per commit",
+        ingested as f64 / commits.max(1) as f64
+    );
 }
 
 criterion_group!(benches, ingest);
