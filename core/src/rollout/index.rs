@@ -15,6 +15,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::readiness::{self, ApplyMode, Readiness};
 use crate::placement::{Binding, BindingState};
+use crate::state::ClusterName;
 
 pub(crate) use crate::placement::OverrideSnapshots;
 
@@ -70,7 +71,7 @@ impl Class {
 pub(crate) struct BindingIndex {
     /// The resource index the classes were judged against.
     pub latest: u64,
-    classes: BTreeMap<String, Class>,
+    classes: BTreeMap<ClusterName, Class>,
     /// Bound or unscheduled bindings whose cluster is ready.
     pub ready: i64,
     /// Bound or unscheduled bindings that have not failed and do not only report diffs.
@@ -78,17 +79,17 @@ pub(crate) struct BindingIndex {
     /// Scheduled or bound bindings (PickAll's target).
     pub live: u64,
     /// Unscheduled bindings, in cluster order: removal candidates.
-    pub unscheduled: BTreeSet<String>,
+    pub unscheduled: BTreeSet<ClusterName>,
     /// Scheduled bindings, in cluster order: bind candidates.
-    pub scheduled: BTreeSet<String>,
+    pub scheduled: BTreeSet<ClusterName>,
     /// Bound, out of date and not failed: update candidates.
-    pub stale: BTreeSet<String>,
+    pub stale: BTreeSet<ClusterName>,
     /// Bound, out of date and failed: always updated.
-    pub stale_failed: BTreeSet<String>,
+    pub stale_failed: BTreeSet<ClusterName>,
     /// Not-trackable works that become ready at a time: `(at, cluster)`.
-    waiting: BTreeSet<(DateTime<Utc>, String)>,
+    waiting: BTreeSet<(DateTime<Utc>, ClusterName)>,
     /// Clusters whose binding or overrides may have changed since they were classified.
-    dirty: BTreeSet<String>,
+    dirty: BTreeSet<ClusterName>,
 }
 
 impl BindingIndex {
@@ -102,12 +103,12 @@ impl BindingIndex {
 
     /// Notes that a cluster's binding (or what applies to it) may have changed.
     pub fn mark(&mut self, cluster: &str) {
-        self.dirty.insert(cluster.to_owned());
+        self.dirty.insert(cluster.into());
     }
 
     /// Takes the clusters to classify again at `now`: the marked ones and those whose
     /// not-trackable work has become ready.
-    pub fn take_due(&mut self, now: DateTime<Utc>) -> BTreeSet<String> {
+    pub fn take_due(&mut self, now: DateTime<Utc>) -> BTreeSet<ClusterName> {
         let mut due = std::mem::take(&mut self.dirty);
         while let Some((at, cluster)) = self.waiting.first().cloned() {
             if at > now {
@@ -125,7 +126,7 @@ impl BindingIndex {
             (Some(slot), Some(class)) => Some(std::mem::replace(slot, class)),
             (Some(_), None) => self.classes.remove(cluster),
             (None, Some(class)) => {
-                self.classes.insert(cluster.to_owned(), class);
+                self.classes.insert(cluster.into(), class);
                 None
             }
             (None, None) => None,
@@ -142,7 +143,7 @@ impl BindingIndex {
     }
 
     /// The candidate set a class puts its cluster in, if any.
-    fn set_of(&mut self, class: Class) -> Option<&mut BTreeSet<String>> {
+    fn set_of(&mut self, class: Class) -> Option<&mut BTreeSet<ClusterName>> {
         match class.state {
             BindingState::Unscheduled => Some(&mut self.unscheduled),
             BindingState::Scheduled => Some(&mut self.scheduled),
@@ -157,10 +158,10 @@ impl BindingIndex {
     fn count(&mut self, cluster: &str, class: Class) {
         self.adjust(class, 1);
         if let Some(set) = self.set_of(class) {
-            set.insert(cluster.to_owned());
+            set.insert(cluster.into());
         }
         if let Readiness::ReadyAt(at) = class.readiness {
-            self.waiting.insert((at, cluster.to_owned()));
+            self.waiting.insert((at, cluster.into()));
         }
     }
 
@@ -171,7 +172,7 @@ impl BindingIndex {
             set.remove(cluster);
         }
         if let Readiness::ReadyAt(at) = class.readiness {
-            self.waiting.remove(&(at, cluster.to_owned()));
+            self.waiting.remove(&(at, cluster.into()));
         }
     }
 

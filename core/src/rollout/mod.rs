@@ -33,7 +33,7 @@ use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{ObjectKey, Rounding};
 use crate::overrides;
 use crate::placement::{BindingState, Placement, Work};
-use crate::state::State;
+use crate::state::{ClusterName, State};
 use index::{BindingIndex, Class, OverrideSnapshots};
 
 /// Runs a rollout pass for every placement the step's changes touched, and for placements
@@ -193,8 +193,8 @@ pub fn budgets(placement: &Placement, target: u64) -> (i64, i64) {
 fn wanted_overrides<'a>(
     state: &State,
     key: &ObjectKey,
-    clusters: impl IntoIterator<Item = &'a String>,
-) -> BTreeMap<String, OverrideSnapshots> {
+    clusters: impl IntoIterator<Item = &'a ClusterName>,
+) -> BTreeMap<ClusterName, OverrideSnapshots> {
     let (Some(placement), false) = (state.placements.get(key), state.overrides.is_empty()) else {
         return BTreeMap::new();
     };
@@ -273,13 +273,9 @@ fn pass(
         .0
         .remove(key)
         .filter(|i| i.latest == settings.latest);
-    let due: Vec<String> = match index.as_mut() {
+    let due: Vec<ClusterName> = match index.as_mut() {
         Some(index) => index.take_due(now).into_iter().collect(),
-        None => state.placements[key]
-            .bindings
-            .keys()
-            .map(|c| c.as_str().to_owned())
-            .collect(),
+        None => state.placements[key].bindings.keys().cloned().collect(),
     };
     let mut index = index.unwrap_or_else(|| BindingIndex::new(settings.latest));
     let wanted = wanted_overrides(state, key, &due);
@@ -313,7 +309,7 @@ fn pass(
         plan.bind.clear();
         plan.update.clear();
     }
-    let acted: Vec<String> = plan.bind.iter().chain(&plan.update).cloned().collect();
+    let acted: Vec<ClusterName> = plan.bind.iter().chain(&plan.update).cloned().collect();
     let wanted = wanted_overrides(state, key, &acted);
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
@@ -336,7 +332,11 @@ fn pass(
     if let Some(next) = next {
         state.rollout_deadlines.insert((next, key.clone()));
     }
-    let changed: Vec<String> = acted.into_iter().chain(plan.remove).chain(moved).collect();
+    let changed: Vec<ClusterName> = acted
+        .into_iter()
+        .chain(plan.remove)
+        .chain(moved.into_iter().map(ClusterName::from))
+        .collect();
     classify(state, key, &mut index, &changed, &wanted, &settings, now);
     debug_assert_eq!(
         index,
@@ -375,8 +375,8 @@ fn classify(
     state: &mut State,
     key: &ObjectKey,
     index: &mut BindingIndex,
-    clusters: &[String],
-    wanted: &BTreeMap<String, OverrideSnapshots>,
+    clusters: &[ClusterName],
+    wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
     settings: &Settings,
     now: DateTime<Utc>,
 ) {
@@ -417,11 +417,7 @@ fn rebuilt(
     let Some(placement) = state.placements.get(key) else {
         return index;
     };
-    let clusters: Vec<String> = placement
-        .bindings
-        .keys()
-        .map(|c| c.as_str().to_owned())
-        .collect();
+    let clusters: Vec<ClusterName> = placement.bindings.keys().cloned().collect();
     let wanted = wanted_overrides(state, key, &clusters);
     let none: OverrideSnapshots = (Vec::new(), Vec::new());
     for (cluster, b) in &placement.bindings {
@@ -436,16 +432,16 @@ fn rebuilt(
 /// The bindings one pass acts on.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Plan {
-    remove: Vec<String>,
-    update: Vec<String>,
-    bind: Vec<String>,
+    remove: Vec<ClusterName>,
+    update: Vec<ClusterName>,
+    bind: Vec<ClusterName>,
 }
 
 /// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in cluster order.
 fn plan(index: &BindingIndex, target: i64, max_unavailable: i64, max_surge: i64) -> Plan {
     let min_available = target - max_unavailable;
     let max_to_remove = usize::try_from(index.ready - min_available).unwrap_or(0);
-    let remove: Vec<String> = index
+    let remove: Vec<ClusterName> = index
         .unscheduled
         .iter()
         .take(max_to_remove)
@@ -470,7 +466,7 @@ fn apply(
     key: &ObjectKey,
     plan: &Plan,
     latest: u64,
-    wanted: &BTreeMap<String, OverrideSnapshots>,
+    wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {

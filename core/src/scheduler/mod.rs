@@ -20,6 +20,7 @@ mod rejected;
 pub mod score;
 
 use std::borrow::Cow;
+use std::collections::btree_map::Entry;
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -189,13 +190,13 @@ impl Cycle<'_> {
     /// `<placement>-<cluster>-<8 hex>`, parts cut as KubeFleet cuts them; the suffix is derived
     /// from the placement's uid and the cluster (KubeFleet's is random): the first 4 bytes of
     /// SHA-256 of `<uid>/<cluster>`.
-    fn binding_name(&self, cluster: &str) -> String {
+    fn binding_name(uid: &str, placement: &str, cluster: &str) -> String {
         let mut hasher = Sha256::new();
-        hasher.update(self.placement.meta.uid.as_bytes());
+        hasher.update(uid.as_bytes());
         hasher.update(b"/");
         hasher.update(cluster.as_bytes());
         let digest = hasher.finalize();
-        let placement = first_chars(&self.key.name, BINDING_PLACEMENT_CHARS_MAX);
+        let placement = first_chars(placement, BINDING_PLACEMENT_CHARS_MAX);
         let cluster = first_chars(cluster, BINDING_CLUSTER_CHARS_MAX);
         let mut name = String::with_capacity(placement.len() + cluster.len() + 10);
         name.push_str(placement);
@@ -217,38 +218,32 @@ impl Cycle<'_> {
             reason: REASON_PICKED.to_owned(),
         };
         let policy_index = self.policy_index;
-        if let Some(binding) = self
-            .placement
-            .bindings
-            .get_mut(cluster)
-            .map(std::sync::Arc::make_mut)
-        {
-            if binding.restore() {
-                self.changes.push(Change::ClusterScheduled {
-                    placement: self.key.clone(),
-                    cluster: cluster.to_owned(),
-                });
-                self.decisions.push(Decision::ClusterScheduled {
-                    placement: self.key.clone(),
-                    cluster: cluster.to_owned(),
-                });
+        // One lookup: the placement's meta and its bindings are borrowed apart.
+        let placement = &mut *self.placement;
+        let scheduled = match placement.bindings.entry(cluster.into()) {
+            Entry::Occupied(mut slot) => {
+                let binding = std::sync::Arc::make_mut(slot.get_mut());
+                let restored = binding.restore();
+                binding.repoint(policy_index, decision);
+                restored
             }
-            binding.repoint(policy_index, decision);
-            return;
+            Entry::Vacant(slot) => {
+                let name = Self::binding_name(&placement.meta.uid, &self.key.name, cluster);
+                let binding = Binding::scheduled(name, decision, policy_index, self.now);
+                slot.insert(std::sync::Arc::new(binding));
+                true
+            }
+        };
+        if scheduled {
+            self.changes.push(Change::ClusterScheduled {
+                placement: self.key.clone(),
+                cluster: cluster.to_owned(),
+            });
+            self.decisions.push(Decision::ClusterScheduled {
+                placement: self.key.clone(),
+                cluster: cluster.to_owned(),
+            });
         }
-        let binding =
-            Binding::scheduled(self.binding_name(cluster), decision, policy_index, self.now);
-        self.placement
-            .bindings
-            .insert(cluster.into(), std::sync::Arc::new(binding));
-        self.changes.push(Change::ClusterScheduled {
-            placement: self.key.clone(),
-            cluster: cluster.to_owned(),
-        });
-        self.decisions.push(Decision::ClusterScheduled {
-            placement: self.key.clone(),
-            cluster: cluster.to_owned(),
-        });
     }
 
     fn unschedule(&mut self, cluster: &str, reason: &str) {
@@ -277,18 +272,11 @@ impl Cycle<'_> {
     /// PickAll: every cluster that passes the filters.
     fn pick_all(&mut self, only: Option<&str>) -> bool {
         let members = self.members;
-        let names: Vec<&crate::state::ClusterName> = match only {
-            Some(name) => members
-                .get_key_value(name)
-                .map(|(k, _)| k)
-                .into_iter()
-                .collect(),
-            None => members.keys().collect(),
+        let candidates: Vec<_> = match only {
+            Some(name) => members.get_key_value(name).into_iter().collect(),
+            None => members.iter().collect(),
         };
-        for name in names {
-            let Some(member) = members.get(name.as_str()) else {
-                continue;
-            };
+        for (name, member) in candidates {
             let binding = self.placement.bindings.get(name.as_str());
             if binding.is_some_and(|b| self.is_current(b)) {
                 continue;
