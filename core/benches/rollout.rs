@@ -54,7 +54,7 @@ impl Fold {
                 .iter()
                 .flat_map(|(key, p)| p.bindings.values().map(move |b| (key, b)))
                 .filter(|(_, b)| b.state == BindingState::Bound)
-                .filter_map(|(key, b)| b.resource_index.map(|i| (key, b.cluster.clone(), i)))
+                .filter_map(|(key, b)| b.resource_index.map(|i| (key, b.cluster.to_string(), i)))
                 .filter(|(key, cluster, index)| {
                     let binding = self
                         .state

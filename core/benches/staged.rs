@@ -52,7 +52,7 @@ impl Fold {
                     .as_ref()
                     .is_none_or(|r| Some(r.resource_index) != b.resource_index)
             })
-            .map(|b| b.cluster.clone())
+            .map(|b| b.cluster.to_string())
             .collect()
     }
 }

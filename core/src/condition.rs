@@ -1,6 +1,7 @@
 //! Kubernetes-style status conditions, as KubeFleet's objects carry them.
 
 use chrono::{DateTime, Utc};
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// `True`, `False` or `Unknown`.
@@ -29,12 +30,13 @@ impl ConditionStatus {
 /// One condition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Condition {
-    /// Condition type, e.g. `ClusterResourcePlacementScheduled`.
-    pub condition_type: String,
+    /// Condition type, e.g. `ClusterResourcePlacementScheduled` (inline up to 24 bytes: a
+    /// staged run holds two conditions for each of a million clusters).
+    pub condition_type: CompactString,
     /// Status.
     pub status: ConditionStatus,
-    /// Machine-readable reason.
-    pub reason: String,
+    /// Machine-readable reason (inline up to 24 bytes).
+    pub reason: CompactString,
     /// Human-readable message.
     pub message: String,
     /// The generation of the object it was computed for.
@@ -55,9 +57,9 @@ impl Condition {
         now: DateTime<Utc>,
     ) -> Self {
         Self {
-            condition_type: condition_type.to_owned(),
+            condition_type: condition_type.into(),
             status,
-            reason: reason.to_owned(),
+            reason: reason.into(),
             message,
             observed_generation,
             last_transition_time: now,

@@ -61,7 +61,7 @@ fn a_new_override_rolls_out_within_the_budget() {
         .bindings
         .values()
         .filter(|b| b.override_snapshots.0 == ["cro-1-0"])
-        .map(|b| b.cluster.clone())
+        .map(|b| b.cluster.to_string())
         .collect();
     assert_eq!(moved, ["member-1"]);
     for _ in 0..clusters.len() {

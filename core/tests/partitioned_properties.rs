@@ -84,7 +84,7 @@ fn owed(hub: &Hub) -> Vec<(String, u64)> {
         .values()
         .filter(|b| b.state == BindingState::Bound)
         .filter(|b| b.report.as_ref().map(|r| r.resource_index) != b.resource_index)
-        .filter_map(|b| b.resource_index.map(|i| (b.cluster.clone(), i)))
+        .filter_map(|b| b.resource_index.map(|i| (b.cluster.to_string(), i)))
         .collect()
 }
 

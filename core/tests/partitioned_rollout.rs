@@ -41,7 +41,7 @@ fn settle(hub: &mut Hub, sick: &[&str]) {
             .values()
             .filter(|b| b.state == BindingState::Bound)
             .filter(|b| b.report.as_ref().map(|r| r.resource_index) != b.resource_index)
-            .filter_map(|b| b.resource_index.map(|i| (b.cluster.clone(), i)))
+            .filter_map(|b| b.resource_index.map(|i| (b.cluster.to_string(), i)))
             .collect();
         if owed.is_empty() {
             return;

@@ -37,7 +37,7 @@ fn indexes(hub: &Hub) -> Vec<(String, Option<u64>)> {
     hub.placement("crp")
         .bindings
         .values()
-        .map(|b| (b.cluster.clone(), b.resource_index))
+        .map(|b| (b.cluster.to_string(), b.resource_index))
         .collect()
 }
 
@@ -77,7 +77,7 @@ fn updated_unreported(hub: &Hub) -> Vec<String> {
         .values()
         .filter(|b| b.resource_index == latest)
         .filter(|b| b.report.as_ref().map(|r| r.resource_index) != b.resource_index)
-        .map(|b| b.cluster.clone())
+        .map(|b| b.cluster.to_string())
         .collect()
 }
 

@@ -89,7 +89,7 @@ fn updating(hub: &Hub, name: &str, stage: usize) -> Vec<String> {
         .clusters
         .iter()
         .filter(|c| c.is_updating())
-        .map(|c| c.cluster.clone())
+        .map(|c| c.cluster.to_string())
         .collect()
 }
 
@@ -373,7 +373,7 @@ fn stop_lets_updating_clusters_finish_and_run_resumes() {
             .status
             .progressing
             .as_ref()
-            .map(|c| c.reason.clone())
+            .map(|c| c.reason.to_string())
             .unwrap_or_default()
     };
     assert_eq!(reason(&hub), "UpdateRunStopping");
@@ -437,7 +437,7 @@ proptest! {
         for pick in order {
             // Either a cluster reports or an approval is given.
             let run = the_run(&hub, "r").clone();
-            let updating_now: Vec<String> = run.status.stages.iter().flat_map(|s| s.clusters.iter().filter(|c| c.is_updating()).map(|c| c.cluster.clone())).collect();
+            let updating_now: Vec<String> = run.status.stages.iter().flat_map(|s| s.clusters.iter().filter(|c| c.is_updating()).map(|c| c.cluster.to_string())).collect();
             if pick % 3 == 0 || updating_now.is_empty() {
                 let pending: Vec<String> = hub.state.approvals().iter().filter(|(_, a)| a.approved.is_none()).map(|(k, _)| k.name.clone()).collect();
                 if let Some(name) = pending.first() {

@@ -55,7 +55,7 @@ fn plan(hub: &Hub, name: &str) -> Vec<(String, Vec<String>)> {
         .stages
         .iter()
         .map(|s| {
-            let clusters = s.clusters.iter().map(|c| c.cluster.clone()).collect();
+            let clusters = s.clusters.iter().map(|c| c.cluster.to_string()).collect();
             (s.name.clone(), clusters)
         })
         .collect()
@@ -71,7 +71,7 @@ fn condition(hub: &Hub, name: &str, which: &str) -> (String, String, String) {
     condition.map_or_else(Default::default, |c| {
         (
             c.status.as_str().to_owned(),
-            c.reason.clone(),
+            c.reason.to_string(),
             c.message.clone(),
         )
     })

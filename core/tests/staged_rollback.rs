@@ -103,7 +103,7 @@ fn succeeded(hub: &Hub, name: &str) -> (String, String) {
         .succeeded
         .as_ref()
         .map_or_else(Default::default, |c| {
-            (c.status.as_str().to_owned(), c.reason.clone())
+            (c.status.as_str().to_owned(), c.reason.to_string())
         })
 }
 

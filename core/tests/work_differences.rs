@@ -192,7 +192,7 @@ fn a_report_diff_cluster_is_ready_once_its_diff_is_reported() {
         .bindings
         .values()
         .find(|b| b.report.is_none())
-        .map(|b| b.cluster.clone())
+        .map(|b| b.cluster.to_string())
         .expect("one was updated");
     report(&mut hub, "web", &updated, reported(false));
     assert_eq!(on_latest(&hub), 1, "an incomplete diff report is not ready");
@@ -210,7 +210,7 @@ fn clusters_that_only_report_diffs_leave_room_for_new_ones_at_once() {
     let bound = |hub: &Hub| -> Vec<String> {
         let bindings = hub.placement("web").bindings.values();
         let bound = bindings.filter(|b| b.state == BindingState::Bound);
-        bound.map(|b| b.cluster.clone()).collect()
+        bound.map(|b| b.cluster.to_string()).collect()
     };
     let moving = |strategy: Value| {
         let mut hub = fleet(

@@ -403,7 +403,7 @@ fn binding_sides(state: &State) -> BTreeMap<(String, String), BindingSide> {
                     state: binding.state.as_str().to_owned(),
                     resource_index: binding.resource_index,
                 };
-                ((key.to_string(), binding.cluster.clone()), side)
+                ((key.to_string(), binding.cluster.to_string()), side)
             })
         })
         .collect()

@@ -123,7 +123,7 @@ async fn staging_waiting_for_its_approval_reads_like_the_in_progress_sample() ->
         .get(&run_key())
         .and_then(|r| r.status.stages.first())
         .and_then(|s| s.progressing.as_ref())
-        .map(|c| c.reason.clone());
+        .map(|c| c.reason.to_string());
     assert_eq!(progressing.as_deref(), Some("StageUpdatingWaiting"));
     Ok(())
 }

@@ -180,7 +180,12 @@ async fn an_adapt_run_takes_a_joining_cluster_in_and_drops_a_leaving_one() -> Te
         "ClusterStagedUpdateRun",
         "example-run",
     );
-    let deferred: Vec<&String> = state.update_runs()[&key].status.deferred.iter().collect();
+    let deferred: Vec<&str> = state.update_runs()[&key]
+        .status
+        .deferred
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
     assert_eq!(deferred, ["member5"]);
     Ok(())
 }

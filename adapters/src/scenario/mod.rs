@@ -311,14 +311,14 @@ impl<L: EventLog> Runner<'_, L> {
                 let Some(settings) = self
                     .agents
                     .clusters
-                    .get(&binding.cluster)
+                    .get(binding.cluster.as_str())
                     .cloned()
                     .or_else(|| self.agents.auto_reports.then(AgentSettings::default))
                 else {
                     continue;
                 };
                 let report = WorkReport {
-                    cluster: binding.cluster.clone(),
+                    cluster: binding.cluster.to_string(),
                     placement: key.name.clone(),
                     namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
                     resource_index,

@@ -146,7 +146,7 @@ impl Members {
                 let (low, high) = REPORT_DELAY_MS;
                 let due = now_ms + low + self.seeded.below(high - low);
                 self.pending.entry(due).or_default().push(Pending::Report {
-                    cluster: binding.cluster.clone(),
+                    cluster: binding.cluster.to_string(),
                     placement: key.name.clone(),
                     resource_index,
                 });

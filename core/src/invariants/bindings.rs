@@ -29,7 +29,7 @@ fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(),
             return Err(Violation::BindingKeyMismatch {
                 placement: key.display(),
                 key: cluster.as_str().to_owned(),
-                cluster: binding.cluster.clone(),
+                cluster: binding.cluster.to_string(),
             });
         }
         if let Some(first) = names.insert(&binding.name, cluster) {
@@ -56,7 +56,7 @@ fn live_bindings_have_members(
     match stray {
         Some(binding) => Err(Violation::LiveBindingWithoutMember {
             placement: key.display(),
-            cluster: binding.cluster.clone(),
+            cluster: binding.cluster.to_string(),
             state: binding.state.as_str().to_owned(),
         }),
         None => Ok(()),
@@ -101,14 +101,14 @@ fn snapshots_exist(key: &ObjectKey, placement: &Placement) -> Result<(), Violati
         if let Some(index) = binding.resource_index.filter(|i| !has_resources(*i)) {
             return Err(Violation::MissingResourceSnapshot {
                 placement: key.display(),
-                cluster: binding.cluster.clone(),
+                cluster: binding.cluster.to_string(),
                 index,
             });
         }
         if !has_policy(binding.policy_index) {
             return Err(Violation::MissingPolicySnapshot {
                 placement: key.display(),
-                cluster: binding.cluster.clone(),
+                cluster: binding.cluster.to_string(),
                 index: binding.policy_index,
             });
         }
@@ -128,12 +128,16 @@ fn fixed_clusters_only(key: &ObjectKey, placement: &Placement) -> Result<(), Vio
     let stray = placement.bindings.values().find(|b| {
         b.state != BindingState::Unscheduled
             && b.policy_index == latest.index
-            && !latest.policy.cluster_names.contains(&b.cluster)
+            && !latest
+                .policy
+                .cluster_names
+                .iter()
+                .any(|name| *name == b.cluster)
     });
     match stray {
         Some(binding) => Err(Violation::UnnamedFixedCluster {
             placement: key.display(),
-            cluster: binding.cluster.clone(),
+            cluster: binding.cluster.to_string(),
         }),
         None => Ok(()),
     }

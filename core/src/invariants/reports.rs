@@ -18,7 +18,7 @@ pub(super) fn check(state: &State) -> Result<(), Violation> {
             {
                 return Err(Violation::WorkReport {
                     placement: key.display(),
-                    cluster: binding.cluster.clone(),
+                    cluster: binding.cluster.to_string(),
                     detail,
                 });
             }
@@ -41,7 +41,7 @@ fn no_binding_to_a_leaving_member(
     match stray {
         Some(binding) => Err(Violation::BindingToLeavingMember {
             placement: placement_name.to_owned(),
-            cluster: binding.cluster.clone(),
+            cluster: binding.cluster.to_string(),
         }),
         None => Ok(()),
     }

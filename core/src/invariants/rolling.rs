@@ -65,7 +65,7 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
                             != Readiness::Failed
                 })
             })
-            .map(|b| b.cluster.clone())
+            .map(|b| b.cluster.to_string())
             .collect();
         if updated.is_empty() {
             continue;

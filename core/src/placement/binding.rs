@@ -2,7 +2,10 @@
 //! (`ClusterResourceBinding` / `ResourceBinding`).
 
 use chrono::{DateTime, Utc};
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
+
+use crate::state::ClusterName;
 
 /// The three binding states of seed 002 section 5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -40,13 +43,13 @@ pub struct ClusterScore {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterDecision {
     /// Cluster name.
-    pub cluster: String,
+    pub cluster: ClusterName,
     /// Whether it was picked.
     pub selected: bool,
     /// Its scores, when scored.
     pub score: Option<ClusterScore>,
-    /// Why.
-    pub reason: String,
+    /// Why (inline up to 24 bytes; a million bindings share a handful of reasons).
+    pub reason: CompactString,
 }
 
 /// A binding of one placement to one cluster.
@@ -55,7 +58,7 @@ pub struct Binding {
     /// Object name: `<placement>-<cluster>-<8 hex>`.
     pub name: String,
     /// Target cluster.
-    pub cluster: String,
+    pub cluster: ClusterName,
     /// Current state.
     pub state: BindingState,
     /// The state before it was unscheduled (`kubernetes-fleet.io/previous-binding-state`).
@@ -78,7 +81,7 @@ pub struct Binding {
     /// When it was created.
     pub created: DateTime<Utc>,
     /// The staged update run that last bound it, when one did.
-    pub update_run: Option<String>,
+    pub update_run: Option<CompactString>,
 }
 
 /// The override snapshots a work is rendered with: cluster resource override snapshot names,
@@ -131,7 +134,7 @@ impl Binding {
         self.state = BindingState::Bound;
         self.previous_state = None;
         self.rollout_started_at = Some(now);
-        self.update_run = run;
+        self.update_run = run.map(CompactString::from);
         if new_work {
             self.resource_index = Some(work.resource_index);
             self.override_snapshots = work.override_snapshots;

@@ -280,10 +280,10 @@ fn runners_up(candidates: &Candidates<'_>, groups: &[Group]) -> Vec<ClusterDecis
         .into_iter()
         .take(NOT_SELECTED_DECISIONS_MAX)
         .map(|(score, _, i)| ClusterDecision {
-            cluster: candidates.names[i].as_str().to_owned(),
+            cluster: candidates.names[i].as_str().into(),
             selected: false,
             score: Some(score),
-            reason: REASON_NOT_PICKED.to_owned(),
+            reason: compact_str::CompactString::const_new(REASON_NOT_PICKED),
         })
         .collect()
 }

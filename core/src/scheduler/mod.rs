@@ -22,6 +22,8 @@ pub mod score;
 use std::borrow::Cow;
 use std::collections::btree_map::Entry;
 
+use crate::state::ClusterName;
+
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
@@ -137,7 +139,7 @@ impl Cycle<'_> {
     }
 
     /// The clusters of live bindings scheduled under an older policy.
-    fn obsolete_clusters(&self) -> Vec<String> {
+    fn obsolete_clusters(&self) -> Vec<ClusterName> {
         self.placement
             .bindings
             .values()
@@ -165,7 +167,7 @@ impl Cycle<'_> {
                     .get(b.cluster.as_str())
                     .is_none_or(|member| member.is_leaving())
         };
-        let gone: Vec<String> = match only {
+        let gone: Vec<ClusterName> = match only {
             Some(cluster) => self
                 .placement
                 .bindings
@@ -212,10 +214,10 @@ impl Cycle<'_> {
     /// PickAll and PickN decisions carry scores (zero for PickAll); PickFixed ones do not.
     fn bind(&mut self, cluster: &str, score: Option<ClusterScore>) {
         let decision = ClusterDecision {
-            cluster: cluster.to_owned(),
+            cluster: cluster.into(),
             selected: true,
             score,
-            reason: REASON_PICKED.to_owned(),
+            reason: compact_str::CompactString::const_new(REASON_PICKED),
         };
         let policy_index = self.policy_index;
         // One lookup: the placement's meta and its bindings are borrowed apart.
@@ -317,11 +319,11 @@ impl Cycle<'_> {
         for name in &valid {
             self.bind(name, None);
         }
-        let leftover: Vec<String> = self
+        let leftover: Vec<ClusterName> = self
             .placement
             .bindings
             .values()
-            .filter(|b| self.is_obsolete(b) && !valid.contains(&b.cluster))
+            .filter(|b| self.is_obsolete(b) && !valid.iter().any(|name| *name == b.cluster))
             .map(|b| b.cluster.clone())
             .collect();
         for cluster in leftover {
@@ -362,7 +364,7 @@ impl Cycle<'_> {
     /// Unschedules `count` current bindings: Scheduled before Bound, lowest scores first,
     /// then names ascending.
     fn trim(&mut self, count: usize) {
-        let mut current: Vec<(BindingState, Option<ClusterScore>, String)> = self
+        let mut current: Vec<(BindingState, Option<ClusterScore>, ClusterName)> = self
             .placement
             .bindings
             .values()
@@ -468,7 +470,7 @@ impl Cycle<'_> {
             "ClusterResourcePlacementScheduled"
         };
         let placement_condition = Condition {
-            condition_type: placement_type.to_owned(),
+            condition_type: placement_type.into(),
             observed_generation: generation,
             ..condition
         };

@@ -66,10 +66,10 @@ impl<'a> Rejected<'a> {
         self.entries
             .into_iter()
             .map(move |(cluster, why)| ClusterDecision {
-                cluster: cluster.into_owned(),
+                cluster: cluster.as_ref().into(),
                 selected: false,
                 score: None,
-                reason: reason(&why, constraints),
+                reason: reason(&why, constraints).into(),
             })
     }
 }
@@ -97,7 +97,10 @@ mod tests {
         for name in ["c", "a", "d", "b", "e"] {
             rejected.insert(Cow::Borrowed(name), Why::Text(name.to_owned()));
         }
-        let names: Vec<String> = rejected.into_decisions(&[]).map(|d| d.cluster).collect();
+        let names: Vec<String> = rejected
+            .into_decisions(&[])
+            .map(|d| d.cluster.to_string())
+            .collect();
         assert_eq!(names, ["a", "b"]);
     }
 }

@@ -18,7 +18,7 @@ use super::run::{TaskPosition, UpdateRun};
 use crate::change::Changes;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
-use crate::state::State;
+use crate::state::{ClusterName, State};
 use clusters::walk_clusters;
 use tasks::tasks_pass;
 
@@ -210,7 +210,7 @@ fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
         return Ok(());
     }
     let (selected, _) = super::initialize::collect_clusters(placement);
-    let planned: std::collections::BTreeSet<String> = pass
+    let planned: std::collections::BTreeSet<ClusterName> = pass
         .run
         .status
         .stages

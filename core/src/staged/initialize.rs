@@ -15,7 +15,7 @@ use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{LabelSelector, ObjectKey};
 use crate::overrides;
 use crate::placement::{BindingState, Placement};
-use crate::state::State;
+use crate::state::{ClusterName, State};
 
 /// KubeFleet's prefix for every initialization failure.
 const INITIALIZE_FAILED: &str = "cannot continue the updateRun: failed to initialize the updateRun";
@@ -150,7 +150,9 @@ fn placement_of<'a>(state: &'a State, key: &ObjectKey) -> Result<&'a Placement, 
 
 /// The selected clusters (bound or scheduled) and the ones whose resources are to be removed,
 /// each sorted by name.
-pub(crate) fn collect_clusters(placement: &Placement) -> (BTreeSet<String>, BTreeSet<String>) {
+pub(crate) fn collect_clusters(
+    placement: &Placement,
+) -> (BTreeSet<ClusterName>, BTreeSet<ClusterName>) {
     let mut selected = BTreeSet::new();
     let mut to_delete = BTreeSet::new();
     for binding in placement.bindings.values() {
@@ -180,7 +182,7 @@ fn strategy_of(state: &State, scope: &Scope, name: &str) -> Result<StrategySpec,
 fn stages(
     state: &State,
     strategy: &StrategySpec,
-    selected: &BTreeSet<String>,
+    selected: &BTreeSet<ClusterName>,
     run_name: &str,
 ) -> Result<Vec<StageStatus>, InitError> {
     let mut placed: BTreeMap<&str, &str> = BTreeMap::new();
@@ -208,7 +210,7 @@ fn stages(
         members.sort();
         let clusters = members
             .into_iter()
-            .map(|(_, c)| ClusterStatus::new(c.to_owned()))
+            .map(|(_, c)| ClusterStatus::new(c.into()))
             .collect();
         let mut status = StageStatus::new(stage.name.clone(), clusters);
         status.before_tasks = tasks(
@@ -227,7 +229,7 @@ fn stages(
     }
     let missing: Vec<&str> = selected
         .iter()
-        .map(String::as_str)
+        .map(ClusterName::as_str)
         .filter(|c| !placed.contains_key(c))
         .collect();
     if !missing.is_empty() {

@@ -14,6 +14,7 @@ use super::model::{RunSpec, StrategySpec, TaskType};
 use crate::condition::Condition;
 use crate::model::ObjectMeta;
 use crate::placement::OverrideSnapshots;
+use crate::state::ClusterName;
 
 /// A `ClusterStagedUpdateRun` or `StagedUpdateRun`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +68,7 @@ pub struct RunStatus {
     /// ([`crate::state::ClusterName`]): a checkpoint's snapshot copies them without allocating.
     pub positions: BTreeMap<crate::state::ClusterName, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
-    pub deferred: BTreeSet<String>,
+    pub deferred: BTreeSet<ClusterName>,
     /// The rollback a stage with `onFailure: Rollback` started when it tripped (issue 17).
     pub rollback: Option<RunRollback>,
 }
@@ -147,7 +148,7 @@ impl StageStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterStatus {
     /// `clusterName`.
-    pub cluster: String,
+    pub cluster: ClusterName,
     /// `Started`.
     pub started: Option<Condition>,
     /// `Succeeded`.
@@ -167,7 +168,7 @@ pub struct ClusterStatus {
 impl ClusterStatus {
     /// A cluster not started yet.
     #[must_use]
-    pub fn new(cluster: String) -> Self {
+    pub fn new(cluster: ClusterName) -> Self {
         Self {
             cluster,
             started: None,

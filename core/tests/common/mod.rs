@@ -224,7 +224,7 @@ impl Hub {
             .bindings
             .values()
             .filter(|b| b.state != BindingState::Unscheduled && Some(b.policy_index) == index)
-            .map(|b| b.cluster.clone())
+            .map(|b| b.cluster.to_string())
             .collect()
     }
 
@@ -234,7 +234,7 @@ impl Hub {
             .bindings
             .values()
             .filter(|b| b.state == BindingState::Unscheduled)
-            .map(|b| b.cluster.clone())
+            .map(|b| b.cluster.to_string())
             .collect()
     }
 
@@ -247,7 +247,7 @@ impl Hub {
             .expect("a Scheduled condition");
         (
             condition.status.as_str().to_owned(),
-            condition.reason,
+            condition.reason.to_string(),
             condition.message,
         )
     }

@@ -92,7 +92,7 @@ pub fn clusters_in(hub: &Hub, state: BindingState) -> Vec<String> {
         .bindings
         .values()
         .filter(|b| b.state == state)
-        .map(|b| b.cluster.clone())
+        .map(|b| b.cluster.to_string())
         .collect()
 }
 
@@ -141,9 +141,9 @@ pub fn conditions(hub: &Hub, name: &str) -> Vec<(String, String, String, String)
         .iter()
         .map(|c| {
             (
-                c.condition_type.clone(),
+                c.condition_type.to_string(),
                 c.status.as_str().to_owned(),
-                c.reason.clone(),
+                c.reason.to_string(),
                 c.message.clone(),
             )
         })

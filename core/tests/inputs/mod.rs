@@ -263,7 +263,7 @@ fn report(state: &State, op: &Op) -> Input {
             p.bindings.values().filter_map(move |b| {
                 let namespace = (!key.namespace.is_empty()).then(|| key.namespace.clone());
                 b.resource_index
-                    .map(|i| (key.name.clone(), namespace, b.cluster.clone(), i))
+                    .map(|i| (key.name.clone(), namespace, b.cluster.to_string(), i))
             })
         })
         .collect();

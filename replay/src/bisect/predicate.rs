@@ -363,7 +363,7 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
                 }
             })?;
             Some(Unavailable {
-                cluster: binding.cluster.clone(),
+                cluster: binding.cluster.to_string(),
                 why,
             })
         })

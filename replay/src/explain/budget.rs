@@ -86,7 +86,7 @@ impl Budget {
         now: DateTime<Utc>,
     ) {
         let readiness = readiness(placement, binding, now);
-        let cluster = binding.cluster.clone();
+        let cluster = binding.cluster.to_string();
         if binding.state != BindingState::Scheduled {
             let reports_diff = ApplyMode::of(placement) == ApplyMode::ReportDiff
                 && binding.resource_index.is_some();

@@ -112,11 +112,11 @@ pub struct ScoredCluster {
 impl ScoredCluster {
     fn of(decision: &ClusterDecision) -> Self {
         Self {
-            cluster: decision.cluster.clone(),
+            cluster: decision.cluster.to_string(),
             selected: decision.selected,
             affinity: decision.score.map(|s| s.affinity),
             topology_spread: decision.score.map(|s| s.topology_spread),
-            reason: decision.reason.clone(),
+            reason: decision.reason.to_string(),
         }
     }
 

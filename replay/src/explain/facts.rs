@@ -50,7 +50,7 @@ impl BindingNow {
             resource_index: binding.resource_index,
             latest_resource_index: placement.latest_resources().map(|r| r.index),
             bound_at: binding.rollout_started_at,
-            update_run: binding.update_run.clone(),
+            update_run: binding.update_run.as_ref().map(ToString::to_string),
             readiness: readiness.to_owned(),
         }
     }

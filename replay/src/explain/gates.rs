@@ -411,7 +411,7 @@ fn stage_waits(
         .filter(|c| c.is_updating())
         .collect();
     if !updating.is_empty() {
-        let names_updating: Vec<String> = updating.iter().map(|c| c.cluster.clone()).collect();
+        let names_updating: Vec<String> = updating.iter().map(|c| c.cluster.to_string()).collect();
         let since = updating
             .iter()
             .filter_map(|c| c.started.as_ref().map(|s| s.last_transition_time))

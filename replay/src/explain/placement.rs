@@ -174,7 +174,7 @@ pub(crate) fn explain_state(state: &State, seq: u64, key: &ObjectKey) -> Placeme
         .map(|binding| (binding, BindingNow::of(placement, binding, at)))
         .filter(|(_, now)| !now.is_done())
         .map(|(binding, line)| ClusterLine {
-            cluster: binding.cluster.clone(),
+            cluster: binding.cluster.to_string(),
             text: binding_text(state, binding, now),
             binding: line,
         })
@@ -264,7 +264,7 @@ fn failed(state: &State, key: &ObjectKey, budget: &Budget) -> Vec<Wait> {
                 text.push_str(&format!(": {}", report.message));
             }
             let wait = Wait::new(WaitReason::ApplyFailed, text);
-            let wait = wait.with_clusters(vec![binding.cluster.clone()]);
+            let wait = wait.with_clusters(vec![binding.cluster.to_string()]);
             Some(wait.since(Some(report.reported_at)))
         })
         .collect()
@@ -285,7 +285,7 @@ fn external(state: &State, key: &ObjectKey, placement: &Placement, latest: u64) 
         .values()
         .filter(|b| b.state != flotilla_core::placement::BindingState::Unscheduled)
         .filter(|b| b.resource_index != Some(latest))
-        .map(|b| b.cluster.clone())
+        .map(|b| b.cluster.to_string())
         .collect();
     if !unfinished && !behind.is_empty() {
         let text = format!(

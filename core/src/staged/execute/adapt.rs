@@ -19,12 +19,17 @@ use crate::decision::Decision;
 use crate::overrides;
 use crate::staged::initialize::selects;
 use crate::staged::run::ClusterStatus;
+use crate::state::ClusterName;
 
 /// The Succeeded reason of a cluster that left the placement during the run.
 pub(crate) const REASON_CLUSTER_LEFT: &str = "ClusterLeftPlacement";
 
 /// Takes the difference between the clusters selected now and those planned into the run.
-pub(super) fn adapt(pass: &mut Pass<'_>, selected: &BTreeSet<String>, planned: &BTreeSet<String>) {
+pub(super) fn adapt(
+    pass: &mut Pass<'_>,
+    selected: &BTreeSet<ClusterName>,
+    planned: &BTreeSet<ClusterName>,
+) {
     for cluster in selected.difference(planned) {
         join(pass, cluster);
     }
@@ -58,7 +63,7 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
             .is_some_and(|s| s.succeeded.is_none() && !s.after_waiting)
     });
     let Some(index) = open else {
-        pass.run.status.deferred.insert(cluster.to_owned());
+        pass.run.status.deferred.insert(cluster.into());
         pass.decisions.push(Decision::UpdateRunClusterChanged {
             run: pass.scope.run_key(),
             cluster: cluster.to_owned(),
@@ -67,7 +72,7 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
         });
         return;
     };
-    let mut status = ClusterStatus::new(cluster.to_owned());
+    let mut status = ClusterStatus::new(cluster.into());
     let key = pass.scope.placement_key(&pass.run.spec.placement_name);
     let index_used = pass.run.status.resource_snapshot_index_used;
     let resources = pass
@@ -133,7 +138,7 @@ fn leave(pass: &mut Pass<'_>, cluster: &str) {
     {
         deletion
             .clusters
-            .push(std::sync::Arc::new(ClusterStatus::new(cluster.to_owned())));
+            .push(std::sync::Arc::new(ClusterStatus::new(cluster.into())));
     }
     pass.decisions.push(Decision::UpdateRunClusterChanged {
         run: pass.scope.run_key(),

@@ -98,7 +98,7 @@ pub(super) fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -
 fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<Outcome> {
     let cluster = pass.run.status.stages[index].clusters[position]
         .cluster
-        .clone();
+        .to_string();
     match check_cluster(pass, &cluster) {
         ClusterState::Updating => None,
         ClusterState::Succeeded => {
@@ -189,7 +189,7 @@ fn count_failure(
         })
         .map(|c| c.cluster.as_str())
         .collect();
-    let cluster = stage.clusters[position].cluster.clone();
+    let cluster = stage.clusters[position].cluster.to_string();
     failed.push(&cluster);
     let failures = i64::try_from(failed.len()).unwrap_or(i64::MAX);
     let name = stage.name.clone();
