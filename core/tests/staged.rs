@@ -214,6 +214,31 @@ fn run_fields_are_immutable_and_only_valid_state_transitions_pass() {
     assert_eq!(rejection(&hub.apply(&run("r", "Run"))), "", "Stop → Run");
 }
 
+/// Of several clusters that cannot be placed, the run names the one a walk stage by stage
+/// meets first (KubeFleet walks the stages, each over the clusters in name order), not the
+/// first cluster by name.
+#[test]
+fn initialization_reports_the_error_of_the_earliest_stage() {
+    let mut hub = fleet(&[
+        ("member1", "staging"),
+        ("member2", "prod"),
+        ("member3", "prod"),
+    ]);
+    hub.apply(&strategy(json!([
+        {"name": "a", "labelSelector": {"matchLabels": {"env": "prod"}}, "sortingLabelKey": "env"},
+        {"name": "b", "labelSelector": {}},
+        {"name": "c", "labelSelector": {"matchLabels": {"env": "staging"}}}
+    ])));
+    hub.apply(&run("r", "Initialize"));
+    let message = init_message(&hub, "r");
+    assert!(
+        message.ends_with(
+            "the sorting label `env:prod` on cluster `member2` is not valid: strconv.Atoi: parsing \"prod\": invalid syntax"
+        ),
+        "{message}"
+    );
+}
+
 #[test]
 fn initialization_failures_carry_kubefleets_messages() {
     let mut hub = fleet(&[

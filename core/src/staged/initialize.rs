@@ -2,7 +2,7 @@
 //! Execution", KubeFleet's `initialize`). Every failure is permanent and leaves the run
 //! `Initialized=False` with KubeFleet's message.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -178,60 +178,36 @@ fn strategy_of(state: &State, scope: &Scope, name: &str) -> Result<StrategySpec,
         })
 }
 
-/// Groups the selected clusters into the strategy's stages, in update order.
+/// Groups the selected clusters into the strategy's stages, in update order. One pass over the
+/// clusters (a million-cluster run looks each member up once, not once per stage); of several
+/// errors it returns the one a walk stage by stage, clusters in name order, meets first.
 fn stages(
     state: &State,
     strategy: &StrategySpec,
     selected: &BTreeSet<ClusterName>,
     run_name: &str,
 ) -> Result<Vec<StageStatus>, InitError> {
-    let mut placed: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut result = Vec::new();
-    for stage in &strategy.stages {
-        let mut members: Vec<(i64, &str)> = Vec::new();
-        for cluster in selected {
-            let Some(member) = state.members.get(cluster.as_str()) else {
-                continue;
-            };
-            if !selects(stage.label_selector.as_ref(), &member.meta.labels) {
-                continue;
+    let mut members: Vec<Vec<(i64, &str)>> = strategy.stages.iter().map(|_| Vec::new()).collect();
+    let mut first_error: Option<(usize, InitError)> = None;
+    let mut missing: Vec<&str> = Vec::new();
+    for cluster in selected {
+        let placed = match state.members.get(cluster.as_str()) {
+            Some(member) => place(strategy, member, cluster),
+            None => Ok(None),
+        };
+        match placed {
+            Ok(Some((index, order))) => members[index].push((order, cluster.as_str())),
+            Ok(None) => missing.push(cluster.as_str()),
+            Err((index, error)) => {
+                if first_error.as_ref().is_none_or(|(at, _)| index < *at) {
+                    first_error = Some((index, error));
+                }
             }
-            if placed.insert(cluster, &stage.name).is_some() {
-                return Err(InitError::User(format!(
-                    "cluster `{cluster}` appears in more than one stages"
-                )));
-            }
-            let order = match &stage.sorting_label_key {
-                Some(key) => sorting_value(key, member.meta.labels.get(key), cluster)?,
-                None => 0,
-            };
-            members.push((order, cluster));
         }
-        members.sort();
-        let clusters = members
-            .into_iter()
-            .map(|(_, c)| ClusterStatus::new(c.into()))
-            .collect();
-        let mut status = StageStatus::new(stage.name.clone(), clusters);
-        status.before_tasks = tasks(
-            &stage.before_stage_tasks,
-            run_name,
-            &stage.name,
-            TaskPosition::Before,
-        );
-        status.after_tasks = tasks(
-            &stage.after_stage_tasks,
-            run_name,
-            &stage.name,
-            TaskPosition::After,
-        );
-        result.push(status);
     }
-    let missing: Vec<&str> = selected
-        .iter()
-        .map(ClusterName::as_str)
-        .filter(|c| !placed.contains_key(c))
-        .collect();
+    if let Some((_, error)) = first_error {
+        return Err(error);
+    }
     if !missing.is_empty() {
         let shown = &missing[..missing.len().min(MISSING_CLUSTERS_SHOWN_MAX)];
         return Err(InitError::User(format!(
@@ -240,7 +216,63 @@ fn stages(
             shown.join(", ")
         )));
     }
-    Ok(result)
+    let statuses = strategy
+        .stages
+        .iter()
+        .zip(members)
+        .map(|(stage, mut members)| {
+            members.sort();
+            let clusters = members
+                .into_iter()
+                .map(|(_, c)| ClusterStatus::new(c.into()))
+                .collect();
+            let mut status = StageStatus::new(stage.name.clone(), clusters);
+            status.before_tasks = tasks(
+                &stage.before_stage_tasks,
+                run_name,
+                &stage.name,
+                TaskPosition::Before,
+            );
+            status.after_tasks = tasks(
+                &stage.after_stage_tasks,
+                run_name,
+                &stage.name,
+                TaskPosition::After,
+            );
+            status
+        });
+    Ok(statuses.collect())
+}
+
+/// The stage `cluster` goes to and its sorting value (`None`: no stage selects it), or the
+/// stage where a walk stage by stage meets its error: a second stage selecting it, or a
+/// sorting label that is not an integer.
+fn place(
+    strategy: &StrategySpec,
+    member: &crate::member::Member,
+    cluster: &str,
+) -> Result<Option<(usize, i64)>, (usize, InitError)> {
+    let mut placed = None;
+    for (index, stage) in strategy.stages.iter().enumerate() {
+        if !selects(stage.label_selector.as_ref(), &member.meta.labels) {
+            continue;
+        }
+        if placed.is_some() {
+            return Err((
+                index,
+                InitError::User(format!(
+                    "cluster `{cluster}` appears in more than one stages"
+                )),
+            ));
+        }
+        let order = match &stage.sorting_label_key {
+            Some(key) => sorting_value(key, member.meta.labels.get(key), cluster)
+                .map_err(|error| (index, error))?,
+            None => 0,
+        };
+        placed = Some((index, order));
+    }
+    Ok(placed)
 }
 
 /// An absent selector selects no cluster; an empty one selects all (KubeFleet's rule).
