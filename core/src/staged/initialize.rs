@@ -153,16 +153,16 @@ fn placement_of<'a>(state: &'a State, key: &ObjectKey) -> Result<&'a Placement, 
 pub(crate) fn collect_clusters(
     placement: &Placement,
 ) -> (BTreeSet<ClusterName>, BTreeSet<ClusterName>) {
-    let mut selected = BTreeSet::new();
-    let mut to_delete = BTreeSet::new();
-    for binding in placement.bindings.values() {
-        if binding.state == BindingState::Unscheduled {
-            to_delete.insert(binding.cluster.clone());
-        } else {
-            selected.insert(binding.cluster.clone());
-        }
-    }
-    (selected, to_delete)
+    // Collected, not inserted one by one: the bindings come in name order, and a set built
+    // from a sorted run is built in one pass.
+    let (to_delete, selected): (Vec<_>, Vec<_>) = placement
+        .bindings
+        .values()
+        .partition(|binding| binding.state == BindingState::Unscheduled);
+    let names = |bindings: Vec<&std::sync::Arc<crate::placement::Binding>>| {
+        bindings.into_iter().map(|b| b.cluster.clone()).collect()
+    };
+    (names(selected), names(to_delete))
 }
 
 fn strategy_of(state: &State, scope: &Scope, name: &str) -> Result<StrategySpec, InitError> {
