@@ -238,7 +238,7 @@ fn stage(stage: &StageStatus) -> Value {
 }
 
 fn cluster(status: &ClusterStatus) -> Value {
-    let conditions: Vec<Value> = [&status.started, &status.succeeded]
+    let conditions: Vec<Value> = [status.started.as_deref(), status.succeeded.as_deref()]
         .into_iter()
         .flatten()
         .map(condition)

@@ -398,24 +398,24 @@ fn delete_stage(pass: &mut Pass<'_>) {
             continue;
         }
         let cluster = std::sync::Arc::make_mut(cluster);
-        cluster.started = Some(pass.condition(
+        cluster.started = Some(Box::new(pass.condition(
             "Started",
             ConditionStatus::True,
             "ClusterUpdatingStarted",
             "",
-        ));
+        )));
         let removed = pass
             .state
             .placements
             .get_mut(&key)
             .and_then(|p| p.remove_binding(&key, &cluster.cluster, pass.changes));
         pass.decisions.extend(removed);
-        cluster.succeeded = Some(pass.condition(
+        cluster.succeeded = Some(Box::new(pass.condition(
             "Succeeded",
             ConditionStatus::True,
             "ClusterUpdatingSucceeded",
             "",
-        ));
+        )));
     }
     stage.succeeded = Some(pass.condition(
         "Succeeded",

@@ -111,7 +111,7 @@ pub(crate) fn initialize(
         .collect();
     run.status.deletion = Some(StageStatus::new(
         super::DELETE_STAGE_NAME.to_owned(),
-        to_delete.into_iter().map(ClusterStatus::new).collect(),
+        to_delete.into_iter().map(ClusterStatus::new),
     ));
     let index = resource_index(
         placement,
@@ -224,8 +224,7 @@ fn stages(
             members.sort();
             let clusters = members
                 .into_iter()
-                .map(|(_, c)| ClusterStatus::new(c.into()))
-                .collect();
+                .map(|(_, c)| ClusterStatus::new(c.into()));
             let mut status = StageStatus::new(stage.name.clone(), clusters);
             status.before_tasks = tasks(
                 &stage.before_stage_tasks,

@@ -124,9 +124,10 @@ pub struct StageStatus {
 }
 
 impl StageStatus {
-    /// A stage not started yet.
+    /// A stage not started yet. Each cluster's status goes straight into its `Arc`: a
+    /// million-cluster run builds no intermediate vector of statuses.
     #[must_use]
-    pub fn new(name: String, clusters: Vec<ClusterStatus>) -> Self {
+    pub fn new(name: String, clusters: impl IntoIterator<Item = ClusterStatus>) -> Self {
         Self {
             name,
             clusters: clusters.into_iter().map(Arc::new).collect(),
@@ -149,10 +150,11 @@ impl StageStatus {
 pub struct ClusterStatus {
     /// `clusterName`.
     pub cluster: ClusterName,
-    /// `Started`.
-    pub started: Option<Condition>,
+    /// `Started`. Boxed, like `succeeded`: a run creates a status for each of up to a million
+    /// clusters, none of them started yet.
+    pub started: Option<Box<Condition>>,
     /// `Succeeded`.
-    pub succeeded: Option<Condition>,
+    pub succeeded: Option<Box<Condition>>,
     /// `clusterResourceOverrideSnapshots`.
     pub cluster_resource_overrides: Vec<String>,
     /// `resourceOverrideSnapshots` (`namespace`, `name`).

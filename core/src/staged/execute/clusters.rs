@@ -109,7 +109,8 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
                 "",
             );
             let stage = &mut pass.run.status.stages[index];
-            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
+            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
+                Some(Box::new(next));
             stage.updating.remove(&position);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
                 run: pass.scope.run_key(),
@@ -138,7 +139,8 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
                 &message,
             );
             let stage = &mut pass.run.status.stages[index];
-            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
+            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
+                Some(Box::new(next));
             stage.updating.remove(&position);
             stage.succeeded = Some(failed);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
@@ -211,7 +213,7 @@ fn count_failure(
         message,
     );
     let stage = &mut pass.run.status.stages[index];
-    std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
+    std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(Box::new(next));
     stage.updating.remove(&position);
     pass.decisions.push(Decision::UpdateRunClusterUpdated {
         run: pass.scope.run_key(),
@@ -301,7 +303,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         "",
     );
     let status = std::sync::Arc::make_mut(&mut pass.run.status.stages[index].clusters[position]);
-    status.started = Some(started);
+    status.started = Some(Box::new(started));
     let overrides = (
         status.cluster_resource_overrides.clone(),
         status.resource_overrides.clone(),
