@@ -22,8 +22,6 @@ pub mod score;
 use std::borrow::Cow;
 use std::collections::btree_map::Entry;
 
-use crate::state::ClusterName;
-
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 
@@ -33,6 +31,7 @@ use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
+use crate::state::ClusterName;
 use rejected::{Rejected, Why};
 
 /// Most not-selected clusters recorded in a policy snapshot's `targetClusters`.
