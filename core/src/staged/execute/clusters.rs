@@ -96,9 +96,10 @@ pub(super) fn walk_clusters(pass: &mut Pass<'_>, index: usize, stopping: bool) -
 /// Checks one updating cluster: records its success, or fails the stage (returned) when its
 /// update failed.
 fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<Outcome> {
+    // Inline: a still-updating cluster, the common case, costs no allocation.
     let cluster = pass.run.status.stages[index].clusters[position]
         .cluster
-        .to_string();
+        .clone();
     match check_cluster(pass, &cluster) {
         ClusterState::Updating => None,
         ClusterState::Succeeded => {
@@ -114,7 +115,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             stage.updating.remove(&position);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
                 run: pass.scope.run_key(),
-                cluster,
+                cluster: cluster.to_string(),
                 succeeded: true,
             });
             None
@@ -145,7 +146,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             stage.succeeded = Some(failed);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
                 run: pass.scope.run_key(),
-                cluster,
+                cluster: cluster.to_string(),
                 succeeded: false,
             });
             Some(Outcome::Failed(message))
