@@ -1,6 +1,8 @@
-//! The heap the folded state holds per member cluster, part by part: the `MemberCluster`
-//! objects, their agents' first heartbeats (agent status and heartbeat deadline), and one
-//! PickAll placement's bindings (with the rollout's index of them). Counted by wrapping the
+//! The heap the folded state holds per member cluster, part by part, in the steady state of
+//! `flotilla simulate --strategy staged`: the `MemberCluster` objects, their agents' first
+//! heartbeats (agent status and heartbeat deadline), one External PickAll placement's bindings
+//! (with the rollout's index of them), a staged update run binding them all (its per-cluster
+//! status), and every cluster's report that the work is available. Counted by wrapping the
 //! system allocator: bytes requested and not yet freed, so what the fold allocated and dropped
 //! on the way does not count (RSS would keep it). Also the inline sizes of the two types stored
 //! in the largest maps, and the checkpoint bytes per cluster.
@@ -13,7 +15,7 @@ use std::alloc::System;
 use chrono::{DateTime, TimeZone, Utc};
 use flotilla_core::member::Member;
 use flotilla_core::placement::binding::Binding;
-use flotilla_core::{Envelope, Heartbeat, Input, State, step};
+use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport, step};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use uuid::Uuid;
 
@@ -21,7 +23,10 @@ use uuid::Uuid;
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const NAMESPACE: &str = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#;
-const PICK_ALL: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"pick-all"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"policy":{"placementType":"PickAll"}}}"#;
+const PICK_ALL: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"pick-all"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"policy":{"placementType":"PickAll"},"strategy":{"type":"External"}}}"#;
+/// One stage over every cluster, all at once: the run binds every cluster in its first step.
+const STRATEGY: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"pick-all"},"spec":{"stages":[{"name":"all","labelSelector":{},"maxConcurrency":"100%"}]}}"#;
+const RUN: &str = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateRun","metadata":{"name":"pick-all-run-0"},"spec":{"placementName":"pick-all","resourceSnapshotIndex":"0","stagedRolloutStrategyName":"pick-all","state":"Run"}}"#;
 
 /// Folds inputs one after another, each with a fresh id, at one event time.
 struct Folder {
@@ -93,16 +98,35 @@ fn main() {
             manifest: PICK_ALL.into(),
         });
     });
+    folder.fold(Input::Apply {
+        manifest: STRATEGY.into(),
+    });
+    let run = held_per_cluster(&mut folder, size, |folder| {
+        folder.fold(Input::Apply {
+            manifest: RUN.into(),
+        });
+    });
+    // Each report at its own time, so that no two clusters share a `Succeeded` condition (a
+    // batch of reports appended together shares one; this counts the worst case).
+    let reports = held_per_cluster(&mut folder, size, |folder| {
+        for i in 0..size {
+            folder.time += chrono::Duration::milliseconds(1);
+            let report = WorkReport::available(format!("sim-{i:07}"), "pick-all", 0);
+            folder.fold(Input::WorkReport(report));
+        }
+    });
     let checkpoint = flotilla_core::codec::encode_checkpoint(&folder.state)
         .map(|bytes| bytes.len() / size.max(1))
         .unwrap_or_default();
     println!("state memory, {size} member clusters, heap bytes held per cluster:");
     println!("  MemberCluster applied                      {members:>6}");
     println!("  first heartbeat (agent status, deadline)   {heartbeats:>6}");
-    println!("  PickAll placement bound (binding, index)   {bindings:>6}");
+    println!("  PickAll placement scheduled (binding)      {bindings:>6}");
+    println!("  staged run binds all (run's status)        {run:>6}");
+    println!("  work reported available (report)           {reports:>6}");
     println!(
         "  total                                      {:>6}",
-        members + heartbeats + bindings
+        members + heartbeats + bindings + run + reports
     );
     println!(
         "inline sizes: Member {} bytes, Binding {} bytes; checkpoint {checkpoint} bytes per cluster",

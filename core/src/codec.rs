@@ -3,6 +3,9 @@
 //! bincode is pinned to 2.0.1 and used with `config::legacy()` (fixed-width little-endian
 //! integers, byte-compatible with bincode 1.x and wincode, which keeps an exit path open) and an
 //! explicit size limit, so a corrupt length prefix cannot make a reader allocate gigabytes.
+//! Checkpoints (and so the state hash) use `config::standard()` instead: variable-width
+//! integers, a third smaller at a million clusters. A checkpoint is a cache this build alone
+//! reads back (`wire::checkpoint`), so it needs no exit path.
 //!
 //! Stored events are marked frames (`[marker][kind E][schema version: u16 LE][bincode body]`, see
 //! [`crate::wire`]); [`decode_envelope`] also reads the unmarked `[version: u16 LE][body]`
@@ -10,7 +13,7 @@
 //! current [`Envelope`] (see `docs/schema-evolution.md`). Nothing here does IO: it is bytes in,
 //! bytes out.
 
-use bincode::config::{Configuration, Fixint, Limit, LittleEndian};
+use bincode::config::{Configuration, Fixint, Limit, LittleEndian, Varint};
 use serde::{Serialize, de::DeserializeOwned};
 
 use crate::event::{Envelope, SCHEMA_VERSION};
@@ -26,7 +29,7 @@ pub const CHECKPOINT_BYTES_MAX: usize = 4 * 1024 * 1024 * 1024;
 
 type RecordConfig = Configuration<LittleEndian, Fixint, Limit<RECORD_BYTES_MAX>>;
 type DecisionsConfig = Configuration<LittleEndian, Fixint, Limit<DECISIONS_BYTES_MAX>>;
-type CheckpointConfig = Configuration<LittleEndian, Fixint, Limit<CHECKPOINT_BYTES_MAX>>;
+type CheckpointConfig = Configuration<LittleEndian, Varint, Limit<CHECKPOINT_BYTES_MAX>>;
 
 const fn record_config() -> RecordConfig {
     bincode::config::legacy().with_limit::<RECORD_BYTES_MAX>()
@@ -37,7 +40,7 @@ const fn decisions_config() -> DecisionsConfig {
 }
 
 const fn checkpoint_config() -> CheckpointConfig {
-    bincode::config::legacy().with_limit::<CHECKPOINT_BYTES_MAX>()
+    bincode::config::standard().with_limit::<CHECKPOINT_BYTES_MAX>()
 }
 
 /// Why bytes could not be turned into a value (or back).

@@ -209,10 +209,10 @@ pub(crate) fn next_meta(
     let resource_version = state.next_resource_version();
     let generation = old.map_or(1, |m| m.generation + u64::from(spec_changed));
     ObjectMeta {
-        api_version: api_version.to_owned(),
+        api_version: crate::model::uid::api_version(api_version),
         labels: user.labels.into(),
         annotations: user.annotations.into(),
-        uid: old.map_or_else(|| origin.event_id.to_string(), |m| m.uid.clone()),
+        uid: old.map_or_else(|| origin.event_id.into(), |m| m.uid.clone()),
         resource_version,
         generation,
         creation_timestamp: old.map_or(origin.now, |m| m.creation_timestamp),

@@ -222,7 +222,7 @@ fn observed(
     previous: Option<&[ObservedDifference]>,
     reported: &[ManifestDifference],
     now: DateTime<Utc>,
-) -> Vec<ObservedDifference> {
+) -> thin_vec::ThinVec<ObservedDifference> {
     let first_seen = |manifest: &ManifestDifference| {
         previous
             .unwrap_or_default()

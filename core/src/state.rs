@@ -7,6 +7,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use thin_vec::ThinVec;
 
 use crate::codec;
 use crate::member::Member;
@@ -96,14 +97,14 @@ pub struct WorkStatus {
     /// the `lastTransitionTime` of its Available condition.
     pub available_since: DateTime<Utc>,
     /// The manifests the member reported failed, at most [`FAILED_MANIFESTS_MAX`].
-    pub failed_manifests: Vec<crate::event::ManifestFailure>,
+    pub failed_manifests: ThinVec<crate::event::ManifestFailure>,
     /// A `ReportDiff` member's outcome: every manifest's diff computed (`Some(true)`), some
     /// failed (`Some(false)`); `None` from a member that applies (version 4).
     pub diff_reported: Option<bool>,
     /// Manifests whose object differs from the hub's, at most [`DIFFERENCES_MAX`] (version 4).
-    pub diffed: Vec<ObservedDifference>,
+    pub diffed: ThinVec<ObservedDifference>,
     /// Manifests whose object drifted, at most [`DIFFERENCES_MAX`] (version 4).
-    pub drifted: Vec<ObservedDifference>,
+    pub drifted: ThinVec<ObservedDifference>,
 }
 
 /// A manifest reported diffed or drifted, with when the hub first saw it so.

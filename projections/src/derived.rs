@@ -414,7 +414,11 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>) -> Value {
 /// A uid for an object the hub derives: SHA-256 of `<owner uid>/<kind>/<name>`, its first 16
 /// bytes shaped as an RFC 9562 version-8 UUID. KubeFleet's are random; these are stable across
 /// replays and machines, and distinct for distinct objects.
-pub(crate) fn derived_uid(owner_uid: &str, kind: &str, name: &str) -> String {
+pub(crate) fn derived_uid(
+    owner_uid: &(impl std::fmt::Display + ?Sized),
+    kind: &str,
+    name: &str,
+) -> String {
     let digest = Sha256::digest(format!("{owner_uid}/{kind}/{name}").as_bytes());
     let mut bytes = [0_u8; 16];
     for (slot, byte) in bytes.iter_mut().zip(digest.iter()) {
@@ -437,7 +441,7 @@ pub(crate) fn derived_uid(owner_uid: &str, kind: &str, name: &str) -> String {
 /// alike; we mirror the version the placement was applied in (v1 for a v1 placement), so that a
 /// v1beta1 user sees v1beta1 objects, as the seed's v1beta1 binding sample shows.
 pub(crate) fn api_version(owner: &Owner<'_>) -> String {
-    owner.placement.meta.api_version.clone()
+    owner.placement.meta.api_version.to_string()
 }
 
 /// `metadata` of a derived object: name, namespace, a derived uid, the owner's resourceVersion
@@ -478,7 +482,7 @@ pub(crate) fn owner_references(owner: &Owner<'_>) -> Value {
         ("apiVersion", Value::from(api_version(owner))),
         ("kind", Value::from(owner.key.kind.as_str())),
         ("name", Value::from(owner.key.name.as_str())),
-        ("uid", Value::from(owner.placement.meta.uid.as_str())),
+        ("uid", Value::from(owner.placement.meta.uid.to_string())),
         ("controller", Value::Bool(true)),
         ("blockOwnerDeletion", Value::Bool(true)),
     ])])

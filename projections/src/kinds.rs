@@ -98,7 +98,7 @@ fn stored_kind(state: &State, wanted: impl Fn(&ObjectKey) -> bool) -> Option<Kin
         .map(|(key, resource)| KindInfo {
             group: key.group.clone(),
             kind: key.kind.clone(),
-            api_version_default: resource.meta.api_version.clone(),
+            api_version_default: resource.meta.api_version.to_string(),
             namespaced: !key.namespace.is_empty(),
         })
 }

@@ -162,7 +162,7 @@ pub(crate) fn keys_of(state: &State, kind: &KindInfo, namespace: Option<&str>) -
 pub(crate) fn metadata(key: &ObjectKey, meta: &ObjectMeta) -> Value {
     let mut metadata = json::object([
         ("name", Value::from(key.name.as_str())),
-        ("uid", Value::from(meta.uid.as_str())),
+        ("uid", Value::from(meta.uid.to_string())),
         (
             "resourceVersion",
             Value::from(meta.resource_version.to_string()),

@@ -218,7 +218,7 @@ fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
         .get_mut("c1")
         .map(std::sync::Arc::make_mut);
     let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
-    report.drifted = vec![observed.clone()];
+    report.drifted = thin_vec::thin_vec![observed.clone()];
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("first seen")
@@ -230,7 +230,7 @@ fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
         .map(std::sync::Arc::make_mut);
     let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
     report.drifted.clear();
-    report.diffed = vec![observed; DIFFERENCES_MAX + 1];
+    report.diffed = std::iter::repeat_n(observed, DIFFERENCES_MAX + 1).collect();
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("over the limit")
@@ -602,6 +602,6 @@ fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
     the_run(&mut fold).status.stages[0].succeeded = Some(failed);
     assert!(bookkeeping(&fold.state), "c1 has no recorded prior work");
     std::sync::Arc::make_mut(&mut the_run(&mut fold).status.stages[0].clusters[0]).prior =
-        Some((7, Default::default()));
+        Some(Box::new((7, Default::default())));
     assert_eq!(check(&fold.state), Ok(()));
 }

@@ -86,14 +86,15 @@ pub struct UserMeta {
 /// Metadata of a stored object: what the user wrote plus what the hub assigns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectMeta {
-    /// API version the object was last applied with.
-    pub api_version: String,
+    /// API version the object was last applied with (the fleet's own share static text).
+    #[serde(deserialize_with = "super::uid::deserialize_api_version")]
+    pub api_version: compact_str::CompactString,
     /// Labels.
     pub labels: super::StringMap,
     /// Annotations.
     pub annotations: super::StringMap,
     /// Stable id, derived from the event that created the object.
-    pub uid: String,
+    pub uid: super::Uid,
     /// Bumped on every stored change (hub-wide counter, like Kubernetes').
     pub resource_version: u64,
     /// Bumped when the spec (not metadata) changes.

@@ -13,6 +13,7 @@ pub mod placement_validation;
 pub mod safety;
 pub mod selector;
 pub mod string_map;
+pub mod uid;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -23,6 +24,7 @@ pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
 pub use placement::PlacementSpec;
 pub use selector::LabelSelector;
 pub use string_map::{LabelLookup, StringMap, VecMap};
+pub use uid::Uid;
 
 /// API group of `MemberCluster`.
 pub const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";

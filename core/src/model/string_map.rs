@@ -17,10 +17,13 @@ use std::collections::BTreeMap;
 
 use compact_str::CompactString;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use thin_vec::ThinVec;
 
-/// A map in key order, kept as a sorted vector of pairs (see the module docs).
+/// A map in key order, kept as a sorted vector of pairs (see the module docs). The vector is
+/// thin (one pointer, its length and capacity on the heap, nothing allocated while empty): a
+/// member cluster holds three of these maps, most of them empty.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct VecMap<V>(Vec<(CompactString, V)>);
+pub struct VecMap<V>(ThinVec<(CompactString, V)>);
 
 /// Labels, annotations, resource quantities: strings to strings.
 pub type StringMap = VecMap<CompactString>;
@@ -53,7 +56,7 @@ impl<V> VecMap<V> {
     /// An empty map.
     #[must_use]
     pub const fn new() -> Self {
-        Self(Vec::new())
+        Self(ThinVec::new())
     }
 
     fn position(&self, key: &str) -> Result<usize, usize> {
@@ -128,7 +131,7 @@ impl<V> VecMap<V> {
 
     /// From pairs already in strict key order (a `BTreeMap`'s), sized to fit.
     fn from_sorted(pairs: impl Iterator<Item = (CompactString, V)>) -> Self {
-        let mut pairs: Vec<_> = pairs.collect();
+        let mut pairs: ThinVec<_> = pairs.collect();
         pairs.shrink_to_fit();
         Self(pairs)
     }
@@ -163,7 +166,7 @@ impl<V> std::ops::Index<&str> for VecMap<V> {
 
 impl<V> IntoIterator for VecMap<V> {
     type Item = (CompactString, V);
-    type IntoIter = std::vec::IntoIter<(CompactString, V)>;
+    type IntoIter = thin_vec::IntoIter<(CompactString, V)>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()

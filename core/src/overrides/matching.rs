@@ -122,12 +122,12 @@ pub fn applicable_overrides(
     placement: &ObjectKey,
     resources: &[SelectedResource],
     cluster: &str,
-) -> (Vec<String>, Vec<(String, String)>) {
+) -> crate::placement::OverrideSnapshots {
     let Some(member) = state.members.get(cluster) else {
-        return (Vec::new(), Vec::new());
+        return Default::default();
     };
-    let mut cluster_resource_overrides = Vec::new();
-    let mut resource_overrides = Vec::new();
+    let mut cluster_resource_overrides = thin_vec::ThinVec::new();
+    let mut resource_overrides = thin_vec::ThinVec::new();
     // Overrides select the objects envelopes hold; a broken envelope fails the render anyway.
     let placed = crate::placement::envelope::unwrap_all(resources)
         .unwrap_or(std::borrow::Cow::Borrowed(resources));

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
+use thin_vec::ThinVec;
 
 use crate::state::ClusterName;
 
@@ -77,7 +78,7 @@ pub struct Binding {
     pub report: Option<crate::state::WorkStatus>,
     /// The override snapshots its work was rendered with when last bound: cluster resource
     /// override snapshot names, and `(namespace, name)` of resource override snapshots.
-    pub override_snapshots: (Vec<String>, Vec<(String, String)>),
+    pub override_snapshots: OverrideSnapshots,
     /// When it was created.
     pub created: DateTime<Utc>,
     /// The staged update run that last bound it, when one did.
@@ -85,8 +86,9 @@ pub struct Binding {
 }
 
 /// The override snapshots a work is rendered with: cluster resource override snapshot names,
-/// and `(namespace, name)` of resource override snapshots.
-pub type OverrideSnapshots = (Vec<String>, Vec<(String, String)>);
+/// and `(namespace, name)` of resource override snapshots. Thin vectors (one pointer each,
+/// none allocated while empty): a million bindings and run statuses hold them, nearly all empty.
+pub type OverrideSnapshots = (ThinVec<String>, ThinVec<(String, String)>);
 
 /// What a binding carries once bound: a resource snapshot rendered with override snapshots.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,7 +119,7 @@ impl Binding {
             generation: 1,
             rollout_started_at: None,
             report: None,
-            override_snapshots: (Vec::new(), Vec::new()),
+            override_snapshots: (ThinVec::new(), ThinVec::new()),
             created: now,
             update_run: None,
         }

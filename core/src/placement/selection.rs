@@ -229,12 +229,12 @@ fn to_selected(key: ObjectKey, resource: &Resource) -> SelectedResource {
     }
     manifest.insert(
         "apiVersion".into(),
-        Value::from(resource.meta.api_version.clone()),
+        Value::from(resource.meta.api_version.as_str()),
     );
     manifest.insert("kind".into(), Value::from(key.kind.clone()));
     manifest.insert("metadata".into(), Value::Object(metadata));
     SelectedResource {
-        api_version: resource.meta.api_version.clone(),
+        api_version: resource.meta.api_version.to_string(),
         manifest: Value::Object(manifest).to_string(),
         key,
     }

@@ -380,7 +380,7 @@ fn classify(
     settings: &Settings,
     now: DateTime<Utc>,
 ) {
-    let none: OverrideSnapshots = (Vec::new(), Vec::new());
+    let none = OverrideSnapshots::default();
     let State {
         placements,
         rollout_deadlines,
@@ -419,7 +419,7 @@ fn rebuilt(
     };
     let clusters: Vec<ClusterName> = placement.bindings.keys().cloned().collect();
     let wanted = wanted_overrides(state, key, &clusters);
-    let none: OverrideSnapshots = (Vec::new(), Vec::new());
+    let none = OverrideSnapshots::default();
     for (cluster, b) in &placement.bindings {
         let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
         let judging = (settings.mode, settings.period);

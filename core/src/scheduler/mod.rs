@@ -28,8 +28,8 @@ use sha2::{Digest, Sha256};
 use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
-use crate::model::ObjectKey;
 use crate::model::placement::{PlacementPolicy, PlacementType};
+use crate::model::{ObjectKey, Uid};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
 use crate::state::ClusterName;
 use rejected::{Rejected, Why};
@@ -191,9 +191,9 @@ impl Cycle<'_> {
     /// `<placement>-<cluster>-<8 hex>`, parts cut as KubeFleet cuts them; the suffix is derived
     /// from the placement's uid and the cluster (KubeFleet's is random): the first 4 bytes of
     /// SHA-256 of `<uid>/<cluster>`.
-    fn binding_name(uid: &str, placement: &str, cluster: &str) -> String {
+    fn binding_name(uid: &Uid, placement: &str, cluster: &str) -> String {
         let mut hasher = Sha256::new();
-        hasher.update(uid.as_bytes());
+        hasher.update(uid.text(&mut uuid::Uuid::encode_buffer()).as_bytes());
         hasher.update(b"/");
         hasher.update(cluster.as_bytes());
         let digest = hasher.finalize();

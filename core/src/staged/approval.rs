@@ -39,10 +39,10 @@ pub(crate) fn create(
     .map(|(k, v)| (k, compact_str::CompactString::from(v)))
     .collect();
     let meta = ObjectMeta {
-        api_version: format!("{PLACEMENT_GROUP}/v1beta1"),
+        api_version: crate::model::uid::api_version(&format!("{PLACEMENT_GROUP}/v1beta1")),
         labels,
         annotations: crate::model::StringMap::new(),
-        uid: format!("{}-{}", scope.run_name, name),
+        uid: crate::model::Uid::Text(format!("{}-{}", scope.run_name, name).into()),
         resource_version,
         generation: 1,
         creation_timestamp: now,

@@ -56,6 +56,23 @@ pub(crate) struct Pass<'a> {
 }
 
 impl Pass<'_> {
+    /// A message-less cluster condition as of this pass, shared with the other clusters that
+    /// got an equal one.
+    fn shared_condition(
+        &mut self,
+        kind: &str,
+        status: ConditionStatus,
+        reason: &str,
+    ) -> std::sync::Arc<Condition> {
+        self.run.shared.get(&super::shared::Wanted {
+            kind,
+            status,
+            reason,
+            generation: self.run.meta.generation,
+            now: self.now,
+        })
+    }
+
     fn condition(
         &self,
         kind: &str,
@@ -398,24 +415,19 @@ fn delete_stage(pass: &mut Pass<'_>) {
             continue;
         }
         let cluster = std::sync::Arc::make_mut(cluster);
-        cluster.started = Some(Box::new(pass.condition(
-            "Started",
-            ConditionStatus::True,
-            "ClusterUpdatingStarted",
-            "",
-        )));
+        cluster.started =
+            Some(pass.shared_condition("Started", ConditionStatus::True, "ClusterUpdatingStarted"));
         let removed = pass
             .state
             .placements
             .get_mut(&key)
             .and_then(|p| p.remove_binding(&key, &cluster.cluster, pass.changes));
         pass.decisions.extend(removed);
-        cluster.succeeded = Some(Box::new(pass.condition(
+        cluster.succeeded = Some(pass.shared_condition(
             "Succeeded",
             ConditionStatus::True,
             "ClusterUpdatingSucceeded",
-            "",
-        )));
+        ));
     }
     stage.succeeded = Some(pass.condition(
         "Succeeded",

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use thin_vec::ThinVec;
 
 use super::analysis::AnalysisStatus;
 use super::model::{RunSpec, StrategySpec, TaskType};
@@ -25,6 +26,9 @@ pub struct UpdateRun {
     pub spec: RunSpec,
     /// What the hub made of it.
     pub status: RunStatus,
+    /// Conditions its recent passes made, for its clusters to share (not state).
+    #[serde(skip)]
+    pub(crate) shared: super::shared::SharedConditions,
 }
 
 impl UpdateRun {
@@ -150,21 +154,23 @@ impl StageStatus {
 pub struct ClusterStatus {
     /// `clusterName`.
     pub cluster: ClusterName,
-    /// `Started`. Boxed, like `succeeded`: a run creates a status for each of up to a million
-    /// clusters, none of them started yet.
-    pub started: Option<Box<Condition>>,
+    /// `Started`. Behind a pointer, like `succeeded`: a run creates a status for each of up to
+    /// a million clusters, none of them started yet, and the clusters one pass starts share one
+    /// condition ([`super::shared::SharedConditions`]).
+    pub started: Option<Arc<Condition>>,
     /// `Succeeded`.
-    pub succeeded: Option<Box<Condition>>,
-    /// `clusterResourceOverrideSnapshots`.
-    pub cluster_resource_overrides: Vec<String>,
+    pub succeeded: Option<Arc<Condition>>,
+    /// `clusterResourceOverrideSnapshots` (thin: nearly always empty).
+    pub cluster_resource_overrides: ThinVec<String>,
     /// `resourceOverrideSnapshots` (`namespace`, `name`).
-    pub resource_overrides: Vec<(String, String)>,
+    pub resource_overrides: ThinVec<(String, String)>,
     /// It left the placement during an `onClusterChange: Adapt` run and is skipped (issue 17).
     pub dropped: bool,
     /// The work its binding carried before this run gave it different work (resource
     /// snapshot index, override snapshots): what a rollback gives back. `None` when it had no
     /// work, or already had the run's.
-    pub prior: Option<(u64, OverrideSnapshots)>,
+    /// Boxed: most clusters of a run have none.
+    pub prior: Option<Box<(u64, OverrideSnapshots)>>,
 }
 
 impl ClusterStatus {
@@ -175,8 +181,8 @@ impl ClusterStatus {
             cluster,
             started: None,
             succeeded: None,
-            cluster_resource_overrides: Vec::new(),
-            resource_overrides: Vec::new(),
+            cluster_resource_overrides: ThinVec::new(),
+            resource_overrides: ThinVec::new(),
             dropped: false,
             prior: None,
         }

@@ -61,9 +61,15 @@ pub(crate) fn apply_run(
     match revise(state, &key, previous, api_version, user, origin, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
-            state
-                .update_runs
-                .insert(key, UpdateRun { meta, spec, status });
+            state.update_runs.insert(
+                key,
+                UpdateRun {
+                    meta,
+                    spec,
+                    status,
+                    shared: Default::default(),
+                },
+            );
             vec![decision]
         }
     }

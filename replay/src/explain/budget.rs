@@ -218,7 +218,7 @@ fn is_out_of_date(
         return true;
     }
     if state.overrides().is_empty() {
-        return binding.override_snapshots != (Vec::new(), Vec::new());
+        return binding.override_snapshots != Default::default();
     }
     let Some(resources) = placement.latest_resources() else {
         return false;

@@ -133,12 +133,12 @@ impl Wanted<'_> {
         &self,
         placement: &Placement,
         cluster: &str,
-    ) -> (Vec<String>, Vec<(String, String)>) {
+    ) -> crate::placement::OverrideSnapshots {
         match placement.latest_resources() {
             Some(resources) if !self.state.overrides.is_empty() => {
                 overrides::applicable_overrides(self.state, self.key, &resources.resources, cluster)
             }
-            _ => (Vec::new(), Vec::new()),
+            _ => Default::default(),
         }
     }
 

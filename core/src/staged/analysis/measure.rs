@@ -336,7 +336,7 @@ fn measuring_task(
         .map_or(started, |last| last + interval);
     Some(Measuring {
         run: key.clone(),
-        run_uid: run.meta.uid.clone(),
+        run_uid: run.meta.uid.to_string(),
         stage: stage.to_owned(),
         at,
         task: spec,

@@ -125,7 +125,7 @@ fn leave(pass: &mut Pass<'_>, cluster: &str) {
     let status = std::sync::Arc::make_mut(&mut stage.clusters[position]);
     status.dropped = true;
     if status.succeeded.is_none() {
-        status.succeeded = Some(Box::new(condition));
+        status.succeeded = Some(std::sync::Arc::new(condition));
     }
     stage.updating.remove(&position);
     if let Some(deletion) = pass

@@ -103,15 +103,13 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
     match check_cluster(pass, &cluster) {
         ClusterState::Updating => None,
         ClusterState::Succeeded => {
-            let next = pass.condition(
+            let next = pass.shared_condition(
                 "Succeeded",
                 ConditionStatus::True,
                 "ClusterUpdatingSucceeded",
-                "",
             );
             let stage = &mut pass.run.status.stages[index];
-            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
-                Some(Box::new(next));
+            std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
             stage.updating.remove(&position);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
                 run: pass.scope.run_key(),
@@ -141,7 +139,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             );
             let stage = &mut pass.run.status.stages[index];
             std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
-                Some(Box::new(next));
+                Some(std::sync::Arc::new(next));
             stage.updating.remove(&position);
             stage.succeeded = Some(failed);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
@@ -214,7 +212,8 @@ fn count_failure(
         message,
     );
     let stage = &mut pass.run.status.stages[index];
-    std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(Box::new(next));
+    std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
+        Some(std::sync::Arc::new(next));
     stage.updating.remove(&position);
     pass.decisions.push(Decision::UpdateRunClusterUpdated {
         run: pass.scope.run_key(),
@@ -297,14 +296,9 @@ pub(super) fn concurrency(pass: &Pass<'_>, index: usize) -> usize {
 fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
     let now = pass.now;
     let resource_index = pass.run.status.resource_snapshot_index_used.unwrap_or(0);
-    let started = pass.condition(
-        "Started",
-        ConditionStatus::True,
-        "ClusterUpdatingStarted",
-        "",
-    );
+    let started = pass.shared_condition("Started", ConditionStatus::True, "ClusterUpdatingStarted");
     let status = std::sync::Arc::make_mut(&mut pass.run.status.stages[index].clusters[position]);
-    status.started = Some(Box::new(started));
+    status.started = Some(started);
     let overrides = (
         status.cluster_resource_overrides.clone(),
         status.resource_overrides.clone(),
@@ -323,7 +317,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
     let prior = placement.bindings.get(cluster.as_str()).and_then(|b| {
         let index = b.resource_index?;
         let same = index == work.resource_index && b.override_snapshots == work.override_snapshots;
-        (!same).then(|| (index, b.override_snapshots.clone()))
+        (!same).then(|| Box::new((index, b.override_snapshots.clone())))
     });
     std::sync::Arc::make_mut(&mut pass.run.status.stages[index].clusters[position]).prior = prior;
     let bound = placement.bind(&key, &cluster, (work, Some(run_name)), now, pass.changes);

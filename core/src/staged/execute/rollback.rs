@@ -120,7 +120,7 @@ fn targets(pass: &Pass<'_>) -> Vec<(String, (u64, OverrideSnapshots))> {
         .stages
         .iter()
         .flat_map(|stage| &stage.clusters)
-        .filter_map(|c| Some((c.cluster.to_string(), c.prior.clone()?)))
+        .filter_map(|c| Some((c.cluster.to_string(), *c.prior.clone()?)))
         .collect()
 }
 
