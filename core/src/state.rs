@@ -23,8 +23,10 @@ pub struct State {
     /// The last resource version handed out (hub-wide, like Kubernetes').
     pub(crate) resource_version: u64,
     /// Member clusters by name.
+    #[serde(deserialize_with = "crate::model::bulk::map")]
     pub(crate) members: Members,
     /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
+    #[serde(deserialize_with = "crate::model::bulk::set")]
     pub(crate) heartbeat_deadlines: BTreeSet<(DateTime<Utc>, ClusterName)>,
     /// ClusterResourcePlacements and ResourcePlacements.
     pub(crate) placements: BTreeMap<ObjectKey, Placement>,
@@ -202,6 +204,14 @@ impl State {
     /// Only if the state is too large to encode (over the checkpoint limit).
     pub fn hash(&self) -> Result<StateHash, codec::CodecError> {
         Ok(StateHash::of_encoding(&codec::encode_checkpoint(self)?))
+    }
+
+    /// Makes the clusters of each update run that hold equal conditions hold one, as the fold
+    /// makes them: a state decoded from a checkpoint holds a copy for each.
+    pub(crate) fn share_run_conditions(&mut self) {
+        for run in self.update_runs.values_mut() {
+            crate::staged::shared::share_equal(&mut run.status.stages);
+        }
     }
 
     /// Event time of the newest event folded.

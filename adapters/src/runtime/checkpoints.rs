@@ -6,8 +6,11 @@
 //! the last one's cost (snapshot and encoding) after the last one began, and never while the
 //! previous one is still being encoded or stored: on a large fleet, where one encoding takes
 //! seconds of a core, checkpointing costs at most about one part in [`COST_MULTIPLE`] of the
-//! machine's time. Checkpoints only shorten a restart's fold; when they are written changes no
-//! state and no decision.
+//! machine's time. While the writer is behind the log (its last round was full), a due
+//! checkpoint waits, up to [`BEHIND_MULTIPLE`] times its pacing: a snapshot alive during a
+//! burst makes the fold copy every member, binding and run status it changes, and its encoding
+//! takes the core the fold needs to catch up. Checkpoints only shorten a restart's fold; when
+//! they are written changes no state and no decision.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,6 +25,9 @@ use super::{Hub, HubError};
 /// A checkpoint may begin no sooner than this many times the last one's cost (snapshot and
 /// encoding) after the last one began.
 pub const COST_MULTIPLE: u32 = 20;
+/// A checkpoint due while the writer is behind waits until it has caught up, or until this
+/// many times its pacing has passed.
+pub const BEHIND_MULTIPLE: u32 = 3;
 
 /// The writer's checkpoint schedule and the save in flight.
 pub(super) struct Pacer {
@@ -31,6 +37,8 @@ pub(super) struct Pacer {
     /// The last checkpoint's cost in nanoseconds, set by its encoding task when it is done.
     last_cost: Arc<AtomicU64>,
     saving: Option<JoinHandle<()>>,
+    /// The writer's last round was full: it is behind the log.
+    behind: bool,
 }
 
 impl Pacer {
@@ -42,7 +50,13 @@ impl Pacer {
             last_began: None,
             last_cost: Arc::new(AtomicU64::new(0)),
             saving: None,
+            behind: false,
         }
+    }
+
+    /// Notes whether the round the writer just read was full (it is behind the log).
+    pub(super) fn note_round(&mut self, full: bool) {
+        self.behind = full;
     }
 
     /// Counts `folded` events; whether a checkpoint is due now.
@@ -52,8 +66,11 @@ impl Pacer {
             return false;
         }
         let last_cost = Duration::from_nanos(self.last_cost.load(Ordering::Relaxed));
-        self.last_began
-            .is_none_or(|began| began.elapsed() >= last_cost * COST_MULTIPLE)
+        paced(
+            self.last_began.map(|began| began.elapsed()),
+            last_cost,
+            self.behind,
+        )
     }
 
     /// Waits for the save in flight, if any (before a final checkpoint, or shutdown).
@@ -139,6 +156,20 @@ fn may_checkpoint(view: &super::View) -> bool {
     view.fenced.is_none() && view.declined.is_none() && !view.following && view.folder.seq > 0
 }
 
+/// Whether the pacing lets a checkpoint begin, `since_last` after the last one began (`None`:
+/// there was none) which cost `last_cost`, with the writer `behind` the log or not.
+fn paced(since_last: Option<Duration>, last_cost: Duration, behind: bool) -> bool {
+    let Some(since_last) = since_last else {
+        return true;
+    };
+    let multiple = if behind {
+        COST_MULTIPLE * BEHIND_MULTIPLE
+    } else {
+        COST_MULTIPLE
+    };
+    since_last >= last_cost * multiple
+}
+
 /// Encodes a snapshot (on a blocking thread) and drops it there, with how long that took; a
 /// state too large to encode is logged and gives no checkpoint.
 fn encode(seq: u64, snapshot: State) -> (Option<EncodedCheckpoint>, Duration) {
@@ -166,5 +197,24 @@ async fn save<L: EventLog>(log: &L, encoded: EncodedCheckpoint, began: Instant) 
             tracing::debug!(seq, %hash, bytes, "checkpoint written");
         }
         Err(error) => tracing::warn!(seq, %error, "could not store a checkpoint"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_waits_for_its_pacing_and_longer_while_the_writer_is_behind() {
+        let cost = Duration::from_secs(2);
+        assert!(paced(None, cost, true), "the first one never waits");
+        assert!(!paced(Some(Duration::from_secs(39)), cost, false));
+        assert!(paced(Some(Duration::from_secs(40)), cost, false));
+        assert!(!paced(Some(Duration::from_secs(40)), cost, true));
+        assert!(!paced(Some(Duration::from_secs(119)), cost, true));
+        assert!(
+            paced(Some(Duration::from_secs(120)), cost, true),
+            "not forever"
+        );
     }
 }

@@ -208,6 +208,17 @@ impl<L: EventLog> Hub<L> {
         self.view.read().map_err(|_| HubError::Poisoned)
     }
 
+    /// Takes the folded state out, leaving an empty one: for `flotilla simulate` to count the
+    /// heap a state holds, once the hub has stopped. A hub still running would fold on from
+    /// nothing.
+    ///
+    /// # Errors
+    /// When the lock was poisoned.
+    pub fn take_state(&self) -> Result<flotilla_core::State, HubError> {
+        let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
+        Ok(std::mem::take(&mut view.folder.state))
+    }
+
     /// Appends input events durably; the log assigns their time (they come from outside, or
     /// from the clock).
     ///
@@ -313,6 +324,7 @@ impl<L: EventLog> Hub<L> {
             if let Some(round) = &recording {
                 round.note_ids(&mut first);
             }
+            pacer.note_round(events.len() >= self.config.fold_round_max);
             let (decided, first_seen, stopped) = self.fold_batch(&events, first)?;
             // The previous round settles before this one records: one round records at a
             // time, in order.

@@ -14,7 +14,7 @@
 pub mod fleet;
 mod members;
 mod seeded;
-mod stats;
+pub mod stats;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -132,7 +132,34 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let outcome = simulate(&hub, &args, baseline_rss).await;
     let _ = stop.send(());
     server.await.context("hub task")??;
-    outcome
+    outcome?;
+    if let Some(line) = state_heap(&hub).await? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// In a build that counts the heap (`--features heap-count`), once the hub has stopped: the
+/// heap its folded state held (freed when taken out and dropped), and the heap the same state
+/// holds decoded from the log's newest checkpoint. Neither counts the log's cache, the
+/// recent decisions or the simulator's tables.
+async fn state_heap<L: EventLog>(hub: &Hub<L>) -> anyhow::Result<Option<String>> {
+    let Some(before) = stats::heap_bytes() else {
+        return Ok(None);
+    };
+    drop(hub.take_state()?);
+    let folded = before.saturating_sub(stats::heap_bytes().unwrap_or(before));
+    let before = stats::heap_bytes().unwrap_or(0);
+    let Some(checkpoint) = hub.log().load_checkpoint().await? else {
+        return Ok(Some(format!("state: {} of heap", stats::mib(Some(folded)))));
+    };
+    let restored = stats::heap_bytes().map_or(0, |after| after.saturating_sub(before));
+    Ok(Some(format!(
+        "state: {} of heap as folded; {} as restored from the last checkpoint (input #{})",
+        stats::mib(Some(folded)),
+        stats::mib(Some(restored)),
+        checkpoint.seq
+    )))
 }
 
 /// Opens the log of `--backend`; a NATS server started for the run lives as long as the guard.
@@ -197,7 +224,7 @@ async fn simulate<L: EventLog>(
     }
     println!(
         "memory: rss {} (before the hub {}; simulator tables {} MiB); last checkpoint {}",
-        stats::mib(stats::rss_bytes()),
+        stats::memory(),
         stats::mib(baseline_rss),
         members.table_bytes() / 1_048_576,
         stats::mib(checkpoint_bytes())
@@ -244,7 +271,7 @@ async fn join<L: EventLog>(
     println!(
         "fleet joined: {clusters} clusters, {last} events in {seconds:.1} s ({:.0} events/s); rss {}",
         last as f64 / seconds.max(1e-3),
-        stats::mib(stats::rss_bytes())
+        stats::memory()
     );
     Ok(last)
 }

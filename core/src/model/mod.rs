@@ -3,6 +3,7 @@
 //! field path of any error ([`FieldError`]). It depends on no aggregate; [`crate::manifest`]
 //! routes a manifest to the aggregate that owns its kind.
 
+pub mod bulk;
 pub mod cluster_group;
 pub mod int_or_percent;
 pub mod member_cluster;

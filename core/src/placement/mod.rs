@@ -46,6 +46,7 @@ pub struct Placement {
     /// Resource snapshots, oldest first; the last is the latest.
     pub resource_snapshots: Vec<ResourceSnapshot>,
     /// One binding per member cluster the scheduler has ever picked and not yet released.
+    #[serde(deserialize_with = "crate::model::bulk::map")]
     pub bindings: Bindings,
     /// The placement-level `…Scheduled` condition.
     pub scheduled: Option<Condition>,

@@ -16,7 +16,7 @@ mod execute;
 mod initialize;
 pub mod model;
 pub mod run;
-mod shared;
+pub(crate) mod shared;
 pub(crate) mod store;
 
 use std::collections::{BTreeMap, BTreeSet};

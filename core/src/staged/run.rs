@@ -70,6 +70,7 @@ pub struct RunStatus {
     pub needs_validation: bool,
     /// Where each cluster of the plan is: `(stage, position)`. Names are kept inline
     /// ([`crate::state::ClusterName`]): a checkpoint's snapshot copies them without allocating.
+    #[serde(deserialize_with = "crate::model::bulk::map")]
     pub positions: BTreeMap<crate::state::ClusterName, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<ClusterName>,

@@ -2,6 +2,7 @@
 //! starts hundreds of thousands of clusters in one pass, and a batch of their reports arrives at
 //! one log time: their `Started` (and `Succeeded`) conditions are equal, so they hold one.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -64,6 +65,35 @@ impl SharedConditions {
     }
 }
 
+/// Makes the clusters of these stages that hold equal `Started` or `Succeeded` conditions hold
+/// one. A run decoded from a checkpoint holds a copy of each; the fold shared them.
+pub(crate) fn share_equal(stages: &mut [super::run::StageStatus]) {
+    // Keyed by time and generation: a wave's reports come back in batches of one log time,
+    // scattered over the stage's positions.
+    let mut seen: BTreeMap<(DateTime<Utc>, u64), Vec<Arc<Condition>>> = BTreeMap::new();
+    let mut share = |slot: &mut Option<Arc<Condition>>| {
+        let Some(condition) = slot else {
+            return;
+        };
+        let key = (
+            condition.last_transition_time,
+            condition.observed_generation,
+        );
+        let equal = seen.entry(key).or_default();
+        match equal.iter().find(|other| ***other == **condition) {
+            Some(other) => *condition = Arc::clone(other),
+            None => equal.push(Arc::clone(condition)),
+        }
+    };
+    for stage in stages {
+        for cluster in &mut stage.clusters {
+            let cluster = Arc::make_mut(cluster);
+            share(&mut cluster.started);
+            share(&mut cluster.succeeded);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +123,28 @@ mod tests {
             SharedConditions::default(),
             "never part of a comparison"
         );
+    }
+
+    #[test]
+    fn a_decoded_run_shares_equal_conditions_again() {
+        use crate::staged::run::{ClusterStatus, StageStatus};
+        let now = DateTime::UNIX_EPOCH;
+        let later = now + chrono::Duration::seconds(1);
+        // Each cluster gets its own copy, as decoding gives them.
+        let cluster = |name: &str, at: DateTime<Utc>| {
+            let mut status = ClusterStatus::new(name.into());
+            status.started = Some(SharedConditions::default().get(&wanted("Started", at)));
+            status
+        };
+        let mut stages = vec![StageStatus::new(
+            "all".into(),
+            [cluster("a", now), cluster("b", later), cluster("c", now)],
+        )];
+        let before = stages.clone();
+        share_equal(&mut stages);
+        assert_eq!(stages, before, "sharing changes no value");
+        let started = |i: usize| stages[0].clusters[i].started.clone().expect("started");
+        assert!(Arc::ptr_eq(&started(0), &started(2)));
+        assert!(!Arc::ptr_eq(&started(0), &started(1)));
     }
 }

@@ -134,7 +134,7 @@ pub fn decode(bytes: &[u8]) -> Result<CheckpointBody, CodecError> {
 /// A damaged checkpoint can still decode — into another state (a flipped byte in a name, an
 /// index, a count). The hash saved with it is the state's own, so hashing the decoded state
 /// tells damage from the real thing, and the store skips it like any unreadable checkpoint.
-fn verified(body: CheckpointBody) -> Result<CheckpointBody, CodecError> {
+fn verified(mut body: CheckpointBody) -> Result<CheckpointBody, CodecError> {
     let computed = body.state.hash()?;
     if computed != body.hash {
         return Err(CodecError::CheckpointHash {
@@ -142,6 +142,7 @@ fn verified(body: CheckpointBody) -> Result<CheckpointBody, CodecError> {
             computed: computed.0,
         });
     }
+    body.state.share_run_conditions();
     Ok(body)
 }
 
