@@ -121,6 +121,12 @@ impl Changes {
         Self::default()
     }
 
+    /// Makes room for `more` changes at once (a pass about to record one per cluster of a
+    /// large fleet would otherwise copy the list each time it grows).
+    pub fn reserve(&mut self, more: usize) {
+        self.0.reserve(more);
+    }
+
     /// Records one change.
     pub fn push(&mut self, change: Change) {
         self.0.push(change);

@@ -66,6 +66,28 @@ impl Class {
     }
 }
 
+/// The candidate sets of [`BindingIndex`].
+#[derive(Debug, Clone, Copy)]
+enum Set {
+    Unscheduled,
+    Scheduled,
+    Stale,
+    StaleFailed,
+}
+
+impl Set {
+    /// The candidate set a class puts its cluster in, if any.
+    fn of(class: Class) -> Option<Self> {
+        match class.state {
+            BindingState::Unscheduled => Some(Set::Unscheduled),
+            BindingState::Scheduled => Some(Set::Scheduled),
+            BindingState::Bound if class.out_of_date && class.is_failed() => Some(Set::StaleFailed),
+            BindingState::Bound if class.out_of_date => Some(Set::Stale),
+            BindingState::Bound => None,
+        }
+    }
+}
+
 /// The classified bindings of one placement, with the pass's counts and candidate sets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct BindingIndex {
@@ -106,6 +128,11 @@ impl BindingIndex {
         self.dirty.insert(cluster.into());
     }
 
+    /// The times at which not-trackable works become ready, earliest first.
+    pub fn ready_at(&self) -> impl Iterator<Item = DateTime<Utc>> + '_ {
+        self.waiting.iter().map(|(at, _)| *at)
+    }
+
     /// Takes the clusters to classify again at `now`: the marked ones and those whose
     /// not-trackable work has become ready.
     pub fn take_due(&mut self, now: DateTime<Utc>) -> BTreeSet<ClusterName> {
@@ -142,17 +169,42 @@ impl BindingIndex {
         }
     }
 
+    /// Every binding of a placement, classified in cluster order: the maps and sets are built
+    /// whole, where setting each class would search and insert once per binding (a
+    /// placement's first pass classifies them all, and binds most of them).
+    pub fn of_all(latest: u64, classes: impl IntoIterator<Item = (ClusterName, Class)>) -> Self {
+        let mut index = Self::new(latest);
+        let mut sets: [Vec<ClusterName>; 4] = Default::default();
+        let mut waiting = Vec::new();
+        let mut all = Vec::new();
+        for (cluster, class) in classes {
+            index.adjust(class, 1);
+            if let Some(set) = Set::of(class) {
+                sets[set as usize].push(cluster.clone());
+            }
+            if let Readiness::ReadyAt(at) = class.readiness {
+                waiting.push((at, cluster.clone()));
+            }
+            all.push((cluster, class));
+        }
+        let [unscheduled, scheduled, stale, stale_failed] = sets;
+        index.classes = all.into_iter().collect();
+        index.unscheduled = unscheduled.into_iter().collect();
+        index.scheduled = scheduled.into_iter().collect();
+        index.stale = stale.into_iter().collect();
+        index.stale_failed = stale_failed.into_iter().collect();
+        index.waiting = waiting.into_iter().collect();
+        index
+    }
+
     /// The candidate set a class puts its cluster in, if any.
     fn set_of(&mut self, class: Class) -> Option<&mut BTreeSet<ClusterName>> {
-        match class.state {
-            BindingState::Unscheduled => Some(&mut self.unscheduled),
-            BindingState::Scheduled => Some(&mut self.scheduled),
-            BindingState::Bound if class.out_of_date && class.is_failed() => {
-                Some(&mut self.stale_failed)
-            }
-            BindingState::Bound if class.out_of_date => Some(&mut self.stale),
-            BindingState::Bound => None,
-        }
+        Some(match Set::of(class)? {
+            Set::Unscheduled => &mut self.unscheduled,
+            Set::Scheduled => &mut self.scheduled,
+            Set::Stale => &mut self.stale,
+            Set::StaleFailed => &mut self.stale_failed,
+        })
     }
 
     fn count(&mut self, cluster: &str, class: Class) {

@@ -268,18 +268,20 @@ fn pass(
         }
         return Vec::new();
     };
-    let mut index = state
+    let kept = state
         .rollout_index
         .0
         .remove(key)
         .filter(|i| i.latest == settings.latest);
-    let due: Vec<ClusterName> = match index.as_mut() {
-        Some(index) => index.take_due(now).into_iter().collect(),
-        None => state.placements[key].bindings.keys().cloned().collect(),
+    let mut index = match kept {
+        Some(mut index) => {
+            let due: Vec<ClusterName> = index.take_due(now).into_iter().collect();
+            let wanted = wanted_overrides(state, key, &due);
+            classify(state, key, &mut index, &due, &wanted, &settings, now);
+            index
+        }
+        None => classify_all(state, key, &settings, now),
     };
-    let mut index = index.unwrap_or_else(|| BindingIndex::new(settings.latest));
-    let wanted = wanted_overrides(state, key, &due);
-    classify(state, key, &mut index, &due, &wanted, &settings, now);
     let placement = &state.placements[key];
     let target = match placement.placement_type() {
         PlacementType::PickAll => index.live,
@@ -337,7 +339,12 @@ fn pass(
         .chain(plan.remove)
         .chain(moved.into_iter().map(ClusterName::from))
         .collect();
-    classify(state, key, &mut index, &changed, &wanted, &settings, now);
+    // A pass that acted on most bindings (a placement's first) classifies them all at once.
+    if changed.len() * 2 >= state.placements[key].bindings.len() {
+        index = classify_all(state, key, &settings, now);
+    } else {
+        classify(state, key, &mut index, &changed, &wanted, &settings, now);
+    }
     debug_assert_eq!(
         index,
         rebuilt(state, key, &settings, now),
@@ -406,6 +413,21 @@ fn classify(
     }
 }
 
+/// Classifies every binding of the placement, in one walk over them, and asks for a pass when
+/// a not-trackable work becomes ready.
+fn classify_all(
+    state: &mut State,
+    key: &ObjectKey,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> BindingIndex {
+    let index = rebuilt(state, key, settings, now);
+    for at in index.ready_at() {
+        state.rollout_deadlines.insert((at, key.clone()));
+    }
+    index
+}
+
 /// The index a full classification gives: what the incremental one must always equal.
 fn rebuilt(
     state: &State,
@@ -413,20 +435,18 @@ fn rebuilt(
     settings: &Settings,
     now: DateTime<Utc>,
 ) -> BindingIndex {
-    let mut index = BindingIndex::new(settings.latest);
     let Some(placement) = state.placements.get(key) else {
-        return index;
+        return BindingIndex::new(settings.latest);
     };
-    let clusters: Vec<ClusterName> = placement.bindings.keys().cloned().collect();
-    let wanted = wanted_overrides(state, key, &clusters);
+    let wanted = wanted_overrides(state, key, placement.bindings.keys());
     let none = OverrideSnapshots::default();
-    for (cluster, b) in &placement.bindings {
+    let judging = (settings.mode, settings.period);
+    let classes = placement.bindings.iter().map(|(cluster, b)| {
         let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
-        let judging = (settings.mode, settings.period);
         let class = Class::of(b, settings.latest, overrides, judging, now);
-        index.set(cluster, Some(class));
-    }
-    index
+        (cluster.clone(), class)
+    });
+    BindingIndex::of_all(settings.latest, classes)
 }
 
 /// The bindings one pass acts on.
@@ -470,7 +490,9 @@ fn apply(
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let mut decisions = Vec::new();
+    let acting = plan.bind.len() + plan.update.len() + plan.remove.len();
+    let mut decisions = Vec::with_capacity(acting);
+    changes.reserve(acting);
     // New and updated clusters first, then the removals: the order the seed tells it in.
     for cluster in plan.bind.iter().chain(&plan.update) {
         let before = placement.bindings.get(cluster.as_str()).and_then(|b| {

@@ -84,6 +84,16 @@ struct Cycle<'a> {
     not_picked: Vec<ClusterDecision>,
 }
 
+/// The decision that `cluster` is picked.
+fn picked(cluster: &str, score: Option<ClusterScore>) -> ClusterDecision {
+    ClusterDecision {
+        cluster: cluster.into(),
+        selected: true,
+        score,
+        reason: compact_str::CompactString::const_new(REASON_PICKED),
+    }
+}
+
 /// Runs the scheduler for one placement. `only` limits a PickAll pass to one cluster (a
 /// cluster changed and nothing else did); `None` is a full pass.
 pub(crate) fn schedule(
@@ -212,12 +222,7 @@ impl Cycle<'_> {
     /// state), restores an unscheduled one to its previous state, or creates a Scheduled one.
     /// PickAll and PickN decisions carry scores (zero for PickAll); PickFixed ones do not.
     fn bind(&mut self, cluster: &str, score: Option<ClusterScore>) {
-        let decision = ClusterDecision {
-            cluster: cluster.into(),
-            selected: true,
-            score,
-            reason: compact_str::CompactString::const_new(REASON_PICKED),
-        };
+        let decision = picked(cluster, score);
         let policy_index = self.policy_index;
         // One lookup: the placement's meta and its bindings are borrowed apart.
         let placement = &mut *self.placement;
@@ -236,15 +241,20 @@ impl Cycle<'_> {
             }
         };
         if scheduled {
-            self.changes.push(Change::ClusterScheduled {
-                placement: self.key.clone(),
-                cluster: cluster.to_owned(),
-            });
-            self.decisions.push(Decision::ClusterScheduled {
-                placement: self.key.clone(),
-                cluster: cluster.to_owned(),
-            });
+            self.note_scheduled(cluster);
         }
+    }
+
+    /// Records that `cluster` was scheduled.
+    fn note_scheduled(&mut self, cluster: &str) {
+        self.changes.push(Change::ClusterScheduled {
+            placement: self.key.clone(),
+            cluster: cluster.to_owned(),
+        });
+        self.decisions.push(Decision::ClusterScheduled {
+            placement: self.key.clone(),
+            cluster: cluster.to_owned(),
+        });
     }
 
     fn unschedule(&mut self, cluster: &str, reason: &str) {
@@ -277,13 +287,31 @@ impl Cycle<'_> {
             Some(name) => members.get_key_value(name).into_iter().collect(),
             None => members.iter().collect(),
         };
+        // A placement's first scheduling fills an empty map in cluster order: it is built
+        // whole, not searched and split once per cluster.
+        let mut fresh = (only.is_none() && self.placement.bindings.is_empty()).then(Vec::new);
+        if fresh.is_some() {
+            self.changes.reserve(candidates.len());
+            self.decisions.reserve(candidates.len());
+        }
         for (name, member) in candidates {
             let binding = self.placement.bindings.get(name.as_str());
             if binding.is_some_and(|b| self.is_current(b)) {
                 continue;
             }
             match filter::check(member, &self.policy, self.now) {
-                None => self.bind(name, Some(ClusterScore::default())),
+                None => match fresh.as_mut() {
+                    Some(fresh) => {
+                        let decision = picked(name, Some(ClusterScore::default()));
+                        let binding_name =
+                            Self::binding_name(&self.placement.meta.uid, &self.key.name, name);
+                        let binding =
+                            Binding::scheduled(binding_name, decision, self.policy_index, self.now);
+                        fresh.push((name.clone(), std::sync::Arc::new(binding)));
+                        self.note_scheduled(name);
+                    }
+                    None => self.bind(name, Some(ClusterScore::default())),
+                },
                 Some(rejection) => {
                     if binding.is_some_and(|b| self.is_obsolete(b)) {
                         let reason = format!("{}{}", filter::UNSCHEDULABLE, rejection.reason());
@@ -293,6 +321,9 @@ impl Cycle<'_> {
                     self.rejected.insert(Cow::Borrowed(name.as_str()), why);
                 }
             }
+        }
+        if let Some(fresh) = fresh {
+            self.placement.bindings = fresh.into_iter().collect();
         }
         true
     }
