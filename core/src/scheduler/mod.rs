@@ -245,6 +245,16 @@ impl Cycle<'_> {
         }
     }
 
+    /// A new Scheduled PickAll binding of `cluster`, recorded as scheduled, for the caller to
+    /// store.
+    fn new_binding(&mut self, cluster: &str) -> std::sync::Arc<Binding> {
+        let decision = picked(cluster, Some(ClusterScore::default()));
+        let name = Self::binding_name(&self.placement.meta.uid, &self.key.name, cluster);
+        let binding = Binding::scheduled(name, decision, self.policy_index, self.now);
+        self.note_scheduled(cluster);
+        std::sync::Arc::new(binding)
+    }
+
     /// Records that `cluster` was scheduled.
     fn note_scheduled(&mut self, cluster: &str) {
         self.changes.push(Change::ClusterScheduled {
@@ -301,15 +311,7 @@ impl Cycle<'_> {
             }
             match filter::check(member, &self.policy, self.now) {
                 None => match fresh.as_mut() {
-                    Some(fresh) => {
-                        let decision = picked(name, Some(ClusterScore::default()));
-                        let binding_name =
-                            Self::binding_name(&self.placement.meta.uid, &self.key.name, name);
-                        let binding =
-                            Binding::scheduled(binding_name, decision, self.policy_index, self.now);
-                        fresh.push((name.clone(), std::sync::Arc::new(binding)));
-                        self.note_scheduled(name);
-                    }
+                    Some(fresh) => fresh.push((name.clone(), self.new_binding(name))),
                     None => self.bind(name, Some(ClusterScore::default())),
                 },
                 Some(rejection) => {
