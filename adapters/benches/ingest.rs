@@ -24,6 +24,11 @@ use redb::{Builder, Database, Durability, TableDefinition};
 use tokio::runtime::Runtime;
 use uuid::Uuid;
 
+/// The allocator the `flotilla` binary runs with (`src/main.rs`), so the hub is measured as it
+/// ships: the writer thread frees events that the publishers' threads allocated.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Concurrent publishers, each submitting one event per call.
 const PUBLISHERS: [usize; 2] = [64, 512];
 /// Concurrent gateways, each submitting [`GATEWAY_BATCH`] events per call.
@@ -33,6 +38,9 @@ const GATEWAYS: usize = 64;
 const GATEWAY_BATCH: usize = 16;
 /// Registered member clusters the heartbeats come from.
 const FLEET: usize = 1_000;
+/// Rounds of the paired measurement under `cargo bench`: a hub iteration, then as many records
+/// through the bare ceiling.
+const PAIRED_ROUNDS: usize = 15;
 /// Records per transaction in the batched ceiling (the `append` bench's batch).
 const CEILING_BATCH: usize = 1_000;
 /// Event time between heartbeats: the fleet goes round in 1 s, far inside the 300 s timeout.
@@ -221,21 +229,26 @@ fn ingest(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_secs(1));
     group.measurement_time(Duration::from_secs(4));
-    let loads = PUBLISHERS
+    let loads: Vec<(String, Load)> = PUBLISHERS
         .iter()
         .map(|&publishers| (format!("{publishers}_publishers"), publishers, 1))
         .chain([(
             format!("{GATEWAYS}_gateways_x{GATEWAY_BATCH}"),
             GATEWAYS,
             GATEWAY_BATCH,
-        )]);
-    for (name, publishers, per_call) in loads {
-        let load = Load {
-            publishers,
-            per_call,
-            events_each: submits_per_publisher * per_call,
-        };
-        bench_hub(&mut group, &rt, &hub, &mut events, &name, &load);
+        )])
+        .map(|(name, publishers, per_call)| {
+            let events_each = submits_per_publisher * per_call;
+            let load = Load {
+                publishers,
+                per_call,
+                events_each,
+            };
+            (name, load)
+        })
+        .collect();
+    for (name, load) in &loads {
+        bench_hub(&mut group, &rt, &hub, &mut events, name, load);
     }
 
     let mut bare = BareRedb::open(dir.path());
@@ -267,6 +280,21 @@ fn ingest(c: &mut Criterion) {
     });
     group.finish();
 
+    let rounds = if submits_per_publisher > 1 {
+        PAIRED_ROUNDS
+    } else {
+        1
+    };
+    for (name, load) in &loads {
+        let pairs: Vec<Pair> = (0..rounds)
+            .map(|_| Pair {
+                hub: hub_iteration(&rt, &hub, &mut events, load),
+                bare: bare_records(&mut bare, &mut events, load.total()),
+            })
+            .collect();
+        report_pairs(name, load.total(), &pairs);
+    }
+
     hub.shutdown();
     rt.block_on(writer)
         .expect("the writer task finished")
@@ -280,6 +308,80 @@ struct Load {
     events_each: usize,
 }
 
+impl Load {
+    /// Events one iteration submits.
+    fn total(&self) -> usize {
+        self.publishers * self.events_each
+    }
+
+    /// Each publisher's events, made in the order they are sent (call by call, publisher by
+    /// publisher), so their v7 ids rise as a real publisher's do, minted when it sends.
+    fn make(&self, events: &mut Events) -> Vec<Vec<Envelope>> {
+        let mut loads = vec![Vec::with_capacity(self.events_each); self.publishers];
+        for _ in 0..self.events_each / self.per_call {
+            for load in &mut loads {
+                load.extend(events.heartbeats(self.per_call));
+            }
+        }
+        loads
+    }
+}
+
+/// One iteration of `load` through the hub, timed from the first submit until folded.
+fn hub_iteration(rt: &Runtime, hub: &Hub<RedbLog>, events: &mut Events, load: &Load) -> Duration {
+    let loads = load.make(events);
+    let started = Instant::now();
+    rt.block_on(async {
+        let last = publish(hub, loads, load.per_call).await;
+        assert!(hub.wait_folded(last, FOLD_WAIT).await, "folded in time");
+    });
+    started.elapsed()
+}
+
+/// `count` records committed to the bare file in transactions of [`CEILING_BATCH`], timed.
+fn bare_records(bare: &mut BareRedb, events: &mut Events, count: usize) -> Duration {
+    let mut timed = Duration::ZERO;
+    for start in (0..count).step_by(CEILING_BATCH) {
+        let records = encoded(events, CEILING_BATCH.min(count - start));
+        let started = Instant::now();
+        bare.commit(&records);
+        timed += started.elapsed();
+    }
+    timed
+}
+
+/// One hub iteration and, right after it, as many records through the bare ceiling.
+struct Pair {
+    hub: Duration,
+    bare: Duration,
+}
+
+/// Prints the hub's rate over the ceiling's, round by round: the disk's speed drifts within a
+/// run (its fsync rate has read from 300 to 7,000 per second on this machine), so a ratio of
+/// figures taken a minute apart measures the drift as much as the hub.
+fn report_pairs(name: &str, events_each_round: usize, pairs: &[Pair]) {
+    let mut ratios: Vec<f64> = pairs
+        .iter()
+        .map(|pair| pair.bare.as_secs_f64() / pair.hub.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let rate = |time: Duration| {
+        (events_each_round * pairs.len()) as f64 / time.as_secs_f64().max(f64::EPSILON) / 1e3
+    };
+    let hub: Duration = pairs.iter().map(|pair| pair.hub).sum();
+    let bare: Duration = pairs.iter().map(|pair| pair.bare).sum();
+    println!(
+        "ingest/paired/{name}: hub {:.1} k/s, bare txn of {CEILING_BATCH} {:.1} k/s; ratio median \
+         {:.2} (min {:.2}, max {:.2}) over {} rounds",
+        rate(hub),
+        rate(bare),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1],
+        ratios.len()
+    );
+}
+
 type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
 
 /// Times `load` through the hub until folded, then prints how many events a commit held.
@@ -291,7 +393,7 @@ fn bench_hub(
     name: &str,
     load: &Load,
 ) {
-    let total = load.publishers * load.events_each;
+    let total = load.total();
     let commits_before = hub.log().commit_count();
     let mut ingested = 0_u64;
     group.throughput(Throughput::Elements(total as u64));
@@ -299,15 +401,7 @@ fn bench_hub(
         b.iter_custom(|iters| {
             let mut timed = Duration::ZERO;
             for _ in 0..iters {
-                let loads: Vec<Vec<Envelope>> = (0..load.publishers)
-                    .map(|_| events.heartbeats(load.events_each))
-                    .collect();
-                let started = Instant::now();
-                rt.block_on(async {
-                    let last = publish(hub, loads, load.per_call).await;
-                    assert!(hub.wait_folded(last, FOLD_WAIT).await, "folded in time");
-                });
-                timed += started.elapsed();
+                timed += hub_iteration(rt, hub, events, load);
                 ingested += total as u64;
             }
             timed

@@ -129,6 +129,13 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.load_checkpoint())
     }
 
+    fn deduplicates_every_append(&self) -> bool {
+        match self {
+            AnyLog::Redb(log) => log.deduplicates_every_append(),
+            AnyLog::Nats(log) => log.deduplicates_every_append(),
+        }
+    }
+
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         dispatch!(self, log => log.first_seq_of(ids))
     }

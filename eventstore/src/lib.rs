@@ -210,6 +210,13 @@ pub trait EventLog: Send + Sync + 'static {
         }
     }
 
+    /// Whether `append` refuses a repeated event id at any distance, so that every stored
+    /// event is the first with its id and [`EventLog::first_seq_of`] can only answer each
+    /// event's own sequence: the fold then skips asking (redb: its `event_ids` table).
+    fn deduplicates_every_append(&self) -> bool {
+        false
+    }
+
     /// For each id, the first input sequence it was folded (or, on redb, stored) at, if known.
     /// An event at sequence `s` whose id maps to an earlier sequence is a duplicate.
     fn first_seq_of(

@@ -4,9 +4,9 @@
 //! - **Durable before answered.** Every write transaction (appends, decisions, checkpoints, and
 //!   the layout check at open) commits with `Durability::Immediate`, set explicitly; a caller is
 //!   answered only after that commit, i.e. after fsync, returns.
-//! - **Group commit.** All writes go through one writer thread. It gathers every request already
-//!   queued (up to [`RedbOptions::events_per_commit_max`] events), writes them in ONE
-//!   transaction, commits once, then answers each caller. Concurrent publishers share an fsync,
+//! - **Group commit.** All writes go through one writer thread. It writes every request queued, and
+//!   every one that arrives while it writes (up to [`RedbOptions::events_per_commit_max`]
+//!   events), in ONE transaction, commits once, then answers each caller. Concurrent publishers share an fsync,
 //!   so their combined rate is bounded by redb's per-transaction cost, not by the disk's fsync
 //!   rate. [`RedbLog::commit_count`] shows how many transactions that took.
 //! - **Atomic appends.** One [`EventLog::append`] call is written in one transaction, entirely or
@@ -560,6 +560,10 @@ impl EventLog for RedbLog {
             reads::checkpoint_before(txn, files.as_ref(), seq)
         })
         .await
+    }
+
+    fn deduplicates_every_append(&self) -> bool {
+        true
     }
 
     async fn first_seq_of(

@@ -301,7 +301,8 @@ fn check_invariants(state: &State, seq: u64) {
 #[cfg(not(debug_assertions))]
 fn check_invariants(_state: &State, _seq: u64) {}
 
-/// The sequences at which the log first folded the event ids of `events` (those it knows).
+/// The sequences at which the log first folded the event ids of `events` (those it knows);
+/// none to ask for on a log whose appends already refused every repeat.
 ///
 /// # Errors
 /// When the log cannot answer.
@@ -309,6 +310,9 @@ pub async fn first_folded<L: EventLog>(
     log: &L,
     events: &[StoredEvent],
 ) -> Result<BTreeMap<Uuid, u64>, ReplayError> {
+    if log.deduplicates_every_append() {
+        return Ok(BTreeMap::new());
+    }
     let ids: Vec<Uuid> = events
         .iter()
         .filter_map(|e| e.record.event().map(|envelope| envelope.id))

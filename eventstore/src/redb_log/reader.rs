@@ -143,6 +143,11 @@ impl EventLog for RedbReader {
         .await
     }
 
+    /// The writer that stored these events refused every repeat.
+    fn deduplicates_every_append(&self) -> bool {
+        true
+    }
+
     async fn first_seq_of(
         &self,
         ids: &[uuid::Uuid],

@@ -1,8 +1,8 @@
 //! The group-commit writer: one std thread that owns every write transaction of the file.
 //!
 //! Callers send [`Request`]s over a bounded channel. The thread takes the first waiting
-//! request, drains whatever else is already queued (up to `events_per_commit_max` events),
-//! applies the whole group in ONE redb write transaction committed with
+//! request, stages it, and keeps staging whatever is queued behind it, including what arrives
+//! meanwhile (up to `events_per_commit_max` events), in ONE redb write transaction committed with
 //! `Durability::Immediate`, and only then answers every caller in the group. Many concurrent
 //! publishers therefore share one fsync instead of queueing behind one fsync each: throughput
 //! follows redb's per-transaction cost, not the disk's fsync rate.
@@ -24,6 +24,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::tables::{CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, storage};
 use crate::{Appended, LogError};
+
+mod gather;
 
 /// One input event, already encoded by the caller (encoding is spread over the callers' tasks
 /// so the single writer thread spends its time on the transaction alone).
@@ -161,8 +163,9 @@ impl Writer {
     /// log still answers everything that was already queued.
     pub(crate) fn run(mut self) {
         while let Some(first) = self.next_request() {
-            let group = self.gather(first);
-            self.commit_and_answer(group);
+            let mut group = vec![first];
+            let committed = self.commit_group(&mut group);
+            self.answer(group, committed);
         }
         tracing::debug!("redb log writer stopped: all senders closed");
     }
@@ -173,33 +176,66 @@ impl Writer {
             .or_else(|| self.requests.blocking_recv())
     }
 
-    /// Takes what is already queued behind `first`, without waiting, up to the event limit.
-    fn gather(&mut self, first: Request) -> Vec<Request> {
-        let limit = self.limits.events_per_commit_max;
-        let mut weight = first.weight();
-        let mut group = vec![first];
-        // Bounded: every request weighs at least 1, so this takes at most `limit` requests.
-        while weight < limit {
-            let Ok(next) = self.requests.try_recv() else {
-                break;
-            };
-            if weight + next.weight() > limit {
-                self.carried = Some(next);
-                break;
+    /// Stages the group in one write transaction, taking more requests as they come, and
+    /// commits it durably; on any storage error the transaction is aborted
+    /// and nothing of the group is written.
+    fn commit_group(&mut self, group: &mut Vec<Request>) -> Result<Committed, LogError> {
+        let mut txn = self
+            .db
+            .begin_write()
+            .map_err(storage("begin write transaction"))?;
+        // Explicit at the call site (house rule 8): commit returns only after fsync, and callers
+        // are answered only after commit returns.
+        txn.set_durability(Durability::Immediate)
+            .map_err(storage("set durability"))?;
+        let committed = match self.stage(&txn, group) {
+            Ok(committed) => committed,
+            Err(error) => {
+                abort(txn);
+                return Err(error);
             }
-            weight += next.weight();
-            group.push(next);
+        };
+        if committed.wrote {
+            txn.commit().map_err(storage("commit"))?;
+        } else {
+            // Only duplicates and refusals: their answers rest on data already durable, so skip
+            // the fsync of an empty commit.
+            abort(txn);
         }
-        group
+        Ok(committed)
     }
 
-    fn commit_and_answer(&mut self, mut group: Vec<Request>) {
-        match commit_group(
-            &self.db,
-            group.as_mut_slice(),
-            self.limits,
-            &mut self.last_time,
-        ) {
+    /// Applies the group's requests in order, and each request that joins it as it is taken
+    /// (`gather.rs`).
+    fn stage(
+        &mut self,
+        txn: &WriteTransaction,
+        group: &mut Vec<Request>,
+    ) -> Result<Committed, LogError> {
+        let mut staging = Staging::open(txn, &self.limits, self.last_time)?;
+        let mut outcomes = Vec::with_capacity(group.len());
+        let mut weight = 0;
+        loop {
+            while let Some(request) = group.get_mut(outcomes.len()) {
+                weight += request.weight();
+                outcomes.push(staging.apply(&mut request.work)?);
+            }
+            match self.take_next(weight) {
+                Some(request) => group.push(request),
+                None => break,
+            }
+        }
+        self.last_time = staging.last_time;
+        Ok(Committed {
+            outcomes,
+            last_seq: staging.next_seq - 1,
+            decided: staging.decided,
+            wrote: staging.wrote,
+        })
+    }
+
+    fn answer(&mut self, group: Vec<Request>, committed: Result<Committed, LogError>) {
+        match committed {
             Ok(committed) => {
                 if committed.wrote {
                     self.progress.commits.fetch_add(1, Ordering::Release);
@@ -257,62 +293,10 @@ impl Reply {
     }
 }
 
-/// Applies a group in one write transaction and commits it durably; on any storage error the
-/// transaction is aborted and nothing of the group is written.
-fn commit_group(
-    db: &Database,
-    group: &mut [Request],
-    limits: WriterLimits,
-    last_time: &mut Option<DateTime<Utc>>,
-) -> Result<Committed, LogError> {
-    let mut txn = db
-        .begin_write()
-        .map_err(storage("begin write transaction"))?;
-    // Explicit at the call site (house rule 8): commit returns only after fsync, and callers
-    // are answered only after commit returns.
-    txn.set_durability(Durability::Immediate)
-        .map_err(storage("set durability"))?;
-    let committed = match stage(&txn, group, limits, last_time) {
-        Ok(committed) => committed,
-        Err(error) => {
-            abort(txn);
-            return Err(error);
-        }
-    };
-    if committed.wrote {
-        txn.commit().map_err(storage("commit"))?;
-    } else {
-        // Only duplicates and refusals: their answers rest on data already durable, so skip
-        // the fsync of an empty commit.
-        abort(txn);
-    }
-    Ok(committed)
-}
-
 fn abort(txn: WriteTransaction) {
     if let Err(error) = txn.abort() {
         tracing::warn!(%error, "redb log: aborting a write transaction failed");
     }
-}
-
-fn stage(
-    txn: &WriteTransaction,
-    group: &mut [Request],
-    limits: WriterLimits,
-    last_time: &mut Option<DateTime<Utc>>,
-) -> Result<Committed, LogError> {
-    let mut staging = Staging::open(txn, &limits, *last_time)?;
-    let mut outcomes = Vec::with_capacity(group.len());
-    for request in group.iter_mut() {
-        outcomes.push(staging.apply(&mut request.work)?);
-    }
-    *last_time = staging.last_time;
-    Ok(Committed {
-        outcomes,
-        last_seq: staging.next_seq - 1,
-        decided: staging.decided,
-        wrote: staging.wrote,
-    })
 }
 
 /// The tables of one write transaction and the heads they imply.
@@ -393,27 +377,21 @@ impl<'txn> Staging<'txn> {
                 outcomes.push(self.store_as_is(&event.bytes)?);
                 continue;
             };
-            // The index sees this transaction's own inserts, so a repeat within the group (or
-            // within one append) is caught exactly like one from an earlier commit.
-            let known = self
-                .event_ids
-                .get(&id)
-                .map_err(storage("look up event id"))?;
-            if let Some(seq) = known.map(|guard| guard.value()) {
+            let seq = self.next_seq;
+            // One search of the index both claims the id and finds an earlier claim: the index
+            // sees this transaction's own inserts, so a repeat within the group (or within one
+            // append) is caught exactly like one from an earlier commit.
+            if let Some(earlier) = self.claim_id(&id, seq)? {
                 outcomes.push(Appended {
-                    seq,
+                    seq: earlier,
                     duplicate: true,
                 });
                 continue;
             }
             self.settle_time(event)?;
-            let seq = self.next_seq;
             self.inputs
                 .insert(seq, event.bytes.as_slice())
                 .map_err(storage("insert input"))?;
-            self.event_ids
-                .insert(&id, seq)
-                .map_err(storage("insert event id"))?;
             self.next_seq += 1;
             self.wrote = true;
             outcomes.push(Appended {
@@ -422,6 +400,22 @@ impl<'txn> Staging<'txn> {
             });
         }
         Ok(outcomes)
+    }
+
+    /// Indexes `id` at `seq`, unless it is already indexed: then the earlier entry is put back
+    /// and its sequence returned. Duplicates are rare, so the common case costs one insert.
+    fn claim_id(&mut self, id: &[u8; 16], seq: u64) -> Result<Option<u64>, LogError> {
+        let earlier = self
+            .event_ids
+            .insert(id, seq)
+            .map_err(storage("insert event id"))?
+            .map(|guard| guard.value());
+        if let Some(earlier) = earlier {
+            self.event_ids
+                .insert(id, earlier)
+                .map_err(storage("restore event id"))?;
+        }
+        Ok(earlier)
     }
 
     /// Stores a record as it came, at the next sequence.
