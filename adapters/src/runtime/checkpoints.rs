@@ -36,6 +36,8 @@ pub(super) struct Pacer {
     last_began: Option<Instant>,
     /// The last checkpoint's cost in nanoseconds, set by its encoding task when it is done.
     last_cost: Arc<AtomicU64>,
+    /// The last checkpoint record's length in bytes, set by its encoding task.
+    last_bytes: Arc<AtomicU64>,
     saving: Option<JoinHandle<()>>,
     /// The writer's last round was full: it is behind the log.
     behind: bool,
@@ -49,6 +51,7 @@ impl Pacer {
             since: 0,
             last_began: None,
             last_cost: Arc::new(AtomicU64::new(0)),
+            last_bytes: Arc::new(AtomicU64::new(0)),
             saving: None,
             behind: false,
         }
@@ -97,9 +100,11 @@ impl<L: EventLog> Hub<L> {
         pacer.since = 0;
         pacer.last_began = Some(began);
         let last_cost = Arc::clone(&pacer.last_cost);
+        let last_bytes = Arc::clone(&pacer.last_bytes);
         let log = Arc::clone(&self.log);
         pacer.saving = Some(tokio::spawn(async move {
-            let encoding = tokio::task::spawn_blocking(move || encode(seq, snapshot)).await;
+            let encoding =
+                tokio::task::spawn_blocking(move || encode(seq, snapshot, &last_bytes)).await;
             let Ok((encoded, took)) = encoding else {
                 return;
             };
@@ -171,11 +176,23 @@ fn paced(since_last: Option<Duration>, last_cost: Duration, behind: bool) -> boo
 }
 
 /// Encodes a snapshot (on a blocking thread) and drops it there, with how long that took; a
-/// state too large to encode is logged and gives no checkpoint.
-fn encode(seq: u64, snapshot: State) -> (Option<EncodedCheckpoint>, Duration) {
+/// state too large to encode is logged and gives no checkpoint. The record's buffer is
+/// reserved at the last record's size and an eighth more: a fleet changes little between
+/// checkpoints, and room reserved but never written is not resident.
+fn encode(
+    seq: u64,
+    snapshot: State,
+    last_bytes: &AtomicU64,
+) -> (Option<EncodedCheckpoint>, Duration) {
     let began = Instant::now();
-    let encoded = match flotilla_core::wire::checkpoint::encode_once(seq, &snapshot) {
-        Ok(encoded) => Some(encoded),
+    let last = usize::try_from(last_bytes.load(Ordering::Relaxed)).unwrap_or(0);
+    let record = Vec::with_capacity(last.saturating_add(last / 8));
+    let encoded = match flotilla_core::wire::checkpoint::encode_once_into(seq, &snapshot, record) {
+        Ok(encoded) => {
+            let bytes = u64::try_from(encoded.record.len()).unwrap_or(u64::MAX);
+            last_bytes.store(bytes, Ordering::Relaxed);
+            Some(encoded)
+        }
         Err(error) => {
             tracing::warn!(seq, %error, "could not encode a checkpoint");
             None

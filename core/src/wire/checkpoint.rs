@@ -70,6 +70,22 @@ pub struct EncodedCheckpoint {
 /// # Errors
 /// As [`encode`].
 pub fn encode_once(seq: u64, state: &State) -> Result<EncodedCheckpoint, CodecError> {
+    encode_once_into(seq, state, Vec::new())
+}
+
+/// [`encode_once`] into `record`, which is cleared first. A caller that reserves room for the
+/// record (the last checkpoint's size, say) spares the doubling growth a large fleet's record
+/// otherwise goes through, which holds the old buffer beside the new one at every step: at a
+/// million clusters, half a gigabyte more at the peak, and a gigabyte of copying.
+///
+/// # Errors
+/// As [`encode`].
+pub fn encode_once_into(
+    seq: u64,
+    state: &State,
+    mut record: Vec<u8>,
+) -> Result<EncodedCheckpoint, CodecError> {
+    record.clear();
     // The body is `seq`, the hash, then the state; the hash has a fixed length, so a
     // placeholder holds its place until the state's bytes exist to be hashed.
     let placeholder = StateHash("0".repeat(StateHash::CHARS));
@@ -77,7 +93,11 @@ pub fn encode_once(seq: u64, state: &State) -> Result<EncodedCheckpoint, CodecEr
         seq,
         hash: &placeholder,
     })?;
-    let mut record = marked_frame(RecordKind::Checkpoint, CHECKPOINT_VERSION, &head);
+    record.extend_from_slice(&marked_frame(
+        RecordKind::Checkpoint,
+        CHECKPOINT_VERSION,
+        &head,
+    ));
     let state_at = record.len();
     encode_checkpoint_into(state, &mut record)?;
     let hash = StateHash::of_encoding(&record[state_at..]);
@@ -188,6 +208,9 @@ mod tests {
         let once = encode_once(11, &state).expect("encodes");
         assert_eq!(once.hash, hash);
         assert_eq!(once.record, encode(11, &hash, &state).expect("encodes"));
+        let reused = vec![0xAB; 3 * once.record.len()];
+        let into = encode_once_into(11, &state, reused).expect("encodes");
+        assert_eq!(into, once, "a reused buffer's old bytes are not part of the record");
     }
 
     /// Found by the seeded simulator (seed 8): a checkpoint with one byte flipped inside a
