@@ -210,7 +210,10 @@ mod tests {
         assert_eq!(once.record, encode(11, &hash, &state).expect("encodes"));
         let reused = vec![0xAB; 3 * once.record.len()];
         let into = encode_once_into(11, &state, reused).expect("encodes");
-        assert_eq!(into, once, "a reused buffer's old bytes are not part of the record");
+        assert_eq!(
+            into, once,
+            "a reused buffer's old bytes are not part of the record"
+        );
     }
 
     /// Found by the seeded simulator (seed 8): a checkpoint with one byte flipped inside a
