@@ -1,6 +1,8 @@
 //! Restart from a checkpoint equals a fold from zero: a hub that checkpoints every few events
 //! is stopped (cleanly, and also with events appended after its last checkpoint) and reopened;
-//! its state hash equals the hash of folding the whole log from sequence 1.
+//! its state hash equals the hash of folding the whole log from sequence 1. A writer that starts
+//! far behind the log (it reads each round while folding the one before) ends in that same state,
+//! with the decisions a fold from zero recomputes.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -148,5 +150,52 @@ async fn restart_from_checkpoint_equals_fold_from_zero() -> Result<(), String> {
     let state = &folder.state;
     assert!(state.members().values().any(|m| !m.is_eligible()));
     assert!(state.members().values().any(|member| member.is_eligible()));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_writer_reading_ahead_of_a_backlog_decides_as_a_fold_from_zero() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let log = Arc::new(
+        RedbLog::open(&dir.path().join("log.redb"), RedbOptions::default())
+            .map_err(|e| e.to_string())?,
+    );
+    // The whole backlog is in the log before the writer starts, so every round but the last
+    // is full and the next one is read while it folds.
+    let appended = log
+        .append(events(0, ROUNDS), AppendTime::AsGiven)
+        .await
+        .map_err(|e| e.to_string())?;
+    let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
+    let config = HubConfig {
+        fold_round_max: 16,
+        fold_batch_max: 5,
+        ..HubConfig::default()
+    };
+    assert!(last > 10 * 16, "a backlog of many rounds ({last} inputs)");
+    let hub = Hub::open(Arc::clone(&log), config)
+        .await
+        .map_err(|e| e.to_string())?;
+    let writer = tokio::spawn({
+        let hub = hub.clone();
+        async move { hub.run_writer().await }
+    });
+    assert!(
+        hub.wait_folded(last, Duration::from_secs(30)).await,
+        "writer did not fold in time"
+    );
+    hub.shutdown();
+    writer
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let from_zero = flotilla_replay::fold_to(log.as_ref(), last)
+        .await
+        .map_err(|e| e.to_string())?;
+    let expected = from_zero.state.hash().map_err(|e| e.to_string())?.0;
+    assert_eq!(hash_of(&hub)?, expected);
+    flotilla_replay::verify(log.as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -135,14 +135,14 @@ async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
         &format!("!!{run}?.querySelector('button[data-approve]')"),
     )
     .await?;
-    until(
+    // Read in the same evaluation as the explanation: the seq the page names for what it shows.
+    let waiting = until_text(
         page,
-        "the explanation naming the approval",
+        "the explanation naming the approval, at a seq the page names",
         "[...document.querySelectorAll('[data-placement=\"shop\"] .wait-text')]\
-         .some((e) => /approv/i.test(e.textContent))",
+         .some((e) => /approv/i.test(e.textContent)) && document.body.dataset.shownSeq",
     )
     .await?;
-    let waiting = eval_text(page, "document.body.dataset.shownSeq").await?;
     shoot(page, shots, "2-waiting-for-approval").await?;
 
     click(page, r#"[data-run="shop-run"] button[data-approve]"#).await?;
@@ -219,12 +219,23 @@ async fn click(page: &Page, selector: &str) -> Result<(), String> {
 
 /// Waits (at most [`PAGE_WAIT_MAX`]) until `condition`, a JavaScript expression, is true.
 async fn until(page: &Page, what: &str, condition: &str) -> Result<(), String> {
+    until_text(page, what, &format!("({condition}) ? 'yes' : ''"))
+        .await
+        .map(|_| ())
+}
+
+/// Polls `expression` until it is non-empty text and returns that text, read in the same
+/// evaluation that found it (the page may draw again at any moment).
+async fn until_text(page: &Page, what: &str, expression: &str) -> Result<String, String> {
     let deadline = tokio::time::Instant::now() + PAGE_WAIT_MAX;
-    let guarded =
-        format!("(() => {{ try {{ return !!({condition}); }} catch {{ return false; }} }})()");
+    let guarded = format!(
+        "(() => {{ try {{ const v = {expression}; return typeof v === 'string' ? v : ''; }} \
+         catch {{ return ''; }} }})()"
+    );
     loop {
-        if eval(page, &guarded).await? == Value::Bool(true) {
-            return Ok(());
+        let value = eval_text(page, &guarded).await?;
+        if !value.is_empty() {
+            return Ok(value);
         }
         if tokio::time::Instant::now() >= deadline {
             let error = eval(page, "document.getElementById('error')?.textContent ?? ''")

@@ -1,16 +1,17 @@
 //! When and how the writer checkpoints. Under the view's lock the writer only takes a
 //! snapshot of the state ([`flotilla_core::State::snapshot`]: members and bindings are shared,
-//! not copied), so that is the writer's whole pause; a blocking task encodes the snapshot and
-//! a background task stores the record while the writer folds on. A checkpoint is due after
-//! [`super::HubConfig::checkpoint_every`] events, but no sooner than [`COST_MULTIPLE`] times
-//! the last one's cost (snapshot and encoding) after the last one began, and never while the
-//! previous one is still being encoded or stored: on a large fleet, where one encoding takes
-//! seconds of a core, checkpointing costs at most about one part in [`COST_MULTIPLE`] of the
-//! machine's time. While the writer is behind the log (its last round was full), a due
-//! checkpoint waits, up to [`BEHIND_MULTIPLE`] times its pacing: a snapshot alive during a
-//! burst makes the fold copy every member, binding and run status it changes, and its encoding
-//! takes the core the fold needs to catch up. Checkpoints only shorten a restart's fold; when
-//! they are written changes no state and no decision.
+//! not copied), so that is the writer's whole pause; a thread at the lowest scheduling
+//! priority (`low_priority.rs`) encodes the snapshot and a background task stores the record
+//! while the writer folds on. A checkpoint is due after [`super::HubConfig::checkpoint_every`]
+//! events, but no sooner than [`COST_MULTIPLE`] times the last one's cost (snapshot and
+//! encoding, in wall time: a busy hub's encoding waits for spare CPU and so paces the next one
+//! further out) after the last one began, and never while the previous one is still being
+//! encoded or stored: on a large fleet, where one encoding takes seconds of a core,
+//! checkpointing costs at most about one part in [`COST_MULTIPLE`] of the machine's time. While
+//! the writer is behind the log (its last round was full), a due checkpoint waits, up to
+//! [`BEHIND_MULTIPLE`] times its pacing: a snapshot alive during a burst makes the fold copy
+//! every member, binding and run status it changes. Checkpoints only shorten a restart's fold;
+//! when they are written changes no state and no decision.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -103,9 +104,10 @@ impl<L: EventLog> Hub<L> {
         let last_bytes = Arc::clone(&pacer.last_bytes);
         let log = Arc::clone(&self.log);
         pacer.saving = Some(tokio::spawn(async move {
-            let encoding =
-                tokio::task::spawn_blocking(move || encode(seq, snapshot, &last_bytes)).await;
-            let Ok((encoded, took)) = encoding else {
+            let encoding = super::low_priority::run("flotilla-checkpoint", move || {
+                encode(seq, snapshot, &last_bytes)
+            });
+            let Some((encoded, took)) = encoding.await else {
                 return;
             };
             let cost = held + took;
@@ -175,7 +177,7 @@ fn paced(since_last: Option<Duration>, last_cost: Duration, behind: bool) -> boo
     since_last >= last_cost * multiple
 }
 
-/// Encodes a snapshot (on a blocking thread) and drops it there, with how long that took; a
+/// Encodes a snapshot (on a low-priority thread) and drops it there, with how long that took; a
 /// state too large to encode is logged and gives no checkpoint. The record's buffer is
 /// reserved at the last record's size and an eighth more: a fleet changes little between
 /// checkpoints, and room reserved but never written is not resident.

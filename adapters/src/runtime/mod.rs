@@ -19,7 +19,9 @@ pub mod analysis;
 mod checkpoints;
 pub mod clock;
 mod follower;
+mod low_priority;
 mod recording;
+mod rounds;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, RwLock, RwLockReadGuard};
@@ -29,7 +31,7 @@ use flotilla_core::Decisions;
 use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
-use flotilla_replay::{Folder, ReplayError, Verification, compare_batch, first_folded};
+use flotilla_replay::{Folder, ReplayError, Verification, compare_batch};
 use tokio::sync::watch;
 
 /// Decisions kept in memory for callers waiting on their own events.
@@ -295,6 +297,8 @@ impl<L: EventLog> Hub<L> {
         let mut pacer = checkpoints::Pacer::new(self.config.checkpoint_every);
         // The round being recorded while the next one folds.
         let mut recording: Option<recording::Recording> = None;
+        // The page being read while this one folds, when the writer is behind.
+        let mut ahead: Option<rounds::Ahead> = None;
         loop {
             if *shutdown.borrow() || self.view()?.declined.is_some() {
                 break;
@@ -304,7 +308,10 @@ impl<L: EventLog> Hub<L> {
             // first, so its answers are not held back by the wait.
             let wait = recording.is_none();
             // Nothing is folded yet in this round, so a failed read is simply tried again.
-            let (events, mut first) = match self.read_round(folded, wait, &mut shutdown).await {
+            let read = self
+                .next_round(&mut ahead, folded, wait, &mut shutdown)
+                .await;
+            let (events, mut first) = match read {
                 Ok(Some(read)) => read,
                 Ok(None) => {
                     if let Some(round) = recording.take()
@@ -325,6 +332,7 @@ impl<L: EventLog> Hub<L> {
                 round.note_ids(&mut first);
             }
             pacer.note_round(events.len() >= self.config.fold_round_max);
+            ahead = self.read_ahead(&events);
             let (decided, first_seen, stopped) = self.fold_batch(&events, first)?;
             // The previous round settles before this one records: one round records at a
             // time, in order.
@@ -354,32 +362,6 @@ impl<L: EventLog> Hub<L> {
         }
         pacer.settle().await;
         self.checkpoint().await
-    }
-
-    /// Reads the next page of inputs and what the log knows of their ids; `None` when there
-    /// was nothing new (after waiting a little, if `wait`).
-    async fn read_round(
-        &self,
-        folded: u64,
-        wait: bool,
-        shutdown: &mut watch::Receiver<bool>,
-    ) -> Result<Option<ReadRound>, HubError> {
-        let events = self
-            .log
-            .read(folded + 1, self.config.fold_round_max.max(1))
-            .await?;
-        if events.is_empty() && !wait {
-            return Ok(None);
-        }
-        if events.is_empty() {
-            tokio::select! {
-                waited = self.log.wait_for(folded, self.config.idle_wait) => { waited?; }
-                _ = shutdown.changed() => {}
-            }
-            return Ok(None);
-        }
-        let first = first_folded(self.log.as_ref(), &events).await?;
-        Ok(Some((events, first)))
     }
 
     /// Folds one page, a part at a time under the view's lock: the batch to record (none when
@@ -461,12 +443,6 @@ impl View {
         self.remembered = self.remembered.max(through);
     }
 }
-
-/// A page of inputs and the sequences their ids were first folded at.
-type ReadRound = (
-    Vec<flotilla_eventstore::StoredEvent>,
-    std::collections::BTreeMap<uuid::Uuid, u64>,
-);
 
 /// How long the writer waits before trying a failed NATS call again.
 pub const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_millis(500);

@@ -106,10 +106,14 @@ async function refresh() {
     setHead(status.seq);
     const shown = view.at;
     const loaded = await load(shown);
+    // Live lists are read after the head was: they show exactly that seq only if the head did
+    // not move meanwhile. Otherwise the page names no seq until a later refresh (the log's
+    // stream brings one with its next event).
+    const settled = shown !== null || (await api.getJson("/v1/status")).seq === status.seq;
     // The slider may have moved while this loaded: only the latest point is drawn.
     if (shown === view.at) render(loaded);
     showError("");
-    document.body.dataset.shownSeq = String(shown === null ? view.head : shown);
+    document.body.dataset.shownSeq = settled ? String(shown === null ? status.seq : shown) : "";
   } catch (error) {
     showError(error.message);
   } finally {
