@@ -72,10 +72,7 @@ async fn open(path: &std::path::Path) -> Result<(Arc<RedbLog>, Hub<RedbLog>), St
 }
 
 async fn fold_and_stop(hub: &Hub<RedbLog>, batch: Vec<Envelope>) -> Result<u64, String> {
-    let writer = tokio::spawn({
-        let hub = hub.clone();
-        async move { hub.run_writer().await }
-    });
+    let writer = start_writer(hub);
     // The test owns time (heartbeat timeouts follow its event times), like the scenario runner.
     let appended = hub
         .log()
@@ -83,6 +80,19 @@ async fn fold_and_stop(hub: &Hub<RedbLog>, batch: Vec<Envelope>) -> Result<u64, 
         .await
         .map_err(|e| e.to_string())?;
     let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
+    stop_when_folded(hub, writer, last).await?;
+    Ok(last)
+}
+
+type Writer = tokio::task::JoinHandle<Result<(), flotilla_adapters::runtime::HubError>>;
+
+fn start_writer(hub: &Hub<RedbLog>) -> Writer {
+    let hub = hub.clone();
+    tokio::spawn(async move { hub.run_writer().await })
+}
+
+/// Waits (at most 30 s) until the writer folded `last`, then stops it.
+async fn stop_when_folded(hub: &Hub<RedbLog>, writer: Writer, last: u64) -> Result<(), String> {
     assert!(
         hub.wait_folded(last, Duration::from_secs(30)).await,
         "writer did not fold in time"
@@ -91,8 +101,7 @@ async fn fold_and_stop(hub: &Hub<RedbLog>, batch: Vec<Envelope>) -> Result<u64, 
     writer
         .await
         .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
-    Ok(last)
+        .map_err(|e| e.to_string())
 }
 
 fn hash_of(hub: &Hub<RedbLog>) -> Result<String, String> {
@@ -176,19 +185,7 @@ async fn a_writer_reading_ahead_of_a_backlog_decides_as_a_fold_from_zero() -> Re
     let hub = Hub::open(Arc::clone(&log), config)
         .await
         .map_err(|e| e.to_string())?;
-    let writer = tokio::spawn({
-        let hub = hub.clone();
-        async move { hub.run_writer().await }
-    });
-    assert!(
-        hub.wait_folded(last, Duration::from_secs(30)).await,
-        "writer did not fold in time"
-    );
-    hub.shutdown();
-    writer
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    stop_when_folded(&hub, start_writer(&hub), last).await?;
     let from_zero = flotilla_replay::fold_to(log.as_ref(), last)
         .await
         .map_err(|e| e.to_string())?;

@@ -18,6 +18,7 @@ use super::run::{TaskPosition, UpdateRun};
 use crate::change::Changes;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
+use crate::model::ObjectKey;
 use crate::state::{ClusterName, State};
 use clusters::walk_clusters;
 use tasks::tasks_pass;
@@ -44,6 +45,9 @@ enum Outcome {
 pub(crate) struct Pass<'a> {
     pub state: &'a mut State,
     pub scope: &'a Scope,
+    /// The key of the placement the run names, made once per pass (a pass checks and starts
+    /// clusters by the thousand).
+    pub placement: ObjectKey,
     pub run: &'a mut UpdateRun,
     pub now: DateTime<Utc>,
     pub decisions: Vec<Decision>,
@@ -208,7 +212,7 @@ pub(crate) fn execute(pass: &mut Pass<'_>) {
 /// The run's clusters still match the placement's scheduling (seed 003: the run fails when
 /// "new scheduling changes its clusters" or the placement is deleted).
 fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let key = pass.placement.clone();
     let Some(placement) = pass.state.placements.get(&key) else {
         return Err(format!(
             "{VALIDATE_FAILED}: failed to process the request due to a client error: parent placement not found"
@@ -409,7 +413,7 @@ fn delete_stage(pass: &mut Pass<'_>) {
         ));
         pass.stage_changed(&stage.name, "StageUpdatingStarted");
     }
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let key = pass.placement.clone();
     for cluster in &mut stage.clusters {
         if cluster.succeeded.is_some() {
             continue;

@@ -383,9 +383,11 @@ pub(crate) fn drive(
     }
     let mut wake_at = None;
     if !run.is_finished() && run.spec.state != model::RunState::Initialize {
+        let placement = scope.placement_key(&run.spec.placement_name);
         let mut pass = execute::Pass {
             state,
             scope: &scope,
+            placement,
             run: &mut run,
             now,
             decisions: Vec::new(),

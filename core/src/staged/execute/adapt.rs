@@ -73,7 +73,7 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
         return;
     };
     let mut status = ClusterStatus::new(cluster.into());
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let key = pass.placement.clone();
     let index_used = pass.run.status.resource_snapshot_index_used;
     let resources = pass
         .state

@@ -304,9 +304,8 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         status.resource_overrides.clone(),
     );
     let cluster = status.cluster.clone();
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
     let run_name = pass.scope.run_name.clone();
-    let Some(placement) = pass.state.placements.get_mut(&key) else {
+    let Some(placement) = pass.state.placements.get_mut(&pass.placement) else {
         return;
     };
     let work = Work {
@@ -320,7 +319,13 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         (!same).then(|| Box::new((index, b.override_snapshots.clone())))
     });
     std::sync::Arc::make_mut(&mut pass.run.status.stages[index].clusters[position]).prior = prior;
-    let bound = placement.bind(&key, &cluster, (work, Some(run_name)), now, pass.changes);
+    let bound = placement.bind(
+        &pass.placement,
+        &cluster,
+        (work, Some(run_name)),
+        now,
+        pass.changes,
+    );
     pass.decisions.extend(bound);
 }
 
@@ -338,9 +343,8 @@ pub(super) enum ClusterState {
 /// available (under `ReportDiff`: when its diff was reported); it fails when the apply failed,
 /// or when something else re-bound it (preempted).
 fn check_cluster(pass: &Pass<'_>, cluster: &str) -> ClusterState {
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
     let resource_index = pass.run.status.resource_snapshot_index_used;
-    let placement = pass.state.placements.get(&key);
+    let placement = pass.state.placements.get(&pass.placement);
     let Some(binding) = placement.and_then(|p| p.bindings.get(cluster)) else {
         return ClusterState::Failed("its binding no longer exists".to_owned());
     };

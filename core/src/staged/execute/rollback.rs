@@ -75,7 +75,7 @@ pub(super) fn step(pass: &mut Pass<'_>) {
     let Some(mut rollback) = pass.run.status.rollback.take() else {
         return;
     };
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let key = pass.placement.clone();
     if !pass.state.placements.contains_key(&key) {
         finish(
             pass,
@@ -127,7 +127,7 @@ fn targets(pass: &Pass<'_>) -> Vec<(String, (u64, OverrideSnapshots))> {
 /// Judges every target: moved ones on their old work (noting progress and failures), the
 /// others on the run's work (which of them may go back now).
 fn survey(pass: &Pass<'_>, rollback: &mut RunRollback) -> Survey {
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let key = pass.placement.clone();
     let run_index = pass.run.status.resource_snapshot_index_used;
     let mut survey = Survey::default();
     let Some(placement) = pass.state.placements.get(&key) else {
@@ -198,7 +198,7 @@ fn survey(pass: &Pass<'_>, rollback: &mut RunRollback) -> Survey {
 /// while fewer than the tripped stage's `maxConcurrency` moved clusters are not yet ready.
 fn move_back(pass: &mut Pass<'_>, rollback: &mut RunRollback, survey: Survey) {
     let limit = concurrency(pass, rollback.stage);
-    let key = pass.scope.placement_key(&pass.run.spec.placement_name);
+    let key = pass.placement.clone();
     let from = pass.run.status.resource_snapshot_index_used.unwrap_or(0);
     // The clusters going back at once hold the budget too, until ready on their old work.
     let ready_turns = limit.saturating_sub(survey.in_flight + survey.unready.len());
@@ -255,7 +255,7 @@ fn finish(pass: &mut Pass<'_>, rollback: &RunRollback, outcome: Result<(), Strin
     };
     pass.progressing(ConditionStatus::False, reason, &message);
     pass.decisions.push(Decision::RollbackFinished {
-        placement: pass.scope.placement_key(&pass.run.spec.placement_name),
+        placement: pass.placement.clone(),
         resource_index: index,
         succeeded: outcome.is_ok(),
         message: message.clone(),
