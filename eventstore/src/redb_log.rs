@@ -4,11 +4,11 @@
 //! - **Durable before answered.** Every write transaction (appends, decisions, checkpoints, and
 //!   the layout check at open) commits with `Durability::Immediate`, set explicitly; a caller is
 //!   answered only after that commit, i.e. after fsync, returns.
-//! - **Group commit.** All writes go through one writer thread. It writes every request queued, and
-//!   every one that arrives while it writes (up to [`RedbOptions::events_per_commit_max`]
-//!   events), in ONE transaction, commits once, then answers each caller. Concurrent publishers share an fsync,
-//!   so their combined rate is bounded by redb's per-transaction cost, not by the disk's fsync
-//!   rate. [`RedbLog::commit_count`] shows how many transactions that took.
+//! - **Group commit.** All writes go through one writer thread. It writes every request queued,
+//!   and every one that arrives while it writes (up to [`RedbOptions::events_per_commit_max`]
+//!   events), in ONE transaction, commits once, then answers each caller. Concurrent publishers
+//!   share an fsync, so their combined rate is bounded by redb's per-transaction cost, not by the
+//!   disk's fsync rate. [`RedbLog::commit_count`] shows how many transactions that took.
 //! - **Atomic appends.** One [`EventLog::append`] call is written in one transaction, entirely or
 //!   not at all; a call larger than the group limit is written alone, never split.
 //! - **Dense sequences from 1**, assigned inside the transaction from the table's last key, so an
