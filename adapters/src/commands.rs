@@ -139,8 +139,13 @@ pub async fn delete(
                 .into_iter()
                 .map(|d| {
                     let key = d.manifest.key;
-                    let namespace = Some(key.namespace).filter(|ns| !ns.is_empty());
-                    (key.kind, Some(key.group), namespace, key.name)
+                    let namespace = Some(key.namespace.to_string()).filter(|ns| !ns.is_empty());
+                    (
+                        key.kind.into(),
+                        Some(key.group.into()),
+                        namespace,
+                        key.name.into(),
+                    )
                 })
                 .collect()
         }

@@ -238,7 +238,7 @@ fn approvals<L: flotilla_eventstore::EventLog>(hub: &Hub<L>) -> anyhow::Result<V
             events.push(event(
                 "demo/approver",
                 Input::Approve {
-                    name: key.name.clone(),
+                    name: key.name.to_string(),
                     namespace: None,
                 },
             ));
@@ -258,7 +258,10 @@ fn run_views<L: flotilla_eventstore::EventLog>(
         .keys()
         .filter_map(|key| {
             let object = flotilla_projections::render_object(state, key)?;
-            Some((key.name.clone(), crate::progress::model::run_view(&object)))
+            Some((
+                key.name.to_string(),
+                crate::progress::model::run_view(&object),
+            ))
         })
         .collect())
 }

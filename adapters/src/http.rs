@@ -237,14 +237,14 @@ pub(crate) fn key_of(
     name: &str,
 ) -> ObjectKey {
     ObjectKey {
-        group: info.group.to_string(),
-        kind: info.kind.clone(),
+        group: info.group.as_str().into(),
+        kind: info.kind.as_str().into(),
         namespace: if info.namespaced {
-            namespace.unwrap_or("default").to_owned()
+            namespace.unwrap_or("default").into()
         } else {
-            String::new()
+            "".into()
         },
-        name: name.to_owned(),
+        name: name.into(),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::model::{
     CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER,
     PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
+use crate::state::ClusterName;
 
 /// One change an aggregate made during a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,24 +27,24 @@ pub enum Change {
     /// A member cluster's agent joined.
     ClusterJoined {
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// A member cluster turned healthy or unhealthy.
     ClusterHealthChanged {
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// A member cluster left the fleet.
     ClusterLeft {
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// A cluster's report on a placement's work was recorded.
     WorkReported {
         /// The placement.
         placement: ObjectKey,
         /// The reporting cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// A placement took a new policy snapshot.
     PolicySnapshotTaken {
@@ -65,28 +66,28 @@ pub enum Change {
         /// The placement.
         placement: ObjectKey,
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// The scheduler released a cluster (its binding became Unscheduled).
     ClusterUnscheduled {
         /// The placement.
         placement: ObjectKey,
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// A binding was bound to a resource snapshot (a rollout started on its cluster).
     BindingBound {
         /// The placement.
         placement: ObjectKey,
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// A binding was removed, and with it the cluster's work.
     BindingRemoved {
         /// The placement.
         placement: ObjectKey,
         /// The cluster.
-        cluster: String,
+        cluster: ClusterName,
     },
     /// An override took a new snapshot.
     OverrideSnapshotTaken {

@@ -280,8 +280,8 @@ fn key_for(group: &str, kind: &str, meta: &UserMeta) -> Result<ObjectKey, FieldE
     Ok(ObjectKey {
         group: group.into(),
         kind: kind.into(),
-        namespace,
-        name: meta.name.clone(),
+        namespace: namespace.into(),
+        name: meta.name.as_str().into(),
     })
 }
 

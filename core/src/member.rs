@@ -243,12 +243,12 @@ fn start_leaving(
     member.meta.resource_version = resource_version;
     let stored = crate::objects::stored(key, &member.meta, false, changes);
     changes.push(Change::ClusterLeft {
-        cluster: key.name.clone(),
+        cluster: key.name.as_str().into(),
     });
     vec![
         stored,
         Decision::ClusterLeft {
-            cluster: key.name.clone(),
+            cluster: key.name.to_string(),
         },
     ]
 }
@@ -288,7 +288,7 @@ pub(crate) fn heartbeat(
                 health_changed_at: now,
             });
             changes.push(Change::ClusterJoined {
-                cluster: beat.cluster.clone(),
+                cluster: beat.cluster.as_str().into(),
             });
             decisions.push(Decision::ClusterJoined {
                 cluster: beat.cluster.clone(),
@@ -300,7 +300,7 @@ pub(crate) fn heartbeat(
                 agent.healthy = true;
                 agent.health_changed_at = now;
                 changes.push(Change::ClusterHealthChanged {
-                    cluster: beat.cluster.clone(),
+                    cluster: beat.cluster.as_str().into(),
                 });
                 decisions.push(Decision::ClusterHealthChanged {
                     cluster: beat.cluster.clone(),
@@ -450,7 +450,7 @@ pub(crate) fn expire_heartbeats_reversibly(
             agent.healthy = false;
             agent.health_changed_at = deadline;
             changes.push(Change::ClusterHealthChanged {
-                cluster: cluster.as_str().to_owned(),
+                cluster: cluster.clone(),
             });
             expiry.decisions.push(Decision::ClusterHealthChanged {
                 cluster: cluster.as_str().to_owned(),
@@ -498,7 +498,7 @@ fn remove(state: &mut State, name: &str, changes: &mut Changes) -> bool {
         state.heartbeat_deadlines.remove(&(deadline, name.into()));
     }
     changes.push(Change::ClusterLeft {
-        cluster: name.to_owned(),
+        cluster: name.into(),
     });
     true
 }

@@ -243,10 +243,10 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
         .or_else(|| fleet_group.map(str::to_owned));
     if let Some(group) = group {
         return Some(ObjectKey {
-            group,
-            kind: target.kind.clone(),
-            namespace,
-            name: target.name.clone(),
+            group: group.into(),
+            kind: target.kind.as_str().into(),
+            namespace: namespace.into(),
+            name: target.name.as_str().into(),
         });
     }
     // Without a group, the first stored object of that kind, namespace and name (groups in

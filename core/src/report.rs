@@ -33,8 +33,8 @@ fn placement_key(report: &WorkReport) -> ObjectKey {
     ObjectKey {
         group: PLACEMENT_GROUP.into(),
         kind: kind.into(),
-        namespace: report.namespace.clone().unwrap_or_default(),
-        name: report.placement.clone(),
+        namespace: report.namespace.as_deref().unwrap_or_default().into(),
+        name: report.placement.as_str().into(),
     }
 }
 
@@ -116,7 +116,7 @@ pub(crate) fn record_report(
     binding.report = Some(status);
     changes.push(Change::WorkReported {
         placement: key.clone(),
-        cluster: report.cluster.clone(),
+        cluster: report.cluster.as_str().into(),
     });
     vec![Decision::WorkReported {
         cluster: report.cluster.clone(),

@@ -464,7 +464,7 @@ proptest! {
             let run = the_run(&hub, "r").clone();
             let updating_now: Vec<String> = run.status.stages.iter().flat_map(|s| s.clusters.iter().filter(|c| c.is_updating()).map(|c| c.cluster.to_string())).collect();
             if pick % 3 == 0 || updating_now.is_empty() {
-                let pending: Vec<String> = hub.state.approvals().iter().filter(|(_, a)| a.approved.is_none()).map(|(k, _)| k.name.clone()).collect();
+                let pending: Vec<String> = hub.state.approvals().iter().filter(|(_, a)| a.approved.is_none()).map(|(k, _)| k.name.to_string()).collect();
                 if let Some(name) = pending.first() {
                     hub.send(Input::Approve { name: name.clone(), namespace: None });
                 }

@@ -32,7 +32,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     json::insert(
         &mut metadata,
         "labels",
-        derived::string_pairs(&[(LABEL_PARENT, owner.key.name.clone())]),
+        derived::string_pairs(&[(LABEL_PARENT, owner.key.name.to_string())]),
     );
     if binding.state == BindingState::Unscheduled
         && let Some(previous) = binding.previous_state

@@ -191,10 +191,10 @@ pub(crate) fn derived_of<'a>(
     let owner = Owner { key, placement };
     let cluster_owned = owner.is_cluster_placement();
     let object_key = |kind: DerivedKind, name: String| ObjectKey {
-        group: PLACEMENT_GROUP.to_owned(),
-        kind: kind.kind_name(cluster_owned).to_owned(),
+        group: PLACEMENT_GROUP.into(),
+        kind: kind.kind_name(cluster_owned).into(),
         namespace: key.namespace.clone(),
-        name,
+        name: name.into(),
     };
     let mut objects = Vec::new();
     for snapshot in &placement.policy_snapshots {
@@ -243,9 +243,9 @@ pub(crate) fn derived_of<'a>(
     if let Some(namespace) = placement_status::mirror_namespace(&owner) {
         objects.push(DerivedObject {
             key: ObjectKey {
-                group: PLACEMENT_GROUP.to_owned(),
-                kind: DerivedKind::PlacementStatus.kind_name(true).to_owned(),
-                namespace,
+                group: PLACEMENT_GROUP.into(),
+                kind: DerivedKind::PlacementStatus.kind_name(true).into(),
+                namespace: namespace.into(),
                 name: key.name.clone(),
             },
             owner,

@@ -32,12 +32,12 @@ pub(crate) fn render(state: &State, key: &ObjectKey) -> Option<Value> {
         CLUSTER_RESOURCE_PLACEMENT_EVICTION => state
             .disruptions()
             .evictions
-            .get(&key.name)
+            .get(key.name.as_str())
             .map(|eviction| render_eviction(key, eviction)),
         CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => state
             .disruptions()
             .budgets
-            .get(&key.name)
+            .get(key.name.as_str())
             .map(|budget| render_budget(key, budget)),
         _ => None,
     }

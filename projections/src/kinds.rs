@@ -96,8 +96,8 @@ fn stored_kind(state: &State, wanted: impl Fn(&ObjectKey) -> bool) -> Option<Kin
         .iter()
         .find(|(key, _)| wanted(key))
         .map(|(key, resource)| KindInfo {
-            group: key.group.clone(),
-            kind: key.kind.clone(),
+            group: key.group.to_string(),
+            kind: key.kind.to_string(),
             api_version_default: resource.meta.api_version.to_string(),
             namespaced: !key.namespace.is_empty(),
         })

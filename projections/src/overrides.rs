@@ -66,8 +66,8 @@ pub(crate) fn render(key: &ObjectKey, stored: &Override) -> Value {
 pub(crate) fn render_snapshot_key(state: &State, key: &ObjectKey) -> Option<Value> {
     let (parent, index) = parse_snapshot_name(&key.name)?;
     let parent_key = ObjectKey {
-        kind: parent_kind(&key.kind).to_owned(),
-        name: parent.to_owned(),
+        kind: parent_kind(&key.kind).into(),
+        name: parent.into(),
         ..key.clone()
     };
     let stored = state.overrides().get(&parent_key)?;
@@ -115,8 +115,8 @@ fn render_snapshot(parent: &ObjectKey, stored: &Override, snapshot: &OverrideSna
 
 fn snapshot_key(parent: &ObjectKey, index: u64) -> ObjectKey {
     ObjectKey {
-        kind: snapshot_kind(&parent.kind).to_owned(),
-        name: snapshot_name(&parent.name, index),
+        kind: snapshot_kind(&parent.kind).into(),
+        name: snapshot_name(&parent.name, index).into(),
         ..parent.clone()
     }
 }

@@ -279,7 +279,10 @@ pub(crate) fn mirror_namespace(owner: &Owner<'_>) -> Option<String> {
         .iter()
         .filter(|r| r.key.group.is_empty() && r.key.kind == "Namespace");
     let only = namespaces.next()?;
-    namespaces.next().is_none().then(|| only.key.name.clone())
+    namespaces
+        .next()
+        .is_none()
+        .then(|| only.key.name.to_string())
 }
 
 /// The `ClusterResourcePlacementStatus` mirror: the CRP's status under `sourceStatus`,

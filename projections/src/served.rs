@@ -95,9 +95,9 @@ fn first_of_each_kind(state: &State) -> Vec<(&ObjectKey, &Resource)> {
         // `kind + "\0"` sorts after every key of this kind and before any other kind.
         let past = ObjectKey {
             group: key.group.clone(),
-            kind: format!("{}\0", key.kind),
-            namespace: String::new(),
-            name: String::new(),
+            kind: format!("{}\0", key.kind).into(),
+            namespace: "".into(),
+            name: "".into(),
         };
         next = resources.range(past..).next();
     }
@@ -186,8 +186,8 @@ fn stored_type(key: &ObjectKey, resource: &Resource) -> Option<ServedType> {
         .to_owned();
     let singular = key.kind.to_ascii_lowercase();
     Some(ServedType {
-        group: key.group.clone(),
-        kind: key.kind.clone(),
+        group: key.group.to_string(),
+        kind: key.kind.to_string(),
         plural: plural(&singular),
         singular,
         short_names: Vec::new(),

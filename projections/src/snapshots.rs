@@ -41,7 +41,7 @@ pub(crate) fn policy_snapshot(object: &DerivedObject<'_>, snapshot: &PolicySnaps
     let latest = placement.latest_policy().map(|p| p.index) == Some(snapshot.index);
     let mut metadata = derived::metadata(object, 1, snapshot.created);
     let labels = [
-        (LABEL_PARENT, owner.key.name.clone()),
+        (LABEL_PARENT, owner.key.name.to_string()),
         (LABEL_IS_LATEST, latest.to_string()),
         (LABEL_POLICY_INDEX, snapshot.index.to_string()),
     ];
@@ -127,7 +127,7 @@ pub(crate) fn resource_snapshot(
     let latest = owner.placement.latest_resources().map(|s| s.index) == Some(snapshot.index);
     let mut metadata = derived::metadata(object, 1, snapshot.created);
     let mut labels = vec![
-        (LABEL_PARENT, owner.key.name.clone()),
+        (LABEL_PARENT, owner.key.name.to_string()),
         (LABEL_RESOURCE_INDEX, snapshot.index.to_string()),
     ];
     let annotations = match part.checked_sub(1) {

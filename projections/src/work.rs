@@ -239,12 +239,12 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     );
     json::insert(&mut metadata, "uid", Value::from(uid));
     let mut labels = vec![
-        (LABEL_PARENT, owner.key.name.clone()),
+        (LABEL_PARENT, owner.key.name.to_string()),
         (LABEL_PARENT_BINDING, binding.name.clone()),
         (LABEL_PARENT_INDEX, facts.index.to_string()),
     ];
     if !owner.is_cluster_placement() {
-        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.clone()));
+        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
     }
     json::insert(&mut metadata, "labels", derived::string_pairs(&labels));
     let annotations = [
@@ -482,10 +482,10 @@ fn work_condition(
 /// The key of a binding's work.
 pub(crate) fn key_of(placement: &ObjectKey, cluster: &str) -> ObjectKey {
     ObjectKey {
-        group: PLACEMENT_GROUP.to_owned(),
-        kind: WORK_KIND.to_owned(),
-        namespace: namespace_of(cluster),
-        name: name_of(placement),
+        group: PLACEMENT_GROUP.into(),
+        kind: WORK_KIND.into(),
+        namespace: namespace_of(cluster).into(),
+        name: name_of(placement).into(),
     }
 }
 

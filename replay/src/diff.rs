@@ -331,16 +331,24 @@ fn rendered(state: &State, members: &BTreeSet<&str>) -> BTreeMap<ObjectSortKey, 
             };
             let api_version = text("/apiVersion");
             let key = ObjectKey {
-                group: flotilla_core::model::group_of(&api_version).to_owned(),
-                kind: text("/kind"),
-                namespace: text("/metadata/namespace"),
-                name: text("/metadata/name"),
+                group: flotilla_core::model::group_of(&api_version).into(),
+                kind: text("/kind").into(),
+                namespace: text("/metadata/namespace").into(),
+                name: text("/metadata/name").into(),
             };
             let id = ObjectId {
                 object: key.to_string(),
                 api_version,
             };
-            ((key.kind, key.namespace, key.name, key.group), (id, object))
+            (
+                (
+                    key.kind.into(),
+                    key.namespace.into(),
+                    key.name.into(),
+                    key.group.into(),
+                ),
+                (id, object),
+            )
         })
         .collect()
 }

@@ -285,7 +285,7 @@ fn namespace_of(event: &JsonInput) -> Result<String, String> {
             if key.namespace.is_empty() || is_cluster_scoped(&key.group, &key.kind) {
                 return Err(cluster_scoped());
             }
-            Ok(key.namespace)
+            Ok(key.namespace.into())
         }
         JsonInput::Delete {
             kind,

@@ -118,16 +118,14 @@ impl Target {
     /// The stored key of the object named `name` (in the path's namespace).
     pub fn key(&self, name: &str) -> ObjectKey {
         ObjectKey {
-            group: self.served.group.clone(),
-            kind: self.served.kind.clone(),
+            group: self.served.group.as_str().into(),
+            kind: self.served.kind.as_str().into(),
             namespace: if self.served.namespaced {
-                self.namespace
-                    .clone()
-                    .unwrap_or_else(|| "default".to_owned())
+                self.namespace.as_deref().unwrap_or("default").into()
             } else {
-                String::new()
+                "".into()
             },
-            name: name.to_owned(),
+            name: name.into(),
         }
     }
 

@@ -447,7 +447,10 @@ async fn write_status<L: EventLog>(
         ));
     }
     if approved(written) && !approved(live) {
-        let namespace = target.served.namespaced.then(|| target.key(name).namespace);
+        let namespace = target
+            .served
+            .namespaced
+            .then(|| target.key(name).namespace.into());
         let input = Input::Approve {
             name: name.to_owned(),
             namespace,
@@ -484,10 +487,10 @@ pub async fn delete<L: EventLog>(
         let key = target.key(name);
         let input = Input::Delete {
             target: ObjectRef {
-                kind: key.kind.clone(),
-                group: Some(key.group.clone()),
-                namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
-                name: key.name.clone(),
+                kind: key.kind.to_string(),
+                group: Some(key.group.to_string()),
+                namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
+                name: key.name.to_string(),
             },
         };
         submit(api, &subject, input).await?;

@@ -97,8 +97,8 @@ fn measurement_id(task: &Measuring) -> Uuid {
 /// Runs the task's query once.
 async fn take(client: &reqwest::Client, task: &Measuring) -> AnalysisResult {
     let mut result = AnalysisResult {
-        run: task.run.name.clone(),
-        namespace: (!task.run.namespace.is_empty()).then(|| task.run.namespace.clone()),
+        run: task.run.name.to_string(),
+        namespace: (!task.run.namespace.is_empty()).then(|| task.run.namespace.to_string()),
         stage: task.stage.clone(),
         task: task.at.path(),
         value: None,

@@ -319,8 +319,8 @@ impl<L: EventLog> Runner<'_, L> {
                 };
                 let report = WorkReport {
                     cluster: binding.cluster.to_string(),
-                    placement: key.name.clone(),
-                    namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+                    placement: key.name.to_string(),
+                    namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
                     resource_index,
                     applied: Some(settings.applied.unwrap_or(true)),
                     available: Some(settings.available.unwrap_or(true)),

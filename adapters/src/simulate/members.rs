@@ -113,14 +113,15 @@ impl Members {
                     let delay = low + self.seeded.below(high - low);
                     let report = Pending::Report {
                         cluster: cluster.clone(),
-                        placement: placement.name.clone(),
+                        placement: placement.name.to_string(),
                         resource_index: *resource_index,
                     };
                     (delay, report)
                 }
-                Decision::ApprovalRequested { request, .. } => {
-                    (APPROVAL_DELAY_MS, Pending::Approve(request.name.clone()))
-                }
+                Decision::ApprovalRequested { request, .. } => (
+                    APPROVAL_DELAY_MS,
+                    Pending::Approve(request.name.to_string()),
+                ),
                 _ => continue,
             };
             self.pending
@@ -147,7 +148,7 @@ impl Members {
                 let due = now_ms + low + self.seeded.below(high - low);
                 self.pending.entry(due).or_default().push(Pending::Report {
                     cluster: binding.cluster.to_string(),
-                    placement: key.name.clone(),
+                    placement: key.name.to_string(),
                     resource_index,
                 });
             }

@@ -79,7 +79,7 @@ pub(crate) fn apply_eviction(
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let object = key.clone();
-    if let Some(existing) = state.disruptions.evictions.get(&key.name) {
+    if let Some(existing) = state.disruptions.evictions.get(key.name.as_str()) {
         if let Some(message) = changed_spec(&existing.spec, &spec) {
             return vec![rejected(
                 RejectCode::ImmutableField,
@@ -92,7 +92,7 @@ pub(crate) fn apply_eviction(
         let old_meta = existing.meta.clone();
         let meta = next_meta(state, Some(&old_meta), api_version, user, false, origin);
         let decision = stored(key, &meta, false, changes);
-        if let Some(eviction) = state.disruptions.evictions.get_mut(&key.name) {
+        if let Some(eviction) = state.disruptions.evictions.get_mut(key.name.as_str()) {
             eviction.meta = meta;
         }
         return vec![decision];
@@ -119,7 +119,7 @@ pub(crate) fn apply_eviction(
     }
     let conditions = verdict.conditions(meta.generation, origin.now);
     state.disruptions.evictions.insert(
-        key.name.clone(),
+        key.name.to_string(),
         Eviction {
             meta,
             spec,
@@ -166,10 +166,14 @@ pub(crate) fn apply_budget(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let previous = state.disruptions.budgets.get(&key.name).map(|b| Previous {
-        meta: b.meta.clone(),
-        same_spec: b.spec == spec,
-    });
+    let previous = state
+        .disruptions
+        .budgets
+        .get(key.name.as_str())
+        .map(|b| Previous {
+            meta: b.meta.clone(),
+            same_spec: b.spec == spec,
+        });
     let Revision { meta, decision, .. } =
         match revise(state, key, previous, api_version, user, origin, changes) {
             Ok(revision) => revision,
@@ -178,7 +182,7 @@ pub(crate) fn apply_budget(
     state
         .disruptions
         .budgets
-        .insert(key.name.clone(), DisruptionBudget { meta, spec });
+        .insert(key.name.to_string(), DisruptionBudget { meta, spec });
     vec![decision]
 }
 
@@ -193,12 +197,16 @@ pub(crate) fn delete(
         return None;
     }
     let removed = match key.kind.as_str() {
-        CLUSTER_RESOURCE_PLACEMENT_EVICTION => {
-            state.disruptions.evictions.remove(&key.name).map(|_| ())
-        }
-        CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => {
-            state.disruptions.budgets.remove(&key.name).map(|_| ())
-        }
+        CLUSTER_RESOURCE_PLACEMENT_EVICTION => state
+            .disruptions
+            .evictions
+            .remove(key.name.as_str())
+            .map(|_| ()),
+        CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => state
+            .disruptions
+            .budgets
+            .remove(key.name.as_str())
+            .map(|_| ()),
         _ => return None,
     };
     Some(match removed {

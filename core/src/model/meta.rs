@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::KeyPart;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -9,13 +10,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     /// API group (`""` for core, `apps`, `placement.kubernetes-fleet.io`, …).
-    pub group: String,
+    pub group: KeyPart,
     /// Kind, as written in manifests.
-    pub kind: String,
+    pub kind: KeyPart,
     /// Namespace; empty for cluster-scoped objects.
-    pub namespace: String,
+    pub namespace: KeyPart,
     /// Name.
-    pub name: String,
+    pub name: KeyPart,
 }
 
 impl ObjectKey {
@@ -25,7 +26,7 @@ impl ObjectKey {
         Self {
             group: group.into(),
             kind: kind.into(),
-            namespace: String::new(),
+            namespace: KeyPart::empty(),
             name: name.into(),
         }
     }

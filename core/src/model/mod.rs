@@ -6,6 +6,7 @@
 pub mod bulk;
 pub mod cluster_group;
 pub mod int_or_percent;
+pub mod key_part;
 pub mod member_cluster;
 pub mod meta;
 pub mod partitioned;
@@ -20,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use int_or_percent::{IntOrPercent, Rounding};
+pub use key_part::KeyPart;
 pub use member_cluster::MemberClusterSpec;
 pub use meta::{ObjectKey, ObjectMeta, UserMeta, group_of};
 pub use placement::PlacementSpec;

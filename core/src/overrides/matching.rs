@@ -139,7 +139,7 @@ pub fn applicable_overrides(
         match stored.kind {
             OverrideKind::ClusterResourceOverride => cluster_resource_overrides.push(name),
             OverrideKind::ResourceOverride => {
-                resource_overrides.push((key.namespace.clone(), name))
+                resource_overrides.push((key.namespace.to_string(), name))
             }
         }
     }

@@ -150,10 +150,10 @@ fn inner_resource(object: Value) -> Result<SelectedResource, String> {
     let name = text("/metadata/name").ok_or("the object has no metadata.name")?;
     let namespace = text("/metadata/namespace").unwrap_or_default();
     let key = ObjectKey {
-        group: group_of(&api_version).to_owned(),
-        kind,
-        namespace,
-        name,
+        group: group_of(&api_version).into(),
+        kind: kind.into(),
+        namespace: namespace.into(),
+        name: name.into(),
     };
     Ok(SelectedResource {
         key,

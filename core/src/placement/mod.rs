@@ -125,7 +125,7 @@ impl Placement {
         binding.bind_to(work, run, now);
         changes.push(Change::BindingBound {
             placement: key.clone(),
-            cluster: cluster.to_owned(),
+            cluster: cluster.into(),
         });
         Some(Decision::RolloutStarted {
             placement: key.clone(),
@@ -145,7 +145,7 @@ impl Placement {
         self.bindings.remove(cluster)?;
         changes.push(Change::BindingRemoved {
             placement: key.clone(),
-            cluster: cluster.to_owned(),
+            cluster: cluster.into(),
         });
         Some(Decision::BindingRemoved {
             placement: key.clone(),

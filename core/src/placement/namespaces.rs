@@ -106,16 +106,16 @@ pub fn failed_for_missing_namespace(
         .iter()
         .take(FAILED_MANIFESTS_MAX)
         .map(|resource| ManifestFailure {
-            group: resource.key.group.clone(),
+            group: resource.key.group.to_string(),
             version: resource
                 .api_version
                 .rsplit('/')
                 .next()
                 .unwrap_or_default()
                 .to_owned(),
-            kind: resource.key.kind.clone(),
-            namespace: resource.key.namespace.clone(),
-            name: resource.key.name.clone(),
+            kind: resource.key.kind.to_string(),
+            namespace: resource.key.namespace.to_string(),
+            name: resource.key.name.to_string(),
             condition: ManifestCondition::Applied,
             message: missing_namespace_message(namespace),
             reason: None,

@@ -211,9 +211,9 @@ fn to_selected(key: ObjectKey, resource: &Resource) -> SelectedResource {
         .filter(|(name, _)| !HUB_ONLY_ANNOTATIONS.contains(name))
         .collect();
     let mut metadata = Map::new();
-    metadata.insert("name".into(), Value::from(key.name.clone()));
+    metadata.insert("name".into(), Value::from(key.name.as_str()));
     if !key.namespace.is_empty() {
-        metadata.insert("namespace".into(), Value::from(key.namespace.clone()));
+        metadata.insert("namespace".into(), Value::from(key.namespace.as_str()));
     }
     if !resource.meta.labels.is_empty() {
         metadata.insert(
@@ -231,7 +231,7 @@ fn to_selected(key: ObjectKey, resource: &Resource) -> SelectedResource {
         "apiVersion".into(),
         Value::from(resource.meta.api_version.as_str()),
     );
-    manifest.insert("kind".into(), Value::from(key.kind.clone()));
+    manifest.insert("kind".into(), Value::from(key.kind.as_str()));
     manifest.insert("metadata".into(), Value::Object(metadata));
     SelectedResource {
         api_version: resource.meta.api_version.to_string(),

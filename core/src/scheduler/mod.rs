@@ -259,7 +259,7 @@ impl Cycle<'_> {
     fn note_scheduled(&mut self, cluster: &str) {
         self.changes.push(Change::ClusterScheduled {
             placement: self.key.clone(),
-            cluster: cluster.to_owned(),
+            cluster: cluster.into(),
         });
         self.decisions.push(Decision::ClusterScheduled {
             placement: self.key.clone(),
@@ -281,7 +281,7 @@ impl Cycle<'_> {
         }
         self.changes.push(Change::ClusterUnscheduled {
             placement: self.key.clone(),
-            cluster: cluster.to_owned(),
+            cluster: cluster.into(),
         });
         self.decisions.push(Decision::ClusterUnscheduled {
             placement: self.key.clone(),

@@ -51,7 +51,7 @@ pub(crate) fn create(
         key,
         ApprovalRequest {
             meta,
-            run: scope.run_name.clone(),
+            run: scope.run_name.to_string(),
             stage: stage.to_owned(),
             position,
             approved: None,

@@ -54,7 +54,7 @@ pub(crate) struct Pass<'a> {
     /// When the run wants to be looked at again.
     pub wake_at: Option<DateTime<Utc>>,
     /// Only these updating clusters can have changed (`None`: check all).
-    pub focus: Option<std::collections::BTreeSet<String>>,
+    pub focus: Option<std::collections::BTreeSet<crate::state::ClusterName>>,
     /// What the pass changes (bindings bound and removed).
     pub changes: &'a mut Changes,
 }

@@ -28,9 +28,9 @@ use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::{
-    CLUSTER_RESOURCE_PLACEMENT, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
+    CLUSTER_RESOURCE_PLACEMENT, KeyPart, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
-use crate::state::State;
+use crate::state::{ClusterName, State};
 pub use execute::STUCK_AFTER_SECS;
 use model::StrategySpec;
 use run::TaskPosition;
@@ -69,9 +69,9 @@ pub fn approval_request_name(run: &str, position: TaskPosition, stage: &str) -> 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
     /// The run's namespace; empty for a cluster-scoped run.
-    pub namespace: String,
+    pub namespace: KeyPart,
     /// The run's name.
-    pub run_name: String,
+    pub run_name: KeyPart,
 }
 
 impl Scope {
@@ -222,7 +222,7 @@ struct Touched {
     /// Placements whose runs need a full check.
     full: BTreeSet<ObjectKey>,
     /// Placements with only work reports, and the clusters that reported.
-    reported: BTreeMap<ObjectKey, BTreeSet<String>>,
+    reported: BTreeMap<ObjectKey, BTreeSet<ClusterName>>,
     /// Runs named directly (their own spec, an approval).
     runs: BTreeMap<ObjectKey, Focus>,
 }
@@ -242,7 +242,7 @@ impl Touched {
                 if let Some(approval) = state.approvals.get(request) {
                     let scope = Scope {
                         namespace: request.namespace.clone(),
-                        run_name: approval.run.clone(),
+                        run_name: approval.run.as_str().into(),
                     };
                     self.runs.insert(scope.run_key(), None);
                 }
@@ -327,7 +327,7 @@ fn runs_placement(key: &ObjectKey, run: &run::UpdateRun, placement: &ObjectKey) 
 
 /// Which updating clusters a drive checks: `None` all of them, `Some` only these (the ones
 /// that reported; the others cannot have changed).
-type Focus = Option<BTreeSet<String>>;
+type Focus = Option<BTreeSet<ClusterName>>;
 
 /// Initializes (once) and executes one run as far as it can go now.
 pub(crate) fn drive(

@@ -279,10 +279,10 @@ fn key(display: &str) -> ObjectKey {
         _ => ("", "", display),
     };
     ObjectKey {
-        group: group_of_kind(kind).to_owned(),
-        kind: kind.to_owned(),
-        namespace: namespace.to_owned(),
-        name: name.to_owned(),
+        group: group_of_kind(kind).into(),
+        kind: kind.into(),
+        namespace: namespace.into(),
+        name: name.into(),
     }
 }
 
@@ -477,7 +477,7 @@ mod tests {
         };
         let new: Vec<current::Decision> = old.into_iter().map(Into::into).collect();
         let config_map = ObjectKey {
-            group: String::new(),
+            group: "".into(),
             kind: "ConfigMap".into(),
             namespace: "default".into(),
             name: "app".into(),

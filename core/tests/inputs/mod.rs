@@ -261,9 +261,9 @@ fn report(state: &State, op: &Op) -> Input {
         .iter()
         .flat_map(|(key, p)| {
             p.bindings.values().filter_map(move |b| {
-                let namespace = (!key.namespace.is_empty()).then(|| key.namespace.clone());
+                let namespace = (!key.namespace.is_empty()).then(|| key.namespace.to_string());
                 b.resource_index
-                    .map(|i| (key.name.clone(), namespace, b.cluster.to_string(), i))
+                    .map(|i| (key.name.to_string(), namespace, b.cluster.to_string(), i))
             })
         })
         .collect();
@@ -371,8 +371,8 @@ fn approve(state: &State, pick: u8, namespaced: bool, after: bool) -> Input {
     }
     let (key, _) = pending[usize::from(pick) % pending.len()];
     Input::Approve {
-        name: key.name.clone(),
-        namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
+        name: key.name.to_string(),
+        namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
     }
 }
 
@@ -382,8 +382,8 @@ fn analysis_result(state: &State, pick: u8, value: u8) -> Input {
     let (run, namespace, stage, task) =
         match measuring.get(usize::from(pick) % measuring.len().max(1)) {
             Some(m) => (
-                m.run.name.clone(),
-                (!m.run.namespace.is_empty()).then(|| m.run.namespace.clone()),
+                m.run.name.to_string(),
+                (!m.run.namespace.is_empty()).then(|| m.run.namespace.to_string()),
                 m.stage.clone(),
                 m.at.path(),
             ),

@@ -384,7 +384,7 @@ fn a_namespaced_resource_names_its_namespace_and_missing_objects_are_none() {
         }),
     );
     let key = ObjectKey {
-        group: String::new(),
+        group: "".into(),
         kind: "ConfigMap".into(),
         namespace: "application-1".into(),
         name: "app-config-1".into(),

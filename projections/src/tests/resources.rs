@@ -60,7 +60,7 @@ fn a_config_map_renders_its_data_under_the_hubs_metadata() {
     let mut hub = Hub::new();
     hub.apply(0, &config_map());
     let key = ObjectKey {
-        group: String::new(),
+        group: "".into(),
         kind: "ConfigMap".into(),
         namespace: "test".into(),
         name: "test-1".into(),
@@ -94,7 +94,7 @@ fn an_update_keeps_uid_and_creation_and_bumps_versions() {
     changed["metadata"]["annotations"] = json!({"note": "x"});
     hub.apply(60, &changed);
     let key = ObjectKey {
-        group: String::new(),
+        group: "".into(),
         kind: "ConfigMap".into(),
         namespace: "test".into(),
         name: "test-1".into(),

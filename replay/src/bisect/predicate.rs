@@ -187,7 +187,7 @@ fn run_key(text: &str) -> Option<ObjectKey> {
 /// `NAME` or `NS/NAME`, as in the text forms.
 fn scoped_text(key: &ObjectKey) -> String {
     if key.namespace.is_empty() {
-        key.name.clone()
+        key.name.to_string()
     } else {
         format!("{}/{}", key.namespace, key.name)
     }
@@ -496,14 +496,14 @@ fn object_field(
 ) -> Option<String> {
     let info = flotilla_projections::resolve_kind(state, kind)?;
     let key = ObjectKey {
-        group: info.group.clone(),
-        kind: info.kind.clone(),
+        group: info.group.as_str().into(),
+        kind: info.kind.as_str().into(),
         namespace: if info.namespaced {
-            namespace.unwrap_or("default").to_owned()
+            namespace.unwrap_or("default").into()
         } else {
-            String::new()
+            "".into()
         },
-        name: name.to_owned(),
+        name: name.into(),
     };
     let object = flotilla_projections::render_object(state, &key)?;
     let field = object.pointer(pointer);

@@ -50,8 +50,8 @@ impl PlacementRef {
     #[must_use]
     pub fn key(&self) -> ObjectKey {
         Scope {
-            namespace: self.namespace.clone().unwrap_or_default(),
-            run_name: String::new(),
+            namespace: self.namespace.as_deref().unwrap_or_default().into(),
+            run_name: "".into(),
         }
         .placement_key(&self.name)
     }
@@ -71,8 +71,8 @@ impl RunRef {
     #[must_use]
     pub fn key(&self) -> ObjectKey {
         Scope {
-            namespace: self.namespace.clone().unwrap_or_default(),
-            run_name: self.name.clone(),
+            namespace: self.namespace.as_deref().unwrap_or_default().into(),
+            run_name: self.name.as_str().into(),
         }
         .run_key()
     }

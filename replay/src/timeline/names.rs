@@ -29,7 +29,7 @@ impl About {
             && key.namespace.is_empty()
             && (key.group == CLUSTER_GROUP || unknown_group)
         {
-            about.cluster = Some(key.name.clone());
+            about.cluster = Some(key.name.to_string());
         } else if key.group == PLACEMENT_GROUP || unknown_group {
             let placement_group = in_group(key, PLACEMENT_GROUP);
             if is_placement(&placement_group) {
@@ -51,10 +51,10 @@ impl About {
             Input::Delete { target } => {
                 let group = target.group.clone().unwrap_or_default();
                 let key = ObjectKey {
-                    group,
-                    kind: target.kind.clone(),
-                    namespace: target.namespace.clone().unwrap_or_default(),
-                    name: target.name.clone(),
+                    group: group.into(),
+                    kind: target.kind.as_str().into(),
+                    namespace: target.namespace.as_deref().unwrap_or_default().into(),
+                    name: target.name.as_str().into(),
                 };
                 About::of_object(&key)
             }
@@ -84,8 +84,8 @@ impl About {
             Input::Tick => About::default(),
             Input::AnalysisResult(result) => {
                 let scope = staged::Scope {
-                    namespace: result.namespace.clone().unwrap_or_default(),
-                    run_name: result.run.clone(),
+                    namespace: result.namespace.as_deref().unwrap_or_default().into(),
+                    run_name: result.run.as_str().into(),
                 };
                 About {
                     run: Some(scope.run_key()),
@@ -166,7 +166,7 @@ impl About {
 /// The same key in `group` (a delete may leave the group to the kind).
 fn in_group(key: &ObjectKey, group: &str) -> ObjectKey {
     ObjectKey {
-        group: group.to_owned(),
+        group: group.into(),
         ..key.clone()
     }
 }
@@ -174,7 +174,7 @@ fn in_group(key: &ObjectKey, group: &str) -> ObjectKey {
 fn is_placement(key: &ObjectKey) -> bool {
     let scope = Scope {
         namespace: key.namespace.clone(),
-        run_name: String::new(),
+        run_name: "".into(),
     };
     scope.placement_key(&key.name) == *key
 }
@@ -188,8 +188,8 @@ fn is_request(key: &ObjectKey) -> bool {
 
 fn request_key(namespace: Option<&str>, name: &str) -> ObjectKey {
     Scope {
-        namespace: namespace.unwrap_or_default().to_owned(),
-        run_name: String::new(),
+        namespace: namespace.unwrap_or_default().into(),
+        run_name: "".into(),
     }
     .approval_key(name)
 }
@@ -199,10 +199,10 @@ fn manifest_key(manifest: &str) -> Option<ObjectKey> {
     let value: Value = serde_json::from_str(manifest).ok()?;
     let text = |pointer: &str| value.pointer(pointer).and_then(Value::as_str);
     Some(ObjectKey {
-        group: flotilla_core::model::group_of(text("/apiVersion").unwrap_or_default()).to_owned(),
-        kind: text("/kind")?.to_owned(),
-        namespace: text("/metadata/namespace").unwrap_or_default().to_owned(),
-        name: text("/metadata/name")?.to_owned(),
+        group: flotilla_core::model::group_of(text("/apiVersion").unwrap_or_default()).into(),
+        kind: text("/kind")?.into(),
+        namespace: text("/metadata/namespace").unwrap_or_default().into(),
+        name: text("/metadata/name")?.into(),
     })
 }
 
@@ -225,7 +225,7 @@ impl Relations {
         for (key, request) in state.approvals() {
             let scope = Scope {
                 namespace: key.namespace.clone(),
-                run_name: request.run.clone(),
+                run_name: request.run.as_str().into(),
             };
             relations.requests.insert(key.clone(), scope.run_key());
         }

@@ -177,8 +177,8 @@ pub fn placement_settled(state: &State, key: &ObjectKey) -> bool {
 pub async fn explained(log: &FaultyLog, state: &State) -> Result<(), SimError> {
     for key in state.placements().keys() {
         let placement = PlacementRef {
-            namespace: (!key.namespace.is_empty()).then(|| key.namespace.clone()),
-            name: key.name.clone(),
+            namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
+            name: key.name.to_string(),
         };
         let explanation = explain_placement(log, &placement, None).await?;
         let text = explanation.text();

@@ -182,17 +182,17 @@ impl Operator {
             let (low, high) = APPROVE_AFTER_MS;
             let (seen, sent) = *self
                 .approvals
-                .entry(key.name.clone())
+                .entry(key.name.to_string())
                 .or_insert((now_ms + rng.between(low, high), None));
             let due = sent.map_or(seen, |at| at + RESEND_MS);
             if now_ms < due {
                 continue;
             }
             self.approvals
-                .insert(key.name.clone(), (seen, Some(now_ms)));
-            let namespace = (!key.namespace.is_empty()).then(|| key.namespace.clone());
+                .insert(key.name.to_string(), (seen, Some(now_ms)));
+            let namespace = (!key.namespace.is_empty()).then(|| key.namespace.to_string());
             let input = Input::Approve {
-                name: key.name.clone(),
+                name: key.name.to_string(),
                 namespace,
             };
             out.push(envelope(rng, input));

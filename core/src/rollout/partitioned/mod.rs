@@ -81,7 +81,7 @@ pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectK
         match change {
             Change::WorkReported { placement, cluster } => {
                 if let Some(plan) = state.partitioned_rollouts.get_mut(placement) {
-                    plan.dirty.insert(cluster.clone());
+                    plan.dirty.insert(cluster.to_string());
                 }
             }
             Change::ClusterScheduled { placement, .. }

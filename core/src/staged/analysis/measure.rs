@@ -51,8 +51,8 @@ pub(crate) fn record(
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let scope = Scope {
-        namespace: result.namespace.clone().unwrap_or_default(),
-        run_name: result.run.clone(),
+        namespace: result.namespace.as_deref().unwrap_or_default().into(),
+        run_name: result.run.as_str().into(),
     };
     let key = scope.run_key();
     let Some(run) = state.update_runs.get_mut(&key) else {
@@ -222,7 +222,7 @@ fn parse_task_name(task: &str) -> Result<(Option<TaskPosition>, Option<usize>), 
 
 fn display_name(key: &ObjectKey) -> String {
     if key.namespace.is_empty() {
-        key.name.clone()
+        key.name.to_string()
     } else {
         format!("{}/{}", key.namespace, key.name)
     }

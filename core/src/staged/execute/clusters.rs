@@ -304,7 +304,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         status.resource_overrides.clone(),
     );
     let cluster = status.cluster.clone();
-    let run_name = pass.scope.run_name.clone();
+    let run_name = pass.scope.run_name.to_string();
     let Some(placement) = pass.state.placements.get_mut(&pass.placement) else {
         return;
     };

@@ -211,7 +211,7 @@ fn move_back(pass: &mut Pass<'_>, rollback: &mut RunRollback, survey: Survey) {
     };
     for (cluster, work) in moves {
         let to = work.resource_index;
-        let run = Some(pass.scope.run_name.clone());
+        let run = Some(pass.scope.run_name.to_string());
         pass.decisions
             .extend(placement.bind(&key, &cluster, (work, run), pass.now, pass.changes));
         pass.decisions.push(Decision::ClusterRolledBack {
