@@ -308,9 +308,11 @@ impl<L: EventLog> Hub<L> {
             // first, so its answers are not held back by the wait.
             let wait = recording.is_none();
             // Nothing is folded yet in this round, so a failed read is simply tried again.
+            let reading = std::time::Instant::now();
             let read = self
                 .next_round(&mut ahead, folded, wait, &mut shutdown)
                 .await;
+            let read_took = reading.elapsed();
             let (events, mut first) = match read {
                 Ok(Some(read)) => read,
                 Ok(None) => {
@@ -333,13 +335,30 @@ impl<L: EventLog> Hub<L> {
             }
             pacer.note_round(events.len() >= self.config.fold_round_max);
             ahead = self.read_ahead(&events);
+            if ahead.is_some() {
+                // The read was spawned into this worker's LIFO slot, which other workers do
+                // not steal: without a yield it would start only after the fold.
+                tokio::task::yield_now().await;
+            }
+            let folding = std::time::Instant::now();
             let (decided, first_seen, stopped) = self.fold_batch(&events, first)?;
+            let fold_took = folding.elapsed();
             // The previous round settles before this one records: one round records at a
             // time, in order.
             let mut checkpoint_due = false;
+            let settling = std::time::Instant::now();
             if let Some(round) = recording.take() {
                 checkpoint_due = self.settle_round(round, &mut pacer).await?;
             }
+            // Where a busy writer's time goes: reading, folding, or waiting for the previous
+            // round to be recorded.
+            tracing::debug!(
+                inputs = events.len(),
+                ?read_took,
+                ?fold_took,
+                settle_took = ?settling.elapsed(),
+                "round folded"
+            );
             if let Some(decided) = decided {
                 let round = self.record(decided, first_seen, &shutdown);
                 if checkpoint_due || stopped.is_some() {
