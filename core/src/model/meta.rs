@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 
-use super::KeyPart;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+
+use super::KeyPart;
 
 /// The identity of a stored object: API group, kind, namespace (empty when cluster-scoped), name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
