@@ -28,8 +28,9 @@ impl Fold {
             .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
             .single()
             .unwrap_or_default();
-        // One millisecond per event: the run's 5-minute stuck deadline never passes.
-        let time = start + Duration::milliseconds(i64::try_from(self.id).unwrap_or(0));
+        // One microsecond per event: neither a heartbeat's timeout nor the run's 5-minute stuck
+        // deadline passes, even while a million clusters join.
+        let time = start + Duration::microseconds(i64::try_from(self.id).unwrap_or(0));
         step(
             &mut self.state,
             &Envelope::new(Uuid::from_u128(self.id), time, "bench", input),
@@ -57,7 +58,7 @@ impl Fold {
     }
 }
 
-fn run(size: usize) {
+fn run(size: usize, shuffled: bool) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
@@ -102,7 +103,7 @@ fn run(size: usize) {
             });
             continue;
         }
-        for cluster in owed {
+        for cluster in in_order(owed, shuffled) {
             fold.send(support::available(cluster, 0));
         }
     }
@@ -127,14 +128,36 @@ fn run(size: usize) {
     );
 }
 
+/// The clusters in the order they report: by name, or (`shuffled`) by a fixed hash of it.
+fn in_order(mut clusters: Vec<String>, shuffled: bool) -> Vec<String> {
+    if shuffled {
+        clusters.sort_by_key(|name| {
+            let mut hasher = std::hash::DefaultHasher::new();
+            std::hash::Hash::hash(name, &mut hasher);
+            std::hash::Hasher::finish(&hasher)
+        });
+    }
+    clusters
+}
+
 fn main() {
-    let benchmarking = std::env::args().any(|a| a == "--bench");
-    let sizes: &[usize] = if benchmarking {
-        &[1_000, 10_000, 100_000]
-    } else {
-        &[100]
+    let args: Vec<String> = std::env::args().collect();
+    let benchmarking = args.iter().any(|a| a == "--bench");
+    // `--bench --clusters N` times one size only (a million: about 15 s and 1.5 GB).
+    let chosen = args
+        .iter()
+        .position(|a| a == "--clusters")
+        .and_then(|at| args.get(at + 1))
+        .and_then(|n| n.parse::<usize>().ok());
+    let sizes: Vec<usize> = match chosen {
+        Some(size) => vec![size],
+        None if benchmarking => vec![1_000, 10_000, 100_000],
+        None => vec![100],
     };
-    for &size in sizes {
-        run(size);
+    // `--shuffled`: clusters report in an order unrelated to their names, as a fleet's do,
+    // so the fold's searches do not walk the maps in key order.
+    let shuffled = args.iter().any(|a| a == "--shuffled");
+    for size in sizes {
+        run(size, shuffled);
     }
 }
