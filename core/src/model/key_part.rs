@@ -35,12 +35,7 @@ impl KeyPart {
     /// `text` as a key part: one of the fleet's long groups and kinds points at static text.
     #[must_use]
     pub fn new(text: &str) -> Self {
-        if text.len() > 24
-            && let Some(known) = LONG_KNOWN.iter().find(|known| **known == text)
-        {
-            return Self(CompactString::const_new(known));
-        }
-        Self(CompactString::from(text))
+        Self(super::uid::static_or_inline(&LONG_KNOWN, text))
     }
 
     /// The text.

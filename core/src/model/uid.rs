@@ -87,13 +87,17 @@ const FLEET_API_VERSIONS: [&str; 4] = [
 /// any other is inline up to 24 bytes.
 #[must_use]
 pub fn api_version(text: &str) -> CompactString {
-    FLEET_API_VERSIONS
-        .iter()
-        .find(|known| **known == text)
-        .map_or_else(
-            || CompactString::from(text),
-            |known| CompactString::const_new(known),
-        )
+    static_or_inline(&FLEET_API_VERSIONS, text)
+}
+
+/// `text` pointing at the static copy in `known` when it is one of them (no allocation, however
+/// long), else a string inline up to 24 bytes.
+#[must_use]
+pub fn static_or_inline(known: &[&'static str], text: &str) -> CompactString {
+    known.iter().find(|k| **k == text).map_or_else(
+        || CompactString::from(text),
+        |k| CompactString::const_new(k),
+    )
 }
 
 /// Deserializes an `apiVersion` through [`api_version`].
