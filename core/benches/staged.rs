@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use chrono::{Duration, TimeZone, Utc};
 use flotilla_core::model::ObjectKey;
+use flotilla_core::wire::checkpoint;
 use flotilla_core::{Envelope, Input, State, step};
 use uuid::Uuid;
 
@@ -37,6 +38,16 @@ impl Fold {
         );
     }
 
+    /// Replaces the state with its checkpoint's decoding, as a hub restarted now would hold
+    /// it: maps decoded in bulk, their nodes full (the fold's inserts leave them half full).
+    fn restore(&mut self) {
+        let encoded = checkpoint::encode_once_into(self.events, &self.state, Vec::new())
+            .expect("the state encodes");
+        self.state = checkpoint::decode(&encoded.record)
+            .expect("its checkpoint decodes")
+            .state;
+    }
+
     fn apply(&mut self, manifest: String) {
         self.send(Input::Apply { manifest });
     }
@@ -58,7 +69,7 @@ impl Fold {
     }
 }
 
-fn run(size: usize, shuffled: bool) {
+fn run(size: usize, shuffled: bool, restored: bool) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
@@ -78,6 +89,9 @@ fn run(size: usize, shuffled: bool) {
     };
     for input in support::join_fleet(size, |i| format!(r#"{{"env":"{}"}}"#, env(i))) {
         fold.send(input);
+    }
+    if restored {
+        fold.restore();
     }
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"External"}}}"#.into());
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"s"},"spec":{"stages":[
@@ -158,7 +172,10 @@ fn main() {
     // `--shuffled`: clusters report in an order unrelated to their names, as a fleet's do,
     // so the fold's searches do not walk the maps in key order.
     let shuffled = args.iter().any(|a| a == "--shuffled");
+    // `--restored`: the fleet's state is restored from its checkpoint before the run, as after
+    // a hub's restart.
+    let restored = args.iter().any(|a| a == "--restored");
     for size in sizes {
-        run(size, shuffled);
+        run(size, shuffled, restored);
     }
 }
