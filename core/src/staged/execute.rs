@@ -227,6 +227,20 @@ fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
             used.map_or_else(String::new, |i| i.to_string())
         ));
     }
+    // Retention keeps the snapshot an unfinished run rolls out, so it is gone only when the
+    // placement was deleted and made again since the run was initialized: binding a cluster to
+    // it would give the cluster work that does not exist.
+    let resource_index = pass.run.status.resource_snapshot_index_used;
+    if let Some(index) = resource_index
+        && !placement
+            .resource_snapshots
+            .iter()
+            .any(|s| s.index == index)
+    {
+        return Err(format!(
+            "{VALIDATE_FAILED}: the resource snapshot index used in the updateRun no longer exists, recorded: {index}"
+        ));
+    }
     if !pass.run.status.needs_validation {
         return Ok(());
     }

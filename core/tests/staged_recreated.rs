@@ -1,0 +1,84 @@
+//! A staged run initialized against a placement that is then deleted and made again: the new
+//! placement's snapshots start over, so the resource snapshot the run recorded may not exist.
+//! The run fails validation when it would start, instead of binding clusters to work that does
+//! not exist (found by `all_inputs`'s property test).
+
+mod common;
+
+use common::{Hub, namespace};
+use flotilla_core::model::ObjectKey;
+use flotilla_core::staged::run::UpdateRun;
+use serde_json::{Value, json};
+
+fn crp() -> Value {
+    json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacement",
+        "metadata": {"name": "crp"},
+        "spec": {
+            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "test-ns"}],
+            "policy": {"placementType": "PickAll"},
+            "strategy": {"type": "External"}
+        }
+    })
+}
+
+fn run(state: &str) -> Value {
+    json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateRun",
+        "metadata": {"name": "r"},
+        "spec": {"placementName": "crp", "stagedRolloutStrategyName": "strategy", "state": state}
+    })
+}
+
+fn the_run(hub: &Hub) -> &UpdateRun {
+    let key = ObjectKey::cluster_scoped(
+        "placement.kubernetes-fleet.io",
+        "ClusterStagedUpdateRun",
+        "r",
+    );
+    &hub.state.update_runs()[&key]
+}
+
+#[test]
+fn a_run_whose_snapshot_went_with_its_placement_fails_instead_of_starting() {
+    let mut hub = Hub::new();
+    hub.join("member1", json!({}), json!([]));
+    hub.apply(&namespace("test-ns"));
+    hub.apply(&crp());
+    let mut changed = namespace("test-ns");
+    changed["metadata"]["labels"] = json!({"version": "2"});
+    hub.apply(&changed);
+    hub.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateStrategy",
+        "metadata": {"name": "strategy"},
+        "spec": {"stages": [{"name": "all", "labelSelector": {}}]}
+    }));
+    hub.apply(&run("Initialize"));
+    assert_eq!(the_run(&hub).status.resource_snapshot_index_used, Some(1));
+
+    hub.delete("ClusterResourcePlacement", "crp");
+    hub.apply(&crp());
+    hub.apply(&run("Run"));
+
+    let succeeded = the_run(&hub).status.succeeded.clone();
+    assert_eq!(
+        succeeded.as_ref().map(|c| c.reason.as_str()),
+        Some("UpdateRunFailed")
+    );
+    assert!(succeeded.map(|c| c.message).unwrap_or_default().ends_with(
+        "the resource snapshot index used in the updateRun no longer exists, recorded: 1"
+    ));
+    let placement = hub
+        .state
+        .placements()
+        .values()
+        .find(|p| p.bindings.contains_key("member1"))
+        .expect("the new placement binds member1");
+    assert_eq!(
+        placement.bindings["member1"].resource_index, None,
+        "no work was bound to the missing snapshot"
+    );
+}
