@@ -10,17 +10,11 @@ use flotilla_core::model::ObjectKey;
 use flotilla_core::staged::run::UpdateRun;
 use serde_json::{Value, json};
 
-fn crp() -> Value {
-    json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "crp"},
-        "spec": {
-            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "test-ns"}],
-            "policy": {"placementType": "PickAll"},
-            "strategy": {"type": "External"}
-        }
-    })
+/// An External PickAll placement of namespace `test-ns`.
+fn external_crp() -> Value {
+    let mut placement = common::crp("crp", json!({"placementType": "PickAll"}));
+    placement["spec"]["strategy"] = json!({"type": "External"});
+    placement
 }
 
 fn run(state: &str) -> Value {
@@ -46,7 +40,7 @@ fn a_run_whose_snapshot_went_with_its_placement_fails_instead_of_starting() {
     let mut hub = Hub::new();
     hub.join("member1", json!({}), json!([]));
     hub.apply(&namespace("test-ns"));
-    hub.apply(&crp());
+    hub.apply(&external_crp());
     let mut changed = namespace("test-ns");
     changed["metadata"]["labels"] = json!({"version": "2"});
     hub.apply(&changed);
@@ -60,7 +54,7 @@ fn a_run_whose_snapshot_went_with_its_placement_fails_instead_of_starting() {
     assert_eq!(the_run(&hub).status.resource_snapshot_index_used, Some(1));
 
     hub.delete("ClusterResourcePlacement", "crp");
-    hub.apply(&crp());
+    hub.apply(&external_crp());
     hub.apply(&run("Run"));
 
     let succeeded = the_run(&hub).status.succeeded.clone();
