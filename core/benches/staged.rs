@@ -39,7 +39,7 @@ impl Fold {
     }
 
     /// Replaces the state with its checkpoint's decoding, as a hub restarted now would hold
-    /// it: maps decoded in bulk, their nodes full (the fold's inserts leave them half full).
+    /// it: every map and member allocated afresh, in name order, not in the fold's order.
     fn restore(&mut self) {
         let encoded = checkpoint::encode_once_into(self.events, &self.state, Vec::new())
             .expect("the state encodes");

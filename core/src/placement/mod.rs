@@ -99,6 +99,12 @@ impl Placement {
         self.resource_snapshots.last()
     }
 
+    /// The resource snapshot at `index`, if the placement still keeps it.
+    #[must_use]
+    pub fn resource_snapshot(&self, index: u64) -> Option<&ResourceSnapshot> {
+        self.resource_snapshots.iter().find(|s| s.index == index)
+    }
+
     /// Whether the latest policy snapshot's `Scheduled` condition is `True`.
     #[must_use]
     pub fn is_fully_scheduled(&self) -> bool {

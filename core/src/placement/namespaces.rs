@@ -40,17 +40,13 @@ pub fn namespace_exists(state: &State, cluster: &str, namespace: &str) -> bool {
             .any(|(_, placement)| {
                 placement.bindings.get(cluster).is_some_and(|binding| {
                     carried(binding).is_some_and(|index| {
-                        placement
-                            .resource_snapshots
-                            .iter()
-                            .find(|snapshot| snapshot.index == index)
-                            .is_some_and(|snapshot| {
-                                snapshot.resources.iter().any(|resource| {
-                                    resource.key.group.is_empty()
-                                        && resource.key.kind == "Namespace"
-                                        && resource.key.name == namespace
-                                })
+                        placement.resource_snapshot(index).is_some_and(|snapshot| {
+                            snapshot.resources.iter().any(|resource| {
+                                resource.key.group.is_empty()
+                                    && resource.key.kind == "Namespace"
+                                    && resource.key.name == namespace
                             })
+                        })
                     })
                 })
             })
@@ -96,7 +92,7 @@ pub fn failed_for_missing_namespace(
     let Some(snapshot) = state
         .placements
         .get(placement)
-        .and_then(|p| p.resource_snapshots.iter().find(|s| s.index == index))
+        .and_then(|p| p.resource_snapshot(index))
     else {
         return Vec::new();
     };

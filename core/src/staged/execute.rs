@@ -230,12 +230,8 @@ fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
     // Retention keeps the snapshot an unfinished run rolls out, so it is gone only when the
     // placement was deleted and made again since the run was initialized: binding a cluster to
     // it would give the cluster work that does not exist.
-    let resource_index = pass.run.status.resource_snapshot_index_used;
-    if let Some(index) = resource_index
-        && !placement
-            .resource_snapshots
-            .iter()
-            .any(|s| s.index == index)
+    if let Some(index) = pass.run.status.resource_snapshot_index_used
+        && placement.resource_snapshot(index).is_none()
     {
         return Err(format!(
             "{VALIDATE_FAILED}: the resource snapshot index used in the updateRun no longer exists, recorded: {index}"

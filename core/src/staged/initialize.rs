@@ -335,11 +335,7 @@ fn resource_index(
             "invalid resource snapshot index `{text}` provided, expected an integer >= 0"
         ))
     })?;
-    if placement
-        .resource_snapshots
-        .iter()
-        .any(|s| s.index == index)
-    {
+    if placement.resource_snapshot(index).is_some() {
         Ok(index)
     } else {
         Err(InitError::User(format!(
@@ -358,11 +354,7 @@ fn record_overrides(
     index: u64,
     run: &mut UpdateRun,
 ) {
-    let Some(snapshot) = placement
-        .resource_snapshots
-        .iter()
-        .find(|s| s.index == index)
-    else {
+    let Some(snapshot) = placement.resource_snapshot(index) else {
         return;
     };
     if state.overrides.is_empty() {
