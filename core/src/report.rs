@@ -18,6 +18,7 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Differences, ManifestDifference, RESOURCE_INDEX_CURRENT, WorkReport};
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
+use crate::placement::BindingState;
 use crate::placement::binding::Binding;
 use crate::placement::namespaces;
 use crate::state::{
@@ -45,7 +46,10 @@ pub(crate) fn record_report(
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    if !state.members.contains_key(report.cluster.as_str()) {
+    let key = placement_key(report);
+    if !has_live_binding(state, &key, report)
+        && !state.members.contains_key(report.cluster.as_str())
+    {
         return vec![rejected(
             RejectCode::UnknownCluster,
             format!(
@@ -54,7 +58,6 @@ pub(crate) fn record_report(
             ),
         )];
     }
-    let key = placement_key(report);
     // A ResourcePlacement's work cannot apply where its namespace does not exist, whatever the
     // member says: it is recorded as the member's applier would have failed it.
     let missing = namespaces::missing_namespace(state, &key, &report.cluster)
@@ -123,6 +126,18 @@ pub(crate) fn record_report(
         placement: key,
         resource_index: report.resource_index,
     }]
+}
+
+/// Whether the reporting cluster has a live binding of the placement, so is a member (every
+/// live binding's cluster is one: `invariants::bindings`). The search is the one the report
+/// makes next, so it costs the report one million-entry search instead of two: a wave's reports
+/// arrive in no order, and each search of the members went to memory.
+fn has_live_binding(state: &State, key: &ObjectKey, report: &WorkReport) -> bool {
+    state
+        .placements
+        .get(key)
+        .and_then(|placement| placement.bindings.get(report.cluster.as_str()))
+        .is_some_and(|binding| binding.state != BindingState::Unscheduled)
 }
 
 /// The report a member's applier gives when the namespace is missing: every manifest failed to

@@ -10,7 +10,7 @@ mod common;
 use common::{Hub, crp, member, names, namespace};
 use flotilla_core::decision::{Decision, RejectCode};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::{Input, next_deadline};
+use flotilla_core::{Input, WorkReport, next_deadline};
 use serde_json::json;
 
 fn member_key(name: &str) -> ObjectKey {
@@ -200,4 +200,51 @@ fn a_leave_from_a_stranger_or_a_member_that_already_left_is_refused_as_unknown()
         "a retried leave of a member that is gone"
     );
     assert_eq!(hub.state.hash().expect("hashes"), hash);
+}
+
+/// A report is searched by its binding first (the search a report needs anyway), so these pin
+/// the refusals that come from membership: a member's report while it leaves finds no work, and
+/// one after it left, or from a cluster that never joined, comes from a stranger.
+#[test]
+fn a_work_report_from_a_leaving_member_finds_no_work_and_from_one_gone_a_stranger() {
+    let mut hub = three_bound();
+    hub.delete("MemberCluster", "c2");
+    let hash = hub.state.hash().expect("hashes");
+    assert_eq!(
+        rejection_code(&hub.report("crp", "c2", true, true)),
+        Some(RejectCode::NotFound),
+        "still a member, but its binding went when it began to leave"
+    );
+    assert_eq!(hub.state.hash().expect("hashes"), hash, "nothing changed");
+    leave(&mut hub, "c2");
+    let gone = hub.state.hash().expect("hashes");
+    for cluster in ["c2", "stranger"] {
+        assert_eq!(
+            rejection_code(&hub.report("crp", cluster, true, true)),
+            Some(RejectCode::UnknownCluster),
+            "{cluster}"
+        );
+        assert_eq!(
+            rejection_code(&hub.send(Input::WorkReport(report_on("missing", cluster)))),
+            Some(RejectCode::UnknownCluster),
+            "membership is judged before the placement: {cluster}"
+        );
+    }
+    assert_eq!(hub.state.hash().expect("hashes"), gone, "nothing changed");
+}
+
+/// An applied and available report on a ClusterResourcePlacement's work at index 0.
+fn report_on(placement: &str, cluster: &str) -> WorkReport {
+    WorkReport {
+        cluster: cluster.into(),
+        placement: placement.into(),
+        namespace: None,
+        resource_index: 0,
+        applied: Some(true),
+        available: Some(true),
+        trackable: true,
+        message: String::new(),
+        failed_manifests: Vec::new(),
+        differences: Default::default(),
+    }
 }
