@@ -69,7 +69,14 @@ impl Fold {
     }
 }
 
-fn run(size: usize, shuffled: bool, restored: bool) {
+/// How the bench runs: the flags of `main`.
+struct Options {
+    shuffled: bool,
+    restored: bool,
+    progress_deadline: bool,
+}
+
+fn run(size: usize, options: &Options) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
@@ -90,14 +97,19 @@ fn run(size: usize, shuffled: bool, restored: bool) {
     for input in support::join_fleet(size, |i| format!(r#"{{"env":"{}"}}"#, env(i))) {
         fold.send(input);
     }
-    if restored {
+    if options.restored {
         fold.restore();
     }
+    let deadline = if options.progress_deadline {
+        r#","progressDeadlineSeconds":600"#
+    } else {
+        ""
+    };
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"External"}}}"#.into());
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"s"},"spec":{"stages":[
         {"name":"staging","labelSelector":{"matchLabels":{"env":"staging"}},"maxConcurrency":"100%"},
         {"name":"canary","labelSelector":{"matchLabels":{"env":"canary"}},"maxConcurrency":"50%","afterStageTasks":[{"type":"Approval"}]},
-        {"name":"production","labelSelector":{"matchLabels":{"env":"production"}},"maxConcurrency":"25%"}]}}"#.into());
+        {"name":"production","labelSelector":{"matchLabels":{"env":"production"}},"maxConcurrency":"25%"__DEADLINE__}]}}"#.replace("__DEADLINE__", deadline));
     let before = fold.events;
     // A benchmark measures wall time; the clock ban is for the fold itself.
     #[allow(clippy::disallowed_methods)]
@@ -117,7 +129,7 @@ fn run(size: usize, shuffled: bool, restored: bool) {
             });
             continue;
         }
-        for cluster in in_order(owed, shuffled) {
+        for cluster in in_order(owed, options.shuffled) {
             fold.send(support::available(cluster, 0));
         }
     }
@@ -175,7 +187,15 @@ fn main() {
     // `--restored`: the fleet's state is restored from its checkpoint before the run, as after
     // a hub's restart.
     let restored = args.iter().any(|a| a == "--restored");
+    // `--progress-deadline`: production has a `progressDeadlineSeconds` (600 s, never reached
+    // here), which each pass checks.
+    let progress_deadline = args.iter().any(|a| a == "--progress-deadline");
+    let options = Options {
+        shuffled,
+        restored,
+        progress_deadline,
+    };
     for size in sizes {
-        run(size, shuffled, restored);
+        run(size, &options);
     }
 }

@@ -241,6 +241,14 @@ fn bookkeeping(
             stage.updating
         ));
     }
+    if let Some(known) = stage.latest_success.known()
+        && known != crate::staged::run::latest_success(&stage.clusters)
+    {
+        return fail(format!(
+            "latest success kept as {known:?}, clusters say {:?}",
+            crate::staged::run::latest_success(&stage.clusters)
+        ));
+    }
     if stage.start_time.is_none() && stage.clusters.iter().any(|c| c.started.is_some()) {
         return fail("a cluster started before the stage did".into());
     }

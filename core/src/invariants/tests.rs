@@ -538,6 +538,19 @@ fn stage_cursors_that_disagree_with_clusters_are_caught() {
         check(&fold.state),
         Err(Violation::StageBookkeeping { .. })
     ));
+    // The kept latest success, once known, must be the clusters' own.
+    let mut fold = staged();
+    let stage = &mut the_run(&mut fold).status.stages[0];
+    let known = stage.latest_success.get(&stage.clusters);
+    assert_eq!(check(&fold.state), Ok(()), "a scan agrees: {known:?}");
+    let stage = &mut the_run(&mut fold).status.stages[0];
+    stage
+        .latest_success
+        .record(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StageBookkeeping { .. })
+    ));
 }
 
 #[test]

@@ -437,11 +437,13 @@ fn delete_stage(pass: &mut Pass<'_>) {
             .get_mut(&key)
             .and_then(|p| p.remove_binding(&key, &cluster.cluster, pass.changes));
         pass.decisions.extend(removed);
-        cluster.succeeded = Some(pass.shared_condition(
+        let succeeded = pass.shared_condition(
             "Succeeded",
             ConditionStatus::True,
             "ClusterUpdatingSucceeded",
-        ));
+        );
+        stage.latest_success.record(succeeded.last_transition_time);
+        cluster.succeeded = Some(succeeded);
     }
     stage.succeeded = Some(pass.condition(
         "Succeeded",

@@ -126,6 +126,56 @@ pub struct StageStatus {
     pub next_unstarted: usize,
     /// Positions of the clusters started and not finished.
     pub updating: BTreeSet<usize>,
+    /// When a cluster of the stage last succeeded: derived from `clusters`, never encoded.
+    #[serde(skip)]
+    pub latest_success: LatestSuccess,
+}
+
+/// When a stage's latest cluster success happened, kept beside the stage: its
+/// `progressDeadlineSeconds` asks on every pass, and a scan of the stage's clusters per work
+/// report made a large stage's fold quadratic. Unknown (after a checkpoint's decoding) until
+/// asked, then one scan and kept up by each success. Equal to any other, so state comparisons
+/// see only real state; `invariants::staged` checks it against the scan.
+#[derive(Debug, Clone, Default)]
+pub struct LatestSuccess(Option<Option<DateTime<Utc>>>);
+
+impl PartialEq for LatestSuccess {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LatestSuccess {}
+
+impl LatestSuccess {
+    /// The latest success among `clusters` (the stage's own), scanning them only the first time.
+    pub fn get(&mut self, clusters: &[Arc<ClusterStatus>]) -> Option<DateTime<Utc>> {
+        *self.0.get_or_insert_with(|| latest_success(clusters))
+    }
+
+    /// What it holds without scanning: `None` while unknown.
+    #[must_use]
+    pub fn known(&self) -> Option<Option<DateTime<Utc>>> {
+        self.0
+    }
+
+    /// A cluster of the stage succeeded at `at`.
+    pub fn record(&mut self, at: DateTime<Utc>) {
+        if let Some(known) = &mut self.0 {
+            *known = Some(known.map_or(at, |latest| latest.max(at)));
+        }
+    }
+}
+
+/// The latest `lastTransitionTime` of the clusters' `Succeeded: True` conditions.
+#[must_use]
+pub fn latest_success(clusters: &[Arc<ClusterStatus>]) -> Option<DateTime<Utc>> {
+    clusters
+        .iter()
+        .filter_map(|c| c.succeeded.as_ref())
+        .filter(|s| s.status == crate::condition::ConditionStatus::True)
+        .map(|s| s.last_transition_time)
+        .max()
 }
 
 impl StageStatus {
@@ -146,6 +196,7 @@ impl StageStatus {
             first_unfinished: 0,
             next_unstarted: 0,
             updating: BTreeSet::new(),
+            latest_success: LatestSuccess::default(),
         }
     }
 }

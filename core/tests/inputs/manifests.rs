@@ -238,6 +238,12 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
         {"name": "s1", "labelSelector": {"matchLabels": {"env": "prod"}}, "maxConcurrency": count(concurrency),
          "beforeStageTasks": before}
     ]});
+    // Half the strategies give the first stage a progress deadline (issue 17), which each pass
+    // checks against the stage's latest success, kept beside the stage and rebuilt after a
+    // checkpoint.
+    if concurrency % 2 == 1 {
+        manifest["spec"]["stages"][0]["progressDeadlineSeconds"] = json!(120);
+    }
     manifest
 }
 

@@ -109,6 +109,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
                 "ClusterUpdatingSucceeded",
             );
             let stage = &mut pass.run.status.stages[index];
+            stage.latest_success.record(next.last_transition_time);
             std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded = Some(next);
             stage.updating.remove(&position);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
@@ -229,18 +230,17 @@ fn count_failure(
 /// run asks to be woken at the deadline.
 fn deadline(pass: &mut Pass<'_>, index: usize) -> Option<Outcome> {
     let seconds = safety(pass, index).progress_deadline_seconds?;
-    let stage = &pass.run.status.stages[index];
+    let stage = &mut pass.run.status.stages[index];
     if stage.updating.is_empty() {
         return None;
     }
     let since = stage
-        .clusters
-        .iter()
-        .filter_map(|c| c.succeeded.as_ref())
-        .filter(|s| s.status == ConditionStatus::True)
-        .map(|s| s.last_transition_time)
+        .latest_success
+        .get(&stage.clusters)
+        .into_iter()
         .chain(stage.start_time)
         .max()?;
+    let stage = &pass.run.status.stages[index];
     let at = since + Duration::seconds(seconds);
     if at > pass.now {
         pass.wake(at);
