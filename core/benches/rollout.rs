@@ -78,7 +78,7 @@ impl Fold {
     }
 }
 
-fn run(size: usize) {
+fn run(size: usize, progress_deadline: bool) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
@@ -91,8 +91,13 @@ fn run(size: usize) {
     for input in support::join_fleet(size, |_| "{}".to_owned()) {
         fold.send(input);
     }
+    let strategy = if progress_deadline {
+        r#","strategy":{"type":"RollingUpdate","rollingUpdate":{"progressDeadlineSeconds":600}}"#
+    } else {
+        ""
+    };
     fold.send(Input::Apply {
-        manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]}}"#.into(),
+        manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]__STRATEGY__}}"#.replace("__STRATEGY__", strategy),
     });
     fold.settle();
     let before = fold.events;
@@ -124,13 +129,23 @@ fn run(size: usize) {
 }
 
 fn main() {
-    let benchmarking = std::env::args().any(|a| a == "--bench");
-    let sizes: &[usize] = if benchmarking {
-        &[1_000, 10_000, 100_000]
-    } else {
-        &[100]
+    let args: Vec<String> = std::env::args().collect();
+    let benchmarking = args.iter().any(|a| a == "--bench");
+    // `--clusters N`: time one size only.
+    let chosen = args
+        .iter()
+        .position(|a| a == "--clusters")
+        .and_then(|at| args.get(at + 1))
+        .and_then(|n| n.parse::<usize>().ok());
+    let sizes: Vec<usize> = match chosen {
+        Some(size) => vec![size],
+        None if benchmarking => vec![1_000, 10_000, 100_000],
+        None => vec![100],
     };
-    for &size in sizes {
-        run(size);
+    // `--progress-deadline`: the placement's rollingUpdate has a `progressDeadlineSeconds`
+    // (600 s, never reached here), so every pass keeps the rollout's safety guard.
+    let progress_deadline = args.iter().any(|a| a == "--progress-deadline");
+    for size in sizes {
+        run(size, progress_deadline);
     }
 }

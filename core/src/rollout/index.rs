@@ -31,6 +31,8 @@ pub(crate) struct Class {
     /// Its cluster only reports diffs of the work it carries (`ReportDiff`): KubeFleet's
     /// `IsBindingDiffReported`, which keeps it out of `canBeReady`.
     pub reports_diff: bool,
+    /// It carries the latest resource snapshot (whatever its overrides).
+    pub on_latest: bool,
 }
 
 impl Class {
@@ -49,6 +51,7 @@ impl Class {
             out_of_date: binding.resource_index != Some(latest)
                 || &binding.override_snapshots != wanted,
             reports_diff: mode == ApplyMode::ReportDiff && binding.resource_index.is_some(),
+            on_latest: binding.resource_index == Some(latest),
         }
     }
 
@@ -64,7 +67,31 @@ impl Class {
     fn counts(self) -> bool {
         self.state != BindingState::Scheduled
     }
+
+    /// Whether it keeps a guarded rollout from being complete: scheduled or bound, and not
+    /// bound and ready on the latest snapshot.
+    fn holds_up_completion(self) -> bool {
+        self.state != BindingState::Unscheduled
+            && (self.state == BindingState::Scheduled || !self.on_latest || !self.is_ready())
+    }
 }
+
+/// The clusters classified since the rollout's safety guard last looked (`all`: the index was
+/// built whole, so every cluster): the guard judges only these again. Bookkeeping for the
+/// guard, not part of the classification, so it compares equal to any other.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Reclassified {
+    all: bool,
+    clusters: BTreeSet<ClusterName>,
+}
+
+impl PartialEq for Reclassified {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Reclassified {}
 
 /// The candidate sets of [`BindingIndex`].
 #[derive(Debug, Clone, Copy)]
@@ -112,6 +139,11 @@ pub(crate) struct BindingIndex {
     waiting: BTreeSet<(DateTime<Utc>, ClusterName)>,
     /// Clusters whose binding or overrides may have changed since they were classified.
     dirty: BTreeSet<ClusterName>,
+    /// Scheduled or bound bindings not yet bound and ready on the latest snapshot: a guarded
+    /// rollout is complete when there are none.
+    pub incomplete: u64,
+    /// Clusters classified since the safety guard last took them.
+    reclassified: Reclassified,
 }
 
 impl BindingIndex {
@@ -119,8 +151,29 @@ impl BindingIndex {
     pub fn new(latest: u64) -> Self {
         Self {
             latest,
+            reclassified: Reclassified {
+                all: true,
+                clusters: BTreeSet::new(),
+            },
             ..Self::default()
         }
+    }
+
+    /// Takes the clusters classified since the last call, in cluster order, and goes on
+    /// recording them; `None` when the index was built whole since, or was not recording, so
+    /// that every cluster counts as classified.
+    pub fn take_reclassified(&mut self) -> Option<BTreeSet<ClusterName>> {
+        let taken = std::mem::take(&mut self.reclassified);
+        (!taken.all).then_some(taken.clusters)
+    }
+
+    /// Stops recording the clusters classified: no guard is judging the rollout (a guard that
+    /// starts judges every binding), so the recording would cost every pass for nothing.
+    pub fn stop_recording(&mut self) {
+        self.reclassified = Reclassified {
+            all: true,
+            clusters: BTreeSet::new(),
+        };
     }
 
     /// Notes that a cluster's binding (or what applies to it) may have changed.
@@ -149,6 +202,9 @@ impl BindingIndex {
 
     /// Replaces what is known about `cluster` (`None`: it has no binding any more).
     pub fn set(&mut self, cluster: &str, class: Option<Class>) {
+        if !self.reclassified.all {
+            self.reclassified.clusters.insert(cluster.into());
+        }
         let old = match (self.classes.get_mut(cluster), class) {
             (Some(slot), Some(class)) => Some(std::mem::replace(slot, class)),
             (Some(_), None) => self.classes.remove(cluster),
@@ -235,6 +291,9 @@ impl BindingIndex {
         }
         if class.state != BindingState::Unscheduled {
             self.live = self.live.saturating_add_signed(sign);
+        }
+        if class.holds_up_completion() {
+            self.incomplete = self.incomplete.saturating_add_signed(sign);
         }
     }
 }

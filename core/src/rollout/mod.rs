@@ -301,7 +301,18 @@ fn pass(
         tolerated: fields.failures_tolerated(governed),
         threshold: &threshold,
     };
-    let mut decisions = guard(state, key, &settings, judging, now);
+    let seen = safety::Seen {
+        reclassified: index.take_reclassified(),
+        complete: Some(index.incomplete == 0),
+    };
+    let mut decisions = guard(state, key, &settings, (judging, seen), now);
+    let judging_on = state.placements[key]
+        .guard
+        .as_ref()
+        .is_some_and(|g| g.phase == safety::Phase::Progressing);
+    if !judging_on {
+        index.stop_recording();
+    }
     if state.placements[key]
         .guard
         .as_ref()
@@ -361,15 +372,47 @@ fn guard(
     state: &mut State,
     key: &ObjectKey,
     settings: &Settings,
-    judging: safety::Judging<'_>,
+    (judging, seen): (safety::Judging<'_>, safety::Seen),
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
     };
     let safety = placement.spec.strategy.rolling_update.safety();
-    let (decisions, next) =
-        safety::observe(placement, key, (settings.latest, safety), judging, now);
+    // The guard judges only what the index reclassified; debug builds check that judging
+    // every binding would have given the same.
+    #[cfg(debug_assertions)]
+    let judged_whole = {
+        let mut whole = placement.clone();
+        let every = safety::Seen {
+            reclassified: None,
+            complete: None,
+        };
+        let answer = safety::observe(
+            &mut whole,
+            key,
+            (settings.latest, safety),
+            judging,
+            every,
+            now,
+        );
+        (answer, whole.guard)
+    };
+    let (decisions, next) = safety::observe(
+        placement,
+        key,
+        (settings.latest, safety),
+        judging,
+        seen,
+        now,
+    );
+    #[cfg(debug_assertions)]
+    assert_eq!(
+        ((decisions.clone(), next), placement.guard.clone()),
+        judged_whole,
+        "the safety guard of {} judged only what changed, and differs",
+        key.display()
+    );
     if let Some(next) = next {
         state.rollout_deadlines.insert((next, key.clone()));
     }

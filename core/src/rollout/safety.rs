@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::safety::{OnFailure, Safety};
-use crate::placement::{BindingState, OverrideSnapshots, Placement};
+use crate::placement::{Binding, BindingState, Bindings, OverrideSnapshots, Placement};
+use crate::state::ClusterName;
 
 use super::readiness::{self, ApplyMode, Readiness};
 
@@ -212,13 +213,28 @@ pub(crate) fn block_threshold(
     }
 }
 
-/// Starts, continues or drops the placement's guard for this pass, judges its bindings and
-/// trips it when a rule fires. Returns the decisions and when it next needs a pass.
+/// What the rollout's binding index tells the guard for one pass.
+pub(crate) struct Seen {
+    /// The clusters classified since the guard last looked, in cluster order (`None`: every
+    /// cluster): only their bindings can have changed how the guard judges them.
+    pub reclassified: Option<BTreeSet<ClusterName>>,
+    /// Every scheduled or bound cluster is bound and ready on the latest snapshot (`None`:
+    /// not known without a scan of the bindings).
+    pub complete: Option<bool>,
+}
+
+/// Starts, continues or drops the placement's guard for this pass, judges the bindings that
+/// can have changed and trips it when a rule fires. Returns the decisions and when it next
+/// needs a pass. Judging a binding again that has not changed records nothing new (the ready
+/// and failed sets only grow), so a pass judges only the clusters classified since the last
+/// one, and all of them when the guard starts: a pass costs what changed, not the placement's
+/// size.
 pub(crate) fn observe(
     placement: &mut Placement,
     key: &ObjectKey,
     (latest, safety): (u64, Safety),
     judging: Judging<'_>,
+    seen: Seen,
     now: DateTime<Utc>,
 ) -> (Vec<Decision>, Option<DateTime<Utc>>) {
     if !safety.is_set() {
@@ -242,50 +258,26 @@ pub(crate) fn observe(
         return (Vec::new(), None);
     }
     let mut decisions = Vec::new();
-    let mut waiting = Vec::new();
-    let mut unready = Vec::new();
-    let mut complete = true;
-    for (cluster, binding) in bindings.iter() {
-        if binding.state == BindingState::Unscheduled {
-            continue;
-        }
-        if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
-            complete = false;
-            waiting.push(cluster.as_str());
-            continue;
-        }
-        let readiness = readiness::judge(
-            binding,
-            binding.report.as_ref(),
-            judging.mode,
-            judging.period,
+    let mut judge = |cluster: &str, binding: &Binding| {
+        judge_binding(
+            guard,
+            key,
+            (cluster, binding),
+            latest,
+            judging,
             now,
+            &mut decisions,
         );
-        if readiness == Readiness::Ready {
-            if guard.ready.insert(cluster.as_str().to_owned()) {
-                guard.last_progress = now;
+    };
+    match seen.reclassified.filter(|_| !fresh) {
+        Some(clusters) => {
+            for cluster in &clusters {
+                if let Some(binding) = bindings.get(cluster.as_str()) {
+                    judge(cluster, binding);
+                }
             }
-        } else {
-            complete = false;
-            unready.push(cluster.as_str());
         }
-        let unavailable_again = guard.ready.contains(cluster.as_str())
-            && binding
-                .report
-                .as_ref()
-                .is_some_and(|r| r.resource_index == latest && r.available == Some(false));
-        if judging.counts_failures
-            && (readiness == Readiness::Failed || unavailable_again)
-            && guard.failed.insert(cluster.as_str().to_owned())
-        {
-            decisions.push(Decision::RolloutClusterFailed {
-                placement: key.clone(),
-                cluster: cluster.as_str().to_owned(),
-                resource_index: latest,
-                failures: guard.failed.len() as u64,
-                tolerated: judging.tolerated,
-            });
-        }
+        None => bindings.iter().for_each(|(c, b)| judge(c, b)),
     }
     let deadline = safety
         .progress_deadline_seconds
@@ -297,10 +289,14 @@ pub(crate) fn observe(
     };
     let tripped = if let Some(message) = over {
         Some((Trip::FailureThresholdExceeded, message))
-    } else if complete {
+    } else if seen.complete.unwrap_or_else(|| {
+        let (waiting, unready) = laggards(bindings, latest, judging, now);
+        waiting.is_empty() && unready.is_empty()
+    }) {
         guard.phase = Phase::Complete;
         None
     } else if let Some(deadline) = deadline.filter(|d| *d <= now) {
+        let (waiting, unready) = laggards(bindings, latest, judging, now);
         let (what, clusters) = if unready.is_empty() {
             ("not yet given it", waiting)
         } else {
@@ -344,6 +340,80 @@ pub(crate) fn observe(
         at: now,
     });
     (decisions, None)
+}
+
+/// Judges one binding given the new work: ready (progress), or failed when failures count.
+fn judge_binding(
+    guard: &mut Guard,
+    key: &ObjectKey,
+    (cluster, binding): (&str, &Binding),
+    latest: u64,
+    judging: Judging<'_>,
+    now: DateTime<Utc>,
+    decisions: &mut Vec<Decision>,
+) {
+    // Unscheduled bindings are not the rollout's; scheduled ones, or bound to older work, have
+    // not been given the new work yet.
+    if binding.state != BindingState::Bound || binding.resource_index != Some(latest) {
+        return;
+    }
+    let readiness = readiness::judge(
+        binding,
+        binding.report.as_ref(),
+        judging.mode,
+        judging.period,
+        now,
+    );
+    if readiness == Readiness::Ready && guard.ready.insert(cluster.to_owned()) {
+        guard.last_progress = now;
+    }
+    let unavailable_again = guard.ready.contains(cluster)
+        && binding
+            .report
+            .as_ref()
+            .is_some_and(|r| r.resource_index == latest && r.available == Some(false));
+    if judging.counts_failures
+        && (readiness == Readiness::Failed || unavailable_again)
+        && guard.failed.insert(cluster.to_owned())
+    {
+        decisions.push(Decision::RolloutClusterFailed {
+            placement: key.clone(),
+            cluster: cluster.to_owned(),
+            resource_index: latest,
+            failures: guard.failed.len() as u64,
+            tolerated: judging.tolerated,
+        });
+    }
+}
+
+/// For a deadline's message, in cluster order: the scheduled or bound clusters not given the
+/// new work yet, and those given it but not ready on it. A scan, made only when it trips.
+fn laggards<'a>(
+    bindings: &'a Bindings,
+    latest: u64,
+    judging: Judging<'_>,
+    now: DateTime<Utc>,
+) -> (Vec<&'a str>, Vec<&'a str>) {
+    let mut waiting = Vec::new();
+    let mut unready = Vec::new();
+    for (cluster, binding) in bindings {
+        if binding.state == BindingState::Unscheduled {
+            continue;
+        }
+        if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
+            waiting.push(cluster.as_str());
+        } else if readiness::judge(
+            binding,
+            binding.report.as_ref(),
+            judging.mode,
+            judging.period,
+            now,
+        ) != Readiness::Ready
+        {
+            unready.push(cluster.as_str());
+        }
+    }
+    (waiting, unready)
 }
 
 /// Names as a comma-separated list.

@@ -15,6 +15,7 @@ fn binding(
         readiness,
         out_of_date,
         reports_diff: false,
+        on_latest: !out_of_date,
     };
     (cluster, class)
 }

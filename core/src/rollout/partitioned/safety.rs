@@ -107,7 +107,13 @@ pub(super) fn guard(
         tolerated: fields.failures_tolerated(plan.targets.len() as u64),
         threshold: &check,
     };
-    let (mut decisions, next) = safety::observe(placement, key, (latest, counted), judging, now);
+    // A partitioned rollout keeps no binding index: its guard judges every binding.
+    let seen = safety::Seen {
+        reclassified: None,
+        complete: None,
+    };
+    let (mut decisions, next) =
+        safety::observe(placement, key, (latest, counted), judging, seen, now);
     let allowed = placement
         .guard
         .as_ref()
