@@ -147,6 +147,7 @@ fn run(size: usize) {
 }
 
 fn main() {
-    let benchmarking = std::env::args().any(|a| a == "--bench");
-    run(if benchmarking { 100_000 } else { 1_000 });
+    for size in support::sizes(&[100_000], &[1_000]) {
+        run(size);
+    }
 }

@@ -129,22 +129,11 @@ fn run(size: usize, progress_deadline: bool) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let benchmarking = args.iter().any(|a| a == "--bench");
     // `--clusters N`: time one size only.
-    let chosen = args
-        .iter()
-        .position(|a| a == "--clusters")
-        .and_then(|at| args.get(at + 1))
-        .and_then(|n| n.parse::<usize>().ok());
-    let sizes: Vec<usize> = match chosen {
-        Some(size) => vec![size],
-        None if benchmarking => vec![1_000, 10_000, 100_000],
-        None => vec![100],
-    };
+    let sizes = support::sizes(&[1_000, 10_000, 100_000], &[100]);
     // `--progress-deadline`: the placement's rollingUpdate has a `progressDeadlineSeconds`
     // (600 s, never reached here), so every pass keeps the rollout's safety guard.
-    let progress_deadline = args.iter().any(|a| a == "--progress-deadline");
+    let progress_deadline = std::env::args().any(|a| a == "--progress-deadline");
     for size in sizes {
         run(size, progress_deadline);
     }

@@ -108,13 +108,7 @@ fn run(size: usize) {
 }
 
 fn main() {
-    let benchmarking = std::env::args().any(|a| a == "--bench");
-    let sizes: &[usize] = if benchmarking {
-        &[100_000, 300_000, 1_000_000]
-    } else {
-        &[100]
-    };
-    for &size in sizes {
+    for size in support::sizes(&[100_000, 300_000, 1_000_000], &[100]) {
         run(size);
     }
 }

@@ -169,18 +169,8 @@ fn in_order(mut clusters: Vec<String>, shuffled: bool) -> Vec<String> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let benchmarking = args.iter().any(|a| a == "--bench");
-    // `--bench --clusters N` times one size only (a million: about 15 s and 1.5 GB).
-    let chosen = args
-        .iter()
-        .position(|a| a == "--clusters")
-        .and_then(|at| args.get(at + 1))
-        .and_then(|n| n.parse::<usize>().ok());
-    let sizes: Vec<usize> = match chosen {
-        Some(size) => vec![size],
-        None if benchmarking => vec![1_000, 10_000, 100_000],
-        None => vec![100],
-    };
+    // `--clusters N` times one size only (a million: about 15 s and 1.5 GB).
+    let sizes = support::sizes(&[1_000, 10_000, 100_000], &[100]);
     // `--shuffled`: clusters report in an order unrelated to their names, as a fleet's do,
     // so the fold's searches do not walk the maps in key order.
     let shuffled = args.iter().any(|a| a == "--shuffled");

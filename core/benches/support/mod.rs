@@ -1,7 +1,23 @@
-//! What the rollout benchmarks share: the inputs that register and join a fleet, and a
-//! member's report that its work is applied and available.
+//! What the rollout benchmarks share: the sizes to time, the inputs that register and join a
+//! fleet, and a member's report that its work is applied and available.
 
 use flotilla_core::{Heartbeat, Input, WorkReport};
+
+/// The fleet sizes to time: `--clusters N` alone, else `benchmarked` under `cargo bench`
+/// (`--bench`) and `tested` under `cargo test`.
+pub fn sizes(benchmarked: &[usize], tested: &[usize]) -> Vec<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    let chosen = args
+        .iter()
+        .position(|a| a == "--clusters")
+        .and_then(|at| args.get(at + 1))
+        .and_then(|n| n.parse::<usize>().ok());
+    match chosen {
+        Some(size) => vec![size],
+        None if args.iter().any(|a| a == "--bench") => benchmarked.to_vec(),
+        None => tested.to_vec(),
+    }
+}
 
 /// `MemberCluster` applies and first heartbeats for `member-000000` … `member-<size - 1>`, each
 /// with the labels `labels(i)` gives (a JSON object's text, `{}` for none).

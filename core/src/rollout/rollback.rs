@@ -15,7 +15,7 @@ use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::placement::{BindingState, Placement, Work};
 
-use super::readiness::{self, Readiness};
+use super::readiness::Readiness;
 use super::safety::{Judging, Phase, names};
 
 /// What the rollback may do in this pass: how many ready clusters it may take off their
@@ -52,13 +52,7 @@ pub(crate) fn step(
         if binding.state != BindingState::Bound || binding.resource_index != Some(from) {
             continue;
         }
-        let readiness = readiness::judge(
-            binding,
-            binding.report.as_ref(),
-            judging.mode,
-            judging.period,
-            now,
-        );
+        let readiness = judging.readiness(binding, now);
         if readiness == Readiness::Ready {
             if ready_left == 0 {
                 continue;
@@ -123,13 +117,7 @@ fn judge(
             pending.push(cluster.as_str());
             continue;
         }
-        let readiness = readiness::judge(
-            binding,
-            binding.report.as_ref(),
-            judging.mode,
-            judging.period,
-            now,
-        );
+        let readiness = judging.readiness(binding, now);
         let lost = ready.contains(cluster)
             && binding
                 .report

@@ -193,6 +193,19 @@ pub(crate) struct Judging<'a> {
     pub threshold: &'a dyn Fn(&BTreeSet<String>) -> Option<String>,
 }
 
+impl Judging<'_> {
+    /// How a binding's work stands at `now`, judged as this pass judges.
+    pub(crate) fn readiness(&self, binding: &Binding, now: DateTime<Utc>) -> Readiness {
+        readiness::judge(
+            binding,
+            binding.report.as_ref(),
+            self.mode,
+            self.period,
+            now,
+        )
+    }
+}
+
 /// The threshold of a block that governs `target` clusters: more failures than its
 /// `maxFailures` allows trips it.
 pub(crate) fn block_threshold(
@@ -357,13 +370,7 @@ fn judge_binding(
     if binding.state != BindingState::Bound || binding.resource_index != Some(latest) {
         return;
     }
-    let readiness = readiness::judge(
-        binding,
-        binding.report.as_ref(),
-        judging.mode,
-        judging.period,
-        now,
-    );
+    let readiness = judging.readiness(binding, now);
     if readiness == Readiness::Ready && guard.ready.insert(cluster.to_owned()) {
         guard.last_progress = now;
     }
@@ -402,14 +409,7 @@ fn laggards<'a>(
         }
         if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
             waiting.push(cluster.as_str());
-        } else if readiness::judge(
-            binding,
-            binding.report.as_ref(),
-            judging.mode,
-            judging.period,
-            now,
-        ) != Readiness::Ready
-        {
+        } else if judging.readiness(binding, now) != Readiness::Ready {
             unready.push(cluster.as_str());
         }
     }
