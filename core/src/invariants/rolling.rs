@@ -14,6 +14,7 @@
 //! > snapshots, no report, no update run, and `rolloutStarted` at the step's time — and the
 //! > step was neither a work report from that binding's cluster (which may have just failed it)
 //! > nor an eviction of it (which removes the binding; the one bound after it is new),
+//! > nor a rollback's move of a binding that was not ready (issue 17: it goes back at once),
 //! > then after the step at least `target − maxUnavailable` of the Bound and Unscheduled
 //! > bindings are ready.
 //!
@@ -60,9 +61,10 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
             })
             .filter(|b| {
                 old.bindings.get(b.cluster.as_str()).is_some_and(|was| {
+                    let readiness = judge(was, was.report.as_ref(), mode, old_period, now);
                     updated_in_place(was, b, now)
-                        && judge(was, was.report.as_ref(), mode, old_period, now)
-                            != Readiness::Failed
+                        && readiness != Readiness::Failed
+                        && !(rolled_back(placement, b) && readiness != Readiness::Ready)
                 })
             })
             .map(|b| b.cluster.to_string())
@@ -124,6 +126,20 @@ fn evicted(before: &State, after: &State, key: &ObjectKey, cluster: &str) -> boo
         eviction.spec.placement_name == key.name
             && eviction.spec.cluster_name == cluster
             && before.disruptions.evictions.get(name) != Some(eviction)
+    })
+}
+
+/// Whether a rollback (`onFailure: Rollback`, issue 17) gave the binding back the work it
+/// carried before the tripped rollout. Such a move takes down only a cluster that was ready:
+/// one not ready on the new work goes back at once, as it is unavailable already
+/// (`rollout::rollback`).
+fn rolled_back(placement: &Placement, binding: &Binding) -> bool {
+    placement.guard.as_ref().is_some_and(|guard| {
+        guard.tripped.is_some()
+            && guard
+                .prior
+                .get(binding.cluster.as_str())
+                .is_some_and(|(index, _)| binding.resource_index == Some(*index))
     })
 }
 

@@ -93,6 +93,16 @@ impl PartialEq for Reclassified {
 
 impl Eq for Reclassified {}
 
+impl Reclassified {
+    /// Not recording: every cluster counts as classified.
+    fn everything() -> Self {
+        Self {
+            all: true,
+            clusters: BTreeSet::new(),
+        }
+    }
+}
+
 /// The candidate sets of [`BindingIndex`].
 #[derive(Debug, Clone, Copy)]
 enum Set {
@@ -151,10 +161,7 @@ impl BindingIndex {
     pub fn new(latest: u64) -> Self {
         Self {
             latest,
-            reclassified: Reclassified {
-                all: true,
-                clusters: BTreeSet::new(),
-            },
+            reclassified: Reclassified::everything(),
             ..Self::default()
         }
     }
@@ -170,10 +177,7 @@ impl BindingIndex {
     /// Stops recording the clusters classified: no guard is judging the rollout (a guard that
     /// starts judges every binding), so the recording would cost every pass for nothing.
     pub fn stop_recording(&mut self) {
-        self.reclassified = Reclassified {
-            all: true,
-            clusters: BTreeSet::new(),
-        };
+        self.reclassified = Reclassified::everything();
     }
 
     /// Notes that a cluster's binding (or what applies to it) may have changed.
