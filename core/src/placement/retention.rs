@@ -1,6 +1,7 @@
 //! How many snapshots a placement keeps: the newest `revisionHistoryLimit` of each kind, plus
-//! every older one that something still uses — a binding (its work is rendered from it), or an
-//! unfinished staged update run (it rolls that index out). Pruning a snapshot in use would
+//! every older one that something still uses — a binding (its work is rendered from it), an
+//! unfinished staged update run (it rolls that index out), or a guarded rollout that may still
+//! roll back (its clusters' prior work). Pruning a snapshot in use would
 //! leave a binding with no work, and an agent acting on that would delete the workload.
 //!
 //! KubeFleet deletes the oldest snapshots beyond the limit whether or not a binding still names
@@ -74,6 +75,11 @@ fn prune_placement(placement: &mut Placement, runs: Option<&RunHolds>) {
     if let Some(runs) = runs {
         resource.extend(&runs.resource);
         policy.extend(&runs.policy);
+    }
+    // A guarded rollout that may still roll back (issue 17) gives clusters back their prior
+    // work: those snapshots are in use too.
+    if let Some(guard) = placement.guard.as_ref().filter(|g| g.may_roll_back()) {
+        resource.extend(guard.prior.values().map(|(index, _)| *index));
     }
     retain_newest(&mut placement.resource_snapshots, limit, |s| {
         resource.contains(&s.index)

@@ -168,6 +168,13 @@ impl Guard {
         })
     }
 
+    /// Whether a rollback may still give clusters their prior work: the rollout has not
+    /// finished, halted or finished rolling back.
+    #[must_use]
+    pub fn may_roll_back(&self) -> bool {
+        matches!(self.phase, Phase::Progressing | Phase::RollingBack { .. })
+    }
+
     /// Records what `cluster` carried before the rollout updated it (the first time only).
     pub(crate) fn remember_prior(&mut self, cluster: &str, prior: (u64, OverrideSnapshots)) {
         if prior.0 != self.resource_index && !self.prior.contains_key(cluster) {

@@ -254,6 +254,11 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
     if concurrency % 2 == 1 {
         manifest["spec"]["stages"][0]["progressDeadlineSeconds"] = json!(120);
     }
+    // A third tolerate one failed cluster in the second stage, and roll back beyond it.
+    if concurrency % 3 == 1 {
+        manifest["spec"]["stages"][1]["maxFailures"] = json!(1);
+        manifest["spec"]["stages"][1]["onFailure"] = json!("Rollback");
+    }
     manifest
 }
 
