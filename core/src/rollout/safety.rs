@@ -168,11 +168,12 @@ impl Guard {
         })
     }
 
-    /// Whether a rollback may still give clusters their prior work: the rollout has not
-    /// finished, halted or finished rolling back.
+    /// Whether a rollback may still give clusters their prior work: it rolls back on failure,
+    /// and has not finished, halted or finished rolling back.
     #[must_use]
     pub fn may_roll_back(&self) -> bool {
-        matches!(self.phase, Phase::Progressing | Phase::RollingBack { .. })
+        self.safety.action() == OnFailure::Rollback
+            && matches!(self.phase, Phase::Progressing | Phase::RollingBack { .. })
     }
 
     /// Records what `cluster` carried before the rollout updated it (the first time only).
