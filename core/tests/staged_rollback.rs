@@ -203,3 +203,33 @@ fn a_cluster_without_prior_work_keeps_the_runs() {
         ("False".to_owned(), "RolledBack".to_owned())
     );
 }
+
+/// Retention keeps the snapshot a rollback returns clusters to, though no binding carries it
+/// while every cluster is on the run's work: the run's clusters' prior work is in use.
+#[test]
+fn a_rollback_returns_clusters_to_a_snapshot_retention_kept() {
+    let mut hub = second_run(&json!({}));
+    // Keep one snapshot; re-applying the placement prunes the rest not in use.
+    hub.apply(&json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacement", "metadata": {"name": "crp", "labels": {"team": "a"}},
+        "spec": {"resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "test-ns"}],
+                 "policy": {"placementType": "PickAll"}, "strategy": {"type": "External"},
+                 "revisionHistoryLimit": 1}}));
+    hub.report("crp", "b1", true, true);
+    let tripped = hub.report("crp", "b2", false, false);
+    assert!(!rolled_back(&tripped).is_empty(), "{tripped:?}");
+    let kept: Vec<u64> = hub
+        .placement("crp")
+        .resource_snapshots
+        .iter()
+        .map(|s| s.index)
+        .collect();
+    for binding in hub.placement("crp").bindings.values() {
+        let index = binding.resource_index.expect("carries work");
+        assert!(
+            kept.contains(&index),
+            "{} carries {index} of {kept:?}",
+            binding.cluster
+        );
+    }
+}

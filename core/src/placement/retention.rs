@@ -1,7 +1,8 @@
 //! How many snapshots a placement keeps: the newest `revisionHistoryLimit` of each kind, plus
 //! every older one that something still uses — a binding (its work is rendered from it), an
-//! unfinished staged update run (it rolls that index out), or a guarded rollout that may still
-//! roll back (its clusters' prior work). Pruning a snapshot in use would
+//! unfinished staged update run (it rolls that index out, and a stage that rolls back on failure
+//! gives its clusters their prior work), or a guarded rollout that may still roll back (its
+//! clusters' prior work). Pruning a snapshot in use would
 //! leave a binding with no work, and an agent acting on that would delete the workload.
 //!
 //! KubeFleet deletes the oldest snapshots beyond the limit whether or not a binding still names
@@ -115,6 +116,26 @@ fn run_holds(runs: &BTreeMap<ObjectKey, UpdateRun>) -> BTreeMap<ObjectKey, RunHo
         hold.resource
             .extend(run.status.resource_snapshot_index_used.or(requested));
         hold.policy.extend(run.status.policy_snapshot_index_used);
+        if may_roll_back(run) {
+            // The work its clusters carried before the run: a rollback gives it back.
+            let priors = run.status.stages.iter().flat_map(|s| &s.clusters);
+            hold.resource
+                .extend(priors.filter_map(|c| c.prior.as_ref().map(|prior| prior.0)));
+        }
     }
     holds
+}
+
+/// Whether a run is rolling back, or has a stage that rolls back on failure (issue 17).
+fn may_roll_back(run: &UpdateRun) -> bool {
+    run.status.rollback.is_some()
+        || run
+            .status
+            .strategy_snapshot
+            .as_ref()
+            .is_some_and(|strategy| {
+                strategy.stages.iter().any(|stage| {
+                    stage.on_failure == Some(crate::model::safety::OnFailure::Rollback)
+                })
+            })
 }
