@@ -28,14 +28,6 @@ fn labelled(version: &str) -> serde_json::Value {
     ns
 }
 
-fn snapshot_indexes(hub: &Hub) -> Vec<u64> {
-    hub.placement("crp")
-        .resource_snapshots
-        .iter()
-        .map(|s| s.index)
-        .collect()
-}
-
 #[test]
 fn a_rollback_returns_clusters_to_a_snapshot_kept_for_it() {
     let mut hub = Hub::new();
@@ -63,9 +55,9 @@ fn a_rollback_returns_clusters_to_a_snapshot_kept_for_it() {
     relabelled["metadata"]["labels"] = json!({"team": "a"});
     hub.apply(&relabelled);
     assert!(
-        snapshot_indexes(&hub).contains(&0),
+        hub.snapshot_indexes("crp").contains(&0),
         "the rollback's target is kept: {:?}",
-        snapshot_indexes(&hub)
+        hub.snapshot_indexes("crp")
     );
     // No cluster becomes ready on the new work: the deadline trips and the rollback moves both
     // clusters back to snapshot 0, which exists.
@@ -84,13 +76,5 @@ fn a_rollback_returns_clusters_to_a_snapshot_kept_for_it() {
         rolled_back.iter().all(|(_, to)| *to == 0),
         "{rolled_back:?}"
     );
-    let indexes = snapshot_indexes(&hub);
-    for binding in hub.placement("crp").bindings.values() {
-        let index = binding.resource_index.expect("carries work");
-        assert!(
-            indexes.contains(&index),
-            "{} carries {index} of {indexes:?}",
-            binding.cluster
-        );
-    }
+    hub.assert_work_exists("crp");
 }

@@ -206,6 +206,28 @@ impl Hub {
             .map(|a| a.healthy)
     }
 
+    /// The indexes of the resource snapshots a ClusterResourcePlacement keeps, oldest first.
+    pub fn snapshot_indexes(&self, placement: &str) -> Vec<u64> {
+        self.placement(placement)
+            .resource_snapshots
+            .iter()
+            .map(|s| s.index)
+            .collect()
+    }
+
+    /// Asserts that every binding of the placement carries work from a snapshot it keeps.
+    pub fn assert_work_exists(&self, placement: &str) {
+        let kept = self.snapshot_indexes(placement);
+        for binding in self.placement(placement).bindings.values() {
+            let index = binding.resource_index.expect("carries work");
+            assert!(
+                kept.contains(&index),
+                "{} carries {index} of {kept:?}",
+                binding.cluster
+            );
+        }
+    }
+
     /// The placement of this name (either scope).
     pub fn placement(&self, name: &str) -> &Placement {
         self.state
