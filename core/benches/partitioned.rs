@@ -5,7 +5,8 @@
 //! and for one resource change rolled out to everyone: events folded, events per second, and
 //! the state's size (checkpoint encoding) and the process's resident memory at the end.
 //! `CARGO_TARGET_DIR=/tmp/flotilla-bench-target-partitioned cargo bench -p flotilla-core --bench
-//! partitioned` (a single timed run per phase; criterion's samples would take minutes here).
+//! partitioned [-- --clusters N] [--progress-deadline]` (a single timed run per phase;
+//! criterion's samples would take minutes here).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -106,7 +107,7 @@ fn timed(fold: &mut Fold, phase: &str, size: usize, start: impl FnOnce(&mut Fold
     );
 }
 
-fn run(size: usize) {
+fn run(size: usize, progress_deadline: bool) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
@@ -121,10 +122,16 @@ fn run(size: usize) {
         fold.send(input);
     }
     let rss_fleet = rss_kib();
+    let deadline = if progress_deadline {
+        r#","progressDeadlineSeconds":600"#
+    } else {
+        ""
+    };
+    let manifest = format!(
+        r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{{"name":"everywhere"}},"spec":{{"resourceSelectors":[{{"group":"","kind":"Namespace","version":"v1","name":"app"}}],"strategy":{{"type":"Partitioned","rolloutStrategy":{{"maxUnavailable":"10%","autoPartitionSize":"10%"{deadline}}}}}}}}}"#
+    );
     timed(&mut fold, "initial deployment", size, |fold| {
-        fold.send(Input::Apply {
-            manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"Partitioned","rolloutStrategy":{"maxUnavailable":"10%","autoPartitionSize":"10%"}}}}"#.into(),
-        });
+        fold.send(Input::Apply { manifest });
     });
     timed(&mut fold, "rollout of one change", size, |fold| {
         fold.config(1)
@@ -147,7 +154,10 @@ fn run(size: usize) {
 }
 
 fn main() {
+    // `--progress-deadline`: the rolloutStrategy has a `progressDeadlineSeconds` (600 s, never
+    // reached here), so every pass keeps the rollout's safety guard.
+    let progress_deadline = std::env::args().any(|a| a == "--progress-deadline");
     for size in support::sizes(&[100_000], &[1_000]) {
-        run(size);
+        run(size, progress_deadline);
     }
 }

@@ -363,6 +363,39 @@ pub(crate) fn observe(
     (decisions, None)
 }
 
+/// [`observe`], judging only what `seen` says changed; debug builds check that judging every
+/// binding would have given the same decisions, deadline and guard.
+pub(crate) fn observe_checked(
+    placement: &mut Placement,
+    key: &ObjectKey,
+    (latest, safety): (u64, Safety),
+    judging: Judging<'_>,
+    seen: Seen,
+    now: DateTime<Utc>,
+) -> (Vec<Decision>, Option<DateTime<Utc>>) {
+    #[cfg(debug_assertions)]
+    let judged_whole = safety.is_set().then(|| {
+        let mut whole = placement.clone();
+        let every = Seen {
+            reclassified: None,
+            complete: None,
+        };
+        let answer = observe(&mut whole, key, (latest, safety), judging, every, now);
+        (answer, whole.guard)
+    });
+    let answer = observe(placement, key, (latest, safety), judging, seen, now);
+    #[cfg(debug_assertions)]
+    if let Some(judged_whole) = judged_whole {
+        assert_eq!(
+            (answer.clone(), placement.guard.clone()),
+            judged_whole,
+            "the safety guard of {} judged only what changed, and differs",
+            key.display()
+        );
+    }
+    answer
+}
+
 /// Judges one binding given the new work: ready (progress), or failed when failures count.
 fn judge_binding(
     guard: &mut Guard,

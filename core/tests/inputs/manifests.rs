@@ -23,8 +23,9 @@ pub enum Rollout {
     /// RollingUpdate with maxUnavailable, maxSurge (0 means a percentage) and an unavailable
     /// period.
     Rolling(u8, u8, u8),
-    /// Rancher's partitioned rollout: maxUnavailable, manual partitions or automatic.
-    Partitioned(u8, bool),
+    /// Rancher's partitioned rollout: maxUnavailable, manual partitions or automatic, and which
+    /// safety fields guard it (none, `maxFailures`, or a progress deadline rolling back).
+    Partitioned(u8, bool, u8),
     /// Staged runs only.
     External,
     /// RollingUpdate with maxUnavailable, members only reporting diffs (`ReportDiff`).
@@ -44,7 +45,7 @@ pub fn policy() -> impl Strategy<Value = Policy> {
 pub fn rollout() -> impl Strategy<Value = Rollout> {
     prop_oneof![
         3 => (0..3u8, 0..3u8, prop_oneof![Just(0u8), Just(1u8), Just(30u8)]).prop_map(|(u, s, p)| Rollout::Rolling(u, s, p)),
-        2 => (0..3u8, any::<bool>()).prop_map(|(u, manual)| Rollout::Partitioned(u, manual)),
+        2 => (0..3u8, any::<bool>(), 0..3u8).prop_map(|(u, manual, guard)| Rollout::Partitioned(u, manual, guard)),
         1 => (0..3u8).prop_map(Rollout::ReportDiff),
     ]
 }
@@ -139,17 +140,33 @@ fn strategy_json(rollout: &Rollout) -> Value {
             }
             json!({"type": "RollingUpdate", "rollingUpdate": rolling})
         }
-        Rollout::Partitioned(unavailable, false) => json!({
-            "type": "Partitioned",
-            "rolloutStrategy": {"maxUnavailable": count(*unavailable), "autoPartitionThreshold": 2, "autoPartitionSize": 2}
-        }),
-        Rollout::Partitioned(unavailable, true) => json!({
-            "type": "Partitioned",
-            "rolloutStrategy": {"maxUnavailable": count(*unavailable), "partitions": [
-                {"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}},
-                {"name": "staging", "maxUnavailable": 1, "clusterSelector": {"matchLabels": {"env": "staging"}}}
-            ]}
-        }),
+        Rollout::Partitioned(unavailable, manual, guard) => {
+            let mut rollout = if *manual {
+                json!({"maxUnavailable": count(*unavailable), "partitions": [
+                    {"name": "prod", "clusterSelector": {"matchLabels": {"env": "prod"}}},
+                    {"name": "staging", "maxUnavailable": 1, "clusterSelector": {"matchLabels": {"env": "staging"}}}
+                ]})
+            } else {
+                json!({"maxUnavailable": count(*unavailable), "autoPartitionThreshold": 2, "autoPartitionSize": 2})
+            };
+            // Two thirds are guarded (issue 17): the guard judges only the clusters reported
+            // on since the plan's last pass (checked against judging all in debug builds).
+            match guard {
+                1 if *manual => rollout["partitions"][1]["maxFailures"] = json!(0),
+                1 => rollout["maxFailures"] = json!(1),
+                2 => {
+                    rollout["progressDeadlineSeconds"] = json!(60);
+                    rollout["onFailure"] = json!("Rollback");
+                    // Staging clusters in no partition: they never get work and hold the
+                    // rollout's completion up.
+                    if let Some(partitions) = rollout["partitions"].as_array_mut() {
+                        partitions.truncate(1);
+                    }
+                }
+                _ => {}
+            }
+            json!({"type": "Partitioned", "rolloutStrategy": rollout})
+        }
         Rollout::External => json!({"type": "External"}),
         Rollout::ReportDiff(unavailable) => json!({
             "type": "RollingUpdate",

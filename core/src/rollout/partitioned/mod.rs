@@ -52,7 +52,7 @@ use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::placement::StrategyType;
 use crate::placement::{BindingState, Placement, Work};
-use crate::state::State;
+use crate::state::{ClusterName, State};
 use plan::Wanted;
 
 /// Whether a placement rolls out by partitions.
@@ -145,6 +145,7 @@ pub(crate) fn pass(
         .partitioned_rollouts
         .remove(key)
         .filter(|plan| plan.latest == latest);
+    let kept_plan = kept.is_some();
     let mut plan = if let Some(plan) = kept {
         plan
     } else {
@@ -158,13 +159,18 @@ pub(crate) fn pass(
         return decisions;
     };
     let wanted = Wanted { state, key, latest };
-    for cluster in std::mem::take(&mut plan.dirty) {
+    let reported = std::mem::take(&mut plan.dirty);
+    for cluster in &reported {
         if let Some(binding) = placement.bindings.get(cluster.as_str()) {
             let class = wanted.classify(placement, binding, now);
-            plan.reclassify(&cluster, class);
+            plan.reclassify(cluster, class);
         }
     }
-    let (guarded, allowed, moved) = safety::guard(state, key, &plan, latest, now, changes);
+    // Between a plan's passes only work reports change how the guard judges a binding: what
+    // a pass stages carries no report yet, and anything else drops the plan.
+    let reclassified = kept_plan.then(|| reported.iter().map(ClusterName::from).collect());
+    let (guarded, allowed, moved) =
+        safety::guard(state, key, (&plan, reclassified), latest, now, changes);
     decisions.extend(guarded);
     if !allowed {
         // A tripped rollout stages nothing; a rollback that moved bindings needs a new plan.

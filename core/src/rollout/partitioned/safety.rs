@@ -15,10 +15,11 @@ use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::Rounding;
 use crate::model::partitioned::PartitionedRollout;
+use crate::placement::{BindingState, Bindings};
 use crate::rollout::readiness::ApplyMode;
 use crate::rollout::rollback;
 use crate::rollout::safety::{self, Judging};
-use crate::state::State;
+use crate::state::{ClusterName, State};
 
 /// Where the fields live, for messages.
 const PATH: &str = "spec.strategy.rolloutStrategy";
@@ -72,13 +73,45 @@ fn threshold<'a>(
     }
 }
 
-/// Runs the guard, and a rollback's step, for one partitioned pass. Returns the decisions,
-/// whether the rollout may stage clusters, and whether the pass moved bindings itself (then
-/// the plan must be rebuilt).
+/// Whether every target is bound and ready on `latest`, the guard's completeness. The plan's
+/// counts decide it while a target is unbound in a partition or not ready; only then are the
+/// targets the counts cannot place looked at, stopping at the first that holds it up: ready
+/// ones out of date (on older work, or on the latest with other overrides) and, with manual
+/// partitions, targets in none.
+fn complete(plan: &Plan, bindings: &Bindings, latest: u64, manual: bool) -> bool {
+    if plan.not_ready > 0 || plan.tallies.iter().any(|t| !t.unbound.is_empty()) {
+        return false;
+    }
+    let on_latest = |cluster: &str| {
+        bindings
+            .get(cluster)
+            .is_some_and(|b| b.state == BindingState::Bound && b.resource_index == Some(latest))
+    };
+    // No bound target is not ready, so every one left holding it up is ready on older work.
+    let outdated_on_latest = plan
+        .tallies
+        .iter()
+        .flat_map(|t| &t.outdated_ready)
+        .all(|cluster| on_latest(cluster));
+    outdated_on_latest
+        && (!manual
+            || plan
+                .targets
+                .iter()
+                .filter(|(_, target)| target.partitions.is_empty())
+                .all(|(cluster, target)| {
+                    target.class.bound && (target.class.current || on_latest(cluster))
+                }))
+}
+
+/// Runs the guard, and a rollback's step, for one partitioned pass; `reclassified` names the
+/// clusters reported on since the plan's last pass (`None`: a new plan, judge every binding).
+/// Returns the decisions, whether the rollout may stage clusters, and whether the pass moved
+/// bindings itself (then the plan must be rebuilt).
 pub(super) fn guard(
     state: &mut State,
     key: &ObjectKey,
-    plan: &Plan,
+    (plan, reclassified): (&Plan, Option<BTreeSet<ClusterName>>),
     latest: u64,
     now: DateTime<Utc>,
     changes: &mut Changes,
@@ -93,6 +126,7 @@ pub(super) fn guard(
         .clone()
         .unwrap_or_default();
     let fields = rollout.safety();
+    let manual = !rollout.partitions.is_empty();
     let mut counted = fields;
     if rollout.counts_failures() && !fields.counts_failures() {
         // A partition's own maxFailures counts failures; the block tolerates any elsewhere.
@@ -107,13 +141,12 @@ pub(super) fn guard(
         tolerated: fields.failures_tolerated(plan.targets.len() as u64),
         threshold: &check,
     };
-    // A partitioned rollout keeps no binding index: its guard judges every binding.
     let seen = safety::Seen {
-        reclassified: None,
-        complete: None,
+        reclassified,
+        complete: Some(complete(plan, &placement.bindings, latest, manual)),
     };
     let (mut decisions, next) =
-        safety::observe(placement, key, (latest, counted), judging, seen, now);
+        safety::observe_checked(placement, key, (latest, counted), judging, seen, now);
     let allowed = placement
         .guard
         .as_ref()
