@@ -152,12 +152,13 @@ pub enum Violation {
         /// The deadline.
         at: String,
     },
-    /// A partitioned rollout plan is kept for a placement that is missing or not partitioned.
+    /// A partitioned rollout plan is kept for a placement that is missing or not partitioned,
+    /// or its targets are not the placement's live bindings.
     #[error("a partitioned plan is kept for {placement}, which {detail}")]
     StrayPartitionedPlan {
         /// Placement display name.
         placement: String,
-        /// `does not exist` / `is not partitioned`.
+        /// `does not exist` / `is not partitioned` / what else is wrong.
         detail: &'static str,
     },
     /// What the hub keeps of a member's work report is over a limit or out of time order.

@@ -118,3 +118,32 @@ fn a_hundred_clusters_deploy_fifty_then_wait_while_more_than_ten_are_not_ready()
         "10 NotReady is not more than 10: the rest go out"
     );
 }
+
+#[test]
+fn an_executed_eviction_leaves_a_plan_that_equals_a_fresh_one() {
+    let mut hub = Hub::new();
+    fleet(&mut hub, 3);
+    hub.apply(&partitioned_crp(&json!({"maxUnavailable": 1})));
+    settle(&mut hub, &["cluster-001"]);
+    assert_eq!(bound(&hub), 3);
+    // A taint keeps the scheduler from picking cluster-001 again once evicted (it does not
+    // evict by itself). The eviction removes the binding outright; no scheduling change says
+    // so, and a plan kept from before would still count it, NotReady, against its partition.
+    hub.apply(&member(
+        "cluster-001",
+        json!({}),
+        json!([{"key": "drain", "value": "yes", "effect": "NoSchedule"}]),
+    ));
+    assert_eq!(bound(&hub), 3, "a NoSchedule taint evicts nothing");
+    hub.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacementEviction",
+        "metadata": {"name": "evict"},
+        "spec": {"placementName": "crp", "clusterName": "cluster-001"}
+    }));
+    assert!(
+        !hub.placement("crp").bindings.contains_key("cluster-001"),
+        "the evicted cluster's binding is gone"
+    );
+    check_plan(&hub);
+}

@@ -97,12 +97,16 @@ fn objects_exist(state: &State) -> Result<(), Violation> {
     Ok(())
 }
 
-/// Partitioned plans are kept only for existing, partitioned placements.
+/// Partitioned plans are kept only for existing, partitioned placements, and target exactly
+/// their live (Scheduled or Bound) bindings.
 fn partitioned_plans(state: &State) -> Result<(), Violation> {
-    for key in state.partitioned_rollouts.keys() {
+    for (key, plan) in &state.partitioned_rollouts {
         let detail = match state.placements.get(key) {
             None => "does not exist",
             Some(placement) if !is_partitioned(placement) => "is not partitioned",
+            Some(placement) if !targets_live_bindings(plan, placement) => {
+                "has a plan whose targets are not its live bindings"
+            }
             Some(Placement { .. }) => continue,
         };
         return Err(Violation::StrayPartitionedPlan {
@@ -111,4 +115,14 @@ fn partitioned_plans(state: &State) -> Result<(), Violation> {
         });
     }
     Ok(())
+}
+
+/// Whether a plan's targets are the placement's Scheduled and Bound bindings.
+fn targets_live_bindings(plan: &crate::rollout::partitioned::Plan, placement: &Placement) -> bool {
+    let live = placement
+        .bindings
+        .iter()
+        .filter(|(_, b)| b.state != crate::placement::BindingState::Unscheduled)
+        .map(|(cluster, _)| cluster.as_str());
+    plan.targets.keys().map(String::as_str).eq(live)
 }

@@ -249,6 +249,12 @@ fn bookkeeping(
             crate::staged::run::latest_success(&stage.clusters)
         ));
     }
+    let failed = crate::staged::run::failed_clusters(&stage.clusters).count() as u64;
+    if let Some(known) = stage.failures.known()
+        && known != failed
+    {
+        return fail(format!("failures kept as {known}, clusters say {failed}"));
+    }
     if stage.start_time.is_none() && stage.clusters.iter().any(|c| c.started.is_some()) {
         return fail("a cluster started before the stage did".into());
     }

@@ -12,6 +12,8 @@ use crate::model::ObjectKey;
 use crate::placement::Placement;
 use crate::state::State;
 
+mod staged;
+
 struct Fold {
     state: State,
     now: DateTime<Utc>,
@@ -439,182 +441,21 @@ fn a_partitioned_plan_for_a_missing_or_rolling_placement_is_caught() {
     ));
 }
 
-/// An External placement with a two-stage run: stage `s0` (c1) then `s1` (c2, c3) behind an
-/// approval; c1 is updating.
-fn staged() -> Fold {
-    let mut fold = fleet(&json!({"type": "External"}));
-    fold.apply(&json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateStrategy",
-        "metadata": {"name": "strategy"},
-        "spec": {"stages": [
-            {"name": "s0", "labelSelector": {"matchLabels": {"env": "s0"}}},
-            {"name": "s1", "labelSelector": {"matchLabels": {"env": "s1"}}, "maxConcurrency": 2,
-             "beforeStageTasks": [{"type": "Approval"}]}
-        ]}
-    }));
-    fold.apply(&json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateRun",
-        "metadata": {"name": "run"},
-        "spec": {"placementName": "crp", "stagedRolloutStrategyName": "strategy", "state": "Run"}
-    }));
-    fold
-}
-
-fn the_run(fold: &mut Fold) -> &mut crate::staged::run::UpdateRun {
-    let key = ObjectKey::cluster_scoped(
-        crate::model::PLACEMENT_GROUP,
-        "ClusterStagedUpdateRun",
-        "run",
-    );
-    fold.state.update_runs.get_mut(&key).expect("the run")
-}
-
 #[test]
-fn a_stage_started_before_the_previous_one_succeeded_is_caught() {
-    let mut fold = staged();
-    let now = fold.now;
-    let run = the_run(&mut fold);
-    assert_eq!(
-        run.status.stages[0].updating.len(),
-        1,
-        "{:?}",
-        run.status.stages[0]
-    );
-    run.status.stages[1].start_time = Some(now);
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageStartedEarly { .. })
-    ));
-}
-
-#[test]
-fn a_stage_started_before_its_approval_was_accepted_is_caught() {
-    let mut fold = staged();
-    fold.report("c1", "crp");
-    let name = "run-before-s1".to_owned();
-    fold.send(Input::Approve {
-        name: name.clone(),
-        namespace: None,
-    });
-    assert!(
-        the_run(&mut fold).status.stages[1].start_time.is_some(),
-        "the approved stage starts"
-    );
-    let key = ObjectKey::cluster_scoped(
-        crate::model::PLACEMENT_GROUP,
-        "ClusterApprovalRequest",
-        &name,
-    );
-    fold.state
-        .approvals
-        .get_mut(&key)
-        .expect("request")
-        .accepted = None;
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageStartedEarly { .. })
-    ));
-}
-
-#[test]
-fn stage_cursors_that_disagree_with_clusters_are_caught() {
-    let mut fold = staged();
-    the_run(&mut fold).status.stages[0].updating.clear();
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageBookkeeping { .. })
-    ));
-    let mut fold = staged();
-    the_run(&mut fold).status.stages[0].next_unstarted = 0;
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageBookkeeping { .. })
-    ));
-    let mut fold = staged();
-    the_run(&mut fold).status.positions.clear();
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageBookkeeping { .. })
-    ));
-    // The kept latest success, once known, must be the clusters' own.
-    let mut fold = staged();
-    let stage = &mut the_run(&mut fold).status.stages[0];
-    let known = stage.latest_success.get(&stage.clusters);
-    assert_eq!(check(&fold.state), Ok(()), "a scan agrees: {known:?}");
-    let stage = &mut the_run(&mut fold).status.stages[0];
-    stage
-        .latest_success
-        .record(chrono::DateTime::<chrono::Utc>::MAX_UTC);
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageBookkeeping { .. })
-    ));
-}
-
-#[test]
-fn a_stage_updating_past_its_concurrency_is_caught() {
-    let mut fold = staged();
-    fold.report("c1", "crp");
-    fold.send(Input::Approve {
-        name: "run-before-s1".into(),
-        namespace: None,
-    });
-    let run = the_run(&mut fold);
-    assert_eq!(run.status.stages[1].updating.len(), 2);
-    run.status
-        .strategy_snapshot
-        .as_mut()
-        .expect("snapshot")
-        .stages[1]
-        .max_concurrency = None;
-    assert!(matches!(
-        check(&fold.state),
-        Err(Violation::StageBookkeeping { .. })
-    ));
-}
-
-#[test]
-fn states_the_fold_builds_pass() {
-    let mut fold = staged();
-    fold.report("c1", "crp");
-    fold.send(Input::Approve {
-        name: "run-before-s1".into(),
-        namespace: None,
-    });
-    fold.report("c2", "crp");
-    fold.report("c3", "crp");
+fn a_partitioned_plan_whose_targets_are_not_the_live_bindings_is_caught() {
+    let mut fold = fleet(&json!({"type": "Partitioned"}));
     assert_eq!(check(&fold.state), Ok(()));
-}
-
-#[test]
-fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
-    let mut fold = staged();
-    let now = fold.now;
-    let run = the_run(&mut fold);
-    run.status.rollback = Some(crate::staged::run::RunRollback {
-        stage: 0,
-        reason: "FailureThresholdExceeded".into(),
-        message: String::new(),
-        moved: std::iter::once("c1".to_owned()).collect(),
-        ready: std::collections::BTreeSet::new(),
-        last_progress: now,
-    });
-    let bookkeeping =
-        |state: &State| matches!(check(state), Err(Violation::StageBookkeeping { .. }));
-    assert!(bookkeeping(&fold.state), "stage s0 has not failed");
-    let failed = crate::condition::Condition::new(
-        "Succeeded",
-        crate::condition::ConditionStatus::False,
-        "FailureThresholdExceeded",
-        String::new(),
-        1,
-        now,
-    );
-    the_run(&mut fold).status.stages[0].succeeded = Some(failed);
-    assert!(bookkeeping(&fold.state), "c1 has no recorded prior work");
-    std::sync::Arc::make_mut(&mut the_run(&mut fold).status.stages[0].clusters[0]).prior =
-        Some(Box::new((7, Default::default())));
-    assert_eq!(check(&fold.state), Ok(()));
+    let plan = fold
+        .state
+        .partitioned_rollouts
+        .get_mut(&crp_key("crp"))
+        .expect("a plan");
+    plan.targets.remove("c2");
+    assert!(matches!(
+        check(&fold.state),
+        Err(Violation::StrayPartitionedPlan {
+            detail: "has a plan whose targets are not its live bindings",
+            ..
+        })
+    ));
 }

@@ -129,6 +129,9 @@ pub struct StageStatus {
     /// When a cluster of the stage last succeeded: derived from `clusters`, never encoded.
     #[serde(skip)]
     pub latest_success: LatestSuccess,
+    /// How many of its clusters failed: derived from `clusters`, never encoded.
+    #[serde(skip)]
+    pub failures: FailureCount,
 }
 
 /// When a stage's latest cluster success happened, kept beside the stage: its
@@ -167,6 +170,66 @@ impl LatestSuccess {
     }
 }
 
+/// How many of a stage's clusters failed, kept beside the stage: its `maxFailures` asks at each
+/// failure, and a scan of the stage's clusters per failure made a mass failure in a large stage
+/// quadratic. Unknown (after a checkpoint's decoding) until asked, then one scan and kept up by
+/// each failure and each failed cluster dropped. Equal to any other, like [`LatestSuccess`];
+/// `invariants::staged` checks it against the scan.
+#[derive(Debug, Clone, Default)]
+pub struct FailureCount(Option<u64>);
+
+impl PartialEq for FailureCount {
+    fn eq(&self, _other: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for FailureCount {}
+
+impl FailureCount {
+    /// The failed clusters among `clusters` (the stage's own), scanning them only the first time.
+    pub fn get(&mut self, clusters: &[Arc<ClusterStatus>]) -> u64 {
+        *self
+            .0
+            .get_or_insert_with(|| failed_clusters(clusters).count() as u64)
+    }
+
+    /// What it holds without scanning: `None` while unknown.
+    #[must_use]
+    pub fn known(&self) -> Option<u64> {
+        self.0
+    }
+
+    /// A cluster of the stage failed.
+    pub fn record(&mut self) {
+        if let Some(known) = &mut self.0 {
+            *known += 1;
+        }
+    }
+
+    /// A failed cluster of the stage was dropped: it no longer counts.
+    pub fn forget(&mut self) {
+        if let Some(known) = &mut self.0 {
+            *known = known.saturating_sub(1);
+        }
+    }
+}
+
+/// Whether a cluster counts as failed: its `Succeeded` is `False`, and it was not dropped.
+#[must_use]
+pub fn is_failed(cluster: &ClusterStatus) -> bool {
+    !cluster.dropped
+        && cluster
+            .succeeded
+            .as_ref()
+            .is_some_and(|s| s.status == crate::condition::ConditionStatus::False)
+}
+
+/// The stage's failed clusters, in stage order.
+pub fn failed_clusters(clusters: &[Arc<ClusterStatus>]) -> impl Iterator<Item = &ClusterStatus> {
+    clusters.iter().map(|c| &**c).filter(|c| is_failed(c))
+}
+
 /// The latest `lastTransitionTime` of the clusters' `Succeeded: True` conditions.
 #[must_use]
 pub fn latest_success(clusters: &[Arc<ClusterStatus>]) -> Option<DateTime<Utc>> {
@@ -197,6 +260,7 @@ impl StageStatus {
             next_unstarted: 0,
             updating: BTreeSet::new(),
             latest_success: LatestSuccess::default(),
+            failures: FailureCount::default(),
         }
     }
 }

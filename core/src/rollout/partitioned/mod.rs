@@ -84,10 +84,12 @@ pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectK
                     plan.dirty.insert(cluster.to_string());
                 }
             }
+            // An executed eviction removes its binding outright, with no scheduling change.
             Change::ClusterScheduled { placement, .. }
             | Change::ClusterUnscheduled { placement, .. }
             | Change::PolicySnapshotTaken { placement }
-            | Change::ResourceSnapshotTaken { placement } => {
+            | Change::ResourceSnapshotTaken { placement }
+            | Change::EvictionReconciled { placement } => {
                 state.partitioned_rollouts.remove(placement);
             }
             Change::ObjectStored(key) | Change::ObjectDeleted(key) => {
@@ -98,16 +100,15 @@ pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectK
                 }
             }
             Change::ClusterLeft { .. } | Change::OverrideSnapshotTaken { .. } => regroup = true,
-            // Joining and health reach a plan through scheduling; the pass's own bindings and
-            // evictions through the scheduling and reports they cause.
+            // Joining and health reach a plan through scheduling; the pass's own bindings
+            // through the scheduling and reports they cause.
             Change::ClusterJoined { .. }
             | Change::ClusterHealthChanged { .. }
             | Change::SchedulingChanged { .. }
             | Change::BindingBound { .. }
             | Change::BindingRemoved { .. }
             | Change::ApprovalGranted { .. }
-            | Change::AnalysisMeasured { .. }
-            | Change::EvictionReconciled { .. } => {}
+            | Change::AnalysisMeasured { .. } => {}
         }
     }
     if !regroup || state.partitioned_rollouts.is_empty() {

@@ -122,6 +122,9 @@ fn leave(pass: &mut Pass<'_>, cluster: &str) {
     if stage.clusters[position].dropped {
         return;
     }
+    if crate::staged::run::is_failed(&stage.clusters[position]) {
+        stage.failures.forget();
+    }
     let status = std::sync::Arc::make_mut(&mut stage.clusters[position]);
     status.dropped = true;
     if status.succeeded.is_none() {

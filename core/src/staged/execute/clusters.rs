@@ -14,6 +14,7 @@ use crate::rollout::safety::{
     REASON_FAILURE_THRESHOLD_EXCEEDED, REASON_PROGRESS_DEADLINE_EXCEEDED,
 };
 use crate::staged::model::StageConfig;
+use crate::staged::run::failed_clusters;
 use crate::state::WorkStatus;
 
 /// Checks the updating clusters that can have changed, then starts clusters in order while
@@ -141,6 +142,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
             let stage = &mut pass.run.status.stages[index];
             std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
                 Some(std::sync::Arc::new(next));
+            stage.failures.record();
             stage.updating.remove(&position);
             stage.succeeded = Some(failed);
             pass.decisions.push(Decision::UpdateRunClusterUpdated {
@@ -177,31 +179,25 @@ fn count_failure(
     if !safety.counts_failures() {
         return None;
     }
-    let stage = &pass.run.status.stages[index];
+    let stage = &mut pass.run.status.stages[index];
     let governed = stage.clusters.len() as u64;
     let tolerated = safety.failures_tolerated(governed);
-    let mut failed: Vec<&str> = stage
-        .clusters
-        .iter()
-        .filter(|c| {
-            !c.dropped
-                && c.succeeded
-                    .as_ref()
-                    .is_some_and(|s| s.status == ConditionStatus::False)
-        })
-        .map(|c| c.cluster.as_str())
-        .collect();
+    // This cluster is still updating, so the count does not include it yet.
+    let failures = stage.failures.get(&stage.clusters).saturating_add(1);
+    let failures = i64::try_from(failures).unwrap_or(i64::MAX);
     let cluster = stage.clusters[position].cluster.to_string();
-    failed.push(&cluster);
-    let failures = i64::try_from(failed.len()).unwrap_or(i64::MAX);
-    let name = stage.name.clone();
-    let over = failures > tolerated;
-    let outcome = over.then(|| {
+    let outcome = (failures > tolerated).then(|| {
+        // The names only for the message: a scan, made once, when it trips.
+        let mut failed: Vec<&str> = failed_clusters(&stage.clusters)
+            .map(|c| c.cluster.as_str())
+            .collect();
+        failed.push(&cluster);
         Outcome::Tripped(
             REASON_FAILURE_THRESHOLD_EXCEEDED,
             format!(
-                "{failures} cluster(s) in stage `{name}` failed, more than its maxFailures \
+                "{failures} cluster(s) in stage `{}` failed, more than its maxFailures \
                  tolerates ({tolerated}): {}",
+                stage.name,
                 failed.join(", ")
             ),
         )
@@ -215,6 +211,7 @@ fn count_failure(
     let stage = &mut pass.run.status.stages[index];
     std::sync::Arc::make_mut(&mut stage.clusters[position]).succeeded =
         Some(std::sync::Arc::new(next));
+    stage.failures.record();
     stage.updating.remove(&position);
     pass.decisions.push(Decision::UpdateRunClusterUpdated {
         run: pass.scope.run_key(),
