@@ -74,6 +74,7 @@ struct Options {
     shuffled: bool,
     restored: bool,
     progress_deadline: bool,
+    failing: bool,
 }
 
 fn run(size: usize, options: &Options) {
@@ -100,16 +101,29 @@ fn run(size: usize, options: &Options) {
     if options.restored {
         fold.restore();
     }
-    let deadline = if options.progress_deadline {
+    let mut deadline = if options.progress_deadline {
         r#","progressDeadlineSeconds":600"#
     } else {
         ""
+    }
+    .to_owned();
+    if options.failing {
+        deadline.push_str(r#","maxFailures":"10%""#);
+    }
+    // `--failing`: one production cluster in twenty fails to apply, within the stage's
+    // tolerance.
+    let fails = |cluster: &str| {
+        let index = cluster
+            .strip_prefix("member-")
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0);
+        options.failing && index >= staging + canary && index % 20 == 19
     };
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"External"}}}"#.into());
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"s"},"spec":{"stages":[
         {"name":"staging","labelSelector":{"matchLabels":{"env":"staging"}},"maxConcurrency":"100%"},
         {"name":"canary","labelSelector":{"matchLabels":{"env":"canary"}},"maxConcurrency":"50%","afterStageTasks":[{"type":"Approval"}]},
-        {"name":"production","labelSelector":{"matchLabels":{"env":"production"}},"maxConcurrency":"25%"__DEADLINE__}]}}"#.replace("__DEADLINE__", deadline));
+        {"name":"production","labelSelector":{"matchLabels":{"env":"production"}},"maxConcurrency":"25%"__DEADLINE__}]}}"#.replace("__DEADLINE__", &deadline));
     let before = fold.events;
     // A benchmark measures wall time; the clock ban is for the fold itself.
     #[allow(clippy::disallowed_methods)]
@@ -130,7 +144,13 @@ fn run(size: usize, options: &Options) {
             continue;
         }
         for cluster in in_order(owed, options.shuffled) {
-            fold.send(support::available(cluster, 0));
+            let failed = fails(&cluster);
+            let mut report = support::available(cluster, 0);
+            if let (Input::WorkReport(report), true) = (&mut report, failed) {
+                report.applied = Some(false);
+                report.available = None;
+            }
+            fold.send(report);
         }
     }
     let elapsed = started.elapsed();
@@ -180,10 +200,14 @@ fn main() {
     // `--progress-deadline`: production has a `progressDeadlineSeconds` (600 s, never reached
     // here), which each pass checks.
     let progress_deadline = args.iter().any(|a| a == "--progress-deadline");
+    // `--failing`: production tolerates `maxFailures: 10%`, and one of its clusters in twenty
+    // fails; each failure is counted against the tolerance.
+    let failing = args.iter().any(|a| a == "--failing");
     let options = Options {
         shuffled,
         restored,
         progress_deadline,
+        failing,
     };
     for size in sizes {
         run(size, &options);
