@@ -5,7 +5,7 @@
 //! and for one resource change rolled out to everyone: events folded, events per second, and
 //! the state's size (checkpoint encoding) and the process's resident memory at the end.
 //! `CARGO_TARGET_DIR=/tmp/flotilla-bench-target-partitioned cargo bench -p flotilla-core --bench
-//! partitioned [-- --clusters N] [--progress-deadline]` (a single timed run per phase;
+//! partitioned [-- --clusters N] [--progress-deadline] [--failing]` (a single timed run per phase;
 //! criterion's samples would take minutes here).
 
 #[path = "support/mod.rs"]
@@ -24,6 +24,8 @@ struct Fold {
     id: u128,
     events: u64,
     owed: VecDeque<(String, u64)>,
+    /// One cluster in twenty reports its work failed (`--failing`).
+    failing: bool,
 }
 
 impl Fold {
@@ -60,7 +62,17 @@ impl Fold {
     /// Members report every work they were given, available, until nothing is owed.
     fn settle(&mut self) {
         while let Some((cluster, resource_index)) = self.owed.pop_front() {
-            self.send(support::available(cluster, resource_index));
+            let fails = self.failing
+                && cluster
+                    .strip_prefix("member-")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|i| i % 20 == 19);
+            let mut report = support::available(cluster, resource_index);
+            if let (Input::WorkReport(report), true) = (&mut report, fails) {
+                report.applied = Some(false);
+                report.available = None;
+            }
+            self.send(report);
         }
     }
 
@@ -107,12 +119,13 @@ fn timed(fold: &mut Fold, phase: &str, size: usize, start: impl FnOnce(&mut Fold
     );
 }
 
-fn run(size: usize, progress_deadline: bool) {
+fn run(size: usize, progress_deadline: bool, failing: bool) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
         events: 0,
         owed: VecDeque::new(),
+        failing,
     };
     fold.send(Input::Apply {
         manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
@@ -122,11 +135,15 @@ fn run(size: usize, progress_deadline: bool) {
         fold.send(input);
     }
     let rss_fleet = rss_kib();
-    let deadline = if progress_deadline {
+    let mut deadline = if progress_deadline {
         r#","progressDeadlineSeconds":600"#
     } else {
         ""
-    };
+    }
+    .to_owned();
+    if failing {
+        deadline.push_str(r#","maxFailures":"10%""#);
+    }
     let manifest = format!(
         r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{{"name":"everywhere"}},"spec":{{"resourceSelectors":[{{"group":"","kind":"Namespace","version":"v1","name":"app"}}],"strategy":{{"type":"Partitioned","rolloutStrategy":{{"maxUnavailable":"10%","autoPartitionSize":"10%"{deadline}}}}}}}}}"#
     );
@@ -157,7 +174,9 @@ fn main() {
     // `--progress-deadline`: the rolloutStrategy has a `progressDeadlineSeconds` (600 s, never
     // reached here), so every pass keeps the rollout's safety guard.
     let progress_deadline = std::env::args().any(|a| a == "--progress-deadline");
+    // `--failing`: the rollout tolerates `maxFailures: 10%`, and one cluster in twenty fails.
+    let failing = std::env::args().any(|a| a == "--failing");
     for size in support::sizes(&[100_000], &[1_000]) {
-        run(size, progress_deadline);
+        run(size, progress_deadline, failing);
     }
 }

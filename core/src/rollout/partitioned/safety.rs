@@ -61,6 +61,15 @@ fn threshold<'a>(
         if !fields.counts_failures() {
             return None;
         }
+        let block = safety::block_threshold(fields, plan.targets.len() as u64, PATH);
+        if rollout
+            .partitions
+            .iter()
+            .all(|spec| spec.max_failures.is_none())
+        {
+            // Every failure is the block's: no copy of the failed set per pass.
+            return block(failed);
+        }
         let own = |cluster: &String| {
             rollout
                 .partitions
@@ -69,7 +78,7 @@ fn threshold<'a>(
                 .any(|(index, spec)| spec.max_failures.is_some() && member_of(cluster, index))
         };
         let rest: BTreeSet<String> = failed.iter().filter(|c| !own(c)).cloned().collect();
-        safety::block_threshold(fields, plan.targets.len() as u64, PATH)(&rest)
+        block(&rest)
     }
 }
 
