@@ -5,7 +5,7 @@
 //! and for one resource change rolled out to everyone: events folded, events per second, and
 //! the state's size (checkpoint encoding) and the process's resident memory at the end.
 //! `CARGO_TARGET_DIR=/tmp/flotilla-bench-target-partitioned cargo bench -p flotilla-core --bench
-//! partitioned [-- --clusters N] [--progress-deadline] [--failing]` (a single timed run per phase;
+//! partitioned [-- --clusters N] [--progress-deadline] [--failing] [--manual]` (a single timed run per phase;
 //! criterion's samples would take minutes here).
 
 #[path = "support/mod.rs"]
@@ -119,7 +119,19 @@ fn timed(fold: &mut Fold, phase: &str, size: usize, start: impl FnOnce(&mut Fold
     );
 }
 
-fn run(size: usize, progress_deadline: bool, failing: bool) {
+/// What the flags of `main` ask for.
+struct Options {
+    progress_deadline: bool,
+    failing: bool,
+    manual: bool,
+}
+
+fn run(size: usize, options: &Options) {
+    let Options {
+        progress_deadline,
+        failing,
+        manual,
+    } = *options;
     let mut fold = Fold {
         state: State::default(),
         id: 0,
@@ -131,7 +143,8 @@ fn run(size: usize, progress_deadline: bool, failing: bool) {
         manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
     });
     fold.config(0);
-    for input in support::join_fleet(size, |_| "{}".to_owned()) {
+    let part = |i: usize| i * 10 / size.max(1);
+    for input in support::join_fleet(size, |i| format!(r#"{{"part":"p{}"}}"#, part(i))) {
         fold.send(input);
     }
     let rss_fleet = rss_kib();
@@ -141,8 +154,23 @@ fn run(size: usize, progress_deadline: bool, failing: bool) {
         ""
     }
     .to_owned();
-    if failing {
+    if failing && !manual {
         deadline.push_str(r#","maxFailures":"10%""#);
+    }
+    if manual {
+        let own = if failing {
+            r#","maxFailures":"10%""#
+        } else {
+            ""
+        };
+        let partitions: Vec<String> = (0..10)
+            .map(|p| {
+                format!(
+                    r#"{{"name":"p{p}","clusterSelector":{{"matchLabels":{{"part":"p{p}"}}}}{own}}}"#
+                )
+            })
+            .collect();
+        deadline.push_str(&format!(r#","partitions":[{}]"#, partitions.join(",")));
     }
     let manifest = format!(
         r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{{"name":"everywhere"}},"spec":{{"resourceSelectors":[{{"group":"","kind":"Namespace","version":"v1","name":"app"}}],"strategy":{{"type":"Partitioned","rolloutStrategy":{{"maxUnavailable":"10%","autoPartitionSize":"10%"{deadline}}}}}}}}}"#
@@ -176,7 +204,15 @@ fn main() {
     let progress_deadline = std::env::args().any(|a| a == "--progress-deadline");
     // `--failing`: the rollout tolerates `maxFailures: 10%`, and one cluster in twenty fails.
     let failing = std::env::args().any(|a| a == "--failing");
+    // `--manual`: ten manual partitions by label instead of automatic ones; with `--failing`
+    // each has its own `maxFailures: 10%`.
+    let manual = std::env::args().any(|a| a == "--manual");
+    let options = Options {
+        progress_deadline,
+        failing,
+        manual,
+    };
     for size in support::sizes(&[100_000], &[1_000]) {
-        run(size, progress_deadline, failing);
+        run(size, &options);
     }
 }

@@ -300,6 +300,8 @@ fn pass(
         counts_failures: fields.counts_failures(),
         tolerated: fields.failures_tolerated(governed),
         threshold: &threshold,
+        // Its target can change with no binding judged again.
+        threshold_follows_failures: false,
     };
     let seen = safety::Seen {
         reclassified: index.take_reclassified(),

@@ -199,6 +199,10 @@ pub(crate) struct Judging<'a> {
     pub tolerated: i64,
     /// The failure threshold: the trip message when these failed clusters are too many.
     pub threshold: &'a dyn Fn(&BTreeSet<String>) -> Option<String>,
+    /// Whether the threshold changes only with the failed set while every binding is not
+    /// judged again (a partitioned plan's partitions): then a pass that added no failure does
+    /// not ask it again.
+    pub threshold_follows_failures: bool,
 }
 
 impl Judging<'_> {
@@ -279,6 +283,8 @@ pub(crate) fn observe(
         return (Vec::new(), None);
     }
     let mut decisions = Vec::new();
+    let failures_before = guard.failed.len();
+    let judged_all = fresh || seen.reclassified.is_none();
     let mut judge = |cluster: &str, binding: &Binding| {
         judge_binding(
             guard,
@@ -303,7 +309,9 @@ pub(crate) fn observe(
     let deadline = safety
         .progress_deadline_seconds
         .map(|secs| guard.last_progress + Duration::seconds(secs));
-    let over = if judging.counts_failures {
+    let unchanged =
+        judging.threshold_follows_failures && !judged_all && guard.failed.len() == failures_before;
+    let over = if judging.counts_failures && !unchanged {
         (judging.threshold)(&guard.failed)
     } else {
         None

@@ -31,22 +31,39 @@ fn threshold<'a>(
     plan: &'a Plan,
 ) -> impl Fn(&BTreeSet<String>) -> Option<String> + 'a {
     move |failed: &BTreeSet<String>| {
-        let member_of = |cluster: &String, index: usize| {
-            plan.targets
-                .get(cluster)
-                .is_some_and(|t| t.partitions.iter().any(|p| *p as usize == index))
-        };
+        let fields = rollout.safety();
+        let block = safety::block_threshold(fields, plan.targets.len() as u64, PATH);
+        let own: Vec<usize> = (rollout.partitions.iter().enumerate())
+            .filter(|(_, spec)| spec.max_failures.is_some())
+            .map(|(index, _)| index)
+            .collect();
+        if own.is_empty() {
+            // Every failure is the block's: no copy of the failed set per pass.
+            return fields.counts_failures().then(|| block(failed)).flatten();
+        }
+        // One look at each failed cluster's partitions, not one per partition.
+        let mut members: Vec<Vec<&str>> = vec![Vec::new(); rollout.partitions.len()];
+        let mut rest = BTreeSet::new();
+        for cluster in failed {
+            let partitions = plan.targets.get(cluster).map_or(&[][..], |t| &t.partitions);
+            let mut owned = false;
+            for index in partitions.iter().map(|p| *p as usize) {
+                if own.contains(&index) {
+                    members[index].push(cluster);
+                    owned = true;
+                }
+            }
+            if !owned {
+                rest.insert(cluster.clone());
+            }
+        }
         for (index, spec) in rollout.partitions.iter().enumerate() {
             let Some(max) = spec.max_failures else {
                 continue;
             };
             let count = plan.partitions.get(index).map_or(0, |p| p.count);
             let tolerated = max.resolve(count, Rounding::Down);
-            let members: Vec<&str> = failed
-                .iter()
-                .filter(|c| member_of(c, index))
-                .map(String::as_str)
-                .collect();
+            let members = &members[index];
             if i64::try_from(members.len()).unwrap_or(i64::MAX) > tolerated {
                 return Some(format!(
                     "{} cluster(s) of partition {:?} failed, more than \
@@ -57,28 +74,7 @@ fn threshold<'a>(
                 ));
             }
         }
-        let fields = rollout.safety();
-        if !fields.counts_failures() {
-            return None;
-        }
-        let block = safety::block_threshold(fields, plan.targets.len() as u64, PATH);
-        if rollout
-            .partitions
-            .iter()
-            .all(|spec| spec.max_failures.is_none())
-        {
-            // Every failure is the block's: no copy of the failed set per pass.
-            return block(failed);
-        }
-        let own = |cluster: &String| {
-            rollout
-                .partitions
-                .iter()
-                .enumerate()
-                .any(|(index, spec)| spec.max_failures.is_some() && member_of(cluster, index))
-        };
-        let rest: BTreeSet<String> = failed.iter().filter(|c| !own(c)).cloned().collect();
-        block(&rest)
+        fields.counts_failures().then(|| block(&rest)).flatten()
     }
 }
 
@@ -149,6 +145,8 @@ pub(super) fn guard(
         counts_failures: rollout.counts_failures(),
         tolerated: fields.failures_tolerated(plan.targets.len() as u64),
         threshold: &check,
+        // Partitions and targets change only with a new plan, whose first pass judges all.
+        threshold_follows_failures: true,
     };
     let seen = safety::Seen {
         reclassified,
