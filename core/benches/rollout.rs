@@ -4,7 +4,8 @@
 //! they get it, until every cluster carries the new resource snapshot. Prints the events
 //! folded, events per second, and the time from the change to the last cluster's binding
 //! moving to the new snapshot (its work rendered). A single timed run per size (criterion's
-//! ten samples would take minutes here); `cargo bench -p flotilla-core --bench rollout`.
+//! ten samples would take minutes here); `cargo bench -p flotilla-core --bench rollout [--
+//! --clusters N] [--progress-deadline | --rollback]` (`--rollback` times a rollback instead).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -20,6 +21,10 @@ struct Fold {
     state: State,
     id: u128,
     events: u64,
+    /// Seconds after the start that events are folded at.
+    seconds: i64,
+    /// A cluster that never reports on the new snapshot (`--rollback`).
+    silent: Option<String>,
 }
 
 impl Fold {
@@ -29,7 +34,8 @@ impl Fold {
         let time = Utc
             .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
             .single()
-            .unwrap_or_default();
+            .unwrap_or_default()
+            + chrono::Duration::seconds(self.seconds);
         step(
             &mut self.state,
             &Envelope::new(Uuid::from_u128(self.id), time, "bench", input),
@@ -66,6 +72,7 @@ impl Fold {
                         .is_none_or(|r| r.resource_index != *index)
                 })
                 .map(|(_, cluster, index)| (cluster, index))
+                .filter(|(cluster, index)| *index == 0 || self.silent.as_ref() != Some(cluster))
                 .collect();
             if owed.is_empty() {
                 return sent;
@@ -78,11 +85,61 @@ impl Fold {
     }
 }
 
+/// `--rollback`: one cluster never reports on the new snapshot; once every other one has, 120
+/// seconds pass and the progress deadline (60 s) rolls the rollout back, within
+/// `maxUnavailable`, until every cluster has its old work available again. Times that.
+fn rollback(size: usize) {
+    let mut fold = Fold {
+        state: State::default(),
+        id: 0,
+        events: 0,
+        seconds: 0,
+        silent: Some("member-000000".to_owned()),
+    };
+    fold.send(Input::Apply {
+        manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
+    });
+    fold.config(0);
+    for input in support::join_fleet(size, |_| "{}".to_owned()) {
+        fold.send(input);
+    }
+    fold.send(Input::Apply {
+        manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"RollingUpdate","rollingUpdate":{"progressDeadlineSeconds":60,"onFailure":"Rollback"}}}}"#.into(),
+    });
+    fold.settle();
+    fold.config(1);
+    fold.settle();
+    fold.seconds = 120;
+    let before = fold.events;
+    // A benchmark measures wall time; the clock ban is for the fold itself.
+    #[allow(clippy::disallowed_methods)]
+    let started = Instant::now();
+    fold.send(Input::Tick);
+    let reports = fold.settle();
+    let elapsed = started.elapsed();
+    let events = fold.events - before;
+    let phase = fold
+        .state
+        .placements()
+        .values()
+        .next()
+        .and_then(|p| p.guard.as_ref())
+        .map(|g| format!("{:?}", g.phase))
+        .unwrap_or_default();
+    println!(
+        "rollback of one change over {size} clusters: {events} events ({reports} reports) in {:.3} s = {:.0} events/s; guard: {phase}",
+        elapsed.as_secs_f64(),
+        events as f64 / elapsed.as_secs_f64().max(f64::EPSILON),
+    );
+}
+
 fn run(size: usize, progress_deadline: bool) {
     let mut fold = Fold {
         state: State::default(),
         id: 0,
         events: 0,
+        seconds: 0,
+        silent: None,
     };
     fold.send(Input::Apply {
         manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
@@ -134,7 +191,12 @@ fn main() {
     // `--progress-deadline`: the placement's rollingUpdate has a `progressDeadlineSeconds`
     // (600 s, never reached here), so every pass keeps the rollout's safety guard.
     let progress_deadline = std::env::args().any(|a| a == "--progress-deadline");
+    let rollback_only = std::env::args().any(|a| a == "--rollback");
     for size in sizes {
-        run(size, progress_deadline);
+        if rollback_only {
+            rollback(size);
+        } else {
+            run(size, progress_deadline);
+        }
     }
 }

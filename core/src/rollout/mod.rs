@@ -21,6 +21,7 @@ pub mod index;
 pub mod partitioned;
 pub mod readiness;
 pub(crate) mod rollback;
+pub mod rollback_watch;
 pub mod safety;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -289,7 +290,6 @@ fn pass(
     };
     let target = i64::try_from(target).unwrap_or(i64::MAX);
     let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
-    let mut plan = plan(&index, target, max_unavailable, max_surge);
     let fields = placement.spec.strategy.rolling_update.safety();
     let governed = u64::try_from(target).unwrap_or(0);
     let threshold = safety::block_threshold(fields, governed, ROLLING_UPDATE_PATH);
@@ -303,27 +303,32 @@ fn pass(
         // Its target can change with no binding judged again.
         threshold_follows_failures: false,
     };
+    let reclassified = index.take_reclassified();
+    // A rollback looks again only at the clusters classified since its last pass.
+    let mut touched = rolling_back(&state.placements[key])
+        .then(|| reclassified.clone())
+        .flatten();
     let seen = safety::Seen {
-        reclassified: index.take_reclassified(),
+        reclassified,
         complete: Some(index.incomplete == 0),
     };
     let mut decisions = guard(state, key, &settings, (judging, seen), now);
-    let judging_on = state.placements[key]
-        .guard
-        .as_ref()
-        .is_some_and(|g| g.phase == safety::Phase::Progressing);
+    let judging_on = state.placements[key].guard.as_ref().is_some_and(|g| {
+        matches!(
+            g.phase,
+            safety::Phase::Progressing | safety::Phase::RollingBack { .. }
+        )
+    });
     if !judging_on {
         index.stop_recording();
     }
-    if state.placements[key]
+    // A tripped rollout moves no cluster to the failed snapshot: its plan only removes, and
+    // does not list the clusters it would have moved (a rollback makes most of them stale).
+    let progress = state.placements[key]
         .guard
         .as_ref()
-        .is_some_and(|g| !g.allows_progress())
-    {
-        // A tripped rollout moves no cluster to the failed snapshot.
-        plan.bind.clear();
-        plan.update.clear();
-    }
+        .is_none_or(safety::Guard::allows_progress);
+    let plan = plan(&index, target, (max_unavailable, max_surge), progress);
     let acted: Vec<ClusterName> = plan.bind.iter().chain(&plan.update).cloned().collect();
     let wanted = wanted_overrides(state, key, &acted);
     let Some(placement) = state.placements.get_mut(key) else {
@@ -342,7 +347,19 @@ fn pass(
     let budget = rollback::Budget {
         ready_to_move: usize::try_from(index.ready - ready_floor).unwrap_or(0),
     };
-    let (rolled, moved, next) = rollback::step(placement, key, budget, judging, now, changes);
+    if let Some(touched) = touched.as_mut() {
+        // The bindings this pass removed changed too.
+        touched.extend(plan.remove.iter().cloned());
+    }
+    let (rolled, moved, next) = rollback::step(
+        placement,
+        key,
+        budget,
+        judging,
+        now,
+        changes,
+        touched.as_ref(),
+    );
     decisions.extend(rolled);
     if let Some(next) = next {
         state.rollout_deadlines.insert((next, key.clone()));
@@ -366,6 +383,14 @@ fn pass(
     );
     state.rollout_index.0.insert(key.clone(), index);
     decisions
+}
+
+/// Whether the placement's guard is rolling its rollout back.
+fn rolling_back(placement: &Placement) -> bool {
+    placement
+        .guard
+        .as_ref()
+        .is_some_and(|g| matches!(g.phase, safety::Phase::RollingBack { .. }))
 }
 
 /// Runs the placement's safety guard (issue 17) for this pass, asking for a pass at its
@@ -478,7 +503,12 @@ struct Plan {
 }
 
 /// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in cluster order.
-fn plan(index: &BindingIndex, target: i64, max_unavailable: i64, max_surge: i64) -> Plan {
+fn plan(
+    index: &BindingIndex,
+    target: i64,
+    (max_unavailable, max_surge): (i64, i64),
+    progress: bool,
+) -> Plan {
     let min_available = target - max_unavailable;
     let max_to_remove = usize::try_from(index.ready - min_available).unwrap_or(0);
     let remove: Vec<ClusterName> = index
@@ -487,6 +517,13 @@ fn plan(index: &BindingIndex, target: i64, max_unavailable: i64, max_surge: i64)
         .take(max_to_remove)
         .cloned()
         .collect();
+    if !progress {
+        return Plan {
+            remove,
+            update: Vec::new(),
+            bind: Vec::new(),
+        };
+    }
     let update = index
         .stale_failed
         .iter()

@@ -8,15 +8,19 @@
 //! passes without a rolled-back cluster becoming ready. A cluster newly placed by the rollout
 //! had nothing before and keeps its work; a cluster no longer scheduled is left to removal.
 
+use std::collections::BTreeSet;
+
 use chrono::{DateTime, Duration, Utc};
 
 use crate::change::Changes;
 use crate::decision::Decision;
 use crate::model::ObjectKey;
-use crate::placement::{BindingState, Placement, Work};
+use crate::placement::{Binding, BindingState, Placement, Work};
+use crate::state::ClusterName;
 
 use super::readiness::Readiness;
-use super::safety::{Judging, Phase, names};
+use super::rollback_watch::RollbackWatch;
+use super::safety::{Guard, Judging, Phase, names};
 
 /// What the rollback may do in this pass: how many ready clusters it may take off their
 /// current work (`ready - (target - maxUnavailable)`, less what the pass removes).
@@ -26,8 +30,14 @@ pub(crate) struct Budget {
     pub ready_to_move: usize,
 }
 
+/// What one pass of a rollback did: its decisions, the clusters whose bindings it changed,
+/// and when it next needs a pass.
+pub(crate) type Stepped = (Vec<Decision>, Vec<String>, Option<DateTime<Utc>>);
+
 /// Moves the clusters whose turn it is back to their prior work, then judges the rollback.
-/// Returns the decisions, the clusters whose bindings changed, and when it next needs a pass.
+/// `touched` names the clusters whose bindings may have changed since the last pass (`None`:
+/// any may have): with the rollback's watch known, only those are looked at again. Debug
+/// builds check such a pass against one that walks every rolled-back cluster.
 pub(crate) fn step(
     placement: &mut Placement,
     key: &ObjectKey,
@@ -35,61 +45,232 @@ pub(crate) fn step(
     judging: Judging<'_>,
     now: DateTime<Utc>,
     changes: &mut Changes,
-) -> (Vec<Decision>, Vec<String>, Option<DateTime<Utc>>) {
+    touched: Option<&BTreeSet<ClusterName>>,
+) -> Stepped {
+    let rolling_back = placement
+        .guard
+        .as_ref()
+        .is_some_and(|g| matches!(g.phase, Phase::RollingBack { .. }));
+    if !rolling_back {
+        return (Vec::new(), Vec::new(), None);
+    }
+    #[cfg(debug_assertions)]
+    let walked = touched.is_some().then(|| {
+        let mut whole = placement.clone();
+        let mut scratch = Changes::default();
+        let out = run(&mut whole, key, budget, judging, now, &mut scratch, None);
+        (out, whole.guard)
+    });
+    let out = run(placement, key, budget, judging, now, changes, touched);
+    #[cfg(debug_assertions)]
+    if let Some(walked) = walked {
+        assert_eq!(
+            (out.clone(), placement.guard.clone()),
+            walked,
+            "the rollback of {} looked only at what changed, and differs",
+            key.display()
+        );
+    }
+    out
+}
+
+/// One pass of a rollback, from its watch when `touched` is given and the watch known, else
+/// by a walk of every rolled-back cluster (which then builds the watch for the next pass).
+fn run(
+    placement: &mut Placement,
+    key: &ObjectKey,
+    budget: Budget,
+    judging: Judging<'_>,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+    touched: Option<&BTreeSet<ClusterName>>,
+) -> Stepped {
+    let Some(mut watch) = placement
+        .guard
+        .as_mut()
+        .map(|g| std::mem::take(&mut g.watch))
+    else {
+        return (Vec::new(), Vec::new(), None);
+    };
     let Some(guard) = placement.guard.as_ref() else {
         return (Vec::new(), Vec::new(), None);
     };
-    if !matches!(guard.phase, Phase::RollingBack { .. }) {
-        return (Vec::new(), Vec::new(), None);
+    let incremental = match (touched, watch.known_mut()) {
+        (Some(touched), Some(known)) => {
+            for cluster in touched {
+                let binding = placement.bindings.get(cluster.as_str()).map(|b| &**b);
+                known.refresh(
+                    (&guard.prior, guard.resource_index),
+                    cluster,
+                    binding,
+                    judging,
+                    now,
+                );
+            }
+            Some(known.moves(budget.ready_to_move))
+        }
+        _ => None,
+    };
+    let walked = incremental.is_none();
+    let moves = incremental.unwrap_or_else(|| walk_moves(placement, guard, budget, judging, now));
+    let from = guard.resource_index;
+    let mut decisions = Vec::new();
+    let mut moved = Vec::new();
+    for cluster in moves {
+        let Some((index, overrides)) = placement
+            .guard
+            .as_ref()
+            .and_then(|g| g.prior.get(&cluster))
+            .cloned()
+        else {
+            continue;
+        };
+        let work = Work {
+            resource_index: index,
+            override_snapshots: overrides,
+        };
+        decisions.extend(placement.bind(key, &cluster, (work, None), now, changes));
+        decisions.push(Decision::ClusterRolledBack {
+            placement: key.clone(),
+            cluster: cluster.clone(),
+            from_index: from,
+            to_index: index,
+        });
+        moved.push(cluster);
     }
+    let (judged, next) = if walked {
+        let judged = judge(placement, key, judging, now, None);
+        if let Some(guard) = placement.guard.as_ref() {
+            watch = RollbackWatch::build(guard, &placement.bindings, judging, now);
+        }
+        judged
+    } else {
+        let mut looked: BTreeSet<&str> =
+            touched.into_iter().flatten().map(|c| c.as_str()).collect();
+        looked.extend(moved.iter().map(String::as_str));
+        let looked: Vec<String> = looked.into_iter().map(str::to_owned).collect();
+        judge(placement, key, judging, now, Some((&looked, &mut watch)))
+    };
+    if let Some(guard) = placement.guard.as_mut()
+        && matches!(guard.phase, Phase::RollingBack { .. })
+    {
+        // A finished rollback needs its watch no more.
+        guard.watch = watch;
+    }
+    decisions.extend(judged);
+    (decisions, moved, next)
+}
+
+/// The clusters whose turn it is, by a walk of every rolled-back cluster, in cluster order.
+fn walk_moves(
+    placement: &Placement,
+    guard: &super::safety::Guard,
+    budget: Budget,
+    judging: Judging<'_>,
+    now: DateTime<Utc>,
+) -> Vec<String> {
     let from = guard.resource_index;
     let mut moves = Vec::new();
     let mut ready_left = budget.ready_to_move;
-    for (cluster, (index, overrides)) in &guard.prior {
+    for cluster in guard.prior.keys() {
         let Some(binding) = placement.bindings.get(cluster.as_str()) else {
             continue;
         };
         if binding.state != BindingState::Bound || binding.resource_index != Some(from) {
             continue;
         }
-        let readiness = judging.readiness(binding, now);
-        if readiness == Readiness::Ready {
+        if judging.readiness(binding, now) == Readiness::Ready {
             if ready_left == 0 {
                 continue;
             }
             ready_left -= 1;
         }
-        let work = Work {
-            resource_index: *index,
-            override_snapshots: overrides.clone(),
-        };
-        moves.push((cluster.clone(), work));
+        moves.push(cluster.clone());
     }
-    let mut decisions = Vec::new();
-    let mut moved = Vec::new();
-    for (cluster, work) in moves {
-        let to_index = work.resource_index;
-        decisions.extend(placement.bind(key, &cluster, (work, None), now, changes));
-        decisions.push(Decision::ClusterRolledBack {
-            placement: key.clone(),
-            cluster: cluster.clone(),
-            from_index: from,
-            to_index,
-        });
-        moved.push(cluster);
-    }
-    let (judged, next) = judge(placement, key, judging, now);
-    decisions.extend(judged);
-    (decisions, moved, next)
+    moves
 }
 
-/// Judges the rolled-back clusters: `RolledBack`, `RollbackFailed`, or still rolling back
-/// (with the deadline of its own progress, when there is one).
+/// The rolled-back clusters not ready on their old work yet: found by a walk, or kept by the
+/// watch (read whole only for a deadline's message).
+enum Pending<'a> {
+    Walked(Vec<&'a str>),
+    Kept(&'a BTreeSet<String>),
+}
+
+impl Pending<'_> {
+    fn is_empty(&self) -> bool {
+        match self {
+            Pending::Walked(clusters) => clusters.is_empty(),
+            Pending::Kept(clusters) => clusters.is_empty(),
+        }
+    }
+
+    /// Their names, in cluster order.
+    fn names(&self) -> String {
+        match self {
+            Pending::Walked(clusters) => names(clusters.iter().copied()),
+            Pending::Kept(clusters) => names(clusters.iter().map(String::as_str)),
+        }
+    }
+}
+
+/// One rolled-back cluster as the rollback judges it.
+enum Verdict {
+    /// Not on its old work yet, or not ready on it.
+    Pending,
+    /// Ready on its old work.
+    Ready,
+    /// Failed on its old work, or lost it after having it available: why.
+    Failed(String),
+    /// Not the rollback's any more (no live binding).
+    Gone,
+}
+
+/// Judges one rolled-back cluster at `now`.
+fn verdict(
+    cluster: &str,
+    index: u64,
+    binding: Option<&Binding>,
+    ready: &BTreeSet<String>,
+    judging: Judging<'_>,
+    now: DateTime<Utc>,
+) -> Verdict {
+    let Some(binding) = binding.filter(|b| b.state != BindingState::Unscheduled) else {
+        return Verdict::Gone;
+    };
+    if binding.resource_index != Some(index) {
+        return Verdict::Pending;
+    }
+    let readiness = judging.readiness(binding, now);
+    let lost = ready.contains(cluster)
+        && binding
+            .report
+            .as_ref()
+            .is_some_and(|r| r.resource_index == index && r.available == Some(false));
+    if readiness == Readiness::Failed || lost {
+        let what = if lost {
+            "became unavailable"
+        } else {
+            "failed to apply"
+        };
+        Verdict::Failed(format!(
+            "cluster {cluster} {what} on resource snapshot {index}"
+        ))
+    } else if readiness == Readiness::Ready {
+        Verdict::Ready
+    } else {
+        Verdict::Pending
+    }
+}
+
+/// Judges the rollback: every rolled-back cluster (`looked: None`), or only those looked at,
+/// the watch's `pending` standing for the rest.
 fn judge(
     placement: &mut Placement,
     key: &ObjectKey,
     judging: Judging<'_>,
     now: DateTime<Utc>,
+    looked: Option<(&[String], &mut RollbackWatch)>,
 ) -> (Vec<Decision>, Option<DateTime<Utc>>) {
     let Placement {
         bindings, guard, ..
@@ -97,51 +278,56 @@ fn judge(
     let Some(guard) = guard.as_mut() else {
         return (Vec::new(), None);
     };
+    let Guard {
+        phase,
+        prior,
+        resource_index: from,
+        safety,
+        ..
+    } = guard;
     let Phase::RollingBack {
         ready,
         last_progress,
-    } = &mut guard.phase
+    } = phase
     else {
         return (Vec::new(), None);
     };
-    let mut pending = Vec::new();
+    let mut walked_pending = Vec::new();
     let mut failure = None;
-    for (cluster, (index, _)) in &guard.prior {
-        let Some(binding) = bindings.get(cluster.as_str()) else {
-            continue;
-        };
-        if binding.state == BindingState::Unscheduled {
-            continue;
-        }
-        if binding.resource_index != Some(*index) {
-            pending.push(cluster.as_str());
-            continue;
-        }
-        let readiness = judging.readiness(binding, now);
-        let lost = ready.contains(cluster)
-            && binding
-                .report
-                .as_ref()
-                .is_some_and(|r| r.resource_index == *index && r.available == Some(false));
-        if readiness == Readiness::Failed || lost {
-            let what = if lost {
-                "became unavailable"
-            } else {
-                "failed to apply"
-            };
-            failure.get_or_insert(format!(
-                "cluster {cluster} {what} on resource snapshot {index}"
-            ));
-        } else if readiness == Readiness::Ready {
-            if ready.insert(cluster.clone()) {
-                *last_progress = now;
+    let clusters: Box<dyn Iterator<Item = (&String, &(u64, _))>> = match &looked {
+        None => Box::new(prior.iter()),
+        Some((looked, _)) => Box::new(looked.iter().filter_map(|c| prior.get_key_value(c))),
+    };
+    for (cluster, (index, _)) in clusters {
+        let binding = bindings.get(cluster.as_str()).map(|b| &**b);
+        match verdict(cluster, *index, binding, ready, judging, now) {
+            Verdict::Gone => {}
+            Verdict::Pending => walked_pending.push(cluster.as_str()),
+            Verdict::Failed(why) => {
+                failure.get_or_insert(why);
             }
-        } else {
-            pending.push(cluster.as_str());
+            Verdict::Ready => {
+                if ready.insert(cluster.clone()) {
+                    *last_progress = now;
+                }
+            }
         }
     }
-    let deadline = guard
-        .safety
+    let pending: Pending<'_> = match looked {
+        None => Pending::Walked(walked_pending),
+        Some((looked, watch)) => {
+            if let Some(known) = watch.known_mut() {
+                for cluster in looked {
+                    let binding = bindings.get(cluster.as_str()).map(|b| &**b);
+                    known.refresh((prior, *from), cluster, binding, judging, now);
+                }
+                Pending::Kept(&known.pending)
+            } else {
+                Pending::Walked(walked_pending)
+            }
+        }
+    };
+    let deadline = safety
         .progress_deadline_seconds
         .map(|secs| *last_progress + Duration::seconds(secs));
     if failure.is_none()
@@ -152,7 +338,7 @@ fn judge(
             failure = Some(format!(
                 "no rolled-back cluster became ready for {secs}s ({}.progressDeadlineSeconds): {}",
                 judging.path,
-                names(pending.iter().copied())
+                pending.names()
             ));
         }
     }
@@ -162,19 +348,19 @@ fn judge(
             true,
             format!(
                 "every rolled-back cluster has its old work available: {}",
-                names(guard.prior.keys().map(String::as_str))
+                names(prior.keys().map(String::as_str))
             ),
         ),
         None => return (Vec::new(), deadline),
     };
-    guard.phase = if succeeded {
+    *phase = if succeeded {
         Phase::RolledBack
     } else {
         Phase::RollbackFailed(message.clone())
     };
     let decision = Decision::RollbackFinished {
         placement: key.clone(),
-        resource_index: guard.resource_index,
+        resource_index: *from,
         succeeded,
         message,
     };

@@ -113,6 +113,9 @@ pub struct Guard {
     pub phase: Phase,
     /// The trip, once tripped.
     pub tripped: Option<Tripped>,
+    /// What a rollback still waits for: derived, never encoded.
+    #[serde(skip)]
+    pub watch: super::rollback_watch::RollbackWatch,
 }
 
 impl Guard {
@@ -129,6 +132,7 @@ impl Guard {
             prior: BTreeMap::new(),
             phase: Phase::Progressing,
             tripped: None,
+            watch: Default::default(),
         }
     }
 

@@ -37,15 +37,17 @@ fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
         binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
         binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
     ];
-    let first = plan(&index(&all), 3, 1, 1);
+    let first = plan(&index(&all), 3, (1, 1), true);
     assert_eq!(first.update, ["cluster-2"]);
+    // A tripped rollout (no progress) plans no update.
+    assert_eq!(plan(&index(&all), 3, (1, 1), false), Plan::default());
     // cluster-2 took the bad image and never becomes available: the rollout stalls.
     let stalled = [
         binding("cluster-2", BindingState::Bound, Readiness::NotReady, false),
         binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
         binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
     ];
-    assert_eq!(plan(&index(&stalled), 3, 1, 1), Plan::default());
+    assert_eq!(plan(&index(&stalled), 3, (1, 1), true), Plan::default());
 }
 
 #[test]
@@ -77,7 +79,7 @@ fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
             true,
         ),
     ];
-    let first = plan(&index(&moving), 2, 1, 2);
+    let first = plan(&index(&moving), 2, (1, 2), true);
     assert_eq!(first.bind, ["cluster-3", "cluster-4"]);
     assert_eq!(first.remove, ["cluster-1"]);
     let later = [
@@ -91,7 +93,7 @@ fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
         binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
     ];
     assert_eq!(
-        plan(&index(&later), 2, 1, 2),
+        plan(&index(&later), 2, (1, 2), true),
         Plan::default(),
         "one must stay available"
     );
@@ -105,7 +107,7 @@ fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
         binding("cluster-3", BindingState::Bound, Readiness::Ready, false),
         binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
     ];
-    assert_eq!(plan(&index(&done), 2, 1, 2).remove, ["cluster-2"]);
+    assert_eq!(plan(&index(&done), 2, (1, 2), true).remove, ["cluster-2"]);
 }
 
 #[test]
@@ -158,5 +160,5 @@ fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
 #[test]
 fn failed_bindings_are_always_updated() {
     let failing = [binding("c", BindingState::Bound, Readiness::Failed, true)];
-    assert_eq!(plan(&index(&failing), 1, 1, 0).update, ["c"]);
+    assert_eq!(plan(&index(&failing), 1, (1, 0), true).update, ["c"]);
 }

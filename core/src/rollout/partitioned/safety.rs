@@ -148,6 +148,12 @@ pub(super) fn guard(
         // Partitions and targets change only with a new plan, whose first pass judges all.
         threshold_follows_failures: true,
     };
+    // A rollback looks again only at the clusters reported on since the plan's last pass.
+    let rolling_back = placement
+        .guard
+        .as_ref()
+        .is_some_and(|g| matches!(g.phase, safety::Phase::RollingBack { .. }));
+    let touched = rolling_back.then(|| reclassified.clone()).flatten();
     let seen = safety::Seen {
         reclassified,
         complete: Some(complete(plan, &placement.bindings, latest, manual)),
@@ -162,7 +168,15 @@ pub(super) fn guard(
         ready_to_move: usize::try_from(plan.max_unavailable.saturating_sub(plan.not_ready))
             .unwrap_or(usize::MAX),
     };
-    let (rolled, moved, later) = rollback::step(placement, key, budget, judging, now, changes);
+    let (rolled, moved, later) = rollback::step(
+        placement,
+        key,
+        budget,
+        judging,
+        now,
+        changes,
+        touched.as_ref(),
+    );
     decisions.extend(rolled);
     for at in next.into_iter().chain(later) {
         state.rollout_deadlines.insert((at, key.clone()));
