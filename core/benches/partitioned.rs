@@ -5,7 +5,7 @@
 //! and for one resource change rolled out to everyone: events folded, events per second, and
 //! the state's size (checkpoint encoding) and the process's resident memory at the end.
 //! `CARGO_TARGET_DIR=/tmp/flotilla-bench-target-partitioned cargo bench -p flotilla-core --bench
-//! partitioned [-- --clusters N] [--progress-deadline] [--failing] [--manual]` (a single timed run per phase;
+//! partitioned [-- --clusters N] [--progress-deadline] [--failing] [--manual] [--rollback]` (a single timed run per phase;
 //! criterion's samples would take minutes here).
 
 #[path = "support/mod.rs"]
@@ -26,6 +26,10 @@ struct Fold {
     owed: VecDeque<(String, u64)>,
     /// One cluster in twenty reports its work failed (`--failing`).
     failing: bool,
+    /// Seconds after the start that events are folded at.
+    seconds: i64,
+    /// A cluster that never reports on a changed snapshot (`--rollback`).
+    silent: Option<String>,
 }
 
 impl Fold {
@@ -35,7 +39,8 @@ impl Fold {
         let time = Utc
             .with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
             .single()
-            .unwrap_or_default();
+            .unwrap_or_default()
+            + chrono::Duration::seconds(self.seconds);
         let decisions = step(
             &mut self.state,
             &Envelope::new(Uuid::from_u128(self.id), time, "bench", input),
@@ -62,6 +67,9 @@ impl Fold {
     /// Members report every work they were given, available, until nothing is owed.
     fn settle(&mut self) {
         while let Some((cluster, resource_index)) = self.owed.pop_front() {
+            if resource_index > 0 && self.silent.as_ref() == Some(&cluster) {
+                continue;
+            }
             let fails = self.failing
                 && cluster
                     .strip_prefix("member-")
@@ -124,6 +132,7 @@ struct Options {
     progress_deadline: bool,
     failing: bool,
     manual: bool,
+    rollback: bool,
 }
 
 fn run(size: usize, options: &Options) {
@@ -131,6 +140,7 @@ fn run(size: usize, options: &Options) {
         progress_deadline,
         failing,
         manual,
+        rollback,
     } = *options;
     let mut fold = Fold {
         state: State::default(),
@@ -138,6 +148,8 @@ fn run(size: usize, options: &Options) {
         events: 0,
         owed: VecDeque::new(),
         failing,
+        seconds: 0,
+        silent: rollback.then(|| "member-000000".to_owned()),
     };
     fold.send(Input::Apply {
         manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
@@ -154,6 +166,9 @@ fn run(size: usize, options: &Options) {
         ""
     }
     .to_owned();
+    if rollback {
+        deadline = r#","progressDeadlineSeconds":60,"onFailure":"Rollback""#.to_owned();
+    }
     if failing && !manual {
         deadline.push_str(r#","maxFailures":"10%""#);
     }
@@ -181,6 +196,13 @@ fn run(size: usize, options: &Options) {
     timed(&mut fold, "rollout of one change", size, |fold| {
         fold.config(1)
     });
+    if rollback {
+        // member-000000 never reported on the change: 120 s on, the deadline rolls it back.
+        fold.seconds = 120;
+        timed(&mut fold, "rollback of the change", size, |fold| {
+            fold.send(Input::Tick);
+        });
+    }
     let state_bytes = codec::encode_checkpoint(&fold.state).map_or(0, |b| b.len());
     let plan_bytes = fold
         .state
@@ -207,10 +229,14 @@ fn main() {
     // `--manual`: ten manual partitions by label instead of automatic ones; with `--failing`
     // each has its own `maxFailures: 10%`.
     let manual = std::env::args().any(|a| a == "--manual");
+    // `--rollback`: `progressDeadlineSeconds: 60` with `onFailure: Rollback`; one cluster never
+    // reports on the change, and a tick 120 s later rolls every other one back (timed too).
+    let rollback = std::env::args().any(|a| a == "--rollback");
     let options = Options {
         progress_deadline,
         failing,
         manual,
+        rollback,
     };
     for size in support::sizes(&[100_000], &[1_000]) {
         run(size, &options);

@@ -167,17 +167,23 @@ pub(crate) fn pass(
             plan.reclassify(cluster, class);
         }
     }
-    // Between a plan's passes only work reports change how the guard judges a binding: what
-    // a pass stages carries no report yet, and anything else drops the plan.
+    #[cfg(debug_assertions)]
+    if kept_plan {
+        check_kept(state, key, &plan, now);
+    }
+    // Between a plan's passes only work reports and a rollback's moves (marked as reported)
+    // change how the guard judges a binding: what a pass stages carries no report yet, and
+    // anything else drops the plan.
     let reclassified = kept_plan.then(|| reported.iter().map(ClusterName::from).collect());
     let (guarded, allowed, moved) =
         safety::guard(state, key, (&plan, reclassified), latest, now, changes);
     decisions.extend(guarded);
     if !allowed {
-        // A tripped rollout stages nothing; a rollback that moved bindings needs a new plan.
-        if !moved {
-            state.partitioned_rollouts.insert(key.clone(), plan);
-        }
+        // A tripped rollout stages nothing. The clusters a rollback moved are classified again
+        // at the next pass, as reported ones are: the plan stays, and a rollback's pass costs
+        // what it moved, not a rebuild.
+        plan.dirty.extend(moved);
+        state.partitioned_rollouts.insert(key.clone(), plan);
         return decisions;
     }
     let Some(placement) = state.placements.get(key) else {
@@ -217,6 +223,22 @@ pub(crate) fn pass(
     }
     state.partitioned_rollouts.insert(key.clone(), plan);
     decisions
+}
+
+/// Debug builds: a plan kept from pass to pass, its reported clusters classified again, equals
+/// one built from scratch (but for the last pass's conclusion).
+#[cfg(debug_assertions)]
+fn check_kept(state: &State, key: &ObjectKey, plan: &Plan, now: DateTime<Utc>) {
+    let Some(mut fresh) = fresh_plan(state, key, now) else {
+        return;
+    };
+    fresh.outcome = plan.outcome.clone();
+    assert_eq!(
+        plan,
+        &fresh,
+        "the partitioned plan of {} drifted from its bindings",
+        key.display()
+    );
 }
 
 /// Removes every Unscheduled binding, and so its work.

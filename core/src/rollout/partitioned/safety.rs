@@ -111,8 +111,8 @@ fn complete(plan: &Plan, bindings: &Bindings, latest: u64, manual: bool) -> bool
 
 /// Runs the guard, and a rollback's step, for one partitioned pass; `reclassified` names the
 /// clusters reported on since the plan's last pass (`None`: a new plan, judge every binding).
-/// Returns the decisions, whether the rollout may stage clusters, and whether the pass moved
-/// bindings itself (then the plan must be rebuilt).
+/// Returns the decisions, whether the rollout may stage clusters, and the clusters whose
+/// bindings the rollback moved (the plan must classify them again).
 pub(super) fn guard(
     state: &mut State,
     key: &ObjectKey,
@@ -120,9 +120,9 @@ pub(super) fn guard(
     latest: u64,
     now: DateTime<Utc>,
     changes: &mut Changes,
-) -> (Vec<Decision>, bool, bool) {
+) -> (Vec<Decision>, bool, Vec<String>) {
     let Some(placement) = state.placements.get_mut(key) else {
-        return (Vec::new(), true, false);
+        return (Vec::new(), true, Vec::new());
     };
     let rollout = placement
         .spec
@@ -181,5 +181,5 @@ pub(super) fn guard(
     for at in next.into_iter().chain(later) {
         state.rollout_deadlines.insert((at, key.clone()));
     }
-    (decisions, allowed, !moved.is_empty())
+    (decisions, allowed, moved)
 }
