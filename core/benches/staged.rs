@@ -52,8 +52,9 @@ impl Fold {
         self.send(Input::Apply { manifest });
     }
 
-    /// The clusters the run is updating (bound at its index, not reported yet).
-    fn owed(&self) -> Vec<String> {
+    /// The clusters the run is updating, or rolling back (bound, not reported on at their
+    /// index yet), with that index.
+    fn owed(&self) -> Vec<(String, u64)> {
         self.state
             .placements()
             .values()
@@ -64,8 +65,40 @@ impl Fold {
                     .as_ref()
                     .is_none_or(|r| Some(r.resource_index) != b.resource_index)
             })
-            .map(|b| b.cluster.to_string())
+            .filter_map(|b| Some((b.cluster.to_string(), b.resource_index?)))
             .collect()
+    }
+
+    /// Creates run `name` and answers every work it gives (approving its canary once) until
+    /// nothing is owed; `fails` says which reports are failures.
+    fn drive(&mut self, name: &str, shuffled: bool, fails: &dyn Fn(&str, u64) -> bool) {
+        self.apply(format!(
+            r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateRun","metadata":{{"name":"{name}"}},"spec":{{"placementName":"everywhere","stagedRolloutStrategyName":"s","state":"Run"}}}}"#
+        ));
+        let mut approved = false;
+        loop {
+            let owed = self.owed();
+            if owed.is_empty() {
+                if approved {
+                    return;
+                }
+                approved = true;
+                self.send(Input::Approve {
+                    name: format!("{name}-after-canary"),
+                    namespace: None,
+                });
+                continue;
+            }
+            for (cluster, index) in in_order(owed, shuffled) {
+                let failed = fails(&cluster, index);
+                let mut report = support::available(cluster, index);
+                if let (Input::WorkReport(report), true) = (&mut report, failed) {
+                    report.applied = Some(false);
+                    report.available = None;
+                }
+                self.send(report);
+            }
+        }
     }
 }
 
@@ -75,6 +108,7 @@ struct Options {
     restored: bool,
     progress_deadline: bool,
     failing: bool,
+    rollback: bool,
 }
 
 fn run(size: usize, options: &Options) {
@@ -120,44 +154,37 @@ fn run(size: usize, options: &Options) {
         options.failing && index >= staging + canary && index % 20 == 19
     };
     fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"External"}}}"#.into());
-    fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"s"},"spec":{"stages":[
+    let strategy = r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateStrategy","metadata":{"name":"s"},"spec":{"stages":[
         {"name":"staging","labelSelector":{"matchLabels":{"env":"staging"}},"maxConcurrency":"100%"},
         {"name":"canary","labelSelector":{"matchLabels":{"env":"canary"}},"maxConcurrency":"50%","afterStageTasks":[{"type":"Approval"}]},
-        {"name":"production","labelSelector":{"matchLabels":{"env":"production"}},"maxConcurrency":"25%"__DEADLINE__}]}}"#.replace("__DEADLINE__", &deadline));
+        {"name":"production","labelSelector":{"matchLabels":{"env":"production"}},"maxConcurrency":"25%"__DEADLINE__}]}}"#;
+    fold.apply(strategy.replace("__DEADLINE__", &deadline));
+    let mut name = "r";
+    if options.rollback {
+        // A first run gives every cluster snapshot 0; the timed run moves them to 1, and the
+        // last production cluster fails there.
+        fold.drive(name, options.shuffled, &|_, _| false);
+        fold.apply(
+            r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app","labels":{"v":"1"}}}"#
+                .into(),
+        );
+        fold.apply(strategy.replace("__DEADLINE__", r#","maxFailures":0,"onFailure":"Rollback""#));
+        name = "r2";
+    }
+    let last = format!("member-{:06}", size.saturating_sub(1));
+    let fails = |cluster: &str, index: u64| {
+        fails(cluster) || (options.rollback && index == 1 && cluster == last)
+    };
     let before = fold.events;
     // A benchmark measures wall time; the clock ban is for the fold itself.
     #[allow(clippy::disallowed_methods)]
     let started = Instant::now();
-    fold.apply(r#"{"apiVersion":"placement.kubernetes-fleet.io/v1beta1","kind":"ClusterStagedUpdateRun","metadata":{"name":"r"},"spec":{"placementName":"everywhere","stagedRolloutStrategyName":"s","state":"Run"}}"#.into());
-    let mut approved = false;
-    loop {
-        let owed = fold.owed();
-        if owed.is_empty() {
-            if approved {
-                break;
-            }
-            approved = true;
-            fold.send(Input::Approve {
-                name: "r-after-canary".into(),
-                namespace: None,
-            });
-            continue;
-        }
-        for cluster in in_order(owed, options.shuffled) {
-            let failed = fails(&cluster);
-            let mut report = support::available(cluster, 0);
-            if let (Input::WorkReport(report), true) = (&mut report, failed) {
-                report.applied = Some(false);
-                report.available = None;
-            }
-            fold.send(report);
-        }
-    }
+    fold.drive(name, options.shuffled, &fails);
     let elapsed = started.elapsed();
     let key = ObjectKey::cluster_scoped(
         "placement.kubernetes-fleet.io",
         "ClusterStagedUpdateRun",
-        "r",
+        name,
     );
     let succeeded = fold
         .state
@@ -175,10 +202,10 @@ fn run(size: usize, options: &Options) {
 }
 
 /// The clusters in the order they report: by name, or (`shuffled`) by a fixed hash of it.
-fn in_order(mut clusters: Vec<String>, shuffled: bool) -> Vec<String> {
+fn in_order(mut clusters: Vec<(String, u64)>, shuffled: bool) -> Vec<(String, u64)> {
     if shuffled {
         // One hash per cluster, not per comparison: the sort is inside the timed loop.
-        clusters.sort_by_cached_key(|name| {
+        clusters.sort_by_cached_key(|(name, _)| {
             let mut hasher = std::hash::DefaultHasher::new();
             std::hash::Hash::hash(name, &mut hasher);
             std::hash::Hasher::finish(&hasher)
@@ -203,7 +230,12 @@ fn main() {
     // `--failing`: production tolerates `maxFailures: 10%`, and one of its clusters in twenty
     // fails; each failure is counted against the tolerance.
     let failing = args.iter().any(|a| a == "--failing");
+    // `--rollback`: after a first run, a second one moves every cluster to a new snapshot;
+    // production has `maxFailures: 0` with `onFailure: Rollback`, and its last cluster fails,
+    // so the run rolls everything it moved back (timed: the second run).
+    let rollback = args.iter().any(|a| a == "--rollback");
     let options = Options {
+        rollback,
         shuffled,
         restored,
         progress_deadline,
