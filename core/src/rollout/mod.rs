@@ -305,9 +305,11 @@ fn pass(
     };
     let reclassified = index.take_reclassified();
     // A rollback looks again only at the clusters classified since its last pass.
-    let mut touched = rolling_back(&state.placements[key])
-        .then(|| reclassified.clone())
-        .flatten();
+    let rolling_back = state.placements[key]
+        .guard
+        .as_ref()
+        .is_some_and(safety::Guard::is_rolling_back);
+    let mut touched = rolling_back.then(|| reclassified.clone()).flatten();
     let seen = safety::Seen {
         reclassified,
         complete: Some(index.incomplete == 0),
@@ -383,14 +385,6 @@ fn pass(
     );
     state.rollout_index.0.insert(key.clone(), index);
     decisions
-}
-
-/// Whether the placement's guard is rolling its rollout back.
-fn rolling_back(placement: &Placement) -> bool {
-    placement
-        .guard
-        .as_ref()
-        .is_some_and(|g| matches!(g.phase, safety::Phase::RollingBack { .. }))
 }
 
 /// Runs the placement's safety guard (issue 17) for this pass, asking for a pass at its

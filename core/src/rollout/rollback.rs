@@ -47,10 +47,7 @@ pub(crate) fn step(
     changes: &mut Changes,
     touched: Option<&BTreeSet<ClusterName>>,
 ) -> Stepped {
-    let rolling_back = placement
-        .guard
-        .as_ref()
-        .is_some_and(|g| matches!(g.phase, Phase::RollingBack { .. }));
+    let rolling_back = placement.guard.as_ref().is_some_and(Guard::is_rolling_back);
     if !rolling_back {
         return (Vec::new(), Vec::new(), None);
     }
@@ -152,7 +149,7 @@ fn run(
         judge(placement, key, judging, now, Some((&looked, &mut watch)))
     };
     if let Some(guard) = placement.guard.as_mut()
-        && matches!(guard.phase, Phase::RollingBack { .. })
+        && guard.is_rolling_back()
     {
         // A finished rollback needs its watch no more.
         guard.watch = watch;

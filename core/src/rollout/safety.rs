@@ -180,6 +180,12 @@ impl Guard {
             && matches!(self.phase, Phase::Progressing | Phase::RollingBack { .. })
     }
 
+    /// Whether it is moving clusters back.
+    #[must_use]
+    pub fn is_rolling_back(&self) -> bool {
+        matches!(self.phase, Phase::RollingBack { .. })
+    }
+
     /// Records what `cluster` carried before the rollout updated it (the first time only).
     pub(crate) fn remember_prior(&mut self, cluster: &str, prior: (u64, OverrideSnapshots)) {
         if prior.0 != self.resource_index && !self.prior.contains_key(cluster) {

@@ -152,7 +152,7 @@ pub(super) fn guard(
     let rolling_back = placement
         .guard
         .as_ref()
-        .is_some_and(|g| matches!(g.phase, safety::Phase::RollingBack { .. }));
+        .is_some_and(safety::Guard::is_rolling_back);
     let touched = rolling_back.then(|| reclassified.clone()).flatten();
     let seen = safety::Seen {
         reclassified,
