@@ -28,6 +28,30 @@ struct Fold {
 }
 
 impl Fold {
+    /// A fleet of `size` joined clusters with placement `everywhere` (its `strategy` field, or
+    /// nothing) rolled out and reported available on snapshot 0.
+    fn placed(size: usize, strategy: &str, silent: Option<String>) -> Self {
+        let mut fold = Fold {
+            state: State::default(),
+            id: 0,
+            events: 0,
+            seconds: 0,
+            silent,
+        };
+        fold.send(Input::Apply {
+            manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
+        });
+        fold.config(0);
+        for input in support::join_fleet(size, |_| "{}".to_owned()) {
+            fold.send(input);
+        }
+        fold.send(Input::Apply {
+            manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]__STRATEGY__}}"#.replace("__STRATEGY__", strategy),
+        });
+        fold.settle();
+        fold
+    }
+
     fn send(&mut self, input: Input) {
         self.id += 1;
         self.events += 1;
@@ -89,24 +113,8 @@ impl Fold {
 /// seconds pass and the progress deadline (60 s) rolls the rollout back, within
 /// `maxUnavailable`, until every cluster has its old work available again. Times that.
 fn rollback(size: usize) {
-    let mut fold = Fold {
-        state: State::default(),
-        id: 0,
-        events: 0,
-        seconds: 0,
-        silent: Some("member-000000".to_owned()),
-    };
-    fold.send(Input::Apply {
-        manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
-    });
-    fold.config(0);
-    for input in support::join_fleet(size, |_| "{}".to_owned()) {
-        fold.send(input);
-    }
-    fold.send(Input::Apply {
-        manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"strategy":{"type":"RollingUpdate","rollingUpdate":{"progressDeadlineSeconds":60,"onFailure":"Rollback"}}}}"#.into(),
-    });
-    fold.settle();
+    let strategy = r#","strategy":{"type":"RollingUpdate","rollingUpdate":{"progressDeadlineSeconds":60,"onFailure":"Rollback"}}"#;
+    let mut fold = Fold::placed(size, strategy, Some("member-000000".to_owned()));
     fold.config(1);
     fold.settle();
     fold.seconds = 120;
@@ -134,29 +142,12 @@ fn rollback(size: usize) {
 }
 
 fn run(size: usize, progress_deadline: bool) {
-    let mut fold = Fold {
-        state: State::default(),
-        id: 0,
-        events: 0,
-        seconds: 0,
-        silent: None,
-    };
-    fold.send(Input::Apply {
-        manifest: r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#.into(),
-    });
-    fold.config(0);
-    for input in support::join_fleet(size, |_| "{}".to_owned()) {
-        fold.send(input);
-    }
     let strategy = if progress_deadline {
         r#","strategy":{"type":"RollingUpdate","rollingUpdate":{"progressDeadlineSeconds":600}}"#
     } else {
         ""
     };
-    fold.send(Input::Apply {
-        manifest: r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"everywhere"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}]__STRATEGY__}}"#.replace("__STRATEGY__", strategy),
-    });
-    fold.settle();
+    let mut fold = Fold::placed(size, strategy, None);
     let before = fold.events;
     // A benchmark measures wall time; the clock ban is for the fold itself.
     #[allow(clippy::disallowed_methods)]
