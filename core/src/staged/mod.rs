@@ -15,6 +15,7 @@ pub mod approval;
 mod execute;
 mod initialize;
 pub mod model;
+pub mod rollback_watch;
 pub mod run;
 pub(crate) mod shared;
 pub(crate) mod store;

@@ -95,6 +95,9 @@ pub struct RunRollback {
     /// The trip, or the latest moved cluster becoming ready: the stage's
     /// `progressDeadlineSeconds` counts from here.
     pub last_progress: DateTime<Utc>,
+    /// What it still waits for: derived, never encoded.
+    #[serde(skip)]
+    pub watch: super::rollback_watch::RollbackWatch,
 }
 
 /// One stage's status.

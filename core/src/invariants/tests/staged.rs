@@ -179,6 +179,7 @@ fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
         moved: std::iter::once("c1".to_owned()).collect(),
         ready: std::collections::BTreeSet::new(),
         last_progress: now,
+        watch: Default::default(),
     });
     let bookkeeping =
         |state: &State| matches!(check(state), Err(Violation::StageBookkeeping { .. }));
