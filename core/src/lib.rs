@@ -22,6 +22,7 @@ pub mod change;
 pub mod codec;
 pub mod condition;
 pub mod decision;
+mod derived;
 pub mod event;
 pub mod eviction;
 pub mod fold;

@@ -32,13 +32,7 @@ pub struct SelectorIndex {
     keys: BTreeMap<ObjectKey, Vec<SelectorKey>>,
 }
 
-impl PartialEq for SelectorIndex {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for SelectorIndex {}
+crate::derived::derived_cache!(SelectorIndex);
 
 impl SelectorIndex {
     /// Builds the index from every placement unless it is built already.

@@ -85,13 +85,7 @@ pub(crate) struct Reclassified {
     clusters: BTreeSet<ClusterName>,
 }
 
-impl PartialEq for Reclassified {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for Reclassified {}
+crate::derived::derived_cache!(Reclassified);
 
 impl Reclassified {
     /// Not recording: every cluster counts as classified.
@@ -307,10 +301,4 @@ impl BindingIndex {
 #[derive(Debug, Clone, Default)]
 pub struct IndexCache(pub(crate) BTreeMap<crate::model::ObjectKey, BindingIndex>);
 
-impl PartialEq for IndexCache {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for IndexCache {}
+crate::derived::derived_cache!(IndexCache);

@@ -24,13 +24,7 @@ pub(crate) type Prior = std::collections::BTreeMap<String, (u64, OverrideSnapsho
 #[derive(Debug, Clone, Default)]
 pub struct RollbackWatch(Option<Watch>);
 
-impl PartialEq for RollbackWatch {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for RollbackWatch {}
+crate::derived::derived_cache!(RollbackWatch);
 
 /// The sets, in cluster order.
 #[derive(Debug, Clone, Default)]

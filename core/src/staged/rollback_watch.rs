@@ -17,13 +17,7 @@ pub type Position = (usize, usize);
 #[derive(Debug, Clone, Default)]
 pub struct RollbackWatch(Option<Sets>);
 
-impl PartialEq for RollbackWatch {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for RollbackWatch {}
+crate::derived::derived_cache!(RollbackWatch);
 
 /// The sets, in stage order.
 #[derive(Debug, Clone, Default)]

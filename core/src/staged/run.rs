@@ -145,13 +145,7 @@ pub struct StageStatus {
 #[derive(Debug, Clone, Default)]
 pub struct LatestSuccess(Option<Option<DateTime<Utc>>>);
 
-impl PartialEq for LatestSuccess {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for LatestSuccess {}
+crate::derived::derived_cache!(LatestSuccess);
 
 impl LatestSuccess {
     /// The latest success among `clusters` (the stage's own), scanning them only the first time.
@@ -181,13 +175,7 @@ impl LatestSuccess {
 #[derive(Debug, Clone, Default)]
 pub struct FailureCount(Option<u64>);
 
-impl PartialEq for FailureCount {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for FailureCount {}
+crate::derived::derived_cache!(FailureCount);
 
 impl FailureCount {
     /// The failed clusters among `clusters` (the stage's own), scanning them only the first time.

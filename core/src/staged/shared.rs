@@ -18,13 +18,7 @@ const KEPT: usize = 2;
 #[derive(Debug, Clone, Default)]
 pub struct SharedConditions(Vec<Arc<Condition>>);
 
-impl PartialEq for SharedConditions {
-    fn eq(&self, _other: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for SharedConditions {}
+crate::derived::derived_cache!(SharedConditions);
 
 /// What a shared condition is: a cluster condition with no message.
 pub(crate) struct Wanted<'a> {
