@@ -1,5 +1,6 @@
 //! Issue 17's rolling-update safety as scenario files (`tests/scenarios/safety/`): a progress
-//! deadline not yet and then exceeded, failures tolerated and then halting, a rollback under
+//! deadline not yet and then exceeded, failures tolerated and then halting (also when the target
+//! shrinks under a percent `maxFailures`), a rollback under
 //! maxUnavailable, and a rollback that itself fails — each read from the placement's status
 //! the way a user sees it (bindings, the `…RolloutStarted` condition, `describe`).
 
@@ -111,6 +112,30 @@ async fn one_failure_is_tolerated_and_the_next_halts_the_rollout() -> TestResult
     );
     assert!(message.contains("cluster-1, cluster-3"), "{message}");
     assert!(message.contains("maxFailures"), "{message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_percent_max_failures_follows_the_target_as_it_shrinks() -> TestResult {
+    let (state, tolerated) = run("failures-shrink.yaml", Some(10)).await?;
+    let guard = state.placements()[&crp()].guard.clone().ok_or("no guard")?;
+    assert_eq!(guard.failed.iter().collect::<Vec<_>>(), ["cluster-1"]);
+    assert_ne!(reason_of(&tolerated), "FailureThresholdExceeded");
+
+    let (_, halted) = run("failures-shrink.yaml", None).await?;
+    assert_eq!(
+        binding_indexes(&halted),
+        ["cluster-1@1", "cluster-2@0", "cluster-3@0"],
+        "cluster-4's binding went with it"
+    );
+    let (status, reason, message) = rollout_started(&halted).ok_or("no condition")?;
+    assert_eq!(
+        (status.as_str(), reason.as_str()),
+        ("False", "FailureThresholdExceeded"),
+        "one failure is more than 25 % of three tolerates"
+    );
+    assert!(message.contains("cluster-1"), "{message}");
+    assert!(message.contains("(0)"), "{message}");
     Ok(())
 }
 
