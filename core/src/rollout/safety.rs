@@ -116,6 +116,9 @@ pub struct Guard {
     /// What a rollback still waits for: derived, never encoded.
     #[serde(skip)]
     pub watch: super::rollback_watch::RollbackWatch,
+    /// The failed clusters as the threshold counts them: derived, never encoded.
+    #[serde(skip)]
+    pub tally: FailureTally,
 }
 
 impl Guard {
@@ -133,6 +136,7 @@ impl Guard {
             phase: Phase::Progressing,
             tripped: None,
             watch: Default::default(),
+            tally: FailureTally::default(),
         }
     }
 
@@ -208,7 +212,7 @@ pub(crate) struct Judging<'a> {
     /// How many failures the block tolerates (shown in decisions).
     pub tolerated: i64,
     /// The failure threshold: the trip message when these failed clusters are too many.
-    pub threshold: &'a dyn Fn(&BTreeSet<String>) -> Option<String>,
+    pub threshold: &'a dyn Fn(Failures<'_>) -> Option<String>,
     /// Whether the threshold changes only with the failed set while every binding is not
     /// judged again (a partitioned plan's partitions): then a pass that added no failure does
     /// not ask it again.
@@ -228,24 +232,95 @@ impl Judging<'_> {
     }
 }
 
+/// What a failure threshold is asked about.
+pub(crate) struct Failures<'a> {
+    /// Every cluster counted as failed, in cluster order.
+    pub all: &'a BTreeSet<String>,
+    /// The clusters this pass counted as failed.
+    pub added: &'a [&'a str],
+    /// Counts the threshold keeps between passes (forgotten when a pass judges every binding).
+    pub tally: &'a mut FailureTally,
+}
+
+/// The failed clusters counted by bucket (a partitioned rollout's partitions with their own
+/// `maxFailures`, then the rest), kept beside the guard so that a pass counts only the failures
+/// it added: asking a threshold that scanned every failed cluster at each failure made a mass
+/// failure quadratic. Derived, never encoded: unknown after a checkpoint's decoding or a pass
+/// that judged every binding, then counted again over every failed cluster.
+#[derive(Debug, Clone, Default)]
+pub struct FailureTally(Option<(usize, Vec<u64>)>);
+
+crate::derived::derived_cache!(FailureTally);
+
+impl FailureTally {
+    /// The counts by bucket (`width` of them): the kept ones with the added failures, while they
+    /// cover every failure before these, else a count over all; `buckets` names where a failed
+    /// cluster counts. Debug builds check the kept counts against a count over all.
+    pub(crate) fn counts(
+        &mut self,
+        all: &BTreeSet<String>,
+        added: &[&str],
+        width: usize,
+        buckets: impl Fn(&str) -> Vec<usize>,
+    ) -> &[u64] {
+        let count = |counts: &mut Vec<u64>, cluster: &str| {
+            for bucket in buckets(cluster) {
+                if let Some(n) = counts.get_mut(bucket) {
+                    *n += 1;
+                }
+            }
+        };
+        let count_all = || {
+            let mut counts = vec![0; width];
+            all.iter().for_each(|cluster| count(&mut counts, cluster));
+            counts
+        };
+        let kept = (self.0.take()).filter(|(counted, counts)| {
+            counts.len() == width && counted + added.len() == all.len()
+        });
+        let counts = match kept {
+            Some((_, mut counts)) => {
+                added.iter().for_each(|cluster| count(&mut counts, cluster));
+                debug_assert_eq!(counts, count_all(), "the failure tally drifted");
+                counts
+            }
+            None => count_all(),
+        };
+        &self.0.insert((all.len(), counts)).1
+    }
+}
+
 /// The threshold of a block that governs `target` clusters: more failures than its
 /// `maxFailures` allows trips it.
 pub(crate) fn block_threshold(
     safety: Safety,
     target: u64,
     path: &'static str,
-) -> impl Fn(&BTreeSet<String>) -> Option<String> {
-    move |failed: &BTreeSet<String>| {
-        let tolerated = safety.failures_tolerated(target);
-        let failures = i64::try_from(failed.len()).unwrap_or(i64::MAX);
-        (failures > tolerated).then(|| {
-            format!(
-                "{failures} cluster(s) failed, more than {path}.maxFailures tolerates \
-                 ({tolerated}): {}",
-                names(failed.iter().map(String::as_str)),
-            )
-        })
+) -> impl Fn(Failures<'_>) -> Option<String> {
+    move |failures: Failures<'_>| {
+        let failed = failures.all.iter().map(String::as_str);
+        over_block(safety, target, path, failures.all.len(), failed)
     }
+}
+
+/// The trip message of a block that governs `target` clusters when `count` failed clusters
+/// (`failed`, named only when it trips) are more than its `maxFailures` tolerates.
+pub(crate) fn over_block<'a>(
+    safety: Safety,
+    target: u64,
+    path: &'static str,
+    count: usize,
+    failed: impl Iterator<Item = &'a str>,
+) -> Option<String> {
+    let tolerated = safety.failures_tolerated(target);
+    let failures = i64::try_from(count).unwrap_or(i64::MAX);
+    (failures > tolerated).then(|| {
+        format!(
+            "{failures} cluster(s) failed, more than {path}.maxFailures tolerates \
+             ({tolerated}): {}",
+            names(failed),
+        )
+    })
 }
 
 /// What the rollout's binding index tells the guard for one pass.
@@ -321,8 +396,21 @@ pub(crate) fn observe(
         .map(|secs| guard.last_progress + Duration::seconds(secs));
     let unchanged =
         judging.threshold_follows_failures && !judged_all && guard.failed.len() == failures_before;
+    if judged_all {
+        guard.tally = FailureTally::default();
+    }
     let over = if judging.counts_failures && !unchanged {
-        (judging.threshold)(&guard.failed)
+        let added: Vec<&str> = (decisions.iter())
+            .filter_map(|decision| match decision {
+                Decision::RolloutClusterFailed { cluster, .. } => Some(cluster.as_str()),
+                _ => None,
+            })
+            .collect();
+        (judging.threshold)(Failures {
+            all: &guard.failed,
+            added: &added,
+            tally: &mut guard.tally,
+        })
     } else {
         None
     };

@@ -18,63 +18,69 @@ use crate::model::partitioned::PartitionedRollout;
 use crate::placement::{BindingState, Bindings};
 use crate::rollout::readiness::ApplyMode;
 use crate::rollout::rollback;
-use crate::rollout::safety::{self, Judging};
+use crate::rollout::safety::{self, Failures, Judging};
 use crate::state::{ClusterName, State};
 
 /// Where the fields live, for messages.
 const PATH: &str = "spec.strategy.rolloutStrategy";
 
 /// The failure threshold of a partitioned rollout: each manual partition with its own
-/// `maxFailures` over its failed members, then the block's over the other failed clusters.
+/// `maxFailures` over its failed members, then the block's over the other failed clusters. The
+/// counts by partition are kept in the guard's tally, so a pass counts only its own failures.
 fn threshold<'a>(
     rollout: &'a PartitionedRollout,
     plan: &'a Plan,
-) -> impl Fn(&BTreeSet<String>) -> Option<String> + 'a {
-    move |failed: &BTreeSet<String>| {
+) -> impl Fn(Failures<'_>) -> Option<String> + 'a {
+    move |failures: Failures<'_>| {
         let fields = rollout.safety();
-        let block = safety::block_threshold(fields, plan.targets.len() as u64, PATH);
+        let target = plan.targets.len() as u64;
         let own: Vec<usize> = (rollout.partitions.iter().enumerate())
             .filter(|(_, spec)| spec.max_failures.is_some())
             .map(|(index, _)| index)
             .collect();
+        let all = failures.all.iter().map(String::as_str);
         if own.is_empty() {
-            // Every failure is the block's: no copy of the failed set per pass.
-            return fields.counts_failures().then(|| block(failed)).flatten();
+            // Every failure is the block's: no count by partition.
+            let count = failures.all.len();
+            return (fields.counts_failures())
+                .then(|| safety::over_block(fields, target, PATH, count, all))
+                .flatten();
         }
-        // One look at each failed cluster's partitions, not one per partition.
-        let mut members: Vec<Vec<&str>> = vec![Vec::new(); rollout.partitions.len()];
-        let mut rest = BTreeSet::new();
-        for cluster in failed {
+        // Bucket `rest` holds the failed clusters in no partition with its own maxFailures.
+        let rest = rollout.partitions.len();
+        let buckets = |cluster: &str| {
             let partitions = plan.targets.get(cluster).map_or(&[][..], |t| &t.partitions);
-            let mut owned = false;
-            for index in partitions.iter().map(|p| *p as usize) {
-                if own.contains(&index) {
-                    members[index].push(cluster);
-                    owned = true;
-                }
+            let mut owned: Vec<usize> = (partitions.iter().map(|p| *p as usize))
+                .filter(|index| own.contains(index))
+                .collect();
+            if owned.is_empty() {
+                owned.push(rest);
             }
-            if !owned {
-                rest.insert(cluster.clone());
-            }
-        }
+            owned
+        };
+        let buckets = &buckets;
+        let counts = (failures.tally).counts(failures.all, failures.added, rest + 1, buckets);
+        let in_bucket = |index: usize| all.clone().filter(move |c| buckets(c).contains(&index));
         for (index, spec) in rollout.partitions.iter().enumerate() {
             let Some(max) = spec.max_failures else {
                 continue;
             };
             let count = plan.partitions.get(index).map_or(0, |p| p.count);
             let tolerated = max.resolve(count, Rounding::Down);
-            let members = &members[index];
-            if i64::try_from(members.len()).unwrap_or(i64::MAX) > tolerated {
+            let failed = counts.get(index).copied().unwrap_or(0);
+            if i64::try_from(failed).unwrap_or(i64::MAX) > tolerated {
                 return Some(format!(
-                    "{} cluster(s) of partition {:?} failed, more than \
+                    "{failed} cluster(s) of partition {:?} failed, more than \
                      {PATH}.partitions[{index}].maxFailures tolerates ({tolerated}): {}",
-                    members.len(),
                     spec.name,
-                    members.join(", ")
+                    safety::names(in_bucket(index)),
                 ));
             }
         }
-        fields.counts_failures().then(|| block(&rest)).flatten()
+        let others = usize::try_from(counts.get(rest).copied().unwrap_or(0)).unwrap_or(usize::MAX);
+        (fields.counts_failures())
+            .then(|| safety::over_block(fields, target, PATH, others, in_bucket(rest)))
+            .flatten()
     }
 }
 
