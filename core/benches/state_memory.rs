@@ -5,7 +5,9 @@
 //! status), and every cluster's report that the work is available. Counted by wrapping the
 //! system allocator: bytes requested and not yet freed, so what the fold allocated and dropped
 //! on the way does not count (RSS would keep it). Also the inline sizes of the two types stored
-//! in the largest maps, and the checkpoint bytes per cluster.
+//! in the largest maps, the checkpoint bytes per cluster, and what each further PickAll
+//! placement with a rolling update costs once rolled out and reported (the issue's fleet has
+//! ten placements per cluster).
 //!
 //! `cargo bench -p flotilla-core --bench state_memory` (100,000 clusters; 1,000 under
 //! `cargo test`). Figures in docs/benchmarks.md.
@@ -118,6 +120,14 @@ fn main() {
     let checkpoint = flotilla_core::codec::encode_checkpoint(&folder.state)
         .map(|bytes| bytes.len() / size.max(1))
         .unwrap_or_default();
+    let more = FURTHER_PLACEMENTS;
+    let further = held_per_cluster(&mut folder, size * more, |folder| {
+        (1..=more).for_each(|p| rolled_out(folder, &format!("pick-all-{p}")));
+    });
+    let bound: usize = (folder.state.placements().values())
+        .map(|placement| placement.bindings.len())
+        .sum();
+    assert_eq!(bound, size * (more + 1), "every placement binds every cluster");
     println!("state memory, {size} member clusters, heap bytes held per cluster:");
     println!("  MemberCluster applied                      {members:>6}");
     println!("  first heartbeat (agent status, deadline)   {heartbeats:>6}");
@@ -133,4 +143,44 @@ fn main() {
         std::mem::size_of::<Member>(),
         std::mem::size_of::<Binding>()
     );
+    // The issue's fleet: every cluster in ten placements, none of them staged.
+    let ten = members + heartbeats + 10 * further;
+    println!(
+        "each of {more} further PickAll placements (RollingUpdate), rolled out and reported: \
+         {further} bytes per cluster; ten such placements: {ten} bytes per cluster, \
+         {:.2} GiB at 1,000,000 clusters",
+        ten as f64 * 1e6 / f64::from(1u32 << 30)
+    );
+}
+
+/// How many PickAll placements with a rolling update the bench adds after the staged one.
+const FURTHER_PLACEMENTS: usize = 9;
+
+/// Applies a PickAll placement `name` (RollingUpdate, the defaults) and reports every work it
+/// gives available until nothing is owed.
+fn rolled_out(folder: &mut Folder, name: &str) {
+    let manifest = format!(
+        r#"{{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{{"name":"{name}"}},"spec":{{"resourceSelectors":[{{"group":"","kind":"Namespace","version":"v1","name":"app"}}],"policy":{{"placementType":"PickAll"}}}}}}"#
+    );
+    folder.fold(Input::Apply { manifest });
+    loop {
+        let owed: Vec<(String, u64)> = (folder.state.placements().iter())
+            .filter(|(key, _)| &*key.name == name)
+            .flat_map(|(_, placement)| placement.bindings.values())
+            .filter_map(|binding| {
+                let index = binding.resource_index?;
+                let reported = binding.report.as_ref().map(|r| r.resource_index);
+                (reported != Some(index)).then(|| (binding.cluster.to_string(), index))
+            })
+            .collect();
+        if owed.is_empty() {
+            return;
+        }
+        // At one time: the members' heartbeats stop at the bench's start, so ten placements'
+        // reports a millisecond apart would outlast their heartbeat deadlines.
+        for (cluster, index) in owed {
+            let report = WorkReport::available(cluster, name, index);
+            folder.fold(Input::WorkReport(report));
+        }
+    }
 }
