@@ -127,7 +127,11 @@ fn main() {
     let bound: usize = (folder.state.placements().values())
         .map(|placement| placement.bindings.len())
         .sum();
-    assert_eq!(bound, size * (more + 1), "every placement binds every cluster");
+    assert_eq!(
+        bound,
+        size * (more + 1),
+        "every placement binds every cluster"
+    );
     println!("state memory, {size} member clusters, heap bytes held per cluster:");
     println!("  MemberCluster applied                      {members:>6}");
     println!("  first heartbeat (agent status, deadline)   {heartbeats:>6}");

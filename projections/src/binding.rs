@@ -64,7 +64,10 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
             )),
         ),
         ("resourceSnapshotName", Value::from(resource_snapshot)),
-        ("clusterDecision", derived::decision(&binding.decision)),
+        (
+            "clusterDecision",
+            derived::decision(&binding.cluster_decision()),
+        ),
     ]);
     let progress = progress::progress(state, owner, binding);
     if binding.resource_index.is_some() {

@@ -193,7 +193,7 @@ fn cluster_entry(binding: &Binding, progress: &Progress, generation: u64) -> Val
     let mut conditions = vec![scheduled_condition(
         "True",
         REASON_SCHEDULED,
-        &scheduled_message(&binding.decision),
+        &scheduled_message(&binding.cluster_decision()),
         generation,
         binding.created,
     )];

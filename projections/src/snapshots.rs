@@ -100,7 +100,7 @@ fn policy_status(object: &DerivedObject<'_>, snapshot: &PolicySnapshot) -> Value
             .bindings
             .values()
             .filter(|b| b.policy_index == snapshot.index && b.state != BindingState::Unscheduled)
-            .map(|b| derived::decision(&b.decision))
+            .map(|b| derived::decision(&b.cluster_decision()))
             .collect(),
     };
     let targets: Vec<Value> = selected

@@ -53,8 +53,22 @@ pub struct ClusterDecision {
     pub reason: CompactString,
 }
 
-/// A binding of one placement to one cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The scheduler's decision about a binding's cluster, but for the cluster's name: the binding
+/// holds it once (a million bindings each held it twice).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pick {
+    /// Whether it was picked.
+    pub selected: bool,
+    /// Its scores, when scored.
+    pub score: Option<ClusterScore>,
+    /// Why (inline up to 24 bytes; a million bindings share a handful of reasons).
+    pub reason: CompactString,
+}
+
+/// A binding of one placement to one cluster. Encoded with its decision's cluster name, as a
+/// [`ClusterDecision`], so checkpoints and the state hash do not depend on the in-memory form.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "BindingForm")]
 pub struct Binding {
     /// Object name: `<placement>-<cluster>-<8 hex>`.
     pub name: String,
@@ -68,8 +82,8 @@ pub struct Binding {
     pub policy_index: u64,
     /// Index of the resource snapshot it carries, once bound.
     pub resource_index: Option<u64>,
-    /// The cluster decision.
-    pub decision: ClusterDecision,
+    /// The cluster decision (the cluster is [`Binding::cluster`]).
+    pub decision: Pick,
     /// Object generation (bumped on every spec change).
     pub generation: u64,
     /// When the rollout last bound it to a resource snapshot (its RolloutStarted time).
@@ -108,14 +122,24 @@ impl Binding {
         policy_index: u64,
         now: DateTime<Utc>,
     ) -> Self {
+        let ClusterDecision {
+            cluster,
+            selected,
+            score,
+            reason,
+        } = decision;
         Self {
             name,
-            cluster: decision.cluster.clone(),
+            cluster,
             state: BindingState::Scheduled,
             previous_state: None,
             policy_index,
             resource_index: None,
-            decision,
+            decision: Pick {
+                selected,
+                score,
+                reason,
+            },
             generation: 1,
             rollout_started_at: None,
             report: None,
@@ -173,10 +197,129 @@ impl Binding {
     /// Re-points the binding at the current policy snapshot and cluster decision, keeping its
     /// state; the generation moves only when either changed.
     pub(crate) fn repoint(&mut self, policy_index: u64, decision: ClusterDecision) {
+        let decision = Pick {
+            selected: decision.selected,
+            score: decision.score,
+            reason: decision.reason,
+        };
         if self.policy_index != policy_index || self.decision != decision {
             self.policy_index = policy_index;
             self.decision = decision;
             self.generation += 1;
+        }
+    }
+
+    /// The scheduler's decision about the cluster, as the status shows it.
+    #[must_use]
+    pub fn cluster_decision(&self) -> ClusterDecision {
+        ClusterDecision {
+            cluster: self.cluster.clone(),
+            selected: self.decision.selected,
+            score: self.decision.score,
+            reason: self.decision.reason.clone(),
+        }
+    }
+}
+
+/// A binding as it is encoded: field for field the struct it was before [`Pick`].
+#[derive(Serialize)]
+struct BindingRef<'a> {
+    name: &'a str,
+    cluster: &'a ClusterName,
+    state: BindingState,
+    previous_state: Option<BindingState>,
+    policy_index: u64,
+    resource_index: Option<u64>,
+    decision: DecisionRef<'a>,
+    generation: u64,
+    rollout_started_at: Option<DateTime<Utc>>,
+    report: &'a Option<crate::state::WorkStatus>,
+    override_snapshots: &'a OverrideSnapshots,
+    created: DateTime<Utc>,
+    update_run: &'a Option<CompactString>,
+}
+
+/// A [`ClusterDecision`] as it is encoded, borrowed from a binding.
+#[derive(Serialize)]
+struct DecisionRef<'a> {
+    cluster: &'a ClusterName,
+    selected: bool,
+    score: Option<ClusterScore>,
+    reason: &'a CompactString,
+}
+
+impl Serialize for Binding {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        BindingRef {
+            name: &self.name,
+            cluster: &self.cluster,
+            state: self.state,
+            previous_state: self.previous_state,
+            policy_index: self.policy_index,
+            resource_index: self.resource_index,
+            decision: DecisionRef {
+                cluster: &self.cluster,
+                selected: self.decision.selected,
+                score: self.decision.score,
+                reason: &self.decision.reason,
+            },
+            generation: self.generation,
+            rollout_started_at: self.rollout_started_at,
+            report: &self.report,
+            override_snapshots: &self.override_snapshots,
+            created: self.created,
+            update_run: &self.update_run,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// A binding as it is decoded: the struct it was before [`Pick`].
+#[derive(Deserialize)]
+struct BindingForm {
+    name: String,
+    cluster: ClusterName,
+    state: BindingState,
+    previous_state: Option<BindingState>,
+    policy_index: u64,
+    resource_index: Option<u64>,
+    decision: ClusterDecision,
+    generation: u64,
+    rollout_started_at: Option<DateTime<Utc>>,
+    report: Option<crate::state::WorkStatus>,
+    override_snapshots: OverrideSnapshots,
+    created: DateTime<Utc>,
+    update_run: Option<CompactString>,
+}
+
+impl From<BindingForm> for Binding {
+    fn from(form: BindingForm) -> Self {
+        // The decision's cluster was always the binding's: `Binding::scheduled` took it from
+        // the decision, and a re-pointed binding keeps its cluster.
+        let ClusterDecision {
+            selected,
+            score,
+            reason,
+            ..
+        } = form.decision;
+        Self {
+            name: form.name,
+            cluster: form.cluster,
+            state: form.state,
+            previous_state: form.previous_state,
+            policy_index: form.policy_index,
+            resource_index: form.resource_index,
+            decision: Pick {
+                selected,
+                score,
+                reason,
+            },
+            generation: form.generation,
+            rollout_started_at: form.rollout_started_at,
+            report: form.report,
+            override_snapshots: form.override_snapshots,
+            created: form.created,
+            update_run: form.update_run,
         }
     }
 }

@@ -138,7 +138,7 @@ fn refresh_policy_snapshot(
             .bindings
             .values()
             .filter(|b| b.policy_index == superseded.index && b.state != BindingState::Unscheduled)
-            .map(|b| b.decision.clone())
+            .map(|b| b.cluster_decision())
             .collect();
         superseded.selected_when_superseded = Some(selected);
     }

@@ -409,7 +409,7 @@ fn annotate(step: &mut HistoryStep, state: &State, key: &ObjectKey, cluster: &st
     if scheduled {
         step.score = placement
             .and_then(|p| p.bindings.get(cluster))
-            .map(|b| ScoredCluster::of(&b.decision));
+            .map(|b| ScoredCluster::of(&b.cluster_decision()));
     }
     step.budget = Budget::of(state, key);
 }
@@ -466,7 +466,7 @@ fn scheduling(placement: &Placement, cluster: &str) -> Option<Scheduling> {
     let decision = live
         .clone()
         .find(|b| b.cluster == cluster)
-        .map(|b| ScoredCluster::of(&b.decision))
+        .map(|b| ScoredCluster::of(&b.cluster_decision()))
         .or_else(|| {
             snapshot
                 .not_selected
@@ -481,7 +481,8 @@ fn scheduling(placement: &Placement, cluster: &str) -> Option<Scheduling> {
         number_of_clusters: snapshot.number_of_clusters,
         decision,
         picked: if pick_n {
-            live.map(|b| ScoredCluster::of(&b.decision)).collect()
+            live.map(|b| ScoredCluster::of(&b.cluster_decision()))
+                .collect()
         } else {
             Vec::new()
         },
