@@ -39,6 +39,7 @@ pub mod scheduler;
 pub mod staged;
 pub mod state;
 pub mod wire;
+pub mod work_status;
 
 pub use decision::{Decision, Decisions, RejectCode};
 pub use event::{

@@ -22,7 +22,8 @@ use crate::placement::BindingState;
 use crate::placement::binding::Binding;
 use crate::placement::namespaces;
 use crate::state::{
-    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State, WorkStatus,
+    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, ReportDetails,
+    State, WorkStatus,
 };
 
 fn placement_key(report: &WorkReport) -> ObjectKey {
@@ -201,34 +202,34 @@ fn work_status(
     let previous = previous.filter(|old| old.resource_index == report.resource_index);
     let same_availability = previous
         .is_some_and(|old| old.available == report.available && old.trackable == report.trackable);
-    WorkStatus {
-        resource_index: report.resource_index,
-        applied: report.applied,
-        available: report.available,
-        trackable: report.trackable,
+    let mut status = WorkStatus::new(report.resource_index, now);
+    status.applied = report.applied;
+    status.available = report.available;
+    status.trackable = report.trackable;
+    status.diff_reported = report.differences.diff_reported;
+    status.available_since = previous
+        .filter(|_| same_availability)
+        .map_or(now, |old| old.available_since);
+    status.set_details(ReportDetails {
         message: report.message.clone(),
-        reported_at: now,
-        available_since: previous
-            .filter(|_| same_availability)
-            .map_or(now, |old| old.available_since),
         failed_manifests: report
             .failed_manifests
             .iter()
             .take(FAILED_MANIFESTS_MAX)
             .cloned()
             .collect(),
-        diff_reported: report.differences.diff_reported,
         diffed: observed(
-            previous.map(|old| old.diffed.as_slice()),
+            previous.map(WorkStatus::diffed),
             &report.differences.diffed_manifests,
             now,
         ),
         drifted: observed(
-            previous.map(|old| old.drifted.as_slice()),
+            previous.map(WorkStatus::drifted),
             &report.differences.drifted_manifests,
             now,
         ),
-    }
+    });
+    status
 }
 
 /// The reported manifests as the hub keeps them: bounded, each with the time it was first seen

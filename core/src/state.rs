@@ -7,13 +7,13 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use thin_vec::ThinVec;
 
 use crate::codec;
 use crate::member::Member;
 use crate::model::{ObjectKey, ObjectMeta};
 use crate::overrides::Override;
 pub use crate::placement::Placement;
+pub use crate::work_status::{ReportDetails, WorkStatus};
 
 /// The whole hub state. Only [`crate::fold::step`] changes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,35 +80,6 @@ pub struct Resource {
     pub content: String,
 }
 
-/// What a member cluster last said about one placement's work.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkStatus {
-    /// Resource index reported on.
-    pub resource_index: u64,
-    /// Applied (`Some(true)`), failed (`Some(false)`) or not yet (`None`).
-    pub applied: Option<bool>,
-    /// Available, not available, or unknown.
-    pub available: Option<bool>,
-    /// Whether availability can be tracked.
-    pub trackable: bool,
-    /// Member's message.
-    pub message: String,
-    /// Event time of the report.
-    pub reported_at: DateTime<Utc>,
-    /// Since when the work has been reported available (at this index, this trackability):
-    /// the `lastTransitionTime` of its Available condition.
-    pub available_since: DateTime<Utc>,
-    /// The manifests the member reported failed, at most [`FAILED_MANIFESTS_MAX`].
-    pub failed_manifests: ThinVec<crate::event::ManifestFailure>,
-    /// A `ReportDiff` member's outcome: every manifest's diff computed (`Some(true)`), some
-    /// failed (`Some(false)`); `None` from a member that applies (version 4).
-    pub diff_reported: Option<bool>,
-    /// Manifests whose object differs from the hub's, at most [`DIFFERENCES_MAX`] (version 4).
-    pub diffed: ThinVec<ObservedDifference>,
-    /// Manifests whose object drifted, at most [`DIFFERENCES_MAX`] (version 4).
-    pub drifted: ThinVec<ObservedDifference>,
-}
-
 /// A manifest reported diffed or drifted, with when the hub first saw it so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObservedDifference {
@@ -117,23 +88,6 @@ pub struct ObservedDifference {
     /// Event time of the first report of the unbroken run of reports on this work that listed
     /// the manifest (`firstDiffedObservedTime` / `firstDriftedObservedTime`).
     pub first_observed: DateTime<Utc>,
-}
-
-impl WorkStatus {
-    /// Whether a new report says nothing this one did not (its time aside): folding it would
-    /// change nothing.
-    #[must_use]
-    pub fn says_the_same(&self, other: &WorkStatus) -> bool {
-        self.resource_index == other.resource_index
-            && self.applied == other.applied
-            && self.available == other.available
-            && self.trackable == other.trackable
-            && self.message == other.message
-            && self.failed_manifests == other.failed_manifests
-            && self.diff_reported == other.diff_reported
-            && self.diffed == other.diffed
-            && self.drifted == other.drifted
-    }
 }
 
 /// At most this many failed manifests are kept per work (KubeFleet's

@@ -271,10 +271,10 @@ fn a_report_diff_member_reports_through_the_json_form() {
     let kept = hub.placement("crp").bindings["member-1"].report.clone();
     let kept = kept.expect("kept");
     assert_eq!(kept.diff_reported, Some(false));
-    assert_eq!(kept.diffed.len(), 2);
-    assert_eq!(kept.diffed[0].first_observed, hub.now);
+    assert_eq!(kept.diffed().len(), 2);
+    assert_eq!(kept.diffed()[0].first_observed, hub.now);
     assert_eq!(
-        kept.failed_manifests[0].reason.as_deref(),
+        kept.failed_manifests()[0].reason.as_deref(),
         Some("FailedToTakeOver")
     );
 }

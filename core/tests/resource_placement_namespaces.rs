@@ -68,10 +68,10 @@ fn without_its_namespace_the_work_fails_with_kubefleets_reason() {
     let status = report_applied(&mut hub, "team", "c1");
     assert_eq!(status.applied, Some(false));
     assert_eq!(
-        status.message,
+        status.message(),
         "Failed to apply the manifest (error: namespaces \"team\" not found)"
     );
-    let failed = &status.failed_manifests;
+    let failed = &status.failed_manifests();
     assert_eq!(failed.len(), 1);
     assert_eq!(
         (failed[0].kind.as_str(), failed[0].name.as_str()),

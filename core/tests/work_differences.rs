@@ -93,7 +93,7 @@ fn diffed_manifests_keep_the_time_they_were_first_reported_while_reports_keep_li
     report(&mut hub, "web", "c1", diffed(&["web"], 1));
     let status = kept(&hub, "web", "c1");
     assert_eq!(status.reported_at, first);
-    assert_eq!(status.diffed[0].first_observed, first);
+    assert_eq!(status.diffed()[0].first_observed, first);
 
     hub.advance(30);
     let second = hub.now;
@@ -101,15 +101,16 @@ fn diffed_manifests_keep_the_time_they_were_first_reported_while_reports_keep_li
     let status = kept(&hub, "web", "c1");
     assert_eq!(status.reported_at, second, "observed again now");
     assert_eq!(
-        status.diffed[0].first_observed, first,
+        status.diffed()[0].first_observed,
+        first,
         "web: diffed since the first"
     );
     assert_eq!(
-        status.diffed[0].manifest.details.len(),
+        status.diffed()[0].manifest.details.len(),
         2,
         "the newest details"
     );
-    assert_eq!(status.diffed[1].first_observed, second, "api: new");
+    assert_eq!(status.diffed()[1].first_observed, second, "api: new");
 
     hub.advance(30);
     report(&mut hub, "web", "c1", diffed(&["api"], 2));
@@ -117,9 +118,14 @@ fn diffed_manifests_keep_the_time_they_were_first_reported_while_reports_keep_li
     let fourth = hub.now;
     report(&mut hub, "web", "c1", diffed(&["api", "web"], 2));
     let status = kept(&hub, "web", "c1");
-    assert_eq!(status.diffed[0].first_observed, second, "api's run goes on");
     assert_eq!(
-        status.diffed[1].first_observed, fourth,
+        status.diffed()[0].first_observed,
+        second,
+        "api's run goes on"
+    );
+    assert_eq!(
+        status.diffed()[1].first_observed,
+        fourth,
         "web's run was broken by a report without it"
     );
 }
@@ -143,22 +149,23 @@ fn drifted_manifests_are_kept_likewise_and_bounded() {
         drifted(DIFFERENCES_MAX + 5, PATCH_DETAILS_MAX + 5),
     );
     let status = kept(&hub, "web", "c1");
-    assert_eq!(status.drifted.len(), DIFFERENCES_MAX);
+    assert_eq!(status.drifted().len(), DIFFERENCES_MAX);
     assert!(
         status
-            .drifted
+            .drifted()
             .iter()
             .all(|d| d.manifest.details.len() == PATCH_DETAILS_MAX)
     );
     assert_eq!(
-        status.drifted[0].first_observed, first,
+        status.drifted()[0].first_observed,
+        first,
         "d000 drifted since the first"
     );
     assert_eq!(
-        status.drifted[1].first_observed,
+        status.drifted()[1].first_observed,
         first + Duration::seconds(60)
     );
-    assert!(status.diffed.is_empty());
+    assert!(status.diffed().is_empty());
 }
 
 #[test]

@@ -387,7 +387,7 @@ fn conditions(report: Option<&WorkStatus>, generation: u64) -> Vec<Value> {
                 "Applied",
                 ConditionStatus::False,
                 "WorkAppliedFailed",
-                &report.message,
+                report.message(),
                 report.reported_at,
             ),
             condition(
@@ -403,12 +403,12 @@ fn conditions(report: Option<&WorkStatus>, generation: u64) -> Vec<Value> {
                 None => (
                     ConditionStatus::Unknown,
                     "WorkAvailabilityUnknown",
-                    report.message.as_str(),
+                    report.message(),
                 ),
                 Some(false) => (
                     ConditionStatus::False,
                     "WorkNotAvailableYet",
-                    report.message.as_str(),
+                    report.message(),
                 ),
                 Some(true) if report.trackable => (
                     ConditionStatus::True,
@@ -448,7 +448,7 @@ fn diff_reported(report: &WorkStatus, generation: u64) -> Vec<Value> {
         Some(false) => (
             ConditionStatus::False,
             "SomeManifestsHaveNotReportedDiff",
-            report.message.as_str(),
+            report.message(),
         ),
     };
     vec![work_condition(

@@ -49,13 +49,13 @@ fn no_binding_to_a_leaving_member(
 
 /// What is wrong with a kept report, if anything.
 fn report_fault(report: &WorkStatus) -> Option<String> {
-    if report.failed_manifests.len() > FAILED_MANIFESTS_MAX {
+    if report.failed_manifests().len() > FAILED_MANIFESTS_MAX {
         return Some(format!(
             "{} failed manifests, over the limit of {FAILED_MANIFESTS_MAX}",
-            report.failed_manifests.len()
+            report.failed_manifests().len()
         ));
     }
-    for (what, kept) in [("diffed", &report.diffed), ("drifted", &report.drifted)] {
+    for (what, kept) in [("diffed", report.diffed()), ("drifted", report.drifted())] {
         if let Some(fault) = differences_fault(what, kept, report) {
             return Some(fault);
         }

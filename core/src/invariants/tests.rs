@@ -10,7 +10,7 @@ use crate::event::{Envelope, Heartbeat, Input, WorkReport};
 use crate::fold::step;
 use crate::model::ObjectKey;
 use crate::placement::Placement;
-use crate::state::State;
+use crate::state::{ReportDetails, State};
 
 mod staged;
 
@@ -220,7 +220,10 @@ fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
         .get_mut("c1")
         .map(std::sync::Arc::make_mut);
     let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
-    report.drifted = thin_vec::thin_vec![observed.clone()];
+    report.set_details(ReportDetails {
+        drifted: thin_vec::thin_vec![observed.clone()],
+        ..report.details().clone()
+    });
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("first seen")
@@ -231,8 +234,11 @@ fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
         .get_mut("c1")
         .map(std::sync::Arc::make_mut);
     let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
-    report.drifted.clear();
-    report.diffed = std::iter::repeat_n(observed, DIFFERENCES_MAX + 1).collect();
+    report.set_details(ReportDetails {
+        drifted: thin_vec::ThinVec::new(),
+        diffed: std::iter::repeat_n(observed, DIFFERENCES_MAX + 1).collect(),
+        ..report.details().clone()
+    });
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("over the limit")

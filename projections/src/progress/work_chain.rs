@@ -80,7 +80,8 @@ pub(super) fn work_chain(
             }
             if report.applied.is_some() {
                 // Drifts are found whether the apply succeeded or not.
-                let drifted = listed::placements(&report.drifted, Found::Drift, report.reported_at);
+                let drifted =
+                    listed::placements(report.drifted(), Found::Drift, report.reported_at);
                 listed.drifted = drifted;
             }
         }
@@ -108,7 +109,7 @@ fn diff_reported_step(work: &str, report: &WorkStatus, chain: &mut Vec<Step>, li
                 "All corresponding work objects have reported diff",
                 report.reported_at,
             ));
-            listed.diffed = listed::placements(&report.diffed, Found::Diff, report.reported_at);
+            listed.diffed = listed::placements(report.diffed(), Found::Diff, report.reported_at);
         }
     }
 }
@@ -158,7 +159,7 @@ fn applied_step(
                 "ManifestApplyFailed",
                 report.reported_at,
             ));
-            listed.diffed = listed::placements(&report.diffed, Found::Diff, report.reported_at);
+            listed.diffed = listed::placements(report.diffed(), Found::Diff, report.reported_at);
             false
         }
         Some(true) => {
@@ -240,7 +241,7 @@ fn failed_placements(
         Value::Object(fields)
     };
     let named: Vec<Value> = report
-        .failed_manifests
+        .failed_manifests()
         .iter()
         .filter(|m| m.condition == condition)
         .take(FAILED_MANIFESTS_MAX)
@@ -253,9 +254,9 @@ fn failed_placements(
                 ("namespace", m.namespace.as_str()),
             ];
             let message = if m.message.is_empty() {
-                &report.message
+                report.message()
             } else {
-                &m.message
+                m.message.as_str()
             };
             let reason = m
                 .reason
@@ -266,7 +267,7 @@ fn failed_placements(
         })
         .collect();
     if named.is_empty() {
-        vec![entry(Vec::new(), reason, &report.message)]
+        vec![entry(Vec::new(), reason, report.message())]
     } else {
         named
     }

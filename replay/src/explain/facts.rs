@@ -94,7 +94,7 @@ impl ReportNow {
             applied: report.applied,
             available: report.available,
             trackable: report.trackable,
-            message: report.message.clone(),
+            message: report.message().to_owned(),
             reported_at: report.reported_at,
             available_since: report.available_since,
         }

@@ -260,8 +260,8 @@ fn failed(state: &State, key: &ObjectKey, budget: &Budget) -> Vec<Wait> {
                 "apply failed on {} at resource index {}",
                 binding.cluster, report.resource_index
             );
-            if !report.message.is_empty() {
-                text.push_str(&format!(": {}", report.message));
+            if !report.message().is_empty() {
+                text.push_str(&format!(": {}", report.message()));
             }
             let wait = Wait::new(WaitReason::ApplyFailed, text);
             let wait = wait.with_clusters(vec![binding.cluster.to_string()]);

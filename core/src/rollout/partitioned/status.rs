@@ -116,7 +116,7 @@ impl Summary {
                 state,
                 message: binding
                     .and_then(|b| b.report.as_ref())
-                    .map(|r| r.message.clone())
+                    .map(|r| r.message().to_owned())
                     .unwrap_or_default(),
             });
         }

@@ -375,7 +375,7 @@ pub(super) fn judge_work(
             }
         }
         Some(report) if report.applied == Some(false) => {
-            ClusterState::Failed(format!("the work failed to apply: {}", report.message))
+            ClusterState::Failed(format!("the work failed to apply: {}", report.message()))
         }
         Some(report) if report.applied == Some(true) && report.available == Some(true) => {
             ClusterState::Succeeded

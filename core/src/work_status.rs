@@ -1,0 +1,204 @@
+//! What the hub keeps of a member's last report on one placement's work. Nearly every report
+//! says only applied and available, so the message and the manifest lists sit behind one
+//! pointer that is empty for those: a binding holds its work status inline, and a million
+//! bindings each held four empty lists and an empty message. The encoding is the flat struct
+//! it was, so checkpoints and the state hash do not depend on the in-memory form.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use thin_vec::ThinVec;
+
+use crate::event::ManifestFailure;
+use crate::state::ObservedDifference;
+
+/// What a member cluster last said about one placement's work.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "WorkStatusForm")]
+pub struct WorkStatus {
+    /// Resource index reported on.
+    pub resource_index: u64,
+    /// Applied (`Some(true)`), failed (`Some(false)`) or not yet (`None`).
+    pub applied: Option<bool>,
+    /// Available, not available, or unknown.
+    pub available: Option<bool>,
+    /// Whether availability can be tracked.
+    pub trackable: bool,
+    /// A `ReportDiff` member's outcome: every manifest's diff computed (`Some(true)`), some
+    /// failed (`Some(false)`); `None` from a member that applies (version 4).
+    pub diff_reported: Option<bool>,
+    /// Event time of the report.
+    pub reported_at: DateTime<Utc>,
+    /// Since when the work has been reported available (at this index, this trackability):
+    /// the `lastTransitionTime` of its Available condition.
+    pub available_since: DateTime<Utc>,
+    /// The message and the manifests listed; `None` when all are empty.
+    details: Option<Box<ReportDetails>>,
+}
+
+/// The parts of a report most leave empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportDetails {
+    /// Member's message.
+    pub message: String,
+    /// The manifests the member reported failed, at most [`crate::state::FAILED_MANIFESTS_MAX`].
+    pub failed_manifests: ThinVec<ManifestFailure>,
+    /// Manifests whose object differs from the hub's, at most
+    /// [`crate::state::DIFFERENCES_MAX`] (version 4).
+    pub diffed: ThinVec<ObservedDifference>,
+    /// Manifests whose object drifted, at most [`crate::state::DIFFERENCES_MAX`] (version 4).
+    pub drifted: ThinVec<ObservedDifference>,
+}
+
+impl ReportDetails {
+    fn is_empty(&self) -> bool {
+        self.message.is_empty()
+            && self.failed_manifests.is_empty()
+            && self.diffed.is_empty()
+            && self.drifted.is_empty()
+    }
+}
+
+/// The details of a report with none.
+static NO_DETAILS: ReportDetails = ReportDetails {
+    message: String::new(),
+    failed_manifests: ThinVec::new(),
+    diffed: ThinVec::new(),
+    drifted: ThinVec::new(),
+};
+
+impl WorkStatus {
+    /// A report on `resource_index` at `reported_at` that says nothing yet: not applied, not
+    /// available, not trackable, no details.
+    #[must_use]
+    pub fn new(resource_index: u64, reported_at: DateTime<Utc>) -> Self {
+        Self {
+            resource_index,
+            applied: None,
+            available: None,
+            trackable: false,
+            diff_reported: None,
+            reported_at,
+            available_since: reported_at,
+            details: None,
+        }
+    }
+
+    /// Sets the message and manifest lists, holding nothing for them when all are empty.
+    pub fn set_details(&mut self, details: ReportDetails) {
+        self.details = (!details.is_empty()).then(|| Box::new(details));
+    }
+
+    /// The message and manifest lists.
+    #[must_use]
+    pub fn details(&self) -> &ReportDetails {
+        self.details.as_deref().unwrap_or(&NO_DETAILS)
+    }
+
+    /// Member's message.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.details().message
+    }
+
+    /// The manifests the member reported failed.
+    #[must_use]
+    pub fn failed_manifests(&self) -> &[ManifestFailure] {
+        &self.details().failed_manifests
+    }
+
+    /// Manifests whose object differs from the hub's.
+    #[must_use]
+    pub fn diffed(&self) -> &[ObservedDifference] {
+        &self.details().diffed
+    }
+
+    /// Manifests whose object drifted.
+    #[must_use]
+    pub fn drifted(&self) -> &[ObservedDifference] {
+        &self.details().drifted
+    }
+
+    /// Whether a new report says nothing this one did not (its time aside): folding it would
+    /// change nothing.
+    #[must_use]
+    pub fn says_the_same(&self, other: &WorkStatus) -> bool {
+        self.resource_index == other.resource_index
+            && self.applied == other.applied
+            && self.available == other.available
+            && self.trackable == other.trackable
+            && self.diff_reported == other.diff_reported
+            && self.details == other.details
+    }
+}
+
+/// A work status as it is encoded: field for field the flat struct it was.
+#[derive(Serialize)]
+struct WorkStatusRef<'a> {
+    resource_index: u64,
+    applied: Option<bool>,
+    available: Option<bool>,
+    trackable: bool,
+    message: &'a str,
+    reported_at: DateTime<Utc>,
+    available_since: DateTime<Utc>,
+    failed_manifests: &'a ThinVec<ManifestFailure>,
+    diff_reported: Option<bool>,
+    diffed: &'a ThinVec<ObservedDifference>,
+    drifted: &'a ThinVec<ObservedDifference>,
+}
+
+impl Serialize for WorkStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let details = self.details();
+        WorkStatusRef {
+            resource_index: self.resource_index,
+            applied: self.applied,
+            available: self.available,
+            trackable: self.trackable,
+            message: &details.message,
+            reported_at: self.reported_at,
+            available_since: self.available_since,
+            failed_manifests: &details.failed_manifests,
+            diff_reported: self.diff_reported,
+            diffed: &details.diffed,
+            drifted: &details.drifted,
+        }
+        .serialize(serializer)
+    }
+}
+
+/// A work status as it is decoded: the flat struct it was.
+#[derive(Deserialize)]
+struct WorkStatusForm {
+    resource_index: u64,
+    applied: Option<bool>,
+    available: Option<bool>,
+    trackable: bool,
+    message: String,
+    reported_at: DateTime<Utc>,
+    available_since: DateTime<Utc>,
+    failed_manifests: ThinVec<ManifestFailure>,
+    diff_reported: Option<bool>,
+    diffed: ThinVec<ObservedDifference>,
+    drifted: ThinVec<ObservedDifference>,
+}
+
+impl From<WorkStatusForm> for WorkStatus {
+    fn from(form: WorkStatusForm) -> Self {
+        let mut status = WorkStatus {
+            applied: form.applied,
+            available: form.available,
+            trackable: form.trackable,
+            diff_reported: form.diff_reported,
+            available_since: form.available_since,
+            ..WorkStatus::new(form.resource_index, form.reported_at)
+        };
+        status.set_details(ReportDetails {
+            message: form.message,
+            failed_manifests: form.failed_manifests,
+            diffed: form.diffed,
+            drifted: form.drifted,
+        });
+        status
+    }
+}
