@@ -196,7 +196,7 @@ fn pick_n_scale_out_keeps_existing_bindings_and_the_policy_snapshot() {
         .placement("crp-1")
         .bindings
         .values()
-        .map(|b| b.name.clone())
+        .map(|b| b.name("crp-1"))
         .collect();
     let decisions = hub.apply(&crp(
         "crp-1",
@@ -219,7 +219,7 @@ fn pick_n_scale_out_keeps_existing_bindings_and_the_policy_snapshot() {
     );
     for name in before {
         assert!(
-            placement.bindings.values().any(|b| b.name == name),
+            placement.bindings.values().any(|b| b.name("crp-1") == name),
             "binding {name} moved"
         );
     }

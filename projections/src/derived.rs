@@ -229,7 +229,7 @@ pub(crate) fn derived_of<'a>(
     }
     for binding in placement.bindings.values() {
         objects.push(DerivedObject {
-            key: object_key(DerivedKind::Binding, binding.name.clone()),
+            key: object_key(DerivedKind::Binding, binding.name(&key.name)),
             owner,
             source: Source::Binding(binding),
         });

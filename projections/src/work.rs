@@ -240,7 +240,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     json::insert(&mut metadata, "uid", Value::from(uid));
     let mut labels = vec![
         (LABEL_PARENT, owner.key.name.to_string()),
-        (LABEL_PARENT_BINDING, binding.name.clone()),
+        (LABEL_PARENT_BINDING, binding.name(&owner.key.name)),
         (LABEL_PARENT_INDEX, facts.index.to_string()),
     ];
     if !owner.is_cluster_placement() {
@@ -315,17 +315,14 @@ fn generation(binding: &Binding) -> u64 {
 /// The binding as the work's owner (KubeFleet sets `blockOwnerDeletion` only).
 fn binding_reference(owner: &Owner<'_>, binding: &Binding) -> Value {
     let kind = DerivedKind::Binding.kind_name(owner.is_cluster_placement());
+    let name = binding.name(&owner.key.name);
     json::object([
         ("apiVersion", Value::from(WORK_API_VERSION)),
         ("kind", Value::from(kind)),
-        ("name", Value::from(binding.name.as_str())),
+        ("name", Value::from(name.as_str())),
         (
             "uid",
-            Value::from(derived::derived_uid(
-                &owner.placement.meta.uid,
-                kind,
-                &binding.name,
-            )),
+            Value::from(derived::derived_uid(&owner.placement.meta.uid, kind, &name)),
         ),
         ("blockOwnerDeletion", Value::Bool(true)),
     ])

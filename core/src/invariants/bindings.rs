@@ -23,7 +23,7 @@ pub(super) fn check(state: &State) -> Result<(), Violation> {
 
 /// Bindings are keyed by cluster, so each key must be its binding's cluster; names are unique.
 fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(), Violation> {
-    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut names: BTreeMap<String, &str> = BTreeMap::new();
     for (cluster, binding) in &placement.bindings {
         if *cluster != binding.cluster {
             return Err(Violation::BindingKeyMismatch {
@@ -32,10 +32,11 @@ fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(),
                 cluster: binding.cluster.to_string(),
             });
         }
-        if let Some(first) = names.insert(&binding.name, cluster) {
+        let name = binding.name(&key.name);
+        if let Some(first) = names.insert(name.clone(), cluster) {
             return Err(Violation::DuplicateBindingName {
                 placement: key.display(),
-                name: binding.name.clone(),
+                name,
                 first: first.to_owned(),
                 second: cluster.as_str().to_owned(),
             });

@@ -153,7 +153,7 @@ fn updated_in_place(
         || (was.state == BindingState::Unscheduled
             && was.previous_state == Some(BindingState::Bound));
     was_bound
-        && was.name == now_binding.name
+        && (was.cluster == now_binding.cluster && was.name_suffix == now_binding.name_suffix)
         && was.created == now_binding.created
         && was.resource_index.is_some()
         && now_binding.state == BindingState::Bound

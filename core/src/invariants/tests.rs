@@ -156,13 +156,31 @@ fn a_binding_keyed_by_another_cluster_is_caught() {
 #[test]
 fn two_bindings_with_one_name_are_caught() {
     let mut fold = rolling();
-    let name = fold.placement("crp").bindings["c1"].name.clone();
+    // A binding's name keeps the first 27 characters of its cluster's: these two share them.
+    let [first, second] = [
+        "cluster-with-a-long-shared-prefix-1",
+        "cluster-with-a-long-shared-prefix-2",
+    ];
+    for name in [first, second] {
+        fold.apply(&json!({
+            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+            "kind": "MemberCluster",
+            "metadata": {"name": name},
+            "spec": {"heartbeatPeriodSeconds": 60}
+        }));
+        fold.send(Input::Heartbeat(Heartbeat {
+            cluster: name.into(),
+            ..Heartbeat::default()
+        }));
+    }
+    assert!(check(&fold.state).is_ok());
+    let suffix = fold.placement("crp").bindings[first].name_suffix;
     fold.placement_mut("crp")
         .bindings
-        .get_mut("c2")
+        .get_mut(second)
         .map(std::sync::Arc::make_mut)
-        .expect("c2")
-        .name = name;
+        .expect("the second is bound")
+        .name_suffix = suffix;
     assert!(matches!(
         check(&fold.state),
         Err(Violation::DuplicateBindingName { .. })

@@ -70,8 +70,8 @@ pub struct Pick {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(from = "BindingForm")]
 pub struct Binding {
-    /// Object name: `<placement>-<cluster>-<8 hex>`.
-    pub name: String,
+    /// The last part of its object name, [`Binding::name`]: 4 bytes, shown as 8 hex digits.
+    pub name_suffix: [u8; 4],
     /// Target cluster.
     pub cluster: ClusterName,
     /// Current state.
@@ -99,6 +99,18 @@ pub struct Binding {
     pub update_run: Option<CompactString>,
 }
 
+/// Longest placement-name part of a binding name.
+const BINDING_PLACEMENT_CHARS_MAX: usize = 26;
+/// Longest cluster-name part of a binding name.
+const BINDING_CLUSTER_CHARS_MAX: usize = 27;
+
+/// The first `max` characters of `text`.
+fn first_chars(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
 /// The override snapshots a work is rendered with: cluster resource override snapshot names,
 /// and `(namespace, name)` of resource override snapshots. Thin vectors (one pointer each,
 /// none allocated while empty): a million bindings and run statuses hold them, nearly all empty.
@@ -117,7 +129,7 @@ impl Binding {
     /// A new Scheduled binding under policy snapshot `policy_index`.
     #[must_use]
     pub fn scheduled(
-        name: String,
+        name_suffix: [u8; 4],
         decision: ClusterDecision,
         policy_index: u64,
         now: DateTime<Utc>,
@@ -129,7 +141,7 @@ impl Binding {
             reason,
         } = decision;
         Self {
-            name,
+            name_suffix,
             cluster,
             state: BindingState::Scheduled,
             previous_state: None,
@@ -209,6 +221,22 @@ impl Binding {
         }
     }
 
+    /// Its object name as a binding of placement `placement`: `<placement>-<cluster>-<8 hex>`,
+    /// the first two cut as KubeFleet cuts them. Derived, not stored: a million bindings each
+    /// held a copy of their placement's name.
+    #[must_use]
+    pub fn name(&self, placement: &str) -> String {
+        let placement = first_chars(placement, BINDING_PLACEMENT_CHARS_MAX);
+        let cluster = first_chars(&self.cluster, BINDING_CLUSTER_CHARS_MAX);
+        let mut name = String::with_capacity(placement.len() + cluster.len() + 10);
+        name.push_str(placement);
+        name.push('-');
+        name.push_str(cluster);
+        name.push('-');
+        name.push_str(&hex::encode(self.name_suffix));
+        name
+    }
+
     /// The scheduler's decision about the cluster, as the status shows it.
     #[must_use]
     pub fn cluster_decision(&self) -> ClusterDecision {
@@ -221,10 +249,10 @@ impl Binding {
     }
 }
 
-/// A binding as it is encoded: field for field the struct it was before [`Pick`].
+/// A binding as it is encoded: its decision as the [`ClusterDecision`] it was before [`Pick`].
 #[derive(Serialize)]
 struct BindingRef<'a> {
-    name: &'a str,
+    name_suffix: [u8; 4],
     cluster: &'a ClusterName,
     state: BindingState,
     previous_state: Option<BindingState>,
@@ -251,7 +279,7 @@ struct DecisionRef<'a> {
 impl Serialize for Binding {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         BindingRef {
-            name: &self.name,
+            name_suffix: self.name_suffix,
             cluster: &self.cluster,
             state: self.state,
             previous_state: self.previous_state,
@@ -274,10 +302,10 @@ impl Serialize for Binding {
     }
 }
 
-/// A binding as it is decoded: the struct it was before [`Pick`].
+/// A binding as it is decoded: its decision as the [`ClusterDecision`] it was before [`Pick`].
 #[derive(Deserialize)]
 struct BindingForm {
-    name: String,
+    name_suffix: [u8; 4],
     cluster: ClusterName,
     state: BindingState,
     previous_state: Option<BindingState>,
@@ -303,7 +331,7 @@ impl From<BindingForm> for Binding {
             ..
         } = form.decision;
         Self {
-            name: form.name,
+            name_suffix: form.name_suffix,
             cluster: form.cluster,
             state: form.state,
             previous_state: form.previous_state,

@@ -44,10 +44,6 @@ pub const REASON_NOT_PICKED: &str = "cluster does not score high enough";
 pub const REASON_NOT_FOUND: &str = "specified cluster is not found";
 /// Prefix of the reason of a PickFixed cluster that is not eligible.
 pub const REASON_NOT_ELIGIBLE: &str = "cluster is not eligible for resource placement yet: ";
-/// Longest placement-name part of a binding name.
-const BINDING_PLACEMENT_CHARS_MAX: usize = 26;
-/// Longest cluster-name part of a binding name.
-const BINDING_CLUSTER_CHARS_MAX: usize = 27;
 /// Condition type on the policy snapshot.
 pub const CONDITION_SCHEDULED: &str = "Scheduled";
 /// Reason when the policy is fulfilled.
@@ -60,13 +56,6 @@ pub const MESSAGE_FULFILLED: &str =
 /// Message when it is not, with the count found (KubeFleet's text; the seeds show none).
 pub const MESSAGE_UNFULFILLED: &str =
     "could not find all clusters needed as specified by the scheduling policy";
-
-/// The first `max` characters of `text`.
-fn first_chars(text: &str, max: usize) -> &str {
-    text.char_indices()
-        .nth(max)
-        .map_or(text, |(end, _)| &text[..end])
-}
 
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
@@ -198,24 +187,16 @@ impl Cycle<'_> {
         }
     }
 
-    /// `<placement>-<cluster>-<8 hex>`, parts cut as KubeFleet cuts them; the suffix is derived
-    /// from the placement's uid and the cluster (KubeFleet's is random): the first 4 bytes of
-    /// SHA-256 of `<uid>/<cluster>`.
-    fn binding_name(uid: &Uid, placement: &str, cluster: &str) -> String {
+    /// The last part of a binding's name (see [`Binding::name`]): derived from the
+    /// placement's uid and the cluster (KubeFleet's is random), the first 4 bytes of SHA-256 of
+    /// `<uid>/<cluster>`.
+    fn binding_suffix(uid: &Uid, cluster: &str) -> [u8; 4] {
         let mut hasher = Sha256::new();
         hasher.update(uid.text(&mut uuid::Uuid::encode_buffer()).as_bytes());
         hasher.update(b"/");
         hasher.update(cluster.as_bytes());
         let digest = hasher.finalize();
-        let placement = first_chars(placement, BINDING_PLACEMENT_CHARS_MAX);
-        let cluster = first_chars(cluster, BINDING_CLUSTER_CHARS_MAX);
-        let mut name = String::with_capacity(placement.len() + cluster.len() + 10);
-        name.push_str(placement);
-        name.push('-');
-        name.push_str(cluster);
-        name.push('-');
-        name.push_str(&hex::encode(&digest[..4]));
-        name
+        [digest[0], digest[1], digest[2], digest[3]]
     }
 
     /// Binds `cluster` under the current policy: re-points an obsolete binding (keeping its
@@ -234,8 +215,8 @@ impl Cycle<'_> {
                 restored
             }
             Entry::Vacant(slot) => {
-                let name = Self::binding_name(&placement.meta.uid, &self.key.name, cluster);
-                let binding = Binding::scheduled(name, decision, policy_index, self.now);
+                let suffix = Self::binding_suffix(&placement.meta.uid, cluster);
+                let binding = Binding::scheduled(suffix, decision, policy_index, self.now);
                 slot.insert(std::sync::Arc::new(binding));
                 true
             }
@@ -249,8 +230,8 @@ impl Cycle<'_> {
     /// store.
     fn new_binding(&mut self, cluster: &str) -> std::sync::Arc<Binding> {
         let decision = picked(cluster, Some(ClusterScore::default()));
-        let name = Self::binding_name(&self.placement.meta.uid, &self.key.name, cluster);
-        let binding = Binding::scheduled(name, decision, self.policy_index, self.now);
+        let suffix = Self::binding_suffix(&self.placement.meta.uid, cluster);
+        let binding = Binding::scheduled(suffix, decision, self.policy_index, self.now);
         self.note_scheduled(cluster);
         std::sync::Arc::new(binding)
     }

@@ -299,7 +299,7 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
     } else {
         ("member2", "member1")
     };
-    let name = placement.bindings[released].name.clone();
+    let name = placement.bindings[released].name("crp-1");
     let binding =
         render_object(&hub.state, &key("ClusterResourceBinding", "", &name)).expect("derived");
     // The rollout had bound it; it stays until the rollout may remove it (no member has

@@ -62,9 +62,7 @@ pub(super) fn crp_key() -> ObjectKey {
 }
 
 pub(super) fn binding_name(hub: &Hub, cluster: &str) -> String {
-    hub.state.placements()[&crp_key()].bindings[cluster]
-        .name
-        .clone()
+    hub.state.placements()[&crp_key()].bindings[cluster].name("crp-1")
 }
 
 /// A condition at `seconds` after the seed's time (t=0 is 09:58:20).
@@ -499,8 +497,7 @@ fn a_resource_placements_work_names_its_namespace() {
     assert_eq!(works.len(), 1);
     let binding =
         hub.state.placements()[&key("ResourcePlacement", "team-a", "app")].bindings["member1"]
-            .name
-            .clone();
+            .name("app");
     assert_eq!(works[0]["metadata"]["name"], "team-a.app-work");
     assert_eq!(
         works[0]["metadata"]["labels"],

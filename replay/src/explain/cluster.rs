@@ -438,7 +438,7 @@ fn explain_state(state: &State, seq: u64, key: &ObjectKey, cluster: &str) -> Clu
     };
     let at = now.unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
     let binding = placement.bindings.get(cluster);
-    explanation.binding = binding.map(|b| BindingNow::of(placement, b, at));
+    explanation.binding = binding.map(|b| BindingNow::of((&key.name, placement), b, at));
     explanation.report = binding.and_then(|b| b.report.as_ref()).map(ReportNow::of);
     explanation.scheduling = scheduling(placement, cluster);
     explanation.runs = runs_of(state, key)

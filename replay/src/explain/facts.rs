@@ -37,7 +37,11 @@ pub struct BindingNow {
 }
 
 impl BindingNow {
-    pub(crate) fn of(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> Self {
+    pub(crate) fn of(
+        (name, placement): (&str, &Placement),
+        binding: &Binding,
+        now: DateTime<Utc>,
+    ) -> Self {
         let readiness = match readiness(placement, binding, now) {
             Readiness::Ready => "Ready",
             Readiness::ReadyAt(_) => "ReadyAt",
@@ -45,7 +49,7 @@ impl BindingNow {
             Readiness::NotReady => "NotReady",
         };
         Self {
-            name: binding.name.clone(),
+            name: binding.name(name),
             state: binding.state.as_str().to_owned(),
             resource_index: binding.resource_index,
             latest_resource_index: placement.latest_resources().map(|r| r.index),

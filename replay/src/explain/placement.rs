@@ -171,7 +171,7 @@ pub(crate) fn explain_state(state: &State, seq: u64, key: &ObjectKey) -> Placeme
     explanation.clusters = placement
         .bindings
         .values()
-        .map(|binding| (binding, BindingNow::of(placement, binding, at)))
+        .map(|binding| (binding, BindingNow::of((&key.name, placement), binding, at)))
         .filter(|(_, now)| !now.is_done())
         .map(|(binding, line)| ClusterLine {
             cluster: binding.cluster.to_string(),
