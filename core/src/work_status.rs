@@ -1,8 +1,7 @@
 //! What the hub keeps of a member's last report on one placement's work. Nearly every report
 //! says only applied and available, so the message and the manifest lists sit behind one
 //! pointer that is empty for those: a binding holds its work status inline, and a million
-//! bindings each held four empty lists and an empty message. The encoding is the flat struct
-//! it was, so checkpoints and the state hash do not depend on the in-memory form.
+//! bindings each held four empty lists and an empty message.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -12,8 +11,7 @@ use crate::event::ManifestFailure;
 use crate::state::ObservedDifference;
 
 /// What a member cluster last said about one placement's work.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "WorkStatusForm")]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkStatus {
     /// Resource index reported on.
     pub resource_index: u64,
@@ -31,12 +29,13 @@ pub struct WorkStatus {
     /// Since when the work has been reported available (at this index, this trackability):
     /// the `lastTransitionTime` of its Available condition.
     pub available_since: DateTime<Utc>,
-    /// The message and the manifests listed; `None` when all are empty.
+    /// The message and the manifests listed; `None` when all are empty (a checkpoint holds
+    /// what the fold held, so a decoded state keeps this too).
     details: Option<Box<ReportDetails>>,
 }
 
 /// The parts of a report most leave empty.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportDetails {
     /// Member's message.
     pub message: String,
@@ -128,77 +127,5 @@ impl WorkStatus {
             && self.trackable == other.trackable
             && self.diff_reported == other.diff_reported
             && self.details == other.details
-    }
-}
-
-/// A work status as it is encoded: field for field the flat struct it was.
-#[derive(Serialize)]
-struct WorkStatusRef<'a> {
-    resource_index: u64,
-    applied: Option<bool>,
-    available: Option<bool>,
-    trackable: bool,
-    message: &'a str,
-    reported_at: DateTime<Utc>,
-    available_since: DateTime<Utc>,
-    failed_manifests: &'a ThinVec<ManifestFailure>,
-    diff_reported: Option<bool>,
-    diffed: &'a ThinVec<ObservedDifference>,
-    drifted: &'a ThinVec<ObservedDifference>,
-}
-
-impl Serialize for WorkStatus {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let details = self.details();
-        WorkStatusRef {
-            resource_index: self.resource_index,
-            applied: self.applied,
-            available: self.available,
-            trackable: self.trackable,
-            message: &details.message,
-            reported_at: self.reported_at,
-            available_since: self.available_since,
-            failed_manifests: &details.failed_manifests,
-            diff_reported: self.diff_reported,
-            diffed: &details.diffed,
-            drifted: &details.drifted,
-        }
-        .serialize(serializer)
-    }
-}
-
-/// A work status as it is decoded: the flat struct it was.
-#[derive(Deserialize)]
-struct WorkStatusForm {
-    resource_index: u64,
-    applied: Option<bool>,
-    available: Option<bool>,
-    trackable: bool,
-    message: String,
-    reported_at: DateTime<Utc>,
-    available_since: DateTime<Utc>,
-    failed_manifests: ThinVec<ManifestFailure>,
-    diff_reported: Option<bool>,
-    diffed: ThinVec<ObservedDifference>,
-    drifted: ThinVec<ObservedDifference>,
-}
-
-impl From<WorkStatusForm> for WorkStatus {
-    fn from(form: WorkStatusForm) -> Self {
-        let mut status = WorkStatus {
-            applied: form.applied,
-            available: form.available,
-            trackable: form.trackable,
-            diff_reported: form.diff_reported,
-            available_since: form.available_since,
-            ..WorkStatus::new(form.resource_index, form.reported_at)
-        };
-        status.set_details(ReportDetails {
-            message: form.message,
-            failed_manifests: form.failed_manifests,
-            diffed: form.diffed,
-            drifted: form.drifted,
-        });
-        status
     }
 }

@@ -2,9 +2,10 @@
 //! wrote them), 3 and 4 (marked), decision batches of version 1 (unmarked), 2, 3, 4 and 5, and
 //! checkpoints of version 7 — all checked in as golden bytes — still decode to the same values,
 //! upcast to the current types, and re-encode to the same bytes (older versions through their
-//! frozen copies in `wire`); checkpoints of versions 1 (`[01 00][body]`) to 6, older state
-//! layouts or encodings, are refused cleanly (checkpoints are a cache); arbitrary bytes never make a decoder
-//! panic. Only the newest version's files are ever (re)generated, when they are added:
+//! frozen copies in `wire`), and the current checkpoint (of a placement bound and reported on)
+//! decodes to the very state its events fold to now; checkpoints of versions 1
+//! (`[01 00][body]`) to 6, older state layouts or encodings, are refused cleanly (checkpoints
+//! are a cache); arbitrary bytes never make a decoder panic. Only the newest version's files are ever (re)generated, when they are added:
 //! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
 
 use std::path::PathBuf;
@@ -323,6 +324,47 @@ fn v4_events() -> Vec<Envelope> {
     events
 }
 
+/// The state a current checkpoint is written from: version 4's events, then a PickAll placement
+/// bound on two members, one reporting its work available and one with a message, failed and
+/// diffed manifests, so that bindings, their decisions and both shapes of a work status are
+/// encoded.
+fn checkpoint_events() -> Vec<Envelope> {
+    let mut events = v4_events();
+    let time = events[0].time;
+    let apply = |manifest: &str| Input::Apply {
+        manifest: manifest.into(),
+    };
+    let mut payloads = Vec::new();
+    for name in ["member1", "member2"] {
+        payloads.push(apply(&format!(
+            r#"{{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{{"name":"{name}"}},"spec":{{}}}}"#
+        )));
+        payloads.push(Input::Heartbeat(Heartbeat {
+            cluster: name.into(),
+            ..Heartbeat::default()
+        }));
+    }
+    payloads.push(apply(
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#,
+    ));
+    payloads.push(apply(
+        r#"{"apiVersion":"placement.kubernetes-fleet.io/v1","kind":"ClusterResourcePlacement","metadata":{"name":"crp-1"},"spec":{"resourceSelectors":[{"group":"","kind":"Namespace","version":"v1","name":"app"}],"policy":{"placementType":"PickAll"}}}"#,
+    ));
+    payloads.push(Input::WorkReport(WorkReport {
+        resource_index: 0,
+        ..differing_report()
+    }));
+    payloads.push(Input::WorkReport(WorkReport::available(
+        "member2", "crp-1", 0,
+    )));
+    for (i, payload) in (0_u128..).zip(payloads) {
+        let id = Uuid::from_u128(0x0190_b3d2_0000_7000_8000_0000_0000_0700 + i);
+        let at = time + chrono::Duration::seconds(i64::try_from(i).unwrap_or(0) + 1);
+        events.push(Envelope::new(id, at, "golden", payload));
+    }
+    events
+}
+
 /// Version 5: version 4's events, and an Analysis task's results (a value, an error).
 fn v5_events() -> Vec<Envelope> {
     let mut events: Vec<Envelope> = v4_events()
@@ -535,7 +577,10 @@ fn current_decision_batches_decode_and_reencode() {
 
 #[test]
 fn current_checkpoints_decode_and_older_layouts_are_refused() {
-    let (_, state) = folded(v4_events());
+    let (_, state) = folded(checkpoint_events());
+    let placement = state.placements().values().next().expect("a placement");
+    let reported = placement.bindings.values().filter(|b| b.report.is_some());
+    assert_eq!(reported.count(), 2, "both members reported");
     let hash = state.hash().expect("hashes");
     let legacy = checkpoint::encode_legacy_v1(7, &hash, &state).expect("encodes");
     write_golden("v1-checkpoint.bin", &legacy, true);
@@ -567,6 +612,10 @@ fn current_checkpoints_decode_and_older_layouts_are_refused() {
     let body = checkpoint::decode(&bytes).expect("a checkpoint decodes");
     assert_eq!(body.seq, 7);
     assert_eq!(body.state.hash().expect("hashes"), body.hash);
+    assert!(
+        body.state == state,
+        "the checked-in checkpoint decodes to another state than the same events fold to"
+    );
     let again = checkpoint::encode(body.seq, &body.hash, &body.state).expect("encodes");
     assert_eq!(again, bytes, "re-encoding changed the bytes");
 }

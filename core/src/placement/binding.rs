@@ -55,7 +55,7 @@ pub struct ClusterDecision {
 
 /// The scheduler's decision about a binding's cluster, but for the cluster's name: the binding
 /// holds it once (a million bindings each held it twice).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pick {
     /// Whether it was picked.
     pub selected: bool,
@@ -65,10 +65,8 @@ pub struct Pick {
     pub reason: CompactString,
 }
 
-/// A binding of one placement to one cluster. Encoded with its decision's cluster name, as a
-/// [`ClusterDecision`], so checkpoints and the state hash do not depend on the in-memory form.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "BindingForm")]
+/// A binding of one placement to one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Binding {
     /// The last part of its object name, [`Binding::name`]: 4 bytes, shown as 8 hex digits.
     pub name_suffix: [u8; 4],
@@ -245,109 +243,6 @@ impl Binding {
             selected: self.decision.selected,
             score: self.decision.score,
             reason: self.decision.reason.clone(),
-        }
-    }
-}
-
-/// A binding as it is encoded: its decision as the [`ClusterDecision`] it was before [`Pick`].
-#[derive(Serialize)]
-struct BindingRef<'a> {
-    name_suffix: [u8; 4],
-    cluster: &'a ClusterName,
-    state: BindingState,
-    previous_state: Option<BindingState>,
-    policy_index: u64,
-    resource_index: Option<u64>,
-    decision: DecisionRef<'a>,
-    generation: u64,
-    rollout_started_at: Option<DateTime<Utc>>,
-    report: &'a Option<crate::state::WorkStatus>,
-    override_snapshots: &'a OverrideSnapshots,
-    created: DateTime<Utc>,
-    update_run: &'a Option<CompactString>,
-}
-
-/// A [`ClusterDecision`] as it is encoded, borrowed from a binding.
-#[derive(Serialize)]
-struct DecisionRef<'a> {
-    cluster: &'a ClusterName,
-    selected: bool,
-    score: Option<ClusterScore>,
-    reason: &'a CompactString,
-}
-
-impl Serialize for Binding {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        BindingRef {
-            name_suffix: self.name_suffix,
-            cluster: &self.cluster,
-            state: self.state,
-            previous_state: self.previous_state,
-            policy_index: self.policy_index,
-            resource_index: self.resource_index,
-            decision: DecisionRef {
-                cluster: &self.cluster,
-                selected: self.decision.selected,
-                score: self.decision.score,
-                reason: &self.decision.reason,
-            },
-            generation: self.generation,
-            rollout_started_at: self.rollout_started_at,
-            report: &self.report,
-            override_snapshots: &self.override_snapshots,
-            created: self.created,
-            update_run: &self.update_run,
-        }
-        .serialize(serializer)
-    }
-}
-
-/// A binding as it is decoded: its decision as the [`ClusterDecision`] it was before [`Pick`].
-#[derive(Deserialize)]
-struct BindingForm {
-    name_suffix: [u8; 4],
-    cluster: ClusterName,
-    state: BindingState,
-    previous_state: Option<BindingState>,
-    policy_index: u64,
-    resource_index: Option<u64>,
-    decision: ClusterDecision,
-    generation: u64,
-    rollout_started_at: Option<DateTime<Utc>>,
-    report: Option<crate::state::WorkStatus>,
-    override_snapshots: OverrideSnapshots,
-    created: DateTime<Utc>,
-    update_run: Option<CompactString>,
-}
-
-impl From<BindingForm> for Binding {
-    fn from(form: BindingForm) -> Self {
-        // The decision's cluster was always the binding's: `Binding::scheduled` took it from
-        // the decision, and a re-pointed binding keeps its cluster.
-        let ClusterDecision {
-            selected,
-            score,
-            reason,
-            ..
-        } = form.decision;
-        Self {
-            name_suffix: form.name_suffix,
-            cluster: form.cluster,
-            state: form.state,
-            previous_state: form.previous_state,
-            policy_index: form.policy_index,
-            resource_index: form.resource_index,
-            decision: Pick {
-                selected,
-                score,
-                reason,
-            },
-            generation: form.generation,
-            rollout_started_at: form.rollout_started_at,
-            report: form.report,
-            override_snapshots: form.override_snapshots,
-            created: form.created,
-            update_run: form.update_run,
         }
     }
 }
