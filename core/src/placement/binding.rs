@@ -94,7 +94,7 @@ pub struct Binding {
     /// When it was created.
     pub created: DateTime<Utc>,
     /// The staged update run that last bound it, when one did.
-    pub update_run: Option<CompactString>,
+    pub update_run: Option<std::sync::Arc<str>>,
 }
 
 /// Longest placement-name part of a binding name.
@@ -164,13 +164,18 @@ impl Binding {
     /// work is a new work: then the report on the old one no longer counts (KubeFleet ties
     /// conditions to the binding's generation) and the generation moves; re-binding the same
     /// work (a staged run taking over a cluster that already carries it) keeps both.
-    pub(crate) fn bind_to(&mut self, work: Work, run: Option<String>, now: DateTime<Utc>) {
+    pub(crate) fn bind_to(
+        &mut self,
+        work: Work,
+        run: Option<std::sync::Arc<str>>,
+        now: DateTime<Utc>,
+    ) {
         let new_work = self.resource_index != Some(work.resource_index)
             || self.override_snapshots != work.override_snapshots;
         self.state = BindingState::Bound;
         self.previous_state = None;
         self.rollout_started_at = Some(now);
-        self.update_run = run.map(CompactString::from);
+        self.update_run = run;
         if new_work {
             self.resource_index = Some(work.resource_index);
             self.override_snapshots = work.override_snapshots;

@@ -119,7 +119,7 @@ impl Placement {
         &mut self,
         key: &ObjectKey,
         cluster: &str,
-        (work, run): (Work, Option<String>),
+        (work, run): (Work, Option<std::sync::Arc<str>>),
         now: DateTime<Utc>,
         changes: &mut Changes,
     ) -> Option<Decision> {

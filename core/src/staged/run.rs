@@ -29,6 +29,27 @@ pub struct UpdateRun {
     /// Conditions its recent passes made, for its clusters to share (not state).
     #[serde(skip)]
     pub(crate) shared: super::shared::SharedConditions,
+    /// Its name as the bindings it binds hold it (not state).
+    #[serde(skip)]
+    pub(crate) binding_name: BindingRunName,
+}
+
+/// An update run's name as its bindings hold it ([`crate::placement::Binding::update_run`]):
+/// one copy shared by every binding the run binds, made at its first bind, where each binding
+/// held its own. Never encoded, equal to any other.
+#[derive(Debug, Clone, Default)]
+pub struct BindingRunName(Option<std::sync::Arc<str>>);
+
+crate::derived::derived_cache!(BindingRunName);
+
+impl BindingRunName {
+    /// The shared copy of `name`, made the first time.
+    pub(crate) fn get(&mut self, name: &str) -> std::sync::Arc<str> {
+        match &self.0 {
+            Some(shared) if **shared == *name => shared.clone(),
+            _ => self.0.insert(std::sync::Arc::from(name)).clone(),
+        }
+    }
 }
 
 impl UpdateRun {

@@ -68,6 +68,7 @@ pub(crate) fn apply_run(
                     spec,
                     status,
                     shared: Default::default(),
+                    binding_name: Default::default(),
                 },
             );
             vec![decision]

@@ -198,3 +198,40 @@ fn a_rollback_outside_a_failed_stage_or_of_an_unmoved_cluster_is_caught() {
         Some(Box::new((7, Default::default())));
     assert_eq!(check(&fold.state), Ok(()));
 }
+
+/// The bindings a run binds hold one copy of its name, as folded and as decoded from a
+/// checkpoint.
+#[test]
+fn a_runs_bindings_share_its_name_folded_and_restored() {
+    let mut fold = staged();
+    fold.report("c1", "crp");
+    fold.send(Input::Approve {
+        name: "run-before-s1".to_owned(),
+        namespace: None,
+    });
+    let names = |state: &State| -> Vec<std::sync::Arc<str>> {
+        let placement = state.placements.values().next().expect("the placement");
+        (placement.bindings.values())
+            .filter_map(|binding| binding.update_run.clone())
+            .collect()
+    };
+    let one_copy = |names: &[std::sync::Arc<str>]| {
+        names.len() == 3 && names.iter().all(|n| std::sync::Arc::ptr_eq(n, &names[0]))
+    };
+    assert!(
+        one_copy(&names(&fold.state)),
+        "folded: {:?}",
+        names(&fold.state)
+    );
+    let hash = fold.state.hash().expect("hashes");
+    let bytes = crate::wire::checkpoint::encode(1, &hash, &fold.state).expect("encodes");
+    let restored = crate::wire::checkpoint::decode(&bytes)
+        .expect("decodes")
+        .state;
+    assert!(
+        one_copy(&names(&restored)),
+        "restored: {:?}",
+        names(&restored)
+    );
+    assert!(restored == fold.state);
+}

@@ -301,7 +301,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         status.resource_overrides.clone(),
     );
     let cluster = status.cluster.clone();
-    let run_name = pass.scope.run_name.to_string();
+    let run_name = pass.run.binding_name.get(&pass.scope.run_name);
     let Some(placement) = pass.state.placements.get_mut(&pass.placement) else {
         return;
     };

@@ -322,7 +322,7 @@ fn move_back(pass: &mut Pass<'_>, rollback: &mut RunRollback) {
             override_snapshots: prior.1.clone(),
         };
         let to = work.resource_index;
-        let run = Some(pass.scope.run_name.to_string());
+        let run = Some(pass.run.binding_name.get(&pass.scope.run_name));
         pass.decisions
             .extend(placement.bind(&key, &cluster, (work, run), pass.now, pass.changes));
         pass.decisions.push(Decision::ClusterRolledBack {
