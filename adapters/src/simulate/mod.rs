@@ -33,7 +33,7 @@ use crate::store::AnyLog;
 use fleet::Strategy;
 use members::Members;
 use seeded::Seeded;
-use stats::Stats;
+use stats::{FoldClock, Stats};
 
 /// Where the log lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -211,13 +211,15 @@ async fn simulate<L: EventLog>(
         view.folder.seq
     };
     let change = change_everything(args);
+    let mut clock = FoldClock::start(hub.folded_updates());
     let mut stats = Stats::new(joined);
     let last = hub.submit(change).await?;
     stats.appended(last.len(), last.last().map_or(joined, |a| a.seq));
-    drive(hub, args, (&mut members, cursor), &mut stats, started).await?;
+    drive(hub, args, (&mut members, cursor), (&mut stats, &mut clock), started).await?;
     // Let the hub fold what was sent, then report.
     let appended = hub.log().last_seq().await?;
     hub.wait_folded(appended, CATCH_UP_MAX).await;
+    stats.read_clock(&mut clock);
     stats.folded(hub.view()?.folder.seq);
     for line in stats.summary() {
         println!("{line}");
@@ -297,7 +299,7 @@ async fn drive<L: EventLog>(
     hub: &Hub<L>,
     args: &SimulateArgs,
     (members, mut cursor): (&mut Members, u64),
-    stats: &mut Stats,
+    (stats, clock): (&mut Stats, &mut FoldClock),
     started: Instant,
 ) -> anyhow::Result<()> {
     let mut next_line = Instant::now() + LINE_EVERY;
@@ -311,9 +313,8 @@ async fn drive<L: EventLog>(
             let appended = hub.submit(events).await?;
             stats.appended(count, appended.iter().map(|a| a.seq).max().unwrap_or(0));
         }
-        let folded;
-        (cursor, folded) = answer_decisions(hub, members, cursor, now_ms)?;
-        stats.folded(folded);
+        cursor = answer_decisions(hub, members, cursor, now_ms)?;
+        stats.read_clock(clock);
         if Instant::now() >= next_line {
             let line = stats.line(members.pending(), checkpoint_bytes());
             if progress.is_hidden() {
@@ -330,15 +331,14 @@ async fn drive<L: EventLog>(
     Ok(())
 }
 
-/// Hands the members the decisions remembered since `cursor`; the new cursor and the
-/// sequence folded. When the hub's memory of recent decisions may have dropped some, the
+/// Hands the members the decisions remembered since `cursor`; the new cursor. When the hub's memory of recent decisions may have dropped some, the
 /// members look at the state instead.
 fn answer_decisions<L: EventLog>(
     hub: &Hub<L>,
     members: &mut Members,
     cursor: u64,
     now_ms: u64,
-) -> anyhow::Result<(u64, u64)> {
+) -> anyhow::Result<u64> {
     let view = hub.view()?;
     let recent = &view.recent;
     let start = recent.partition_point(|(seq, _)| *seq <= cursor);
@@ -350,7 +350,7 @@ fn answer_decisions<L: EventLog>(
         // Read in place: a copy, made under the view's lock, held the writer back.
         members.on_decisions(recent.range(start..), now_ms);
     }
-    Ok((view.remembered, view.folder.seq))
+    Ok(view.remembered)
 }
 
 /// Appends `events` in one call; the last sequence.

@@ -2,10 +2,13 @@
 //! events and seconds (the age of the oldest appended input not yet folded; its maximum per
 //! 1-second window, whose 99th percentile and maximum are reported), decision latency (from an
 //! append's acknowledgement to the fold that decided it), the process's RSS and the last
-//! checkpoint's size.
+//! checkpoint's size. The folds are timed as they happen ([`FoldClock`]), not when the
+//! simulator next looks: its 50-ms tick would otherwise be the floor of every latency.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
 
 /// The measurements of one simulation.
 #[derive(Debug)]
@@ -55,30 +58,50 @@ impl Stats {
         self.unfolded.push_back((last_seq, Instant::now()));
     }
 
-    /// Notes that the hub has folded up to `folded_seq`.
+    /// Notes that the hub has folded up to `folded_seq` by now.
     pub fn folded(&mut self, folded_seq: u64) {
-        let now = Instant::now();
+        self.folded_at(folded_seq, Instant::now());
+    }
+
+    /// Notes the folds `clock` timed since it was last read, then the lag as it is now.
+    pub fn read_clock(&mut self, clock: &mut FoldClock) {
+        while let Ok((seq, at)) = clock.folds.try_recv() {
+            self.folded_at(seq, at);
+        }
+        self.observe_lag(Instant::now());
+    }
+
+    /// Notes that the hub had folded up to `folded_seq` at `at` (no earlier than any instant
+    /// noted before). The oldest unfolded append's age just before this fold is the lag the
+    /// fold ended; an append acknowledged after its fold was timed is decided in 0 s.
+    fn folded_at(&mut self, folded_seq: u64, at: Instant) {
+        self.observe_lag(at);
         self.folded_seq = self.folded_seq.max(folded_seq);
-        while let Some(&(seq, at)) = self.unfolded.front() {
+        while let Some(&(seq, acknowledged)) = self.unfolded.front() {
             if seq > self.folded_seq {
                 break;
             }
-            self.latencies.push(now.duration_since(at).as_secs_f64());
+            self.latencies
+                .push(at.saturating_duration_since(acknowledged).as_secs_f64());
             self.unfolded.pop_front();
-        }
-        let lag = self.lag_seconds(now);
-        self.window_max_lag = self.window_max_lag.max(lag);
-        if now.duration_since(self.window_start) >= WINDOW {
-            self.window_maxima.push(self.window_max_lag);
-            self.window_max_lag = lag;
-            self.window_start = now;
         }
     }
 
+    /// Counts the lag at `at` into its 1-second window.
+    fn observe_lag(&mut self, at: Instant) {
+        let lag = self.lag_seconds(at);
+        if at.saturating_duration_since(self.window_start) >= WINDOW {
+            self.window_maxima.push(self.window_max_lag);
+            self.window_max_lag = 0.0;
+            self.window_start = at;
+        }
+        self.window_max_lag = self.window_max_lag.max(lag);
+    }
+
     fn lag_seconds(&self, now: Instant) -> f64 {
-        self.unfolded
-            .front()
-            .map_or(0.0, |(_, at)| now.duration_since(*at).as_secs_f64())
+        self.unfolded.front().map_or(0.0, |(_, at)| {
+            now.saturating_duration_since(*at).as_secs_f64()
+        })
     }
 
     /// One progress line: rates since the last line, lag, latency, memory, checkpoint.
@@ -129,6 +152,37 @@ impl Stats {
                 self.latencies.iter().copied().fold(0.0, f64::max) * 1_000.0
             ),
         ]
+    }
+}
+
+/// Times the hub's folds as they happen: a task watching the folded sequence hands each new
+/// value over with the instant it saw it, for [`Stats::read_clock`].
+#[derive(Debug)]
+pub struct FoldClock {
+    folds: mpsc::UnboundedReceiver<(u64, Instant)>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FoldClock {
+    /// Starts timing the folds `updates` announces (`Hub::folded_updates`).
+    #[must_use]
+    pub fn start(mut updates: watch::Receiver<u64>) -> Self {
+        let (sender, folds) = mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            while updates.changed().await.is_ok() {
+                let seq = *updates.borrow_and_update();
+                if sender.send((seq, Instant::now())).is_err() {
+                    return;
+                }
+            }
+        });
+        Self { folds, task }
+    }
+}
+
+impl Drop for FoldClock {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 
@@ -206,5 +260,42 @@ mod tests {
         stats.folded(10);
         assert_eq!(stats.latencies.len(), 1);
         assert!(stats.unfolded.is_empty());
+    }
+
+    #[test]
+    fn a_fold_counts_when_it_happened_not_when_it_was_looked_at() {
+        let mut stats = Stats::new(0);
+        let acknowledged = stats.started;
+        stats.unfolded.push_back((10, acknowledged));
+        stats.folded_at(10, acknowledged + Duration::from_millis(2));
+        assert_eq!(stats.latencies, vec![0.002]);
+        assert_eq!(stats.window_max_lag, 0.002, "the lag this fold ended");
+        // Folded before the append's acknowledgement came back: decided at once.
+        stats.unfolded.push_back((20, acknowledged + Duration::from_millis(5)));
+        stats.folded_at(20, acknowledged + Duration::from_millis(3));
+        assert_eq!(stats.latencies, vec![0.002, 0.0]);
+        // A second later the first window closes with its largest lag.
+        stats.unfolded.push_back((30, acknowledged + Duration::from_millis(10)));
+        stats.folded_at(30, acknowledged + Duration::from_millis(1_010));
+        assert_eq!(stats.window_maxima, vec![0.002]);
+        assert_eq!(stats.window_max_lag, 1.0);
+    }
+
+    #[tokio::test]
+    async fn the_clock_hands_over_each_fold_it_sees() {
+        let (folded, updates) = watch::channel(0_u64);
+        let mut clock = FoldClock::start(updates);
+        let mut stats = Stats::new(0);
+        stats.appended(5, 5);
+        folded.send_replace(5);
+        for _ in 0..1_000 {
+            stats.read_clock(&mut clock);
+            if !stats.latencies.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(stats.folded_seq, 5);
+        assert_eq!(stats.latencies.len(), 1);
     }
 }
