@@ -125,6 +125,20 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.save_encoded_checkpoint(encoded))
     }
 
+    fn checkpoint_dir(&self) -> Option<flotilla_eventstore::redb_log::CheckpointDir> {
+        match self {
+            AnyLog::Redb(log) => log.checkpoint_dir(),
+            AnyLog::Nats(log) => log.checkpoint_dir(),
+        }
+    }
+
+    async fn save_checkpoint_file(
+        &self,
+        written: flotilla_eventstore::redb_log::WrittenCheckpoint,
+    ) -> Result<u64, LogError> {
+        dispatch!(self, log => log.save_checkpoint_file(written))
+    }
+
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         dispatch!(self, log => log.load_checkpoint())
     }

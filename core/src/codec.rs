@@ -253,14 +253,14 @@ pub fn encode_checkpoint<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError>
     within("checkpoint", bytes, CHECKPOINT_BYTES_MAX)
 }
 
-/// Appends the [`encode_checkpoint`] encoding of `value` to `out` (no copy of a large state);
-/// returns the bytes appended.
+/// Writes the [`encode_checkpoint`] encoding of `value` to `out` (no copy of a large state:
+/// appended to a buffer, or written as it is encoded); returns the bytes written.
 ///
 /// # Errors
-/// As [`encode_checkpoint`]; `out` may then hold a partial encoding.
-pub fn encode_checkpoint_into<T: Serialize>(
+/// As [`encode_checkpoint`], or when `out` fails; `out` may then hold a partial encoding.
+pub fn encode_checkpoint_into<T: Serialize, W: std::io::Write>(
     value: &T,
-    out: &mut Vec<u8>,
+    out: &mut W,
 ) -> Result<usize, CodecError> {
     let written = bincode::serde::encode_into_std_write(value, out, checkpoint_config()).map_err(
         |source| CodecError::Encode {

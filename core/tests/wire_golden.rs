@@ -618,6 +618,14 @@ fn current_checkpoints_decode_and_older_layouts_are_refused() {
     );
     let again = checkpoint::encode(body.seq, &body.hash, &body.state).expect("encodes");
     assert_eq!(again, bytes, "re-encoding changed the bytes");
+
+    // Written as it is encoded (the hub's checkpoint files): the same bytes and hash.
+    let mut out = std::io::Cursor::new(Vec::new());
+    let (written_hash, length) =
+        checkpoint::encode_once_to(body.seq, &body.state, &mut out).expect("writes");
+    assert_eq!(written_hash, body.hash);
+    assert_eq!(length, bytes.len() as u64);
+    assert_eq!(out.into_inner(), bytes, "the streamed record differs");
 }
 
 proptest! {

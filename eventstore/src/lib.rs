@@ -193,6 +193,28 @@ pub trait EventLog: Send + Sync + 'static {
         }
     }
 
+    /// Where this log keeps checkpoint files of its own, for a checkpoint written as it is
+    /// encoded ([`redb_log::CheckpointDir::create`], then [`EventLog::save_checkpoint_file`]);
+    /// `None`: hand checkpoints over encoded ([`EventLog::save_encoded_checkpoint`]).
+    fn checkpoint_dir(&self) -> Option<redb_log::CheckpointDir> {
+        None
+    }
+
+    /// Stores a checkpoint written whole into a file of [`EventLog::checkpoint_dir`]: the log
+    /// indexes it (until then it is not the log's, and a sweep deletes it); returns its size.
+    /// The default refuses: such a log has no checkpoint directory.
+    fn save_checkpoint_file(
+        &self,
+        written: redb_log::WrittenCheckpoint,
+    ) -> impl Future<Output = Result<u64, LogError>> + Send {
+        async move {
+            Err(LogError::Storage(format!(
+                "checkpoint {}: this log keeps no checkpoint files",
+                written.seq
+            )))
+        }
+    }
+
     /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
     fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;
 

@@ -83,7 +83,7 @@ use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
     StoredEvent,
 };
-use checkpoint_files::CheckpointDir;
+pub use checkpoint_files::{CheckpointDir, CheckpointFile, WrittenCheckpoint};
 use open::{builder, create_if_missing, file_backend, open_error, prepare};
 pub use recovery::{LostAcknowledged, OpenReport};
 use tables::{encode_checkpoint_record, storage};
@@ -300,20 +300,42 @@ impl RedbLog {
             self.submit(work, Reply::Done(reply), answer).await?;
             return Ok(bytes);
         };
+        self.check_checkpoint_seq(seq)?;
+        let _one_at_a_time = self.checkpoint_saves.lock().await;
+        let written = files.clone();
+        tokio::task::spawn_blocking(move || written.write(seq, &record))
+            .await
+            .map_err(|error| LogError::Storage(format!("checkpoint write task: {error}")))??;
+        self.index_checkpoint_file(files, seq, bytes).await
+    }
+
+    /// Refuses a checkpoint of an input the log does not hold.
+    fn check_checkpoint_seq(&self, seq: u64) -> Result<(), LogError> {
         let last_seq = *self.last_seq.borrow();
         if seq > last_seq {
             return Err(LogError::Storage(format!(
                 "checkpoint at input {seq}, but the log ends at {last_seq}"
             )));
         }
-        let _one_at_a_time = self.checkpoint_saves.lock().await;
-        let written = files.clone();
-        tokio::task::spawn_blocking(move || written.write(seq, &record))
-            .await
-            .map_err(|error| LogError::Storage(format!("checkpoint write task: {error}")))??;
-        let (reply, answer) = oneshot::channel();
-        let work = Work::IndexCheckpointFile { seq, bytes };
-        let indexed = self.submit(work, Reply::Done(reply), answer).await;
+        Ok(())
+    }
+
+    /// Enters checkpoint file `seq`, written and in place, in the log's index, then deletes the
+    /// files the index does not hold. The caller holds `checkpoint_saves`.
+    async fn index_checkpoint_file(
+        &self,
+        files: CheckpointDir,
+        seq: u64,
+        bytes: u64,
+    ) -> Result<u64, LogError> {
+        let indexed = match self.check_checkpoint_seq(seq) {
+            Ok(()) => {
+                let (reply, answer) = oneshot::channel();
+                let work = Work::IndexCheckpointFile { seq, bytes };
+                self.submit(work, Reply::Done(reply), answer).await
+            }
+            Err(error) => Err(error),
+        };
         // Swept whether or not the entry was made: a file the log does not index must go.
         let db = Arc::clone(&self.db);
         tokio::task::spawn_blocking(move || {
@@ -548,6 +570,21 @@ impl EventLog for RedbLog {
 
     async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
         self.store_checkpoint(encoded.seq, encoded.record).await
+    }
+
+    fn checkpoint_dir(&self) -> Option<CheckpointDir> {
+        self.checkpoint_files.clone()
+    }
+
+    async fn save_checkpoint_file(&self, written: WrittenCheckpoint) -> Result<u64, LogError> {
+        let Some(files) = self.checkpoint_files.clone() else {
+            return Err(LogError::Storage(
+                "this log keeps its checkpoints inside its file, not in files of their own".into(),
+            ));
+        };
+        let _one_at_a_time = self.checkpoint_saves.lock().await;
+        self.index_checkpoint_file(files, written.seq, written.bytes)
+            .await
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {

@@ -145,6 +145,60 @@ async fn a_checkpoint_past_the_end_of_the_log_is_refused() -> TestResult {
     Ok(())
 }
 
+/// Writes checkpoint `seq` into the log's checkpoint directory as it is encoded, as the hub
+/// does; returns the finished file, not yet indexed.
+fn write_as_encoded(
+    log: &RedbLog,
+    seq: u64,
+) -> Result<flotilla_eventstore::redb_log::WrittenCheckpoint, Box<dyn Error>> {
+    let dir = log
+        .checkpoint_dir()
+        .ok_or("a redb log keeps checkpoint files")?;
+    let mut file = dir.create(seq)?;
+    let checkpoint = checkpoint_at(seq)?;
+    let (hash, _) =
+        flotilla_core::wire::checkpoint::encode_once_to(seq, &checkpoint.state, &mut file)?;
+    assert_eq!(hash, checkpoint.hash);
+    Ok(file.finish()?)
+}
+
+#[tokio::test]
+async fn a_checkpoint_written_as_it_is_encoded_counts_once_the_log_indexes_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    let log = log_with_events(&path, 9).await?;
+    let written = write_as_encoded(&log, 6)?;
+    assert_eq!(
+        log.load_checkpoint().await?,
+        None,
+        "written but not indexed: not the log's yet"
+    );
+    let bytes = log.save_checkpoint_file(written).await?;
+    assert_eq!(bytes, written.bytes);
+    assert_eq!(log.load_checkpoint().await?, Some(checkpoint_at(6)?));
+
+    // One the log never indexes (the hub stopped before it did) goes with the next save.
+    write_as_encoded(&log, 8)?;
+    assert_eq!(files_in(&path)?, vec![6, 8]);
+    log.save_checkpoint_file(write_as_encoded(&log, 9)?).await?;
+    assert_eq!(files_in(&path)?, vec![6, 9]);
+    assert_eq!(log.load_checkpoint().await?, Some(checkpoint_at(9)?));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_checkpoint_file_past_the_end_of_the_log_is_refused_and_swept() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    let log = log_with_events(&path, 3).await?;
+    let written = write_as_encoded(&log, 5)?;
+    let refused = log.save_checkpoint_file(written).await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(log.load_checkpoint().await?, None);
+    assert!(files_in(&path)?.is_empty());
+    Ok(())
+}
+
 #[tokio::test]
 async fn checkpoints_of_an_older_file_load_and_are_pruned_with_the_new_ones() -> TestResult {
     let dir = tempfile::tempdir()?;

@@ -196,3 +196,43 @@ async fn a_writer_reading_ahead_of_a_backlog_decides_as_a_fold_from_zero() -> Re
         .map_err(|e| e.to_string())?;
     Ok(())
 }
+
+/// The checkpoints a running writer takes in the background are written into the log's files
+/// as they are encoded: each one the log loads is the state a fold from zero reaches at its
+/// sequence.
+#[tokio::test]
+async fn a_background_checkpoint_is_the_fold_at_its_sequence() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join("log.redb");
+    let (log, hub) = open(&path).await?;
+    let writer = start_writer(&hub);
+    let appended = log
+        .append(events(0, ROUNDS), AppendTime::AsGiven)
+        .await
+        .map_err(|e| e.to_string())?;
+    let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
+    assert!(hub.wait_folded(last, Duration::from_secs(30)).await);
+    // Bounded wait for the background save (the writer is still running: no final one yet).
+    let mut checkpoint = None;
+    for _ in 0..300 {
+        checkpoint = log.load_checkpoint().await.map_err(|e| e.to_string())?;
+        if checkpoint.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let checkpoint = checkpoint.ok_or("no background checkpoint within 3 s")?;
+    let folder = flotilla_replay::fold_from_zero(log.as_ref(), checkpoint.seq)
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!(
+        checkpoint.hash,
+        folder.state.hash().map_err(|e| e.to_string())?
+    );
+    assert!(checkpoint.state == folder.state, "the loaded state differs");
+    hub.shutdown();
+    writer
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}

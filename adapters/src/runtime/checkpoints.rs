@@ -2,7 +2,9 @@
 //! snapshot of the state ([`flotilla_core::State::snapshot`]: members and bindings are shared,
 //! not copied), so that is the writer's whole pause; a thread at the lowest scheduling
 //! priority (`low_priority.rs`) encodes the snapshot and a background task stores the record
-//! while the writer folds on. A checkpoint is due after [`super::HubConfig::checkpoint_every`]
+//! while the writer folds on. A log with checkpoint files of its own (redb) has that thread
+//! write the file as it encodes, so the record is never held whole, and then indexes it; the
+//! cost below then includes the file's write and fsync. A checkpoint is due after [`super::HubConfig::checkpoint_every`]
 //! events, but no sooner than [`COST_MULTIPLE`] times the last one's cost (snapshot and
 //! encoding, in wall time: a busy hub's encoding waits for spare CPU and so paces the next one
 //! further out) after the last one began, and never while the previous one is still being
@@ -18,6 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use flotilla_core::State;
+use flotilla_core::state::StateHash;
+use flotilla_eventstore::redb_log::{CheckpointDir, WrittenCheckpoint};
 use flotilla_eventstore::{EncodedCheckpoint, EventLog};
 use tokio::task::JoinHandle;
 
@@ -103,9 +107,11 @@ impl<L: EventLog> Hub<L> {
         let last_cost = Arc::clone(&pacer.last_cost);
         let last_bytes = Arc::clone(&pacer.last_bytes);
         let log = Arc::clone(&self.log);
+        let dir = self.log.checkpoint_dir();
         pacer.saving = Some(tokio::spawn(async move {
-            let encoding = super::low_priority::run("flotilla-checkpoint", move || {
-                encode(seq, snapshot, &last_bytes)
+            let encoding = super::low_priority::run("flotilla-checkpoint", move || match dir {
+                Some(dir) => write_file(seq, snapshot, &dir),
+                None => encode(seq, snapshot, &last_bytes),
             });
             let Some((encoded, took)) = encoding.await else {
                 return;
@@ -116,8 +122,12 @@ impl<L: EventLog> Hub<L> {
                 Ordering::Relaxed,
             );
             tracing::debug!(seq, ?held, ?took, "checkpoint encoded from a snapshot");
-            if let Some(encoded) = encoded {
-                save(log.as_ref(), encoded, began).await;
+            match encoded {
+                Some(Encoded::Record(encoded)) => save(log.as_ref(), encoded, began).await,
+                Some(Encoded::File(written, hash)) => {
+                    save_file(log.as_ref(), written, &hash, began).await;
+                }
+                None => {}
             }
         }));
         Ok(())
@@ -129,6 +139,20 @@ impl<L: EventLog> Hub<L> {
     /// When the state cannot be encoded or the log refuses it.
     pub async fn checkpoint(&self) -> Result<(), HubError> {
         let began = Instant::now();
+        if let Some(dir) = self.log.checkpoint_dir() {
+            // Into the log's file as it is encoded, from a snapshot, as in the background.
+            let Some((seq, snapshot)) = self.checkpoint_snapshot()? else {
+                return Ok(());
+            };
+            let (written, hash) =
+                tokio::task::spawn_blocking(move || write_checkpoint_file(seq, &snapshot, &dir))
+                    .await
+                    .map_err(|error| HubError::Task(format!("checkpoint file: {error}")))??;
+            let bytes = self.log.save_checkpoint_file(written).await?;
+            crate::hub_metrics::record_checkpoint(bytes, began.elapsed());
+            tracing::debug!(seq, %hash, bytes, "checkpoint written");
+            return Ok(());
+        }
         let Some(encoded) = self.encode_checkpoint()? else {
             return Ok(());
         };
@@ -177,15 +201,45 @@ fn paced(since_last: Option<Duration>, last_cost: Duration, behind: bool) -> boo
     since_last >= last_cost * multiple
 }
 
+/// A checkpoint made on the low-priority thread: a record for the log to store, or a file
+/// already written, with the state's hash, for the log to index.
+enum Encoded {
+    Record(EncodedCheckpoint),
+    File(WrittenCheckpoint, StateHash),
+}
+
+/// Writes a snapshot's checkpoint into a file of the log's as it is encoded (on a low-priority
+/// thread: the record is never held whole, where a buffered one is as large as the file) and
+/// drops the snapshot there, with how long that took; a failure is logged and gives no
+/// checkpoint.
+fn write_file(seq: u64, snapshot: State, dir: &CheckpointDir) -> (Option<Encoded>, Duration) {
+    let began = Instant::now();
+    let written = write_checkpoint_file(seq, &snapshot, dir);
+    drop(snapshot);
+    let written = written
+        .inspect_err(|error| tracing::warn!(seq, %error, "could not write a checkpoint file"))
+        .ok()
+        .map(|(written, hash)| Encoded::File(written, hash));
+    (written, began.elapsed())
+}
+
+/// Writes the checkpoint of `state` at `seq` into its file in `dir` as it is encoded, and puts
+/// the file in place; the log has yet to index it.
+fn write_checkpoint_file(
+    seq: u64,
+    state: &State,
+    dir: &CheckpointDir,
+) -> Result<(WrittenCheckpoint, StateHash), flotilla_eventstore::LogError> {
+    let mut file = dir.create(seq)?;
+    let (hash, _) = flotilla_core::wire::checkpoint::encode_once_to(seq, state, &mut file)?;
+    Ok((file.finish()?, hash))
+}
+
 /// Encodes a snapshot (on a low-priority thread) and drops it there, with how long that took; a
 /// state too large to encode is logged and gives no checkpoint. The record's buffer is
 /// reserved at the last record's size and an eighth more: a fleet changes little between
 /// checkpoints, and room reserved but never written is not resident.
-fn encode(
-    seq: u64,
-    snapshot: State,
-    last_bytes: &AtomicU64,
-) -> (Option<EncodedCheckpoint>, Duration) {
+fn encode(seq: u64, snapshot: State, last_bytes: &AtomicU64) -> (Option<Encoded>, Duration) {
     let began = Instant::now();
     let last = usize::try_from(last_bytes.load(Ordering::Relaxed)).unwrap_or(0);
     let record = Vec::with_capacity(last.saturating_add(last / 8));
@@ -193,7 +247,7 @@ fn encode(
         Ok(encoded) => {
             let bytes = u64::try_from(encoded.record.len()).unwrap_or(u64::MAX);
             last_bytes.store(bytes, Ordering::Relaxed);
-            Some(encoded)
+            Some(Encoded::Record(encoded))
         }
         Err(error) => {
             tracing::warn!(seq, %error, "could not encode a checkpoint");
@@ -211,6 +265,23 @@ fn encode(
 async fn save<L: EventLog>(log: &L, encoded: EncodedCheckpoint, began: Instant) {
     let (seq, hash) = (encoded.seq, encoded.hash.clone());
     match log.save_encoded_checkpoint(encoded).await {
+        Ok(bytes) => {
+            crate::hub_metrics::record_checkpoint(bytes, began.elapsed());
+            tracing::debug!(seq, %hash, bytes, "checkpoint written");
+        }
+        Err(error) => tracing::warn!(seq, %error, "could not store a checkpoint"),
+    }
+}
+
+/// Has the log index a checkpoint file written whole; a failure is logged, as in [`save`].
+async fn save_file<L: EventLog>(
+    log: &L,
+    written: WrittenCheckpoint,
+    hash: &StateHash,
+    began: Instant,
+) {
+    let seq = written.seq;
+    match log.save_checkpoint_file(written).await {
         Ok(bytes) => {
             crate::hub_metrics::record_checkpoint(bytes, began.elapsed());
             tracing::debug!(seq, %hash, bytes, "checkpoint written");

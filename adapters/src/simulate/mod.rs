@@ -215,7 +215,14 @@ async fn simulate<L: EventLog>(
     let mut stats = Stats::new(joined);
     let last = hub.submit(change).await?;
     stats.appended(last.len(), last.last().map_or(joined, |a| a.seq));
-    drive(hub, args, (&mut members, cursor), (&mut stats, &mut clock), started).await?;
+    drive(
+        hub,
+        args,
+        (&mut members, cursor),
+        (&mut stats, &mut clock),
+        started,
+    )
+    .await?;
     // Let the hub fold what was sent, then report.
     let appended = hub.log().last_seq().await?;
     hub.wait_folded(appended, CATCH_UP_MAX).await;

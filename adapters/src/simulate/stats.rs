@@ -271,11 +271,15 @@ mod tests {
         assert_eq!(stats.latencies, vec![0.002]);
         assert_eq!(stats.window_max_lag, 0.002, "the lag this fold ended");
         // Folded before the append's acknowledgement came back: decided at once.
-        stats.unfolded.push_back((20, acknowledged + Duration::from_millis(5)));
+        stats
+            .unfolded
+            .push_back((20, acknowledged + Duration::from_millis(5)));
         stats.folded_at(20, acknowledged + Duration::from_millis(3));
         assert_eq!(stats.latencies, vec![0.002, 0.0]);
         // A second later the first window closes with its largest lag.
-        stats.unfolded.push_back((30, acknowledged + Duration::from_millis(10)));
+        stats
+            .unfolded
+            .push_back((30, acknowledged + Duration::from_millis(10)));
         stats.folded_at(30, acknowledged + Duration::from_millis(1_010));
         assert_eq!(stats.window_maxima, vec![0.002]);
         assert_eq!(stats.window_max_lag, 1.0);

@@ -6,7 +6,10 @@
 //! this build no longer reads — and the hub folds from the log instead, so the version moves
 //! whenever `State`'s encoding changes.
 
+use std::io::{Seek, SeekFrom, Write};
+
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::{Frame, RecordKind, marked_frame, split_frame};
 use crate::codec::{CodecError, decode_checkpoint, encode_checkpoint, encode_checkpoint_into};
@@ -107,6 +110,69 @@ pub fn encode_once_into(
     let hash_at = state_at - StateHash::CHARS;
     record[hash_at..state_at].copy_from_slice(hash.0.as_bytes());
     Ok(EncodedCheckpoint { seq, hash, record })
+}
+
+/// [`encode_once`] written to `out` as it is encoded, so the record is never held whole (at a
+/// million clusters it is 650 MB, held beside the state while a checkpoint is written). The
+/// bytes are [`encode`]'s: the hash's placeholder is overwritten once the state's bytes have
+/// passed through the hash. Returns the state's hash and the record's length; `out` is left at
+/// the record's end.
+///
+/// # Errors
+/// As [`encode`], or when `out` fails; `out` may then hold a partial record.
+pub fn encode_once_to<W: Write + Seek>(
+    seq: u64,
+    state: &State,
+    out: &mut W,
+) -> Result<(StateHash, u64), CodecError> {
+    let placeholder = StateHash("0".repeat(StateHash::CHARS));
+    let head = marked_frame(
+        RecordKind::Checkpoint,
+        CHECKPOINT_VERSION,
+        &encode_checkpoint(&BodyHead {
+            seq,
+            hash: &placeholder,
+        })?,
+    );
+    out.write_all(&head).map_err(write_error)?;
+    let mut hashing = Hashing {
+        out: &mut *out,
+        digest: Sha256::new(),
+    };
+    let state_bytes = encode_checkpoint_into(state, &mut hashing)?;
+    let hash = StateHash(hex::encode(hashing.digest.finalize()));
+    let hash_at = (head.len() - StateHash::CHARS) as u64;
+    out.seek(SeekFrom::Start(hash_at)).map_err(write_error)?;
+    out.write_all(hash.0.as_bytes()).map_err(write_error)?;
+    let end = out.seek(SeekFrom::End(0)).map_err(write_error)?;
+    debug_assert_eq!(end, (head.len() + state_bytes) as u64);
+    Ok((hash, end))
+}
+
+/// A writer that hashes what passes through it to `out`.
+struct Hashing<'a, W> {
+    out: &'a mut W,
+    digest: Sha256,
+}
+
+impl<W: Write> Write for Hashing<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.out.write(bytes)?;
+        self.digest.update(&bytes[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// A failure of the writer a checkpoint goes to, as an encoding error.
+fn write_error(inner: std::io::Error) -> CodecError {
+    CodecError::Encode {
+        what: "checkpoint",
+        source: bincode::error::EncodeError::Io { inner, index: 0 },
+    }
 }
 
 /// The fields of [`BodyRef`] before the state.
@@ -222,6 +288,7 @@ mod tests {
     /// Found by the seeded simulator (seed 8): a checkpoint with one byte flipped inside a
     /// binding's resource index decoded into a state whose binding names a snapshot that never
     /// existed, and a restarted hub folded on from it.
+
     #[test]
     fn a_checkpoint_damaged_into_another_state_is_refused() {
         let state = State {

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::LogError;
@@ -26,7 +26,7 @@ const PARTIAL_SUFFIX: &str = ".checkpoint.partial";
 
 /// The directory of a redb log's checkpoint files.
 #[derive(Debug, Clone)]
-pub(crate) struct CheckpointDir {
+pub struct CheckpointDir {
     dir: PathBuf,
 }
 
@@ -52,21 +52,31 @@ impl CheckpointDir {
     /// Writes the record for `seq` durably: temporary name, fsync, rename, directory fsync.
     /// A file already there for `seq` (left by a log whose tail was lost) is replaced.
     pub(crate) fn write(&self, seq: u64, record: &[u8]) -> Result<(), LogError> {
-        let failed = |what: &str| {
-            let dir = self.dir.display().to_string();
-            let what = what.to_owned();
-            move |error: io::Error| {
-                LogError::Storage(format!("checkpoint {seq} in {dir}: {what}: {error}"))
-            }
-        };
-        fs::create_dir_all(&self.dir).map_err(failed("create the directory"))?;
+        let mut file = self.create(seq)?;
+        file.write_all(record)
+            .map_err(|error| self.failed(seq, "write", &error))?;
+        file.finish().map(|_| ())
+    }
+
+    /// Starts the file of checkpoint `seq` under its temporary name, for a record written as
+    /// it is encoded; [`CheckpointFile::finish`] puts it in place. Until the log indexes it
+    /// ([`crate::EventLog::save_checkpoint_file`]) a sweep deletes it, so one checkpoint is
+    /// written at a time (the hub's pacing sees to that).
+    ///
+    /// # Errors
+    /// When the directory or the file cannot be created.
+    pub fn create(&self, seq: u64) -> Result<CheckpointFile, LogError> {
+        fs::create_dir_all(&self.dir)
+            .map_err(|error| self.failed(seq, "create the directory", &error))?;
         let partial = self.dir.join(format!("{seq:020}{PARTIAL_SUFFIX}"));
-        let mut file = File::create(&partial).map_err(failed("create the file"))?;
-        file.write_all(record).map_err(failed("write"))?;
-        file.sync_all().map_err(failed("sync the file"))?;
-        drop(file);
-        fs::rename(&partial, self.file(seq)).map_err(failed("rename into place"))?;
-        sync_dir(&self.dir).map_err(failed("sync the directory"))
+        let file =
+            File::create(&partial).map_err(|error| self.failed(seq, "create the file", &error))?;
+        Ok(CheckpointFile {
+            seq,
+            dir: self.clone(),
+            partial,
+            file: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+        })
     }
 
     /// The record stored for `seq`.
@@ -103,11 +113,81 @@ impl CheckpointDir {
         Ok(deleted)
     }
 
+    /// A failure to write checkpoint `seq` here, at step `what`.
+    fn failed(&self, seq: u64, what: &str, error: &io::Error) -> LogError {
+        LogError::Storage(format!(
+            "checkpoint {seq} in {}: {what}: {error}",
+            self.dir.display()
+        ))
+    }
+
     fn sweep_error(&self, error: &io::Error) -> LogError {
         LogError::Storage(format!(
             "sweep checkpoint files in {}: {error}",
             self.dir.display()
         ))
+    }
+}
+
+/// Bytes a checkpoint file gathers before each write to the file system.
+const WRITE_BUFFER_BYTES: usize = 1 << 20;
+
+/// A checkpoint file being written under its temporary name.
+#[derive(Debug)]
+pub struct CheckpointFile {
+    seq: u64,
+    dir: CheckpointDir,
+    partial: PathBuf,
+    file: BufWriter<File>,
+}
+
+/// A checkpoint file written whole and in place, for the log to index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WrittenCheckpoint {
+    /// The input sequence it is the checkpoint of.
+    pub seq: u64,
+    /// Its size.
+    pub bytes: u64,
+}
+
+impl CheckpointFile {
+    /// Makes the file durable and puts it in place: flush, fsync, rename, directory fsync.
+    ///
+    /// # Errors
+    /// When any of those fails; the temporary file is then left for a sweep.
+    pub fn finish(self) -> Result<WrittenCheckpoint, LogError> {
+        let (seq, dir, partial) = (self.seq, self.dir.clone(), self.partial.clone());
+        let failed = |what: &str, error: &io::Error| dir.failed(seq, what, error);
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|error| failed("write", error.error()))?;
+        let bytes = file
+            .metadata()
+            .map_err(|error| failed("read the size", &error))?
+            .len();
+        file.sync_all()
+            .map_err(|error| failed("sync the file", &error))?;
+        drop(file);
+        fs::rename(&partial, dir.file(seq)).map_err(|error| failed("rename into place", &error))?;
+        sync_dir(&dir.dir).map_err(|error| failed("sync the directory", &error))?;
+        Ok(WrittenCheckpoint { seq, bytes })
+    }
+}
+
+impl Write for CheckpointFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.file.write(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Seek for CheckpointFile {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        self.file.seek(position)
     }
 }
 
