@@ -26,6 +26,7 @@ mod derived;
 pub mod event;
 pub mod eviction;
 pub mod fold;
+mod growth;
 pub mod invariants;
 pub mod manifest;
 pub mod member;

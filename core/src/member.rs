@@ -164,6 +164,7 @@ pub(crate) fn apply(
                 key.name.as_str().into(),
                 std::sync::Arc::new(Member::new(meta, spec)),
             );
+            state.members_growth.note_insert(&mut state.members);
         }
     }
     if let Some(period) = old_period {

@@ -25,6 +25,9 @@ pub struct State {
     /// Member clusters by name.
     #[serde(deserialize_with = "crate::model::bulk::map")]
     pub(crate) members: Members,
+    /// When `members` was last rebuilt with full nodes (derived, never encoded).
+    #[serde(skip)]
+    pub(crate) members_growth: crate::growth::Growth,
     /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
     #[serde(deserialize_with = "crate::model::bulk::set")]
     pub(crate) heartbeat_deadlines: BTreeSet<(DateTime<Utc>, ClusterName)>,
@@ -135,6 +138,7 @@ impl State {
             now: self.now,
             resource_version: self.resource_version,
             members: self.members.clone(),
+            members_growth: crate::growth::Growth::default(),
             heartbeat_deadlines: self.heartbeat_deadlines.clone(),
             placements: self.placements.clone(),
             resources: self.resources.clone(),

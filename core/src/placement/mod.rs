@@ -48,6 +48,9 @@ pub struct Placement {
     /// One binding per member cluster the scheduler has ever picked and not yet released.
     #[serde(deserialize_with = "crate::model::bulk::map")]
     pub bindings: Bindings,
+    /// When `bindings` was last rebuilt with full nodes (derived, never encoded).
+    #[serde(skip)]
+    pub(crate) bindings_growth: crate::growth::Growth,
     /// The placement-level `…Scheduled` condition.
     pub scheduled: Option<Condition>,
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
@@ -66,6 +69,7 @@ impl Placement {
             policy_snapshots: Vec::new(),
             resource_snapshots: Vec::new(),
             bindings: BTreeMap::new(),
+            bindings_growth: crate::growth::Growth::default(),
             scheduled: None,
             selection_error: None,
             guard: None,

@@ -148,6 +148,8 @@ pub(crate) struct BindingIndex {
     pub incomplete: u64,
     /// Clusters classified since the safety guard last took them.
     reclassified: Reclassified,
+    /// When `classes` was last rebuilt with full nodes.
+    classes_growth: crate::growth::Growth,
 }
 
 impl BindingIndex {
@@ -208,6 +210,7 @@ impl BindingIndex {
             (Some(_), None) => self.classes.remove(cluster),
             (None, Some(class)) => {
                 self.classes.insert(cluster.into(), class);
+                self.classes_growth.note_insert(&mut self.classes);
                 None
             }
             (None, None) => None,
@@ -243,6 +246,7 @@ impl BindingIndex {
         }
         let [unscheduled, scheduled, stale, stale_failed] = sets;
         index.classes = all.into_iter().collect();
+        index.classes_growth.note_built(&index.classes);
         index.unscheduled = unscheduled.into_iter().collect();
         index.scheduled = scheduled.into_iter().collect();
         index.stale = stale.into_iter().collect();

@@ -218,6 +218,9 @@ impl Cycle<'_> {
                 let suffix = Self::binding_suffix(&placement.meta.uid, cluster);
                 let binding = Binding::scheduled(suffix, decision, policy_index, self.now);
                 slot.insert(std::sync::Arc::new(binding));
+                placement
+                    .bindings_growth
+                    .note_insert(&mut placement.bindings);
                 true
             }
         };
@@ -307,6 +310,8 @@ impl Cycle<'_> {
         }
         if let Some(fresh) = fresh {
             self.placement.bindings = fresh.into_iter().collect();
+            let placement = &mut *self.placement;
+            placement.bindings_growth.note_built(&placement.bindings);
         }
         true
     }
