@@ -4,10 +4,10 @@
 //! priority (`low_priority.rs`) encodes the snapshot and a background task stores the record
 //! while the writer folds on. A log with checkpoint files of its own (redb) has that thread
 //! write the file as it encodes, so the record is never held whole, and then indexes it; the
-//! cost below then includes the file's write and fsync. A checkpoint is due after [`super::HubConfig::checkpoint_every`]
-//! events, but no sooner than [`COST_MULTIPLE`] times the last one's cost (snapshot and
-//! encoding, in wall time: a busy hub's encoding waits for spare CPU and so paces the next one
-//! further out) after the last one began, and never while the previous one is still being
+//! cost below then includes the file's write and fsync. A checkpoint is due after
+//! [`super::HubConfig::checkpoint_every`] events, but no sooner than [`COST_MULTIPLE`] times
+//! the last one's cost (snapshot and encoding, in wall time: a busy hub's encoding waits for
+//! spare CPU and so paces the next one further out) after the last one began, and never while the previous one is still being
 //! encoded or stored: on a large fleet, where one encoding takes seconds of a core,
 //! checkpointing costs at most about one part in [`COST_MULTIPLE`] of the machine's time. While
 //! the writer is behind the log (its last round was full), a due checkpoint waits, up to
