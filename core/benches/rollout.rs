@@ -92,7 +92,7 @@ impl Fold {
                         .get(*key)
                         .and_then(|p| p.bindings.get(cluster.as_str()));
                     binding
-                        .and_then(|b| b.report.as_ref())
+                        .and_then(|b| b.report)
                         .is_none_or(|r| r.resource_index != *index)
                 })
                 .map(|(_, cluster, index)| (cluster, index))

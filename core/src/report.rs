@@ -71,11 +71,7 @@ pub(crate) fn record_report(
         )];
     };
     // The report is about the cluster's work, which exists only while its binding does.
-    let Some(binding) = placement
-        .bindings
-        .get_mut(report.cluster.as_str())
-        .map(std::sync::Arc::make_mut)
-    else {
+    let Some(mut binding) = placement.bindings.get(report.cluster.as_str()) else {
         return vec![rejected(
             RejectCode::NotFound,
             format!(
@@ -106,7 +102,7 @@ pub(crate) fn record_report(
     } else {
         report
     };
-    if let Some(stale) = stale_report(binding, report, &key) {
+    if let Some(stale) = stale_report(&binding, report, &key) {
         return vec![stale];
     }
     let status = work_status(binding.report.as_ref(), report, now);
@@ -118,6 +114,7 @@ pub(crate) fn record_report(
         return Vec::new();
     }
     binding.report = Some(status);
+    placement.bindings.put(report.cluster.as_str(), binding);
     changes.push(Change::WorkReported {
         placement: key.clone(),
         cluster: report.cluster.as_str().into(),
@@ -137,8 +134,8 @@ fn has_live_binding(state: &State, key: &ObjectKey, report: &WorkReport) -> bool
     state
         .placements
         .get(key)
-        .and_then(|placement| placement.bindings.get(report.cluster.as_str()))
-        .is_some_and(|binding| binding.state != BindingState::Unscheduled)
+        .and_then(|placement| placement.bindings.state(report.cluster.as_str()))
+        .is_some_and(|state| state != BindingState::Unscheduled)
 }
 
 /// The report a member's applier gives when the namespace is missing: every manifest failed to

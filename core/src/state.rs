@@ -170,29 +170,6 @@ impl State {
         for run in self.update_runs.values_mut() {
             crate::staged::shared::share_equal(&mut run.status.stages);
         }
-        self.share_binding_run_names();
-    }
-
-    /// Makes the bindings a run bound hold one copy of its name, as the fold makes them (see
-    /// [`crate::staged::run::BindingRunName`]): a state decoded from a checkpoint holds a copy
-    /// for each. The bindings are the decoder's own, so none is copied.
-    fn share_binding_run_names(&mut self) {
-        let names: BTreeSet<Arc<str>> = (self.update_runs.iter_mut())
-            .map(|(key, run)| run.binding_name.get(&key.name))
-            .collect();
-        for placement in self.placements.values_mut() {
-            for binding in placement.bindings.values_mut() {
-                let Some(name) = binding.update_run.as_ref() else {
-                    continue;
-                };
-                let shared = names
-                    .get(&**name)
-                    .filter(|shared| !Arc::ptr_eq(shared, name));
-                if let Some(shared) = shared.cloned() {
-                    Arc::make_mut(binding).update_run = Some(shared);
-                }
-            }
-        }
     }
 
     /// Event time of the newest event folded.

@@ -93,6 +93,12 @@ impl WorkStatus {
         self.details.as_deref().unwrap_or(&NO_DETAILS)
     }
 
+    /// Whether it holds a message or manifest lists.
+    #[must_use]
+    pub fn has_details(&self) -> bool {
+        self.details.is_some()
+    }
+
     /// Member's message.
     #[must_use]
     pub fn message(&self) -> &str {

@@ -337,7 +337,10 @@ fn pick_all_picks_the_evicted_cluster_again() {
     // The rollout bound the new binding in the same step; its work is not reported yet.
     assert_eq!(clusters_in(&hub, BindingState::Bound), THREE);
     assert!(
-        hub.placement(PLACEMENT).bindings["member-2"]
+        hub.placement(PLACEMENT)
+            .bindings
+            .get("member-2")
+            .expect("a binding")
             .report
             .is_none()
     );
@@ -403,8 +406,13 @@ fn an_eviction_unblocks_a_rollout_held_by_max_unavailable() {
     }));
     report(&mut hub, "member-1", true, false);
     hub.advance(60);
-    let index =
-        |hub: &Hub, cluster: &str| hub.placement(PLACEMENT).bindings[cluster].resource_index;
+    let index = |hub: &Hub, cluster: &str| {
+        hub.placement(PLACEMENT)
+            .bindings
+            .get(cluster)
+            .expect("a binding")
+            .resource_index
+    };
     assert_eq!(index(&hub, "member-1"), Some(1));
     assert_eq!(
         index(&hub, "member-2"),

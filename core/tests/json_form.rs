@@ -106,7 +106,13 @@ fn a_report_without_resource_index_is_about_the_work_the_cluster_carries() {
             Decision::WorkReported { resource_index, .. } if *resource_index == carried)),
         "{decisions:?}"
     );
-    let recorded = hub.placement("crp").bindings["member-1"].report.clone();
+    let recorded = hub
+        .placement("crp")
+        .bindings
+        .get("member-1")
+        .expect("a binding")
+        .report
+        .clone();
     assert_eq!(recorded.map(|r| r.resource_index), Some(carried));
     // The listing gives it back without the index, as it was published.
     let listed = flotilla_core::wire::json::JsonEnvelope::from_envelope(&envelope);
@@ -123,7 +129,7 @@ fn a_report_without_resource_index_from_a_cluster_without_work_is_stale() {
     let mut placement = crp("crp", json!({"placementType": "PickAll"}));
     placement["spec"]["strategy"] = json!({"type": "External"});
     hub.apply(&placement);
-    let binding = hub.placement("crp").bindings.get("member-1").cloned();
+    let binding = hub.placement("crp").bindings.get("member-1");
     assert_eq!(
         binding.map(|b| b.resource_index),
         Some(None),
@@ -268,7 +274,13 @@ fn a_report_diff_member_reports_through_the_json_form() {
             .any(|d| matches!(d, Decision::WorkReported { .. })),
         "{decisions:?}"
     );
-    let kept = hub.placement("crp").bindings["member-1"].report.clone();
+    let kept = hub
+        .placement("crp")
+        .bindings
+        .get("member-1")
+        .expect("a binding")
+        .report
+        .clone();
     let kept = kept.expect("kept");
     assert_eq!(kept.diff_reported, Some(false));
     assert_eq!(kept.diffed().len(), 2);

@@ -13,7 +13,7 @@ fn report_all(hub: &mut Hub, clusters: &[&str]) {
         let index = hub
             .placement("crp-1")
             .bindings
-            .get(*cluster)
+            .get(cluster)
             .and_then(|b| b.resource_index);
         let Some(resource_index) = index else {
             continue;

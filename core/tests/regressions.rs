@@ -55,10 +55,21 @@ fn a_run_stops_rebinding_once_its_placement_rolls_out_itself() {
     }));
     hub.apply(&configmap("1"));
     hub.apply(&crp(&json!({"type": "RollingUpdate"}), 10));
-    assert_eq!(hub.placement("crp").bindings["c1"].resource_index, Some(1));
+    assert_eq!(
+        hub.placement("crp")
+            .bindings
+            .get("c1")
+            .expect("a binding")
+            .resource_index,
+        Some(1)
+    );
     hub.report("crp", "c0", true, true);
     assert_eq!(
-        hub.placement("crp").bindings["c1"].resource_index,
+        hub.placement("crp")
+            .bindings
+            .get("c1")
+            .expect("a binding")
+            .resource_index,
         Some(1),
         "the run moved c1 back to its own snapshot"
     );
@@ -86,7 +97,14 @@ fn a_stale_work_report_changes_nothing() {
         differences: Default::default(),
     });
     hub.send(failed.clone());
-    assert_eq!(hub.placement("crp").bindings["c0"].resource_index, Some(1));
+    assert_eq!(
+        hub.placement("crp")
+            .bindings
+            .get("c0")
+            .expect("a binding")
+            .resource_index,
+        Some(1)
+    );
     let before = hub.state.hash().expect("hash");
     hub.send(failed);
     assert_eq!(

@@ -42,7 +42,10 @@ fn rp_key(ns: &str) -> ObjectKey {
 /// The member says it applied the RP's work on `cluster`; what the hub recorded.
 fn report_applied(hub: &mut Hub, ns: &str, cluster: &str) -> WorkStatus {
     let key = rp_key(ns);
-    let resource_index = hub.state.placements()[&key].bindings[cluster]
+    let resource_index = hub.state.placements()[&key]
+        .bindings
+        .get(cluster)
+        .expect("a binding")
         .resource_index
         .expect("bound");
     let decisions = hub.send(Input::WorkReport(WorkReport {
@@ -55,7 +58,10 @@ fn report_applied(hub: &mut Hub, ns: &str, cluster: &str) -> WorkStatus {
             .any(|d| matches!(d, Decision::WorkReported { .. })),
         "{decisions:?}"
     );
-    hub.state.placements()[&key].bindings[cluster]
+    hub.state.placements()[&key]
+        .bindings
+        .get(cluster)
+        .expect("a binding")
         .report
         .clone()
         .expect("recorded")

@@ -86,7 +86,11 @@ fn pick_n_policy_change_from_west_to_east_picks_new_clusters_and_unschedules_the
     let placement = hub.placement("crp-1");
     assert_eq!(placement.policy_snapshots.len(), 2);
     assert_eq!(
-        placement.bindings["cluster-1"].previous_state,
+        placement
+            .bindings
+            .get("cluster-1")
+            .expect("a binding")
+            .previous_state,
         Some(BindingState::Bound),
         "the previous state is kept for a later re-pick"
     );
@@ -371,7 +375,11 @@ fn topology_spread_picks_one_at_a_time_across_domains() {
         "one per domain, larger names first"
     );
     let placement = hub.placement("crp-1");
-    let second = &placement.bindings["cluster-2"].decision;
+    let second = &placement
+        .bindings
+        .get("cluster-2")
+        .expect("a binding")
+        .decision;
     assert_eq!(
         second.score.map(|s| s.topology_spread),
         Some(1),
@@ -397,11 +405,21 @@ fn preferred_affinity_with_a_property_sorter_scores_by_node_count() {
     assert_eq!(hub.selected("crp-1"), names(&["large", "medium"]));
     let bindings = &hub.placement("crp-1").bindings;
     assert_eq!(
-        bindings["large"].decision.score.map(|s| s.affinity),
+        bindings
+            .get("large")
+            .expect("a binding")
+            .decision
+            .score
+            .map(|s| s.affinity),
         Some(20)
     );
     assert_eq!(
-        bindings["medium"].decision.score.map(|s| s.affinity),
+        bindings
+            .get("medium")
+            .expect("a binding")
+            .decision
+            .score
+            .map(|s| s.affinity),
         Some(10)
     );
 }

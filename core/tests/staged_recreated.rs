@@ -79,7 +79,12 @@ fn a_run_whose_snapshot_went_with_its_placement_fails_instead_of_starting() {
         .find(|p| p.bindings.contains_key("member1"))
         .expect("the new placement binds member1");
     assert_eq!(
-        placement.bindings["member1"].resource_index, None,
+        placement
+            .bindings
+            .get("member1")
+            .expect("a binding")
+            .resource_index,
+        None,
         "no work was bound to the missing snapshot"
     );
 }
@@ -101,7 +106,11 @@ fn a_run_whose_placement_came_back_rolling_fails_as_a_strategy_switch() {
         "cannot continue the updateRun: the placement's rollout strategy type changed from \
          External to RollingUpdate"
     );
-    let binding = &hub.placement("crp").bindings["member1"];
+    let binding = &hub
+        .placement("crp")
+        .bindings
+        .get("member1")
+        .expect("a binding");
     assert_eq!(
         binding.update_run, None,
         "the rolling update binds it, not the run"

@@ -157,7 +157,7 @@ fn a_trip_rolls_back_every_moved_cluster_within_max_concurrency() {
     );
     assert_eq!(rolled_back(&hub.report("crp", "b2", true, true)), []);
     assert_eq!(bindings(&hub), ["a1@0", "b1@0", "b2@0"]);
-    let binding = &hub.placement("crp").bindings["a1"];
+    let binding = &hub.placement("crp").bindings.get("a1").expect("a binding");
     assert_eq!(binding.update_run.as_deref(), Some("run-2"));
 }
 

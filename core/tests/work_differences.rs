@@ -38,7 +38,11 @@ fn deployment(name: &str, details: usize) -> ManifestDifference {
 /// A report on the cluster's current work with these differences (applied and available
 /// unless the member only reports diffs).
 fn report(hub: &mut Hub, placement: &str, cluster: &str, differences: Differences) {
-    let resource_index = hub.placement(placement).bindings[cluster]
+    let resource_index = hub
+        .placement(placement)
+        .bindings
+        .get(cluster)
+        .expect("a binding")
         .resource_index
         .unwrap_or(0);
     let applies = differences.diff_reported.is_none();
@@ -56,10 +60,10 @@ fn report(hub: &mut Hub, placement: &str, cluster: &str, differences: Difference
     }));
 }
 
-fn kept<'a>(hub: &'a Hub, placement: &str, cluster: &str) -> &'a WorkStatus {
-    hub.placement(placement).bindings[cluster]
+fn kept(hub: &Hub, placement: &str, cluster: &str) -> WorkStatus {
+    (hub.placement(placement).bindings.get(cluster))
+        .expect("a binding")
         .report
-        .as_ref()
         .expect("a report is kept")
 }
 
@@ -252,7 +256,10 @@ fn a_staged_run_moves_on_once_a_clusters_diff_is_reported() {
         "kind": "ClusterStagedUpdateRun", "metadata": {"name": "run"},
         "spec": {"placementName": "web", "stagedRolloutStrategyName": "one-by-one", "state": "Run"}}));
     let carries = |hub: &Hub, cluster: &str| {
-        hub.placement("web").bindings[cluster]
+        hub.placement("web")
+            .bindings
+            .get(cluster)
+            .expect("a binding")
             .resource_index
             .is_some()
     };

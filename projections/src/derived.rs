@@ -14,6 +14,8 @@
 //! name ([`derived_uid`]), so the same log gives the same uids on every replay. Each placement's
 //! derived objects come in a fixed order ([`derived_of`]).
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::Condition;
@@ -132,7 +134,7 @@ impl Owner<'_> {
 }
 
 /// What a derived object is made from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum Source<'a> {
     /// A policy snapshot.
     PolicySnapshot(&'a PolicySnapshot),
@@ -147,12 +149,12 @@ pub(crate) enum Source<'a> {
         /// How many parts the snapshot has.
         parts: usize,
     },
-    /// A binding.
-    Binding(&'a Binding),
+    /// A binding (a value the bindings made, shared by the objects made from it).
+    Binding(Arc<Binding>),
     /// The placement's status mirror.
     PlacementStatus,
     /// The work of a binding.
-    Work(&'a Binding),
+    Work(Arc<Binding>),
 }
 
 /// One derived object: its key, its owner and its source.
@@ -169,7 +171,7 @@ pub(crate) struct DerivedObject<'a> {
 impl DerivedObject<'_> {
     /// Which derived kind this is.
     pub(crate) fn kind(&self) -> DerivedKind {
-        match self.source {
+        match &self.source {
             Source::PolicySnapshot(_) => DerivedKind::PolicySnapshot,
             Source::ResourceSnapshot { .. } => DerivedKind::ResourceSnapshot,
             Source::Binding(_) => DerivedKind::Binding,
@@ -227,17 +229,17 @@ pub(crate) fn derived_of<'a>(
             });
         }
     }
-    for binding in placement.bindings.values() {
+    let bindings: Vec<Arc<Binding>> = placement.bindings.values().map(Arc::new).collect();
+    for binding in &bindings {
         objects.push(DerivedObject {
             key: object_key(DerivedKind::Binding, binding.name(&key.name)),
             owner,
-            source: Source::Binding(binding),
+            source: Source::Binding(binding.clone()),
         });
     }
     objects.extend(
-        placement
-            .bindings
-            .values()
+        bindings
+            .into_iter()
             .filter_map(|binding| work_object(state, owner, binding)),
     );
     if let Some(namespace) = placement_status::mirror_namespace(&owner) {
@@ -259,9 +261,9 @@ pub(crate) fn derived_of<'a>(
 fn work_object<'a>(
     state: &State,
     owner: Owner<'a>,
-    binding: &'a Binding,
+    binding: Arc<Binding>,
 ) -> Option<DerivedObject<'a>> {
-    work::exists(state, &owner, binding).then(|| DerivedObject {
+    work::exists(state, &owner, &binding).then(|| DerivedObject {
         key: work::key_of(owner.key, &binding.cluster),
         owner,
         source: Source::Work(binding),
@@ -279,16 +281,12 @@ fn works<'a>(state: &'a State, namespace: Option<&str>) -> Vec<DerivedObject<'a>
         .filter(|(owner, _)| owned_by(owner, DerivedKind::Work, true))
         .flat_map(|(key, placement)| {
             let owner = Owner { key, placement };
-            let bindings: Vec<&'a Binding> = match cluster {
-                None => placement
-                    .bindings
-                    .values()
-                    .map(std::sync::Arc::as_ref)
-                    .collect(),
+            let bindings: Vec<Arc<Binding>> = match cluster {
+                None => placement.bindings.values().map(Arc::new).collect(),
                 Some(Some(cluster)) => placement
                     .bindings
                     .get(cluster)
-                    .map(std::sync::Arc::as_ref)
+                    .map(Arc::new)
                     .into_iter()
                     .collect(),
                 Some(None) => Vec::new(),
@@ -397,14 +395,14 @@ fn owned_by(owner: &ObjectKey, kind: DerivedKind, cluster_owned: bool) -> bool {
 
 /// One derived object in KubeFleet's shape (keys not yet sorted).
 pub(crate) fn render(state: &State, object: &DerivedObject<'_>) -> Value {
-    match object.source {
+    match &object.source {
         Source::PolicySnapshot(snapshot) => snapshots::policy_snapshot(object, snapshot),
         Source::ResourceSnapshot {
             snapshot,
             part,
             resources,
             parts,
-        } => snapshots::resource_snapshot(object, snapshot, part, resources, parts),
+        } => snapshots::resource_snapshot(object, snapshot, *part, resources, *parts),
         Source::Binding(binding) => binding::render(state, object, binding),
         Source::PlacementStatus => placement_status::mirror(state, object),
         Source::Work(binding) => work::render(state, object, binding),

@@ -111,7 +111,7 @@ fn scheduling_unknown(placement: &Placement) -> bool {
 
 /// The bindings selected under the latest policy snapshot, with their progress; empty while
 /// scheduling is `Unknown`.
-fn selected_progress<'a>(state: &State, owner: &Owner<'a>) -> Vec<(&'a Binding, Progress)> {
+fn selected_progress(state: &State, owner: &Owner<'_>) -> Vec<(Binding, Progress)> {
     let placement = owner.placement;
     let Some(policy) = placement.latest_policy() else {
         return Vec::new();
@@ -122,9 +122,11 @@ fn selected_progress<'a>(state: &State, owner: &Owner<'a>) -> Vec<(&'a Binding, 
     placement
         .bindings
         .values()
-        .map(std::sync::Arc::as_ref)
         .filter(|b| b.policy_index == policy.index && b.state != BindingState::Unscheduled)
-        .map(|binding| (binding, progress::progress(state, owner, binding)))
+        .map(|binding| {
+            let progress = progress::progress(state, owner, &binding);
+            (binding, progress)
+        })
         .collect()
 }
 
@@ -146,7 +148,7 @@ fn identifier(resource: &SelectedResource) -> Value {
     value
 }
 
-fn placement_statuses(placement: &Placement, selected: &[(&Binding, Progress)]) -> Vec<Value> {
+fn placement_statuses(placement: &Placement, selected: &[(Binding, Progress)]) -> Vec<Value> {
     let Some(policy) = placement.latest_policy() else {
         return Vec::new();
     };

@@ -247,8 +247,7 @@ impl<L: EventLog> Runner<'_, L> {
                     .iter()
                     .find(|(key, _)| same_placement(key))
                     .and_then(|(_, p)| p.bindings.get(report.cluster.as_str()))
-                    .and_then(|b| b.report.as_ref())
-                    .map(|status| status.resource_index)
+                    .and_then(|b| b.report.map(|status| status.resource_index))
             })
         });
         let resource_index = resource_index.unwrap_or(0);

@@ -30,11 +30,7 @@ impl BudgetCount {
     /// Counts a placement's bindings.
     #[must_use]
     pub fn of(placement: &Placement) -> Self {
-        let available = placement
-            .bindings
-            .values()
-            .filter(|b| is_available(b))
-            .count();
+        let available = placement.bindings.values().filter(is_available).count();
         Self {
             available: available as u64,
             total: placement.bindings.len() as u64,

@@ -44,10 +44,10 @@ pub fn judge(state: &State, spec: &EvictionSpec, now: DateTime<Utc>) -> Verdict 
     let Some(binding) = placement.bindings.get(spec.cluster_name.as_str()) else {
         return Verdict::Invalid(status::MESSAGE_MISSING_BINDING);
     };
-    if !is_placed(binding) {
+    if !is_placed(&binding) {
         return Verdict::NotExecuted(status::MESSAGE_NOT_PROPAGATED.to_owned());
     }
-    if has_failed(placement, binding, now) {
+    if has_failed(placement, &binding, now) {
         return Verdict::Executed(status::MESSAGE_PLACEMENT_FAILED.to_owned());
     }
     let Some(budget) = state.disruptions.budgets.get(&spec.placement_name) else {

@@ -61,8 +61,8 @@ pub fn check_step(before: &State, event: &Envelope, after: &State) -> Result<(),
             })
             .filter(|b| {
                 old.bindings.get(b.cluster.as_str()).is_some_and(|was| {
-                    let readiness = judge(was, was.report.as_ref(), mode, old_period, now);
-                    updated_in_place(was, b, now)
+                    let readiness = judge(&was, was.report.as_ref(), mode, old_period, now);
+                    updated_in_place(&was, b, now)
                         && readiness != Readiness::Failed
                         && !(rolled_back(placement, b) && readiness != Readiness::Ready)
                 })

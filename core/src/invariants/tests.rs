@@ -56,8 +56,8 @@ impl Fold {
     }
 
     fn report(&mut self, cluster: &str, placement: &str) {
-        let index = self.placement(placement).bindings[cluster]
-            .resource_index
+        let index = (self.placement(placement).bindings.get(cluster))
+            .and_then(|b| b.resource_index)
             .unwrap_or(0);
         self.send(Input::WorkReport(WorkReport {
             cluster: cluster.into(),
@@ -124,9 +124,7 @@ fn fleet(strategy: &Value) -> Fold {
     fold.apply(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app"}}));
     fold.apply(&crp("crp", &json!({"placementType": "PickAll"}), strategy));
     for cluster in ["c1", "c2", "c3"] {
-        if fold.placement("crp").bindings[cluster]
-            .resource_index
-            .is_some()
+        if (fold.placement("crp").bindings.get(cluster)).is_some_and(|b| b.resource_index.is_some())
         {
             fold.report(cluster, "crp");
         }
@@ -143,10 +141,8 @@ fn a_binding_keyed_by_another_cluster_is_caught() {
     let mut fold = rolling();
     fold.placement_mut("crp")
         .bindings
-        .get_mut("c1")
-        .map(std::sync::Arc::make_mut)
-        .expect("c1")
-        .cluster = "c2".into();
+        .update("c1", |b| b.cluster = "c2".into())
+        .expect("c1");
     assert!(matches!(
         check(&fold.state),
         Err(Violation::BindingKeyMismatch { .. })
@@ -174,13 +170,13 @@ fn two_bindings_with_one_name_are_caught() {
         }));
     }
     assert!(check(&fold.state).is_ok());
-    let suffix = fold.placement("crp").bindings[first].name_suffix;
+    let suffix = (fold.placement("crp").bindings.get(first))
+        .expect("the first is bound")
+        .name_suffix;
     fold.placement_mut("crp")
         .bindings
-        .get_mut(second)
-        .map(std::sync::Arc::make_mut)
-        .expect("the second is bound")
-        .name_suffix = suffix;
+        .update(second, |b| b.name_suffix = suffix)
+        .expect("the second is bound");
     assert!(matches!(
         check(&fold.state),
         Err(Violation::DuplicateBindingName { .. })
@@ -232,31 +228,32 @@ fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
         },
         first_observed: fold.now + Duration::seconds(1),
     };
-    let binding = fold
-        .placement_mut("crp")
+    let drifted = observed.clone();
+    fold.placement_mut("crp")
         .bindings
-        .get_mut("c1")
-        .map(std::sync::Arc::make_mut);
-    let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
-    report.set_details(ReportDetails {
-        drifted: thin_vec::thin_vec![observed.clone()],
-        ..report.details().clone()
-    });
+        .update("c1", |b| {
+            let report = b.report.as_mut().expect("reported");
+            report.set_details(ReportDetails {
+                drifted: thin_vec::thin_vec![drifted],
+                ..report.details().clone()
+            });
+        })
+        .expect("c1");
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("first seen")
     ));
-    let binding = fold
-        .placement_mut("crp")
+    fold.placement_mut("crp")
         .bindings
-        .get_mut("c1")
-        .map(std::sync::Arc::make_mut);
-    let report = binding.and_then(|b| b.report.as_mut()).expect("reported");
-    report.set_details(ReportDetails {
-        drifted: thin_vec::ThinVec::new(),
-        diffed: std::iter::repeat_n(observed, DIFFERENCES_MAX + 1).collect(),
-        ..report.details().clone()
-    });
+        .update("c1", |b| {
+            let report = b.report.as_mut().expect("reported");
+            report.set_details(ReportDetails {
+                drifted: thin_vec::ThinVec::new(),
+                diffed: std::iter::repeat_n(observed, DIFFERENCES_MAX + 1).collect(),
+                ..report.details().clone()
+            });
+        })
+        .expect("c1");
     assert!(matches!(
         check(&fold.state),
         Err(Violation::WorkReport { detail, .. }) if detail.contains("over the limit")
@@ -268,10 +265,8 @@ fn a_binding_on_a_pruned_resource_snapshot_is_caught() {
     let mut fold = rolling();
     fold.placement_mut("crp")
         .bindings
-        .get_mut("c1")
-        .map(std::sync::Arc::make_mut)
-        .expect("c1")
-        .resource_index = Some(7);
+        .update("c1", |b| b.resource_index = Some(7))
+        .expect("c1");
     assert!(matches!(
         check(&fold.state),
         Err(Violation::MissingResourceSnapshot { index: 7, .. })
@@ -340,19 +335,16 @@ fn a_rollout_that_updates_past_its_budget_is_caught() {
     let before = fold.state.clone();
     let event = fold.event(Input::Tick);
     let mut after = before.clone();
-    let binding = after
-        .placements
-        .get_mut(&crp_key("crp"))
-        .and_then(|p| {
-            p.bindings
-                .values_mut()
-                .find(|b| b.resource_index == Some(0))
-                .map(std::sync::Arc::make_mut)
-        })
+    let now = after.now;
+    let placement = after.placements.get_mut(&crp_key("crp")).expect("crp");
+    let old = (placement.bindings.values())
+        .find(|b| b.resource_index == Some(0))
         .expect("an old binding");
-    binding.resource_index = Some(1);
-    binding.report = None;
-    binding.rollout_started_at = after.now;
+    placement.bindings.update(&old.cluster, |binding| {
+        binding.resource_index = Some(1);
+        binding.report = None;
+        binding.rollout_started_at = now;
+    });
     assert!(matches!(
         check_step(&before, &event, &after),
         Err(Violation::RolloutOverBudget {

@@ -3,6 +3,7 @@
 //! placement controller and scheduler derive from it.
 
 pub mod binding;
+pub mod bindings;
 pub mod envelope;
 pub(crate) mod lifecycle;
 pub mod namespaces;
@@ -13,17 +14,12 @@ pub mod selection;
 pub mod selector_index;
 pub(crate) mod store;
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 
 pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore, OverrideSnapshots, Work};
 pub use policy_snapshot::PolicySnapshot;
 
-/// A placement's bindings by cluster name, each behind a pointer as members are
-/// ([`crate::state::Members`]): a 384-byte binding inline in a half-full map node would leave
-/// about as much room empty as it uses, and a checkpoint's snapshot shares them.
-pub type Bindings = BTreeMap<crate::state::ClusterName, std::sync::Arc<Binding>>;
+pub use bindings::Bindings;
 pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
 
 use chrono::{DateTime, Utc};
@@ -46,11 +42,7 @@ pub struct Placement {
     /// Resource snapshots, oldest first; the last is the latest.
     pub resource_snapshots: Vec<ResourceSnapshot>,
     /// One binding per member cluster the scheduler has ever picked and not yet released.
-    #[serde(deserialize_with = "crate::model::bulk::map")]
     pub bindings: Bindings,
-    /// When `bindings` was last rebuilt with full nodes (derived, never encoded).
-    #[serde(skip)]
-    pub(crate) bindings_growth: crate::growth::Growth,
     /// The placement-level `…Scheduled` condition.
     pub scheduled: Option<Condition>,
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
@@ -68,8 +60,7 @@ impl Placement {
             spec,
             policy_snapshots: Vec::new(),
             resource_snapshots: Vec::new(),
-            bindings: BTreeMap::new(),
-            bindings_growth: crate::growth::Growth::default(),
+            bindings: Bindings::new(),
             scheduled: None,
             selection_error: None,
             guard: None,
@@ -127,12 +118,9 @@ impl Placement {
         now: DateTime<Utc>,
         changes: &mut Changes,
     ) -> Option<Decision> {
-        let binding = self
-            .bindings
-            .get_mut(cluster)
-            .map(std::sync::Arc::make_mut)?;
         let resource_index = work.resource_index;
-        binding.bind_to(work, run, now);
+        self.bindings
+            .update(cluster, |binding| binding.bind_to(work, run, now))?;
         changes.push(Change::BindingBound {
             placement: key.clone(),
             cluster: cluster.into(),

@@ -39,7 +39,7 @@ pub fn namespace_exists(state: &State, cluster: &str, namespace: &str) -> bool {
             .filter(|(key, _)| key.kind == CLUSTER_RESOURCE_PLACEMENT)
             .any(|(_, placement)| {
                 placement.bindings.get(cluster).is_some_and(|binding| {
-                    carried(binding).is_some_and(|index| {
+                    carried(&binding).is_some_and(|index| {
                         placement.resource_snapshot(index).is_some_and(|snapshot| {
                             snapshot.resources.iter().any(|resource| {
                                 resource.key.group.is_empty()

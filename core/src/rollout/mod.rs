@@ -439,7 +439,7 @@ fn classify(
         let class = placement.bindings.get(cluster.as_str()).map(|b| {
             let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
             let judging = (settings.mode, settings.period);
-            Class::of(b, settings.latest, overrides, judging, now)
+            Class::of(&b, settings.latest, overrides, judging, now)
         });
         if let Some(Class {
             readiness: readiness::Readiness::ReadyAt(at),
@@ -482,7 +482,7 @@ fn rebuilt(
     let judging = (settings.mode, settings.period);
     let classes = placement.bindings.iter().map(|(cluster, b)| {
         let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
-        let class = Class::of(b, settings.latest, overrides, judging, now);
+        let class = Class::of(&b, settings.latest, overrides, judging, now);
         (cluster.clone(), class)
     });
     BindingIndex::of_all(settings.latest, classes)

@@ -95,11 +95,11 @@ fn run(
     let incremental = match (touched, watch.known_mut()) {
         (Some(touched), Some(known)) => {
             for cluster in touched {
-                let binding = placement.bindings.get(cluster.as_str()).map(|b| &**b);
+                let binding = placement.bindings.get(cluster.as_str());
                 known.refresh(
                     (&guard.prior, guard.resource_index),
                     cluster,
-                    binding,
+                    binding.as_ref(),
                     judging,
                     now,
                 );
@@ -176,7 +176,7 @@ fn walk_moves(
         if binding.state != BindingState::Bound || binding.resource_index != Some(from) {
             continue;
         }
-        if judging.readiness(binding, now) == Readiness::Ready {
+        if judging.readiness(&binding, now) == Readiness::Ready {
             if ready_left == 0 {
                 continue;
             }
@@ -296,8 +296,8 @@ fn judge(
         Some((looked, _)) => Box::new(looked.iter().filter_map(|c| prior.get_key_value(c))),
     };
     for (cluster, (index, _)) in clusters {
-        let binding = bindings.get(cluster.as_str()).map(|b| &**b);
-        match verdict(cluster, *index, binding, ready, judging, now) {
+        let binding = bindings.get(cluster.as_str());
+        match verdict(cluster, *index, binding.as_ref(), ready, judging, now) {
             Verdict::Gone => {}
             Verdict::Pending => walked_pending.push(cluster.as_str()),
             Verdict::Failed(why) => {
@@ -315,8 +315,8 @@ fn judge(
         Some((looked, watch)) => {
             if let Some(known) = watch.known_mut() {
                 for cluster in looked {
-                    let binding = bindings.get(cluster.as_str()).map(|b| &**b);
-                    known.refresh((prior, *from), cluster, binding, judging, now);
+                    let binding = bindings.get(cluster.as_str());
+                    known.refresh((prior, *from), cluster, binding.as_ref(), judging, now);
                 }
                 Pending::Kept(&known.pending)
             } else {

@@ -55,8 +55,8 @@ impl RollbackWatch {
         let mut watch = Watch::default();
         let rollback = (&guard.prior, guard.resource_index);
         for cluster in guard.prior.keys() {
-            let binding = bindings.get(cluster.as_str()).map(|b| &**b);
-            watch.refresh(rollback, cluster, binding, judging, now);
+            let binding = bindings.get(cluster.as_str());
+            watch.refresh(rollback, cluster, binding.as_ref(), judging, now);
         }
         Self(Some(watch))
     }

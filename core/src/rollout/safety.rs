@@ -385,11 +385,11 @@ pub(crate) fn observe(
         Some(clusters) => {
             for cluster in &clusters {
                 if let Some(binding) = bindings.get(cluster.as_str()) {
-                    judge(cluster, binding);
+                    judge(cluster, &binding);
                 }
             }
         }
-        None => bindings.iter().for_each(|(c, b)| judge(c, b)),
+        None => bindings.iter().for_each(|(c, b)| judge(c, &b)),
     }
     let deadline = safety
         .progress_deadline_seconds
@@ -556,7 +556,7 @@ fn laggards<'a>(
         }
         if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
             waiting.push(cluster.as_str());
-        } else if judging.readiness(binding, now) != Readiness::Ready {
+        } else if judging.readiness(&binding, now) != Readiness::Ready {
             unready.push(cluster.as_str());
         }
     }

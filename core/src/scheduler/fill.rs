@@ -135,7 +135,7 @@ impl<'a> Cycle<'a> {
                 domains.push(counts.number(member, &constraint.topology_key));
             }
             let binding = self.placement.bindings.get(name);
-            if binding.is_some_and(|b| self.is_current(b)) {
+            if binding.as_ref().is_some_and(|b| self.is_current(b)) {
                 for (counts, domain) in counts.iter_mut().zip(&domains) {
                     domain.inspect(|d| counts.count(*d));
                 }
@@ -143,7 +143,7 @@ impl<'a> Cycle<'a> {
             }
             match filter::check(member, &self.policy, self.now) {
                 None => {
-                    let obsolete = binding.is_some_and(|b| self.is_obsolete(b));
+                    let obsolete = binding.as_ref().is_some_and(|b| self.is_obsolete(b));
                     candidates.members.push(member);
                     candidates.names.push(name);
                     candidates.bonus.push(i32::from(obsolete));

@@ -20,7 +20,6 @@ mod rejected;
 pub mod score;
 
 use std::borrow::Cow;
-use std::collections::btree_map::Entry;
 
 use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
@@ -207,23 +206,17 @@ impl Cycle<'_> {
         let policy_index = self.policy_index;
         // One lookup: the placement's meta and its bindings are borrowed apart.
         let placement = &mut *self.placement;
-        let scheduled = match placement.bindings.entry(cluster.into()) {
-            Entry::Occupied(mut slot) => {
-                let binding = std::sync::Arc::make_mut(slot.get_mut());
-                let restored = binding.restore();
-                binding.repoint(policy_index, decision);
-                restored
-            }
-            Entry::Vacant(slot) => {
-                let suffix = Self::binding_suffix(&placement.meta.uid, cluster);
-                let binding = Binding::scheduled(suffix, decision, policy_index, self.now);
-                slot.insert(std::sync::Arc::new(binding));
-                placement
-                    .bindings_growth
-                    .note_insert(&mut placement.bindings);
-                true
-            }
-        };
+        let restored = placement.bindings.update(cluster, |binding| {
+            let restored = binding.restore();
+            binding.repoint(policy_index, decision.clone());
+            restored
+        });
+        let scheduled = restored.unwrap_or_else(|| {
+            let suffix = Self::binding_suffix(&placement.meta.uid, cluster);
+            let binding = Binding::scheduled(suffix, decision, policy_index, self.now);
+            placement.bindings.insert(binding);
+            true
+        });
         if scheduled {
             self.note_scheduled(cluster);
         }
@@ -231,12 +224,12 @@ impl Cycle<'_> {
 
     /// A new Scheduled PickAll binding of `cluster`, recorded as scheduled, for the caller to
     /// store.
-    fn new_binding(&mut self, cluster: &str) -> std::sync::Arc<Binding> {
+    fn new_binding(&mut self, cluster: &str) -> Binding {
         let decision = picked(cluster, Some(ClusterScore::default()));
         let suffix = Self::binding_suffix(&self.placement.meta.uid, cluster);
         let binding = Binding::scheduled(suffix, decision, self.policy_index, self.now);
         self.note_scheduled(cluster);
-        std::sync::Arc::new(binding)
+        binding
     }
 
     /// Records that `cluster` was scheduled.
@@ -252,15 +245,8 @@ impl Cycle<'_> {
     }
 
     fn unschedule(&mut self, cluster: &str, reason: &str) {
-        let Some(binding) = self
-            .placement
-            .bindings
-            .get_mut(cluster)
-            .map(std::sync::Arc::make_mut)
-        else {
-            return;
-        };
-        if !binding.unschedule() {
+        let unscheduled = self.placement.bindings.update(cluster, Binding::unschedule);
+        if unscheduled != Some(true) {
             return;
         }
         self.changes.push(Change::ClusterUnscheduled {
@@ -290,16 +276,16 @@ impl Cycle<'_> {
         }
         for (name, member) in candidates {
             let binding = self.placement.bindings.get(name.as_str());
-            if binding.is_some_and(|b| self.is_current(b)) {
+            if binding.as_ref().is_some_and(|b| self.is_current(b)) {
                 continue;
             }
             match filter::check(member, &self.policy, self.now) {
                 None => match fresh.as_mut() {
-                    Some(fresh) => fresh.push((name.clone(), self.new_binding(name))),
+                    Some(fresh) => fresh.push(self.new_binding(name)),
                     None => self.bind(name, Some(ClusterScore::default())),
                 },
                 Some(rejection) => {
-                    if binding.is_some_and(|b| self.is_obsolete(b)) {
+                    if binding.as_ref().is_some_and(|b| self.is_obsolete(b)) {
                         let reason = format!("{}{}", filter::UNSCHEDULABLE, rejection.reason());
                         self.unschedule(name, &reason);
                     }
@@ -310,8 +296,6 @@ impl Cycle<'_> {
         }
         if let Some(fresh) = fresh {
             self.placement.bindings = fresh.into_iter().collect();
-            let placement = &mut *self.placement;
-            placement.bindings_growth.note_built(&placement.bindings);
         }
         true
     }

@@ -157,10 +157,10 @@ pub(crate) fn collect_clusters(
     // from a sorted run is built in one pass.
     let (to_delete, selected): (Vec<_>, Vec<_>) = placement
         .bindings
-        .values()
-        .partition(|binding| binding.state == BindingState::Unscheduled);
-    let names = |bindings: Vec<&std::sync::Arc<crate::placement::Binding>>| {
-        bindings.into_iter().map(|b| b.cluster.clone()).collect()
+        .states()
+        .partition(|(_, state)| *state == BindingState::Unscheduled);
+    let names = |bindings: Vec<(&ClusterName, BindingState)>| {
+        bindings.into_iter().map(|(c, _)| c.clone()).collect()
     };
     (names(selected), names(to_delete))
 }

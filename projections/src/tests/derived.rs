@@ -78,7 +78,11 @@ fn crp_key() -> ObjectKey {
 /// What core computed and projections only copies: the binding name of `cluster`, the policy
 /// hash and the resource hash.
 fn binding_name(hub: &Hub, cluster: &str) -> String {
-    hub.state.placements()[&crp_key()].bindings[cluster].name("crp-1")
+    hub.state.placements()[&crp_key()]
+        .bindings
+        .get(cluster)
+        .expect("a binding")
+        .name("crp-1")
 }
 
 fn owner_reference() -> Value {
@@ -551,7 +555,11 @@ fn a_binding_of_a_long_named_placement_is_found_by_its_cut_name() {
         }),
     );
     let placement = &hub.state.placements()[&key("ClusterResourcePlacement", "", name)];
-    let binding = placement.bindings["member1"].name(name);
+    let binding = placement
+        .bindings
+        .get("member1")
+        .expect("a binding")
+        .name(name);
     assert!(!binding.starts_with(name), "{binding}");
     let object = render_object(&hub.state, &key("ClusterResourceBinding", "", &binding));
     assert_eq!(

@@ -292,14 +292,18 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
         ),
     );
     let placement = &hub.state.placements()[&crp_key("crp-1")];
-    let (released, kept) = if placement.bindings["member1"].state
+    let (released, kept) = if placement.bindings.get("member1").expect("a binding").state
         == flotilla_core::placement::BindingState::Unscheduled
     {
         ("member1", "member2")
     } else {
         ("member2", "member1")
     };
-    let name = placement.bindings[released].name("crp-1");
+    let name = placement
+        .bindings
+        .get(released)
+        .expect("a binding")
+        .name("crp-1");
     let binding =
         render_object(&hub.state, &key("ClusterResourceBinding", "", &name)).expect("derived");
     // The rollout had bound it; it stays until the rollout may remove it (no member has

@@ -73,7 +73,7 @@ fn an_in_place_update_held_back_by_max_unavailable_reads_rollout_not_started() {
     let updated: Vec<&str> = CLUSTERS
         .iter()
         .copied()
-        .filter(|c| placement.bindings[*c].resource_index == Some(1))
+        .filter(|c| placement.bindings.get(c).expect("a binding").resource_index == Some(1))
         .collect();
     assert_eq!(updated, ["kind-cluster-1"], "maxUnavailable 25% of 3 is 1");
     let object = render_object(&hub.state, &crp_key()).expect("stored");

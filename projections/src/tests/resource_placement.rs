@@ -103,7 +103,11 @@ fn a_resource_placement_derives_namespaced_snapshots_and_bindings() {
     );
     assert_eq!(render_object(state, &key(kind, "", "app-0")), None);
 
-    let name = placement.bindings["member2"].name("app");
+    let name = placement
+        .bindings
+        .get("member2")
+        .expect("a binding")
+        .name("app");
     let binding = render_object(state, &key("ResourceBinding", "team-a", &name)).expect("derived");
     assert_eq!(binding["metadata"]["namespace"], "team-a");
     assert_eq!(
@@ -148,7 +152,11 @@ fn namespaced_kinds_list_and_tabulate_per_namespace() {
     let names: Vec<String> = ["member1", "member2"]
         .iter()
         .map(|c| {
-            state.placements()[&key("ResourcePlacement", "team-a", "app")].bindings[*c].name("app")
+            state.placements()[&key("ResourcePlacement", "team-a", "app")]
+                .bindings
+                .get(c)
+                .expect("a binding")
+                .name("app")
         })
         .collect();
     assert_eq!(

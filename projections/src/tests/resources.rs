@@ -121,7 +121,11 @@ fn render_all_orders_members_then_resources_then_placements_with_what_they_deriv
     );
     let binding = format!(
         "ClusterResourceBinding/{}",
-        hub.state.placements()[&crp].bindings["member1"].name("crp-1")
+        hub.state.placements()[&crp]
+            .bindings
+            .get("member1")
+            .expect("a binding")
+            .name("crp-1")
     );
     let names: Vec<String> = render_all(&hub.state)
         .iter()

@@ -62,7 +62,11 @@ pub(super) fn crp_key() -> ObjectKey {
 }
 
 pub(super) fn binding_name(hub: &Hub, cluster: &str) -> String {
-    hub.state.placements()[&crp_key()].bindings[cluster].name("crp-1")
+    hub.state.placements()[&crp_key()]
+        .bindings
+        .get(cluster)
+        .expect("a binding")
+        .name("crp-1")
 }
 
 /// A condition at `seconds` after the seed's time (t=0 is 09:58:20).
@@ -495,9 +499,11 @@ fn a_resource_placements_work_names_its_namespace() {
     );
     let works = works_for_cluster(&hub.state, "member1");
     assert_eq!(works.len(), 1);
-    let binding =
-        hub.state.placements()[&key("ResourcePlacement", "team-a", "app")].bindings["member1"]
-            .name("app");
+    let binding = hub.state.placements()[&key("ResourcePlacement", "team-a", "app")]
+        .bindings
+        .get("member1")
+        .expect("a binding")
+        .name("app");
     assert_eq!(works[0]["metadata"]["name"], "team-a.app-work");
     assert_eq!(
         works[0]["metadata"]["labels"],

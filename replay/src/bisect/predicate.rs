@@ -336,7 +336,7 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
     placement
         .bindings
         .values()
-        .filter(|b| carries_work(b))
+        .filter(carries_work)
         .filter_map(|binding| {
             let index = binding.resource_index.unwrap_or_default();
             let silent = state
@@ -346,7 +346,7 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
                 .filter(|agent| !agent.healthy)
                 .map(|agent| format!("silent since {}", time_text(agent.health_changed_at)));
             let why = silent.or_else(|| {
-                match judge(binding, binding.report.as_ref(), mode, period, now) {
+                match judge(&binding, binding.report.as_ref(), mode, period, now) {
                     Readiness::Ready => None,
                     Readiness::Failed => Some(format!("failed at index {index}")),
                     Readiness::NotReady | Readiness::ReadyAt(_) => match &binding.report {
@@ -410,7 +410,7 @@ fn at_index(
     or_later: bool,
 ) -> Option<String> {
     let binding = state.placements().get(key)?.bindings.get(cluster)?;
-    let carried = binding.resource_index.filter(|_| carries_work(binding))?;
+    let carried = binding.resource_index.filter(|_| carries_work(&binding))?;
     let matches = if or_later {
         carried >= index
     } else {

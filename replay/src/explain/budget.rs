@@ -71,7 +71,7 @@ impl Budget {
             failed: Vec::new(),
         };
         for binding in placement.bindings.values() {
-            budget.count(state, key, placement, binding, now);
+            budget.count(state, key, placement, &binding, now);
         }
         budget.unavailable = budget.target.saturating_sub(budget.ready);
         Some(budget)

@@ -438,6 +438,7 @@ fn explain_state(state: &State, seq: u64, key: &ObjectKey, cluster: &str) -> Clu
     };
     let at = now.unwrap_or(DateTime::<Utc>::UNIX_EPOCH);
     let binding = placement.bindings.get(cluster);
+    let binding = binding.as_ref();
     explanation.binding = binding.map(|b| BindingNow::of((&key.name, placement), b, at));
     explanation.report = binding.and_then(|b| b.report.as_ref()).map(ReportNow::of);
     explanation.scheduling = scheduling(placement, cluster);
@@ -459,12 +460,13 @@ fn explain_state(state: &State, seq: u64, key: &ObjectKey, cluster: &str) -> Clu
 
 fn scheduling(placement: &Placement, cluster: &str) -> Option<Scheduling> {
     let snapshot = placement.latest_policy()?;
-    let live = placement
-        .bindings
-        .values()
-        .filter(|b| b.state != BindingState::Unscheduled);
-    let decision = live
-        .clone()
+    let live = || {
+        placement
+            .bindings
+            .values()
+            .filter(|b| b.state != BindingState::Unscheduled)
+    };
+    let decision = live()
         .find(|b| b.cluster == cluster)
         .map(|b| ScoredCluster::of(&b.cluster_decision()))
         .or_else(|| {
@@ -481,7 +483,8 @@ fn scheduling(placement: &Placement, cluster: &str) -> Option<Scheduling> {
         number_of_clusters: snapshot.number_of_clusters,
         decision,
         picked: if pick_n {
-            live.map(|b| ScoredCluster::of(&b.cluster_decision()))
+            live()
+                .map(|b| ScoredCluster::of(&b.cluster_decision()))
                 .collect()
         } else {
             Vec::new()

@@ -171,11 +171,14 @@ pub(crate) fn explain_state(state: &State, seq: u64, key: &ObjectKey) -> Placeme
     explanation.clusters = placement
         .bindings
         .values()
-        .map(|binding| (binding, BindingNow::of((&key.name, placement), binding, at)))
+        .map(|binding| {
+            let line = BindingNow::of((&key.name, placement), &binding, at);
+            (binding, line)
+        })
         .filter(|(_, now)| !now.is_done())
         .map(|(binding, line)| ClusterLine {
             cluster: binding.cluster.to_string(),
-            text: binding_text(state, binding, now),
+            text: binding_text(state, &binding, now),
             binding: line,
         })
         .collect();

@@ -255,7 +255,7 @@ fn look_all(state: &State, placement: Option<&Placement>) -> BTreeMap<String, Lo
     placement
         .bindings
         .values()
-        .map(|binding| (binding.cluster.to_string(), look(placement, binding, now)))
+        .map(|binding| (binding.cluster.to_string(), look(placement, &binding, now)))
         .collect()
 }
 

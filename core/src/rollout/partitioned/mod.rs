@@ -163,7 +163,7 @@ pub(crate) fn pass(
     let reported = std::mem::take(&mut plan.dirty);
     for cluster in &reported {
         if let Some(binding) = placement.bindings.get(cluster.as_str()) {
-            let class = wanted.classify(placement, binding, now);
+            let class = wanted.classify(placement, &binding, now);
             plan.reclassify(cluster, class);
         }
     }

@@ -186,9 +186,9 @@ impl Plan {
             .unwrap_or_default();
         let names: Vec<&str> = placement
             .bindings
-            .values()
-            .filter(|b| b.state != BindingState::Unscheduled)
-            .map(|b| b.cluster.as_str())
+            .states()
+            .filter(|(_, state)| *state != BindingState::Unscheduled)
+            .map(|(cluster, _)| cluster.as_str())
             .collect();
         let cut = partition::partition(wanted.state, wanted.key, &rollout, &names);
         let mut plan = Plan {
@@ -206,8 +206,8 @@ impl Plan {
         for (name, partitions) in names.iter().zip(cut.membership) {
             let class = placement
                 .bindings
-                .get(*name)
-                .map(|b| wanted.classify(placement, b, now))
+                .get(name)
+                .map(|b| wanted.classify(placement, &b, now))
                 .unwrap_or_default();
             plan.count(name, &partitions, class, true);
             plan.targets

@@ -145,10 +145,8 @@ pub fn summarize(placement: &Placement, plan: &Plan) -> (Summary, Vec<Summary>) 
     let mut whole = Summary::default();
     let mut partitions = vec![Summary::default(); plan.partitions.len()];
     for (cluster, target) in &plan.targets {
-        let binding = placement
-            .bindings
-            .get(cluster.as_str())
-            .map(std::sync::Arc::as_ref);
+        let binding = placement.bindings.get(cluster.as_str());
+        let binding = binding.as_ref();
         let state = cluster_state(binding, target.class);
         whole.add(cluster, state, binding);
         for index in &target.partitions {

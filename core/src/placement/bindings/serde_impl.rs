@@ -1,0 +1,67 @@
+//! What [`Bindings`] are, apart from how they are held: equal when their bindings are, shown
+//! and encoded as a map of cluster name to binding (the encoding of the map they replaced, so
+//! checkpoints and state hashes are unchanged).
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::Bindings;
+use crate::placement::binding::Binding;
+use crate::state::ClusterName;
+
+/// The most entries reserved up front from a length the input claims (it may lie).
+const RESERVED_MAX: usize = 4_096;
+
+impl PartialEq for Bindings {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for Bindings {}
+
+impl fmt::Debug for Bindings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Bindings {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (cluster, binding) in self.iter() {
+            map.serialize_entry(cluster, &binding)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Bindings {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(Entries(PhantomData))
+    }
+}
+
+/// Collects the map's entries, then packs them in order.
+struct Entries(PhantomData<()>);
+
+impl<'de> Visitor<'de> for Entries {
+    type Value = Bindings;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a map of cluster name to binding")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        let reserved = access.size_hint().unwrap_or(0).min(RESERVED_MAX);
+        let mut entries: Vec<(ClusterName, Binding)> = Vec::with_capacity(reserved);
+        while let Some(entry) = access.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(Bindings::from_keyed(entries))
+    }
+}

@@ -1,0 +1,262 @@
+//! Packed bindings hold exactly what was stored: every binding comes back equal, in cluster
+//! name order, encoded as the map they replaced, through inserts, updates, removals, repacks
+//! and snapshots.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeZone, Utc};
+use proptest::prelude::*;
+use thin_vec::thin_vec;
+
+use super::{Bindings, CHUNK, REPACKED_FROM};
+use crate::placement::binding::{Binding, BindingState, ClusterDecision, ClusterScore};
+use crate::state::{ClusterName, ReportDetails, WorkStatus};
+
+fn time(nanos: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_nanos(nanos)
+}
+
+fn scheduled(cluster: &str) -> Binding {
+    let decision = ClusterDecision {
+        cluster: cluster.into(),
+        selected: true,
+        score: Some(ClusterScore::default()),
+        reason: "picked by scheduling policy".into(),
+    };
+    Binding::scheduled([1, 2, 3, 4], decision, 3, time(1_700_000_000_123_456_789))
+}
+
+fn state_of(code: u8) -> BindingState {
+    match code % 3 {
+        0 => BindingState::Scheduled,
+        1 => BindingState::Bound,
+        _ => BindingState::Unscheduled,
+    }
+}
+
+/// Times a row holds, and some it does not (before 1677, after 2262, a leap second).
+fn any_time() -> impl Strategy<Value = DateTime<Utc>> {
+    prop_oneof![
+        4 => any::<i64>().prop_filter("not the row's none", |n| *n != i64::MIN).prop_map(time),
+        1 => Just(Utc.with_ymd_and_hms(1500, 1, 1, 0, 0, 0).single().unwrap_or_default()),
+        1 => Just(Utc.with_ymd_and_hms(2300, 1, 1, 0, 0, 0).single().unwrap_or_default()),
+        1 => Just(time(i64::MIN + 1)),
+        1 => Just(
+            chrono::NaiveDate::from_ymd_opt(2016, 12, 31)
+                .and_then(|d| d.and_hms_nano_opt(23, 59, 59, 1_500_000_000))
+                .map(|t| t.and_utc())
+                .unwrap_or_default()
+        ),
+    ]
+}
+
+/// Indices a row holds, and some it does not.
+fn any_index() -> impl Strategy<Value = u64> {
+    prop_oneof![8 => 0u64..1_000, 1 => Just(u64::from(u32::MAX)), 1 => any::<u64>()]
+}
+
+fn any_report() -> impl Strategy<Value = Option<WorkStatus>> {
+    let flag = prop_oneof![Just(None), Just(Some(false)), Just(Some(true))];
+    let fields = (
+        any_index(),
+        any_time(),
+        any_time(),
+        flag.clone(),
+        flag.clone(),
+        flag,
+    );
+    let rest = (
+        any::<bool>(),
+        prop_oneof![4 => Just(String::new()), 1 => "[a-z ]{1,12}"],
+    );
+    proptest::option::of((fields, rest).prop_map(
+        |((index, at, since, applied, available, diff), (trackable, message))| {
+            let mut report = WorkStatus::new(index, at);
+            report.applied = applied;
+            report.available = available;
+            report.diff_reported = diff;
+            report.trackable = trackable;
+            report.available_since = since;
+            report.set_details(ReportDetails {
+                message,
+                ..ReportDetails::default()
+            });
+            report
+        },
+    ))
+}
+
+fn any_binding(cluster: String) -> impl Strategy<Value = Binding> {
+    let head = (
+        any::<[u8; 4]>(),
+        any::<u8>(),
+        any::<Option<u8>>(),
+        any_index(),
+    );
+    let indices = (proptest::option::of(any_index()), any_index(), any_time());
+    let decision = (
+        any::<bool>(),
+        prop_oneof![
+            Just(None),
+            Just(Some(ClusterScore::default())),
+            (any::<i32>(), any::<i32>()).prop_map(|(a, t)| Some(ClusterScore {
+                affinity: a,
+                topology_spread: t
+            })),
+        ],
+        prop_oneof![Just("picked".to_owned()), "[a-z]{1,40}"],
+    );
+    let work = (
+        proptest::option::of(any_time()),
+        any_report(),
+        prop_oneof![Just(None), Just(Some("run-a")), Just(Some("run-b"))],
+        any::<bool>(),
+    );
+    (head, indices, decision, work).prop_map(
+        move |((suffix, state, previous, policy), (resource, generation, created), pick, rest)| {
+            let (started, report, run, overrides) = rest;
+            let mut binding = scheduled(&cluster);
+            binding.name_suffix = suffix;
+            binding.state = state_of(state);
+            binding.previous_state = previous.map(state_of);
+            binding.policy_index = policy;
+            binding.resource_index = resource;
+            binding.generation = generation;
+            binding.created = created;
+            binding.decision.selected = pick.0;
+            binding.decision.score = pick.1;
+            binding.decision.reason = pick.2.into();
+            binding.rollout_started_at = started;
+            binding.report = report;
+            binding.update_run = run.map(Arc::from);
+            if overrides {
+                binding.override_snapshots = (
+                    thin_vec!["cro-1".to_owned()],
+                    thin_vec![("ns".into(), "ro-2".into())],
+                );
+            }
+            binding
+        },
+    )
+}
+
+fn any_bindings() -> impl Strategy<Value = Vec<Binding>> {
+    proptest::collection::vec(
+        (0u32..400).prop_flat_map(|n| any_binding(format!("member-{n:03}"))),
+        0..200,
+    )
+}
+
+/// The encoding a checkpoint gives, as bytes.
+fn encoded<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    bincode::serde::encode_to_vec(value, bincode::config::legacy()).unwrap_or_default()
+}
+
+proptest! {
+    #[test]
+    fn every_binding_comes_back_as_stored(bindings in any_bindings()) {
+        let mut packed = Bindings::new();
+        let mut model: BTreeMap<ClusterName, Binding> = BTreeMap::new();
+        for binding in bindings {
+            model.insert(binding.cluster.clone(), binding.clone());
+            packed.insert(binding);
+        }
+        prop_assert_eq!(packed.len(), model.len());
+        for (cluster, binding) in &model {
+            prop_assert_eq!(packed.get(cluster), Some(binding.clone()));
+            prop_assert_eq!(packed.state(cluster), Some(binding.state));
+        }
+        let listed: Vec<(ClusterName, Binding)> =
+            packed.iter().map(|(c, b)| (c.clone(), b)).collect();
+        let expected: Vec<(ClusterName, Binding)> = model.clone().into_iter().collect();
+        prop_assert_eq!(listed, expected);
+        prop_assert_eq!(encoded(&packed), encoded(&model));
+        let built: Bindings = model.values().cloned().collect();
+        prop_assert_eq!(&built, &packed);
+    }
+
+    #[test]
+    fn updates_and_removals_keep_the_order_and_a_snapshot_unchanged(
+        bindings in any_bindings(),
+        removed in proptest::collection::vec(0u32..400, 0..100),
+    ) {
+        let mut packed: Bindings = bindings.iter().cloned().collect();
+        let mut model: BTreeMap<ClusterName, Binding> =
+            bindings.into_iter().map(|b| (b.cluster.clone(), b)).collect();
+        let snapshot = packed.clone();
+        let before = model.clone();
+        for n in removed {
+            let cluster = format!("member-{n:03}");
+            prop_assert_eq!(packed.remove(&cluster), model.remove(cluster.as_str()));
+            let bumped = packed.update(&format!("member-{:03}", n / 2), |b| {
+                b.generation += 1;
+                b.generation
+            });
+            let modelled = model.get_mut(format!("member-{:03}", n / 2).as_str()).map(|b| {
+                b.generation += 1;
+                b.generation
+            });
+            prop_assert_eq!(bumped, modelled);
+        }
+        prop_assert!(packed.iter().map(|(c, b)| (c.clone(), b)).eq(model.into_iter()));
+        prop_assert!(snapshot.iter().map(|(c, b)| (c.clone(), b)).eq(before.into_iter()));
+    }
+}
+
+#[test]
+fn a_fleet_joining_in_name_order_fills_its_chunks() {
+    let mut packed = Bindings::new();
+    for n in 0..(CHUNK * 10) {
+        packed.insert(scheduled(&format!("member-{n:05}")));
+    }
+    assert_eq!(packed.chunks.len(), 10);
+    assert!(packed.chunks.iter().all(|chunk| chunk.len() == CHUNK));
+    assert!(
+        packed.aside.is_empty(),
+        "common bindings are held in their rows"
+    );
+}
+
+#[test]
+fn chunks_split_by_inserts_are_packed_full_again_when_the_bindings_double() {
+    let mut packed = Bindings::new();
+    // Every other name first, then the rest: each insert of the second half splits chunks.
+    let names = (0..REPACKED_FROM * 2).map(|n| format!("member-{n:06}"));
+    let (even, odd): (Vec<_>, Vec<_>) = names.enumerate().partition(|(i, _)| i % 2 == 0);
+    for (_, name) in even.iter().chain(odd.iter()) {
+        packed.insert(scheduled(name));
+    }
+    assert_eq!(packed.len(), REPACKED_FROM * 2);
+    assert_eq!(packed.chunks.len(), REPACKED_FROM * 2 / CHUNK);
+    let names: Vec<&str> = packed.keys().map(ClusterName::as_str).collect();
+    assert!(names.windows(2).all(|pair| pair[0] < pair[1]));
+}
+
+#[test]
+fn past_a_full_table_bindings_are_kept_aside_and_still_come_back() {
+    let bindings: Vec<Binding> = (0..300)
+        .map(|n| {
+            let mut binding = scheduled(&format!("member-{n:03}"));
+            binding.decision.reason = format!("reason {n}").into();
+            binding
+        })
+        .collect();
+    let mut packed = Bindings::new();
+    for binding in &bindings {
+        packed.insert(binding.clone());
+    }
+    assert_eq!(packed.aside.len(), 300 - 255);
+    assert!(packed.values().eq(bindings.iter().cloned()));
+    // A binding kept aside that a row can hold again leaves the side.
+    packed.update("member-299", |b| b.decision.reason = "reason 0".into());
+    assert_eq!(packed.aside.len(), 300 - 256);
+}
+
+#[test]
+fn a_binding_stored_under_another_cluster_comes_back_under_that_key() {
+    let entries = vec![("member-b".into(), scheduled("member-a"))];
+    let packed = Bindings::from_keyed(entries);
+    let listed: Vec<(ClusterName, Binding)> = packed.iter().map(|(c, b)| (c.clone(), b)).collect();
+    assert_eq!(listed, vec![("member-b".into(), scheduled("member-a"))]);
+}
