@@ -71,7 +71,7 @@ pub(crate) fn record_report(
         )];
     };
     // The report is about the cluster's work, which exists only while its binding does.
-    let Some(mut binding) = placement.bindings.get(report.cluster.as_str()) else {
+    let Some(mut slot) = placement.bindings.slot(report.cluster.as_str()) else {
         return vec![rejected(
             RejectCode::NotFound,
             format!(
@@ -81,6 +81,7 @@ pub(crate) fn record_report(
             ),
         )];
     };
+    let binding = &mut slot.binding;
     let current;
     let report = if report.resource_index == RESOURCE_INDEX_CURRENT {
         let Some(resource_index) = binding.resource_index else {
@@ -102,7 +103,7 @@ pub(crate) fn record_report(
     } else {
         report
     };
-    if let Some(stale) = stale_report(&binding, report, &key) {
+    if let Some(stale) = stale_report(binding, report, &key) {
         return vec![stale];
     }
     let status = work_status(binding.report.as_ref(), report, now);
@@ -114,7 +115,7 @@ pub(crate) fn record_report(
         return Vec::new();
     }
     binding.report = Some(status);
-    placement.bindings.put(report.cluster.as_str(), binding);
+    slot.store();
     changes.push(Change::WorkReported {
         placement: key.clone(),
         cluster: report.cluster.as_str().into(),

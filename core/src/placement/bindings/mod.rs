@@ -33,6 +33,8 @@ const REPACKED_FROM: usize = 4_096;
 pub struct Bindings {
     /// The rows in name order, in chunks none of which is empty.
     chunks: Vec<Arc<Vec<Row>>>,
+    /// Each chunk's first cluster, searched without following the chunks' pointers.
+    firsts: Vec<ClusterName>,
     /// How many rows the chunks hold.
     len: usize,
     /// The codes rows refer to.
@@ -120,10 +122,27 @@ impl Bindings {
         cluster: &str,
         change: impl FnOnce(&mut Binding) -> R,
     ) -> Option<R> {
-        let mut binding = self.get(cluster)?;
+        let (chunk, Ok(position)) = self.locate(cluster)? else {
+            return None;
+        };
+        let mut binding = self.unpack(&self.chunks[chunk][position])?;
         let result = change(&mut binding);
-        self.put(cluster, binding);
+        self.replace(chunk, position, binding);
         Some(result)
+    }
+
+    /// `cluster`'s binding, to change and [`Slot::store`]: one search for both.
+    pub(crate) fn slot(&mut self, cluster: &str) -> Option<Slot<'_>> {
+        let (chunk, Ok(position)) = self.locate(cluster)? else {
+            return None;
+        };
+        let binding = self.unpack(&self.chunks[chunk][position])?;
+        Some(Slot {
+            bindings: self,
+            chunk,
+            position,
+            binding,
+        })
     }
 
     /// Removes `cluster`'s binding, returning it.
@@ -134,8 +153,13 @@ impl Bindings {
         let removed = self.unpack(&self.chunks[chunk][position]);
         let rows = Arc::make_mut(&mut self.chunks[chunk]);
         let row = rows.remove(position);
-        if rows.is_empty() {
-            self.chunks.remove(chunk);
+        match rows.first() {
+            None => {
+                self.chunks.remove(chunk);
+                self.firsts.remove(chunk);
+            }
+            Some(first) if position == 0 => self.firsts[chunk] = first.cluster.clone(),
+            Some(_) => {}
         }
         if row.is_aside() {
             self.aside.remove(&row.cluster);
@@ -158,7 +182,7 @@ impl Bindings {
             rows.push(bindings.pack(&cluster, binding));
         }
         bindings.len = rows.len();
-        bindings.chunks = full_chunks(rows);
+        bindings.set_chunks(full_chunks(rows));
         bindings.repacked_at = bindings.len;
         bindings
     }
@@ -203,8 +227,8 @@ impl Bindings {
     /// The chunk that holds `cluster`, or would, and where in it; `None` with no chunks.
     fn locate(&self, cluster: &str) -> Option<(usize, Result<usize, usize>)> {
         let after = self
-            .chunks
-            .partition_point(|chunk| chunk.first().is_some_and(|r| r.cluster.as_str() <= cluster));
+            .firsts
+            .partition_point(|first| first.as_str() <= cluster);
         let chunk = after.saturating_sub(1);
         let rows = self.chunks.get(chunk)?;
         Some((
@@ -213,17 +237,37 @@ impl Bindings {
         ))
     }
 
+    /// Stores `chunks`, noting their first clusters.
+    fn set_chunks(&mut self, chunks: Vec<Arc<Vec<Row>>>) {
+        self.firsts = chunks
+            .iter()
+            .filter_map(|chunk| Some(chunk.first()?.cluster.clone()))
+            .collect();
+        self.chunks = chunks;
+    }
+
+    /// Stores `binding` in the row at `position` of chunk `chunk`, which holds its cluster.
+    fn replace(&mut self, chunk: usize, position: usize, binding: Binding) {
+        let cluster = self.chunks[chunk][position].cluster.clone();
+        let row = self.pack(&cluster, binding);
+        Arc::make_mut(&mut self.chunks[chunk])[position] = row;
+    }
+
     /// Stores `binding` under `cluster` (the cluster it was read from), replacing any there.
     pub(crate) fn put(&mut self, cluster: &str, binding: Binding) {
+        let located = self.locate(cluster);
+        if let Some((chunk, Ok(position))) = located {
+            self.replace(chunk, position, binding);
+            return;
+        }
         let cluster = ClusterName::from(cluster);
         let row = self.pack(&cluster, binding);
-        match self.locate(&cluster) {
-            Some((chunk, Ok(position))) => {
-                Arc::make_mut(&mut self.chunks[chunk])[position] = row;
-                return;
-            }
+        match located {
             Some((chunk, Err(position))) => self.insert_row(chunk, position, row),
-            None => self.chunks.push(Arc::new(chunk_with(row))),
+            _ => {
+                self.firsts.push(cluster);
+                self.chunks.push(Arc::new(chunk_with(row)));
+            }
         }
         self.len += 1;
         self.note_insert();
@@ -234,11 +278,15 @@ impl Bindings {
     /// else the full chunk split in two.
     fn insert_row(&mut self, chunk: usize, position: usize, row: Row) {
         let last = chunk + 1 == self.chunks.len();
+        if position == 0 {
+            self.firsts[chunk] = row.cluster.clone();
+        }
         let rows = Arc::make_mut(&mut self.chunks[chunk]);
         if rows.len() < CHUNK {
             rows.reserve_exact(CHUNK - rows.len());
             rows.insert(position, row);
         } else if last && position == rows.len() {
+            self.firsts.push(row.cluster.clone());
             self.chunks.push(Arc::new(chunk_with(row)));
         } else {
             let mut upper = Vec::with_capacity(CHUNK);
@@ -248,6 +296,7 @@ impl Bindings {
             } else {
                 upper.insert(position - CHUNK / 2, row);
             }
+            self.firsts.insert(chunk + 1, upper[0].cluster.clone());
             self.chunks.insert(chunk + 1, Arc::new(upper));
         }
     }
@@ -262,9 +311,26 @@ impl Bindings {
             self.repacked_at = self.len;
         } else if self.len >= self.repacked_at.saturating_mul(2) {
             let rows: Vec<Row> = self.rows().cloned().collect();
-            self.chunks = full_chunks(rows);
+            self.set_chunks(full_chunks(rows));
             self.repacked_at = self.len;
         }
+    }
+}
+
+/// A binding taken out to change, and where it goes back.
+pub(crate) struct Slot<'a> {
+    bindings: &'a mut Bindings,
+    chunk: usize,
+    position: usize,
+    /// The binding, to change.
+    pub binding: Binding,
+}
+
+impl Slot<'_> {
+    /// Stores the binding back (dropping the slot stores nothing).
+    pub(crate) fn store(self) {
+        self.bindings
+            .replace(self.chunk, self.position, self.binding);
     }
 }
 
