@@ -84,18 +84,13 @@ impl Fold {
                 .iter()
                 .flat_map(|(key, p)| p.bindings.values().map(move |b| (key, b)))
                 .filter(|(_, b)| b.state == BindingState::Bound)
-                .filter_map(|(key, b)| b.resource_index.map(|i| (key, b.cluster.to_string(), i)))
-                .filter(|(key, cluster, index)| {
-                    let binding = self
-                        .state
-                        .placements()
-                        .get(*key)
-                        .and_then(|p| p.bindings.get(cluster.as_str()));
-                    binding
-                        .and_then(|b| b.report)
-                        .is_none_or(|r| r.resource_index != *index)
+                .filter_map(|(_, b)| {
+                    // The binding at hand is the one the hub holds: its report says whether
+                    // the work at its index was reported.
+                    let index = b.resource_index?;
+                    let reported = b.report.as_ref().is_some_and(|r| r.resource_index == index);
+                    (!reported).then(|| (b.cluster.to_string(), index))
                 })
-                .map(|(_, cluster, index)| (cluster, index))
                 .filter(|(cluster, index)| *index == 0 || self.silent.as_ref() != Some(cluster))
                 .collect();
             if owed.is_empty() {

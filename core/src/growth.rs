@@ -36,11 +36,6 @@ impl Growth {
             self.rebuilt_at = len;
         }
     }
-
-    /// Notes that `map` was just built whole from sorted entries.
-    pub(crate) fn note_built<K, V>(&mut self, map: &BTreeMap<K, V>) {
-        self.rebuilt_at = map.len();
-    }
 }
 
 #[cfg(test)]
@@ -69,7 +64,6 @@ mod tests {
     fn a_map_flapping_at_a_size_is_not_rebuilt_again_and_again() {
         let mut map: BTreeMap<usize, ()> = (0..REBUILT_FROM * 2).map(|k| (k, ())).collect();
         let mut growth = Growth::default();
-        growth.note_built(&map);
         for _ in 0..100 {
             map.remove(&0);
             map.insert(0, ());

@@ -5,7 +5,9 @@
 //!
 //! The index is a cache, not state: it is never encoded, never hashed, compares equal to any
 //! other index, and is rebuilt from the bindings whenever it is missing (after a checkpoint
-//! restore) or marked wholly stale. Its one contract is that it always equals what a fresh
+//! restore) or marked wholly stale. Each binding's class is kept in a byte of its row (the
+//! row's tag, [`Class::tag`]), where a map from cluster to class took about 46 bytes a binding;
+//! the time a not-trackable work becomes ready is kept here, for the few that have one. Its one contract is that it always equals what a fresh
 //! classification of every binding at the same `now` would give; debug builds check that
 //! after every pass.
 
@@ -14,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use super::readiness::{self, ApplyMode, Readiness};
-use crate::placement::{Binding, BindingState};
+use crate::placement::{Binding, BindingState, Bindings};
 use crate::state::ClusterName;
 
 pub(crate) use crate::placement::OverrideSnapshots;
@@ -70,6 +72,52 @@ impl Class {
 
     /// Whether it keeps a guarded rollout from being complete: scheduled or bound, and not
     /// bound and ready on the latest snapshot.
+    /// The class as one byte: bit 0 set (0 is no class), the state, the readiness without
+    /// its time, and the three flags.
+    pub fn tag(self) -> u8 {
+        let state = match self.state {
+            BindingState::Scheduled => 0,
+            BindingState::Bound => 1,
+            BindingState::Unscheduled => 2,
+        };
+        let readiness = match self.readiness {
+            Readiness::NotReady => 0,
+            Readiness::Ready => 1,
+            Readiness::Failed => 2,
+            Readiness::ReadyAt(_) => 3,
+        };
+        1 | (state << 1)
+            | (readiness << 3)
+            | (u8::from(self.out_of_date) << 5)
+            | (u8::from(self.reports_diff) << 6)
+            | (u8::from(self.on_latest) << 7)
+    }
+
+    /// The class a tag holds, with the time of a `ReadyAt` readiness; `None` for no class.
+    fn of_tag(tag: u8, ready_at: Option<DateTime<Utc>>) -> Option<Self> {
+        if tag & 1 == 0 {
+            return None;
+        }
+        let state = match (tag >> 1) & 3 {
+            0 => BindingState::Scheduled,
+            1 => BindingState::Bound,
+            _ => BindingState::Unscheduled,
+        };
+        let readiness = match (tag >> 3) & 3 {
+            0 => Readiness::NotReady,
+            1 => Readiness::Ready,
+            2 => Readiness::Failed,
+            _ => Readiness::ReadyAt(ready_at?),
+        };
+        Some(Self {
+            state,
+            readiness,
+            out_of_date: tag & (1 << 5) != 0,
+            reports_diff: tag & (1 << 6) != 0,
+            on_latest: tag & (1 << 7) != 0,
+        })
+    }
+
     fn holds_up_completion(self) -> bool {
         self.state != BindingState::Unscheduled
             && (self.state == BindingState::Scheduled || !self.on_latest || !self.is_ready())
@@ -124,7 +172,9 @@ impl Set {
 pub(crate) struct BindingIndex {
     /// The resource index the classes were judged against.
     pub latest: u64,
-    classes: BTreeMap<ClusterName, Class>,
+    /// When each not-trackable work classified `ReadyAt` becomes ready: the part of its
+    /// class its tag does not hold.
+    ready_at: BTreeMap<ClusterName, DateTime<Utc>>,
     /// Bound or unscheduled bindings whose cluster is ready.
     pub ready: i64,
     /// Bound or unscheduled bindings that have not failed and do not only report diffs.
@@ -148,8 +198,6 @@ pub(crate) struct BindingIndex {
     pub incomplete: u64,
     /// Clusters classified since the safety guard last took them.
     reclassified: Reclassified,
-    /// When `classes` was last rebuilt with full nodes.
-    classes_growth: crate::growth::Growth,
 }
 
 impl BindingIndex {
@@ -200,53 +248,59 @@ impl BindingIndex {
         due
     }
 
-    /// Replaces what is known about `cluster` (`None`: it has no binding any more).
-    pub fn set(&mut self, cluster: &str, class: Option<Class>) {
+    /// Classifies `cluster`'s binding again with `classify` (`None`: it has no binding any
+    /// more), its earlier class read from, and its new one written to, its binding's tag.
+    pub fn reclassify(
+        &mut self,
+        bindings: &mut Bindings,
+        cluster: &str,
+        classify: impl FnOnce(&Binding) -> Class,
+    ) -> Option<Class> {
         if !self.reclassified.all {
             self.reclassified.clusters.insert(cluster.into());
         }
-        let old = match (self.classes.get_mut(cluster), class) {
-            (Some(slot), Some(class)) => Some(std::mem::replace(slot, class)),
-            (Some(_), None) => self.classes.remove(cluster),
-            (None, Some(class)) => {
-                self.classes.insert(cluster.into(), class);
-                self.classes_growth.note_insert(&mut self.classes);
-                None
+        let (old, class) = bindings.rejudge(cluster, |binding| {
+            let class = classify(binding);
+            (class, class.tag())
+        });
+        let old = old.and_then(|tag| Class::of_tag(tag, self.ready_at.get(cluster).copied()));
+        if old != class {
+            if let Some(old) = old {
+                self.forget(cluster, old);
             }
-            (None, None) => None,
-        };
-        if old == class {
-            return;
+            if let Some(class) = class {
+                self.count(cluster, class);
+            }
         }
-        if let Some(old) = old {
-            self.forget(cluster, old);
-        }
-        if let Some(class) = class {
-            self.count(cluster, class);
-        }
+        class
+    }
+
+    /// Whether each binding's tag holds the class given for it (a debug check).
+    pub fn tags_hold(bindings: &Bindings, classes: &[(ClusterName, Class)]) -> bool {
+        bindings
+            .tags()
+            .map(|(c, tag)| (c.clone(), tag))
+            .eq(classes.iter().map(|(c, class)| (c.clone(), class.tag())))
     }
 
     /// Every binding of a placement, classified in cluster order: the maps and sets are built
     /// whole, where setting each class would search and insert once per binding (a
     /// placement's first pass classifies them all, and binds most of them).
-    pub fn of_all(latest: u64, classes: impl IntoIterator<Item = (ClusterName, Class)>) -> Self {
+    pub fn of_all(latest: u64, classes: &[(ClusterName, Class)]) -> Self {
         let mut index = Self::new(latest);
         let mut sets: [Vec<ClusterName>; 4] = Default::default();
         let mut waiting = Vec::new();
-        let mut all = Vec::new();
         for (cluster, class) in classes {
-            index.adjust(class, 1);
-            if let Some(set) = Set::of(class) {
+            index.adjust(*class, 1);
+            if let Some(set) = Set::of(*class) {
                 sets[set as usize].push(cluster.clone());
             }
             if let Readiness::ReadyAt(at) = class.readiness {
                 waiting.push((at, cluster.clone()));
             }
-            all.push((cluster, class));
         }
         let [unscheduled, scheduled, stale, stale_failed] = sets;
-        index.classes = all.into_iter().collect();
-        index.classes_growth.note_built(&index.classes);
+        index.ready_at = waiting.iter().map(|(at, c)| (c.clone(), *at)).collect();
         index.unscheduled = unscheduled.into_iter().collect();
         index.scheduled = scheduled.into_iter().collect();
         index.stale = stale.into_iter().collect();
@@ -272,6 +326,7 @@ impl BindingIndex {
         }
         if let Readiness::ReadyAt(at) = class.readiness {
             self.waiting.insert((at, cluster.into()));
+            self.ready_at.insert(cluster.into(), at);
         }
     }
 
@@ -283,6 +338,7 @@ impl BindingIndex {
         }
         if let Readiness::ReadyAt(at) = class.readiness {
             self.waiting.remove(&(at, cluster.into()));
+            self.ready_at.remove(cluster);
         }
     }
 

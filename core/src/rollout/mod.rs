@@ -377,9 +377,8 @@ fn pass(
     } else {
         classify(state, key, &mut index, &changed, &wanted, &settings, now);
     }
-    debug_assert_eq!(
-        index,
-        rebuilt(state, key, &settings, now),
+    debug_assert!(
+        holds(state, key, &index, &settings, now),
         "the binding index of {} drifted from its bindings",
         key.display()
     );
@@ -432,14 +431,14 @@ fn classify(
         rollout_deadlines,
         ..
     } = state;
-    let Some(placement) = placements.get(key) else {
+    let Some(placement) = placements.get_mut(key) else {
         return;
     };
+    let judging = (settings.mode, settings.period);
     for cluster in clusters {
-        let class = placement.bindings.get(cluster.as_str()).map(|b| {
-            let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
-            let judging = (settings.mode, settings.period);
-            Class::of(&b, settings.latest, overrides, judging, now)
+        let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
+        let class = index.reclassify(&mut placement.bindings, cluster, |b| {
+            Class::of(b, settings.latest, overrides, judging, now)
         });
         if let Some(Class {
             readiness: readiness::Readiness::ReadyAt(at),
@@ -448,7 +447,6 @@ fn classify(
         {
             rollout_deadlines.insert((at, key.clone()));
         }
-        index.set(cluster, class);
     }
 }
 
@@ -460,22 +458,28 @@ fn classify_all(
     settings: &Settings,
     now: DateTime<Utc>,
 ) -> BindingIndex {
-    let index = rebuilt(state, key, settings, now);
+    let classes = classes(state, key, settings, now);
+    let index = BindingIndex::of_all(settings.latest, &classes);
+    if let Some(placement) = state.placements.get_mut(key) {
+        placement
+            .bindings
+            .set_tags(classes.iter().map(|(_, class)| class.tag()));
+    }
     for at in index.ready_at() {
         state.rollout_deadlines.insert((at, key.clone()));
     }
     index
 }
 
-/// The index a full classification gives: what the incremental one must always equal.
-fn rebuilt(
+/// Every binding of the placement with its class, in cluster order.
+fn classes(
     state: &State,
     key: &ObjectKey,
     settings: &Settings,
     now: DateTime<Utc>,
-) -> BindingIndex {
+) -> Vec<(ClusterName, Class)> {
     let Some(placement) = state.placements.get(key) else {
-        return BindingIndex::new(settings.latest);
+        return Vec::new();
     };
     let wanted = wanted_overrides(state, key, placement.bindings.keys());
     let none = OverrideSnapshots::default();
@@ -485,7 +489,22 @@ fn rebuilt(
         let class = Class::of(&b, settings.latest, overrides, judging, now);
         (cluster.clone(), class)
     });
-    BindingIndex::of_all(settings.latest, classes)
+    classes.collect()
+}
+
+/// Whether the index is what a full classification gives, and each binding's tag its class:
+/// what the incremental index must always be (a debug check).
+fn holds(
+    state: &State,
+    key: &ObjectKey,
+    index: &BindingIndex,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> bool {
+    let classes = classes(state, key, settings, now);
+    let tags = (state.placements.get(key))
+        .is_none_or(|placement| BindingIndex::tags_hold(&placement.bindings, &classes));
+    tags && *index == BindingIndex::of_all(settings.latest, &classes)
 }
 
 /// The bindings one pass acts on.

@@ -21,11 +21,11 @@ fn binding(
 }
 
 fn index(bindings: &[(&str, Class)]) -> BindingIndex {
-    let mut index = BindingIndex::new(1);
-    for (cluster, class) in bindings {
-        index.set(cluster, Some(*class));
-    }
-    index
+    let mut classes: Vec<(ClusterName, Class)> = (bindings.iter())
+        .map(|(cluster, class)| ((*cluster).into(), *class))
+        .collect();
+    classes.sort_by(|a, b| a.0.cmp(&b.0));
+    BindingIndex::of_all(1, &classes)
 }
 
 #[test]

@@ -43,7 +43,8 @@ mod flag {
     pub const ASIDE: u16 = 1 << 14;
 }
 
-/// A binding in 88 bytes: its cluster (the key), times, indices, flags and table codes.
+/// A binding in 88 bytes: its cluster (the key), times, indices, flags and table codes, and
+/// the rollout index's judgement of it.
 #[derive(Debug, Clone)]
 pub(super) struct Row {
     /// The cluster: the row's key, in name order.
@@ -61,6 +62,9 @@ pub(super) struct Row {
     reason: u8,
     run: u8,
     overrides: u8,
+    /// What the rollout's index last judged of the binding ([`crate::rollout::index`]):
+    /// derived, not part of the binding; 0 when not judged. It fills the row's padding.
+    pub tag: u8,
 }
 
 /// The distinct reasons, staged run names and override snapshot sets of a placement's
@@ -104,6 +108,7 @@ impl Row {
             reason: 0,
             run: 0,
             overrides: 0,
+            tag: 0,
         }
     }
 
@@ -159,6 +164,7 @@ impl Row {
             reason: codes.0,
             run: codes.1,
             overrides: codes.2,
+            tag: 0,
         })
     }
 

@@ -9,7 +9,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use proptest::prelude::*;
 use thin_vec::thin_vec;
 
-use super::{Bindings, CHUNK, REPACKED_FROM};
+use super::{Bindings, CHUNK, REPACKED_FROM, compare_names};
 use crate::placement::binding::{Binding, BindingState, ClusterDecision, ClusterScore};
 use crate::state::{ClusterName, ReportDetails, WorkStatus};
 
@@ -148,12 +148,42 @@ fn any_bindings() -> impl Strategy<Value = Vec<Binding>> {
     )
 }
 
+/// How the bindings are held agrees with itself: no chunk empty, each chunk's first cluster
+/// noted, every cluster once and in order, the count right, and exactly the rows kept aside
+/// have a binding aside.
+fn assert_held_consistently(packed: &Bindings) {
+    assert_eq!(packed.firsts.len(), packed.chunks.len());
+    for (first, chunk) in packed.firsts.iter().zip(&packed.chunks) {
+        assert_eq!(Some(first), chunk.first().map(|row| &row.cluster));
+    }
+    let rows: Vec<_> = packed.rows().collect();
+    assert_eq!(rows.len(), packed.len());
+    assert!(
+        rows.windows(2)
+            .all(|pair| pair[0].cluster < pair[1].cluster)
+    );
+    let aside: Vec<&ClusterName> = rows
+        .iter()
+        .filter(|row| row.is_aside())
+        .map(|row| &row.cluster)
+        .collect();
+    assert!(aside.iter().copied().eq(packed.aside.keys()));
+}
+
 /// The encoding a checkpoint gives, as bytes.
 fn encoded<T: serde::Serialize>(value: &T) -> Vec<u8> {
     bincode::serde::encode_to_vec(value, bincode::config::legacy()).unwrap_or_default()
 }
 
 proptest! {
+    #[test]
+    fn names_compare_as_strings_do(a in "[a-c-]{0,20}", b in "[a-c-]{0,20}", shared in "[a-z0-9-]{0,20}") {
+        prop_assert_eq!(compare_names(&a, &b), a.cmp(&b));
+        let (a, b) = (format!("{shared}{a}"), format!("{shared}{b}"));
+        prop_assert_eq!(compare_names(&a, &b), a.cmp(&b));
+        prop_assert_eq!(compare_names("é", "z"), "é".cmp("z"));
+    }
+
     #[test]
     fn every_binding_comes_back_as_stored(bindings in any_bindings()) {
         let mut packed = Bindings::new();
@@ -163,6 +193,7 @@ proptest! {
             packed.insert(binding);
         }
         prop_assert_eq!(packed.len(), model.len());
+        assert_held_consistently(&packed);
         for (cluster, binding) in &model {
             prop_assert_eq!(packed.get(cluster), Some(binding.clone()));
             prop_assert_eq!(packed.state(cluster), Some(binding.state));
@@ -199,6 +230,8 @@ proptest! {
             });
             prop_assert_eq!(bumped, modelled);
         }
+        assert_held_consistently(&packed);
+        assert_held_consistently(&snapshot);
         prop_assert!(packed.iter().map(|(c, b)| (c.clone(), b)).eq(model.into_iter()));
         prop_assert!(snapshot.iter().map(|(c, b)| (c.clone(), b)).eq(before.into_iter()));
     }
@@ -229,6 +262,7 @@ fn chunks_split_by_inserts_are_packed_full_again_when_the_bindings_double() {
     }
     assert_eq!(packed.len(), REPACKED_FROM * 2);
     assert_eq!(packed.chunks.len(), REPACKED_FROM * 2 / CHUNK);
+    assert_held_consistently(&packed);
     let names: Vec<&str> = packed.keys().map(ClusterName::as_str).collect();
     assert!(names.windows(2).all(|pair| pair[0] < pair[1]));
 }
@@ -251,6 +285,7 @@ fn past_a_full_table_bindings_are_kept_aside_and_still_come_back() {
     // A binding kept aside that a row can hold again leaves the side.
     packed.update("member-299", |b| b.decision.reason = "reason 0".into());
     assert_eq!(packed.aside.len(), 300 - 256);
+    assert_held_consistently(&packed);
 }
 
 #[test]
