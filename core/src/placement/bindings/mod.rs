@@ -1,5 +1,5 @@
-//! A placement's bindings, in cluster name order, packed: each binding is an 88-byte row
-//! ([`row`]) in chunks of [`CHUNK`] rows, each chunk behind one pointer. A binding held as its
+//! A placement's bindings, in cluster name order, packed: each binding is an 80-byte row
+//! ([`row`]) in chunks of up to [`CHUNK`] rows, each chunk behind one pointer. A binding held as its
 //! own 208-byte struct behind its own pointer, with a map entry and the map's half-empty
 //! nodes, took about 300 bytes; ten placements over a million clusters took 3 GiB.
 //!
@@ -23,8 +23,12 @@ use row::{Packed, Row, Tables};
 use super::binding::{Binding, BindingState};
 use crate::state::ClusterName;
 
-/// Rows per chunk: an insert moves at most this many rows; a chunk is about 5.6 KiB.
+/// Rows per chunk: an insert moves at most this many rows; a full chunk is 5 KiB.
 const CHUNK: usize = 64;
+/// Rows a chunk's room grows by: a chunk holds at most this many rows' room unused (a chunk
+/// split by an insert is half full, and filling each one's room up front left a third of the
+/// rows of a fleet joined in no order unused).
+const CHUNK_STEP: usize = 8;
 /// Below this many bindings the chunks are never repacked: too few to matter.
 const REPACKED_FROM: usize = 4_096;
 
@@ -339,14 +343,17 @@ impl Bindings {
         }
         let rows = Arc::make_mut(&mut self.chunks[chunk]);
         if rows.len() < CHUNK {
-            rows.reserve_exact(CHUNK - rows.len());
+            if rows.len() == rows.capacity() {
+                rows.reserve_exact(CHUNK_STEP.min(CHUNK - rows.len()));
+            }
             rows.insert(position, row);
         } else if last && position == rows.len() {
             self.firsts.push(row.cluster.clone());
             self.chunks.push(Arc::new(chunk_with(row)));
         } else {
-            let mut upper = Vec::with_capacity(CHUNK);
+            let mut upper = Vec::with_capacity(CHUNK / 2 + CHUNK_STEP);
             upper.extend(rows.drain(CHUNK / 2..));
+            rows.shrink_to(CHUNK / 2 + CHUNK_STEP);
             if position <= CHUNK / 2 {
                 rows.insert(position, row);
             } else {
@@ -417,9 +424,9 @@ fn compare_names(a: &str, b: &str) -> std::cmp::Ordering {
         .unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
-/// A new chunk holding `row`, with room for [`CHUNK`].
+/// A new chunk holding `row`, with room for [`CHUNK_STEP`].
 fn chunk_with(row: Row) -> Vec<Row> {
-    let mut rows = Vec::with_capacity(CHUNK);
+    let mut rows = Vec::with_capacity(CHUNK_STEP);
     rows.push(row);
     rows
 }

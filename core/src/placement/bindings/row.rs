@@ -43,7 +43,7 @@ mod flag {
     pub const ASIDE: u16 = 1 << 14;
 }
 
-/// A binding in 88 bytes: its cluster (the key), times, indices, flags and table codes, and
+/// A binding in 80 bytes: its cluster (the key), times, indices, flags and table codes, and
 /// the rollout index's judgement of it.
 #[derive(Debug, Clone)]
 pub(super) struct Row {
@@ -56,7 +56,6 @@ pub(super) struct Row {
     policy_index: u32,
     generation: u32,
     resource_index: u32,
-    report_index: u32,
     name_suffix: [u8; 4],
     flags: u16,
     reason: u8,
@@ -102,7 +101,6 @@ impl Row {
             policy_index: 0,
             generation: 0,
             resource_index: 0,
-            report_index: 0,
             name_suffix: [0; 4],
             flags: flag::ASIDE,
             reason: 0,
@@ -137,16 +135,15 @@ impl Row {
             Some(score) if *score == ClusterScore::default() => flags |= flag::SCORED,
             Some(_) => return None,
         }
-        let (report_index, reported_at, available_since) = match &binding.report {
-            None => (0, 0, 0),
-            Some(report) => {
+        // A report is on the work the binding carries (one on an earlier work is refused,
+        // and a new work clears it), so the row holds no index of its own for it.
+        let (reported_at, available_since) = match &binding.report {
+            None => (0, 0),
+            Some(report) if binding.resource_index == Some(report.resource_index) => {
                 flags |= report_flags(report)?;
-                (
-                    index(report.resource_index)?,
-                    nanos(report.reported_at)?,
-                    nanos(report.available_since)?,
-                )
+                (nanos(report.reported_at)?, nanos(report.available_since)?)
             }
+            Some(_) => return None,
         };
         let codes = Tables::codes(tables, reason, binding)?;
         Some(Self {
@@ -158,7 +155,6 @@ impl Row {
             policy_index: index(binding.policy_index)?,
             generation: index(binding.generation)?,
             resource_index: binding.resource_index.map_or(Some(NO_INDEX), index)?,
-            report_index,
             name_suffix: binding.name_suffix,
             flags,
             reason: codes.0,
@@ -206,7 +202,7 @@ impl Row {
     /// The report the row holds (its flags say it holds one).
     fn report(&self, flags: u16) -> WorkStatus {
         let mut report = WorkStatus::new(
-            u64::from(self.report_index),
+            u64::from(self.resource_index),
             DateTime::from_timestamp_nanos(self.reported_at),
         );
         report.applied = option_of(flags >> flag::APPLIED);
