@@ -34,9 +34,10 @@ pub struct UpdateRun {
     pub(crate) binding_name: BindingRunName,
 }
 
-/// An update run's name as its bindings hold it ([`crate::placement::Binding::update_run`]):
-/// one copy shared by every binding the run binds, made at its first bind, where each binding
-/// held its own. Never encoded, equal to any other.
+/// An update run's name as it binds clusters ([`crate::placement::Binding::update_run`]):
+/// made at its first bind and shared by every later one, so binding a cluster allocates no
+/// name (a placement's bindings keep each run's name once, in their tables). Never encoded,
+/// equal to any other.
 #[derive(Debug, Clone, Default)]
 pub struct BindingRunName(Option<std::sync::Arc<str>>);
 
