@@ -35,6 +35,11 @@ const CHUNK_BYTES: usize = 512 * 1024;
 /// Chunks read per request timeout when loading (a floor on read throughput before a load is
 /// declared stuck).
 const CHUNKS_PER_TIMEOUT: usize = 16;
+/// Longest a save asks again for the stored checkpoint's info while the bucket's stream has no
+/// leader (the client's default request timeout).
+const SAVE_INFO_BUDGET: Duration = Duration::from_secs(10);
+/// The first pause before asking again; each later one is twice as long, up to a second.
+const INFO_PAUSE_FIRST: Duration = Duration::from_millis(100);
 
 /// Saves `checkpoint` unless the stored one is newer.
 pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<u64, LogError> {
@@ -52,7 +57,7 @@ pub(crate) async fn save_encoded(
     store: &ObjectStore,
     encoded: &EncodedCheckpoint,
 ) -> Result<u64, LogError> {
-    if let Some(stored) = stored_info(store).await? {
+    if let Some(stored) = stored_info(store, SAVE_INFO_BUDGET).await? {
         let stored_seq = metadata_seq(&stored);
         if stored_seq.is_some_and(|seq| seq > encoded.seq) {
             tracing::debug!(
@@ -87,7 +92,7 @@ pub(crate) async fn load(
     store: &ObjectStore,
     request_timeout: Duration,
 ) -> Result<Option<Checkpoint>, LogError> {
-    let Some(info) = stored_info(store).await? else {
+    let Some(info) = stored_info(store, request_timeout).await? else {
         return Ok(None);
     };
     if info.size > CHECKPOINT_BYTES_MAX.saturating_add(HEADER_BYTES) {
@@ -133,12 +138,27 @@ fn decode(record: &[u8]) -> Result<Checkpoint, flotilla_core::codec::CodecError>
     })
 }
 
-async fn stored_info(store: &ObjectStore) -> Result<Option<ObjectInfo>, LogError> {
-    match store.info(CHECKPOINT_OBJECT).await {
-        Ok(info) if info.deleted => Ok(None),
-        Ok(info) => Ok(Some(info)),
-        Err(err) if err.kind() == InfoErrorKind::NotFound => Ok(None),
-        Err(err) => Err(LogError::Nats(format!("checkpoint info: {err}"))),
+/// The stored checkpoint's info, `None` when there is none. A bucket whose stream has no
+/// leader yet (just created on an R3 stream, or electing a new leader) answers at once with
+/// "no responders", so an error is asked again, after a pause, until `budget` is spent.
+async fn stored_info(
+    store: &ObjectStore,
+    budget: Duration,
+) -> Result<Option<ObjectInfo>, LogError> {
+    let deadline = tokio::time::Instant::now() + budget;
+    let mut pause = INFO_PAUSE_FIRST;
+    loop {
+        match store.info(CHECKPOINT_OBJECT).await {
+            Ok(info) if info.deleted => return Ok(None),
+            Ok(info) => return Ok(Some(info)),
+            Err(err) if err.kind() == InfoErrorKind::NotFound => return Ok(None),
+            Err(err) if tokio::time::Instant::now() + pause < deadline => {
+                tracing::debug!(%err, ?pause, "checkpoint info not given; asking again");
+                tokio::time::sleep(pause).await;
+                pause = pause.saturating_mul(2).min(Duration::from_secs(1));
+            }
+            Err(err) => return Err(LogError::Nats(format!("checkpoint info: {err}"))),
+        }
     }
 }
 
