@@ -7,9 +7,10 @@
 //! other index, and is rebuilt from the bindings whenever it is missing (after a checkpoint
 //! restore) or marked wholly stale. Each binding's class is kept in a byte of its row (the
 //! row's tag, [`Class::tag`]), where a map from cluster to class took about 46 bytes a binding;
-//! the time a not-trackable work becomes ready is kept here, for the few that have one. Its one contract is that it always equals what a fresh
-//! classification of every binding at the same `now` would give; debug builds check that
-//! after every pass.
+//! the time a not-trackable work becomes ready is kept here, for the few that have one. Its
+//! one contract is that it always equals what a fresh classification of every binding at the
+//! same `now` would give, and each row's tag its binding's class; debug builds check both after
+//! every pass.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,6 +1,6 @@
 //! A placement's bindings, in cluster name order, packed: each binding is an 80-byte row
-//! ([`row`]) in chunks of up to [`CHUNK`] rows, each chunk behind one pointer. A binding held as its
-//! own 208-byte struct behind its own pointer, with a map entry and the map's half-empty
+//! ([`row`]) in chunks of up to [`CHUNK`] rows, each chunk behind one pointer. A binding held
+//! as its own 208-byte struct behind its own pointer, with a map entry and the map's half-empty
 //! nodes, took about 300 bytes; ten placements over a million clusters took 3 GiB.
 //!
 //! Readers get each binding as a value, made from its row (no allocation for the common

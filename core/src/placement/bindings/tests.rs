@@ -177,7 +177,11 @@ fn encoded<T: serde::Serialize>(value: &T) -> Vec<u8> {
 
 proptest! {
     #[test]
-    fn names_compare_as_strings_do(a in "[a-c-]{0,20}", b in "[a-c-]{0,20}", shared in "[a-z0-9-]{0,20}") {
+    fn names_compare_as_strings_do(
+        a in "[a-c-]{0,20}",
+        b in "[a-c-]{0,20}",
+        shared in "[a-z0-9-]{0,20}",
+    ) {
         prop_assert_eq!(compare_names(&a, &b), a.cmp(&b));
         let (a, b) = (format!("{shared}{a}"), format!("{shared}{b}"));
         prop_assert_eq!(compare_names(&a, &b), a.cmp(&b));
