@@ -204,7 +204,8 @@ impl Cycle<'_> {
     fn bind(&mut self, cluster: &str, score: Option<ClusterScore>) {
         let decision = picked(cluster, score);
         let policy_index = self.policy_index;
-        // One lookup: the placement's meta and its bindings are borrowed apart.
+        // The placement's meta and its bindings are borrowed apart: a binding not there is
+        // made with the placement's uid.
         let placement = &mut *self.placement;
         let restored = placement.bindings.update(cluster, |binding| {
             let restored = binding.restore();
