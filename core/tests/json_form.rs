@@ -106,13 +106,7 @@ fn a_report_without_resource_index_is_about_the_work_the_cluster_carries() {
             Decision::WorkReported { resource_index, .. } if *resource_index == carried)),
         "{decisions:?}"
     );
-    let recorded = hub
-        .placement("crp")
-        .bindings
-        .get("member-1")
-        .expect("a binding")
-        .report
-        .clone();
+    let recorded = member_1_report(&hub);
     assert_eq!(recorded.map(|r| r.resource_index), Some(carried));
     // The listing gives it back without the index, as it was published.
     let listed = flotilla_core::wire::json::JsonEnvelope::from_envelope(&envelope);
@@ -274,13 +268,7 @@ fn a_report_diff_member_reports_through_the_json_form() {
             .any(|d| matches!(d, Decision::WorkReported { .. })),
         "{decisions:?}"
     );
-    let kept = hub
-        .placement("crp")
-        .bindings
-        .get("member-1")
-        .expect("a binding")
-        .report
-        .clone();
+    let kept = member_1_report(&hub);
     let kept = kept.expect("kept");
     assert_eq!(kept.diff_reported, Some(false));
     assert_eq!(kept.diffed().len(), 2);
@@ -289,4 +277,10 @@ fn a_report_diff_member_reports_through_the_json_form() {
         kept.failed_manifests()[0].reason.as_deref(),
         Some("FailedToTakeOver")
     );
+}
+
+/// What the hub keeps of member-1's last report on `crp`.
+fn member_1_report(hub: &Hub) -> Option<flotilla_core::state::WorkStatus> {
+    let binding = hub.placement("crp").bindings.get("member-1");
+    binding.expect("a binding").report
 }

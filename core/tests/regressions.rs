@@ -55,21 +55,10 @@ fn a_run_stops_rebinding_once_its_placement_rolls_out_itself() {
     }));
     hub.apply(&configmap("1"));
     hub.apply(&crp(&json!({"type": "RollingUpdate"}), 10));
-    assert_eq!(
-        hub.placement("crp")
-            .bindings
-            .get("c1")
-            .expect("a binding")
-            .resource_index,
-        Some(1)
-    );
+    assert_eq!(carried(&hub, "c1"), Some(1));
     hub.report("crp", "c0", true, true);
     assert_eq!(
-        hub.placement("crp")
-            .bindings
-            .get("c1")
-            .expect("a binding")
-            .resource_index,
+        carried(&hub, "c1"),
         Some(1),
         "the run moved c1 back to its own snapshot"
     );
@@ -169,4 +158,10 @@ fn deleting_a_placement_drops_its_rollout_deadline() {
     }));
     assert_eq!(hub.state.rollout_deadlines().len(), 1);
     hub.delete("ClusterResourcePlacement", "crp");
+}
+
+/// The resource index `cluster`'s binding of `crp` carries.
+fn carried(hub: &Hub, cluster: &str) -> Option<u64> {
+    let binding = hub.placement("crp").bindings.get(cluster);
+    binding.expect("a binding").resource_index
 }
