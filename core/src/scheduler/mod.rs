@@ -296,7 +296,7 @@ impl Cycle<'_> {
             }
         }
         if let Some(fresh) = fresh {
-            self.placement.bindings = fresh.into_iter().collect();
+            self.placement.bindings.fill(fresh);
         }
         true
     }

@@ -128,12 +128,9 @@ impl Bindings {
         cluster: &str,
         change: impl FnOnce(&mut Binding) -> R,
     ) -> Option<R> {
-        let (chunk, Ok(position)) = self.locate(cluster)? else {
-            return None;
-        };
-        let mut binding = self.unpack(&self.chunks[chunk][position])?;
-        let result = change(&mut binding);
-        self.replace(chunk, position, binding);
+        let mut slot = self.slot(cluster)?;
+        let result = change(&mut slot.binding);
+        slot.store();
         Some(result)
     }
 
@@ -247,6 +244,14 @@ impl Bindings {
         self.rows().map(|row| (&row.cluster, row.tag))
     }
 
+    /// Holds `bindings` in place of none, built whole, keeping the tags of bindings removed
+    /// since the rollout's index last took them: the index still counts those.
+    pub(crate) fn fill(&mut self, bindings: Vec<Binding>) {
+        let removed_tags = std::mem::take(&mut self.removed_tags);
+        *self = bindings.into_iter().collect();
+        self.removed_tags = removed_tags;
+    }
+
     /// The rows in order.
     fn rows(&self) -> impl Iterator<Item = &Row> + '_ {
         self.chunks.iter().flat_map(|chunk| chunk.iter())
@@ -314,7 +319,7 @@ impl Bindings {
     }
 
     /// Stores `binding` under `cluster` (the cluster it was read from), replacing any there.
-    pub(crate) fn put(&mut self, cluster: &str, binding: Binding) {
+    fn put(&mut self, cluster: &str, binding: Binding) {
         let located = self.locate(cluster);
         if let Some((chunk, Ok(position))) = located {
             self.replace(chunk, position, binding);
