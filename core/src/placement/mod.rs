@@ -20,6 +20,7 @@ pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore, Override
 pub use policy_snapshot::PolicySnapshot;
 
 pub use bindings::Bindings;
+pub(crate) use bindings::TagSet;
 pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
 
 use chrono::{DateTime, Utc};

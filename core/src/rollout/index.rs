@@ -1,7 +1,10 @@
 //! The rollout's view of one placement's bindings — each binding's state, readiness and
-//! whether it is out of date, plus the counts and ordered candidate sets KubeFleet's one-pass
-//! algorithm needs — kept current as bindings change, so that a pass after one work report
-//! costs O(log n + clusters acted on) instead of O(bindings).
+//! whether it is out of date, plus the counts KubeFleet's one-pass algorithm needs — kept
+//! current as bindings change, so that a pass after one work report costs O(log n + clusters
+//! acted on) instead of O(bindings). The algorithm's ordered candidate sets ([`Set`]) are the
+//! bindings whose rows carry given tags, found through the bindings' record of which chunks
+//! carry which tags; sets of names beside the bindings took about 30 bytes a binding while a
+//! rollout ran.
 //!
 //! The index is a cache, not state: it is never encoded, never hashed, compares equal to any
 //! other index, and is rebuilt from the bindings whenever it is missing (after a checkpoint
@@ -17,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use super::readiness::{self, ApplyMode, Readiness};
-use crate::placement::{Binding, BindingState, Bindings};
+use crate::placement::{Binding, BindingState, Bindings, TagSet};
 use crate::state::ClusterName;
 
 pub(crate) use crate::placement::OverrideSnapshots;
@@ -146,14 +149,32 @@ impl Reclassified {
     }
 }
 
-/// The candidate sets of [`BindingIndex`].
-#[derive(Debug, Clone, Copy)]
-enum Set {
+/// The pass's candidates, found by the tags of their bindings' rows
+/// ([`Bindings::tagged`]), in cluster order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Set {
+    /// Unscheduled bindings: removal candidates.
     Unscheduled,
+    /// Scheduled bindings: bind candidates.
     Scheduled,
+    /// Bound, out of date and not failed: update candidates.
     Stale,
+    /// Bound, out of date and failed: always updated.
     StaleFailed,
 }
+
+/// Each set's tags, in the order of [`Set`]'s variants.
+static SET_TAGS: std::sync::LazyLock<[TagSet; 4]> = std::sync::LazyLock::new(|| {
+    let mut sets = [TagSet::EMPTY; 4];
+    // The time is only there for a `ReadyAt` class to be made; no set depends on it.
+    let at = DateTime::<Utc>::UNIX_EPOCH;
+    for tag in 0..=u8::MAX {
+        if let Some(set) = Class::of_tag(tag, Some(at)).and_then(Set::of) {
+            sets[set as usize] = sets[set as usize].with(tag);
+        }
+    }
+    sets
+});
 
 impl Set {
     /// The candidate set a class puts its cluster in, if any.
@@ -165,6 +186,12 @@ impl Set {
             BindingState::Bound if class.out_of_date => Some(Set::Stale),
             BindingState::Bound => None,
         }
+    }
+
+    /// The clusters of this set among `bindings`, in cluster order: those whose rows carry
+    /// the tag of a class in it.
+    pub fn among(self, bindings: &Bindings) -> impl Iterator<Item = &ClusterName> + '_ {
+        bindings.tagged(SET_TAGS[self as usize])
     }
 }
 
@@ -182,14 +209,6 @@ pub(crate) struct BindingIndex {
     pub can_be_ready: i64,
     /// Scheduled or bound bindings (PickAll's target).
     pub live: u64,
-    /// Unscheduled bindings, in cluster order: removal candidates.
-    pub unscheduled: BTreeSet<ClusterName>,
-    /// Scheduled bindings, in cluster order: bind candidates.
-    pub scheduled: BTreeSet<ClusterName>,
-    /// Bound, out of date and not failed: update candidates.
-    pub stale: BTreeSet<ClusterName>,
-    /// Bound, out of date and failed: always updated.
-    pub stale_failed: BTreeSet<ClusterName>,
     /// Not-trackable works that become ready at a time: `(at, cluster)`.
     waiting: BTreeSet<(DateTime<Utc>, ClusterName)>,
     /// Clusters whose binding or overrides may have changed since they were classified.
@@ -284,59 +303,34 @@ impl BindingIndex {
             .eq(classes.iter().map(|(c, class)| (c.clone(), class.tag())))
     }
 
-    /// Every binding of a placement, classified in cluster order: the maps and sets are built
-    /// whole, where setting each class would search and insert once per binding (a
-    /// placement's first pass classifies them all, and binds most of them).
+    /// Every binding of a placement, classified in cluster order: the maps are built whole,
+    /// where setting each class would search and insert once per binding (a placement's
+    /// first pass classifies them all, and binds most of them).
     pub fn of_all(latest: u64, classes: &[(ClusterName, Class)]) -> Self {
         let mut index = Self::new(latest);
-        let mut sets: [Vec<ClusterName>; 4] = Default::default();
         let mut waiting = Vec::new();
         for (cluster, class) in classes {
             index.adjust(*class, 1);
-            if let Some(set) = Set::of(*class) {
-                sets[set as usize].push(cluster.clone());
-            }
             if let Readiness::ReadyAt(at) = class.readiness {
                 waiting.push((at, cluster.clone()));
             }
         }
-        let [unscheduled, scheduled, stale, stale_failed] = sets;
         index.ready_at = waiting.iter().map(|(at, c)| (c.clone(), *at)).collect();
-        index.unscheduled = unscheduled.into_iter().collect();
-        index.scheduled = scheduled.into_iter().collect();
-        index.stale = stale.into_iter().collect();
-        index.stale_failed = stale_failed.into_iter().collect();
         index.waiting = waiting.into_iter().collect();
         index
     }
 
-    /// The candidate set a class puts its cluster in, if any.
-    fn set_of(&mut self, class: Class) -> Option<&mut BTreeSet<ClusterName>> {
-        Some(match Set::of(class)? {
-            Set::Unscheduled => &mut self.unscheduled,
-            Set::Scheduled => &mut self.scheduled,
-            Set::Stale => &mut self.stale,
-            Set::StaleFailed => &mut self.stale_failed,
-        })
-    }
-
     fn count(&mut self, cluster: &str, class: Class) {
         self.adjust(class, 1);
-        if let Some(set) = self.set_of(class) {
-            set.insert(cluster.into());
-        }
         if let Readiness::ReadyAt(at) = class.readiness {
             self.waiting.insert((at, cluster.into()));
             self.ready_at.insert(cluster.into(), at);
         }
     }
 
-    /// Undoes [`Self::count`] of the class the cluster had: it is only in that class's set.
+    /// Undoes [`Self::count`] of the class the cluster had.
     fn forget(&mut self, cluster: &str, class: Class) {
         self.adjust(class, -1);
-        if let Some(set) = self.set_of(class) {
-            set.remove(cluster);
-        }
         if let Readiness::ReadyAt(at) = class.readiness {
             self.waiting.remove(&(at, cluster.into()));
             self.ready_at.remove(cluster);

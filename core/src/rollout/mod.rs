@@ -33,9 +33,9 @@ use crate::decision::Decision;
 use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{ObjectKey, Rounding};
 use crate::overrides;
-use crate::placement::{BindingState, Placement, Work};
+use crate::placement::{BindingState, Bindings, Placement, Work};
 use crate::state::{ClusterName, State};
-use index::{BindingIndex, Class, OverrideSnapshots};
+use index::{BindingIndex, Class, OverrideSnapshots, Set};
 
 /// Runs a rollout pass for every placement the step's changes touched, and for placements
 /// whose readiness deadline has passed.
@@ -330,7 +330,13 @@ fn pass(
         .guard
         .as_ref()
         .is_none_or(safety::Guard::allows_progress);
-    let plan = plan(&index, target, (max_unavailable, max_surge), progress);
+    let bindings = &state.placements[key].bindings;
+    let plan = plan(
+        (&index, bindings),
+        target,
+        (max_unavailable, max_surge),
+        progress,
+    );
     let acted: Vec<ClusterName> = plan.bind.iter().chain(&plan.update).cloned().collect();
     let wanted = wanted_overrides(state, key, &acted);
     let Some(placement) = state.placements.get_mut(key) else {
@@ -502,8 +508,10 @@ fn holds(
     now: DateTime<Utc>,
 ) -> bool {
     let classes = classes(state, key, settings, now);
-    let tags = (state.placements.get(key))
-        .is_none_or(|placement| BindingIndex::tags_hold(&placement.bindings, &classes));
+    let tags = (state.placements.get(key)).is_none_or(|placement| {
+        BindingIndex::tags_hold(&placement.bindings, &classes)
+            && placement.bindings.tags_summarized()
+    });
     tags && *index == BindingIndex::of_all(settings.latest, &classes)
 }
 
@@ -515,18 +523,17 @@ struct Plan {
     bind: Vec<ClusterName>,
 }
 
-/// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in cluster order.
+/// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in cluster order: the counts
+/// from the index, the candidates from the tags it keeps in the bindings' rows.
 fn plan(
-    index: &BindingIndex,
+    (index, bindings): (&BindingIndex, &Bindings),
     target: i64,
     (max_unavailable, max_surge): (i64, i64),
     progress: bool,
 ) -> Plan {
     let min_available = target - max_unavailable;
     let max_to_remove = usize::try_from(index.ready - min_available).unwrap_or(0);
-    let remove: Vec<ClusterName> = index
-        .unscheduled
-        .iter()
+    let remove: Vec<ClusterName> = (Set::Unscheduled.among(bindings))
         .take(max_to_remove)
         .cloned()
         .collect();
@@ -537,17 +544,22 @@ fn plan(
             bind: Vec::new(),
         };
     }
-    let update = index
-        .stale_failed
-        .iter()
-        .chain(index.stale.iter().take(max_to_remove - remove.len()))
+    let update = (Set::StaleFailed.among(bindings))
+        .chain(
+            Set::Stale
+                .among(bindings)
+                .take(max_to_remove - remove.len()),
+        )
         .cloned()
         .collect();
     let max_to_add = usize::try_from((target + max_surge) - index.can_be_ready).unwrap_or(0);
     Plan {
         remove,
         update,
-        bind: index.scheduled.iter().take(max_to_add).cloned().collect(),
+        bind: (Set::Scheduled.among(bindings))
+            .take(max_to_add)
+            .cloned()
+            .collect(),
     }
 }
 

@@ -20,12 +20,30 @@ fn binding(
     (cluster, class)
 }
 
-fn index(bindings: &[(&str, Class)]) -> BindingIndex {
+/// The pass's plan for bindings of these classes: their index, and rows tagged with them.
+fn plan_of(bindings: &[(&str, Class)], target: i64, budgets: (i64, i64), progress: bool) -> Plan {
     let mut classes: Vec<(ClusterName, Class)> = (bindings.iter())
         .map(|(cluster, class)| ((*cluster).into(), *class))
         .collect();
     classes.sort_by(|a, b| a.0.cmp(&b.0));
-    BindingIndex::of_all(1, &classes)
+    let mut rows: Bindings = (classes.iter())
+        .map(|(cluster, _)| {
+            let decision = crate::placement::ClusterDecision {
+                cluster: cluster.clone(),
+                selected: true,
+                score: None,
+                reason: "picked".into(),
+            };
+            crate::placement::Binding::scheduled([0; 4], decision, 0, DateTime::UNIX_EPOCH)
+        })
+        .collect();
+    rows.set_tags(classes.iter().map(|(_, class)| class.tag()));
+    plan(
+        (&BindingIndex::of_all(1, &classes), &rows),
+        target,
+        budgets,
+        progress,
+    )
 }
 
 #[test]
@@ -37,17 +55,17 @@ fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
         binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
         binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
     ];
-    let first = plan(&index(&all), 3, (1, 1), true);
+    let first = plan_of(&all, 3, (1, 1), true);
     assert_eq!(first.update, ["cluster-2"]);
     // A tripped rollout (no progress) plans no update.
-    assert_eq!(plan(&index(&all), 3, (1, 1), false), Plan::default());
+    assert_eq!(plan_of(&all, 3, (1, 1), false), Plan::default());
     // cluster-2 took the bad image and never becomes available: the rollout stalls.
     let stalled = [
         binding("cluster-2", BindingState::Bound, Readiness::NotReady, false),
         binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
         binding("cluster-4", BindingState::Bound, Readiness::Ready, true),
     ];
-    assert_eq!(plan(&index(&stalled), 3, (1, 1), true), Plan::default());
+    assert_eq!(plan_of(&stalled, 3, (1, 1), true), Plan::default());
 }
 
 #[test]
@@ -79,7 +97,7 @@ fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
             true,
         ),
     ];
-    let first = plan(&index(&moving), 2, (1, 2), true);
+    let first = plan_of(&moving, 2, (1, 2), true);
     assert_eq!(first.bind, ["cluster-3", "cluster-4"]);
     assert_eq!(first.remove, ["cluster-1"]);
     let later = [
@@ -93,7 +111,7 @@ fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
         binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
     ];
     assert_eq!(
-        plan(&index(&later), 2, (1, 2), true),
+        plan_of(&later, 2, (1, 2), true),
         Plan::default(),
         "one must stay available"
     );
@@ -107,7 +125,7 @@ fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
         binding("cluster-3", BindingState::Bound, Readiness::Ready, false),
         binding("cluster-4", BindingState::Bound, Readiness::NotReady, false),
     ];
-    assert_eq!(plan(&index(&done), 2, (1, 2), true).remove, ["cluster-2"]);
+    assert_eq!(plan_of(&done, 2, (1, 2), true).remove, ["cluster-2"]);
 }
 
 #[test]
@@ -160,5 +178,5 @@ fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
 #[test]
 fn failed_bindings_are_always_updated() {
     let failing = [binding("c", BindingState::Bound, Readiness::Failed, true)];
-    assert_eq!(plan(&index(&failing), 1, (1, 0), true).update, ["c"]);
+    assert_eq!(plan_of(&failing, 1, (1, 0), true).update, ["c"]);
 }

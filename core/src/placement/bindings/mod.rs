@@ -12,6 +12,7 @@
 
 mod row;
 mod serde_impl;
+mod tags;
 #[cfg(test)]
 mod tests;
 
@@ -19,6 +20,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use row::{Packed, Row, Tables};
+pub(crate) use tags::TagSet;
+use tags::TagSummary;
 
 use super::binding::{Binding, BindingState};
 use crate::state::ClusterName;
@@ -39,6 +42,8 @@ pub struct Bindings {
     chunks: Vec<Arc<Vec<Row>>>,
     /// Each chunk's first cluster, searched without following the chunks' pointers.
     firsts: Vec<ClusterName>,
+    /// Which tags each chunk's rows carry, to find the rows with given tags.
+    summary: TagSummary,
     /// How many rows the chunks hold.
     len: usize,
     /// The codes rows refer to.
@@ -160,9 +165,14 @@ impl Bindings {
             None => {
                 self.chunks.remove(chunk);
                 self.firsts.remove(chunk);
+                self.summary.removed(chunk);
             }
-            Some(first) if position == 0 => self.firsts[chunk] = first.cluster.clone(),
-            Some(_) => {}
+            Some(first) => {
+                if position == 0 {
+                    self.firsts[chunk] = first.cluster.clone();
+                }
+                self.summary.lost(&self.chunks, chunk, row.tag);
+            }
         }
         if row.is_aside() {
             self.aside.remove(&row.cluster);
@@ -216,8 +226,10 @@ impl Bindings {
             return (Some(old), None);
         };
         let (judged, tag) = judge(&binding);
-        if self.chunks[chunk][position].tag != tag {
+        let held = self.chunks[chunk][position].tag;
+        if held != tag {
             Arc::make_mut(&mut self.chunks[chunk])[position].tag = tag;
+            self.summary.retag(&self.chunks, chunk, held, tag);
         }
         (Some(old), Some(judged))
     }
@@ -237,6 +249,21 @@ impl Bindings {
                 }
             }
         }
+        self.summary = TagSummary::of(&self.chunks);
+    }
+
+    /// The clusters whose rows carry any of the tags `wanted`, in name order: what holds
+    /// none of them is skipped a chunk or a group of chunks at a time.
+    pub(crate) fn tagged(&self, wanted: TagSet) -> impl Iterator<Item = &ClusterName> + '_ {
+        (self.summary.chunks_with(wanted))
+            .flat_map(|chunk| self.chunks[chunk].iter())
+            .filter(move |row| wanted.contains(row.tag))
+            .map(|row| &row.cluster)
+    }
+
+    /// Whether the record of which chunks carry which tags is exact (a debug check).
+    pub(crate) fn tags_summarized(&self) -> bool {
+        self.summary == TagSummary::of(&self.chunks)
     }
 
     /// Every binding's tag, in cluster order.
@@ -274,19 +301,62 @@ impl Bindings {
     }
 
     /// The row for `binding` under `cluster`, the binding kept aside when a row cannot hold it.
+    /// A full table is made afresh first when that may be worth it ([`Self::compact`]).
     fn pack(&mut self, cluster: &ClusterName, binding: Binding) -> Row {
-        match Row::pack(cluster, &binding, &mut self.tables) {
+        let packed = match Row::pack(cluster, &binding, &mut self.tables) {
+            Packed::Full(_) if self.tables.may_compact() => {
+                self.compact();
+                Row::pack(cluster, &binding, &mut self.tables)
+            }
+            packed => packed,
+        };
+        match packed {
             Packed::Row(row) => {
                 if !self.aside.is_empty() {
                     self.aside.remove(cluster);
                 }
                 row
             }
-            Packed::Aside(row) => {
+            Packed::Aside(row) | Packed::Full(row) => {
                 self.aside.insert(cluster.clone(), Arc::new(binding));
                 row
             }
         }
+    }
+
+    /// Codes every binding again against tables holding only the entries they use: entries
+    /// are never removed one by one, so a long-lived placement's (one per policy change, per
+    /// staged run) would otherwise fill a table and keep every later binding aside. O(n), at
+    /// most once per half a table of entries added.
+    fn compact(&mut self) {
+        let old = std::mem::take(&mut self.tables);
+        let Self {
+            chunks,
+            tables,
+            aside,
+            ..
+        } = self;
+        for chunk in chunks.iter_mut() {
+            for row in Arc::make_mut(chunk).iter_mut() {
+                let binding = match row.is_aside() {
+                    true => aside.get(&row.cluster).map(|b| Binding::clone(b)),
+                    false => row.unpack(&old),
+                };
+                let Some(binding) = binding else { continue };
+                let (mut packed, kept) = match Row::pack(&row.cluster, &binding, tables) {
+                    Packed::Row(packed) => (packed, false),
+                    Packed::Aside(packed) | Packed::Full(packed) => (packed, true),
+                };
+                match (row.is_aside(), kept) {
+                    (true, false) => _ = aside.remove(&row.cluster),
+                    (false, true) => _ = aside.insert(row.cluster.clone(), Arc::new(binding)),
+                    _ => {}
+                }
+                packed.tag = row.tag;
+                *row = packed;
+            }
+        }
+        Arc::make_mut(tables).added = 0;
     }
 
     /// The chunk that holds `cluster`, or would, and where in it; `None` with no chunks.
@@ -306,6 +376,7 @@ impl Bindings {
             .iter()
             .filter_map(|chunk| Some(chunk.first()?.cluster.clone()))
             .collect();
+        self.summary = TagSummary::of(&chunks);
         self.chunks = chunks;
     }
 
@@ -332,6 +403,7 @@ impl Bindings {
             _ => {
                 self.firsts.push(cluster);
                 self.chunks.push(Arc::new(chunk_with(row)));
+                self.summary.inserted(&self.chunks, self.chunks.len() - 1);
             }
         }
         self.len += 1;
@@ -351,10 +423,13 @@ impl Bindings {
             if rows.len() == rows.capacity() {
                 rows.reserve_exact(CHUNK_STEP.min(CHUNK - rows.len()));
             }
+            let tag = row.tag;
             rows.insert(position, row);
+            self.summary.add(chunk, tag);
         } else if last && position == rows.len() {
             self.firsts.push(row.cluster.clone());
             self.chunks.push(Arc::new(chunk_with(row)));
+            self.summary.inserted(&self.chunks, chunk + 1);
         } else {
             let mut upper = Vec::with_capacity(CHUNK / 2 + CHUNK_STEP);
             upper.extend(rows.drain(CHUNK / 2..));
@@ -366,6 +441,8 @@ impl Bindings {
             }
             self.firsts.insert(chunk + 1, upper[0].cluster.clone());
             self.chunks.insert(chunk + 1, Arc::new(upper));
+            self.summary.rescan(&self.chunks, chunk);
+            self.summary.inserted(&self.chunks, chunk + 1);
         }
     }
 

@@ -1,8 +1,9 @@
 //! One binding packed into a fixed-size row: no allocation of its own, times as nanoseconds,
-//! indices as `u32`, the few distinct reasons, run names and override snapshot sets as codes
-//! into the placement's tables. What a row cannot hold exactly (a report's details, a PickN
-//! score, an index past `u32`, a time outside `i64` nanoseconds) keeps the whole binding
-//! aside ([`Packed::Aside`]), so a binding always comes back equal to what went in.
+//! the resource index as `u32`, the few distinct reasons, run names, override snapshot sets
+//! and (policy index, generation) pairs as codes into the placement's tables. What a row
+//! cannot hold exactly (a report's details, a PickN score, an index past `u32`, a time outside
+//! `i64` nanoseconds, a code past a full table) keeps the whole binding aside
+//! ([`Packed::Aside`]), so a binding always comes back equal to what went in.
 
 use std::sync::Arc;
 
@@ -43,8 +44,8 @@ mod flag {
     pub const ASIDE: u16 = 1 << 14;
 }
 
-/// A binding in 80 bytes: its cluster (the key), times, indices, flags and table codes, and
-/// the rollout index's judgement of it.
+/// A binding in 72 bytes: its cluster (the key), times, resource index, flags and table codes,
+/// and the rollout index's judgement of it.
 #[derive(Debug, Clone)]
 pub(super) struct Row {
     /// The cluster: the row's key, in name order.
@@ -53,27 +54,33 @@ pub(super) struct Row {
     rollout_started_at: i64,
     reported_at: i64,
     available_since: i64,
-    policy_index: u32,
-    generation: u32,
     resource_index: u32,
     name_suffix: [u8; 4],
     flags: u16,
     reason: u8,
     run: u8,
     overrides: u8,
+    /// The code of its (policy index, generation): every binding a scheduling pass touched
+    /// shares one.
+    policy: u8,
     /// What the rollout's index last judged of the binding ([`crate::rollout::index`]):
     /// derived, not part of the binding; 0 when not judged. It fills the row's padding.
     pub tag: u8,
 }
 
-/// The distinct reasons, staged run names and override snapshot sets of a placement's
-/// bindings, which rows refer to by code. Entries are never removed while the table lives:
-/// a placement sees few distinct ones (past [`TABLE_MAX`], bindings are kept aside).
+/// The distinct reasons, staged run names, override snapshot sets and (policy index,
+/// generation) pairs of a placement's bindings, which rows refer to by code. Entries are not
+/// removed one by one: when one table is full, the bindings are coded again against tables
+/// holding only what they use ([`Tables::may_compact`]); a binding needing an entry past a
+/// full table is kept aside.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Tables {
     reasons: Vec<CompactString>,
     runs: Vec<Arc<str>>,
     overrides: Vec<OverrideSnapshots>,
+    policies: Vec<(u64, u64)>,
+    /// Entries added since the tables were last made afresh.
+    pub added: usize,
 }
 
 /// How a binding was stored.
@@ -82,6 +89,16 @@ pub(super) enum Packed {
     Row(Row),
     /// In the row's place only; the binding itself is to be kept aside.
     Aside(Row),
+    /// As [`Packed::Aside`], because a table it needed an entry of was full.
+    Full(Row),
+}
+
+/// Why a binding does not fit a row.
+enum Unfit {
+    /// It holds what no row holds.
+    Aside,
+    /// A table it needs an entry of is full.
+    Full,
 }
 
 impl Row {
@@ -98,14 +115,13 @@ impl Row {
             rollout_started_at: 0,
             reported_at: 0,
             available_since: 0,
-            policy_index: 0,
-            generation: 0,
             resource_index: 0,
             name_suffix: [0; 4],
             flags: flag::ASIDE,
             reason: 0,
             run: 0,
             overrides: 0,
+            policy: 0,
             tag: 0,
         }
     }
@@ -113,14 +129,15 @@ impl Row {
     /// Packs `binding`, stored under `cluster`, adding codes to `tables` as needed.
     pub fn pack(cluster: &str, binding: &Binding, tables: &mut Arc<Tables>) -> Packed {
         match Self::try_pack(cluster, binding, tables) {
-            Some(row) => Packed::Row(row),
-            None => Packed::Aside(Self::placeholder(cluster.into())),
+            Ok(row) => Packed::Row(row),
+            Err(Unfit::Aside) => Packed::Aside(Self::placeholder(cluster.into())),
+            Err(Unfit::Full) => Packed::Full(Self::placeholder(cluster.into())),
         }
     }
 
-    fn try_pack(cluster: &str, binding: &Binding, tables: &mut Arc<Tables>) -> Option<Self> {
+    fn try_pack(cluster: &str, binding: &Binding, tables: &mut Arc<Tables>) -> Result<Self, Unfit> {
         if binding.cluster != cluster {
-            return None;
+            return Err(Unfit::Aside);
         }
         let Pick {
             selected,
@@ -133,33 +150,38 @@ impl Row {
         match score {
             None => {}
             Some(score) if *score == ClusterScore::default() => flags |= flag::SCORED,
-            Some(_) => return None,
+            Some(_) => return Err(Unfit::Aside),
         }
         // A report is on the work the binding carries (one on an earlier work is refused,
         // and a new work clears it), so the row holds no index of its own for it.
         let (reported_at, available_since) = match &binding.report {
             None => (0, 0),
             Some(report) if binding.resource_index == Some(report.resource_index) => {
-                flags |= report_flags(report)?;
-                (nanos(report.reported_at)?, nanos(report.available_since)?)
+                flags |= fits(report_flags(report))?;
+                (
+                    fits(nanos(report.reported_at))?,
+                    fits(nanos(report.available_since))?,
+                )
             }
-            Some(_) => return None,
+            Some(_) => return Err(Unfit::Aside),
         };
-        let codes = Tables::codes(tables, reason, binding)?;
-        Some(Self {
+        let created = fits(nanos(binding.created))?;
+        let rollout_started_at = fits(binding.rollout_started_at.map_or(Some(NO_TIME), nanos))?;
+        let resource_index = fits(binding.resource_index.map_or(Some(NO_INDEX), index))?;
+        let codes = Tables::codes(tables, reason, binding).ok_or(Unfit::Full)?;
+        Ok(Self {
             cluster: binding.cluster.clone(),
-            created: nanos(binding.created)?,
-            rollout_started_at: binding.rollout_started_at.map_or(Some(NO_TIME), nanos)?,
+            created,
+            rollout_started_at,
             reported_at,
             available_since,
-            policy_index: index(binding.policy_index)?,
-            generation: index(binding.generation)?,
-            resource_index: binding.resource_index.map_or(Some(NO_INDEX), index)?,
+            resource_index,
             name_suffix: binding.name_suffix,
             flags,
             reason: codes.0,
             run: codes.1,
             overrides: codes.2,
+            policy: codes.3,
             tag: 0,
         })
     }
@@ -175,7 +197,7 @@ impl Row {
             cluster: self.cluster.clone(),
             state: state_of(flags >> flag::STATE)?,
             previous_state: previous_of(flags >> flag::PREVIOUS),
-            policy_index: u64::from(self.policy_index),
+            policy_index: tables.policies.get(usize::from(self.policy))?.0,
             resource_index: (self.resource_index != NO_INDEX)
                 .then_some(u64::from(self.resource_index)),
             decision: Pick {
@@ -183,7 +205,7 @@ impl Row {
                 score: (flags & flag::SCORED != 0).then(ClusterScore::default),
                 reason: tables.reasons.get(usize::from(self.reason))?.clone(),
             },
-            generation: u64::from(self.generation),
+            generation: tables.policies.get(usize::from(self.policy))?.1,
             rollout_started_at: (self.rollout_started_at != NO_TIME)
                 .then(|| DateTime::from_timestamp_nanos(self.rollout_started_at)),
             report: (flags & flag::REPORTED != 0).then(|| self.report(flags)),
@@ -222,9 +244,18 @@ impl Row {
 }
 
 impl Tables {
-    /// The codes of a binding's reason, run and override snapshots, added as needed; `None`
-    /// when a table is full.
-    fn codes(tables: &mut Arc<Self>, reason: &str, binding: &Binding) -> Option<(u8, u8, u8)> {
+    /// Whether making the tables afresh may be worth it: as many entries were added since
+    /// they last were as half a table holds, so that bindings using more entries than a table
+    /// holds are not coded again and again.
+    pub fn may_compact(&self) -> bool {
+        self.added >= TABLE_MAX / 2
+    }
+
+    /// The codes of a binding's reason, run, override snapshots and (policy index,
+    /// generation), added as needed; `None` when a table is full.
+    fn codes(tables: &mut Arc<Self>, reason: &str, binding: &Binding) -> Option<(u8, u8, u8, u8)> {
+        let placed = (binding.policy_index, binding.generation);
+        let policy = code_of(tables, Table::POLICIES, |p| *p == placed, || placed)?;
         let reason = code_of(tables, Table::REASONS, |r| r == reason, || reason.into())?;
         let run = match &binding.update_run {
             None => 0,
@@ -236,7 +267,7 @@ impl Tables {
         } else {
             1 + code_of(tables, Table::OVERRIDES, |o| o == wanted, || wanted.clone())?
         };
-        Some((reason, run, overrides))
+        Some((reason, run, overrides, policy))
     }
 }
 
@@ -260,6 +291,13 @@ impl Table<Arc<str>> {
     };
 }
 
+impl Table<(u64, u64)> {
+    const POLICIES: Self = Self {
+        read: |t| &t.policies,
+        write: |t| &mut t.policies,
+    };
+}
+
 impl Table<OverrideSnapshots> {
     const OVERRIDES: Self = Self {
         read: |t| &t.overrides,
@@ -279,12 +317,20 @@ fn code_of<T>(
     if let Some(code) = (table.read)(tables).iter().position(is) {
         return u8::try_from(code).ok();
     }
-    let entries = (table.write)(Arc::make_mut(tables));
+    let tables = Arc::make_mut(tables);
+    let entries = (table.write)(tables);
     if entries.len() >= TABLE_MAX {
         return None;
     }
     entries.push(make());
-    u8::try_from(entries.len() - 1).ok()
+    let code = u8::try_from(entries.len() - 1).ok();
+    tables.added += 1;
+    code
+}
+
+/// What a row holds of a field, or that it holds none ([`Unfit::Aside`]).
+fn fits<T>(held: Option<T>) -> Result<T, Unfit> {
+    held.ok_or(Unfit::Aside)
 }
 
 /// `mask` when `on`.

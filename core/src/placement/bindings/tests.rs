@@ -9,7 +9,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use proptest::prelude::*;
 use thin_vec::thin_vec;
 
-use super::{Bindings, CHUNK, REPACKED_FROM, compare_names};
+use super::{Bindings, CHUNK, REPACKED_FROM, TagSet, compare_names};
 use crate::placement::binding::{Binding, BindingState, ClusterDecision, ClusterScore};
 use crate::state::{ClusterName, ReportDetails, WorkStatus};
 
@@ -168,6 +168,13 @@ fn assert_held_consistently(packed: &Bindings) {
         .map(|row| &row.cluster)
         .collect();
     assert!(aside.iter().copied().eq(packed.aside.keys()));
+    assert!(packed.tags_summarized(), "the chunks' tag sets are exact");
+}
+
+/// The clusters whose tags are in `wanted`, as the model has them.
+fn tagged_in(model: &BTreeMap<ClusterName, u8>, wanted: TagSet) -> Vec<ClusterName> {
+    let tagged = model.iter().filter(|(_, tag)| wanted.contains(**tag));
+    tagged.map(|(cluster, _)| cluster.clone()).collect()
 }
 
 /// The encoding a checkpoint gives, as bytes.
@@ -239,6 +246,81 @@ proptest! {
         prop_assert!(packed.iter().map(|(c, b)| (c.clone(), b)).eq(model.into_iter()));
         prop_assert!(snapshot.iter().map(|(c, b)| (c.clone(), b)).eq(before.into_iter()));
     }
+
+    #[test]
+    fn rows_with_given_tags_are_found_in_name_order(
+        bindings in any_bindings(),
+        retagged in proptest::collection::vec((0u32..400, 0u8..8), 0..200),
+        removed in proptest::collection::vec(0u32..400, 0..50),
+        wanted in proptest::collection::vec(0u8..8, 0..4),
+    ) {
+        let mut packed: Bindings = bindings.iter().cloned().collect();
+        let mut model: BTreeMap<ClusterName, u8> =
+            packed.keys().map(|cluster| (cluster.clone(), 0)).collect();
+        for (n, tag) in retagged {
+            let cluster = format!("member-{n:03}");
+            packed.rejudge(&cluster, |_| ((), tag));
+            if let Some(kept) = model.get_mut(cluster.as_str()) {
+                *kept = tag;
+            }
+        }
+        for n in removed {
+            let cluster = format!("member-{n:03}");
+            packed.remove(&cluster);
+            model.remove(cluster.as_str());
+        }
+        assert_held_consistently(&packed);
+        let wanted = wanted.into_iter().fold(TagSet::EMPTY, TagSet::with);
+        let found: Vec<ClusterName> = packed.tagged(wanted).cloned().collect();
+        prop_assert_eq!(found, tagged_in(&model, wanted));
+    }
+}
+
+#[test]
+fn tags_are_found_across_groups_of_chunks_through_splits_and_removals() {
+    // Enough bindings for several groups of chunks, joined out of name order so chunks split.
+    let count = 20_000u64;
+    let spread = |n: u64| n.wrapping_mul(7_919) % count;
+    let mut packed = Bindings::new();
+    let mut model: BTreeMap<ClusterName, u8> = BTreeMap::new();
+    for n in 0..count {
+        let name = format!("member-{:06}", spread(n));
+        packed.insert(scheduled(&name));
+        model.insert(name.into(), 0);
+    }
+    // A few tags, sparse and dense; one in the last rows only.
+    for n in 0..count {
+        let cluster = format!("member-{n:06}");
+        let tag = match n {
+            _ if n % 997 == 0 => 3,
+            _ if n % 3 == 0 => 5,
+            _ if n >= count - 10 => 9,
+            _ => continue,
+        };
+        packed.rejudge(&cluster, |_| ((), tag));
+        model.insert(cluster.into(), tag);
+    }
+    for n in (0..count).step_by(5) {
+        let cluster = format!("member-{n:06}");
+        packed.remove(&cluster);
+        model.remove(cluster.as_str());
+    }
+    assert_held_consistently(&packed);
+    for wanted in [vec![3], vec![5], vec![9], vec![3, 9], vec![42], vec![0]] {
+        let wanted = wanted.into_iter().fold(TagSet::EMPTY, TagSet::with);
+        let found: Vec<ClusterName> = packed.tagged(wanted).cloned().collect();
+        assert_eq!(found, tagged_in(&model, wanted));
+    }
+    // A snapshot keeps its tags while the rows change under the fold.
+    let snapshot = packed.clone();
+    packed.set_tags(std::iter::repeat_n(7, model.len()));
+    assert_held_consistently(&packed);
+    assert_eq!(packed.tagged(TagSet::EMPTY.with(7)).count(), model.len());
+    let fives = TagSet::EMPTY.with(5);
+    assert_eq!(
+        snapshot.tagged(fives).count(),
+        tagged_in(&model, fives).len()
+    );
 }
 
 #[test]
@@ -290,6 +372,32 @@ fn past_a_full_table_bindings_are_kept_aside_and_still_come_back() {
     packed.update("member-299", |b| b.decision.reason = "reason 0".into());
     assert_eq!(packed.aside.len(), 300 - 256);
     assert_held_consistently(&packed);
+}
+
+#[test]
+fn a_long_lived_placement_keeps_its_bindings_in_rows_past_a_full_table() {
+    // Each policy change moves every binding to a new (policy index, generation) pair; the
+    // table of pairs fills after 255 of them, and is made afresh with the pairs still used.
+    let mut packed: Bindings = (0..100)
+        .map(|n| scheduled(&format!("member-{n:03}")))
+        .collect();
+    for generation in 1..=600u64 {
+        let clusters: Vec<ClusterName> = packed.keys().cloned().collect();
+        for cluster in clusters {
+            packed.update(&cluster, |b| {
+                b.policy_index = generation;
+                b.generation = generation;
+            });
+        }
+    }
+    assert!(packed.aside.is_empty(), "no binding is kept aside");
+    assert!(
+        packed
+            .values()
+            .all(|b| b.policy_index == 600 && b.generation == 600)
+    );
+    assert_held_consistently(&packed);
+    assert_eq!(std::mem::size_of::<super::row::Row>(), 72);
 }
 
 #[test]
