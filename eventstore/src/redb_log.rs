@@ -57,6 +57,7 @@
 mod checkpoint_files;
 mod checkpoint_store;
 pub mod faults;
+mod groups;
 mod open;
 pub mod reader;
 mod reads;

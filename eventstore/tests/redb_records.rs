@@ -9,12 +9,12 @@ use std::error::Error;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, Utc};
-use flotilla_core::codec::{encode_decisions, encode_record};
+use flotilla_core::codec::{encode_decisions, encode_envelope, encode_record};
 use flotilla_core::wire::{self, RecordKind};
 use flotilla_core::{Decision, Envelope, Input, State};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogRecord};
-use redb::{Database, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -238,5 +238,91 @@ async fn the_event_id_index_names_the_first_sequence() -> TestResult {
     let found = log.first_seq_of(&ids).await?;
     let expected = [(Uuid::from_u128(1), 1), (Uuid::from_u128(2), 2)];
     assert_eq!(found, expected.into_iter().collect());
+    Ok(())
+}
+
+/// The table of small facts about the file, and the key of its layout version (frozen names).
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const LAYOUT_VERSION_KEY: &str = "layout_version";
+const INPUT_GROUPS: TableDefinition<u64, &[u8]> = TableDefinition::new("input_groups");
+
+/// A log file as a layout 1 build left it: each input under its own key.
+fn layout_1_file(path: &Path, inputs: &[Envelope]) -> TestResult {
+    let db = Database::create(path)?;
+    let txn = db.begin_write()?;
+    {
+        txn.open_table(META)?.insert(LAYOUT_VERSION_KEY, 1)?;
+        let mut table = txn.open_table(INPUTS)?;
+        for (seq, input) in (1..).zip(inputs) {
+            table.insert(seq, encode_envelope(input)?.as_slice())?;
+        }
+        txn.open_table(DECISIONS)?;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_layout_1_file_is_raised_to_layout_2_and_reads_on_across_both() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    layout_1_file(&path, &[tick(1, at(1_000)), tick(2, at(2_000))])?;
+    let log = open(&path)?;
+    assert_eq!(log.last_seq().await?, 2);
+    let appended = log
+        .append(
+            vec![tick(3, at(3_000)), tick(4, at(4_000))],
+            AppendTime::AsGiven,
+        )
+        .await?;
+    assert_eq!(appended.iter().map(|a| a.seq).collect::<Vec<_>>(), [3, 4]);
+    let events: Vec<LogRecord> = (log.read(1, 10).await?.into_iter())
+        .map(|s| s.record)
+        .collect();
+    let expected: Vec<LogRecord> = [(1, 1_000), (2, 2_000), (3, 3_000), (4, 4_000)]
+        .into_iter()
+        .map(|(n, seconds)| LogRecord::Event(tick(n, at(seconds))))
+        .collect();
+    assert_eq!(events, expected);
+    // Reads starting inside either table, and past the end.
+    assert_eq!(
+        log.read(2, 2)
+            .await?
+            .iter()
+            .map(|s| s.seq)
+            .collect::<Vec<_>>(),
+        [2, 3]
+    );
+    assert_eq!(
+        log.read(4, 10)
+            .await?
+            .iter()
+            .map(|s| s.seq)
+            .collect::<Vec<_>>(),
+        [4]
+    );
+    assert!(log.read(5, 10).await?.is_empty());
+    log.close()?;
+
+    let db = Database::open(&path)?;
+    let txn = db.begin_read()?;
+    let layout = txn
+        .open_table(META)?
+        .get(LAYOUT_VERSION_KEY)?
+        .map(|v| v.value());
+    assert_eq!(layout, Some(2), "the file now says it holds groups");
+    let groups = txn.open_table(INPUT_GROUPS)?;
+    let keys: Vec<u64> = (groups.iter()?)
+        .map(|entry| entry.map(|(key, _)| key.value()))
+        .collect::<Result<_, _>>()?;
+    assert_eq!(keys, [4], "one append, one group, under its last sequence");
+    drop((groups, txn));
+    // A layout this build does not know is refused, naming it.
+    let txn = db.begin_write()?;
+    txn.open_table(META)?.insert(LAYOUT_VERSION_KEY, 3)?;
+    txn.commit()?;
+    drop(db);
+    let refused = open(&path).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(refused.contains("layout version 3"), "{refused}");
     Ok(())
 }

@@ -15,8 +15,8 @@ use redb::{
 
 use super::RedbOptions;
 use super::tables::{
-    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, LAYOUT_VERSION,
-    LAYOUT_VERSION_KEY, META, storage,
+    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, LAYOUT_VERSION,
+    LAYOUT_VERSION_1, LAYOUT_VERSION_KEY, META, storage,
 };
 use super::writer::last_key;
 use crate::LogError;
@@ -44,14 +44,18 @@ pub(crate) fn prepare(db: &Database) -> Result<Heads, LogError> {
             .map_err(storage("read layout version"))?;
         match stored.map(|guard| guard.value()) {
             Some(LAYOUT_VERSION) => {}
-            Some(found) => {
-                return Err(LogError::Storage(format!(
-                    "table layout version {found}, this build reads {LAYOUT_VERSION}"
-                )));
-            }
-            None => {
+            found @ (Some(LAYOUT_VERSION_1) | None) => {
+                if found.is_some() {
+                    tracing::info!("raising the log's table layout from 1 to {LAYOUT_VERSION}");
+                }
                 meta.insert(LAYOUT_VERSION_KEY, LAYOUT_VERSION)
                     .map_err(storage("write layout version"))?;
+            }
+            Some(found) => {
+                return Err(LogError::Storage(format!(
+                    "table layout version {found}, this build reads {LAYOUT_VERSION_1} and \
+                     {LAYOUT_VERSION}"
+                )));
             }
         }
         let inputs = txn
@@ -66,15 +70,21 @@ pub(crate) fn prepare(db: &Database) -> Result<Heads, LogError> {
             .map_err(storage("open table checkpoints"))?;
         txn.open_table(CHECKPOINT_FILES)
             .map_err(storage("open table checkpoint_files"))?;
-        let last_seq = last_key(&inputs, "read last input sequence")?;
-        let last = inputs.get(last_seq).map_err(storage("read last input"))?;
+        let groups = txn
+            .open_table(INPUT_GROUPS)
+            .map_err(storage("open table input_groups"))?;
+        let last_seq = last_key(&inputs, "read last input sequence")?
+            .max(last_key(&groups, "read last input group")?);
+        let last = match inputs.get(last_seq).map_err(storage("read last input"))? {
+            Some(value) => Some(value.value().to_vec()),
+            None => super::groups::input(&groups, last_seq)?,
+        };
         let origin = InputOrigin {
             seq: last_seq,
             subject: None,
             log_time: None,
         };
-        let last_time =
-            last.and_then(|value| read_input(value.value(), &origin).event().map(|e| e.time));
+        let last_time = last.and_then(|value| read_input(&value, &origin).event().map(|e| e.time));
         Heads {
             last_seq,
             decided: last_key(&decisions, "read last decided sequence")?,

@@ -8,13 +8,15 @@ use redb::ReadTransaction;
 
 use super::checkpoint_files::CheckpointDir;
 use super::decode_batch;
+use super::groups;
 use super::tables::{
     CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, decode_checkpoint_record, storage,
 };
 use super::writer::last_key;
 use crate::{Checkpoint, DecisionBatch, LogError, StoredEvent};
 
-/// Up to `max` input records from `from` on.
+/// Up to `max` input records from `from` on, in sequence order: layout 1's, one per key, and
+/// those of the groups (which follow them in a file a layout 1 build began).
 pub(crate) fn inputs(
     txn: &ReadTransaction,
     from: u64,
@@ -27,16 +29,46 @@ pub(crate) fn inputs(
     let mut events = Vec::with_capacity(max.min(1_024));
     for entry in range.take(max) {
         let (key, value) = entry.map_err(storage("read inputs"))?;
-        let seq = key.value();
-        let origin = InputOrigin {
-            seq,
-            subject: None,
-            log_time: None,
-        };
-        let record = read_input(value.value(), &origin);
-        events.push(StoredEvent { seq, record });
+        events.push(stored(key.value(), value.value()));
     }
+    let Some(groups) = groups::open(txn)? else {
+        return Ok(events);
+    };
+    let from = from.max(1);
+    let mut grouped: Vec<StoredEvent> = Vec::new();
+    let range = groups.range(from..).map_err(storage("read input groups"))?;
+    for entry in range {
+        if grouped.len() >= max {
+            break;
+        }
+        let (key, value) = entry.map_err(storage("read input groups"))?;
+        let inputs = groups::decode(key.value(), value.value())?;
+        let wanted = inputs.into_iter().filter(|(seq, _)| *seq >= from);
+        let room = max - grouped.len();
+        grouped.extend(wanted.take(room).map(|(seq, bytes)| stored(seq, bytes)));
+    }
+    if events.is_empty() {
+        return Ok(grouped);
+    }
+    // Both tables hold inputs from `from` on: a file a layout 1 build began, read from before
+    // this build first wrote to it.
+    events.extend(grouped);
+    events.sort_by_key(|event| event.seq);
+    events.truncate(max);
     Ok(events)
+}
+
+/// Input `seq` read from its stored bytes.
+fn stored(seq: u64, bytes: &[u8]) -> StoredEvent {
+    let origin = InputOrigin {
+        seq,
+        subject: None,
+        log_time: None,
+    };
+    StoredEvent {
+        seq,
+        record: read_input(bytes, &origin),
+    }
 }
 
 /// The stored bytes of input `seq`, as written.
@@ -44,8 +76,13 @@ pub(crate) fn input_bytes(txn: &ReadTransaction, seq: u64) -> Result<Option<Vec<
     let table = txn
         .open_table(INPUTS)
         .map_err(storage("open table inputs"))?;
-    let value = table.get(seq).map_err(storage("read input"))?;
-    Ok(value.map(|value| value.value().to_vec()))
+    if let Some(value) = table.get(seq).map_err(storage("read input"))? {
+        return Ok(Some(value.value().to_vec()));
+    }
+    match groups::open(txn)? {
+        Some(groups) => groups::input(&groups, seq),
+        None => Ok(None),
+    }
 }
 
 /// Up to `max` decision batches whose last input is `from` or later.
@@ -75,8 +112,12 @@ pub(crate) fn heads(txn: &ReadTransaction) -> Result<(u64, u64), LogError> {
     let decisions = txn
         .open_table(DECISIONS)
         .map_err(storage("open table decisions"))?;
+    let last_group = match groups::open(txn)? {
+        Some(groups) => last_key(&groups, "read last input group")?,
+        None => 0,
+    };
     Ok((
-        last_key(&inputs, "read last input sequence")?,
+        last_key(&inputs, "read last input sequence")?.max(last_group),
         last_key(&decisions, "read last decided sequence")?,
     ))
 }

@@ -10,8 +10,12 @@ use redb::TableDefinition;
 
 use crate::{Checkpoint, LogError};
 
-/// Input records: sequence → framed envelope (`codec::encode_envelope`; 19da42c: unmarked).
+/// Input records of layout 1: sequence → framed envelope (`codec::encode_envelope`; 19da42c:
+/// unmarked). Read, never written since layout 2.
 pub(crate) const INPUTS: TableDefinition<u64, &[u8]> = TableDefinition::new("inputs");
+/// Input groups (layout 2): a group's last sequence → its inputs (`groups.rs`), one per write
+/// transaction that appended any.
+pub(crate) const INPUT_GROUPS: TableDefinition<u64, &[u8]> = TableDefinition::new("input_groups");
 /// Deduplication index: event id (the UUID's 16 bytes) → the sequence it was stored at.
 pub(crate) const EVENT_IDS: TableDefinition<&[u8; 16], u64> = TableDefinition::new("event_ids");
 /// Decision batches: last input sequence covered → `wire::decisions::encode_batch`.
@@ -27,8 +31,13 @@ pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta")
 
 /// The key in [`META`] under which the layout version is stored.
 pub(crate) const LAYOUT_VERSION_KEY: &str = "layout_version";
-/// The table layout this build writes and reads.
-pub(crate) const LAYOUT_VERSION: u64 = 1;
+/// The table layout this build writes: 2, inputs stored in groups. It reads layout 1 too
+/// (inputs one per key, never rewritten), and raises a layout 1 file it opens for writing to 2
+/// before storing a group, so that a build that reads only layout 1 refuses the file rather
+/// than miss its newer inputs.
+pub(crate) const LAYOUT_VERSION: u64 = 2;
+/// The first table layout: each input under its own key.
+pub(crate) const LAYOUT_VERSION_1: u64 = 1;
 
 /// Encodes a checkpoint as a marked frame (`flotilla_core::wire::checkpoint`).
 pub(crate) fn encode_checkpoint_record(checkpoint: &Checkpoint) -> Result<Vec<u8>, CodecError> {

@@ -22,7 +22,10 @@ use flotilla_core::codec::encode_envelope;
 use redb::{Database, Durability, ReadableTable, Table, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::tables::{CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, storage};
+use super::groups::GroupBuilder;
+use super::tables::{
+    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, storage,
+};
 use crate::{Appended, LogError};
 
 mod gather;
@@ -225,6 +228,7 @@ impl Writer {
                 None => break,
             }
         }
+        staging.store_group()?;
         self.last_time = staging.last_time;
         Ok(Committed {
             outcomes,
@@ -301,7 +305,9 @@ fn abort(txn: WriteTransaction) {
 
 /// The tables of one write transaction and the heads they imply.
 struct Staging<'txn> {
-    inputs: Table<'txn, u64, &'static [u8]>,
+    groups: Table<'txn, u64, &'static [u8]>,
+    /// The inputs this transaction appends, stored as one group before it commits.
+    group: GroupBuilder,
     event_ids: Table<'txn, &'static [u8; 16], u64>,
     decisions: Table<'txn, u64, &'static [u8]>,
     checkpoints: Table<'txn, u64, &'static [u8]>,
@@ -326,6 +332,9 @@ impl<'txn> Staging<'txn> {
         let inputs = txn
             .open_table(INPUTS)
             .map_err(storage("open table inputs"))?;
+        let groups = txn
+            .open_table(INPUT_GROUPS)
+            .map_err(storage("open table input_groups"))?;
         let event_ids = txn
             .open_table(EVENT_IDS)
             .map_err(storage("open table event_ids"))?;
@@ -338,10 +347,13 @@ impl<'txn> Staging<'txn> {
         let checkpoint_files = txn
             .open_table(CHECKPOINT_FILES)
             .map_err(storage("open table checkpoint_files"))?;
-        let last_seq = last_key(&inputs, "read last input sequence")?;
+        // Layout 1's inputs come first; groups follow them.
+        let last_seq = last_key(&inputs, "read last input sequence")?
+            .max(last_key(&groups, "read last input group")?);
         let decided = last_key(&decisions, "read last decided sequence")?;
         Ok(Self {
-            inputs,
+            groups,
+            group: GroupBuilder::default(),
             event_ids,
             decisions,
             checkpoints,
@@ -389,9 +401,7 @@ impl<'txn> Staging<'txn> {
                 continue;
             }
             self.settle_time(event)?;
-            self.inputs
-                .insert(seq, event.bytes.as_slice())
-                .map_err(storage("insert input"))?;
+            self.group.push(seq, &event.bytes)?;
             self.next_seq += 1;
             self.wrote = true;
             outcomes.push(Appended {
@@ -421,15 +431,23 @@ impl<'txn> Staging<'txn> {
     /// Stores a record as it came, at the next sequence.
     fn store_as_is(&mut self, bytes: &[u8]) -> Result<Appended, LogError> {
         let seq = self.next_seq;
-        self.inputs
-            .insert(seq, bytes)
-            .map_err(storage("insert input"))?;
+        self.group.push(seq, bytes)?;
         self.next_seq += 1;
         self.wrote = true;
         Ok(Appended {
             seq,
             duplicate: false,
         })
+    }
+
+    /// Stores the inputs staged in this transaction as one group.
+    fn store_group(&mut self) -> Result<(), LogError> {
+        if let Some((last, record)) = self.group.finish() {
+            self.groups
+                .insert(last, record.as_slice())
+                .map_err(storage("insert input group"))?;
+        }
+        Ok(())
     }
 
     /// Raises an assigned time to the previous event's, re-encoding the event if it moved,
