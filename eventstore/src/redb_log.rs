@@ -11,8 +11,12 @@
 //!   disk's fsync rate. [`RedbLog::commit_count`] shows how many transactions that took.
 //! - **Atomic appends.** One [`EventLog::append`] call is written in one transaction, entirely or
 //!   not at all; a call larger than the group limit is written alone, never split.
-//! - **Dense sequences from 1**, assigned inside the transaction from the table's last key, so an
-//!   aborted transaction leaves no gap.
+//! - **Dense sequences from 1**, assigned inside the transaction from the input tables' last
+//!   key, so an aborted transaction leaves no gap.
+//! - **One record per commit**: the inputs a transaction appends are stored as one group record
+//!   under their last sequence (table layout 2, `groups.rs`), one B-tree insert where layout 1
+//!   made one per input; a layout 1 file is read as it is and raised to layout 2 when opened
+//!   for writing (`docs/schema-evolution.md`).
 //! - **Deduplication by event id**, against the log and against earlier events of the same
 //!   transaction: a repeat writes nothing and gets the original sequence, `duplicate: true`.
 //!   The `event_ids` table is kept forever, so it also answers [`EventLog::first_seq_of`].
