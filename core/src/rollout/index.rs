@@ -195,7 +195,7 @@ impl Set {
     }
 }
 
-/// The classified bindings of one placement, with the pass's counts and candidate sets.
+/// The classified bindings of one placement, with the pass's counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct BindingIndex {
     /// The resource index the classes were judged against.
