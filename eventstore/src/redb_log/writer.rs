@@ -7,10 +7,12 @@
 //! publishers therefore share one fsync instead of queueing behind one fsync each: throughput
 //! follows redb's per-transaction cost, not the disk's fsync rate.
 //!
-//! Sequence numbers are assigned here, inside the transaction, from the table's own last key,
-//! so an aborted transaction assigns nothing and the log stays dense. Assigned times are
-//! settled here too: an event whose caller-side clock reading is earlier than the previous
-//! event's time is raised to it and re-encoded, so stored times never go backwards.
+//! Sequence numbers are assigned here, inside the transaction, from the input tables' own last
+//! key, so an aborted transaction assigns nothing and the log stays dense. The inputs a
+//! transaction appends are stored as one group record just before it commits (`groups.rs`).
+//! Assigned times are settled here too: an event whose caller-side clock reading is earlier
+//! than the previous event's time is raised to it and re-encoded, so stored times never go
+//! backwards.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
