@@ -310,18 +310,7 @@ impl Bindings {
             }
             packed => packed,
         };
-        match packed {
-            Packed::Row(row) => {
-                if !self.aside.is_empty() {
-                    self.aside.remove(cluster);
-                }
-                row
-            }
-            Packed::Aside(row) | Packed::Full(row) => {
-                self.aside.insert(cluster.clone(), Arc::new(binding));
-                row
-            }
-        }
+        place(&mut self.aside, cluster, packed, binding)
     }
 
     /// Codes every binding again against tables holding only the entries they use: entries
@@ -343,17 +332,10 @@ impl Bindings {
                     false => row.unpack(&old),
                 };
                 let Some(binding) = binding else { continue };
-                let (mut packed, kept) = match Row::pack(&row.cluster, &binding, tables) {
-                    Packed::Row(packed) => (packed, false),
-                    Packed::Aside(packed) | Packed::Full(packed) => (packed, true),
-                };
-                match (row.is_aside(), kept) {
-                    (true, false) => _ = aside.remove(&row.cluster),
-                    (false, true) => _ = aside.insert(row.cluster.clone(), Arc::new(binding)),
-                    _ => {}
-                }
-                packed.tag = row.tag;
-                *row = packed;
+                let packed = Row::pack(&row.cluster, &binding, tables);
+                let mut placed = place(aside, &row.cluster, packed, binding);
+                placed.tag = row.tag;
+                *row = placed;
             }
         }
         Arc::make_mut(tables).added = 0;
@@ -504,6 +486,28 @@ fn compare_names(a: &str, b: &str) -> std::cmp::Ordering {
         .map(|(x, y)| x.cmp(y))
         .find(|order| order.is_ne())
         .unwrap_or_else(|| a.len().cmp(&b.len()))
+}
+
+/// The row a binding was packed into, the binding kept in `aside` when the row only holds its
+/// place, and taken out of it when the row holds it.
+fn place(
+    aside: &mut BTreeMap<ClusterName, Arc<Binding>>,
+    cluster: &ClusterName,
+    packed: Packed,
+    binding: Binding,
+) -> Row {
+    match packed {
+        Packed::Row(row) => {
+            if !aside.is_empty() {
+                aside.remove(cluster);
+            }
+            row
+        }
+        Packed::Aside(row) | Packed::Full(row) => {
+            aside.insert(cluster.clone(), Arc::new(binding));
+            row
+        }
+    }
 }
 
 /// A new chunk holding `row`, with room for [`CHUNK_STEP`].

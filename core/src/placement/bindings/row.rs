@@ -192,12 +192,13 @@ impl Row {
             return None;
         }
         let flags = self.flags;
+        let (policy_index, generation) = *tables.policies.get(usize::from(self.policy))?;
         Some(Binding {
             name_suffix: self.name_suffix,
             cluster: self.cluster.clone(),
             state: state_of(flags >> flag::STATE)?,
             previous_state: previous_of(flags >> flag::PREVIOUS),
-            policy_index: tables.policies.get(usize::from(self.policy))?.0,
+            policy_index,
             resource_index: (self.resource_index != NO_INDEX)
                 .then_some(u64::from(self.resource_index)),
             decision: Pick {
@@ -205,7 +206,7 @@ impl Row {
                 score: (flags & flag::SCORED != 0).then(ClusterScore::default),
                 reason: tables.reasons.get(usize::from(self.reason))?.clone(),
             },
-            generation: tables.policies.get(usize::from(self.policy))?.1,
+            generation,
             rollout_started_at: (self.rollout_started_at != NO_TIME)
                 .then(|| DateTime::from_timestamp_nanos(self.rollout_started_at)),
             report: (flags & flag::REPORTED != 0).then(|| self.report(flags)),
