@@ -13,9 +13,9 @@
 //!   not at all; a call larger than the group limit is written alone, never split.
 //! - **Dense sequences from 1**, assigned inside the transaction from the input tables' last
 //!   key, so an aborted transaction leaves no gap.
-//! - **One record per commit**: the inputs a transaction appends are stored as one group record
-//!   under their last sequence (table layout 2, `groups.rs`), one B-tree insert where layout 1
-//!   made one per input; a layout 1 file is read as it is and raised to layout 2 when opened
+//! - **One record per commit, up to 1,024 inputs**: the inputs a transaction appends are stored
+//!   as group records under their last sequence (table layout 2, `groups.rs`), one B-tree
+//!   insert per 1,024 inputs where layout 1 made one per input; a layout 1 file is read as it is and raised to layout 2 when opened
 //!   for writing (`docs/schema-evolution.md`).
 //! - **Deduplication by event id**, against the log and against earlier events of the same
 //!   transaction: a repeat writes nothing and gets the original sequence, `duplicate: true`.

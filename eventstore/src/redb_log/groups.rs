@@ -1,5 +1,6 @@
-//! Input groups (table layout 2): the inputs one write transaction appends, stored as ONE
-//! record under the group's last sequence, where layout 1 stored each input under its own key.
+//! Input groups (table layout 2): the inputs one write transaction appends, stored as one
+//! record of up to [`GROUP_INPUTS_MAX`] inputs under the group's last sequence, where layout 1
+//! stored each input under its own key.
 //! A redb insert costs a walk from the root and page bookkeeping whatever its size, so a group
 //! of a thousand inputs costs one insert instead of a thousand; deduplication still indexes
 //! every event id on its own (`event_ids`).
@@ -21,6 +22,13 @@ use crate::LogError;
 
 /// The group record version this build writes and reads.
 const GROUP_VERSION: u8 = 1;
+/// The most inputs a group holds: a transaction appending more stores several groups. A read
+/// of inputs from some sequence on decodes each group it touches whole, so an unbounded group
+/// (a burst of a hundred thousand inputs in one commit) made every read of the fold's round
+/// decode it all again, and folding fell to about a tenth of its speed.
+pub(crate) const GROUP_INPUTS_MAX: u32 = 1_024;
+/// The bytes past which a group holds no more inputs (it may end past them by one input).
+pub(crate) const GROUP_BYTES_MAX: usize = 1 << 20;
 /// Bytes before the first input: version, first sequence, count.
 const HEADER: usize = 1 + 8 + 4;
 
@@ -48,6 +56,12 @@ impl GroupBuilder {
         self.bytes.extend_from_slice(&length.to_le_bytes());
         self.bytes.extend_from_slice(input);
         Ok(())
+    }
+
+    /// Whether the group holds as many inputs or bytes as a group should: it is to be stored,
+    /// and the next input begins another.
+    pub(crate) fn is_full(&self) -> bool {
+        self.count >= GROUP_INPUTS_MAX || self.bytes.len() >= GROUP_BYTES_MAX
     }
 
     /// The group's last sequence and its record, if it holds any input; the builder is

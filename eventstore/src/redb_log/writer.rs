@@ -9,7 +9,8 @@
 //!
 //! Sequence numbers are assigned here, inside the transaction, from the input tables' own last
 //! key, so an aborted transaction assigns nothing and the log stays dense. The inputs a
-//! transaction appends are stored as one group record just before it commits (`groups.rs`).
+//! transaction appends are stored as group records of up to 1,024 inputs, the last just before
+//! it commits (`groups.rs`).
 //! Assigned times are settled here too: an event whose caller-side clock reading is earlier
 //! than the previous event's time is raised to it and re-encoded, so stored times never go
 //! backwards.
@@ -308,7 +309,8 @@ fn abort(txn: WriteTransaction) {
 /// The tables of one write transaction and the heads they imply.
 struct Staging<'txn> {
     groups: Table<'txn, u64, &'static [u8]>,
-    /// The inputs this transaction appends, stored as one group before it commits.
+    /// The inputs this transaction appends since it last stored a group; stored when full
+    /// and before it commits.
     group: GroupBuilder,
     event_ids: Table<'txn, &'static [u8; 16], u64>,
     decisions: Table<'txn, u64, &'static [u8]>,
@@ -403,7 +405,7 @@ impl<'txn> Staging<'txn> {
                 continue;
             }
             self.settle_time(event)?;
-            self.group.push(seq, &event.bytes)?;
+            self.stage_input(seq, &event.bytes)?;
             self.next_seq += 1;
             self.wrote = true;
             outcomes.push(Appended {
@@ -433,7 +435,7 @@ impl<'txn> Staging<'txn> {
     /// Stores a record as it came, at the next sequence.
     fn store_as_is(&mut self, bytes: &[u8]) -> Result<Appended, LogError> {
         let seq = self.next_seq;
-        self.group.push(seq, bytes)?;
+        self.stage_input(seq, bytes)?;
         self.next_seq += 1;
         self.wrote = true;
         Ok(Appended {
@@ -442,7 +444,16 @@ impl<'txn> Staging<'txn> {
         })
     }
 
-    /// Stores the inputs staged in this transaction as one group.
+    /// Adds input `seq` to the group, storing the group when that fills it.
+    fn stage_input(&mut self, seq: u64, bytes: &[u8]) -> Result<(), LogError> {
+        self.group.push(seq, bytes)?;
+        if self.group.is_full() {
+            self.store_group()?;
+        }
+        Ok(())
+    }
+
+    /// Stores the inputs staged since the last group was stored as one group.
     fn store_group(&mut self) -> Result<(), LogError> {
         if let Some((last, record)) = self.group.finish() {
             self.groups
