@@ -248,7 +248,7 @@ fn pick_four_of_ten(spec: &Value, sick: bool) -> (Hub, Vec<flotilla_core::decisi
         .placement("crp")
         .bindings
         .keys()
-        .map(ToString::to_string)
+        .map(|cluster| cluster.to_string())
         .collect();
     assert_eq!(bound.len(), 4, "four of the ten placed");
     // The first of the four reports its work applied but not available.

@@ -8,7 +8,7 @@ use super::Violation;
 use crate::model::ObjectKey;
 use crate::model::placement::PlacementType;
 use crate::placement::{BindingState, Placement};
-use crate::state::State;
+use crate::state::{ClusterName, State};
 
 pub(super) fn check(state: &State) -> Result<(), Violation> {
     for (key, placement) in &state.placements {
@@ -23,9 +23,9 @@ pub(super) fn check(state: &State) -> Result<(), Violation> {
 
 /// Bindings are keyed by cluster, so each key must be its binding's cluster; names are unique.
 fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(), Violation> {
-    let mut names: BTreeMap<String, &str> = BTreeMap::new();
+    let mut names: BTreeMap<String, ClusterName> = BTreeMap::new();
     for (cluster, binding) in &placement.bindings {
-        if *cluster != binding.cluster {
+        if cluster != binding.cluster {
             return Err(Violation::BindingKeyMismatch {
                 placement: key.display(),
                 key: cluster.as_str().to_owned(),
@@ -33,12 +33,12 @@ fn one_binding_per_cluster(key: &ObjectKey, placement: &Placement) -> Result<(),
             });
         }
         let name = binding.name(&key.name);
-        if let Some(first) = names.insert(name.clone(), cluster) {
+        if let Some(first) = names.insert(name.clone(), cluster.clone()) {
             return Err(Violation::DuplicateBindingName {
                 placement: key.display(),
                 name,
-                first: first.to_owned(),
-                second: cluster.as_str().to_owned(),
+                first: first.to_string(),
+                second: cluster.to_string(),
             });
         }
     }

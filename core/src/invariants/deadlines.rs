@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::Violation;
 use crate::placement::Placement;
 use crate::rollout::partitioned::is_partitioned;
-use crate::state::State;
+use crate::state::{ClusterName, State};
 
 pub(super) fn check(state: &State) -> Result<(), Violation> {
     heartbeats(state)?;
@@ -121,8 +121,12 @@ fn partitioned_plans(state: &State) -> Result<(), Violation> {
 fn targets_live_bindings(plan: &crate::rollout::partitioned::Plan, placement: &Placement) -> bool {
     let live = placement
         .bindings
-        .iter()
-        .filter(|(_, b)| b.state != crate::placement::BindingState::Unscheduled)
-        .map(|(cluster, _)| cluster.as_str());
-    plan.targets.keys().map(String::as_str).eq(live)
+        .states()
+        .filter(|(_, state)| *state != crate::placement::BindingState::Unscheduled)
+        .map(|(cluster, _)| cluster);
+    let targets = plan
+        .targets
+        .keys()
+        .map(|cluster| ClusterName::from(cluster.as_str()));
+    targets.eq(live)
 }

@@ -190,7 +190,7 @@ impl Set {
 
     /// The clusters of this set among `bindings`, in cluster order: those whose rows carry
     /// the tag of a class in it.
-    pub fn among(self, bindings: &Bindings) -> impl Iterator<Item = &ClusterName> + '_ {
+    pub fn among(self, bindings: &Bindings) -> impl Iterator<Item = ClusterName> + '_ {
         bindings.tagged(SET_TAGS[self as usize])
     }
 }

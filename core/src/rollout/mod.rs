@@ -191,10 +191,10 @@ pub fn budgets(placement: &Placement, target: u64) -> (i64, i64) {
 
 /// The override snapshots these clusters' works should be rendered with now (empty when no
 /// override exists at all, which keeps the common case free).
-fn wanted_overrides<'a>(
+fn wanted_overrides<C: std::borrow::Borrow<ClusterName>>(
     state: &State,
     key: &ObjectKey,
-    clusters: impl IntoIterator<Item = &'a ClusterName>,
+    clusters: impl IntoIterator<Item = C>,
 ) -> BTreeMap<ClusterName, OverrideSnapshots> {
     let (Some(placement), false) = (state.placements.get(key), state.overrides.is_empty()) else {
         return BTreeMap::new();
@@ -205,12 +205,12 @@ fn wanted_overrides<'a>(
     clusters
         .into_iter()
         .filter(|cluster| {
-            placement
-                .bindings
-                .get((*cluster).as_str())
-                .is_some_and(|b| b.state != BindingState::Unscheduled)
+            (placement.bindings)
+                .state(cluster.borrow().as_str())
+                .is_some_and(|state| state != BindingState::Unscheduled)
         })
         .map(|cluster| {
+            let cluster = cluster.borrow();
             let wanted = overrides::applicable_overrides(state, key, &resources.resources, cluster);
             (cluster.clone(), wanted)
         })
@@ -493,7 +493,7 @@ fn classes(
     let classes = placement.bindings.iter().map(|(cluster, b)| {
         let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
         let class = Class::of(&b, settings.latest, overrides, judging, now);
-        (cluster.clone(), class)
+        (cluster, class)
     });
     classes.collect()
 }
@@ -535,7 +535,6 @@ fn plan(
     let max_to_remove = usize::try_from(index.ready - min_available).unwrap_or(0);
     let remove: Vec<ClusterName> = (Set::Unscheduled.among(bindings))
         .take(max_to_remove)
-        .cloned()
         .collect();
     if !progress {
         return Plan {
@@ -550,16 +549,12 @@ fn plan(
                 .among(bindings)
                 .take(max_to_remove - remove.len()),
         )
-        .cloned()
         .collect();
     let max_to_add = usize::try_from((target + max_surge) - index.can_be_ready).unwrap_or(0);
     Plan {
         remove,
         update,
-        bind: (Set::Scheduled.among(bindings))
-            .take(max_to_add)
-            .cloned()
-            .collect(),
+        bind: (Set::Scheduled.among(bindings)).take(max_to_add).collect(),
     }
 }
 

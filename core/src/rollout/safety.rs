@@ -389,7 +389,7 @@ pub(crate) fn observe(
                 }
             }
         }
-        None => bindings.iter().for_each(|(c, b)| judge(c, &b)),
+        None => bindings.iter().for_each(|(c, b)| judge(&c, &b)),
     }
     let deadline = safety
         .progress_deadline_seconds
@@ -436,7 +436,7 @@ pub(crate) fn observe(
                 "No cluster became ready on resource snapshot {latest} for {secs}s \
                  ({}.progressDeadlineSeconds); clusters {what}: {}",
                 judging.path,
-                names(clusters.into_iter()),
+                names(clusters.iter().map(|cluster| cluster.as_str())),
             ),
         ))
     } else {
@@ -542,12 +542,12 @@ fn judge_binding(
 
 /// For a deadline's message, in cluster order: the scheduled or bound clusters not given the
 /// new work yet, and those given it but not ready on it. A scan, made only when it trips.
-fn laggards<'a>(
-    bindings: &'a Bindings,
+fn laggards(
+    bindings: &Bindings,
     latest: u64,
     judging: Judging<'_>,
     now: DateTime<Utc>,
-) -> (Vec<&'a str>, Vec<&'a str>) {
+) -> (Vec<ClusterName>, Vec<ClusterName>) {
     let mut waiting = Vec::new();
     let mut unready = Vec::new();
     for (cluster, binding) in bindings {
@@ -555,9 +555,9 @@ fn laggards<'a>(
             continue;
         }
         if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
-            waiting.push(cluster.as_str());
+            waiting.push(cluster);
         } else if judging.readiness(&binding, now) != Readiness::Ready {
-            unready.push(cluster.as_str());
+            unready.push(cluster);
         }
     }
     (waiting, unready)

@@ -159,9 +159,8 @@ pub(crate) fn collect_clusters(
         .bindings
         .states()
         .partition(|(_, state)| *state == BindingState::Unscheduled);
-    let names = |bindings: Vec<(&ClusterName, BindingState)>| {
-        bindings.into_iter().map(|(c, _)| c.clone()).collect()
-    };
+    let names =
+        |bindings: Vec<(ClusterName, BindingState)>| bindings.into_iter().map(|(c, _)| c).collect();
     (names(selected), names(to_delete))
 }
 

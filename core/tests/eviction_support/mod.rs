@@ -101,7 +101,7 @@ pub fn bound_anyhow(hub: &Hub) -> Vec<String> {
     hub.placement(PLACEMENT)
         .bindings
         .keys()
-        .map(ToString::to_string)
+        .map(|cluster| cluster.to_string())
         .collect()
 }
 

@@ -1,15 +1,17 @@
-//! A placement's bindings, in cluster name order, packed: each binding is an 80-byte row
-//! ([`row`]) in chunks of up to [`CHUNK`] rows, each chunk behind one pointer. A binding held
+//! A placement's bindings, in cluster name order, packed: each binding is a 48-byte row
+//! ([`row`]) in chunks of up to [`CHUNK`] rows, each chunk behind one pointer and holding its
+//! rows' cluster names with their shared beginning once ([`chunk`]). A binding held
 //! as its own 208-byte struct behind its own pointer, with a map entry and the map's half-empty
 //! nodes, took about 300 bytes; ten placements over a million clusters took 3 GiB.
 //!
-//! Readers get each binding as a value, made from its row (no allocation for the common
-//! ones); writers change one through [`Bindings::update`]. A checkpoint's snapshot shares the
+//! Readers get each binding, and each cluster name, as a value, made from its row and its
+//! chunk (no allocation for the common ones: names up to 24 bytes are inline); writers change one through [`Bindings::update`]. A checkpoint's snapshot shares the
 //! chunks; the fold copies a chunk only when it changes one while the snapshot lives. The
 //! chunks, codes and tables are how the bindings are held, not what they are: equality, the
 //! encoding (a map of cluster name to binding, as before) and so the state hash see only the
 //! bindings.
 
+mod chunk;
 mod row;
 mod serde_impl;
 mod tags;
@@ -19,6 +21,7 @@ mod tests;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use chunk::Chunk;
 use row::{Packed, Row, Tables};
 pub(crate) use tags::TagSet;
 use tags::TagSummary;
@@ -39,7 +42,7 @@ const REPACKED_FROM: usize = 4_096;
 #[derive(Clone, Default)]
 pub struct Bindings {
     /// The rows in name order, in chunks none of which is empty.
-    chunks: Vec<Arc<Vec<Row>>>,
+    chunks: Vec<Arc<Chunk>>,
     /// Each chunk's first cluster, searched without following the chunks' pointers.
     firsts: Vec<ClusterName>,
     /// Which tags each chunk's rows carry, to find the rows with given tags.
@@ -81,7 +84,7 @@ impl Bindings {
         let (chunk, Ok(position)) = self.locate(cluster)? else {
             return None;
         };
-        self.unpack(&self.chunks[chunk][position])
+        self.unpack(&self.chunks[chunk].rows()[position], cluster.into())
     }
 
     /// Whether `cluster` has a binding.
@@ -96,29 +99,34 @@ impl Bindings {
         let (chunk, Ok(position)) = self.locate(cluster)? else {
             return None;
         };
-        self.state_of(&self.chunks[chunk][position])
+        self.state_of(&self.chunks[chunk].rows()[position], cluster)
     }
 
     /// Every binding with its cluster, in cluster name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&ClusterName, Binding)> + '_ {
-        self.rows()
-            .filter_map(|row| Some((&row.cluster, self.unpack(row)?)))
+    pub fn iter(&self) -> impl Iterator<Item = (ClusterName, Binding)> + '_ {
+        self.named_rows().filter_map(|(cluster, row)| {
+            let binding = self.unpack(row, cluster.clone())?;
+            Some((cluster, binding))
+        })
     }
 
     /// Every binding, in cluster name order.
     pub fn values(&self) -> impl Iterator<Item = Binding> + '_ {
-        self.rows().filter_map(|row| self.unpack(row))
+        self.named_rows()
+            .filter_map(|(cluster, row)| self.unpack(row, cluster))
     }
 
     /// Every bound cluster, in name order.
-    pub fn keys(&self) -> impl Iterator<Item = &ClusterName> + '_ {
-        self.rows().map(|row| &row.cluster)
+    pub fn keys(&self) -> impl Iterator<Item = ClusterName> + '_ {
+        self.named_rows().map(|(cluster, _)| cluster)
     }
 
     /// Every cluster with its binding's state, in name order, without making the bindings.
-    pub fn states(&self) -> impl Iterator<Item = (&ClusterName, BindingState)> + '_ {
-        self.rows()
-            .filter_map(|row| Some((&row.cluster, self.state_of(row)?)))
+    pub fn states(&self) -> impl Iterator<Item = (ClusterName, BindingState)> + '_ {
+        self.named_rows().filter_map(|(cluster, row)| {
+            let state = self.state_of(row, &cluster)?;
+            Some((cluster, state))
+        })
     }
 
     /// Stores `binding` under its cluster, replacing any binding there.
@@ -144,7 +152,7 @@ impl Bindings {
         let (chunk, Ok(position)) = self.locate(cluster)? else {
             return None;
         };
-        let binding = self.unpack(&self.chunks[chunk][position])?;
+        let binding = self.unpack(&self.chunks[chunk].rows()[position], cluster.into())?;
         Some(Slot {
             bindings: self,
             chunk,
@@ -158,27 +166,24 @@ impl Bindings {
         let (chunk, Ok(position)) = self.locate(cluster)? else {
             return None;
         };
-        let removed = self.unpack(&self.chunks[chunk][position]);
+        let removed = self.unpack(&self.chunks[chunk].rows()[position], cluster.into());
         let rows = Arc::make_mut(&mut self.chunks[chunk]);
-        let row = rows.remove(position);
-        match rows.first() {
-            None => {
-                self.chunks.remove(chunk);
-                self.firsts.remove(chunk);
-                self.summary.removed(chunk);
+        let (cluster, row) = rows.remove(position);
+        if rows.len() == 0 {
+            self.chunks.remove(chunk);
+            self.firsts.remove(chunk);
+            self.summary.removed(chunk);
+        } else {
+            if position == 0 {
+                self.firsts[chunk] = rows.name(0);
             }
-            Some(first) => {
-                if position == 0 {
-                    self.firsts[chunk] = first.cluster.clone();
-                }
-                self.summary.lost(&self.chunks, chunk, row.tag);
-            }
+            self.summary.lost(&self.chunks, chunk, row.tag);
         }
         if row.is_aside() {
-            self.aside.remove(&row.cluster);
+            self.aside.remove(&cluster);
         }
         if row.tag != 0 {
-            self.removed_tags.insert(row.cluster, row.tag);
+            self.removed_tags.insert(cluster, row.tag);
         }
         self.len -= 1;
         removed
@@ -189,16 +194,24 @@ impl Bindings {
     pub(crate) fn from_keyed(mut entries: Vec<(ClusterName, Binding)>) -> Self {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut bindings = Self::default();
-        let mut rows: Vec<Row> = Vec::with_capacity(entries.len());
         let mut entries = entries.into_iter().peekable();
+        let mut named: Vec<(ClusterName, Row)> = Vec::new();
+        let mut chunks = Vec::new();
         while let Some((cluster, binding)) = entries.next() {
             if entries.peek().is_some_and(|next| next.0 == cluster) {
                 continue;
             }
-            rows.push(bindings.pack(&cluster, binding));
+            let row = bindings.pack(&cluster, binding);
+            named.push((cluster, row));
+            bindings.len += 1;
+            if named.len() == CHUNK {
+                chunks.push(full_chunk(&mut named));
+            }
         }
-        bindings.len = rows.len();
-        bindings.set_chunks(full_chunks(rows));
+        if !named.is_empty() {
+            chunks.push(full_chunk(&mut named));
+        }
+        bindings.set_chunks(chunks);
         bindings.repacked_at = bindings.len;
         bindings
     }
@@ -220,15 +233,15 @@ impl Bindings {
         let Some((chunk, Ok(position))) = self.locate(cluster) else {
             return (removed, None);
         };
-        let row = &self.chunks[chunk][position];
+        let row = &self.chunks[chunk].rows()[position];
         let old = removed.unwrap_or(row.tag);
-        let Some(binding) = self.unpack(row) else {
+        let Some(binding) = self.unpack(row, cluster.into()) else {
             return (Some(old), None);
         };
         let (judged, tag) = judge(&binding);
-        let held = self.chunks[chunk][position].tag;
+        let held = self.chunks[chunk].rows()[position].tag;
         if held != tag {
-            Arc::make_mut(&mut self.chunks[chunk])[position].tag = tag;
+            Arc::make_mut(&mut self.chunks[chunk]).rows_mut()[position].tag = tag;
             self.summary.retag(&self.chunks, chunk, held, tag);
         }
         (Some(old), Some(judged))
@@ -243,8 +256,13 @@ impl Bindings {
             let (these, rest) = tags.split_at(chunk.len().min(tags.len()));
             tags = rest;
             // A chunk whose tags are right is left alone: a snapshot may share it.
-            if !chunk.iter().map(|row| row.tag).eq(these.iter().copied()) {
-                for (row, tag) in Arc::make_mut(chunk).iter_mut().zip(these) {
+            if !chunk
+                .rows()
+                .iter()
+                .map(|row| row.tag)
+                .eq(these.iter().copied())
+            {
+                for (row, tag) in Arc::make_mut(chunk).rows_mut().iter_mut().zip(these) {
                     row.tag = *tag;
                 }
             }
@@ -254,11 +272,13 @@ impl Bindings {
 
     /// The clusters whose rows carry any of the tags `wanted`, in name order: what holds
     /// none of them is skipped a chunk or a group of chunks at a time.
-    pub(crate) fn tagged(&self, wanted: TagSet) -> impl Iterator<Item = &ClusterName> + '_ {
-        (self.summary.chunks_with(wanted))
-            .flat_map(|chunk| self.chunks[chunk].iter())
-            .filter(move |row| wanted.contains(row.tag))
-            .map(|row| &row.cluster)
+    pub(crate) fn tagged(&self, wanted: TagSet) -> impl Iterator<Item = ClusterName> + '_ {
+        (self.summary.chunks_with(wanted)).flat_map(move |chunk| {
+            let chunk = &self.chunks[chunk];
+            (chunk.rows().iter().enumerate())
+                .filter(move |(_, row)| wanted.contains(row.tag))
+                .map(|(position, _)| chunk.name(position))
+        })
     }
 
     /// Whether the record of which chunks carry which tags is exact (a debug check).
@@ -267,8 +287,8 @@ impl Bindings {
     }
 
     /// Every binding's tag, in cluster order.
-    pub(crate) fn tags(&self) -> impl Iterator<Item = (&ClusterName, u8)> + '_ {
-        self.rows().map(|row| (&row.cluster, row.tag))
+    pub(crate) fn tags(&self) -> impl Iterator<Item = (ClusterName, u8)> + '_ {
+        self.named_rows().map(|(cluster, row)| (cluster, row.tag))
     }
 
     /// Holds `bindings` in place of none, built whole, keeping the tags of bindings removed
@@ -279,24 +299,24 @@ impl Bindings {
         self.removed_tags = removed_tags;
     }
 
-    /// The rows in order.
-    fn rows(&self) -> impl Iterator<Item = &Row> + '_ {
-        self.chunks.iter().flat_map(|chunk| chunk.iter())
+    /// The rows in order, with their clusters.
+    fn named_rows(&self) -> impl Iterator<Item = (ClusterName, &Row)> + '_ {
+        self.chunks.iter().flat_map(|chunk| chunk.named())
     }
 
-    /// The binding a row holds, or holds the place of.
-    fn unpack(&self, row: &Row) -> Option<Binding> {
+    /// The binding a row, stored under `cluster`, holds or holds the place of.
+    fn unpack(&self, row: &Row, cluster: ClusterName) -> Option<Binding> {
         if row.is_aside() {
-            return self.aside.get(&row.cluster).map(|b| Binding::clone(b));
+            return self.aside.get(&cluster).map(|b| Binding::clone(b));
         }
-        row.unpack(&self.tables)
+        row.unpack(cluster, &self.tables)
     }
 
-    /// The state of the binding a row holds, or holds the place of.
-    fn state_of(&self, row: &Row) -> Option<BindingState> {
+    /// The state of the binding a row, stored under `cluster`, holds or holds the place of.
+    fn state_of(&self, row: &Row, cluster: &str) -> Option<BindingState> {
         match row.state() {
             Some(state) => Some(state),
-            None => self.aside.get(&row.cluster).map(|b| b.state),
+            None => self.aside.get(cluster).map(|b| b.state),
         }
     }
 
@@ -326,14 +346,17 @@ impl Bindings {
             ..
         } = self;
         for chunk in chunks.iter_mut() {
-            for row in Arc::make_mut(chunk).iter_mut() {
+            let chunk = Arc::make_mut(chunk);
+            for position in 0..chunk.len() {
+                let cluster = chunk.name(position);
+                let row = &mut chunk.rows_mut()[position];
                 let binding = match row.is_aside() {
-                    true => aside.get(&row.cluster).map(|b| Binding::clone(b)),
-                    false => row.unpack(&old),
+                    true => aside.get(&cluster).map(|b| Binding::clone(b)),
+                    false => row.unpack(cluster.clone(), &old),
                 };
                 let Some(binding) = binding else { continue };
-                let packed = Row::pack(&row.cluster, &binding, tables);
-                let mut placed = place(aside, &row.cluster, packed, binding);
+                let packed = Row::pack(&cluster, &binding, tables);
+                let mut placed = place(aside, &cluster, packed, binding);
                 placed.tag = row.tag;
                 *row = placed;
             }
@@ -345,30 +368,23 @@ impl Bindings {
     fn locate(&self, cluster: &str) -> Option<(usize, Result<usize, usize>)> {
         let after = (self.firsts).partition_point(|first| compare_names(first, cluster).is_le());
         let chunk = after.saturating_sub(1);
-        let rows = self.chunks.get(chunk)?;
-        Some((
-            chunk,
-            rows.binary_search_by(|r| compare_names(&r.cluster, cluster)),
-        ))
+        Some((chunk, self.chunks.get(chunk)?.search(cluster)))
     }
 
     /// Stores `chunks`, noting their first clusters.
-    fn set_chunks(&mut self, chunks: Vec<Arc<Vec<Row>>>) {
-        self.firsts = chunks
-            .iter()
-            .filter_map(|chunk| Some(chunk.first()?.cluster.clone()))
-            .collect();
+    fn set_chunks(&mut self, chunks: Vec<Arc<Chunk>>) {
+        self.firsts = chunks.iter().map(|chunk| chunk.name(0)).collect();
         self.summary = TagSummary::of(&chunks);
         self.chunks = chunks;
     }
 
     /// Stores `binding` in the row at `position` of chunk `chunk`, which holds its cluster.
     fn replace(&mut self, chunk: usize, position: usize, binding: Binding) {
-        let old = &self.chunks[chunk][position];
-        let (cluster, tag) = (old.cluster.clone(), old.tag);
+        let cluster = self.chunks[chunk].name(position);
+        let tag = self.chunks[chunk].rows()[position].tag;
         let mut row = self.pack(&cluster, binding);
         row.tag = tag;
-        Arc::make_mut(&mut self.chunks[chunk])[position] = row;
+        Arc::make_mut(&mut self.chunks[chunk]).rows_mut()[position] = row;
     }
 
     /// Stores `binding` under `cluster` (the cluster it was read from), replacing any there.
@@ -381,10 +397,10 @@ impl Bindings {
         let cluster = ClusterName::from(cluster);
         let row = self.pack(&cluster, binding);
         match located {
-            Some((chunk, Err(position))) => self.insert_row(chunk, position, row),
+            Some((chunk, Err(position))) => self.insert_row(chunk, position, &cluster, row),
             _ => {
+                self.chunks.push(Arc::new(Chunk::with(&cluster, row)));
                 self.firsts.push(cluster);
-                self.chunks.push(Arc::new(chunk_with(row)));
                 self.summary.inserted(&self.chunks, self.chunks.len() - 1);
             }
         }
@@ -395,33 +411,28 @@ impl Bindings {
     /// Inserts a new row at `position` of chunk `chunk`: a new chunk past the last one when
     /// that is full and the row comes last (a fleet joining in name order fills its chunks),
     /// else the full chunk split in two.
-    fn insert_row(&mut self, chunk: usize, position: usize, row: Row) {
+    fn insert_row(&mut self, chunk: usize, position: usize, cluster: &ClusterName, row: Row) {
         let last = chunk + 1 == self.chunks.len();
         if position == 0 {
-            self.firsts[chunk] = row.cluster.clone();
+            self.firsts[chunk] = cluster.clone();
         }
         let rows = Arc::make_mut(&mut self.chunks[chunk]);
         if rows.len() < CHUNK {
-            if rows.len() == rows.capacity() {
-                rows.reserve_exact(CHUNK_STEP.min(CHUNK - rows.len()));
-            }
             let tag = row.tag;
-            rows.insert(position, row);
+            rows.insert(position, cluster, row);
             self.summary.add(chunk, tag);
         } else if last && position == rows.len() {
-            self.firsts.push(row.cluster.clone());
-            self.chunks.push(Arc::new(chunk_with(row)));
+            self.firsts.push(cluster.clone());
+            self.chunks.push(Arc::new(Chunk::with(cluster, row)));
             self.summary.inserted(&self.chunks, chunk + 1);
         } else {
-            let mut upper = Vec::with_capacity(CHUNK / 2 + CHUNK_STEP);
-            upper.extend(rows.drain(CHUNK / 2..));
-            rows.shrink_to(CHUNK / 2 + CHUNK_STEP);
+            let mut upper = rows.split_off(CHUNK / 2);
             if position <= CHUNK / 2 {
-                rows.insert(position, row);
+                rows.insert(position, cluster, row);
             } else {
-                upper.insert(position - CHUNK / 2, row);
+                upper.insert(position - CHUNK / 2, cluster, row);
             }
-            self.firsts.insert(chunk + 1, upper[0].cluster.clone());
+            self.firsts.insert(chunk + 1, upper.name(0));
             self.chunks.insert(chunk + 1, Arc::new(upper));
             self.summary.rescan(&self.chunks, chunk);
             self.summary.inserted(&self.chunks, chunk + 1);
@@ -437,8 +448,19 @@ impl Bindings {
         if self.repacked_at == 0 {
             self.repacked_at = self.len;
         } else if self.len >= self.repacked_at.saturating_mul(2) {
-            let rows: Vec<Row> = self.rows().cloned().collect();
-            self.set_chunks(full_chunks(rows));
+            let old = std::mem::take(&mut self.chunks);
+            let mut chunks = Vec::with_capacity(self.len.div_ceil(CHUNK));
+            let mut named = Vec::with_capacity(CHUNK);
+            for (cluster, row) in old.iter().flat_map(|chunk| chunk.named()) {
+                named.push((cluster, row.clone()));
+                if named.len() == CHUNK {
+                    chunks.push(full_chunk(&mut named));
+                }
+            }
+            if !named.is_empty() {
+                chunks.push(full_chunk(&mut named));
+            }
+            self.set_chunks(chunks);
             self.repacked_at = self.len;
         }
     }
@@ -464,7 +486,7 @@ impl Slot<'_> {
 /// `a` against `b` in byte order, as `str` orders them, eight bytes at a time: a search
 /// compares about twenty short names, and a call to `memcmp` for each cost more than the
 /// comparison (a fifth of a rollout's fold at 100,000 clusters).
-fn compare_names(a: &str, b: &str) -> std::cmp::Ordering {
+pub(super) fn compare_names(a: &str, b: &str) -> std::cmp::Ordering {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let common = a.len().min(b.len());
     let mut at = 0;
@@ -510,23 +532,11 @@ fn place(
     }
 }
 
-/// A new chunk holding `row`, with room for [`CHUNK_STEP`].
-fn chunk_with(row: Row) -> Vec<Row> {
-    let mut rows = Vec::with_capacity(CHUNK_STEP);
-    rows.push(row);
-    rows
-}
-
-/// `rows` in full chunks (the last one may not be).
-fn full_chunks(rows: Vec<Row>) -> Vec<Arc<Vec<Row>>> {
-    let mut chunks = Vec::with_capacity(rows.len().div_ceil(CHUNK));
-    let mut rows = rows.into_iter().peekable();
-    while rows.peek().is_some() {
-        let mut chunk = Vec::with_capacity(CHUNK);
-        chunk.extend(rows.by_ref().take(CHUNK));
-        chunks.push(Arc::new(chunk));
-    }
-    chunks
+/// A chunk of the rows in `named` (taken out of it), with no room to spare.
+fn full_chunk(named: &mut Vec<(ClusterName, Row)>) -> Arc<Chunk> {
+    let rows = std::mem::replace(named, Vec::with_capacity(CHUNK));
+    let room = rows.len();
+    Arc::new(Chunk::of(rows, room))
 }
 
 impl FromIterator<Binding> for Bindings {
@@ -541,8 +551,8 @@ impl FromIterator<Binding> for Bindings {
 }
 
 impl<'a> IntoIterator for &'a Bindings {
-    type Item = (&'a ClusterName, Binding);
-    type IntoIter = Box<dyn Iterator<Item = (&'a ClusterName, Binding)> + 'a>;
+    type Item = (ClusterName, Binding);
+    type IntoIter = Box<dyn Iterator<Item = (ClusterName, Binding)> + 'a>;
 
     fn into_iter(self) -> Self::IntoIter {
         Box::new(self.iter())

@@ -44,12 +44,11 @@ mod flag {
     pub const ASIDE: u16 = 1 << 14;
 }
 
-/// A binding in 72 bytes: its cluster (the key), times, resource index, flags and table codes,
-/// and the rollout index's judgement of it.
+/// A binding in 48 bytes: times, resource index, flags and table codes, and the rollout
+/// index's judgement of it. Its cluster, the row's key, is held by its chunk
+/// ([`super::chunk`]).
 #[derive(Debug, Clone)]
 pub(super) struct Row {
-    /// The cluster: the row's key, in name order.
-    pub cluster: ClusterName,
     created: i64,
     rollout_started_at: i64,
     reported_at: i64,
@@ -107,10 +106,9 @@ impl Row {
         self.flags & flag::ASIDE != 0
     }
 
-    /// A row holding only `cluster`'s place, its binding kept aside.
-    fn placeholder(cluster: ClusterName) -> Self {
+    /// A row holding only a binding's place, the binding kept aside.
+    fn placeholder() -> Self {
         Self {
-            cluster,
             created: 0,
             rollout_started_at: 0,
             reported_at: 0,
@@ -130,8 +128,8 @@ impl Row {
     pub fn pack(cluster: &str, binding: &Binding, tables: &mut Arc<Tables>) -> Packed {
         match Self::try_pack(cluster, binding, tables) {
             Ok(row) => Packed::Row(row),
-            Err(Unfit::Aside) => Packed::Aside(Self::placeholder(cluster.into())),
-            Err(Unfit::Full) => Packed::Full(Self::placeholder(cluster.into())),
+            Err(Unfit::Aside) => Packed::Aside(Self::placeholder()),
+            Err(Unfit::Full) => Packed::Full(Self::placeholder()),
         }
     }
 
@@ -170,7 +168,6 @@ impl Row {
         let resource_index = fits(binding.resource_index.map_or(Some(NO_INDEX), index))?;
         let codes = Tables::codes(tables, reason, binding).ok_or(Unfit::Full)?;
         Ok(Self {
-            cluster: binding.cluster.clone(),
             created,
             rollout_started_at,
             reported_at,
@@ -186,8 +183,8 @@ impl Row {
         })
     }
 
-    /// The binding this row holds (`None` for a row kept aside).
-    pub fn unpack(&self, tables: &Tables) -> Option<Binding> {
+    /// The binding this row, stored under `cluster`, holds (`None` for a row kept aside).
+    pub fn unpack(&self, cluster: ClusterName, tables: &Tables) -> Option<Binding> {
         if self.is_aside() {
             return None;
         }
@@ -195,7 +192,7 @@ impl Row {
         let (policy_index, generation) = *tables.policies.get(usize::from(self.policy))?;
         Some(Binding {
             name_suffix: self.name_suffix,
-            cluster: self.cluster.clone(),
+            cluster,
             state: state_of(flags >> flag::STATE)?,
             previous_state: previous_of(flags >> flag::PREVIOUS),
             policy_index,

@@ -34,7 +34,7 @@ impl Serialize for Bindings {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.len()))?;
         for (cluster, binding) in self.iter() {
-            map.serialize_entry(cluster, &binding)?;
+            map.serialize_entry(&cluster, &binding)?;
         }
         map.end()
     }

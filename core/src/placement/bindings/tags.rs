@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use super::chunk::Chunk;
 use super::row::Row;
 
 /// Chunks per group: a search for tags no row carries reads one set per 4,096 rows.
@@ -75,9 +76,12 @@ pub(super) struct TagSummary {
 
 impl TagSummary {
     /// The summary of these chunks.
-    pub fn of(chunks: &[Arc<Vec<Row>>]) -> Self {
+    pub fn of(chunks: &[Arc<Chunk>]) -> Self {
         let mut summary = Self {
-            chunks: chunks.iter().map(|rows| TagSet::of_rows(rows)).collect(),
+            chunks: chunks
+                .iter()
+                .map(|chunk| TagSet::of_rows(chunk.rows()))
+                .collect(),
             groups: Vec::new(),
         };
         summary.regroup(0);
@@ -85,9 +89,9 @@ impl TagSummary {
     }
 
     /// After the rows of chunk `chunk` changed (not the number of chunks).
-    pub fn rescan(&mut self, chunks: &[Arc<Vec<Row>>], chunk: usize) {
+    pub fn rescan(&mut self, chunks: &[Arc<Chunk>], chunk: usize) {
         let before = self.chunks[chunk];
-        let now = TagSet::of_rows(&chunks[chunk]);
+        let now = TagSet::of_rows(chunks[chunk].rows());
         self.chunks[chunk] = now;
         let group = chunk / GROUP;
         if now.covers(before) {
@@ -98,7 +102,7 @@ impl TagSummary {
     }
 
     /// After one row of chunk `chunk` went from tag `old` to `new`.
-    pub fn retag(&mut self, chunks: &[Arc<Vec<Row>>], chunk: usize, old: u8, new: u8) {
+    pub fn retag(&mut self, chunks: &[Arc<Chunk>], chunk: usize, old: u8, new: u8) {
         self.add(chunk, new);
         if old != new {
             self.lost(chunks, chunk, old);
@@ -114,8 +118,8 @@ impl TagSummary {
 
     /// After a row with `tag` left chunk `chunk`, which still has rows: the tag is looked for
     /// only until another row has it, and in the group's other chunks only if none does.
-    pub fn lost(&mut self, chunks: &[Arc<Vec<Row>>], chunk: usize, tag: u8) {
-        if chunks[chunk].iter().any(|row| row.tag == tag) {
+    pub fn lost(&mut self, chunks: &[Arc<Chunk>], chunk: usize, tag: u8) {
+        if chunks[chunk].rows().iter().any(|row| row.tag == tag) {
             return;
         }
         self.chunks[chunk] = self.chunks[chunk].without(tag);
@@ -126,8 +130,9 @@ impl TagSummary {
     }
 
     /// After a chunk was inserted at `chunk`.
-    pub fn inserted(&mut self, chunks: &[Arc<Vec<Row>>], chunk: usize) {
-        self.chunks.insert(chunk, TagSet::of_rows(&chunks[chunk]));
+    pub fn inserted(&mut self, chunks: &[Arc<Chunk>], chunk: usize) {
+        self.chunks
+            .insert(chunk, TagSet::of_rows(chunks[chunk].rows()));
         self.regroup(chunk / GROUP);
     }
 

@@ -184,12 +184,13 @@ impl Plan {
             .rollout_strategy
             .clone()
             .unwrap_or_default();
-        let names: Vec<&str> = placement
+        let owned: Vec<_> = placement
             .bindings
             .states()
             .filter(|(_, state)| *state != BindingState::Unscheduled)
-            .map(|(cluster, _)| cluster.as_str())
+            .map(|(cluster, _)| cluster)
             .collect();
+        let names: Vec<&str> = owned.iter().map(|cluster| cluster.as_str()).collect();
         let cut = partition::partition(wanted.state, wanted.key, &rollout, &names);
         let mut plan = Plan {
             latest: wanted.latest,
