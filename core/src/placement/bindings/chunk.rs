@@ -10,6 +10,9 @@ use super::row::Row;
 use super::{CHUNK, CHUNK_STEP, compare_names};
 use crate::state::ClusterName;
 
+/// The longest name a [`ClusterName`] holds inline.
+const INLINE: usize = 24;
+
 /// Rows and the names of their clusters (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Chunk {
@@ -77,12 +80,23 @@ impl Chunk {
         &mut self.rows
     }
 
-    /// The name of row `position`'s cluster.
+    /// The name of row `position`'s cluster. Put together on the stack when it fits inline:
+    /// the scheduler and the rollout read a name for most bindings they touch.
     pub fn name(&self, position: usize) -> ClusterName {
-        let rest = self.rest(position);
-        let mut name = CompactString::with_capacity(self.prefix.len() + rest.len());
+        let (prefix, rest) = (self.prefix.as_bytes(), self.rest(position).as_bytes());
+        let length = prefix.len() + rest.len();
+        let mut buffer = [0; INLINE];
+        if let Some(whole) = buffer.get_mut(..length) {
+            let (head, tail) = whole.split_at_mut(prefix.len());
+            head.copy_from_slice(prefix);
+            tail.copy_from_slice(rest);
+            if let Ok(name) = std::str::from_utf8(whole) {
+                return ClusterName::new(name);
+            }
+        }
+        let mut name = CompactString::with_capacity(length);
         name.push_str(&self.prefix);
-        name.push_str(rest);
+        name.push_str(self.rest(position));
         name
     }
 

@@ -148,13 +148,14 @@ impl Bindings {
     }
 
     /// `cluster`'s binding, to change and [`Slot::store`]: one search for both.
-    pub(crate) fn slot(&mut self, cluster: &str) -> Option<Slot<'_>> {
+    pub(crate) fn slot<'a>(&'a mut self, cluster: &'a str) -> Option<Slot<'a>> {
         let (chunk, Ok(position)) = self.locate(cluster)? else {
             return None;
         };
         let binding = self.unpack(&self.chunks[chunk].rows()[position], cluster.into())?;
         Some(Slot {
             bindings: self,
+            cluster,
             chunk,
             position,
             binding,
@@ -322,7 +323,7 @@ impl Bindings {
 
     /// The row for `binding` under `cluster`, the binding kept aside when a row cannot hold it.
     /// A full table is made afresh first when that may be worth it ([`Self::compact`]).
-    fn pack(&mut self, cluster: &ClusterName, binding: Binding) -> Row {
+    fn pack(&mut self, cluster: &str, binding: Binding) -> Row {
         let packed = match Row::pack(cluster, &binding, &mut self.tables) {
             Packed::Full(_) if self.tables.may_compact() => {
                 self.compact();
@@ -378,11 +379,10 @@ impl Bindings {
         self.chunks = chunks;
     }
 
-    /// Stores `binding` in the row at `position` of chunk `chunk`, which holds its cluster.
-    fn replace(&mut self, chunk: usize, position: usize, binding: Binding) {
-        let cluster = self.chunks[chunk].name(position);
+    /// Stores `binding` in the row at `position` of chunk `chunk`, which holds `cluster`.
+    fn replace(&mut self, chunk: usize, position: usize, cluster: &str, binding: Binding) {
         let tag = self.chunks[chunk].rows()[position].tag;
-        let mut row = self.pack(&cluster, binding);
+        let mut row = self.pack(cluster, binding);
         row.tag = tag;
         Arc::make_mut(&mut self.chunks[chunk]).rows_mut()[position] = row;
     }
@@ -391,7 +391,7 @@ impl Bindings {
     fn put(&mut self, cluster: &str, binding: Binding) {
         let located = self.locate(cluster);
         if let Some((chunk, Ok(position))) = located {
-            self.replace(chunk, position, binding);
+            self.replace(chunk, position, cluster, binding);
             return;
         }
         let cluster = ClusterName::from(cluster);
@@ -469,6 +469,7 @@ impl Bindings {
 /// A binding taken out to change, and where it goes back.
 pub(crate) struct Slot<'a> {
     bindings: &'a mut Bindings,
+    cluster: &'a str,
     chunk: usize,
     position: usize,
     /// The binding, to change.
@@ -478,8 +479,7 @@ pub(crate) struct Slot<'a> {
 impl Slot<'_> {
     /// Stores the binding back (dropping the slot stores nothing).
     pub(crate) fn store(self) {
-        self.bindings
-            .replace(self.chunk, self.position, self.binding);
+        (self.bindings).replace(self.chunk, self.position, self.cluster, self.binding);
     }
 }
 
@@ -514,7 +514,7 @@ pub(super) fn compare_names(a: &str, b: &str) -> std::cmp::Ordering {
 /// place, and taken out of it when the row holds it.
 fn place(
     aside: &mut BTreeMap<ClusterName, Arc<Binding>>,
-    cluster: &ClusterName,
+    cluster: &str,
     packed: Packed,
     binding: Binding,
 ) -> Row {
@@ -526,7 +526,7 @@ fn place(
             row
         }
         Packed::Aside(row) | Packed::Full(row) => {
-            aside.insert(cluster.clone(), Arc::new(binding));
+            aside.insert(cluster.into(), Arc::new(binding));
             row
         }
     }
