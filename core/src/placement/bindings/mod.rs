@@ -5,7 +5,8 @@
 //! nodes, took about 300 bytes; ten placements over a million clusters took 3 GiB.
 //!
 //! Readers get each binding, and each cluster name, as a value, made from its row and its
-//! chunk (no allocation for the common ones: names up to 24 bytes are inline); writers change one through [`Bindings::update`]. A checkpoint's snapshot shares the
+//! chunk (no allocation for the common ones: names up to 24 bytes are inline); writers change
+//! one through [`Bindings::update`]. A checkpoint's snapshot shares the
 //! chunks; the fold copies a chunk only when it changes one while the snapshot lives. The
 //! chunks, codes and tables are how the bindings are held, not what they are: equality, the
 //! encoding (a map of cluster name to binding, as before) and so the state hash see only the
@@ -29,7 +30,7 @@ use tags::TagSummary;
 use super::binding::{Binding, BindingState};
 use crate::state::ClusterName;
 
-/// Rows per chunk: an insert moves at most this many rows; a full chunk is 5 KiB.
+/// Rows per chunk: an insert moves at most this many rows; a full chunk's rows are 3 KiB.
 const CHUNK: usize = 64;
 /// Rows a chunk's room grows by: a chunk holds at most this many rows' room unused (a chunk
 /// split by an insert is half full, and filling each one's room up front left a third of the
@@ -196,23 +197,16 @@ impl Bindings {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut bindings = Self::default();
         let mut entries = entries.into_iter().peekable();
-        let mut named: Vec<(ClusterName, Row)> = Vec::new();
-        let mut chunks = Vec::new();
+        let mut chunks = FullChunks::default();
         while let Some((cluster, binding)) = entries.next() {
             if entries.peek().is_some_and(|next| next.0 == cluster) {
                 continue;
             }
             let row = bindings.pack(&cluster, binding);
-            named.push((cluster, row));
+            chunks.push(cluster, row);
             bindings.len += 1;
-            if named.len() == CHUNK {
-                chunks.push(full_chunk(&mut named));
-            }
         }
-        if !named.is_empty() {
-            chunks.push(full_chunk(&mut named));
-        }
-        bindings.set_chunks(chunks);
+        bindings.set_chunks(chunks.finish());
         bindings.repacked_at = bindings.len;
         bindings
     }
@@ -449,18 +443,11 @@ impl Bindings {
             self.repacked_at = self.len;
         } else if self.len >= self.repacked_at.saturating_mul(2) {
             let old = std::mem::take(&mut self.chunks);
-            let mut chunks = Vec::with_capacity(self.len.div_ceil(CHUNK));
-            let mut named = Vec::with_capacity(CHUNK);
+            let mut chunks = FullChunks::default();
             for (cluster, row) in old.iter().flat_map(|chunk| chunk.named()) {
-                named.push((cluster, row.clone()));
-                if named.len() == CHUNK {
-                    chunks.push(full_chunk(&mut named));
-                }
+                chunks.push(cluster, row.clone());
             }
-            if !named.is_empty() {
-                chunks.push(full_chunk(&mut named));
-            }
-            self.set_chunks(chunks);
+            self.set_chunks(chunks.finish());
             self.repacked_at = self.len;
         }
     }
@@ -532,11 +519,37 @@ fn place(
     }
 }
 
-/// A chunk of the rows in `named` (taken out of it), with no room to spare.
-fn full_chunk(named: &mut Vec<(ClusterName, Row)>) -> Arc<Chunk> {
-    let rows = std::mem::replace(named, Vec::with_capacity(CHUNK));
-    let room = rows.len();
-    Arc::new(Chunk::of(rows, room))
+/// Full chunks made from rows given in name order (the last one may not be full), a chunk at
+/// a time, so that all the rows are never held twice over.
+#[derive(Default)]
+struct FullChunks {
+    chunks: Vec<Arc<Chunk>>,
+    named: Vec<(ClusterName, Row)>,
+}
+
+impl FullChunks {
+    /// Adds the row of `cluster`, which comes after every row added before.
+    fn push(&mut self, cluster: ClusterName, row: Row) {
+        self.named.push((cluster, row));
+        if self.named.len() == CHUNK {
+            self.close();
+        }
+    }
+
+    /// The chunks, the rows added since the last full one making the last.
+    fn finish(mut self) -> Vec<Arc<Chunk>> {
+        if !self.named.is_empty() {
+            self.close();
+        }
+        self.chunks
+    }
+
+    /// Makes a chunk, with no room to spare, of the rows added since the last one.
+    fn close(&mut self) {
+        let named = std::mem::replace(&mut self.named, Vec::with_capacity(CHUNK));
+        let room = named.len();
+        self.chunks.push(Arc::new(Chunk::of(named, room)));
+    }
 }
 
 impl FromIterator<Binding> for Bindings {
