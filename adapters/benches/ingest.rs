@@ -49,8 +49,6 @@ const EVENT_SPACING_MS: i64 = 1;
 const FOLD_WAIT: Duration = Duration::from_secs(60);
 /// The ceiling's table: the shape of the log's `inputs` table.
 const RECORDS: TableDefinition<u64, &[u8]> = TableDefinition::new("records");
-/// Page cache for the bare database, as the log's default.
-const CACHE_SIZE_BYTES: usize = 256 * 1024 * 1024;
 
 fn start() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2025, 3, 12, 23, 0, 0)
@@ -174,7 +172,7 @@ struct BareRedb {
 impl BareRedb {
     fn open(dir: &Path) -> Self {
         let db = Builder::new()
-            .set_cache_size(CACHE_SIZE_BYTES)
+            .set_cache_size(RedbOptions::default().cache_size_bytes)
             .create(dir.join("bare.redb"))
             .expect("create the bare redb file");
         Self { db, next_key: 1 }

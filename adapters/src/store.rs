@@ -31,6 +31,14 @@ impl AnyLog {
     /// # Errors
     /// When the directory or the file cannot be opened (another process may hold it).
     pub fn open_embedded(data_dir: &Path) -> Result<Self, LogError> {
+        Self::open_embedded_with(data_dir, RedbOptions::default())
+    }
+
+    /// Opens the embedded log in `data_dir` (created if missing) with `options`.
+    ///
+    /// # Errors
+    /// As [`AnyLog::open_embedded`], and when `options` are out of range.
+    pub fn open_embedded_with(data_dir: &Path, options: RedbOptions) -> Result<Self, LogError> {
         std::fs::create_dir_all(data_dir).map_err(|e| {
             LogError::Storage(format!(
                 "cannot create data directory {}: {e}",
@@ -39,7 +47,7 @@ impl AnyLog {
         })?;
         Ok(AnyLog::Redb(RedbLog::open(
             &data_dir.join(LOG_FILE),
-            RedbOptions::default(),
+            options,
         )?))
     }
 

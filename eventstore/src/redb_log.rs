@@ -122,14 +122,16 @@ pub struct RedbOptions {
 impl Default for RedbOptions {
     /// 10,000 events per commit (redb reaches ~490,000 events/s at 1,000 per transaction, so
     /// larger groups gain little and delay their first caller), 4,096 queued requests, 3
-    /// checkpoints, 256 MiB of page cache.
+    /// checkpoints, 64 MiB of page cache: the fold reads inputs just written, so a larger cache
+    /// only holds more of the log resident (256 MiB took a 1M-cluster hub's RSS from 1.0 to
+    /// 1.3 GiB with the same fold lag; `docs/benchmarks.md`, "The log's page cache").
     fn default() -> Self {
         Self {
             events_per_commit_max: 10_000,
             queued_requests_max: 4_096,
             checkpoints_kept: 3,
             seek_spacing: SEEK_SPACING_DEFAULT,
-            cache_size_bytes: 256 * 1024 * 1024,
+            cache_size_bytes: 64 * 1024 * 1024,
         }
     }
 }

@@ -29,6 +29,9 @@ fn simulate(data: &Path, clusters: &str, duration: &str, seed: &str) -> Result<S
         "staged",
         "--data",
         &data,
+        // Exercises the flag; a fleet this small needs little of the log's page cache.
+        "--redb-cache-mib",
+        "8",
         "--seed",
         seed,
     ])

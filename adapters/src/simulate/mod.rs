@@ -26,6 +26,7 @@ use chrono::Utc;
 use flotilla_core::{Envelope, Input};
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_test_server::NatsTestServer;
+use flotilla_eventstore::redb_log::RedbOptions;
 use uuid::Uuid;
 
 use crate::runtime::{Hub, HubConfig, RECENT_DECISIONS_MAX};
@@ -72,6 +73,10 @@ pub struct SimulateArgs {
     /// Data directory of the embedded log.
     #[arg(long, default_value = crate::serve::DEFAULT_DATA_DIR)]
     pub data: PathBuf,
+    /// The embedded log's page cache in MiB (the log's default when absent), to measure what
+    /// the cache adds to the hub's RSS.
+    #[arg(long)]
+    pub redb_cache_mib: Option<usize>,
     /// Fixes the fleet's labels, heartbeat offsets and report delays.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -166,7 +171,11 @@ async fn state_heap<L: EventLog>(hub: &Hub<L>) -> anyhow::Result<Option<String>>
 async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTestServer>)> {
     match args.backend {
         Backend::Redb => {
-            let log = AnyLog::open_embedded(&args.data)
+            let mut options = RedbOptions::default();
+            if let Some(mib) = args.redb_cache_mib {
+                options.cache_size_bytes = mib.saturating_mul(1024 * 1024);
+            }
+            let log = AnyLog::open_embedded_with(&args.data, options)
                 .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
             println!("log: embedded redb in {}", args.data.display());
             Ok((log, None))
