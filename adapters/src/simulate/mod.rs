@@ -177,7 +177,11 @@ async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTes
             }
             let log = AnyLog::open_embedded_with(&args.data, options)
                 .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
-            println!("log: embedded redb in {}", args.data.display());
+            println!(
+                "log: embedded redb in {} ({} MiB of page cache)",
+                args.data.display(),
+                options.cache_size_bytes / (1024 * 1024)
+            );
             Ok((log, None))
         }
         Backend::Nats => {
