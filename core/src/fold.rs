@@ -58,12 +58,16 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         state.now = before;
         return answer;
     }
+    // The answer is moved, not copied, when no heartbeat expired: a placement's first pass
+    // answers for every cluster.
     let mut decisions = expiry.decisions;
-    decisions.extend(answer);
+    match decisions.is_empty() {
+        true => decisions = answer,
+        false => decisions.extend(answer),
+    }
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
     decisions.extend(member::expire_heartbeats(state, now, &mut changes));
-    let rolled = rollout::roll_out(state, &mut changes, now);
-    decisions.extend(rolled);
+    rollout::roll_out(state, &mut changes, now, &mut decisions);
     let staged = staged::drive_touched(state, &mut changes, now);
     decisions.extend(staged);
     decisions

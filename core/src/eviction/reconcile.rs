@@ -144,5 +144,14 @@ pub(crate) fn reschedule(
     let Some(placement) = placements.get_mut(&key) else {
         return Vec::new();
     };
-    scheduler::schedule(members, placement, &key, now, None, changes)
+    let mut decisions = Vec::new();
+    scheduler::schedule(
+        members,
+        (placement, &key),
+        now,
+        None,
+        changes,
+        &mut decisions,
+    );
+    decisions
 }

@@ -21,14 +21,14 @@ use crate::state::State;
 pub const REASON_INVALID_SELECTORS: &str = "InvalidResourceSelectors";
 
 /// After a placement was created or its spec changed: select, snapshot, and schedule when
-/// the policy changed.
+/// the policy changed, adding what it decides to `decisions`.
 pub(crate) fn placement_applied(
     state: &mut State,
     key: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
-) -> Vec<Decision> {
-    let mut decisions = Vec::new();
+    decisions: &mut Vec<Decision>,
+) {
     let State {
         members,
         placements,
@@ -36,18 +36,9 @@ pub(crate) fn placement_applied(
         ..
     } = state;
     if let Some(placement) = placements.get_mut(key) {
-        refresh(
-            members,
-            resources,
-            key,
-            placement,
-            now,
-            &mut decisions,
-            changes,
-        );
+        refresh(members, resources, key, placement, now, decisions, changes);
     }
     super::retention::prune(state, [key]);
-    decisions
 }
 
 /// Re-selects resources (a new resource snapshot when they changed), refreshes the policy
@@ -67,9 +58,7 @@ fn refresh(
         return;
     }
     if refresh_policy_snapshot(placement, key, now, decisions, changes) {
-        decisions.extend(scheduler::schedule(
-            members, placement, key, now, None, changes,
-        ));
+        scheduler::schedule(members, (placement, key), now, None, changes, decisions);
         return;
     }
     // The scheduler sees every new generation, as KubeFleet's does: with the policy unchanged
@@ -82,9 +71,7 @@ fn refresh(
         && !placement.policy_snapshots.is_empty()
         && was_valid
     {
-        decisions.extend(scheduler::schedule(
-            members, placement, key, now, None, changes,
-        ));
+        scheduler::schedule(members, (placement, key), now, None, changes, decisions);
         return;
     }
     // The verdict of the last scheduling pass stands, for this generation too.
@@ -367,9 +354,14 @@ fn reschedule<'a>(
         let Some(only) = scope(placement) else {
             continue;
         };
-        decisions.extend(scheduler::schedule(
-            members, placement, key, now, only, changes,
-        ));
+        scheduler::schedule(
+            members,
+            (placement, key),
+            now,
+            only,
+            changes,
+            &mut decisions,
+        );
     }
     decisions
 }

@@ -20,7 +20,7 @@ pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore, Override
 pub use policy_snapshot::PolicySnapshot;
 
 pub use bindings::Bindings;
-pub(crate) use bindings::TagSet;
+pub(crate) use bindings::{Fill, TagSet};
 pub use resource_snapshot::{ResourceSnapshot, SelectedResource};
 
 use chrono::{DateTime, Utc};
@@ -122,15 +122,48 @@ impl Placement {
         let resource_index = work.resource_index;
         self.bindings
             .update(cluster, |binding| binding.bind_to(work, run, now))?;
+        Some(Self::bound(key, cluster, resource_index, changes))
+    }
+
+    /// [`Placement::bind`] for a rolling or partitioned pass, first telling the placement's
+    /// safety guard, when it has one, what the binding carried: one search for both.
+    pub(crate) fn roll_to(
+        &mut self,
+        key: &ObjectKey,
+        cluster: &str,
+        work: Work,
+        now: DateTime<Utc>,
+        changes: &mut Changes,
+    ) -> Option<Decision> {
+        let resource_index = work.resource_index;
+        let Placement {
+            bindings, guard, ..
+        } = self;
+        bindings.update(cluster, |binding| {
+            if let (Some(guard), Some(index)) = (guard.as_mut(), binding.resource_index) {
+                guard.remember_prior(cluster, (index, binding.override_snapshots.clone()));
+            }
+            binding.bind_to(work, None, now);
+        })?;
+        Some(Self::bound(key, cluster, resource_index, changes))
+    }
+
+    /// Records that `cluster`'s binding was bound to `resource_index`.
+    fn bound(
+        key: &ObjectKey,
+        cluster: &str,
+        resource_index: u64,
+        changes: &mut Changes,
+    ) -> Decision {
         changes.push(Change::BindingBound {
             placement: key.clone(),
             cluster: cluster.into(),
         });
-        Some(Decision::RolloutStarted {
+        Decision::RolloutStarted {
             placement: key.clone(),
             cluster: cluster.to_owned(),
             resource_index,
-        })
+        }
     }
 
     /// Removes `cluster`'s binding, and so its work: the one place any rollout, a staged run's

@@ -48,9 +48,7 @@ pub(crate) fn apply(
     }
     state.selector_index.update(&state.placements, key);
     let mut decisions = vec![decision];
-    decisions.extend(lifecycle::placement_applied(
-        state, key, origin.now, changes,
-    ));
+    lifecycle::placement_applied(state, key, origin.now, changes, &mut decisions);
     decisions
 }
 

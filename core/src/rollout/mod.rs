@@ -38,12 +38,13 @@ use crate::state::{ClusterName, State};
 use index::{BindingIndex, Class, OverrideSnapshots, Set};
 
 /// Runs a rollout pass for every placement the step's changes touched, and for placements
-/// whose readiness deadline has passed.
+/// whose readiness deadline has passed, adding what they decide to `decisions`.
 pub(crate) fn roll_out(
     state: &mut State,
     changes: &mut Changes,
     now: DateTime<Utc>,
-) -> Vec<Decision> {
+    decisions: &mut Vec<Decision>,
+) {
     let touched = Touched::of(changes.as_slice());
     let regrouped = partitioned::observe(state, changes.as_slice());
     note_changes(state, changes.as_slice());
@@ -59,11 +60,9 @@ pub(crate) fn roll_out(
         state.rollout_deadlines.pop_first();
         keys.insert(key);
     }
-    let mut decisions = Vec::new();
     for key in keys {
-        decisions.extend(pass(state, &key, now, changes));
+        pass(state, &key, now, changes, decisions);
     }
-    decisions
 }
 
 /// Tells the binding indexes what the step changed: single bindings are marked for
@@ -253,13 +252,15 @@ fn pass(
     key: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
-) -> Vec<Decision> {
+    decisions: &mut Vec<Decision>,
+) {
     if state
         .placements
         .get(key)
         .is_some_and(partitioned::is_partitioned)
     {
-        return partitioned::pass(state, key, now, changes);
+        decisions.extend(partitioned::pass(state, key, now, changes));
+        return;
     }
     let Some(settings) = state.placements.get(key).and_then(Settings::of) else {
         state.rollout_index.0.remove(key);
@@ -267,7 +268,7 @@ fn pass(
             // Staged runs roll an External placement out; no guard of its own applies.
             placement.guard = None;
         }
-        return Vec::new();
+        return;
     };
     let kept = state
         .rollout_index
@@ -314,7 +315,7 @@ fn pass(
         reclassified,
         complete: Some(index.incomplete == 0),
     };
-    let mut decisions = guard(state, key, &settings, (judging, seen), now);
+    decisions.extend(guard(state, key, &settings, (judging, seen), now));
     let judging_on = state.placements[key].guard.as_ref().is_some_and(|g| {
         matches!(
             g.phase,
@@ -340,17 +341,16 @@ fn pass(
     let acted: Vec<ClusterName> = plan.bind.iter().chain(&plan.update).cloned().collect();
     let wanted = wanted_overrides(state, key, &acted);
     let Some(placement) = state.placements.get_mut(key) else {
-        return Vec::new();
+        return;
     };
-    decisions.extend(apply(
+    apply(
         placement,
         key,
         &plan,
-        settings.latest,
-        &wanted,
+        (settings.latest, &wanted),
         now,
-        changes,
-    ));
+        (changes, decisions),
+    );
     let ready_floor = target - max_unavailable + i64::try_from(plan.remove.len()).unwrap_or(0);
     let budget = rollback::Budget {
         ready_to_move: usize::try_from(index.ready - ready_floor).unwrap_or(0),
@@ -389,7 +389,6 @@ fn pass(
         key.display()
     );
     state.rollout_index.0.insert(key.clone(), index);
-    decisions
 }
 
 /// Runs the placement's safety guard (issue 17) for this pass, asking for a pass at its
@@ -490,12 +489,13 @@ fn classes(
     let wanted = wanted_overrides(state, key, placement.bindings.keys());
     let none = OverrideSnapshots::default();
     let judging = (settings.mode, settings.period);
-    let classes = placement.bindings.iter().map(|(cluster, b)| {
+    let mut classes = Vec::with_capacity(placement.bindings.len());
+    classes.extend(placement.bindings.iter().map(|(cluster, b)| {
         let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
         let class = Class::of(&b, settings.latest, overrides, judging, now);
         (cluster, class)
-    });
-    classes.collect()
+    }));
+    classes
 }
 
 /// Whether the index is what a full classification gives, and each binding's tag its class:
@@ -558,37 +558,29 @@ fn plan(
     }
 }
 
+/// Carries out the plan, adding its decisions to `decisions`.
 fn apply(
     placement: &mut Placement,
     key: &ObjectKey,
     plan: &Plan,
-    latest: u64,
-    wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
+    (latest, wanted): (u64, &BTreeMap<ClusterName, OverrideSnapshots>),
     now: DateTime<Utc>,
-    changes: &mut Changes,
-) -> Vec<Decision> {
+    (changes, decisions): (&mut Changes, &mut Vec<Decision>),
+) {
     let acting = plan.bind.len() + plan.update.len() + plan.remove.len();
-    let mut decisions = Vec::with_capacity(acting);
+    decisions.reserve(acting);
     changes.reserve(acting);
     // New and updated clusters first, then the removals: the order the seed tells it in.
     for cluster in plan.bind.iter().chain(&plan.update) {
-        let before = placement.bindings.get(cluster.as_str()).and_then(|b| {
-            let index = b.resource_index?;
-            Some((index, b.override_snapshots.clone()))
-        });
-        if let (Some(guard), Some(before)) = (placement.guard.as_mut(), before) {
-            guard.remember_prior(cluster, before);
-        }
         let work = Work {
             resource_index: latest,
             override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
         };
-        decisions.extend(placement.bind(key, cluster, (work, None), now, changes));
+        decisions.extend(placement.roll_to(key, cluster, work, now, changes));
     }
     for cluster in &plan.remove {
         decisions.extend(placement.remove_binding(key, cluster, changes));
     }
-    decisions
 }
 
 #[cfg(test)]

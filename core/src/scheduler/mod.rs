@@ -29,7 +29,7 @@ use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::model::{ObjectKey, Uid};
-use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Placement};
+use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Fill, Placement};
 use crate::state::ClusterName;
 use rejected::{Rejected, Why};
 
@@ -65,7 +65,9 @@ struct Cycle<'a> {
     policy: PlacementPolicy,
     policy_index: u64,
     now: DateTime<Utc>,
-    decisions: Vec<Decision>,
+    /// The caller's decisions, pushed to in place: a first pass decides for every cluster, and
+    /// a list of them copied at each level cost a tenth of it.
+    decisions: &'a mut Vec<Decision>,
     /// Filtered-out clusters and why (the first names only, in a full pass).
     rejected: Rejected<'a>,
     /// Scored but not picked (PickN), best first.
@@ -82,18 +84,19 @@ fn picked(cluster: &str, score: Option<ClusterScore>) -> ClusterDecision {
     }
 }
 
-/// Runs the scheduler for one placement. `only` limits a PickAll pass to one cluster (a
-/// cluster changed and nothing else did); `None` is a full pass.
+/// Runs the scheduler for one placement, adding what it decides to `decisions`. `only` limits
+/// a PickAll pass to one cluster (a cluster changed and nothing else did); `None` is a full
+/// pass.
 pub(crate) fn schedule(
     members: &crate::state::Members,
-    placement: &mut Placement,
-    key: &ObjectKey,
+    (placement, key): (&mut Placement, &ObjectKey),
     now: DateTime<Utc>,
     only: Option<&str>,
     changes: &mut Changes,
-) -> Vec<Decision> {
+    decisions: &mut Vec<Decision>,
+) {
     let Some(snapshot) = placement.latest_policy() else {
-        return Vec::new();
+        return;
     };
     let policy = snapshot.policy.clone();
     let policy_index = snapshot.index;
@@ -112,7 +115,7 @@ pub(crate) fn schedule(
         policy,
         policy_index,
         now,
-        decisions: Vec::new(),
+        decisions,
         rejected: Rejected::new(kept),
         not_picked: Vec::new(),
     };
@@ -123,7 +126,6 @@ pub(crate) fn schedule(
         PlacementType::PickFixed => cycle.pick_fixed(),
     };
     cycle.record(fulfilled, only.is_some());
-    cycle.decisions
 }
 
 impl Cycle<'_> {
@@ -270,7 +272,7 @@ impl Cycle<'_> {
         };
         // A placement's first scheduling fills an empty map in cluster order: it is built
         // whole, not searched and split once per cluster.
-        let mut fresh = (only.is_none() && self.placement.bindings.is_empty()).then(Vec::new);
+        let mut fresh = (only.is_none() && self.placement.bindings.is_empty()).then(Fill::default);
         if fresh.is_some() {
             self.changes.reserve(candidates.len());
             self.decisions.reserve(candidates.len());
@@ -296,7 +298,7 @@ impl Cycle<'_> {
             }
         }
         if let Some(fresh) = fresh {
-            self.placement.bindings.fill(fresh);
+            fresh.finish(&mut self.placement.bindings);
         }
         true
     }

@@ -286,14 +286,6 @@ impl Bindings {
         self.named_rows().map(|(cluster, row)| (cluster, row.tag))
     }
 
-    /// Holds `bindings` in place of none, built whole, keeping the tags of bindings removed
-    /// since the rollout's index last took them: the index still counts those.
-    pub(crate) fn fill(&mut self, bindings: Vec<Binding>) {
-        let removed_tags = std::mem::take(&mut self.removed_tags);
-        *self = bindings.into_iter().collect();
-        self.removed_tags = removed_tags;
-    }
-
     /// The rows in order, with their clusters.
     fn named_rows(&self) -> impl Iterator<Item = (ClusterName, &Row)> + '_ {
         self.chunks.iter().flat_map(|chunk| chunk.named())
@@ -450,6 +442,54 @@ impl Bindings {
             self.set_chunks(chunks.finish());
             self.repacked_at = self.len;
         }
+    }
+}
+
+/// Bindings given one by one in cluster name order, each packed into a full chunk as it comes,
+/// to hold in place of none: a placement's first scheduling builds its bindings whole, not
+/// searched and split once per cluster, nor held twice over.
+#[derive(Default)]
+pub(crate) struct Fill {
+    built: Bindings,
+    chunks: FullChunks,
+    /// The cluster given last.
+    last: Option<ClusterName>,
+    /// Any binding given out of order, stored one by one at the end.
+    unordered: Vec<Binding>,
+}
+
+impl Fill {
+    /// Packs `binding`, which should come after every binding given before.
+    pub(crate) fn push(&mut self, binding: Binding) {
+        let in_order = (self.last.as_deref())
+            .is_none_or(|last| compare_names(last, &binding.cluster) == std::cmp::Ordering::Less);
+        if !in_order {
+            self.unordered.push(binding);
+            return;
+        }
+        let cluster = binding.cluster.clone();
+        let row = self.built.pack(&cluster, binding);
+        self.last = Some(cluster.clone());
+        self.chunks.push(cluster, row);
+        self.built.len += 1;
+    }
+
+    /// Holds the bindings given in `bindings`, which holds none, keeping the tags of bindings
+    /// removed since the rollout's index last took them: the index still counts those.
+    pub(crate) fn finish(self, bindings: &mut Bindings) {
+        let Fill {
+            mut built,
+            chunks,
+            unordered,
+            ..
+        } = self;
+        built.set_chunks(chunks.finish());
+        built.repacked_at = built.len;
+        built.removed_tags = std::mem::take(&mut bindings.removed_tags);
+        for binding in unordered {
+            built.insert(binding);
+        }
+        *bindings = built;
     }
 }
 

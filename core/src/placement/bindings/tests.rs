@@ -9,7 +9,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use proptest::prelude::*;
 use thin_vec::thin_vec;
 
-use super::{Bindings, CHUNK, REPACKED_FROM, TagSet, compare_names};
+use super::{Bindings, CHUNK, Fill, REPACKED_FROM, TagSet, compare_names};
 use crate::placement::binding::{Binding, BindingState, ClusterDecision, ClusterScore};
 use crate::state::{ClusterName, ReportDetails, WorkStatus};
 
@@ -213,6 +213,29 @@ proptest! {
         prop_assert_eq!(encoded(&packed), encoded(&model));
         let built: Bindings = model.values().cloned().collect();
         prop_assert_eq!(&built, &packed);
+    }
+
+    #[test]
+    fn a_fill_holds_what_inserting_one_by_one_does(
+        bindings in any_bindings(),
+        sorted in any::<bool>(),
+    ) {
+        let mut given = bindings;
+        if sorted {
+            given.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+            given.dedup_by(|later, earlier| later.cluster == earlier.cluster);
+        }
+        let mut inserted = Bindings::new();
+        let mut fill = Fill::default();
+        for binding in given {
+            inserted.insert(binding.clone());
+            fill.push(binding);
+        }
+        let mut filled = Bindings::new();
+        fill.finish(&mut filled);
+        assert_held_consistently(&filled);
+        prop_assert_eq!(&filled, &inserted);
+        prop_assert_eq!(encoded(&filled), encoded(&inserted));
     }
 
     #[test]

@@ -207,18 +207,11 @@ pub(crate) fn pass(
     }
     if let Some(placement) = state.placements.get_mut(key) {
         for (cluster, override_snapshots) in staged {
-            let before = placement.bindings.get(cluster.as_str()).and_then(|b| {
-                let index = b.resource_index?;
-                Some((index, b.override_snapshots.clone()))
-            });
-            if let (Some(guard), Some(before)) = (placement.guard.as_mut(), before) {
-                guard.remember_prior(&cluster, before);
-            }
             let work = Work {
                 resource_index: latest,
                 override_snapshots,
             };
-            decisions.extend(placement.bind(key, &cluster, (work, None), now, changes));
+            decisions.extend(placement.roll_to(key, &cluster, work, now, changes));
         }
     }
     state.partitioned_rollouts.insert(key.clone(), plan);
