@@ -148,6 +148,31 @@ impl Placement {
         Some(Self::bound(key, cluster, resource_index, changes))
     }
 
+    /// [`Placement::roll_to`] for each of `clusters`, given in name order, with the work
+    /// `work_for` gives it, adding the decisions to `decisions`: each binding is found from the
+    /// last one (see [`Bindings::update_in_order`]).
+    pub(crate) fn roll_in_order(
+        &mut self,
+        key: &ObjectKey,
+        clusters: &[crate::state::ClusterName],
+        work_for: impl Fn(&str) -> Work,
+        now: DateTime<Utc>,
+        (changes, decisions): (&mut Changes, &mut Vec<Decision>),
+    ) {
+        let Placement {
+            bindings, guard, ..
+        } = self;
+        bindings.update_in_order(clusters, |cluster, binding| {
+            if let (Some(guard), Some(index)) = (guard.as_mut(), binding.resource_index) {
+                guard.remember_prior(cluster, (index, binding.override_snapshots.clone()));
+            }
+            let work = work_for(cluster);
+            let resource_index = work.resource_index;
+            binding.bind_to(work, None, now);
+            decisions.push(Self::bound(key, cluster, resource_index, changes));
+        });
+    }
+
     /// Records that `cluster`'s binding was bound to `resource_index`.
     fn bound(
         key: &ObjectKey,

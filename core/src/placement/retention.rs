@@ -25,10 +25,13 @@ struct RunHolds {
 }
 
 /// Prunes the snapshots of the placements in `keys` beyond their limit, keeping those in use.
+/// A placement within its limit loses nothing, so it costs a length check, not a walk over its
+/// bindings.
 pub(crate) fn prune<'a>(state: &mut State, keys: impl IntoIterator<Item = &'a ObjectKey>) {
-    let holds = run_holds(&state.update_runs);
+    let mut holds = None;
     for key in keys {
-        if let Some(placement) = state.placements.get_mut(key) {
+        if let Some(placement) = state.placements.get_mut(key).filter(|p| is_over_limit(p)) {
+            let holds = holds.get_or_insert_with(|| run_holds(&state.update_runs));
             prune_placement(placement, holds.get(key));
         }
     }

@@ -490,11 +490,11 @@ fn classes(
     let none = OverrideSnapshots::default();
     let judging = (settings.mode, settings.period);
     let mut classes = Vec::with_capacity(placement.bindings.len());
-    classes.extend(placement.bindings.iter().map(|(cluster, b)| {
+    placement.bindings.for_each(|cluster, binding| {
         let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
-        let class = Class::of(&b, settings.latest, overrides, judging, now);
-        (cluster, class)
-    }));
+        let class = Class::of(binding, settings.latest, overrides, judging, now);
+        classes.push((cluster.clone(), class));
+    });
     classes
 }
 
@@ -571,12 +571,12 @@ fn apply(
     decisions.reserve(acting);
     changes.reserve(acting);
     // New and updated clusters first, then the removals: the order the seed tells it in.
-    for cluster in plan.bind.iter().chain(&plan.update) {
-        let work = Work {
-            resource_index: latest,
-            override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
-        };
-        decisions.extend(placement.roll_to(key, cluster, work, now, changes));
+    let work_for = |cluster: &str| Work {
+        resource_index: latest,
+        override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
+    };
+    for clusters in [&plan.bind, &plan.update] {
+        placement.roll_in_order(key, clusters, work_for, now, (changes, decisions));
     }
     for cluster in &plan.remove {
         decisions.extend(placement.remove_binding(key, cluster, changes));

@@ -291,6 +291,36 @@ proptest! {
     }
 
     #[test]
+    fn updates_in_order_change_what_updates_one_by_one_do(
+        bindings in any_bindings(),
+        mut updated in proptest::collection::vec(0u32..400, 0..300),
+        sorted in any::<bool>(),
+    ) {
+        if sorted {
+            updated.sort_unstable();
+        }
+        let names: Vec<ClusterName> =
+            updated.iter().map(|n| format!("member-{n:03}").into()).collect();
+        let mut in_order: Bindings = bindings.iter().cloned().collect();
+        let mut one_by_one = in_order.clone();
+        let mut seen = Vec::new();
+        in_order.update_in_order(&names, |cluster, b| {
+            b.generation += 1;
+            seen.push(cluster.to_owned());
+        });
+        let mut expected = Vec::new();
+        for name in &names {
+            one_by_one.update(name, |b| {
+                b.generation += 1;
+                expected.push(name.to_string());
+            });
+        }
+        prop_assert_eq!(seen, expected);
+        assert_held_consistently(&in_order);
+        prop_assert_eq!(&in_order, &one_by_one);
+    }
+
+    #[test]
     fn rows_with_given_tags_are_found_in_name_order(
         bindings in any_bindings(),
         retagged in proptest::collection::vec((0u32..400, 0u8..8), 0..200),
