@@ -247,7 +247,7 @@ impl Bindings {
             if entries.peek().is_some_and(|next| next.0 == cluster) {
                 continue;
             }
-            let row = bindings.pack(&cluster, binding);
+            let row = bindings.pack_building(&cluster, binding);
             chunks.push(cluster, row);
             bindings.len += 1;
         }
@@ -362,6 +362,15 @@ impl Bindings {
             }
             packed => packed,
         };
+        place(&mut self.aside, cluster, packed, binding)
+    }
+
+    /// The row for `binding` under `cluster` while the bindings are built whole: their rows are
+    /// not yet in the chunks, so a full table is not made afresh (that would code again only
+    /// the rows in the chunks, and leave the rows being built pointing at the old entries); a
+    /// binding past a full table is kept aside. Every entry of a table built so is in use.
+    fn pack_building(&mut self, cluster: &str, binding: Binding) -> Row {
+        let packed = Row::pack(cluster, &binding, &mut self.tables);
         place(&mut self.aside, cluster, packed, binding)
     }
 
@@ -513,7 +522,7 @@ impl Fill {
             return;
         }
         let cluster = binding.cluster.clone();
-        let row = self.built.pack(&cluster, binding);
+        let row = self.built.pack_building(&cluster, binding);
         self.last = Some(cluster.clone());
         self.chunks.push(cluster, row);
         self.built.len += 1;

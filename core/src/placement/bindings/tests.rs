@@ -441,6 +441,19 @@ fn past_a_full_table_bindings_are_kept_aside_and_still_come_back() {
     }
     assert_eq!(packed.aside.len(), 300 - 255);
     assert!(packed.values().eq(bindings.iter().cloned()));
+    // Built whole, from a checkpoint's map or a first scheduling pass, alike.
+    let built: Bindings = bindings.iter().cloned().collect();
+    assert_held_consistently(&built);
+    assert!(built.values().eq(bindings.iter().cloned()));
+    let mut fill = Fill::default();
+    bindings
+        .iter()
+        .cloned()
+        .for_each(|binding| fill.push(binding));
+    let mut filled = Bindings::new();
+    fill.finish(&mut filled);
+    assert_held_consistently(&filled);
+    assert!(filled.values().eq(bindings.iter().cloned()));
     // A binding kept aside that a row can hold again leaves the side.
     packed.update("member-299", |b| b.decision.reason = "reason 0".into());
     assert_eq!(packed.aside.len(), 300 - 256);
