@@ -139,12 +139,7 @@ impl Placement {
         let Placement {
             bindings, guard, ..
         } = self;
-        bindings.update(cluster, |binding| {
-            if let (Some(guard), Some(index)) = (guard.as_mut(), binding.resource_index) {
-                guard.remember_prior(cluster, (index, binding.override_snapshots.clone()));
-            }
-            binding.bind_to(work, None, now);
-        })?;
+        bindings.update(cluster, |binding| roll(guard, cluster, binding, work, now))?;
         Some(Self::bound(key, cluster, resource_index, changes))
     }
 
@@ -163,12 +158,9 @@ impl Placement {
             bindings, guard, ..
         } = self;
         bindings.update_in_order(clusters, |cluster, binding| {
-            if let (Some(guard), Some(index)) = (guard.as_mut(), binding.resource_index) {
-                guard.remember_prior(cluster, (index, binding.override_snapshots.clone()));
-            }
             let work = work_for(cluster);
             let resource_index = work.resource_index;
-            binding.bind_to(work, None, now);
+            roll(guard, cluster, binding, work, now);
             decisions.push(Self::bound(key, cluster, resource_index, changes));
         });
     }
@@ -209,4 +201,19 @@ impl Placement {
             cluster: cluster.to_owned(),
         })
     }
+}
+
+/// Binds `cluster`'s binding to `work` for a rolling or partitioned pass, first telling the
+/// placement's safety guard, when it has one, what the binding carried.
+fn roll(
+    guard: &mut Option<crate::rollout::safety::Guard>,
+    cluster: &str,
+    binding: &mut Binding,
+    work: Work,
+    now: DateTime<Utc>,
+) {
+    if let (Some(guard), Some(index)) = (guard.as_mut(), binding.resource_index) {
+        guard.remember_prior(cluster, (index, binding.override_snapshots.clone()));
+    }
+    binding.bind_to(work, None, now);
 }
