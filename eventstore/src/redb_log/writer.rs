@@ -143,6 +143,8 @@ pub(crate) struct Writer {
     /// The latest event time stored (or staged: a time is only ever raised, so an aborted
     /// group leaving it ahead is harmless).
     last_time: Option<DateTime<Utc>>,
+    /// The buffer input groups are built in, lent to each transaction's staging.
+    group: GroupBuilder,
 }
 
 impl Writer {
@@ -162,6 +164,7 @@ impl Writer {
             last_time: limits.last_time,
             limits,
             carried: None,
+            group: GroupBuilder::default(),
         }
     }
 
@@ -218,7 +221,8 @@ impl Writer {
         txn: &WriteTransaction,
         group: &mut Vec<Request>,
     ) -> Result<Committed, LogError> {
-        let mut staging = Staging::open(txn, &self.limits, self.last_time)?;
+        let group_buffer = std::mem::take(&mut self.group);
+        let mut staging = Staging::open(txn, &self.limits, self.last_time, group_buffer)?;
         let mut outcomes = Vec::with_capacity(group.len());
         let mut weight = 0;
         loop {
@@ -233,6 +237,7 @@ impl Writer {
         }
         staging.store_group()?;
         self.last_time = staging.last_time;
+        self.group = std::mem::take(&mut staging.group);
         Ok(Committed {
             outcomes,
             last_seq: staging.next_seq - 1,
@@ -332,7 +337,10 @@ impl<'txn> Staging<'txn> {
         txn: &'txn WriteTransaction,
         limits: &WriterLimits,
         last_time: Option<DateTime<Utc>>,
+        mut group: GroupBuilder,
     ) -> Result<Self, LogError> {
+        // A transaction that aborted may have left inputs in the buffer.
+        group.clear();
         let inputs = txn
             .open_table(INPUTS)
             .map_err(storage("open table inputs"))?;
@@ -357,7 +365,7 @@ impl<'txn> Staging<'txn> {
         let decided = last_key(&decisions, "read last decided sequence")?;
         Ok(Self {
             groups,
-            group: GroupBuilder::default(),
+            group,
             event_ids,
             decisions,
             checkpoints,
@@ -457,7 +465,7 @@ impl<'txn> Staging<'txn> {
     fn store_group(&mut self) -> Result<(), LogError> {
         if let Some((last, record)) = self.group.finish() {
             self.groups
-                .insert(last, record.as_slice())
+                .insert(last, record)
                 .map_err(storage("insert input group"))?;
         }
         Ok(())
