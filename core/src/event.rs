@@ -28,9 +28,11 @@ pub struct Envelope {
     /// The time the log assigned at append (redb: the hub's clock, never earlier than the
     /// previous event's; NATS: the JetStream timestamp). The fold's only notion of time.
     /// Events of schema versions 1 and 2 keep the time stored with them.
+    #[serde(with = "crate::wire::time_text")]
     pub time: DateTime<Utc>,
     /// What the publisher said about time (e.g. when a heartbeat was observed), if anything.
     /// Kept for readers; it never drives a deadline (version 3).
+    #[serde(default, with = "crate::wire::time_text::option")]
     pub claimed_time: Option<DateTime<Utc>>,
     /// Who published it (`cli`, `clock`, `agent/member1`, `scenario`, …).
     pub source: String,

@@ -27,6 +27,7 @@ pub mod json_property;
 pub mod json_report;
 pub mod record;
 pub mod subject;
+pub mod time_text;
 pub mod v1;
 pub mod v2;
 pub mod v3;
