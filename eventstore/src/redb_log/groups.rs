@@ -34,8 +34,8 @@ const HEADER: usize = 1 + 8 + 4;
 
 /// The inputs of one transaction, as they are staged. The writer keeps one builder for its
 /// life, so the buffer a group is built in keeps its capacity from commit to commit: grown
-/// afresh for each group, its copies into new memory and the kernel's zeroing of that memory
-/// were a tenth of the writer's time under 64 gateways.
+/// afresh for each group, it was copied into new memory the kernel had to zero (under 64
+/// gateways the writer's samples in page zeroing fell from 11 % to 7 % with one buffer).
 #[derive(Debug, Default)]
 pub(crate) struct GroupBuilder {
     first: u64,
