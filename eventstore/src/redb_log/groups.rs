@@ -78,11 +78,6 @@ impl GroupBuilder {
         self.count = 0;
         Some((last, &self.bytes))
     }
-
-    /// Forgets inputs pushed since the last `finish` (an aborted transaction's).
-    pub(crate) fn clear(&mut self) {
-        self.count = 0;
-    }
 }
 
 /// The inputs of the group record stored under `last`, with their sequences, in order.

@@ -143,7 +143,8 @@ pub(crate) struct Writer {
     /// The latest event time stored (or staged: a time is only ever raised, so an aborted
     /// group leaving it ahead is harmless).
     last_time: Option<DateTime<Utc>>,
-    /// The buffer input groups are built in, lent to each transaction's staging.
+    /// The buffer input groups are built in, lent to each transaction's staging (a staging
+    /// that fails drops it, so the next starts from an empty one).
     group: GroupBuilder,
 }
 
@@ -337,10 +338,8 @@ impl<'txn> Staging<'txn> {
         txn: &'txn WriteTransaction,
         limits: &WriterLimits,
         last_time: Option<DateTime<Utc>>,
-        mut group: GroupBuilder,
+        group: GroupBuilder,
     ) -> Result<Self, LogError> {
-        // A transaction that aborted may have left inputs in the buffer.
-        group.clear();
         let inputs = txn
             .open_table(INPUTS)
             .map_err(storage("open table inputs"))?;
