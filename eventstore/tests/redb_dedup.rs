@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::error::Error;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input};
@@ -143,12 +143,22 @@ async fn concurrent_appends_agree(path: &Path, appends: &[Vec<u128>]) -> TestRes
     Ok(())
 }
 
-fn run(test: impl std::future::Future<Output = TestResult>) -> TestResult {
-    tokio::runtime::Builder::new_multi_thread()
+/// Runs `test` on a log file in a fresh temporary directory, on a runtime of its own.
+fn in_fresh_log<F, Fut>(test: F) -> Result<(), TestCaseError>
+where
+    F: FnOnce(PathBuf) -> Fut,
+    Fut: std::future::Future<Output = TestResult>,
+{
+    let fail = |error: &dyn std::fmt::Display| TestCaseError::fail(error.to_string());
+    let dir = tempfile::tempdir().map_err(|e| fail(&e))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?
-        .block_on(test)
+        .build()
+        .map_err(|e| fail(&e))?;
+    runtime
+        .block_on(test(dir.path().join("dedup.redb")))
+        .map_err(|e| fail(&e))
 }
 
 proptest! {
@@ -156,17 +166,13 @@ proptest! {
 
     #[test]
     fn deduplication_matches_the_model_across_reopens(appends in appends()) {
-        let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let path = dir.path().join("dedup.redb");
-        run(sequential_appends_match_the_model(&path, &appends))
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        in_fresh_log(|path| async move {
+            sequential_appends_match_the_model(&path, &appends).await
+        })?;
     }
 
     #[test]
     fn appends_sharing_a_commit_store_each_id_once(appends in appends()) {
-        let dir = tempfile::tempdir().map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let path = dir.path().join("dedup.redb");
-        run(concurrent_appends_agree(&path, &appends))
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        in_fresh_log(|path| async move { concurrent_appends_agree(&path, &appends).await })?;
     }
 }
