@@ -62,7 +62,7 @@ impl Model {
 /// Ids from a small pool spread over the whole key space, so appends repeat ids and land
 /// below, between and above what is already indexed.
 fn id() -> impl Strategy<Value = u128> {
-    (0u128..48).prop_map(|slot| slot.wrapping_mul(0x0555_5555_5555_5555_5555_5555_5555_5555))
+    (0u128..48).prop_map(|slot| slot * 0x0555_5555_5555_5555_5555_5555_5555_5555)
 }
 
 fn appends() -> impl Strategy<Value = Vec<Vec<u128>>> {
