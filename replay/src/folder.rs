@@ -11,6 +11,7 @@
 //!   decode it, so every build folds the same inputs.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use flotilla_core::decision::rejected;
 use flotilla_core::wire::LogRecord;
@@ -196,9 +197,18 @@ impl Folder {
         let recorded = recorded_by_seq(recorded);
         let mut folded = Folded::default();
         for event in events {
-            let id = event.record.event().map(|envelope| envelope.id);
+            // One search of `first` per event: the entry tells whether the id was seen, and a
+            // vacant one takes this sequence once the event has folded.
+            let entry = event
+                .record
+                .event()
+                .map(|envelope| first.entry(envelope.id));
+            let first_seq = match &entry {
+                Some(Entry::Occupied(seen)) => Some(*seen.get()),
+                Some(Entry::Vacant(_)) | None => None,
+            };
             let known = Known {
-                first_seq: id.and_then(|id| first.get(&id).copied()),
+                first_seq,
                 recorded: recorded.get(&event.seq).copied(),
             };
             match self.fold_known(event, known) {
@@ -209,11 +219,9 @@ impl Folder {
                 }
                 Err(error) => return Err(error),
             }
-            if let Some(id) = id
-                && !first.contains_key(&id)
-            {
-                first.insert(id, event.seq);
-                folded.first_seen.push((id, event.seq));
+            if let Some(Entry::Vacant(unseen)) = entry {
+                folded.first_seen.push((*unseen.key(), event.seq));
+                unseen.insert(event.seq);
             }
         }
         Ok(folded)

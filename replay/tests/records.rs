@@ -1,11 +1,17 @@
 //! The fold meets every kind of stored record: a rejected record is answered with an
 //! `Undecodable` rejection and changes nothing — not the state, not its clock — while the
-//! sequence moves on; a newer build's record stops the fold before it, without folding it.
+//! sequence moves on; a newer build's record stops the fold before it, without folding it; an
+//! event whose id was folded before, earlier in the page or as the log knew, decides
+//! `DuplicateEvent` and changes nothing.
 
+use std::collections::BTreeMap;
+
+use chrono::{TimeZone, Utc};
 use flotilla_core::wire::{LogRecord, RecordKind};
-use flotilla_core::{Decision, RejectCode, State};
+use flotilla_core::{Decision, Envelope, Input, RejectCode, State};
 use flotilla_eventstore::StoredEvent;
 use flotilla_replay::{Folder, ReplayError};
+use uuid::Uuid;
 
 #[test]
 fn a_rejected_record_decides_undecodable_and_changes_nothing() -> Result<(), ReplayError> {
@@ -48,4 +54,97 @@ fn a_newer_record_stops_the_fold_before_it() {
         })
     ));
     assert_eq!(folder.seq, 0, "not folded");
+}
+
+/// A namespace apply with `id`, stored at `seq`.
+fn namespace_at(seq: u64, id: Uuid) -> StoredEvent {
+    let time = Utc
+        .timestamp_opt(1_700_000_000, 0)
+        .single()
+        .unwrap_or_default();
+    let manifest = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"app"}}"#;
+    let envelope = Envelope::new(
+        id,
+        time,
+        "test",
+        Input::Apply {
+            manifest: manifest.into(),
+        },
+    );
+    StoredEvent {
+        seq,
+        record: LogRecord::Event(envelope),
+    }
+}
+
+fn is_duplicate(decisions: &[Decision]) -> bool {
+    matches!(
+        decisions,
+        [Decision::Rejected {
+            code: RejectCode::DuplicateEvent,
+            ..
+        }]
+    )
+}
+
+#[test]
+fn an_id_repeated_within_a_page_is_a_duplicate_and_first_seen_once() -> Result<(), ReplayError> {
+    let (id, other) = (Uuid::from_u128(7), Uuid::from_u128(8));
+    let mut folder = Folder::default();
+    let mut first = BTreeMap::new();
+    let folded =
+        folder.fold_records_with(&[namespace_at(1, id), namespace_at(2, id)], &mut first, &[])?;
+    assert!(
+        is_duplicate(&folded.decisions[1].1),
+        "{:?}",
+        folded.decisions
+    );
+    assert_eq!(folded.first_seen, vec![(id, 1)]);
+    let mut once = Folder::default();
+    once.fold_records(&[namespace_at(1, id)], BTreeMap::new(), &[])?;
+    assert_eq!(
+        folder.state.hash()?,
+        once.state.hash()?,
+        "the repeat changed nothing"
+    );
+    // A later part of the page sees the earlier parts' ids through the same map.
+    let later = folder.fold_records_with(
+        &[namespace_at(3, id), namespace_at(4, other)],
+        &mut first,
+        &[],
+    )?;
+    assert!(is_duplicate(&later.decisions[0].1), "{:?}", later.decisions);
+    assert!(
+        !is_duplicate(&later.decisions[1].1),
+        "{:?}",
+        later.decisions
+    );
+    assert_eq!(
+        later.first_seen,
+        vec![(other, 4)],
+        "the repeat is not seen first"
+    );
+    assert_eq!(first, BTreeMap::from([(id, 1), (other, 4)]));
+    assert_eq!(folder.seq, 4);
+    Ok(())
+}
+
+#[test]
+fn an_id_the_log_knew_at_an_earlier_sequence_is_a_duplicate() -> Result<(), ReplayError> {
+    let id = Uuid::from_u128(9);
+    let mut first = BTreeMap::from([(id, 0)]);
+    let mut folder = Folder::default();
+    let folded = folder.fold_records_with(&[namespace_at(1, id)], &mut first, &[])?;
+    assert!(
+        is_duplicate(&folded.decisions[0].1),
+        "{:?}",
+        folded.decisions
+    );
+    assert!(folded.first_seen.is_empty());
+    assert_eq!(
+        folder.state.hash()?,
+        State::default().hash()?,
+        "nothing changed"
+    );
+    Ok(())
 }
