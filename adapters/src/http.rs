@@ -358,9 +358,15 @@ fn listed(stored: &flotilla_eventstore::StoredEvent) -> Value {
             "seq": stored.seq,
             "rejected": { "subject": subject, "reason": reason, "bytes": bytes.len() },
         }),
-        LogRecord::Newer { kind, version } => json!({
+        LogRecord::Newer {
+            kind,
+            version,
+            subject,
+            bytes,
+        } => json!({
             "seq": stored.seq,
-            "newer": { "kind": kind.name(), "version": version },
+            "newer": { "kind": kind.name(), "version": version, "subject": subject,
+                       "bytes": bytes.len() },
         }),
     }
 }

@@ -115,9 +115,19 @@ pub fn parse_request(
                 time: now,
                 source,
             };
-            serde_json::from_value::<JsonEnvelope>(item)
+            let envelope = serde_json::from_value::<JsonEnvelope>(item)
                 .map(|event| event.into_envelope(&defaults))
-                .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))
+                .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))?;
+            // Ids of that form are the log's own, given to records published to NATS without
+            // one: a publisher that chose one could take another record's id.
+            if flotilla_core::wire::json::is_stream_record_id(&envelope.id) {
+                return Err(IngestError::BadRequest(format!(
+                    "event {index}: id {} has the form the log gives records published without \
+                     an id; choose another (a UUID v7, say)",
+                    envelope.id
+                )));
+            }
+            Ok(envelope)
         })
         .collect()
 }

@@ -92,8 +92,9 @@ async fn notice<L: EventLog>(
             flotilla_core::wire::subject::input_subject(envelope),
             Some(envelope.id.to_string()),
         ),
-        LogRecord::Rejected { subject, .. } => (subject.clone(), None),
-        LogRecord::Newer { .. } => return None,
+        LogRecord::Rejected { subject, .. } | LogRecord::Newer { subject, .. } => {
+            (subject.clone(), None)
+        }
     };
     let mut body = json!({"seq": seq, "subject": subject, "code": code, "reason": reason});
     if let (Some(id), Some(object)) = (id, body.as_object_mut()) {

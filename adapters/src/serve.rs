@@ -76,6 +76,12 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     };
     spawn_nats_services(&hub, client).await?;
     let name = format!("{}@{}", uuid::Uuid::now_v7(), options.listen);
+    // Before this hub publishes anything: a writer of an older build that meets this build's
+    // records then knows they are an upgrade's, not a publisher's (`nats_log::builds`).
+    hub.log()
+        .announce_build(&name)
+        .await
+        .context("announcing this build to the log's other hubs")?;
     let role = crate::standby::run(hub.clone(), options.role, name);
     run_with(hub, listener, security, shutdown_signal(), role).await
 }

@@ -158,6 +158,14 @@ impl EventLog for AnyLog {
         }
     }
 
+    async fn newer_build(&self) -> Result<Option<String>, LogError> {
+        dispatch!(self, log => log.newer_build())
+    }
+
+    async fn announce_build(&self, by: &str) -> Result<(), LogError> {
+        dispatch!(self, log => log.announce_build(by))
+    }
+
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         dispatch!(self, log => log.first_seq_of(ids))
     }

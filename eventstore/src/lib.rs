@@ -232,6 +232,28 @@ pub trait EventLog: Send + Sync + 'static {
         }
     }
 
+    /// Why a record of a newer build, met in the undecided tail, must not be decided here:
+    /// `Some(reason)` when a hub of a newer build signalled that it writes this log (the writer
+    /// then declines the role), `None` when nothing only a hub can write says so (the record is
+    /// then rejected like any undecodable input: a publisher's frame never hands the role over).
+    /// The default is for a log that only hubs write (redb): a newer record in it is itself a
+    /// newer hub's.
+    fn newer_build(&self) -> impl Future<Output = Result<Option<String>, LogError>> + Send {
+        async {
+            Ok(Some(
+                "only hubs write this log, and a newer one wrote it".to_owned(),
+            ))
+        }
+    }
+
+    /// Announces this build's versions to the other hubs of the log, named `by` (NATS: the
+    /// builds bucket, `nats_log::builds`). The default does nothing: a log that one process
+    /// opens has no other hubs.
+    fn announce_build(&self, by: &str) -> impl Future<Output = Result<(), LogError>> + Send {
+        let _ = by;
+        async { Ok(()) }
+    }
+
     /// Whether `append` refuses a repeated event id at any distance, so that every stored
     /// event is the first with its id and [`EventLog::first_seq_of`] can only answer each
     /// event's own sequence: the fold then skips asking (redb: its `event_ids` table).

@@ -46,6 +46,7 @@
 
 mod append;
 mod atomic;
+pub mod builds;
 pub mod checkpoints;
 mod checks;
 mod decisions;
@@ -95,6 +96,10 @@ pub use atomic::ATOMIC_BATCH_MAX;
 const _: () = assert!(ATOMIC_BATCH_MAX <= APPEND_IN_FLIGHT_MAX);
 /// Most messages one `read` or `read_decisions` returns (callers page with `from`).
 pub const READ_BATCH_MAX: usize = 4096;
+/// Longest wait in one decision append for the input stream's leader to count what was read.
+const LEADER_CATCH_UP_MAX: Duration = Duration::from_secs(2);
+/// How many times one decision batch is published again after messages that are not batches.
+const PUBLISH_OVER_NOT_BATCHES_MAX: usize = 8;
 /// Shortest pause between two polls in `wait_for`.
 pub const WAIT_POLL_MIN: Duration = Duration::from_millis(2);
 /// Longest pause between two polls in `wait_for`: the worst added latency when idle.
@@ -150,6 +155,8 @@ pub struct NatsLog {
     checkpoints: ObjectStore,
     batches: ObjectStore,
     event_ids: kv::Store,
+    /// The builds hubs announced ([`builds`]): the hub-only signal of a rolling upgrade.
+    builds: kv::Store,
     options: NatsOptions,
     /// Names this writer in the `Nats-Msg-Id` of its decision batches, so a retry of its own
     /// batch whose ack was lost is recognised, while another writer's batch fences it.
@@ -217,6 +224,7 @@ impl NatsLog {
         let checkpoints = streams::checkpoint_bucket(&context, &options).await?;
         let batches = streams::batch_bucket(&context, &options).await?;
         let event_ids = streams::event_id_bucket(&context, &options).await?;
+        let builds = builds::bucket(&context, &options).await?;
         let fence = last_decision(&decisions, options.request_timeout)
             .await?
             .fence;
@@ -233,6 +241,7 @@ impl NatsLog {
             checkpoints,
             batches,
             event_ids,
+            builds,
             options,
             writer_id: Uuid::now_v7(),
             fence: Mutex::new(fence),
@@ -296,6 +305,32 @@ impl NatsLog {
     /// unknown. `flotilla serve` warns on anything but `Some(true)`.
     pub async fn server_syncs_always(&self) -> Option<bool> {
         self.server_sync().await.map(|sync| sync.always)
+    }
+
+    /// Waits (bounded by the request timeout) until the input stream's leader reports an end
+    /// at or past `last`. Reads are direct gets that any replica may answer, while the stream
+    /// info comes from the leader, so under load the writer can fold inputs a moment before
+    /// the leader's answer counts them (a leader that has not yet applied the commit, or a
+    /// stale one during an election). That is a transient disagreement: after the wait it is a
+    /// [`LogError::Nats`], which the writer tries again, never a reason to stop.
+    async fn wait_for_leader_at(&self, first: u64, last: u64) -> Result<(), LogError> {
+        let deadline = Instant::now() + self.options.request_timeout.min(LEADER_CATCH_UP_MAX);
+        let mut pause = WAIT_POLL_MIN;
+        loop {
+            let last_input = self.last_seq().await?;
+            if last <= last_input {
+                return Ok(());
+            }
+            if Instant::now() + pause > deadline {
+                return Err(LogError::Nats(format!(
+                    "decision batch covers inputs {first}..={last}, but the input stream's \
+                     leader reports its end at {last_input}; asking again"
+                )));
+            }
+            tracing::debug!(first, last, last_input, "the stream leader trails the read");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(WAIT_POLL_MAX);
+        }
     }
 
     fn fenced(&self, expected: u64, actual: u64, why: &str) -> LogError {
@@ -423,12 +458,7 @@ impl EventLog for NatsLog {
             let why = format!("this writer last decided {}", fence.last_decided);
             return Err(self.fenced(expected, actual, &why));
         }
-        let last_input = self.last_seq().await?;
-        if last > last_input {
-            return Err(LogError::Storage(format!(
-                "decision batch covers inputs {first}..={last}, but the log ends at {last_input}"
-            )));
-        }
+        self.wait_for_leader_at(first, last).await?;
         let msg_id = format!("{}:{first}-{last}", self.writer_id);
         let target = decisions::Target {
             context: &self.context,
@@ -437,33 +467,46 @@ impl EventLog for NatsLog {
             max_payload: self.client.server_info().max_payload,
             budget: self.options.request_timeout,
         };
-        let ack = decisions::publish(&target, *fence, &msg_id, batch).await?;
-        match ack {
-            Ok(ack) => {
-                *fence = Fence {
-                    stream_seq: ack.sequence,
-                    last_decided: last,
-                };
-                Ok(())
-            }
-            Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => {
-                let found = last_decision(&self.decisions, self.options.request_timeout).await?;
-                // The server checks the expected sequence before the message id, so a retry of
-                // our own batch whose ack was lost lands here: recognise it by the id, which
-                // names this writer, sitting right after the position we knew.
-                if found.msg_id.as_deref() == Some(msg_id.as_str())
-                    && found.fence.stream_seq == fence.stream_seq + 1
-                {
-                    *fence = found.fence;
+        // Bounded: each attempt after the first follows messages that are not batches.
+        for _ in 0..PUBLISH_OVER_NOT_BATCHES_MAX {
+            let ack = decisions::publish(&target, *fence, &msg_id, batch).await?;
+            let err = match ack {
+                Ok(ack) => {
+                    *fence = Fence {
+                        stream_seq: ack.sequence,
+                        last_decided: last,
+                    };
                     return Ok(());
                 }
-                let actual = found.fence.last_decided;
-                Err(self.fenced(expected, actual, "another writer appended decisions"))
+                Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => err,
+                Err(err) => {
+                    return Err(LogError::Nats(format!(
+                        "ack of decision batch {first}..={last}: {err}"
+                    )));
+                }
+            };
+            let found = last_decision(&self.decisions, self.options.request_timeout).await?;
+            // The server checks the expected sequence before the message id, so a retry of
+            // our own batch whose ack was lost lands here: recognise it by the id, which names
+            // this writer, as the last batch.
+            if found.msg_id.as_deref() == Some(msg_id.as_str()) && found.fence.last_decided == last
+            {
+                *fence = found.fence;
+                return Ok(());
             }
-            Err(err) => Err(LogError::Nats(format!(
-                "ack of decision batch {first}..={last}: {err}"
-            ))),
+            if found.fence.last_decided != expected {
+                let actual = found.fence.last_decided;
+                return Err(self.fenced(expected, actual, "another writer appended decisions"));
+            }
+            // Only messages that are not batches came after ours: nobody decided anything, so
+            // this writer still holds the position and publishes after them.
+            tracing::warn!(%err, from = fence.stream_seq, to = found.fence.stream_seq, "the decisions stream moved by messages that are not batches; publishing after them");
+            fence.stream_seq = found.fence.stream_seq;
         }
+        Err(LogError::Nats(format!(
+            "decision batch {first}..={last}: the decisions stream keeps moving by messages \
+             that are not batches"
+        )))
     }
 
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
@@ -509,6 +552,17 @@ impl EventLog for NatsLog {
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
         checkpoints::load(&self.checkpoints, self.options.request_timeout).await
+    }
+
+    async fn newer_build(&self) -> Result<Option<String>, LogError> {
+        let announced = builds::newest(&self.builds).await?;
+        Ok(builds::decline_reason(
+            announced.as_ref().map(|(versions, _)| versions),
+        ))
+    }
+
+    async fn announce_build(&self, by: &str) -> Result<(), LogError> {
+        builds::announce(&self.builds, &builds::BuildVersions::this_build(by)).await
     }
 
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {

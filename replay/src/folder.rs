@@ -35,6 +35,10 @@ pub struct Folder {
     pub seq: u64,
     /// How an input is folded: always the core's step, but in tests of `verify`.
     step: StepFn,
+    /// Records of a newer build at or before this sequence are rejected as undecodable
+    /// instead of stopping the fold: the writer found that no hub of a newer build announced
+    /// itself, so such a record is a publisher's, not a rolling upgrade's.
+    reject_newer_through: u64,
 }
 
 impl Default for Folder {
@@ -43,6 +47,7 @@ impl Default for Folder {
             state: State::default(),
             seq: 0,
             step: flotilla_core::step,
+            reject_newer_through: 0,
         }
     }
 }
@@ -77,6 +82,12 @@ impl Folder {
             seq: checkpoint.seq,
             ..Self::default()
         }
+    }
+
+    /// Rejects the records of a newer build through `seq` instead of stopping before them (see
+    /// [`EventLog::newer_build`]).
+    pub fn reject_newer_through(&mut self, seq: u64) {
+        self.reject_newer_through = self.reject_newer_through.max(seq);
     }
 
     /// The same folder folding with `step` instead of the core's (tests of `verify` only).
@@ -114,14 +125,29 @@ impl Folder {
             &event.record,
             known.recorded.filter(|d| is_record_verdict(d)),
         ) {
-            (LogRecord::Newer { kind, version }, _) => {
+            // A verdict recorded for the record is followed first: a newer record that a
+            // writer rejected stays rejected for every build.
+            (_, Some(verdict)) => verdict.clone(),
+            (LogRecord::Newer { kind, version, .. }, None)
+                if event.seq <= self.reject_newer_through =>
+            {
+                vec![rejected(
+                    RejectCode::Undecodable,
+                    format!(
+                        "record {}: a {kind} of version {version}, newer than this build \
+                         reads, and no hub of a newer build announced itself; a frame on the \
+                         input stream never hands over the writer role",
+                        event.seq
+                    ),
+                )]
+            }
+            (LogRecord::Newer { kind, version, .. }, None) => {
                 return Err(ReplayError::Newer {
                     seq: event.seq,
                     kind: *kind,
                     version: *version,
                 });
             }
-            (_, Some(verdict)) => verdict.clone(),
             (
                 LogRecord::Rejected {
                     subject, reason, ..

@@ -43,6 +43,8 @@ fn a_newer_record_stops_the_fold_before_it() {
     let record = LogRecord::Newer {
         kind: RecordKind::Event,
         version: 9,
+        subject: "redb".to_owned(),
+        bytes: Vec::new(),
     };
     let stopped = folder.fold(&StoredEvent { seq: 1, record });
     assert!(matches!(

@@ -1,6 +1,7 @@
 //! flotilla-tests: end-to-end, scenario, fault and crash tests (in `tests/`), and the helpers
 //! they share (in [`support`] and [`scenario_files`]).
 
+pub mod adversary;
 pub mod agents;
 pub mod kubectl;
 pub mod pty;

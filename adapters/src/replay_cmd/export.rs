@@ -97,12 +97,17 @@ fn exported_record(record: &StoredEvent) -> anyhow::Result<Value> {
             bytes,
         } => json!({"seq": record.seq, "rejected": {
             "subject": subject, "reason": reason, "bytes": STANDARD.encode(bytes)}}),
-        LogRecord::Newer { kind, version } => bail!(
-            "record {} is a {} of version {version}, written by a newer flotilla: export with \
-             that build",
-            record.seq,
-            kind.name()
-        ),
+        // Exported as stored, so an import stores the same bytes; whether it is decided or
+        // rejected is what the exported decisions say.
+        LogRecord::Newer {
+            kind,
+            version,
+            subject,
+            bytes,
+        } => json!({"seq": record.seq, "rejected": {
+            "subject": subject,
+            "reason": format!("a {} of version {version}, newer than this build reads", kind.name()),
+            "bytes": STANDARD.encode(bytes)}}),
     })
 }
 

@@ -373,7 +373,7 @@ impl<L: EventLog> Hub<L> {
                 self.checkpoint_in_background(&mut pacer)?;
             }
             if let Some(newer) = stopped {
-                self.decline_writer_role(&newer)?;
+                self.meet_newer_record(&newer).await?;
             }
         }
         if let Some(round) = recording.take() {
@@ -428,9 +428,30 @@ impl<L: EventLog> Hub<L> {
         Ok((Some(batch), folded.first_seen, folded.stopped))
     }
 
+    /// The fold stopped before a record of a newer build: the writer declines its role only
+    /// when a hub of a newer build announced itself ([`EventLog::newer_build`]); otherwise the
+    /// record is a publisher's, and the next round rejects it like any undecodable input.
+    async fn meet_newer_record(&self, newer: &ReplayError) -> Result<(), HubError> {
+        let ReplayError::Newer { seq, .. } = newer else {
+            return Ok(());
+        };
+        match self.log.newer_build().await? {
+            Some(announced) => self.decline_writer_role(&format!("{newer}, and {announced}")),
+            None => {
+                tracing::warn!(
+                    seq,
+                    "{newer}, but no hub of a newer build announced itself: rejecting it"
+                );
+                let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
+                view.folder.reject_newer_through(*seq);
+                Ok(())
+            }
+        }
+    }
+
     /// Stops deciding: the log holds a record this build must not decide. The hub stays up
     /// and serves what it folded.
-    fn decline_writer_role(&self, newer: &ReplayError) -> Result<(), HubError> {
+    fn decline_writer_role(&self, newer: &dyn std::fmt::Display) -> Result<(), HubError> {
         let message = decline_message(newer);
         tracing::error!("{message}");
         let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
@@ -511,7 +532,7 @@ type FoldedBatch = (
     Option<ReplayError>,
 );
 
-fn decline_message(newer: &ReplayError) -> String {
+fn decline_message(newer: &dyn std::fmt::Display) -> String {
     format!(
         "declining the writer role: {newer}; this hub goes on serving reads of what it folded \
          (upgrade it to write)"

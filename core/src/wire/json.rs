@@ -46,6 +46,14 @@ pub fn stream_record_id(seq: u64) -> Uuid {
     Uuid::new_v8(bytes)
 }
 
+/// Whether `id` has the form of [`stream_record_id`]: ids of that form belong to the log, and
+/// an input that carries one of its own is refused, so that no publisher can take the id a
+/// record published later without one is given (and have it judged a duplicate).
+#[must_use]
+pub fn is_stream_record_id(id: &Uuid) -> bool {
+    id.as_bytes()[..8] == stream_record_id(0).as_bytes()[..8]
+}
+
 /// Parses one JSON event (not an array) as it sits in a stored record.
 ///
 /// # Errors

@@ -46,6 +46,10 @@ pub enum LogRecord {
         kind: RecordKind,
         /// Its version.
         version: u16,
+        /// The NATS subject it was published on, or [`REDB_SUBJECT`].
+        subject: String,
+        /// The record as stored, so that a writer that rejects it can export it.
+        bytes: Vec<u8>,
     },
 }
 
@@ -94,11 +98,18 @@ pub fn read_input(bytes: &[u8], origin: &InputOrigin<'_>) -> LogRecord {
         ))),
     };
     match decoded {
-        Ok(envelope) => match subject_conflict(&envelope, origin.subject) {
+        Ok(envelope) => match subject_conflict(&envelope, origin.subject)
+            .or_else(|| aimed_id(&envelope, origin))
+        {
             Some(reason) => rejected(reason),
             None => LogRecord::Event(envelope),
         },
-        Err(NotAnEvent::Newer { kind, version }) => LogRecord::Newer { kind, version },
+        Err(NotAnEvent::Newer { kind, version }) => LogRecord::Newer {
+            kind,
+            version,
+            subject: subject.to_owned(),
+            bytes: bytes.to_vec(),
+        },
         Err(NotAnEvent::Reason(reason)) => rejected(reason),
     }
 }
@@ -138,6 +149,20 @@ fn decode_json(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Envelope, NotAn
         source: STREAM_SOURCE,
     };
     json::parse_event(bytes, &defaults).map_err(NotAnEvent::Reason)
+}
+
+/// Why a stream record's id is refused: it has the form of the ids the log gives records
+/// published without one ([`json::stream_record_id`]), but not its own sequence's, so it could
+/// only be aimed at another publisher's record.
+fn aimed_id(envelope: &Envelope, origin: &InputOrigin<'_>) -> Option<String> {
+    let minted = origin.subject.is_some() && json::is_stream_record_id(&envelope.id);
+    (minted && envelope.id != json::stream_record_id(origin.seq)).then(|| {
+        format!(
+            "id {} has the form the log gives records published without an id; choose \
+             another (a UUID v7, say)",
+            envelope.id
+        )
+    })
 }
 
 /// JSON objects start with `{`, possibly after whitespace; flotilla's frames never do.
@@ -196,6 +221,30 @@ mod tests {
     }
 
     #[test]
+    fn an_id_of_the_minted_form_is_refused_unless_it_is_the_records_own() {
+        let mut beat = heartbeat("m1");
+        beat.id = json::stream_record_id(9);
+        let frame = encode_envelope(&beat).expect("encodes");
+        let aimed = read_input(&frame, &on("flotilla.in.heartbeat.m1", 3));
+        assert!(
+            matches!(&aimed, LogRecord::Rejected { reason, .. } if reason.contains("form the log gives")),
+            "{aimed:?}"
+        );
+        let json = br#"{"type": "heartbeat", "cluster": "m1"}"#;
+        let minted = read_input(json, &on("flotilla.in.heartbeat.m1", 9));
+        assert!(
+            matches!(&minted, LogRecord::Event(event) if event.id == json::stream_record_id(9)),
+            "{minted:?}"
+        );
+        let on_redb = InputOrigin {
+            seq: 3,
+            subject: None,
+            log_time: None,
+        };
+        assert!(matches!(read_input(&frame, &on_redb), LogRecord::Event(_)));
+    }
+
+    #[test]
     fn a_marked_frame_takes_the_stream_time() {
         let bytes = encode_envelope(&heartbeat("m1")).expect("encodes");
         let LogRecord::Event(event) = read_input(&bytes, &on("flotilla.in.heartbeat.m1", 3)) else {
@@ -251,7 +300,9 @@ mod tests {
             read_input(&newer, &on("flotilla.in.heartbeat.m1", 1)),
             LogRecord::Newer {
                 kind: RecordKind::Event,
-                version: 200
+                version: 200,
+                subject: "flotilla.in.heartbeat.m1".to_owned(),
+                bytes: newer.clone(),
             }
         );
     }

@@ -123,14 +123,21 @@ pub(crate) async fn publish(
 
 /// The decisions stream's last batch, as its stream leader has it.
 pub(crate) struct LastDecision {
-    /// Its position.
+    /// The stream's last message (whatever it is) and the last input decided by a batch.
     pub(crate) fence: Fence,
-    /// The `Nats-Msg-Id` it was published with (`<writer id>:<first>-<last>`).
+    /// The `Nats-Msg-Id` the last batch was published with (`<writer id>:<first>-<last>`).
     pub(crate) msg_id: Option<String>,
 }
 
-/// Reads the decisions stream's last message and the last input it decided, from the leader
-/// (sent again while unanswered, within `budget`: see [`resend`]).
+/// Most messages [`last_decision`] and [`last_input_at`] step back over to find a batch: a
+/// longer run of records that are not batches is damage an operator must look at.
+const NOT_BATCHES_MAX: u64 = 10_000;
+
+/// Reads the decisions stream's last message and the last input decided, from the leader
+/// (sent again while unanswered, within `budget`: see [`resend`]). Messages that are not
+/// decision batches (undecodable: a bug of one build, a disk error, a stray publish) are
+/// stepped over: the decisions record the fold, so one that cannot be read is skipped with a
+/// warning, never a reason to stop every hub.
 pub(crate) async fn last_decision(
     decisions: &Stream,
     budget: Duration,
@@ -140,28 +147,87 @@ pub(crate) async fn last_decision(
     })
     .await
     .map_err(|unanswered| unanswered.error("last decision batch", budget))?;
-    match last {
-        Ok(message) => {
-            let last_input_seq = range_of(message.sequence, &message.payload)?.1;
-            let msg_id = message
+    let message = match last {
+        Ok(message) => message,
+        Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => {
+            return Ok(LastDecision {
+                fence: Fence {
+                    stream_seq: 0,
+                    last_decided: 0,
+                },
+                msg_id: None,
+            });
+        }
+        Err(err) => return Err(LogError::Nats(format!("last decision batch: {err}"))),
+    };
+    let tail = message.sequence;
+    let mut candidate = message;
+    loop {
+        if let Some((_, last_input_seq)) = batch_range_of(candidate.sequence, &candidate.payload) {
+            let msg_id = candidate
                 .headers
                 .get(NATS_MESSAGE_ID)
                 .map(|id| id.as_str().to_owned());
             let fence = Fence {
-                stream_seq: message.sequence,
+                stream_seq: tail,
                 last_decided: last_input_seq,
             };
-            Ok(LastDecision { fence, msg_id })
+            return Ok(LastDecision { fence, msg_id });
         }
-        Err(err) if err.kind() == LastRawMessageErrorKind::NoMessageFound => Ok(LastDecision {
+        if candidate.sequence <= 1 || tail - candidate.sequence >= NOT_BATCHES_MAX {
+            return not_batches(tail, candidate.sequence);
+        }
+        candidate = raw_message_at(decisions, candidate.sequence - 1, budget).await?;
+    }
+}
+
+/// What [`last_decision`] answers when no batch is found before the stream's start.
+fn not_batches(tail: u64, from: u64) -> Result<LastDecision, LogError> {
+    if from <= 1 {
+        return Ok(LastDecision {
             fence: Fence {
-                stream_seq: 0,
+                stream_seq: tail,
                 last_decided: 0,
             },
             msg_id: None,
-        }),
-        Err(err) => Err(LogError::Nats(format!("last decision batch: {err}"))),
+        });
     }
+    Err(LogError::Storage(format!(
+        "the decisions stream's messages {from}..={tail} are none of them decision batches"
+    )))
+}
+
+/// The raw message at a decisions stream sequence, from the leader.
+async fn raw_message_at(
+    stream: &Stream,
+    stream_seq: u64,
+    budget: Duration,
+) -> Result<async_nats::jetstream::message::StreamMessage, LogError> {
+    let what = || format!("decision batch at {stream_seq}");
+    resend::ask_until_answered(budget, || stream.get_raw_message(stream_seq))
+        .await
+        .map_err(|unanswered| unanswered.error(&what(), budget))?
+        .map_err(|err| LogError::Nats(format!("{}: {err}", what())))
+}
+
+/// A decision batch's `(first, last)` input range, or `None` (with a warning) for a message
+/// that is not one: it must decode whole, or be a newer build's batch whose range reads.
+fn batch_range_of(stream_seq: u64, payload: &[u8]) -> Option<(u64, u64)> {
+    let range = match decode_frame(payload) {
+        Ok(batch) => Some((batch.first_input_seq, batch.last_input_seq)),
+        Err(CodecError::Newer { .. }) => range_of(stream_seq, payload).ok(),
+        Err(_) => None,
+    };
+    let range = range.filter(|(first, last)| *first >= 1 && first <= last);
+    if range.is_none() {
+        tracing::warn!(
+            stream_seq,
+            bytes = payload.len(),
+            "the decisions stream holds a message that is not a decision batch; skipping it \
+             (the decisions record the fold; the inputs are its source)"
+        );
+    }
+    range
 }
 
 /// Decodes a batch; one recorded by a newer build is [`LogError::Newer`].
@@ -217,6 +283,9 @@ pub(crate) async fn read_batches(
             .headers
             .get(BATCH_OBJECT_HEADER)
             .map(|name| name.as_str().to_owned());
+        if batch_range_of(message.sequence, &message.payload).is_none() {
+            continue;
+        }
         let batch = match object {
             Some(object) => read_object(batches, message.sequence, &object, timeout).await?,
             None => decode_batch(message.sequence, &message.payload)?,
@@ -281,15 +350,28 @@ pub(crate) async fn first_batch_covering(
 }
 
 /// The last input covered by the batch at a decisions stream sequence, from the stream leader.
+/// A message that is not a batch counts as the nearest batch before it (the inputs it covers
+/// are the same), so the binary search over the stream stays sorted.
 async fn last_input_at(
     stream: &Stream,
     stream_seq: u64,
     budget: Duration,
 ) -> Result<u64, LogError> {
-    let what = || format!("decision batch at {stream_seq}");
-    let message = resend::ask_until_answered(budget, || stream.get_raw_message(stream_seq))
-        .await
-        .map_err(|unanswered| unanswered.error(&what(), budget))?
-        .map_err(|err| LogError::Nats(format!("{}: {err}", what())))?;
-    Ok(range_of(stream_seq, &message.payload)?.1)
+    let mut at = stream_seq;
+    loop {
+        let message = raw_message_at(stream, at, budget).await?;
+        if let Some((_, last)) = batch_range_of(at, &message.payload) {
+            return Ok(last);
+        }
+        if at <= 1 {
+            return Ok(0);
+        }
+        if stream_seq - at >= NOT_BATCHES_MAX {
+            return Err(LogError::Storage(format!(
+                "the decisions stream's messages {at}..={stream_seq} are none of them decision \
+                 batches"
+            )));
+        }
+        at -= 1;
+    }
 }

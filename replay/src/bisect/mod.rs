@@ -364,7 +364,7 @@ pub(crate) fn record_line(record: &flotilla_eventstore::StoredEvent) -> String {
         LogRecord::Rejected {
             subject, reason, ..
         } => format!("#{} rejected record on {subject}: {reason}", record.seq),
-        LogRecord::Newer { kind, version } => {
+        LogRecord::Newer { kind, version, .. } => {
             format!(
                 "#{} {kind} of version {version}, newer than this build",
                 record.seq

@@ -260,6 +260,10 @@ impl EventLog for FaultyLog {
         self.inner.load_checkpoint_before(seq).await
     }
 
+    async fn newer_build(&self) -> Result<Option<String>, LogError> {
+        self.inner.newer_build().await
+    }
+
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         self.inner.first_seq_of(ids).await
     }
