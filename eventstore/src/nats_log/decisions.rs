@@ -219,7 +219,7 @@ fn batch_range_of(stream_seq: u64, payload: &[u8]) -> Option<(u64, u64)> {
         Err(_) => None,
     };
     let range = range.filter(|(first, last)| *first >= 1 && first <= last);
-    if range.is_none() {
+    if range.is_none() && first_sighting(stream_seq) {
         tracing::warn!(
             stream_seq,
             bytes = payload.len(),
@@ -259,6 +259,22 @@ fn range_of(stream_seq: u64, payload: &[u8]) -> Result<(u64, u64), LogError> {
             seq: stream_seq,
             source,
         })
+}
+
+/// Whether this process has not yet reported the message at `stream_seq` (standbys and
+/// followers look at the stream's tail every round: one warning per message is enough).
+fn first_sighting(stream_seq: u64) -> bool {
+    /// Messages remembered; past that, every further one is reported.
+    const REMEMBERED_MAX: usize = 4096;
+    static REPORTED: std::sync::Mutex<std::collections::BTreeSet<u64>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let Ok(mut reported) = REPORTED.lock() else {
+        return true;
+    };
+    if reported.len() >= REMEMBERED_MAX {
+        return true;
+    }
+    reported.insert(stream_seq)
 }
 
 /// The object a large batch is stored under: named after the publishing writer's message id.
