@@ -310,9 +310,8 @@ impl Folder {
         while self.seq < until {
             // Never more than up to `until`: a caller going batch by batch (verify, a follower)
             // would otherwise read a whole page per batch and keep a few records of it.
-            let wanted = usize::try_from(until - self.seq).map_or(READ_BATCH_MAX, |left| {
-                left.min(READ_BATCH_MAX)
-            });
+            let wanted = usize::try_from(until - self.seq)
+                .map_or(READ_BATCH_MAX, |left| left.min(READ_BATCH_MAX));
             let mut events = log.read(self.seq + 1, wanted).await?;
             if events.is_empty() {
                 break;

@@ -1,8 +1,10 @@
 //! A writer under read load on R3 streams: a three-node `nats-server` cluster, a writer and a
 //! standby (`flotilla serve --nats-replicas 3`, real processes), six publishers writing
 //! heartbeats straight onto the input stream, and `flotilla replay --nats … verify` run over
-//! and over beside them. Reads are direct gets that any replica answers, while the end of the
-//! log is the leader's count; the writer must ride out their disagreement and never exit.
+//! and over beside them; at a third and at two thirds of the run the input stream's leader is
+//! killed (`kill -9`) and restarted. Reads are direct gets that any replica answers, while the
+//! end of the log is the leader's count (answered by a lagging replica while the stream
+//! elects a leader); the writer must ride out their disagreement and never exit.
 //!
 //! `FLOTILLA_READ_LOAD_SECS` sets how long the load runs (30 s by default, so the suite stays
 //! within its time; `scripts/adversary-read-load` runs it for 5 minutes).
@@ -23,6 +25,7 @@ use flotilla_tests::support::HubProcess;
 type TestResult = Result<(), String>;
 
 const PUBLISHERS: usize = 6;
+const INPUT_STREAM: &str = "FLOTILLA_INPUT";
 /// Pause between two publishes of one publisher.
 const PUBLISH_EVERY: Duration = Duration::from_millis(5);
 /// Bound on one publish and its ack.
@@ -32,6 +35,23 @@ const CHECK_EVERY: Duration = Duration::from_millis(500);
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
+}
+
+/// Starts a hub, again (at most three times) while a fresh cluster cannot yet place the
+/// log's R3 streams ("no suitable peers for placement" until every peer is known).
+fn start_hub(data: &std::path::Path, args: &[&str]) -> Result<HubProcess, String> {
+    let mut attempt = 1;
+    loop {
+        match HubProcess::start(&binary(), data, args) {
+            Ok(hub) => return Ok(hub),
+            Err(error) if attempt < 3 => {
+                eprintln!("the hub did not start ({error}); trying again");
+                attempt += 1;
+                std::thread::sleep(Duration::from_secs(2));
+            }
+            Err(error) => return Err(error),
+        }
+    }
 }
 
 fn load_duration() -> Duration {
@@ -93,7 +113,7 @@ fn up(hub: &HubProcess, name: &str) -> TestResult {
 
 #[test]
 fn a_writer_under_read_load_on_r3_never_exits() -> TestResult {
-    let cluster = NatsTestCluster::start().map_err(|e| e.to_string())?;
+    let mut cluster = NatsTestCluster::start().map_err(|e| e.to_string())?;
     let urls = cluster.urls();
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let args = [
@@ -101,10 +121,12 @@ fn a_writer_under_read_load_on_r3_never_exits() -> TestResult {
         urls.as_str(),
         "--nats-replicas",
         "3",
+        // Longer than a stream's leader election (about 5 s): losing the lease is a designed
+        // stop (a supervisor restarts the hub as a standby), not what this test is about.
         "--lease-seconds",
-        "2",
+        "15",
     ];
-    let writer = HubProcess::start(&binary(), &scratch.path().join("writer"), &args)?;
+    let writer = start_hub(&scratch.path().join("writer"), &args)?;
     wait_for("the writer", || {
         Ok(writer
             .status()
@@ -138,7 +160,7 @@ fn a_writer_under_read_load_on_r3_never_exits() -> TestResult {
             ))
         })
         .collect();
-    let outcome = under_load(&urls, &writer, &standby);
+    let outcome = under_load(&urls, &writer, &standby, &mut cluster);
     stop.store(true, Ordering::Relaxed);
     for publisher in publishers {
         let _ = runtime.block_on(publisher);
@@ -162,13 +184,20 @@ fn a_writer_under_read_load_on_r3_never_exits() -> TestResult {
     standby.stop()
 }
 
-/// Runs verifies one after another for the load's duration, checking that both hubs stay up;
-/// how many verifies ran.
-fn under_load(urls: &str, writer: &HubProcess, standby: &HubProcess) -> Result<u64, String> {
+/// Runs verifies one after another for the load's duration, checking that both hubs stay up
+/// and killing the input stream's leader twice; how many verifies ran.
+fn under_load(
+    urls: &str,
+    writer: &HubProcess,
+    standby: &HubProcess,
+    cluster: &mut NatsTestCluster,
+) -> Result<u64, String> {
     let started = Instant::now();
+    let duration = load_duration();
+    let mut kills = vec![duration * 2 / 3, duration / 3];
     let mut verifies = 0;
     let mut running = verify(urls)?;
-    while started.elapsed() < load_duration() {
+    while started.elapsed() < duration {
         std::thread::sleep(CHECK_EVERY);
         up(writer, "writer")?;
         up(standby, "standby")?;
@@ -176,8 +205,22 @@ fn under_load(urls: &str, writer: &HubProcess, standby: &HubProcess) -> Result<u
             verifies += 1;
             running = verify(urls)?;
         }
+        if kills.last().is_some_and(|at| started.elapsed() >= *at) {
+            kills.pop();
+            kill_input_leader(cluster)?;
+        }
     }
     let _ = running.kill();
     let _ = running.wait();
     Ok(verifies)
+}
+
+/// `kill -9` of the input stream's leader, restarted after a pause.
+fn kill_input_leader(cluster: &mut NatsTestCluster) -> TestResult {
+    let leader = cluster
+        .wait_stream_leader(INPUT_STREAM, None)
+        .map_err(|e| e.to_string())?;
+    cluster.kill(leader).map_err(|e| e.to_string())?;
+    std::thread::sleep(Duration::from_secs(2));
+    cluster.restart(leader).map_err(|e| e.to_string())
 }
