@@ -165,6 +165,21 @@ pub fn folded_through(hub: &HubProcess, seq: u64, limit: Duration) -> Result<Val
     }
 }
 
+/// Writes `yaml` to `DIR/NAME.yaml` and `flotilla apply -f`s it.
+///
+/// # Errors
+/// When the file cannot be written or the hub refuses it.
+pub fn apply_yaml(hub: &HubProcess, dir: &Path, name: &str, yaml: &str) -> Result<(), String> {
+    let file = dir.join(format!("{name}.yaml"));
+    std::fs::write(&file, yaml).map_err(|e| e.to_string())?;
+    let applied = hub.cli(&["apply", "-f", &file.display().to_string()])?;
+    if applied.status.success() {
+        Ok(())
+    } else {
+        Err(crate::support::stderr(&applied))
+    }
+}
+
 /// `flotilla events -o json`, one JSON value per line.
 ///
 /// # Errors

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_nats::jetstream;
-use flotilla_tests::adversary::{SecuredNats, folded_through, settled};
+use flotilla_tests::adversary::{SecuredNats, apply_yaml, folded_through, settled};
 use flotilla_tests::agents::wait_for;
-use flotilla_tests::support::{HubProcess, stderr};
+use flotilla_tests::support::HubProcess;
 use serde_json::Value;
 
 type TestResult = Result<(), String>;
@@ -33,18 +33,8 @@ fn writing(hub: &HubProcess) -> bool {
 }
 
 fn apply_namespace(hub: &HubProcess, dir: &Path, name: &str) -> Result<(), String> {
-    let file = dir.join(format!("{name}.yaml"));
-    std::fs::write(
-        &file,
-        format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"),
-    )
-    .map_err(|e| e.to_string())?;
-    let applied = hub.cli(&["apply", "-f", &file.display().to_string()])?;
-    if applied.status.success() {
-        Ok(())
-    } else {
-        Err(stderr(&applied))
-    }
+    let yaml = format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n");
+    apply_yaml(hub, dir, name, &yaml)
 }
 
 /// Publishes records that are not decision batches on the decisions stream.

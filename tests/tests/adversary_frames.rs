@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use flotilla_core::wire::json::stream_record_id;
-use flotilla_tests::adversary::{SecuredNats, event_at, folded_through, settled};
-use flotilla_tests::support::{HubProcess, stderr};
+use flotilla_tests::adversary::{SecuredNats, apply_yaml, event_at, folded_through, settled};
+use flotilla_tests::support::HubProcess;
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -85,18 +85,8 @@ fn heartbeat(id: Option<String>) -> Vec<u8> {
 }
 
 fn apply_member(hub: &HubProcess, dir: &std::path::Path) -> TestResult {
-    let file = dir.join("member.yaml");
-    std::fs::write(
-        &file,
-        "apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\nmetadata: {name: member-1}\nspec: {}\n",
-    )
-    .map_err(|e| e.to_string())?;
-    let applied = hub.cli(&["apply", "-f", &file.display().to_string()])?;
-    if applied.status.success() {
-        Ok(())
-    } else {
-        Err(stderr(&applied))
-    }
+    let yaml = "apiVersion: cluster.kubernetes-fleet.io/v1beta1\nkind: MemberCluster\nmetadata: {name: member-1}\nspec: {}\n";
+    apply_yaml(hub, dir, "member", yaml)
 }
 
 #[test]

@@ -18,38 +18,18 @@ use flotilla_adapters::nats_auth::{NatsConnection, agent_inbox_prefix};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_replay::Folder;
+use flotilla_tests::adversary::make_creds;
 use flotilla_tests::agents::{
     Agent, check_dir_files, check_nothing_reapplied, get_json, items, ok, run_succeeded,
     sim_applies, wait_for,
 };
-use flotilla_tests::support::{HubProcess, fixture, stdout};
+use flotilla_tests::support::{HubProcess, fixture};
 use futures::StreamExt;
 
 const MEMBERS: [&str; 4] = ["member-1", "member-2", "member-3", "gitops-1"];
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-/// `flotilla agent-creds` for `cluster` (or the hub): writes the seed to `seed`, returns the
-/// server's authorization entry.
-fn make_creds(cluster: Option<&str>, seed: &Path) -> Result<String, String> {
-    let mut command = std::process::Command::new(binary());
-    command.arg("agent-creds");
-    match cluster {
-        Some(cluster) => command.arg(cluster),
-        None => command.arg("--hub"),
-    };
-    let output = command
-        .arg("--out")
-        .arg(seed)
-        .output()
-        .map_err(|e| e.to_string())?;
-    let text = stdout(&output);
-    text.lines()
-        .find(|line| line.starts_with('{'))
-        .map(str::to_owned)
-        .ok_or_else(|| format!("agent-creds printed no entry: {text}"))
 }
 
 fn following(hub: &HubProcess) -> Result<Option<bool>, String> {
@@ -162,9 +142,9 @@ async fn clean_fold_hash(url: &str, seed: &Path, seq: u64) -> Result<String, Str
 fn agents_on_nats_survive_a_dead_writer_and_a_server_restart() -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let seed = |who: &str| scratch.path().join(format!("{who}.seed"));
-    let mut entries = vec![make_creds(None, &seed("hub"))?];
+    let mut entries = vec![make_creds(&binary(), None, &seed("hub"))?];
     for member in MEMBERS {
-        entries.push(make_creds(Some(member), &seed(member))?);
+        entries.push(make_creds(&binary(), Some(member), &seed(member))?);
     }
     let auth = format!("authorization {{ users = [\n{}\n] }}", entries.join("\n"));
     let mut nats = NatsTestServer::start_with_config(auth).map_err(|e| e.to_string())?;
