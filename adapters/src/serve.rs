@@ -10,7 +10,7 @@ use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_log::NatsOptions;
 use tokio::net::TcpListener;
 
-use crate::auth::{Access, KindScope, TokenSet};
+use crate::auth::{Access, KindScope, KnownScope, TokenSet};
 use crate::runtime::{Hub, HubConfig, HubError, clock};
 use crate::store::AnyLog;
 use crate::tls::TlsListener;
@@ -233,6 +233,7 @@ pub async fn run_with<L: EventLog>(
         crate::http::router(hub.clone()),
         security.access,
         kind_scope(&hub),
+        known_scope(&hub),
     );
     let listener = match security.tls {
         Some(config) => ApiListener::Tls(
@@ -298,6 +299,17 @@ fn kind_scope<L: EventLog>(hub: &Hub<L>) -> KindScope {
     Arc::new(move |kind: &str| {
         let view = hub.view().ok()?;
         flotilla_projections::resolve_kind(&view.folder.state, kind).map(|info| info.namespaced)
+    })
+}
+
+/// Whether a kind name of a group is known as namespaced: the catalog, the Kubernetes built-ins
+/// and the CRDs the hub's current state holds.
+fn known_scope<L: EventLog>(hub: &Hub<L>) -> KnownScope {
+    let hub = hub.clone();
+    Arc::new(move |group: Option<&str>, kind: &str| {
+        let view = hub.view().ok();
+        let state = view.as_ref().map(|view| &view.folder.state);
+        flotilla_core::kind_scope::namespaced(state, group, kind)
     })
 }
 

@@ -18,6 +18,7 @@
 //! ([`wire`]): how a stored record reads back ([`wire::LogRecord`]) is decided here, without IO.
 
 pub mod availability;
+pub mod catalog;
 pub mod change;
 pub mod codec;
 pub mod condition;
@@ -28,6 +29,7 @@ pub mod eviction;
 pub mod fold;
 mod growth;
 pub mod invariants;
+pub mod kind_scope;
 pub mod manifest;
 pub mod member;
 pub mod model;

@@ -23,47 +23,11 @@ const EVICTION_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
 const OVERRIDE_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
 /// Served versions of the staged update kinds.
 const STAGED_VERSIONS: [&str; 3] = ["v1alpha1", "v1beta1", "v1"];
-/// Kinds of the core and well-known groups that are cluster-scoped; any other kind is
-/// namespaced when its manifest names a namespace.
-const CLUSTER_SCOPED_KINDS: [(&str, &str); 14] = [
-    ("", "Namespace"),
-    ("", "Node"),
-    ("", "PersistentVolume"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("storage.k8s.io", "StorageClass"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("networking.k8s.io", "IngressClass"),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingWebhookConfiguration",
-    ),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("apiregistration.k8s.io", "APIService"),
-];
-
-/// Whether a kind of a group is cluster-scoped (only meaningful for the kinds listed above).
+/// Whether a statically known kind of a group is cluster-scoped: a kind the hub serves or the
+/// Kubernetes API serves built in (see [`crate::kind_scope`]); `false` for a kind not known.
 #[must_use]
 pub fn is_cluster_scoped(group: &str, kind: &str) -> bool {
-    CLUSTER_SCOPED_KINDS.contains(&(group, kind))
-        || (group == CLUSTER_GROUP && kind == MEMBER_CLUSTER)
-        || (group == PLACEMENT_GROUP
-            && matches!(
-                kind,
-                CLUSTER_RESOURCE_PLACEMENT
-                    | CLUSTER_RESOURCE_OVERRIDE
-                    | staged::CLUSTER_STAGED_UPDATE_STRATEGY
-                    | staged::CLUSTER_STAGED_UPDATE_RUN
-                    | staged::CLUSTER_APPROVAL_REQUEST
-                    | CLUSTER_RESOURCE_PLACEMENT_EVICTION
-                    | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET
-            ))
+    crate::kind_scope::is_cluster_scoped(group, kind)
 }
 
 /// A parsed, validated manifest.

@@ -222,7 +222,14 @@ pub(crate) fn next_meta(
 /// Resolves a delete target to a stored key; a `None` group means "the group this kind has".
 fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
     let namespace = target.namespace.clone().unwrap_or_default();
-    let fleet_group = match target.kind.as_str() {
+    // An alias (`crp`, `cm`, `deployments`) means the kind the auth rules judged it as.
+    let alias = crate::kind_scope::canonical_kind(target.group.as_deref(), &target.kind)
+        .filter(|known| known.kind != target.kind);
+    let (kind, alias_group) = match alias {
+        Some(known) => (known.kind, Some(known.group)),
+        None => (target.kind.clone(), None),
+    };
+    let fleet_group = match kind.as_str() {
         MEMBER_CLUSTER => Some(CLUSTER_GROUP),
         CLUSTER_RESOURCE_PLACEMENT
         | RESOURCE_PLACEMENT
@@ -240,11 +247,12 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
     let group = target
         .group
         .clone()
+        .or(alias_group)
         .or_else(|| fleet_group.map(str::to_owned));
     if let Some(group) = group {
         return Some(ObjectKey {
             group: group.into(),
-            kind: target.kind.as_str().into(),
+            kind: kind.as_str().into(),
             namespace: namespace.into(),
             name: target.name.as_str().into(),
         });
@@ -254,7 +262,7 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
     state
         .resources
         .keys()
-        .find(|k| k.kind == target.kind && k.namespace == namespace && k.name == target.name)
+        .find(|k| k.kind == kind && k.namespace == namespace && k.name == target.name)
         .cloned()
 }
 

@@ -21,7 +21,7 @@
 
 mod age;
 mod binding;
-mod catalog;
+use flotilla_core::catalog;
 mod derived;
 mod describe;
 mod eviction;

@@ -83,7 +83,9 @@ impl DirApplier {
                         "another manifest of this work has the same file name",
                     );
                 }
-                let applied = if write {
+                let applied = if let Some(why) = scope_mismatch(&id) {
+                    Applied::Failed(why)
+                } else if write {
                     self.write(&directory, &id, manifest)
                 } else if directory.join(file_name(&id)).is_file() {
                     Applied::Applied
@@ -99,6 +101,19 @@ impl DirApplier {
             })
             .collect()
     }
+}
+
+/// Why a manifest is refused for its scope: a kind known cluster-scoped (a Kubernetes built-in
+/// or a kind the hub serves) that names a namespace would be created cluster-wide by whatever
+/// reads the directory, though the hub holds it as a namespaced object.
+fn scope_mismatch(id: &ManifestId) -> Option<String> {
+    (!id.namespace.is_empty() && flotilla_core::kind_scope::is_cluster_scoped(&id.group, &id.kind))
+        .then(|| {
+            format!(
+                "{} is cluster-scoped but the work names namespace {:?}; not written",
+                id.kind, id.namespace
+            )
+        })
 }
 
 impl Applier for DirApplier {
@@ -177,6 +192,21 @@ mod tests {
         let id = outcomes[0].id.clone();
         assert_eq!(applier.remove(&work(vec![]).target, &[id]).await?, 1);
         assert!(!path.exists() && !root.path().join("m1").exists());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_cluster_scoped_kind_naming_a_namespace_is_not_written() -> Result<(), ApplierError> {
+        let root = tempfile::tempdir().map_err(|e| ApplierError::io(Path::new("."), e))?;
+        let mut applier = DirApplier::new("m1", root.path());
+        let policy = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "deny", "namespace": "team-a"}, "spec": {}});
+        let outcomes = applier.apply(&work(vec![policy])).await?;
+        assert!(
+            matches!(&outcomes[0].applied, Applied::Failed(why) if why.contains("cluster-scoped"))
+        );
+        assert!(!root.path().join("m1/crp").exists());
         Ok(())
     }
 }

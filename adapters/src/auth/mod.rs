@@ -73,17 +73,32 @@ impl Access {
 /// hub; `None` when it resolves to nothing.
 pub type KindScope = Arc<dyn Fn(&str) -> Option<bool> + Send + Sync>;
 
+/// Tells whether a kind name of a group (any group when `None`) is known as namespaced from
+/// the hub's catalog, the Kubernetes built-ins and the CRDs the hub holds (see
+/// [`rules::Scope`]).
+pub type KnownScope = Arc<dyn Fn(Option<&str>, &str) -> Option<bool> + Send + Sync>;
+
 struct Guard {
     tokens: Arc<TokenSet>,
     kind_scope: KindScope,
+    known_scope: KnownScope,
 }
 
 /// Puts `router` behind `access`.
-pub fn protect(router: Router, access: Access, kind_scope: KindScope) -> Router {
+pub fn protect(
+    router: Router,
+    access: Access,
+    kind_scope: KindScope,
+    known_scope: KnownScope,
+) -> Router {
     match access {
         Access::Open => router,
         Access::Tokens(tokens) => {
-            let guard = Arc::new(Guard { tokens, kind_scope });
+            let guard = Arc::new(Guard {
+                tokens,
+                kind_scope,
+                known_scope,
+            });
             router.layer(middleware::from_fn_with_state(guard, authorize))
         }
     }
@@ -106,10 +121,10 @@ async fn authorize(State(guard): State<Arc<Guard>>, request: Request, next: Next
     let grant = grant.clone();
     let method = request.method().clone();
     let (request, verdict) = if kube {
-        let verdict = rules::kube_request(&grant, &method, &path);
+        let verdict = rules::kube_request(&grant, &method, &path, &*guard.known_scope);
         (request, verdict)
     } else if method == Method::POST && path == "/v1/events" {
-        check_events(&grant, request).await
+        check_events(&grant, request, &*guard.known_scope).await
     } else if method == Method::GET {
         let namespace = query_namespace(request.uri());
         let scope = &guard.kind_scope;
@@ -141,7 +156,11 @@ fn bearer(request: &Request) -> Option<&str> {
 }
 
 /// Reads the body whole (non-admin tokens only), checks every event, and puts it back.
-async fn check_events(grant: &Grant, request: Request) -> (Request, Result<(), Refusal>) {
+async fn check_events(
+    grant: &Grant,
+    request: Request,
+    scope: rules::Scope<'_>,
+) -> (Request, Result<(), Refusal>) {
     if grant.role == Role::Admin {
         return (request, Ok(()));
     }
@@ -149,7 +168,7 @@ async fn check_events(grant: &Grant, request: Request) -> (Request, Result<(), R
     let verdict;
     let body = match axum::body::to_bytes(body, EVENTS_BODY_BYTES_MAX).await {
         Ok(bytes) => {
-            verdict = rules::events(grant, &bytes);
+            verdict = rules::events(grant, &bytes, scope);
             Body::from(bytes)
         }
         Err(error) => {

@@ -5,7 +5,7 @@
 //! refused, so the namespace and resource read here are the ones the router will act on.
 
 use axum::http::Method;
-use flotilla_core::manifest::{is_cluster_scoped, parse_manifest};
+use flotilla_core::manifest::parse_manifest;
 use serde_json::Value;
 
 use super::tokens::{Grant, Role};
@@ -17,6 +17,11 @@ const PLACEMENT_GROUP: &str = "placement.kubernetes-fleet.io";
 const CLUSTER_GROUP: &str = "cluster.kubernetes-fleet.io";
 /// Prefix of a member cluster's reserved namespace on the hub.
 const MEMBER_NAMESPACE_PREFIX: &str = "fleet-member-";
+
+/// Whether a kind name (a kind, plural or alias) of a group (any group when `None`) is known as
+/// namespaced: `Some(true)` only when every kind it may name is namespaced, `Some(false)` when
+/// one is cluster-scoped, `None` when none is known (see `flotilla_core::kind_scope`).
+pub type Scope<'a> = &'a (dyn Fn(Option<&str>, &str) -> Option<bool> + Send + Sync);
 
 /// A refusal: 403 with a message, or 400 when the request cannot be judged at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,10 +100,20 @@ fn resource_path<'a>(group: &'a str, segments: &[&'a str]) -> Option<KubePath<'a
 ///
 /// # Errors
 /// [`Refusal::Forbidden`] with the message kubectl prints after `Error from server (Forbidden):`.
-pub fn kube_request(grant: &Grant, method: &Method, path: &str) -> Result<(), Refusal> {
+pub fn kube_request(
+    grant: &Grant,
+    method: &Method,
+    path: &str,
+    scope: Scope<'_>,
+) -> Result<(), Refusal> {
     let Some(parsed) = kube_path(path).filter(|_| !path.contains('%')) else {
         return Err(path_forbidden(grant, method, path));
     };
+    if let (Role::Namespace { .. }, KubePath::Resource(resource)) = (&grant.role, &parsed)
+        && resource.namespace.is_some()
+    {
+        kube_write_scope(grant, method, resource, scope)?;
+    }
     let allowed = match (&grant.role, &parsed) {
         (Role::Admin, _) => true,
         (Role::Namespace { .. }, KubePath::Discovery) => method == Method::GET,
@@ -114,6 +129,47 @@ pub fn kube_request(grant: &Grant, method: &Method, path: &str) -> Result<(), Re
         (true, _) => Ok(()),
         (false, KubePath::Resource(resource)) => Err(resource_forbidden(grant, method, &resource)),
         (false, KubePath::Discovery) => Err(path_forbidden(grant, method, path)),
+    }
+}
+
+/// A namespace token writes only kinds known as namespaced: a kind the hub serves, a Kubernetes
+/// built-in or one a held CRD declares with `scope: Namespaced`. Reads are judged by path alone.
+fn kube_write_scope(
+    grant: &Grant,
+    method: &Method,
+    resource: &ResourcePath<'_>,
+    scope: Scope<'_>,
+) -> Result<(), Refusal> {
+    if *method == Method::GET {
+        return Ok(());
+    }
+    match scope(Some(resource.group), resource.plural) {
+        Some(true) => Ok(()),
+        known => {
+            let qualified = if resource.group.is_empty() {
+                resource.plural.to_owned()
+            } else {
+                format!("{}.{}", resource.plural, resource.group)
+            };
+            Err(Refusal::Forbidden(format!(
+                "{qualified} is forbidden: token {:?} cannot {} resource {:?}: {}",
+                grant.name,
+                verb(method, resource.name.is_some()),
+                resource.plural,
+                scope_reason(known),
+            )))
+        }
+    }
+}
+
+/// Why a kind known as cluster-scoped, or not known at all, is refused to a namespace token.
+fn scope_reason(known: Option<bool>) -> &'static str {
+    if known == Some(false) {
+        "the kind is cluster-scoped, and a namespace token acts only in its namespaces"
+    } else {
+        "the kind is not known as namespaced (neither a kind the hub serves, a Kubernetes \
+         built-in, nor declared by a CustomResourceDefinition the hub holds with scope \
+         Namespaced), so a member could create it cluster-wide"
     }
 }
 
@@ -219,7 +275,7 @@ pub fn v1_read(
 /// # Errors
 /// [`Refusal::BadRequest`] when the body is not events; [`Refusal::Forbidden`] naming the first
 /// event not allowed.
-pub fn events(grant: &Grant, body: &[u8]) -> Result<(), Refusal> {
+pub fn events(grant: &Grant, body: &[u8], scope: Scope<'_>) -> Result<(), Refusal> {
     if grant.role == Role::Admin {
         return Ok(());
     }
@@ -232,7 +288,7 @@ pub fn events(grant: &Grant, body: &[u8]) -> Result<(), Refusal> {
     for (index, item) in items.into_iter().enumerate() {
         let event = serde_json::from_value::<JsonEnvelope>(item)
             .map_err(|e| Refusal::BadRequest(format!("event {index}: {e}")))?;
-        event_allowed(&grant.role, &event.event).map_err(|why| {
+        event_allowed(&grant.role, &event.event, scope).map_err(|why| {
             Refusal::Forbidden(format!("token {:?}: event {index}: {why}", grant.name))
         })?;
     }
@@ -240,7 +296,7 @@ pub fn events(grant: &Grant, body: &[u8]) -> Result<(), Refusal> {
 }
 
 /// One event against a role; `Err` says why not.
-fn event_allowed(role: &Role, event: &JsonInput) -> Result<(), String> {
+fn event_allowed(role: &Role, event: &JsonInput, scope: Scope<'_>) -> Result<(), String> {
     match (role, event) {
         (Role::Admin, _) => Ok(()),
         (
@@ -261,7 +317,7 @@ fn event_allowed(role: &Role, event: &JsonInput) -> Result<(), String> {
             "an agent token of cluster {cluster:?} may only post its heartbeats, reports and leave"
         )),
         (Role::Namespace { namespaces }, event) => {
-            let namespace = namespace_of(event)?;
+            let namespace = namespace_of(event, scope)?;
             if namespaces.contains(&namespace) {
                 Ok(())
             } else {
@@ -274,17 +330,23 @@ fn event_allowed(role: &Role, event: &JsonInput) -> Result<(), String> {
 }
 
 /// The namespace an apply, delete or approve acts in; `Err` for any other event, or one acting
-/// on a cluster-scoped object.
-fn namespace_of(event: &JsonInput) -> Result<String, String> {
+/// on a kind not known as namespaced. Kinds are judged by every kind their name may mean, so
+/// an alias (`crp`, `ns`) is judged as its canonical kind.
+fn namespace_of(event: &JsonInput, scope: Scope<'_>) -> Result<String, String> {
     let cluster_scoped = || "a namespace token cannot act on cluster-scoped objects".to_owned();
+    let kind_scope = |group: Option<&str>, kind: &str| match scope(group, kind) {
+        Some(true) => Ok(()),
+        known => Err(format!("kind {kind:?}: {}", scope_reason(known))),
+    };
     match event {
         JsonInput::Apply { manifest } => {
             let parsed = parse_manifest(manifest)
                 .map_err(|e| format!("the manifest is not valid: {}: {}", e.field, e.message))?;
             let key = parsed.key;
-            if key.namespace.is_empty() || is_cluster_scoped(&key.group, &key.kind) {
+            if key.namespace.is_empty() {
                 return Err(cluster_scoped());
             }
+            kind_scope(Some(&key.group), &key.kind)?;
             Ok(key.namespace.into())
         }
         JsonInput::Delete {
@@ -293,15 +355,9 @@ fn namespace_of(event: &JsonInput) -> Result<String, String> {
             namespace,
             ..
         } => {
-            // Without a group the fold infers a fleet kind's group, so check those too.
-            let scoped = match group {
-                Some(group) => is_cluster_scoped(group, kind),
-                None => [PLACEMENT_GROUP, CLUSTER_GROUP, ""]
-                    .iter()
-                    .any(|group| is_cluster_scoped(group, kind)),
-            };
+            kind_scope(group.as_deref(), kind)?;
             match namespace {
-                Some(ns) if !ns.is_empty() && !scoped => Ok(ns.clone()),
+                Some(ns) if !ns.is_empty() => Ok(ns.clone()),
                 _ => Err(cluster_scoped()),
             }
         }

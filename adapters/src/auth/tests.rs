@@ -27,8 +27,13 @@ fn agent() -> Grant {
     })
 }
 
+/// What the hub knows with no CRDs held: the catalog and the Kubernetes built-ins.
+fn scope(group: Option<&str>, kind: &str) -> Option<bool> {
+    flotilla_core::kind_scope::namespaced(None, group, kind)
+}
+
 fn kube(grant: &Grant, method: &Method, path: &str) -> bool {
-    rules::kube_request(grant, method, path).is_ok()
+    rules::kube_request(grant, method, path, &scope).is_ok()
 }
 
 #[test]
@@ -117,6 +122,7 @@ fn forbidden_is_worded_as_kubernetes_words_it() {
         &team(),
         &Method::POST,
         &format!("{RP}/clusterresourceplacements"),
+        &scope,
     );
     let expected = "clusterresourceplacements.placement.kubernetes-fleet.io is forbidden: token \
                     \"t\" cannot create resource \"clusterresourceplacements\" in API group \
@@ -125,7 +131,7 @@ fn forbidden_is_worded_as_kubernetes_words_it() {
 }
 
 fn events(grant: &Grant, body: &serde_json::Value) -> Result<(), Refusal> {
-    rules::events(grant, body.to_string().as_bytes())
+    rules::events(grant, body.to_string().as_bytes(), &scope)
 }
 
 fn config_map(namespace: Option<&str>) -> serde_json::Value {
@@ -240,4 +246,72 @@ fn an_open_api_is_refused_beyond_loopback_only() {
     };
     let guarded = Access::Tokens(std::sync::Arc::new(tokens));
     assert!(guarded.check_listener(wildcard).is_ok());
+}
+
+fn manifest(api_version: &str, kind: &str) -> serde_json::Value {
+    json!({"type": "apply", "manifest": {
+        "apiVersion": api_version, "kind": kind,
+        "metadata": {"name": "x", "namespace": "team-a"}, "spec": {}}})
+}
+
+#[test]
+fn a_namespace_token_applies_only_kinds_known_as_namespaced() {
+    for (api_version, kind) in [
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingAdmissionPolicy",
+        ),
+        (
+            "admissionregistration.k8s.io/v1",
+            "ValidatingAdmissionPolicyBinding",
+        ),
+        ("node.k8s.io/v1", "RuntimeClass"),
+        ("certificates.k8s.io/v1", "CertificateSigningRequest"),
+        ("cert-manager.io/v1", "ClusterIssuer"),
+    ] {
+        let refusal = events(&team(), &manifest(api_version, kind));
+        assert!(
+            matches!(&refusal, Err(Refusal::Forbidden(m)) if m.contains("namespace")),
+            "{kind}: {refusal:?}"
+        );
+    }
+    assert!(events(&team(), &manifest("v1", "ConfigMap")).is_ok());
+    assert!(events(&team(), &manifest("coordination.k8s.io/v1", "Lease")).is_ok());
+}
+
+#[test]
+fn an_alias_is_judged_as_its_canonical_kind() {
+    for kind in [
+        "crp",
+        "ns",
+        "csur",
+        "careq",
+        "clusterresourceplacements",
+        "cluster",
+    ] {
+        let delete = json!({"type": "delete", "kind": kind, "name": "x",
+            "namespace": "team-a"});
+        assert!(events(&team(), &delete).is_err(), "{kind}");
+    }
+    for kind in ["rp", "cm", "deploy", "configmaps"] {
+        let delete = json!({"type": "delete", "kind": kind, "name": "x",
+            "namespace": "team-a"});
+        assert!(events(&team(), &delete).is_ok(), "{kind}");
+    }
+}
+
+#[test]
+fn a_namespace_token_writes_through_the_kubernetes_api_only_namespaced_kinds() {
+    let vap = "/apis/admissionregistration.k8s.io/v1/namespaces/team-a/validatingadmissionpolicies";
+    assert!(!kube(&team(), &Method::POST, vap));
+    // A read is judged by its path.
+    assert!(kube(&team(), &Method::GET, vap));
+    let issuers = "/apis/cert-manager.io/v1/namespaces/team-a/clusterissuers/x";
+    assert!(!kube(&team(), &Method::PUT, issuers));
+    assert!(!kube(&team(), &Method::PATCH, issuers));
+    assert!(kube(
+        &team(),
+        &Method::POST,
+        "/api/v1/namespaces/team-a/configmaps"
+    ));
 }

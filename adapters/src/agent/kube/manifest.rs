@@ -149,7 +149,8 @@ impl KubeApplier {
     /// Resolves where the manifest goes.
     ///
     /// # Errors
-    /// When discovery fails, or a namespaced kind has no namespace (a 422-like refusal).
+    /// When discovery fails, a namespaced kind has no namespace, or a kind the member serves
+    /// cluster-scoped names one (422-like refusals).
     async fn target<'a>(
         &mut self,
         manifest: &Value,
@@ -161,6 +162,20 @@ impl KubeApplier {
                 code: Some(422),
                 reason: "Invalid".to_owned(),
                 message: format!("{} is namespaced but has no metadata.namespace", id.kind),
+                field_conflict: false,
+            });
+        }
+        // The hub decided this object is namespaced; a member serving the kind cluster-scoped
+        // would drop `metadata.namespace` and create it cluster-wide, so it is not applied.
+        if !resource.namespaced && !id.namespace.is_empty() {
+            return Err(CallError {
+                code: Some(422),
+                reason: "Invalid".to_owned(),
+                message: format!(
+                    "{} is cluster-scoped on this member but the work names namespace {:?}; \
+                     not applied",
+                    id.kind, id.namespace
+                ),
                 field_conflict: false,
             });
         }

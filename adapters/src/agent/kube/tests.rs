@@ -174,6 +174,35 @@ async fn a_custom_resource_gets_a_json_merge_patch_after_discovery() -> Result<(
     Ok(())
 }
 
+/// The member's discovery says `ClusterIssuer` is cluster-scoped (`namespaced: false`); the hub
+/// stored it under a namespace, so nothing is written and the manifest is reported failed.
+#[tokio::test]
+async fn a_kind_the_member_serves_cluster_scoped_is_not_applied_under_a_namespace()
+-> Result<(), ApplierError> {
+    let discovery = json!({"kind": "APIResourceList", "apiVersion": "v1",
+        "groupVersion": "cert-manager.io/v1",
+        "resources": [{"name": "clusterissuers", "singularName": "clusterissuer",
+            "namespaced": false, "kind": "ClusterIssuer",
+            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}]});
+    let (mut applier, requests) = fake(move |r| match (r.method.as_str(), r.path.as_str()) {
+        ("GET", "/apis/cert-manager.io/v1") => (200, discovery.clone()),
+        ("GET", _) => not_found(),
+        _ => echo(r),
+    });
+    let issuer = json!({"apiVersion": "cert-manager.io/v1", "kind": "ClusterIssuer",
+        "metadata": {"name": "ca", "namespace": "team-a"}, "spec": {}});
+    let outcomes = applier
+        .apply(&work(vec![issuer], ApplyStrategy::default()))
+        .await?;
+    assert!(writes_of(&requests).is_empty());
+    assert!(
+        matches!(&outcomes[0].applied, Applied::Failed(why) if why.contains("cluster-scoped")),
+        "{:?}",
+        outcomes[0].applied
+    );
+    Ok(())
+}
+
 // ---- server-side apply ----
 
 #[tokio::test]

@@ -1,12 +1,12 @@
 //! The kinds the hub serves by name: KubeFleet's (names, short names, categories and versions as
 //! KubeFleet's CRDs declare them), Rancher's `ClusterGroup`, and the built-in Kubernetes kinds a
 //! hub holds as placeable resources. Kinds declared by a `CustomResourceDefinition` applied to the
-//! hub, and any other stored kind, are added at run time by [`crate::served_types`].
+//! hub, and any other stored kind, are added at run time by the projections' `served_types`.
 //!
 //! KubeFleet's CRDs declare no short names for the overrides and their snapshots; flotilla adds
 //! `cro`, `ro`, `cros` and `ros` because users type them (the issue tracker asks for `get cro`).
 
-use flotilla_core::model::{CLUSTER_GROUP, PLACEMENT_GROUP};
+use crate::model::{CLUSTER_GROUP, PLACEMENT_GROUP};
 
 /// One kind the hub knows by name.
 #[derive(Debug, Clone, Copy)]
@@ -109,7 +109,7 @@ const fn in_all(entry: Entry) -> Entry {
 }
 
 /// Every statically known kind. Order matters where two kinds claim a name: the first wins
-/// (kubectl, too, prefers built-in groups; see `kinds::YIELDING_SHORT_NAMES` for `rs`).
+/// (kubectl, too, prefers built-in groups; see the projections' `YIELDING_SHORT_NAMES` for `rs`).
 pub const ENTRIES: &[Entry] = &[
     Entry {
         group: CLUSTER_GROUP,
