@@ -34,6 +34,7 @@ pub mod model;
 mod objects;
 pub mod overrides;
 pub mod placement;
+pub mod principal;
 mod report;
 pub mod rollout;
 pub mod scheduler;
@@ -49,4 +50,5 @@ pub use event::{
     WorkReport,
 };
 pub use fold::{next_deadline, step};
+pub use principal::{Principal, TokenRole};
 pub use state::{State, StateHash};
