@@ -35,6 +35,8 @@ fn envelope(event: JsonInput) -> JsonEnvelope {
         time: Some(Utc::now()),
         claimed_time: None,
         source: Some(CLI_SOURCE.to_owned()),
+        // The hub records who sent it, from the token the request carries.
+        principal: None,
         schema_version: flotilla_core::SCHEMA_VERSION,
         event,
     }
@@ -388,7 +390,10 @@ fn print_event(event: &Value, decided: &[&Value], output: RecordOutput) -> anyho
                         source: "unknown",
                     };
                     let envelope = parsed.into_logged_envelope(&defaults);
-                    println!("{}", flotilla_projections::event_line(seq, &envelope));
+                    let line = flotilla_projections::event_line(seq, &envelope);
+                    // `source` is what the publisher said; the principal is who the hub
+                    // authenticated (`docs/security.md`).
+                    println!("{line}  by {}", envelope.principal);
                 }
                 // A rejected record, or one of a newer build: shown as the hub lists it.
                 None => match event.get("rejected").or_else(|| event.get("newer")) {

@@ -28,6 +28,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use flotilla_core::Principal;
 use flotilla_core::model::ObjectKey;
 use flotilla_eventstore::EventLog;
 use serde::Deserialize;
@@ -106,9 +107,11 @@ struct WaitQuery {
 async fn post_events<L: EventLog>(
     State(hub): State<Hub<L>>,
     Query(query): Query<WaitQuery>,
+    principal: Option<axum::Extension<Principal>>,
     body: axum::body::Bytes,
 ) -> Response {
-    match crate::ingest::submit_json(&hub, &body, HTTP_SOURCE, query.wait).await {
+    let principal = crate::auth::principal_of(principal);
+    match crate::ingest::submit_json_as(&hub, &body, HTTP_SOURCE, &principal, query.wait).await {
         Ok(results) => Json(results).into_response(),
         Err(IngestError::BadRequest(message)) => error(StatusCode::BAD_REQUEST, message),
         Err(IngestError::Unavailable(message)) => error(StatusCode::SERVICE_UNAVAILABLE, message),

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use flotilla_core::Envelope;
+use flotilla_core::{Envelope, Principal};
 use flotilla_eventstore::EventLog;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,9 +56,24 @@ pub async fn submit_json<L: EventLog>(
     source: &str,
     wait: bool,
 ) -> Result<Vec<AppendResult>, IngestError> {
+    submit_json_as(hub, body, source, &Principal::Hub, wait).await
+}
+
+/// [`submit_json`] on behalf of `principal`, whom the caller authenticated (the HTTP API's
+/// token, `Principal::Local` on an open loopback hub): every appended event records it.
+///
+/// # Errors
+/// As [`submit_json`].
+pub async fn submit_json_as<L: EventLog>(
+    hub: &Hub<L>,
+    body: &[u8],
+    source: &str,
+    principal: &Principal,
+    wait: bool,
+) -> Result<Vec<AppendResult>, IngestError> {
     // The time is a placeholder: the log assigns it at append. A `time` the publisher gives is
     // kept as the event's claimed time.
-    let envelopes = parse_request(body, source, Utc::now())?;
+    let envelopes = parse_request_as(body, source, principal, Utc::now())?;
     let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
     let appended = hub
         .submit(envelopes)
@@ -94,6 +109,20 @@ pub fn parse_request(
     source: &str,
     now: DateTime<Utc>,
 ) -> Result<Vec<Envelope>, IngestError> {
+    parse_request_as(body, source, &Principal::Hub, now)
+}
+
+/// [`parse_request`] on behalf of `principal`. An event that names a `principal` itself is
+/// refused: who sent it is what the hub authenticated, never what the body says.
+///
+/// # Errors
+/// As [`parse_request`].
+pub fn parse_request_as(
+    body: &[u8],
+    source: &str,
+    principal: &Principal,
+    now: DateTime<Utc>,
+) -> Result<Vec<Envelope>, IngestError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| IngestError::BadRequest(format!("body is not JSON: {e}")))?;
     let items = match value {
@@ -115,8 +144,18 @@ pub fn parse_request(
                 time: now,
                 source,
             };
+            if item.get("principal").is_some() {
+                return Err(IngestError::BadRequest(format!(
+                    "event {index}: `principal` is set by the hub from the credentials the \
+                     request was made with, never by the body; remove it"
+                )));
+            }
             let envelope = serde_json::from_value::<JsonEnvelope>(item)
-                .map(|event| event.into_envelope(&defaults))
+                .map(|event| {
+                    event
+                        .into_envelope(&defaults)
+                        .with_principal(principal.clone())
+                })
                 .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))?;
             // Ids of that form are the log's own, given to records published to NATS without
             // one: a publisher that chose one could take another record's id.

@@ -6,12 +6,13 @@
 
 use std::sync::Arc;
 
+use flotilla_core::Principal;
 use flotilla_eventstore::EventLog;
 use futures::StreamExt;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
-use crate::ingest::submit_json;
+use crate::ingest::submit_json_as;
 use crate::runtime::Hub;
 
 /// Subject external publishers send JSON events to (request/reply).
@@ -47,7 +48,10 @@ pub async fn run<L: EventLog>(
         };
         let (hub, client) = (hub.clone(), client.clone());
         tokio::spawn(async move {
-            let answer = match submit_json(&hub, &request.payload, NATS_SOURCE, true).await {
+            // NATS does not tell the hub which user sent the request: `Principal::Nats`.
+            let principal = Principal::Nats;
+            let payload = &request.payload;
+            let answer = match submit_json_as(&hub, payload, NATS_SOURCE, &principal, true).await {
                 Ok(results) => json!({ "results": results }),
                 Err(error) => json!({ "error": error.to_string() }),
             };

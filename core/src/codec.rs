@@ -176,8 +176,9 @@ fn decode_event_body(version: u16, body: &[u8]) -> Result<Envelope, CodecError> 
         1 => decode_record::<wire::v1::Envelope>("event", body).map(Envelope::from),
         2 => decode_record::<wire::v2::Envelope>("event", body).map(Envelope::from),
         3 => decode_record::<wire::v3::Envelope>("event", body).map(Envelope::from),
-        // Version 5 only added a variant at the end: a version 4 body decodes as it is.
-        4 | SCHEMA_VERSION => decode_record("event", body),
+        // Version 5 only added a variant at the end: a version 4 body decodes as version 5's.
+        4 | 5 => decode_record::<wire::v5::Envelope>("event", body).map(Envelope::from),
+        SCHEMA_VERSION => decode_record("event", body),
         found => Err(CodecError::UnknownVersion {
             found,
             max: SCHEMA_VERSION,

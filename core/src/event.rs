@@ -12,13 +12,15 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::model::StringMap;
+use crate::principal::Principal;
 
 /// The schema version this build writes; readers upcast anything older (`crate::wire`).
 /// Version 2 added per-manifest failures to work reports; version 3 added
 /// [`Envelope::claimed_time`] and made [`Envelope::time`] the log's; version 4 added
 /// [`Input::Leave`], [`ManifestFailure::reason`] and [`WorkReport::differences`]; version 5
-/// added [`Input::AnalysisResult`] (a new variant only: version 4 bodies decode as they are).
-pub const SCHEMA_VERSION: u16 = 5;
+/// added [`Input::AnalysisResult`] (a new variant only: version 4 bodies decode as they are);
+/// version 6 added [`Envelope::principal`].
+pub const SCHEMA_VERSION: u16 = 6;
 
 /// One input event as it sits in the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,10 +42,16 @@ pub struct Envelope {
     pub schema_version: u16,
     /// What happened.
     pub payload: Input,
+    /// Who it came from, as the hub authenticated it (version 6): unlike `source`, never taken
+    /// from what the publisher says (`docs/security.md`). Older events are
+    /// [`Principal::Unrecorded`]. The fold never reads it.
+    pub principal: Principal,
 }
 
 impl Envelope {
-    /// Wraps a payload in an envelope of the current schema version, with no claimed time.
+    /// Wraps a payload in an envelope of the current schema version, with no claimed time,
+    /// from the hub itself ([`Principal::Hub`]); inputs from outside name theirs with
+    /// [`Envelope::with_principal`].
     #[must_use]
     pub fn new(id: Uuid, time: DateTime<Utc>, source: impl Into<String>, payload: Input) -> Self {
         Self {
@@ -53,7 +61,15 @@ impl Envelope {
             source: source.into(),
             schema_version: SCHEMA_VERSION,
             payload,
+            principal: Principal::Hub,
         }
+    }
+
+    /// The same envelope from `principal`.
+    #[must_use]
+    pub fn with_principal(mut self, principal: Principal) -> Self {
+        self.principal = principal;
+        self
     }
 }
 

@@ -36,6 +36,7 @@ pub mod model;
 mod objects;
 pub mod overrides;
 pub mod placement;
+pub mod principal;
 mod report;
 pub mod rollout;
 pub mod scheduler;
@@ -51,4 +52,5 @@ pub use event::{
     WorkReport,
 };
 pub use fold::{next_deadline, step};
+pub use principal::{Principal, TokenRole};
 pub use state::{State, StateHash};

@@ -26,6 +26,7 @@ use axum::extract::{Query, Request, State};
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use flotilla_core::{Principal, TokenRole};
 use serde_json::json;
 
 use rules::Refusal;
@@ -92,7 +93,8 @@ pub fn protect(
     known_scope: KnownScope,
 ) -> Router {
     match access {
-        Access::Open => router,
+        // Loopback only (`Access::check_listener`): whoever reached the port.
+        Access::Open => router.layer(middleware::from_fn(open)),
         Access::Tokens(tokens) => {
             let guard = Arc::new(Guard {
                 tokens,
@@ -101,6 +103,40 @@ pub fn protect(
             });
             router.layer(middleware::from_fn_with_state(guard, authorize))
         }
+    }
+}
+
+/// Every request to an open hub acts as [`Principal::Local`].
+async fn open(mut request: Request, next: Next) -> Response {
+    request.extensions_mut().insert(Principal::Local);
+    next.run(request).await
+}
+
+/// The principal a request's events record: what [`protect`] authenticated, or
+/// [`Principal::Unrecorded`] on a router it does not guard (never more than it knows).
+#[must_use]
+pub fn principal_of(extension: Option<axum::Extension<Principal>>) -> Principal {
+    extension.map_or(Principal::Unrecorded, |axum::Extension(principal)| {
+        principal
+    })
+}
+
+/// The principal of a request made with `grant`'s token: its name and role, never the body's
+/// `source`.
+#[must_use]
+pub fn token_principal(grant: &Grant) -> Principal {
+    let role = match &grant.role {
+        Role::Admin => TokenRole::Admin,
+        Role::Agent { cluster } => TokenRole::Agent {
+            cluster: cluster.clone(),
+        },
+        Role::Namespace { namespaces } => TokenRole::Namespace {
+            namespaces: namespaces.clone(),
+        },
+    };
+    Principal::Token {
+        name: grant.name.clone(),
+        role,
     }
 }
 
@@ -135,7 +171,11 @@ async fn authorize(State(guard): State<Arc<Guard>>, request: Request, next: Next
         (request, verdict)
     };
     match verdict {
-        Ok(()) => next.run(request).await,
+        Ok(()) => {
+            let mut request = request;
+            request.extensions_mut().insert(token_principal(&grant));
+            next.run(request).await
+        }
         Err(refusal) => {
             tracing::info!(token = %grant.name, %method, %path, "refused a request");
             refused(kube, refusal)

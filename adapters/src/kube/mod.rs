@@ -154,10 +154,15 @@ async fn core_request<L: EventLog>(
     method: Method,
     Path(rest): Path<String>,
     Query(params): Query<Params>,
+    principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    dispatch(api, method, "", "v1", &rest, params, headers, body).await
+    let principal = crate::auth::principal_of(principal);
+    dispatch(
+        api, method, "", "v1", &rest, params, headers, body, principal,
+    )
+    .await
 }
 
 async fn group_request<L: EventLog>(
@@ -165,10 +170,15 @@ async fn group_request<L: EventLog>(
     method: Method,
     Path((group, version, rest)): Path<(String, String, String)>,
     Query(params): Query<Params>,
+    principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    dispatch(api, method, &group, &version, &rest, params, headers, body).await
+    let principal = crate::auth::principal_of(principal);
+    dispatch(
+        api, method, &group, &version, &rest, params, headers, body, principal,
+    )
+    .await
 }
 
 /// The request's parts a handler reads.
@@ -179,6 +189,8 @@ pub(crate) struct Request {
     pub headers: HeaderMap,
     /// The body.
     pub body: Bytes,
+    /// Who makes it, as `crate::auth` authenticated it: what its writes record.
+    pub principal: flotilla_core::Principal,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -191,6 +203,7 @@ async fn dispatch<L: EventLog>(
     params: Params,
     headers: HeaderMap,
     body: Bytes,
+    principal: flotilla_core::Principal,
 ) -> Response {
     let target = match resolve(&api, group, version, rest) {
         Ok(target) => target,
@@ -200,6 +213,7 @@ async fn dispatch<L: EventLog>(
         params,
         headers,
         body,
+        principal,
     };
     let watching = request
         .params

@@ -10,7 +10,7 @@ use axum::http::header::{CONTENT_TYPE, USER_AGENT};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use flotilla_core::model::PLACEMENT_GROUP;
-use flotilla_core::{Decision, Envelope, Input, ObjectRef, RejectCode};
+use flotilla_core::{Decision, Envelope, Input, ObjectRef, Principal, RejectCode};
 use flotilla_eventstore::EventLog;
 use serde_json::Value;
 use uuid::Uuid;
@@ -178,8 +178,10 @@ async fn submit<L: EventLog>(
     api: &Api<L>,
     subject: &Subject,
     input: Input,
+    principal: &Principal,
 ) -> Result<(), ApiError> {
-    let envelope = Envelope::new(Uuid::now_v7(), Utc::now(), KUBE_SOURCE, input);
+    let envelope = Envelope::new(Uuid::now_v7(), Utc::now(), KUBE_SOURCE, input)
+        .with_principal(principal.clone());
     let appended = api
         .hub
         .submit(vec![envelope])
@@ -231,7 +233,7 @@ async fn store<L: EventLog>(
     let manifest = Input::Apply {
         manifest: object.to_string(),
     };
-    submit(api, &subject, manifest).await?;
+    submit(api, &subject, manifest, &request.principal).await?;
     Ok(Stored::Appended)
 }
 
@@ -319,7 +321,7 @@ async fn replace_with<L: EventLog>(
     let written = change(&live)?;
     check_version(&subject, &written, &live)?;
     if target.subresource.is_some() {
-        return write_status(api, target, name, &live, &written).await;
+        return write_status(api, target, name, &live, &written, &request.principal).await;
     }
     if is_derived(target) || written == live {
         return Ok(respond(StatusCode::OK, live));
@@ -433,6 +435,7 @@ async fn write_status<L: EventLog>(
     name: &str,
     live: &Value,
     written: &Value,
+    principal: &Principal,
 ) -> Result<Response, ApiError> {
     let subject = target.subject(name);
     if !is_approval_request(target) {
@@ -455,7 +458,7 @@ async fn write_status<L: EventLog>(
             name: name.to_owned(),
             namespace,
         };
-        submit(api, &subject, input).await?;
+        submit(api, &subject, input, principal).await?;
     }
     Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
 }
@@ -493,7 +496,7 @@ pub async fn delete<L: EventLog>(
                 name: key.name.to_string(),
             },
         };
-        submit(api, &subject, input).await?;
+        submit(api, &subject, input, &request.principal).await?;
         owners.forget(&key);
     }
     Ok(respond(StatusCode::OK, deleted(&subject)))

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::json_principal::JsonPrincipal;
 use super::json_property::{self, JsonPropertyValue};
 pub use super::json_report::{
     JsonDiffedManifest, JsonDriftedManifest, JsonManifestCondition, JsonManifestFailure,
@@ -23,6 +24,7 @@ use crate::event::{
     AnalysisResult, Differences, Envelope, Heartbeat, Input, ManifestFailure, ObjectRef,
     RESOURCE_INDEX_CURRENT, ResourceUsage, SCHEMA_VERSION, WorkReport,
 };
+use crate::principal::Principal;
 
 /// What the JSON form leaves to the receiver: the id when it has none, the log's time, and the
 /// source when it names none.
@@ -91,6 +93,10 @@ pub struct JsonEnvelope {
     /// Schema version of this event (the current one when absent).
     #[serde(default = "current_version")]
     pub schema_version: u16,
+    /// Listed only: who the event came from, as the hub authenticated it (schema version 6).
+    /// Never trusted from a publisher: `POST /v1/events` refuses it, a record on NATS ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<JsonPrincipal>,
     /// The event itself.
     #[serde(flatten)]
     pub event: JsonInput,
@@ -266,6 +272,8 @@ impl JsonEnvelope {
         let mut envelope = self.into_logged_envelope(defaults);
         envelope.time = defaults.time;
         envelope.claimed_time = claimed_time;
+        // A publisher does not say who it is: whoever appends the event sets the principal.
+        envelope.principal = Principal::Unrecorded;
         envelope
     }
 
@@ -281,6 +289,9 @@ impl JsonEnvelope {
             source: self.source.unwrap_or_else(|| defaults.source.to_owned()),
             schema_version: self.schema_version,
             payload,
+            principal: self
+                .principal
+                .map_or(Principal::Unrecorded, JsonPrincipal::into_principal),
         }
     }
 
@@ -293,6 +304,7 @@ impl JsonEnvelope {
             claimed_time: envelope.claimed_time,
             source: Some(envelope.source.clone()),
             schema_version: envelope.schema_version,
+            principal: Some(JsonPrincipal::from_principal(&envelope.principal)),
             event: JsonInput::from_input(&envelope.payload),
         }
     }

@@ -16,13 +16,14 @@
 //! upgrade: decline, do not reject), an **unmarked legacy** record (decoded exactly as
 //! 19da42c wrote it), or something else (rejected with a reason).
 //!
-//! Older versions are frozen here and upcast on read: [`v1`], [`v2`] and [`v3`] (events),
+//! Older versions are frozen here and upcast on read: [`v1`], [`v2`], [`v3`] and [`v5`] (events),
 //! [`decisions::decode_v1_body`] (decision batches). Nothing here does IO.
 
 pub mod checkpoint;
 pub mod decision_v1;
 pub mod decisions;
 pub mod json;
+pub mod json_principal;
 pub mod json_property;
 pub mod json_report;
 pub mod record;
@@ -31,6 +32,7 @@ pub mod time_text;
 pub mod v1;
 pub mod v2;
 pub mod v3;
+pub mod v5;
 
 pub use checkpoint::{CHECKPOINT_VERSION, CheckpointBody};
 pub use decisions::{DECISION_VERSION, DecodedBatch};

@@ -18,6 +18,7 @@ use super::subject::input_subject;
 use super::{Frame, RecordKind, split_frame};
 use crate::codec::{CodecError, decode_envelope};
 use crate::event::Envelope;
+use crate::principal::Principal;
 
 /// The subject a record read from redb is reported under.
 pub const REDB_SUBJECT: &str = "redb";
@@ -102,7 +103,7 @@ pub fn read_input(bytes: &[u8], origin: &InputOrigin<'_>) -> LogRecord {
             .or_else(|| aimed_id(&envelope, origin))
         {
             Some(reason) => rejected(reason),
-            None => LogRecord::Event(envelope),
+            None => LogRecord::Event(bound_principal(envelope, origin.subject)),
         },
         Err(NotAnEvent::Newer { kind, version }) => LogRecord::Newer {
             kind,
@@ -148,7 +149,20 @@ fn decode_json(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Envelope, NotAn
         time,
         source: STREAM_SOURCE,
     };
-    json::parse_event(bytes, &defaults).map_err(NotAnEvent::Reason)
+    // A JSON record's body never says who published it (`docs/security.md`).
+    json::parse_event(bytes, &defaults)
+        .map(|envelope| envelope.with_principal(Principal::Nats))
+        .map_err(NotAnEvent::Reason)
+}
+
+/// On NATS the subject bounds who a record may say it is from (`Principal::bounded_to`); redb
+/// is written by the hub alone.
+fn bound_principal(mut envelope: Envelope, subject: Option<&str>) -> Envelope {
+    if subject.is_some() {
+        let cluster = Principal::agent_subject_cluster(&envelope.payload).map(str::to_owned);
+        envelope.principal = envelope.principal.bounded_to(cluster.as_deref());
+    }
+    envelope
 }
 
 /// Why a stream record's id is refused: it has the form of the ids the log gives records

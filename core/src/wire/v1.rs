@@ -119,6 +119,7 @@ impl From<Envelope> for event::Envelope {
             source: v1.source,
             schema_version: v1.schema_version,
             payload: v1.payload.into(),
+            principal: crate::principal::Principal::Unrecorded,
         }
     }
 }

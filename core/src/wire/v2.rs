@@ -149,6 +149,7 @@ impl From<Envelope> for event::Envelope {
             source: v2.source,
             schema_version: v2.schema_version,
             payload: v2.payload.into(),
+            principal: crate::principal::Principal::Unrecorded,
         }
     }
 }

@@ -152,6 +152,7 @@ impl From<Envelope> for event::Envelope {
             source: v3.source,
             schema_version: v3.schema_version,
             payload: v3.payload.into(),
+            principal: crate::principal::Principal::Unrecorded,
         }
     }
 }

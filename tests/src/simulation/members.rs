@@ -256,6 +256,9 @@ impl Member {
             source: format!("agent/{}", self.name),
             schema_version: SCHEMA_VERSION,
             payload,
+            principal: flotilla_core::Principal::Agent {
+                cluster: self.name.clone(),
+            },
         }
     }
 }
