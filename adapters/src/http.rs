@@ -106,11 +106,17 @@ struct WaitQuery {
 async fn post_events<L: EventLog>(
     State(hub): State<Hub<L>>,
     Query(query): Query<WaitQuery>,
-    body: axum::body::Bytes,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
+    // A body over the limit answers 413 as JSON, like every other refusal here.
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return error(rejection.status(), rejection.body_text()),
+    };
     match crate::ingest::submit_json(&hub, &body, HTTP_SOURCE, query.wait).await {
         Ok(results) => Json(results).into_response(),
         Err(IngestError::BadRequest(message)) => error(StatusCode::BAD_REQUEST, message),
+        Err(IngestError::TooLarge(message)) => error(StatusCode::PAYLOAD_TOO_LARGE, message),
         Err(IngestError::Unavailable(message)) => error(StatusCode::SERVICE_UNAVAILABLE, message),
     }
 }

@@ -40,16 +40,31 @@ pub enum IngestError {
     /// The request is malformed; nothing was appended.
     #[error("{0}")]
     BadRequest(String),
-    /// The log refused the append.
+    /// An event is larger than the log stores (`LogError::TooLarge`); nothing was appended,
+    /// and a retry of the same request is refused the same way.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The log failed the append; a retry may succeed.
     #[error("{0}")]
     Unavailable(String),
+}
+
+impl From<crate::runtime::HubError> for IngestError {
+    fn from(error: crate::runtime::HubError) -> Self {
+        if error.too_large().is_some() {
+            Self::TooLarge(error.to_string())
+        } else {
+            Self::Unavailable(error.to_string())
+        }
+    }
 }
 
 /// Parses one JSON event or an array of them, appends them, and reports the outcome.
 ///
 /// # Errors
-/// [`IngestError::BadRequest`] for malformed input (nothing appended);
-/// [`IngestError::Unavailable`] when the log fails.
+/// [`IngestError::BadRequest`] for malformed input, [`IngestError::TooLarge`] for an event
+/// the log cannot store (nothing appended either way); [`IngestError::Unavailable`] when the
+/// log fails.
 pub async fn submit_json<L: EventLog>(
     hub: &Hub<L>,
     body: &[u8],
@@ -60,10 +75,7 @@ pub async fn submit_json<L: EventLog>(
     // kept as the event's claimed time.
     let envelopes = parse_request(body, source, Utc::now())?;
     let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
-    let appended = hub
-        .submit(envelopes)
-        .await
-        .map_err(|e| IngestError::Unavailable(e.to_string()))?;
+    let appended = hub.submit(envelopes).await.map_err(IngestError::from)?;
     let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
     let folded = wait && hub.wait_folded(last, FOLD_WAIT).await;
     let view = hub.view().ok().filter(|_| folded);
@@ -115,6 +127,9 @@ pub fn parse_request(
                 time: now,
                 source,
             };
+            if let Some(unknown) = flotilla_core::wire::json_fields::unknown_field(&item) {
+                return Err(IngestError::BadRequest(format!("event {index}: {unknown}")));
+            }
             serde_json::from_value::<JsonEnvelope>(item)
                 .map(|event| event.into_envelope(&defaults))
                 .map_err(|e| IngestError::BadRequest(format!("event {index}: {e}")))

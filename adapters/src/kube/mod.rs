@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
@@ -155,7 +156,7 @@ async fn core_request<L: EventLog>(
     Path(rest): Path<String>,
     Query(params): Query<Params>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     dispatch(api, method, "", "v1", &rest, params, headers, body).await
 }
@@ -166,7 +167,7 @@ async fn group_request<L: EventLog>(
     Path((group, version, rest)): Path<(String, String, String)>,
     Query(params): Query<Params>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     dispatch(api, method, &group, &version, &rest, params, headers, body).await
 }
@@ -190,8 +191,12 @@ async fn dispatch<L: EventLog>(
     rest: &str,
     params: Params,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return ApiError::body_refused(&rejection).into_response(),
+    };
     let target = match resolve(&api, group, version, rest) {
         Ok(target) => target,
         Err(error) => return error.into_response(),
