@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::{EventLog, LogError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::json_event::{JsonDefaults, JsonEnvelope};
-use crate::runtime::Hub;
+use crate::runtime::{Hub, HubError};
 
 /// How long a waiting append waits for the fold.
 pub const FOLD_WAIT: Duration = Duration::from_secs(10);
@@ -49,9 +49,16 @@ pub enum IngestError {
     Unavailable(String),
 }
 
-impl From<crate::runtime::HubError> for IngestError {
-    fn from(error: crate::runtime::HubError) -> Self {
-        if error.too_large().is_some() {
+/// Whether the log refused an event too large to store: such a request answers 413, not 503,
+/// since a retry cannot succeed.
+#[must_use]
+pub fn is_too_large(error: &HubError) -> bool {
+    matches!(error, HubError::Log(LogError::TooLarge { .. }))
+}
+
+impl From<HubError> for IngestError {
+    fn from(error: HubError) -> Self {
+        if is_too_large(&error) {
             Self::TooLarge(error.to_string())
         } else {
             Self::Unavailable(error.to_string())

@@ -182,7 +182,7 @@ impl ApiError {
     /// The log's refusal of a write: 413 for an object too large to store (a retry cannot
     /// succeed), 503 for the rest (a retry may).
     pub fn refused_write(error: &crate::runtime::HubError) -> Self {
-        if error.too_large().is_some() {
+        if crate::ingest::is_too_large(error) {
             Self::too_large(error)
         } else {
             Self::unavailable(error)

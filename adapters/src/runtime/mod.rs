@@ -90,18 +90,6 @@ pub enum HubError {
     Poisoned,
 }
 
-impl HubError {
-    /// The log's refusal of an event too large to store, if that is what this is: a request
-    /// refused so answers 413, not 503, since a retry cannot succeed.
-    #[must_use]
-    pub fn too_large(&self) -> Option<&LogError> {
-        match self {
-            Self::Log(error @ LogError::TooLarge { .. }) => Some(error),
-            _ => None,
-        }
-    }
-}
-
 /// What readers see: the folded state and the most recent decisions.
 #[derive(Debug, Default)]
 pub struct View {
