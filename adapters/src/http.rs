@@ -108,12 +108,18 @@ async fn post_events<L: EventLog>(
     State(hub): State<Hub<L>>,
     Query(query): Query<WaitQuery>,
     principal: Option<axum::Extension<Principal>>,
-    body: axum::body::Bytes,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
+    // A body over the limit answers 413 as JSON, like every other refusal here.
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return error(rejection.status(), rejection.body_text()),
+    };
     let principal = crate::auth::principal_of(principal);
     match crate::ingest::submit_json_as(&hub, &body, HTTP_SOURCE, &principal, query.wait).await {
         Ok(results) => Json(results).into_response(),
         Err(IngestError::BadRequest(message)) => error(StatusCode::BAD_REQUEST, message),
+        Err(IngestError::TooLarge(message)) => error(StatusCode::PAYLOAD_TOO_LARGE, message),
         Err(IngestError::Unavailable(message)) => error(StatusCode::SERVICE_UNAVAILABLE, message),
     }
 }

@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Principal};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::{EventLog, LogError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
 use crate::json_event::{JsonDefaults, JsonEnvelope};
-use crate::runtime::Hub;
+use crate::runtime::{Hub, HubError};
 
 /// How long a waiting append waits for the fold.
 pub const FOLD_WAIT: Duration = Duration::from_secs(10);
@@ -40,16 +40,38 @@ pub enum IngestError {
     /// The request is malformed; nothing was appended.
     #[error("{0}")]
     BadRequest(String),
-    /// The log refused the append.
+    /// An event is larger than the log stores (`LogError::TooLarge`); nothing was appended,
+    /// and a retry of the same request is refused the same way.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The log failed the append; a retry may succeed.
     #[error("{0}")]
     Unavailable(String),
+}
+
+/// Whether the log refused an event too large to store: such a request answers 413, not 503,
+/// since a retry cannot succeed.
+#[must_use]
+pub fn is_too_large(error: &HubError) -> bool {
+    matches!(error, HubError::Log(LogError::TooLarge { .. }))
+}
+
+impl From<HubError> for IngestError {
+    fn from(error: HubError) -> Self {
+        if is_too_large(&error) {
+            Self::TooLarge(error.to_string())
+        } else {
+            Self::Unavailable(error.to_string())
+        }
+    }
 }
 
 /// Parses one JSON event or an array of them, appends them, and reports the outcome.
 ///
 /// # Errors
-/// [`IngestError::BadRequest`] for malformed input (nothing appended);
-/// [`IngestError::Unavailable`] when the log fails.
+/// [`IngestError::BadRequest`] for malformed input, [`IngestError::TooLarge`] for an event
+/// the log cannot store (nothing appended either way); [`IngestError::Unavailable`] when the
+/// log fails.
 pub async fn submit_json<L: EventLog>(
     hub: &Hub<L>,
     body: &[u8],
@@ -75,10 +97,7 @@ pub async fn submit_json_as<L: EventLog>(
     // kept as the event's claimed time.
     let envelopes = parse_request_as(body, source, principal, Utc::now())?;
     let ids: Vec<_> = envelopes.iter().map(|e| e.id).collect();
-    let appended = hub
-        .submit(envelopes)
-        .await
-        .map_err(|e| IngestError::Unavailable(e.to_string()))?;
+    let appended = hub.submit(envelopes).await.map_err(IngestError::from)?;
     let last = appended.iter().map(|a| a.seq).max().unwrap_or(0);
     let folded = wait && hub.wait_folded(last, FOLD_WAIT).await;
     let view = hub.view().ok().filter(|_| folded);
@@ -149,6 +168,9 @@ pub fn parse_request_as(
                     "event {index}: `principal` is set by the hub from the credentials the \
                      request was made with, never by the body; remove it"
                 )));
+            }
+            if let Some(unknown) = flotilla_core::wire::json_fields::unknown_field(&item) {
+                return Err(IngestError::BadRequest(format!("event {index}: {unknown}")));
             }
             let envelope = serde_json::from_value::<JsonEnvelope>(item)
                 .map(|event| {

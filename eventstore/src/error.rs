@@ -44,6 +44,20 @@ pub enum LogError {
         /// Its version.
         version: u16,
     },
+    /// An event of the append is larger than the log stores: the whole append is refused
+    /// before anything is written, and a retry is refused the same way.
+    #[error(
+        "event {index} of the request is {size} bytes encoded, over the log's limit of {limit} \
+         bytes per event; nothing was appended"
+    )]
+    TooLarge {
+        /// Its place in the append (0-based).
+        index: usize,
+        /// Its encoded size (frame and, on NATS, headers), in bytes.
+        size: usize,
+        /// The most the log stores for one event, in bytes.
+        limit: usize,
+    },
     /// The backend refuses the request as asked (e.g. times as given on NATS).
     #[error("refused: {0}")]
     Refused(String),

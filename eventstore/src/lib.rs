@@ -27,6 +27,7 @@
 //!   unchanged.
 
 pub mod error;
+pub mod event_size;
 pub mod nats_log;
 pub mod nats_test_cluster;
 pub mod nats_test_server;

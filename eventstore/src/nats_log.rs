@@ -36,9 +36,11 @@
 //!   trail `last_seq` by milliseconds and callers simply read again. `last_seq`,
 //!   `last_decided_seq` and the fencing check ask the stream leader, sending a request again
 //!   while it is unanswered (a leader election drops it; see [`resend`]).
-//! - **Size**: one input event must fit the server's `max_payload` (1 MiB by default, up to
-//!   64 MiB); a larger one fails its append with [`LogError::Nats`]. A decision batch over it
-//!   goes into the `<prefix>_DECISION_BATCHES` object store, pointed at from the stream.
+//! - **Size**: one input event must fit [`crate::event_size::EVENT_BYTES_MAX`], and the
+//!   server's `max_payload` and the stream's `max_msg_size` when they are smaller; an append
+//!   with a larger one is refused whole with [`LogError::TooLarge`] before anything is
+//!   published. A decision batch over `max_payload` goes into the
+//!   `<prefix>_DECISION_BATCHES` object store, pointed at from the stream.
 //!
 //! Subjects are documented in [`subjects`]. Batched direct gets need nats-server 2.11 or newer
 //! (checked at connect). `wait_for` polls the input stream's last sequence (see
@@ -367,6 +369,7 @@ impl EventLog for NatsLog {
                 ))
             })
             .collect::<Result<Vec<_>, LogError>>()?;
+        self.check_sizes(&encoded)?;
         // A failed chunk fails the call, with earlier chunks written: publishers retry the
         // whole call, and deduplication by id makes the retry exact.
         let mut outcomes = Vec::with_capacity(encoded.len());

@@ -87,7 +87,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
-    StoredEvent,
+    StoredEvent, event_size,
 };
 pub use checkpoint_files::{CheckpointDir, CheckpointFile, WrittenCheckpoint};
 use open::{builder, create_if_missing, file_backend, open_error, prepare};
@@ -455,6 +455,12 @@ impl EventLog for RedbLog {
                 assigned: assigned.then_some(envelope),
             });
         }
+        // Every event is checked before the writer sees any, as on NATS (`event_size`); the
+        // writer then stores the append in one transaction, so it is whole or absent.
+        event_size::check(
+            encoded.iter().map(|event| event.bytes.len()),
+            event_size::EVENT_BYTES_MAX,
+        )?;
         let (reply, answer) = oneshot::channel();
         self.submit(Work::Append(encoded), Reply::Append(reply), answer)
             .await

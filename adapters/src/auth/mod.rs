@@ -32,8 +32,10 @@ use serde_json::json;
 use rules::Refusal;
 pub use tokens::{Grant, Role, TokenSet, TokensError};
 
-/// Largest `POST /v1/events` body a non-admin token may send (it is read whole to be checked).
-pub const EVENTS_BODY_BYTES_MAX: usize = 16 * 1024 * 1024;
+/// Largest `POST /v1/events` body a non-admin token may send (it is read whole to be checked):
+/// the handler's own limit, axum's `DefaultBodyLimit` of 2 MiB, so that a body over it is
+/// refused alike (413) whoever sends it.
+pub const EVENTS_BODY_BYTES_MAX: usize = 2 * 1024 * 1024;
 
 /// Who may use the API.
 #[derive(Debug, Clone)]
@@ -212,9 +214,13 @@ async fn check_events(
             Body::from(bytes)
         }
         Err(error) => {
-            verdict = Err(Refusal::BadRequest(format!(
-                "cannot read the body: {error}"
-            )));
+            let text = error.to_string();
+            let over_limit = error.into_inner().is::<http_body_util::LengthLimitError>();
+            verdict = Err(if over_limit {
+                Refusal::TooLarge(format!("the body is over {EVENTS_BODY_BYTES_MAX} bytes"))
+            } else {
+                Refusal::BadRequest(format!("cannot read the body: {text}"))
+            });
             Body::empty()
         }
     };
@@ -242,6 +248,12 @@ fn refused(kube: bool, refusal: Refusal) -> Response {
         Refusal::BadRequest(message) => {
             respond(kube, StatusCode::BAD_REQUEST, "BadRequest", &message)
         }
+        Refusal::TooLarge(message) => respond(
+            kube,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestEntityTooLarge",
+            &message,
+        ),
     }
 }
 

@@ -30,6 +30,8 @@ pub enum Refusal {
     Forbidden(String),
     /// Malformed (400): the request would be refused anyway.
     BadRequest(String),
+    /// Larger than the hub reads (413).
+    TooLarge(String),
 }
 
 /// What a Kubernetes API path names.

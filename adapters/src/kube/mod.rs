@@ -31,6 +31,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
@@ -156,7 +157,7 @@ async fn core_request<L: EventLog>(
     Query(params): Query<Params>,
     principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let principal = crate::auth::principal_of(principal);
     dispatch(
@@ -172,7 +173,7 @@ async fn group_request<L: EventLog>(
     Query(params): Query<Params>,
     principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let principal = crate::auth::principal_of(principal);
     dispatch(
@@ -202,9 +203,13 @@ async fn dispatch<L: EventLog>(
     rest: &str,
     params: Params,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
     principal: flotilla_core::Principal,
 ) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return ApiError::body_refused(&rejection).into_response(),
+    };
     let target = match resolve(&api, group, version, rest) {
         Ok(target) => target,
         Err(error) => return error.into_response(),

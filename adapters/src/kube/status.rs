@@ -160,6 +160,35 @@ impl ApiError {
         )
     }
 
+    /// 413 for a body or an object larger than the hub takes, as the API server answers one
+    /// over its request limit (`RequestEntityTooLarge`, `apierrors.NewRequestEntityTooLargeError`).
+    pub fn too_large(message: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: {message}"),
+        )
+    }
+
+    /// A body that could not be read: 413 over the body limit, else as axum classes it.
+    pub fn body_refused(rejection: &axum::extract::rejection::BytesRejection) -> Self {
+        match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => Self::too_large(rejection.body_text()),
+            code if code.is_server_error() => Self::internal(rejection.body_text()),
+            _ => Self::bad_request(rejection.body_text()),
+        }
+    }
+
+    /// The log's refusal of a write: 413 for an object too large to store (a retry cannot
+    /// succeed), 503 for the rest (a retry may).
+    pub fn refused_write(error: &crate::runtime::HubError) -> Self {
+        if crate::ingest::is_too_large(error) {
+            Self::too_large(error)
+        } else {
+            Self::unavailable(error)
+        }
+    }
+
     /// 500 for a failure of the hub itself.
     pub fn internal(message: impl std::fmt::Display) -> Self {
         Self::new(

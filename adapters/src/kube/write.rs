@@ -186,7 +186,7 @@ async fn submit<L: EventLog>(
         .hub
         .submit(vec![envelope])
         .await
-        .map_err(ApiError::unavailable)?;
+        .map_err(|error| ApiError::refused_write(&error))?;
     let seq = appended.iter().map(|a| a.seq).max().unwrap_or(0);
     if !api.hub.wait_folded(seq, FOLD_WAIT).await {
         return Err(ApiError::timeout(format!(

@@ -67,6 +67,13 @@ pub fn parse_event(bytes: &[u8], defaults: &JsonDefaults<'_>) -> Result<Envelope
     reader
         .end()
         .map_err(|error| format!("not the JSON form of an event: {error}"))?;
+    // Parsed again as a plain value only to name a field the form does not define (serde
+    // cannot refuse one through `flatten`; see `json_fields`).
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|error| format!("not the JSON form of an event: {error}"))?;
+    if let Some(unknown) = super::json_fields::unknown_field(&value) {
+        return Err(format!("not the JSON form of an event: {unknown}"));
+    }
     Ok(parsed.into_envelope(defaults))
 }
 
@@ -467,7 +474,11 @@ impl JsonInput {
 #[cfg(feature = "json-schema")]
 #[must_use]
 pub fn schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(JsonEnvelope)).unwrap_or_default()
+    let mut schema = serde_json::to_value(schemars::schema_for!(JsonEnvelope)).unwrap_or_default();
+    // A top-level field neither the envelope nor the event's type defines is refused
+    // (`json_fields`); `unevaluatedProperties` says so across the `oneOf` of the types.
+    schema["unevaluatedProperties"] = serde_json::Value::Bool(false);
+    schema
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ pub mod checkpoint;
 pub mod decision_v1;
 pub mod decisions;
 pub mod json;
+pub mod json_fields;
 pub mod json_principal;
 pub mod json_property;
 pub mod json_report;

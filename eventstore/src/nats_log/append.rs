@@ -6,7 +6,7 @@ use async_nats::header::{NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
 use async_nats::jetstream::context::PublishAckFuture;
 
 use super::{APPEND_PIPELINE_MAX, NatsLog, atomic, given_times};
-use crate::{Appended, LogError};
+use crate::{Appended, LogError, event_size};
 
 impl NatsLog {
     /// Publishes one chunk of events and awaits their acks, in order: as one atomic batch when
@@ -37,6 +37,21 @@ impl NatsLog {
             outcomes.extend(self.publish_pipelined(part, stream_name).await?);
         }
         Ok(outcomes)
+    }
+
+    /// Refuses the whole append when any event is over what the server and the stream store
+    /// ([`event_size::nats_limit`]), before anything is published: otherwise the events before
+    /// it would be stored and the request half-appended (a publish over `max_payload` fails on
+    /// the client, after the batch's earlier messages went out, and the one-by-one fallback
+    /// stores those).
+    pub(super) fn check_sizes(&self, encoded: &[atomic::Outgoing]) -> Result<(), LogError> {
+        let max_payload = self.client.server_info().max_payload;
+        let max_msg_size = self.input.cached_info().config.max_message_size;
+        let limit = event_size::nats_limit(max_payload, max_msg_size);
+        event_size::check(
+            encoded.iter().map(|(_, _, payload, _)| payload.len()),
+            limit,
+        )
     }
 
     /// Whether the input stream takes atomic batches (a stream created before it did not).
