@@ -182,7 +182,26 @@ impl Connection {
                 let mut request = with_body_deadline(request.map(Body::new), body_timeout);
                 request.extensions_mut().insert(ConnectInfo(client.peer));
                 request.extensions_mut().insert(client.clone());
-                app.clone().oneshot(request)
+                let watch = is_watch(&request).then(|| client.registry.watch(client.peer.ip()));
+                let app = app.clone();
+                async move {
+                    let ticket = match watch {
+                        Some(Ok(ticket)) => Some(ticket),
+                        Some(Err(refused)) => return Ok(too_many_watches(refused)),
+                        None => None,
+                    };
+                    let response = app.oneshot(request).await?;
+                    Ok::<_, std::convert::Infallible>(match ticket {
+                        // The watch holds its place until its stream ends.
+                        Some(ticket) => response.map(|body| {
+                            Body::from_stream(body.into_data_stream().map(move |chunk| {
+                                let _held = &ticket;
+                                chunk
+                            }))
+                        }),
+                        None => response,
+                    })
+                }
             })
         };
         let mut builder = hyper::server::conn::http1::Builder::new();
@@ -211,6 +230,29 @@ impl Connection {
             }
         }
     }
+}
+
+/// A Kubernetes watch (`?watch=true` or `?watch=1`): a response that streams until the client
+/// or the timeout ends it.
+fn is_watch(request: &Request<Body>) -> bool {
+    request.uri().query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair == "watch=true" || pair == "watch=1")
+    })
+}
+
+/// 429 with a Kubernetes `Status`, as the API server answers a client over its limits.
+fn too_many_watches(refused: crate::connections::Refused) -> axum::response::Response {
+    let status = serde_json::json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": refused.to_string(), "reason": "TooManyRequests", "code": 429,
+    });
+    axum::response::IntoResponse::into_response((
+        axum::http::StatusCode::TOO_MANY_REQUESTS,
+        [(axum::http::header::RETRY_AFTER, "1")],
+        axum::Json(status),
+    ))
 }
 
 /// The request, with a body that fails once `timeout` has passed since the head arrived.

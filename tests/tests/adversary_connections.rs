@@ -342,3 +342,48 @@ fn an_agent_trusts_its_ca_over_https_and_refuses_a_hub_it_cannot_verify() -> Har
     assert!(!beats.is_empty(), "the agent with --ca joined over HTTPS");
     hub.stop()
 }
+
+/// A watch of MemberClusters whose client sends its request and never reads.
+fn silent_watch(addr: SocketAddr) -> HarnessResult<TcpStream> {
+    let mut stream =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    let request = "GET /apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters?watch=true \
+                   HTTP/1.1\r\nhost: hub\r\n\r\n";
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| e.to_string())?;
+    Ok(stream)
+}
+
+#[test]
+fn watches_over_the_per_client_cap_are_refused_and_their_places_come_back() -> HarnessResult<()> {
+    const WATCHES: usize = 100;
+    const WATCH: &str =
+        "/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters?watch=true&timeoutSeconds=1";
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let cap = WATCHES.to_string();
+    let args = ["--max-watches-per-ip", cap.as_str()];
+    let hub = HubProcess::start(&binary(), &dir.path().join("data"), &args)?;
+    let addr = address(&hub)?;
+    let silent: Vec<TcpStream> = (0..WATCHES)
+        .map(|_| silent_watch(addr))
+        .collect::<HarnessResult<_>>()
+        .map_err(|e| format!("silent watches: {e}"))?;
+    // Every silent watch is registered before the next one asks.
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, _) = timed_get(addr, WATCH).map_err(|e| format!("over the cap: {e}"))?;
+    assert!(status.contains(" 429 "), "a watch over the cap: {status}");
+    let (status, _) = timed_get(addr, "/v1/status")?;
+    assert!(
+        status.contains(" 200 "),
+        "other requests are served: {status}"
+    );
+    drop(silent);
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, _) = timed_get(addr, WATCH).map_err(|e| format!("after: {e}"))?;
+    assert!(
+        status.contains(" 200 "),
+        "a closed watch gives its place back: {status}"
+    );
+    hub.stop()
+}
