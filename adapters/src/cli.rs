@@ -243,6 +243,23 @@ pub struct ServeArgs {
     /// Private key (PEM) of `--tls-cert`.
     #[arg(long, requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Most API connections in all (lowered to what the open-files limit allows).
+    #[arg(long, default_value_t = crate::connections::MAX_CONNECTIONS_DEFAULT)]
+    pub max_connections: usize,
+    /// Most API connections from one address; beyond it the oldest connection that has not
+    /// sent a request yet is closed, or the newcomer refused with a 503.
+    #[arg(long, default_value_t = crate::connections::MAX_CONNECTIONS_PER_IP_DEFAULT)]
+    pub max_connections_per_ip: usize,
+    /// Seconds a client may take to send a request head (TLS handshake included); also how
+    /// long an idle keep-alive connection stays open.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout_secs: u64,
+    /// Seconds a client may take to send a request body.
+    #[arg(long, default_value_t = 60)]
+    pub body_timeout_secs: u64,
+    /// Most concurrent watches from one address.
+    #[arg(long, default_value_t = crate::connections::MAX_WATCHES_PER_IP_DEFAULT)]
+    pub max_watches_per_ip: usize,
     /// Checkpoint after this many events.
     #[arg(long, default_value_t = 10_000)]
     pub checkpoint_every: u64,

@@ -78,6 +78,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 listen: args.listen,
                 tokens: args.tokens,
                 tls: args.tls_cert.zip(args.tls_key),
+                connections: crate::connections::ConnectionLimits {
+                    max: args.max_connections.max(1),
+                    per_ip: args.max_connections_per_ip.max(1),
+                    header_timeout: std::time::Duration::from_secs(args.header_timeout_secs.max(1)),
+                    body_timeout: std::time::Duration::from_secs(args.body_timeout_secs.max(1)),
+                    watches_per_ip: args.max_watches_per_ip,
+                },
                 hub,
             })
             .await

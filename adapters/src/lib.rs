@@ -3,10 +3,12 @@
 
 pub mod agent;
 pub mod api_doc;
+pub mod api_server;
 pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod commands;
+pub mod connections;
 pub mod demo;
 pub mod demo_agents;
 pub mod entry;

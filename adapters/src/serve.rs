@@ -13,7 +13,6 @@ use tokio::net::TcpListener;
 use crate::auth::{Access, KindScope, KnownScope, TokenSet};
 use crate::runtime::{Hub, HubConfig, HubError, clock};
 use crate::store::AnyLog;
-use crate::tls::TlsListener;
 
 /// Default API address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
@@ -42,6 +41,8 @@ pub struct ServeOptions {
     pub tokens: Option<PathBuf>,
     /// Certificate chain and private key (PEM) to serve HTTPS with.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Connection caps and timeouts of the API.
+    pub connections: crate::connections::ConnectionLimits,
     /// Runtime settings.
     pub hub: HubConfig,
 }
@@ -70,7 +71,11 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         hub.set_following(true)?;
     }
     let listener = bind(options.listen, tls.is_some()).await?;
-    let security = ApiSecurity { access, tls };
+    let security = ApiSecurity {
+        access,
+        tls,
+        connections: options.connections.fitted_to_fd_limit(),
+    };
     let Some(client) = nats else {
         return run(hub, listener, security, shutdown_signal()).await;
     };
@@ -154,6 +159,8 @@ pub struct ApiSecurity {
     pub access: Access,
     /// The TLS configuration for HTTPS; plain HTTP without it.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Connection caps and timeouts.
+    pub connections: crate::connections::ConnectionLimits,
 }
 
 impl ApiSecurity {
@@ -163,6 +170,7 @@ impl ApiSecurity {
         Self {
             access: Access::Open,
             tls: None,
+            connections: crate::connections::ConnectionLimits::default(),
         }
     }
 }
@@ -172,14 +180,27 @@ impl ApiSecurity {
 /// # Errors
 /// When the address cannot be bound.
 pub async fn bind(listen: SocketAddr, https: bool) -> anyhow::Result<TcpListener> {
-    let listener = TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("binding {listen}"))?;
+    let listener = listen_socket(listen).with_context(|| format!("binding {listen}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
     // Tests and scripts read this line to find a port chosen by the OS.
     let scheme = if https { "https" } else { "http" };
     println!("flotilla hub listening on {scheme}://{local}");
     Ok(listener)
+}
+
+/// Connections the kernel queues for the accept loop; tokio's default of 1,024 filled under
+/// a flood of connections, and then a normal client's SYN waited a second for its retry.
+const LISTEN_BACKLOG: u32 = 4_096;
+
+fn listen_socket(listen: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if listen.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(listen)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Runs writer, clock and API (behind `security`) until `stop` resolves; then stops them and
@@ -235,12 +256,6 @@ pub async fn run_with<L: EventLog>(
         kind_scope(&hub),
         known_scope(&hub),
     );
-    let listener = match security.tls {
-        Some(config) => ApiListener::Tls(
-            TlsListener::new(listener, config).context("starting the TLS listener")?,
-        ),
-        None => ApiListener::Plain(listener),
-    };
     let writer = tokio::spawn({
         let hub = hub.clone();
         async move {
@@ -263,34 +278,16 @@ pub async fn run_with<L: EventLog>(
             _ = stopped.changed() => {}
         }
     };
-    let served = match listener {
-        ApiListener::Plain(listener) => {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
-        ApiListener::Tls(listener) => {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
-        }
-    };
+    crate::api_server::serve(listener, security.tls, app, security.connections, shutdown).await;
     hub.shutdown();
     let written = writer.await.context("writer task")?;
     let ticked = clock.await.context("clock task")?;
     let measured = analyses.await.context("analysis task")?;
-    served.context("serving the API")?;
     written.context("writer")?;
     ticked.context("clock")?;
     measured.context("analysis")?;
     tracing::info!("hub stopped cleanly");
     Ok(())
-}
-
-/// The API's listener: plain TCP or TLS.
-enum ApiListener {
-    Plain(TcpListener),
-    Tls(TlsListener),
 }
 
 /// Whether a kind name resolves to a namespaced kind in the hub's current state.

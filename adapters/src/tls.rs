@@ -1,27 +1,12 @@
-//! HTTPS for the hub's API and the CLI, with rustls (ring as the crypto provider, chosen
-//! explicitly at every call site rather than through a process-wide default).
-//!
-//! The server side is an [`axum::serve::Listener`] over a TCP listener: a background task
-//! accepts connections and runs each TLS handshake in its own task under
-//! [`HANDSHAKE_TIMEOUT`], so a slow or silent client never holds up the others; finished
-//! handshakes wait in a queue of at most [`PENDING_CONNECTIONS_MAX`] for the server to take them.
+//! HTTPS for the hub's API, the CLI and the agent, with rustls (ring as the crypto provider,
+//! chosen explicitly at every call site rather than through a process-wide default). The API's
+//! accept loop runs each handshake in its connection's task (`crate::api_server`).
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::server::TlsStream;
-
-/// Longest a client may take to finish its TLS handshake.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Most finished handshakes waiting for the server to take them.
-pub const PENDING_CONNECTIONS_MAX: usize = 128;
 
 /// Why a certificate, key or CA file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -99,77 +84,6 @@ pub fn client_config(ca: &Path) -> Result<rustls::ClientConfig, TlsError> {
         .with_safe_default_protocol_versions()?
         .with_root_certificates(roots)
         .with_no_client_auth())
-}
-
-/// A TCP listener that hands the server TLS connections.
-pub struct TlsListener {
-    accepted: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    local: SocketAddr,
-}
-
-impl TlsListener {
-    /// Starts accepting on `listener` (from within a tokio runtime).
-    ///
-    /// # Errors
-    /// When the listener's address cannot be read.
-    pub fn new(listener: TcpListener, config: Arc<rustls::ServerConfig>) -> std::io::Result<Self> {
-        let local = listener.local_addr()?;
-        let (sender, accepted) = mpsc::channel(PENDING_CONNECTIONS_MAX);
-        tokio::spawn(accept_loop(listener, TlsAcceptor::from(config), sender));
-        Ok(Self { accepted, local })
-    }
-}
-
-/// Accepts until the server drops its end (closing the port), one handshake task per
-/// connection.
-async fn accept_loop(
-    listener: TcpListener,
-    acceptor: TlsAcceptor,
-    sender: mpsc::Sender<(TlsStream<TcpStream>, SocketAddr)>,
-) {
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = sender.closed() => return,
-        };
-        let (stream, peer) = match accepted {
-            Ok(accepted) => accepted,
-            Err(error) => {
-                // Out of file descriptors and the like: wait instead of spinning.
-                tracing::warn!(%error, "accepting a connection");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
-        };
-        let acceptor = acceptor.clone();
-        let sender = sender.clone();
-        tokio::spawn(async move {
-            match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                Ok(Ok(tls)) => {
-                    let _ = sender.send((tls, peer)).await;
-                }
-                Ok(Err(error)) => tracing::debug!(%peer, %error, "TLS handshake failed"),
-                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
-            }
-        });
-    }
-}
-
-impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        match self.accepted.recv().await {
-            Some(connection) => connection,
-            // The accept loop only ends once this receiver is gone, so this never resolves.
-            None => std::future::pending().await,
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        Ok(self.local)
-    }
 }
 
 #[cfg(test)]

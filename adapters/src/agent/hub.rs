@@ -22,7 +22,7 @@ pub const WATCH_TIMEOUT_SECS: u64 = 60;
 #[derive(Debug, thiserror::Error)]
 pub enum HubError {
     /// The hub could not be reached, or the connection broke.
-    #[error("hub {url}: {source}")]
+    #[error("hub {url}: {}", causes(.source))]
     Unreachable {
         /// The URL called.
         url: String,
@@ -39,6 +39,17 @@ pub enum HubError {
         /// The answer's body.
         body: String,
     },
+    /// The hub's HTTPS certificate is not trusted: retrying cannot help.
+    #[error("hub {url}: {detail}")]
+    Untrusted {
+        /// The URL called.
+        url: String,
+        /// The TLS error, with the hint to pass `--ca`.
+        detail: String,
+    },
+    /// The CA file of `--ca` cannot be used.
+    #[error("--ca: {0}")]
+    Ca(#[from] crate::tls::TlsError),
     /// The answer was not what was expected.
     #[error("hub {url}: unexpected answer: {message}")]
     Protocol {
@@ -96,6 +107,42 @@ impl HubClient {
             http,
             token: None,
         })
+    }
+
+    /// Trusts exactly the certificates of the CA file `ca` for an `https://` hub.
+    ///
+    /// # Errors
+    /// When the file holds no usable certificate, or the HTTP client cannot be built.
+    pub fn with_ca(mut self, ca: &std::path::Path) -> Result<Self, HubError> {
+        let config = crate::tls::client_config(ca)?;
+        self.http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .use_preconfigured_tls(config)
+            .build()
+            .map_err(|source| HubError::Unreachable {
+                url: self.base.clone(),
+                source,
+            })?;
+        Ok(self)
+    }
+
+    /// Fails when the hub answers over HTTPS with a certificate this client does not trust;
+    /// any other failure (a hub not up yet) is left to the agent's retries.
+    ///
+    /// # Errors
+    /// [`HubError::Untrusted`].
+    pub async fn check_trust(&self) -> Result<(), HubError> {
+        if !self.base.starts_with("https://") {
+            return Ok(());
+        }
+        let url = format!("{}/v1/status", self.base);
+        match self.request(reqwest::Method::GET, &url).send().await {
+            Err(error) if is_certificate_error(&error) => Err(HubError::Untrusted {
+                url,
+                detail: causes(&error),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Sends `token` as the bearer token of every request (an agent token of
@@ -268,4 +315,31 @@ pub fn rejections(answers: &[Value]) -> Vec<String> {
         .map(|answer| answer["decisions"].to_string())
         .filter(|decisions| decisions.contains("Rejected"))
         .collect()
+}
+
+/// A reqwest error with its causes (reqwest's own message hides them), and a hint when the
+/// hub's certificate is not trusted.
+fn causes(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    if is_certificate_error(error) {
+        text.push_str(" (to trust the hub's certificate, pass its CA with --ca FILE)");
+    }
+    text
+}
+
+fn is_certificate_error(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if cause.to_string().contains("certificate") {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }

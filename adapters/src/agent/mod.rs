@@ -207,9 +207,12 @@ async fn connect(
         ))));
     }
     let url = args.hub.as_deref().unwrap_or_default();
-    Ok(HubLink::Http(
-        HubClient::new(url, &args.cluster)?.with_token(token),
-    ))
+    let mut client = HubClient::new(url, &args.cluster)?.with_token(token);
+    if let Some(ca) = &ca {
+        client = client.with_ca(ca)?;
+    }
+    client.check_trust().await?;
+    Ok(HubLink::Http(client))
 }
 
 fn where_hub(args: &AgentArgs) -> &str {

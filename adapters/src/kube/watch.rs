@@ -35,6 +35,10 @@ pub const WATCH_MAX: Duration = Duration::from_secs(3_600);
 pub const BOOKMARK_EVERY: Duration = Duration::from_secs(10);
 /// Events buffered for a slow client before the stream waits for it.
 const BUFFER: usize = 256;
+/// Longest a live watch waits for its client to take a line before the watch ends (the
+/// client re-lists, as after any ended watch). A watch blocked on its client computes
+/// nothing, so it never slows the writer, but it should not hold its place for ever.
+const SLOW_CLIENT: Duration = Duration::from_secs(30);
 
 /// What one watch sends.
 #[derive(Clone)]
@@ -189,6 +193,16 @@ pub(super) async fn send_all(sender: &tokio::sync::mpsc::Sender<Bytes>, lines: V
     true
 }
 
+/// As [`send_all`], ending the watch when its client has not taken a line for [`SLOW_CLIENT`].
+async fn send_live(sender: &Sender<Bytes>, lines: Vec<Bytes>) -> bool {
+    for line in lines {
+        if sender.send_timeout(line, SLOW_CLIENT).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
 /// How one watch runs.
 struct Options {
     since: Option<u64>,
@@ -242,7 +256,7 @@ async fn run<L: EventLog>(api: Api<L>, watch: Watch, options: Options, sender: S
             _ = shutdown.changed() => return,
             () = sender.closed() => return,
         };
-        if !send_all(&sender, lines).await {
+        if !send_live(&sender, lines).await {
             return;
         }
     }
