@@ -20,6 +20,7 @@ mod checkpoints;
 pub mod clock;
 mod follower;
 mod low_priority;
+mod newer;
 mod recording;
 mod rounds;
 
@@ -32,6 +33,7 @@ use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
 use flotilla_replay::{Folder, ReplayError, Verification, compare_batch};
+use newer::decline_message;
 use tokio::sync::watch;
 
 /// Decisions kept in memory for callers waiting on their own events.
@@ -428,37 +430,6 @@ impl<L: EventLog> Hub<L> {
         Ok((Some(batch), folded.first_seen, folded.stopped))
     }
 
-    /// The fold stopped before a record of a newer build: the writer declines its role only
-    /// when a hub of a newer build announced itself ([`EventLog::newer_build`]); otherwise the
-    /// record is a publisher's, and the next round rejects it like any undecodable input.
-    async fn meet_newer_record(&self, newer: &ReplayError) -> Result<(), HubError> {
-        let ReplayError::Newer { seq, .. } = newer else {
-            return Ok(());
-        };
-        match self.log.newer_build().await? {
-            Some(announced) => self.decline_writer_role(&format!("{newer}, and {announced}")),
-            None => {
-                tracing::warn!(
-                    seq,
-                    "{newer}, but no hub of a newer build announced itself: rejecting it"
-                );
-                let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
-                view.folder.reject_newer_through(*seq);
-                Ok(())
-            }
-        }
-    }
-
-    /// Stops deciding: the log holds a record this build must not decide. The hub stays up
-    /// and serves what it folded.
-    fn decline_writer_role(&self, newer: &dyn std::fmt::Display) -> Result<(), HubError> {
-        let message = decline_message(newer);
-        tracing::error!("{message}");
-        let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
-        view.declined = Some(message);
-        Ok(())
-    }
-
     fn lose_writer_role(&self, error: LogError) -> HubError {
         if let LogError::Fenced { .. } = error {
             tracing::error!(%error, "lost the writer role; stopping the writer");
@@ -531,13 +502,6 @@ type FoldedBatch = (
     Vec<(uuid::Uuid, u64)>,
     Option<ReplayError>,
 );
-
-fn decline_message(newer: &dyn std::fmt::Display) -> String {
-    format!(
-        "declining the writer role: {newer}; this hub goes on serving reads of what it folded \
-         (upgrade it to write)"
-    )
-}
 
 /// Folds the already-decided inputs after `folder`'s sequence, batch by batch, and compares
 /// what this build decides with what was recorded.
