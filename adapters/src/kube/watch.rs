@@ -39,6 +39,11 @@ const BUFFER: usize = 256;
 /// client re-lists, as after any ended watch). A watch blocked on its client computes
 /// nothing, so it never slows the writer, but it should not hold its place for ever.
 const SLOW_CLIENT: Duration = Duration::from_secs(30);
+/// Least time between two renders of one watch. A watch renders its kind's objects under the
+/// hub's read lock, which the writer waits for: rendering on every fold made a hundred watches
+/// hold the writer back; at most one render per watch in this time, of the newest state, bounds
+/// what each costs whatever the fold's rate.
+const RENDER_EVERY: Duration = Duration::from_millis(200);
 
 /// What one watch sends.
 #[derive(Clone)]
@@ -237,12 +242,17 @@ async fn run<L: EventLog>(api: Api<L>, watch: Watch, options: Options, sender: S
     }
     let mut ticker =
         tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_EVERY, BOOKMARK_EVERY);
+    let mut rendered = tokio::time::Instant::now();
     loop {
         let lines = tokio::select! {
             changed = folded.changed() => {
                 if changed.is_err() {
                     return;
                 }
+                // Folds that land meanwhile are taken in by the one render after the pause.
+                tokio::time::sleep_until(rendered + RENDER_EVERY).await;
+                folded.borrow_and_update();
+                rendered = tokio::time::Instant::now();
                 match api.hub.view() {
                     Ok(view) => changes(&view.folder.state, &watch, &mut known),
                     Err(_) => return,
