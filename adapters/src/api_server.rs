@@ -31,6 +31,12 @@ use crate::connections::{ConnectionLimits, Registry, Slot, Ticket};
 const REFUSAL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\n\
 content-length: 21\r\nconnection: close\r\nretry-after: 1\r\n\r\ntoo many connections\n";
 
+/// How long a connection accepted over a cap, before its client sent anything, may take to send
+/// its first bytes.
+const HEAD_WAIT: Duration = Duration::from_millis(200);
+/// Connections waiting for their first bytes at once; past that they are refused at once.
+const HEAD_WAITS_MAX: usize = 64;
+
 /// A request body that did not arrive within the body timeout.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive within {0:?}")]
@@ -57,6 +63,7 @@ pub async fn serve(
 ) {
     let registry = Registry::new(limits);
     let tls = tls.map(TlsAcceptor::from);
+    let head_waits = Arc::new(tokio::sync::Semaphore::new(HEAD_WAITS_MAX));
     let (stopping, stop_seen) = watch::channel(false);
     let (closed, all_closed) = watch::channel(());
     let mut stop = pin!(stop);
@@ -74,9 +81,6 @@ pub async fn serve(
                 continue;
             }
         };
-        let Some((stream, ticket)) = admit(&registry, stream, peer, tls.is_some()) else {
-            continue;
-        };
         let connection = Connection {
             client: Client {
                 registry: registry.clone(),
@@ -88,10 +92,29 @@ pub async fn serve(
         };
         let tls = tls.clone();
         let all_closed = all_closed.clone();
-        tokio::spawn(async move {
-            connection.run(stream, tls, ticket).await;
-            drop(all_closed);
-        });
+        match admit(&registry, stream, peer, tls.is_some()) {
+            Admission::Now(stream, ticket) => {
+                tokio::spawn(async move {
+                    connection.run(stream, tls, ticket).await;
+                    drop(all_closed);
+                });
+            }
+            Admission::Later(stream) => match head_waits.clone().try_acquire_owned() {
+                Ok(permit) => {
+                    tokio::spawn(async move {
+                        if let Some((stream, ticket)) =
+                            admit_on_head(&registry_of(&connection), stream, peer).await
+                        {
+                            drop(permit);
+                            connection.run(stream, None, ticket).await;
+                        }
+                        drop(all_closed);
+                    });
+                }
+                Err(_) => refuse(&stream),
+            },
+            Admission::Refused => {}
+        }
     }
     let _ = stopping.send(true);
     drop(all_closed);
@@ -99,41 +122,97 @@ pub async fn serve(
     closed.closed().await;
 }
 
+/// What the accept loop does with a connection.
+enum Admission {
+    /// Serve it.
+    Now(TcpStream, Ticket),
+    /// Over a cap, plain HTTP, and nothing sent yet: wait a moment for its head.
+    Later(std::net::TcpStream),
+    /// Refused (answered 503 on plain HTTP, closed on TLS).
+    Refused,
+}
+
 /// Admits a connection, or refuses it (a 503 on plain HTTP, a close on TLS).
 ///
 /// Over a cap, a plain connection whose whole request head has already arrived takes the place
-/// of the oldest connection still waiting for its head; one without is refused at once, in
-/// this loop, so a flood of slow connections costs the hub a few system calls each. TLS hides
-/// the head, so over a cap a TLS connection always takes the oldest waiting one's place.
-fn admit(
-    registry: &Arc<Registry>,
-    stream: TcpStream,
-    peer: SocketAddr,
-    tls: bool,
-) -> Option<(TcpStream, Ticket)> {
+/// of the oldest connection still waiting for its head; one that sent part of a head is
+/// refused at once, in this loop, so a flood of slow connections costs the hub a few system
+/// calls each; one that sent nothing yet (accepted before its client's first segment) waits up
+/// to [`HEAD_WAIT`] for it, at most [`HEAD_WAITS_MAX`] at a time. TLS hides the head, so over a
+/// cap a TLS connection always takes the oldest waiting one's place.
+fn admit(registry: &Arc<Registry>, stream: TcpStream, peer: SocketAddr, tls: bool) -> Admission {
+    let admitted = |stream, may_evict| match registry.admit(peer.ip(), may_evict) {
+        Ok(ticket) => Admission::Now(stream, ticket),
+        Err(_) => Admission::Refused,
+    };
     if !registry.full_for(peer.ip()) {
-        let ticket = registry.admit(peer.ip(), false).ok()?;
-        return Some((stream, ticket));
+        return admitted(stream, false);
     }
     if tls {
-        let ticket = registry.admit(peer.ip(), true).ok()?;
-        return Some((stream, ticket));
+        return admitted(stream, true);
     }
     // tokio knows no readiness of a socket it has just accepted: peek with the system call.
-    let stream = stream.into_std().ok()?;
+    let Ok(stream) = stream.into_std() else {
+        return Admission::Refused;
+    };
+    match whole_head(&stream) {
+        None => Admission::Later(stream),
+        Some(ready) => match admit_plain(registry, stream, peer, ready) {
+            Some((stream, ticket)) => Admission::Now(stream, ticket),
+            None => Admission::Refused,
+        },
+    }
+}
+
+/// Whether the peeked bytes hold a whole request head; `None` when nothing arrived yet.
+fn whole_head(stream: &std::net::TcpStream) -> Option<bool> {
     let mut head = [0_u8; 8_192];
-    let ready = stream
-        .peek(&mut head)
-        .is_ok_and(|read| head[..read].windows(4).any(|w| w == b"\r\n\r\n"));
-    let admitted = registry.admit(peer.ip(), ready);
-    let Ok(ticket) = admitted else {
-        // A fresh socket's send buffer is empty: this never blocks.
-        let _ = std::io::Write::write(&mut &stream, REFUSAL);
+    match stream.peek(&mut head) {
+        Ok(0) => Some(false),
+        Ok(read) => Some(head[..read].windows(4).any(|w| w == b"\r\n\r\n")),
+        Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => None,
+        Err(_) => Some(false),
+    }
+}
+
+/// Admits a plain connection over a cap (taking a waiting one's place when `ready`), or
+/// answers it 503.
+fn admit_plain(
+    registry: &Arc<Registry>,
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    ready: bool,
+) -> Option<(TcpStream, Ticket)> {
+    let Ok(ticket) = registry.admit(peer.ip(), ready) else {
+        refuse(&stream);
         return None;
     };
     ticket.slot().mark_started();
     let stream = TcpStream::from_std(stream).ok()?;
     Some((stream, ticket))
+}
+
+/// Waits up to [`HEAD_WAIT`] for a connection's first bytes, then admits or refuses it.
+async fn admit_on_head(
+    registry: &Arc<Registry>,
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+) -> Option<(TcpStream, Ticket)> {
+    let stream = TcpStream::from_std(stream).ok()?;
+    let _ = tokio::time::timeout(HEAD_WAIT, stream.readable()).await;
+    let stream = stream.into_std().ok()?;
+    let ready = whole_head(&stream).unwrap_or(false);
+    admit_plain(registry, stream, peer, ready)
+}
+
+/// Answers a refused plain connection. A fresh socket's send buffer is empty: this never
+/// blocks.
+fn refuse(stream: &std::net::TcpStream) {
+    let _ = std::io::Write::write(&mut &*stream, REFUSAL);
+}
+
+fn registry_of(connection: &Connection) -> Arc<Registry> {
+    connection.client.registry.clone()
 }
 
 /// One accepted connection.

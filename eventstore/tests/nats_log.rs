@@ -96,6 +96,13 @@ async fn append_then_read_back_in_order() -> TestResult {
             event.time
         );
         expected.time = event.time;
+        // A heartbeat's subject names its cluster, which bounds who it can come from.
+        expected.principal = event.principal.clone();
+        assert!(
+            matches!(&event.principal, flotilla_core::Principal::Agent { cluster } if cluster == "member1"),
+            "{:?}",
+            event.principal
+        );
         assert_eq!(event, &expected);
     }
     assert_eq!(

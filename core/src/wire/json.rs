@@ -101,8 +101,10 @@ pub struct JsonEnvelope {
     #[serde(default = "current_version")]
     pub schema_version: u16,
     /// Listed only: who the event came from, as the hub authenticated it (schema version 6).
-    /// Never trusted from a publisher: `POST /v1/events` refuses it, a record on NATS ignores it.
+    /// Never taken from a publisher (`POST /v1/events` and the input stream refuse it), so the
+    /// publishers' JSON Schema does not offer it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "json-schema", schemars(skip))]
     pub principal: Option<JsonPrincipal>,
     /// The event itself.
     #[serde(flatten)]
