@@ -180,6 +180,40 @@ pub fn apply_yaml(hub: &HubProcess, dir: &Path, name: &str, yaml: &str) -> Resul
     }
 }
 
+/// One HTTP request with an optional bearer token and JSON body; answers the status and the
+/// body (JSON, or the text as a string).
+///
+/// # Errors
+/// When the request cannot be sent or its answer read.
+pub fn call(
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&Value>,
+) -> Result<(u16, Value), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
+        let mut request = crate::support::http_client()
+            .request(method, url)
+            .timeout(Duration::from_secs(20));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(|e| e.to_string())?;
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok((status, value))
+    })
+}
+
 /// `flotilla events -o json`, one JSON value per line.
 ///
 /// # Errors

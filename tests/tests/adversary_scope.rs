@@ -5,7 +5,6 @@
 //! 403 on `/v1/events` and on the Kubernetes API, and nothing is appended.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use flotilla_tests::support::{HarnessResult, HubProcess};
 use serde_json::{Value, json};
@@ -51,27 +50,9 @@ fn start(dir: &Path) -> HarnessResult<HubProcess> {
     HubProcess::start(&binary(), &dir.join("data"), &["--tokens", &tokens])
 }
 
-/// One HTTP request; answers the status and the body (JSON, or the text as a string).
+/// One HTTP request with `token`.
 fn call(method: &str, url: &str, token: &str, body: Option<&Value>) -> HarnessResult<(u16, Value)> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    runtime.block_on(async {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
-        let mut request = flotilla_tests::support::http_client()
-            .request(method, url)
-            .timeout(Duration::from_secs(20))
-            .bearer_auth(token);
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.map_err(|e| e.to_string())?;
-        let status = response.status().as_u16();
-        let text = response.text().await.map_err(|e| e.to_string())?;
-        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Ok((status, value))
-    })
+    flotilla_tests::adversary::call(method, url, Some(token), body)
 }
 
 /// How many events the hub's log holds.
