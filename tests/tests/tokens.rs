@@ -45,35 +45,7 @@ fn start_with_tokens(dir: &Path) -> HarnessResult<HubProcess> {
     HubProcess::start(&binary(), &dir.join("data"), &["--tokens", &tokens])
 }
 
-/// One HTTP request; answers the status and the body (JSON, or the text as a string).
-fn call(
-    method: &str,
-    url: &str,
-    token: Option<&str>,
-    body: Option<&Value>,
-) -> HarnessResult<(u16, Value)> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    runtime.block_on(async {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
-        let mut request = flotilla_tests::support::http_client()
-            .request(method, url)
-            .timeout(Duration::from_secs(20));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        if let Some(body) = body {
-            request = request.json(body);
-        }
-        let response = request.send().await.map_err(|e| e.to_string())?;
-        let status = response.status().as_u16();
-        let text = response.text().await.map_err(|e| e.to_string())?;
-        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Ok((status, value))
-    })
-}
+use flotilla_tests::adversary::call;
 
 fn member_cluster(name: &str) -> Value {
     json!({"type": "apply", "manifest": {"apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
