@@ -387,3 +387,49 @@ fn watches_over_the_per_client_cap_are_refused_and_their_places_come_back() -> H
     );
     hub.stop()
 }
+
+/// 200 padded MemberCluster applies, 20 waited requests of 10; how long they took.
+fn timed_applies(hub: &HubProcess, round: &str) -> HarnessResult<Duration> {
+    let pad = "x".repeat(1_800);
+    let started = Instant::now();
+    for request in 0..20 {
+        let body: Vec<Value> = (0..10)
+            .map(|i| {
+                json!({"type": "apply", "manifest": {
+                    "apiVersion": "cluster.kubernetes-fleet.io/v1beta1", "kind": "MemberCluster",
+                    "metadata": {"name": format!("{round}-{request}-{i}"),
+                                 "annotations": {"pad": pad}},
+                    "spec": {}}})
+            })
+            .collect();
+        let url = format!("{}/v1/events?wait=true", hub.url);
+        let (status, answer) =
+            flotilla_tests::adversary::call("POST", &url, None, Some(&json!(body)))?;
+        if status != 200 {
+            return Err(format!("apply answered {status}: {answer}"));
+        }
+    }
+    Ok(started.elapsed())
+}
+
+#[test]
+fn watches_that_never_read_do_not_slow_the_writer() -> HarnessResult<()> {
+    const WATCHES: usize = 100;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let hub = HubProcess::start(&binary(), &dir.path().join("data"), &[])?;
+    let addr = address(&hub)?;
+    let alone = timed_applies(&hub, "alone")?;
+    let silent: Vec<TcpStream> = (0..WATCHES)
+        .map(|_| silent_watch(addr))
+        .collect::<HarnessResult<_>>()?;
+    std::thread::sleep(Duration::from_millis(500));
+    let watched = timed_applies(&hub, "watched")?;
+    eprintln!("200 applies: {alone:?} alone, {watched:?} beside {WATCHES} silent watches");
+    // Every watch rendering its kind afresh on each fold made this about 20 times slower.
+    assert!(
+        watched < alone * 3 + Duration::from_secs(1),
+        "{watched:?} beside silent watches, {alone:?} alone"
+    );
+    drop(silent);
+    hub.stop()
+}

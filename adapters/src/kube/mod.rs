@@ -24,6 +24,7 @@ mod status;
 mod unknown_fields;
 mod watch;
 mod watch_past;
+mod watch_render;
 mod write;
 
 use std::collections::HashMap;
@@ -50,6 +51,8 @@ use status::Subject;
 pub struct Api<L: EventLog> {
     hub: Hub<L>,
     writes: Arc<tokio::sync::Mutex<FieldOwners>>,
+    /// Kinds rendered once per fold for all their watches.
+    renders: Arc<watch_render::RenderCache>,
 }
 
 impl<L: EventLog> Clone for Api<L> {
@@ -57,6 +60,7 @@ impl<L: EventLog> Clone for Api<L> {
         Self {
             hub: self.hub.clone(),
             writes: Arc::clone(&self.writes),
+            renders: Arc::clone(&self.renders),
         }
     }
 }
@@ -66,6 +70,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
     let api = Api {
         hub,
         writes: Arc::default(),
+        renders: Arc::default(),
     };
     Router::new()
         .route("/version", get(discovery::version))

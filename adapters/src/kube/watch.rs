@@ -1,16 +1,16 @@
 //! watch (`?watch=true`): a stream of `{"type", "object"}` lines — `ADDED`, `MODIFIED`,
 //! `DELETED`, and `BOOKMARK` when the client allows bookmarks — as the folded state changes.
 //!
-//! After every fold the kind's objects (those the selectors admit) are rendered again and
-//! compared with what the stream last sent, so a change of status shows as `MODIFIED` even when
-//! only derived state moved. Without a `resourceVersion` (or with `0`) the stream starts with
+//! After folds the kind's objects (those the selectors admit) — rendered once per fold for all
+//! the kind's watches — are compared with what the stream last sent, so a change of status
+//! shows as `MODIFIED` even when only derived state moved. Without a `resourceVersion` (or with `0`) the stream starts with
 //! an `ADDED` for every current object; from a `resourceVersion` it starts with a `MODIFIED`
 //! for every object stored since then. Deletions made between that version and the start of
 //! the watch are not replayed (the hub keeps no history of renderings). With `at=SEQ|TIME` the
 //! watch starts in the past and replays the log from there ([`super::watch_past`]).
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -22,9 +22,10 @@ use flotilla_replay::Point;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Sender;
 
-use super::read::{matching, table, wants_table};
+use super::read::{table, wants_table};
 use super::selector::Filter;
 use super::watch_past::{Replayed, replay};
+use super::watch_render::{Object, Rendered, render};
 use super::{Api, ApiError, Request, Target};
 
 /// How long a watch runs when the client sets no `timeoutSeconds`.
@@ -39,10 +40,10 @@ const BUFFER: usize = 256;
 /// client re-lists, as after any ended watch). A watch blocked on its client computes
 /// nothing, so it never slows the writer, but it should not hold its place for ever.
 const SLOW_CLIENT: Duration = Duration::from_secs(30);
-/// Least time between two renders of one watch. A watch renders its kind's objects under the
-/// hub's read lock, which the writer waits for: rendering on every fold made a hundred watches
-/// hold the writer back; at most one render per watch in this time, of the newest state, bounds
-/// what each costs whatever the fold's rate.
+/// Least time between two looks of one watch at the state. The kind's objects are rendered
+/// once per fold for all its watches ([`super::watch_render`]) under the hub's read lock, which
+/// the writer waits for; looking at most once in this time, at the newest state, bounds what
+/// each watch costs whatever the fold's rate.
 const RENDER_EVERY: Duration = Duration::from_millis(200);
 
 /// What one watch sends.
@@ -105,16 +106,8 @@ pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> R
         .into_response()
 }
 
-/// Objects by `namespace/name`.
-pub(super) type Known = BTreeMap<String, Value>;
-
-fn id(object: &Value) -> String {
-    format!(
-        "{}/{}",
-        object["metadata"]["namespace"].as_str().unwrap_or(""),
-        object["metadata"]["name"].as_str().unwrap_or("")
-    )
-}
+/// Objects by `namespace/name`: what a watch last sent.
+pub(super) type Known = Rendered;
 
 fn resource_version(object: &Value) -> u64 {
     object["metadata"]["resourceVersion"]
@@ -123,17 +116,20 @@ fn resource_version(object: &Value) -> u64 {
         .unwrap_or(0)
 }
 
-fn line(state: &State, watch: &Watch, kind: &str, object: &Value) -> Bytes {
-    let object = if watch.table {
-        let mut table = table(state, &watch.target, std::slice::from_ref(object));
-        table["metadata"] = json!({"resourceVersion": object["metadata"]["resourceVersion"]});
-        table
-    } else {
-        object.clone()
-    };
-    let mut text = json!({"type": kind, "object": object}).to_string();
-    text.push('\n');
-    Bytes::from(text)
+fn line(state: &State, watch: &Watch, kind: &str, object: &Object) -> Bytes {
+    if watch.table {
+        let value = &object.value;
+        let mut table = table(state, &watch.target, std::slice::from_ref(value));
+        table["metadata"] = json!({"resourceVersion": value["metadata"]["resourceVersion"]});
+        let mut text = json!({"type": kind, "object": table}).to_string();
+        text.push('\n');
+        return Bytes::from(text);
+    }
+    // `kind` is one of the watch event types: no escaping needed.
+    Bytes::from(format!(
+        "{{\"type\":\"{kind}\",\"object\":{}}}\n",
+        object.json()
+    ))
 }
 
 fn bookmark(state: &State, watch: &Watch) -> Bytes {
@@ -147,34 +143,52 @@ fn bookmark(state: &State, watch: &Watch) -> Bytes {
     Bytes::from(text)
 }
 
+/// The rendered objects the watch's selectors admit.
+fn admitted(watch: &Watch, rendered: &Rendered) -> Known {
+    rendered
+        .iter()
+        .filter(|(_, object)| watch.filter.admits(&object.value))
+        .map(|(key, object)| (key.clone(), object.clone()))
+        .collect()
+}
+
 /// The first lines of a watch and what it then knows.
-fn start(state: &State, watch: &Watch, since: Option<u64>) -> (Vec<Bytes>, Known) {
+fn start(
+    state: &State,
+    watch: &Watch,
+    rendered: &Rendered,
+    since: Option<u64>,
+) -> (Vec<Bytes>, Known) {
+    let known = admitted(watch, rendered);
     let mut lines = Vec::new();
-    let mut known = Known::new();
-    for object in matching(state, &watch.target, &watch.filter) {
+    for object in known.values() {
         match since {
-            None => lines.push(line(state, watch, "ADDED", &object)),
-            Some(rv) if resource_version(&object) > rv => {
-                lines.push(line(state, watch, "MODIFIED", &object));
+            None => lines.push(line(state, watch, "ADDED", object)),
+            Some(rv) if resource_version(&object.value) > rv => {
+                lines.push(line(state, watch, "MODIFIED", object));
             }
             Some(_) => {}
         }
-        known.insert(id(&object), object);
     }
     (lines, known)
 }
 
-/// The lines that take a client from `known` to the state's objects.
+/// The lines that take a client from `known` to the state's objects, rendered afresh (for a
+/// state the shared cache does not hold, such as a replayed past).
 pub(super) fn changes(state: &State, watch: &Watch, known: &mut Known) -> Vec<Bytes> {
-    let mut now = Known::new();
-    for object in matching(state, &watch.target, &watch.filter) {
-        now.insert(id(&object), object);
-    }
+    let rendered = render(state, &watch.target, Some(known));
+    changes_to(state, watch, &rendered, known)
+}
+
+/// The lines that take a client from `known` to `rendered`. Unchanged objects share their
+/// `Arc` with what the watch knows, so only changed ones are compared by value.
+fn changes_to(state: &State, watch: &Watch, rendered: &Rendered, known: &mut Known) -> Vec<Bytes> {
+    let now = admitted(watch, rendered);
     let mut lines = Vec::new();
     for (key, object) in &now {
         match known.get(key) {
             None => lines.push(line(state, watch, "ADDED", object)),
-            Some(before) if before != object => {
+            Some(before) if !Arc::ptr_eq(before, object) && before.value != object.value => {
                 lines.push(line(state, watch, "MODIFIED", object));
             }
             Some(_) => {}
@@ -254,7 +268,10 @@ async fn run<L: EventLog>(api: Api<L>, watch: Watch, options: Options, sender: S
                 folded.borrow_and_update();
                 rendered = tokio::time::Instant::now();
                 match api.hub.view() {
-                    Ok(view) => changes(&view.folder.state, &watch, &mut known),
+                    Ok(view) => {
+                        let rendered = api.renders.objects(&view.folder.state, view.folder.seq, &watch.target);
+                        changes_to(&view.folder.state, &watch, &rendered, &mut known)
+                    }
                     Err(_) => return,
                 }
             }
@@ -279,10 +296,12 @@ async fn start_now<L: EventLog>(
     since: Option<u64>,
     sender: &Sender<Bytes>,
 ) -> Option<Known> {
-    let first = api
-        .hub
-        .view()
-        .map(|view| start(&view.folder.state, watch, since));
+    let first = api.hub.view().map(|view| {
+        let rendered = api
+            .renders
+            .objects(&view.folder.state, view.folder.seq, &watch.target);
+        start(&view.folder.state, watch, &rendered, since)
+    });
     let Ok((lines, known)) = first else {
         send_error(sender, "the hub's state lock is poisoned").await;
         return None;
@@ -311,7 +330,8 @@ async fn start_in_the_past<L: EventLog>(
             return None;
         }
     };
-    let (lines, mut known) = start(&folder.state, watch, None);
+    let rendered = render(&folder.state, &watch.target, None);
+    let (lines, mut known) = start(&folder.state, watch, &rendered, None);
     if !send_all(sender, lines).await {
         return None;
     }
