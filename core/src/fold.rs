@@ -11,6 +11,7 @@ use crate::decision::{Decision, Decisions, RejectCode, rejected};
 use crate::event::{Envelope, Input, SCHEMA_VERSION};
 use crate::member;
 use crate::objects::{self, Origin};
+use crate::overrides;
 use crate::report;
 use crate::rollout;
 use crate::staged;
@@ -70,6 +71,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     rollout::roll_out(state, &mut changes, now, &mut decisions);
     let staged = staged::drive_touched(state, &mut changes, now);
     decisions.extend(staged);
+    overrides::verdict::judge_bound(state, &changes);
     decisions
 }
 

@@ -37,6 +37,9 @@ pub struct State {
     pub(crate) resources: BTreeMap<ObjectKey, Resource>,
     /// ClusterResourceOverrides and ResourceOverrides, with their snapshots.
     pub(crate) overrides: BTreeMap<ObjectKey, Override>,
+    /// Snapshots gone from their override (deleted with it, or pruned) that a binding's work
+    /// still uses, by override ([`crate::overrides::retired`]).
+    pub(crate) retired_overrides: BTreeMap<ObjectKey, Vec<crate::overrides::OverrideSnapshot>>,
     /// When a placement's rollout must look again (a not-trackable work becomes ready).
     pub(crate) rollout_deadlines: BTreeSet<(DateTime<Utc>, ObjectKey)>,
     /// Staged update strategies of both scopes.
@@ -143,6 +146,7 @@ impl State {
             placements: self.placements.clone(),
             resources: self.resources.clone(),
             overrides: self.overrides.clone(),
+            retired_overrides: self.retired_overrides.clone(),
             rollout_deadlines: self.rollout_deadlines.clone(),
             strategies: self.strategies.clone(),
             update_runs: self.update_runs.clone(),

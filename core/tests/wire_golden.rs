@@ -1,10 +1,10 @@
 //! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
 //! wrote them), 3, 4, 5 and 6 (marked; version 6 in `wire_golden/v6.rs`), decision batches of version 1 (unmarked), 2, 3, 4 and 5, and
-//! checkpoints of version 8 — all checked in as golden bytes — still decode to the same values,
+//! checkpoints of version 9 — all checked in as golden bytes — still decode to the same values,
 //! upcast to the current types, and re-encode to the same bytes (older versions through their
 //! frozen copies in `wire`), and the current checkpoint (of a placement bound and reported on)
 //! decodes to the very state its events fold to now; checkpoints of versions 1
-//! (`[01 00][body]`) to 7, older state layouts or encodings, are refused cleanly (checkpoints
+//! (`[01 00][body]`) to 8, older state layouts or encodings, are refused cleanly (checkpoints
 //! are a cache); arbitrary bytes never make a decoder panic. Only the newest version's files are ever (re)generated, when they are added:
 //! `FLOTILLA_WRITE_GOLDEN=1 cargo test -p flotilla-core --test wire_golden`.
 
@@ -598,7 +598,7 @@ fn current_checkpoints_decode_and_older_layouts_are_refused() {
         false,
     );
 
-    // Versions 1 to 7 hold an older State layout or encoding: refused (the stores skip them and fold
+    // Versions 1 to 8 hold an older State layout or encoding: refused (the stores skip them and fold
     // from the log), never misread.
     for version in 1..CHECKPOINT_VERSION {
         let bytes =

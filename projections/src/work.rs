@@ -49,7 +49,7 @@ use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
 use flotilla_core::overrides::{OverrideError, RenderedWork, render_with_snapshots};
-use flotilla_core::placement::{Binding, BindingState};
+use flotilla_core::placement::{Binding, BindingState, OverrideSnapshots};
 use flotilla_core::rollout::readiness::ApplyMode;
 use flotilla_core::state::WorkStatus;
 use serde_json::Value;
@@ -88,6 +88,9 @@ pub(crate) struct WorkFacts<'a> {
     pub(crate) index: u64,
     /// The manifests for the cluster, or why they could not be rendered.
     pub(crate) rendered: Result<RenderedWork, RenderError>,
+    /// While overrides fail on the binding: the resource index and manifests of the last work
+    /// that rendered, which the cluster keeps (the Work object shows it).
+    pub(crate) kept: Option<(u64, RenderedWork)>,
     /// The member's latest report, when it is about this resource index.
     pub(crate) report: Option<&'a WorkStatus>,
 }
@@ -154,30 +157,21 @@ pub(crate) fn facts<'a>(
         return None;
     }
     let index = binding.resource_index?;
-    let rendered = match owner
-        .placement
-        .resource_snapshots
-        .iter()
-        .find(|snapshot| snapshot.index == index)
-    {
-        None => Err(RenderError::SnapshotNotFound),
-        Some(snapshot) => {
-            let (cluster_overrides, resource_overrides) = &binding.override_snapshots;
-            render_with_snapshots(
+    let rendered = render_work(state, owner, binding, index, &binding.override_snapshots);
+    // While overrides fail on the binding, its cluster keeps the last work that rendered.
+    let kept = match (&rendered, binding.override_failure.as_deref()) {
+        (Err(_), Some(failure)) => failure.kept.as_ref().and_then(|work| {
+            render_work(
                 state,
-                &snapshot.resources,
-                &binding.cluster,
-                cluster_overrides,
-                resource_overrides,
+                owner,
+                binding,
+                work.resource_index,
+                &work.override_snapshots,
             )
-            .map_err(|error| match error {
-                OverrideError::Envelope(envelope) => RenderError::Envelope {
-                    message: envelope.to_string(),
-                    overridden: !cluster_overrides.is_empty() || !resource_overrides.is_empty(),
-                },
-                other => RenderError::Override(other.to_string()),
-            })
-        }
+            .ok()
+            .map(|rendered| (work.resource_index, rendered))
+        }),
+        _ => None,
     };
     let report = binding
         .report
@@ -187,13 +181,46 @@ pub(crate) fn facts<'a>(
         name: name_of(owner.key),
         index,
         rendered,
+        kept,
         report,
     })
 }
 
-/// Whether the binding's work exists (it carries resources and they rendered).
+/// The placement's resource snapshot `index` rendered for the binding's cluster with these
+/// override snapshots.
+fn render_work(
+    state: &State,
+    owner: &Owner<'_>,
+    binding: &Binding,
+    index: u64,
+    (cluster_overrides, resource_overrides): &OverrideSnapshots,
+) -> Result<RenderedWork, RenderError> {
+    let snapshot = owner
+        .placement
+        .resource_snapshots
+        .iter()
+        .find(|snapshot| snapshot.index == index)
+        .ok_or(RenderError::SnapshotNotFound)?;
+    render_with_snapshots(
+        state,
+        &snapshot.resources,
+        &binding.cluster,
+        cluster_overrides,
+        resource_overrides,
+    )
+    .map_err(|error| match error {
+        OverrideError::Envelope(envelope) => RenderError::Envelope {
+            message: envelope.to_string(),
+            overridden: !cluster_overrides.is_empty() || !resource_overrides.is_empty(),
+        },
+        other => RenderError::Override(other.to_string()),
+    })
+}
+
+/// Whether the binding's work exists (it carries resources and they rendered, or its cluster
+/// keeps an earlier work while overrides fail).
 pub(crate) fn exists(state: &State, owner: &Owner<'_>, binding: &Binding) -> bool {
-    facts(state, owner, binding).is_some_and(|facts| facts.rendered.is_ok())
+    facts(state, owner, binding).is_some_and(|facts| facts.rendered.is_ok() || facts.kept.is_some())
 }
 
 /// Every work in the cluster's namespace (`fleet-member-<cluster>`), in placement key order:
@@ -226,8 +253,10 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     let Some(facts) = facts(state, owner, binding) else {
         return json::empty_object();
     };
-    let Ok(rendered) = &facts.rendered else {
-        return json::empty_object();
+    let (index, rendered) = match (&facts.rendered, &facts.kept) {
+        (Ok(rendered), _) => (facts.index, rendered),
+        (Err(_), Some((index, kept))) => (*index, kept),
+        (Err(_), None) => return json::empty_object(),
     };
     let generation = generation(binding);
     let mut metadata = derived::metadata(object, generation, binding.created);
@@ -241,7 +270,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     let mut labels = vec![
         (LABEL_PARENT, owner.key.name.to_string()),
         (LABEL_PARENT_BINDING, binding.name(&owner.key.name)),
-        (LABEL_PARENT_INDEX, facts.index.to_string()),
+        (LABEL_PARENT_INDEX, index.to_string()),
     ];
     if !owner.is_cluster_placement() {
         labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
@@ -250,7 +279,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     let annotations = [
         (
             ANNOTATION_SNAPSHOT_NAME,
-            derived::resource_snapshot_name(&owner.key.name, facts.index),
+            derived::resource_snapshot_name(&owner.key.name, index),
         ),
         (
             ANNOTATION_CRO_HASH,

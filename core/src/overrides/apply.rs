@@ -202,8 +202,14 @@ fn resolve<'a>(
         namespace: namespace.into(),
         name: name.into(),
     };
-    let (key, stored) = state.overrides.get_key_value(&key).ok_or_else(not_found)?;
-    let found = stored.snapshot(index).ok_or_else(not_found)?;
+    // A snapshot gone from its override is still found while a binding's work uses it.
+    let live = (state.overrides.get_key_value(&key))
+        .and_then(|(key, stored)| Some((key, stored.snapshot(index)?)));
+    let retired = || {
+        let (key, snapshots) = state.retired_overrides.get_key_value(&key)?;
+        Some((key, snapshots.iter().find(|s| s.index == index)?))
+    };
+    let (key, found) = live.or_else(retired).ok_or_else(not_found)?;
     Ok(Applied {
         kind,
         key,

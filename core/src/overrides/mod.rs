@@ -14,10 +14,12 @@
 mod apply;
 mod matching;
 pub mod model;
+pub(crate) mod retired;
 mod snapshot;
 pub(crate) mod store;
 pub mod validation;
 mod variables;
+pub(crate) mod verdict;
 
 use serde::{Deserialize, Serialize};
 

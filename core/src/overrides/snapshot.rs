@@ -53,20 +53,21 @@ impl Override {
     }
 
     /// Takes a snapshot of the current spec and prunes the oldest beyond
-    /// [`OVERRIDE_SNAPSHOTS_MAX`]. Returns the new index.
-    pub(crate) fn take_snapshot(&mut self, now: DateTime<Utc>) -> u64 {
+    /// [`OVERRIDE_SNAPSHOTS_MAX`]. Returns the new index and the pruned snapshots.
+    pub(crate) fn take_snapshot(&mut self, now: DateTime<Utc>) -> (u64, Vec<OverrideSnapshot>) {
         let index = self.latest().map_or(0, |s| s.index + 1);
         self.snapshots.push(OverrideSnapshot {
             index,
             spec: self.spec.clone(),
             created: now,
         });
+        let mut pruned = Vec::new();
         if self.snapshots.len() > OVERRIDE_SNAPSHOTS_MAX {
             let excess = self.snapshots.len() - OVERRIDE_SNAPSHOTS_MAX;
-            self.snapshots.drain(..excess);
+            pruned.extend(self.snapshots.drain(..excess));
         }
         debug_assert!(self.snapshots.len() <= OVERRIDE_SNAPSHOTS_MAX);
         debug_assert!(self.latest().is_some_and(|s| s.spec == self.spec));
-        index
+        (index, pruned)
     }
 }

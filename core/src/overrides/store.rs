@@ -45,9 +45,13 @@ pub(crate) fn apply(
     let index = match state.overrides.get_mut(&key) {
         Some(stored) => {
             stored.meta = meta;
-            spec_changed.then(|| {
+            let taken = spec_changed.then(|| {
                 stored.spec = spec;
                 stored.take_snapshot(origin.now)
+            });
+            taken.map(|(index, pruned)| {
+                super::retired::retire(state, &override_key, pruned);
+                index
             })
         }
         None => {
@@ -73,6 +77,7 @@ pub(crate) fn delete(
     key: &ObjectKey,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
-    state.overrides.remove(key)?;
+    let removed = state.overrides.remove(key)?;
+    super::retired::retire(state, key, removed.snapshots);
     Some(vec![changes.object_deleted(key)])
 }

@@ -95,6 +95,27 @@ pub struct Binding {
     pub created: DateTime<Utc>,
     /// The staged update run that last bound it, when one did.
     pub update_run: Option<std::sync::Arc<str>>,
+    /// Set while its work cannot be rendered for its cluster because an override fails on
+    /// it: the cluster keeps the last work that could be (KubeFleet's work generator leaves
+    /// the Work as it was and sets `Overridden` False on the binding).
+    pub override_failure: Option<Box<OverrideFailure>>,
+}
+
+/// Why a binding's work cannot be rendered for its cluster, and what the cluster keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverrideFailure {
+    /// What failed; `None` only within the step that bound the work, until it is judged.
+    pub message: Option<String>,
+    /// The last work that rendered for the cluster (what its member keeps applied), if any.
+    pub kept: Option<Work>,
+}
+
+impl OverrideFailure {
+    /// Whether it was judged a failure (not only bound and waiting to be judged).
+    #[must_use]
+    pub fn failed(&self) -> bool {
+        self.message.is_some()
+    }
 }
 
 /// Longest placement-name part of a binding name.
@@ -115,7 +136,7 @@ fn first_chars(text: &str, max: usize) -> &str {
 pub type OverrideSnapshots = (ThinVec<String>, ThinVec<(String, String)>);
 
 /// What a binding carries once bound: a resource snapshot rendered with override snapshots.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Work {
     /// The resource snapshot index.
     pub resource_index: u64,
@@ -156,6 +177,7 @@ impl Binding {
             override_snapshots: (ThinVec::new(), ThinVec::new()),
             created: now,
             update_run: None,
+            override_failure: None,
         }
     }
 
@@ -177,11 +199,39 @@ impl Binding {
         self.rollout_started_at = Some(now);
         self.update_run = run;
         if new_work {
+            self.await_override_verdict(&work);
             self.resource_index = Some(work.resource_index);
             self.override_snapshots = work.override_snapshots;
             self.report = None;
             self.generation += 1;
         }
+    }
+
+    /// Before binding to `work`: when overrides are involved (in the work, or in what the
+    /// cluster has), remember what the cluster has — or kept through an earlier failure — so
+    /// that the work it keeps is known should the new one fail to render. The step judges it
+    /// ([`crate::overrides::judge_bound`]) before it ends.
+    fn await_override_verdict(&mut self, work: &Work) {
+        let overridden =
+            |snapshots: &OverrideSnapshots| !snapshots.0.is_empty() || !snapshots.1.is_empty();
+        let before = self.override_failure.take();
+        if before.is_none()
+            && !overridden(&work.override_snapshots)
+            && !overridden(&self.override_snapshots)
+        {
+            return;
+        }
+        let kept = match before {
+            Some(failure) => failure.kept,
+            None => self.resource_index.map(|resource_index| Work {
+                resource_index,
+                override_snapshots: self.override_snapshots.clone(),
+            }),
+        };
+        self.override_failure = Some(Box::new(OverrideFailure {
+            message: None,
+            kept,
+        }));
     }
 
     /// Releases the cluster (Unscheduled), remembering the state to restore; `false` when it

@@ -1,5 +1,6 @@
 //! How many snapshots a placement keeps: the newest `revisionHistoryLimit` of each kind, plus
-//! every older one that something still uses — a binding (its work is rendered from it), an
+//! every older one that something still uses — a binding (its work is rendered from it, or the
+//! work its cluster keeps while overrides fail on it), an
 //! unfinished staged update run (it rolls that index out, and a stage that rolls back on failure
 //! gives its clusters their prior work), or a guarded rollout that may still roll back (its
 //! clusters' prior work). Pruning a snapshot in use would
@@ -66,16 +67,18 @@ fn is_over_limit(placement: &Placement) -> bool {
 
 fn prune_placement(placement: &mut Placement, runs: Option<&RunHolds>) {
     let limit = limit(placement);
-    let live = placement
-        .bindings
-        .values()
-        .map(|b| (b.resource_index, b.policy_index));
     let mut resource: BTreeSet<u64> = BTreeSet::new();
     let mut policy: BTreeSet<u64> = BTreeSet::new();
-    for (resource_index, policy_index) in live {
-        resource.extend(resource_index);
-        policy.insert(policy_index);
-    }
+    placement.bindings.for_each(|_, binding| {
+        resource.extend(binding.resource_index);
+        policy.insert(binding.policy_index);
+        // A binding whose overrides fail keeps its cluster on an earlier work.
+        let kept = binding
+            .override_failure
+            .as_ref()
+            .and_then(|f| f.kept.as_ref());
+        resource.extend(kept.map(|work| work.resource_index));
+    });
     if let Some(runs) = runs {
         resource.extend(&runs.resource);
         policy.extend(&runs.policy);

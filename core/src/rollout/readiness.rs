@@ -53,6 +53,15 @@ pub fn judge(
     unavailable_period: Duration,
     now: DateTime<Utc>,
 ) -> Readiness {
+    // KubeFleet's `HasBindingFailed`: `Overridden` False fails the binding whatever its
+    // member reported about the work it keeps.
+    if binding
+        .override_failure
+        .as_ref()
+        .is_some_and(|f| f.failed())
+    {
+        return Readiness::Failed;
+    }
     let Some(report) = report else {
         return Readiness::NotReady;
     };

@@ -134,7 +134,8 @@ impl Row {
     }
 
     fn try_pack(cluster: &str, binding: &Binding, tables: &mut Arc<Tables>) -> Result<Self, Unfit> {
-        if binding.cluster != cluster {
+        // A binding whose overrides fail keeps a message and a work: rare, so held aside.
+        if binding.cluster != cluster || binding.override_failure.is_some() {
             return Err(Unfit::Aside);
         }
         let Pick {
@@ -216,6 +217,7 @@ impl Row {
                 0 => None,
                 code => Some(tables.runs.get(usize::from(code) - 1)?.clone()),
             },
+            override_failure: None,
         })
     }
 
