@@ -1,9 +1,10 @@
 //! What a member agent owes its hub, with real processes: a `flotilla serve` hub (or one on a
-//! `nats-server`), `sim` agents and a `dir` agent. A report belongs to the content of the Work it
-//! is about — its manifests and the override snapshots they were rendered with, not only its
-//! resource index — so an override added, changed or deleted after a rollout is applied,
-//! reported, and the placement is Available again; and a report whose publish failed (the hub,
-//! or the NATS server, killed while the agent applied) stays owed until the hub has it.
+//! three-node `nats-server` cluster), `sim` agents and a `dir` agent. A report belongs to the
+//! content of the Work it is about — its manifests and the override snapshots they were rendered
+//! with, not only its resource index — so an override added, changed or deleted after a rollout
+//! is applied, reported, and the placement is Available again; and a report whose publish failed
+//! (the hub killed with `kill -9`, or the NATS input stream's leader, while the agent applied)
+//! stays owed until the hub has it, and the placement becomes Available.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -194,6 +195,16 @@ fn served_by(gitops: &Path, sim_state: &Path) -> Result<(Value, Value), String> 
     ))
 }
 
+/// The ConfigMap's `tour/member` annotation on the `dir` member's disk and in a `sim` member.
+fn annotated_with(gitops: &Path, sim_state: &Path) -> Result<(Value, Value), String> {
+    let on_disk = dir_manifest(gitops, "gitops-1", "configmap-tour-greeting.yaml")?;
+    let simulated = sim_manifest(sim_state, "ConfigMap", "greeting")?;
+    Ok((
+        on_disk["metadata"]["annotations"]["tour/member"].clone(),
+        simulated["metadata"]["annotations"]["tour/member"].clone(),
+    ))
+}
+
 #[test]
 fn overrides_added_changed_and_deleted_after_a_rollout_are_reported_and_available()
 -> Result<(), String> {
@@ -253,15 +264,9 @@ fn overrides_added_changed_and_deleted_after_a_rollout_are_reported_and_availabl
     apply(&hub, scratch.path(), "ro", ANNOTATE_OVERRIDE)?;
     expected.resource_overrides = json!([{"name": "annotate-greeting-0", "namespace": "tour"}]);
     wait_available(&hub, "the resource override added", &expected)?;
-    let on_disk = dir_manifest(&gitops, "gitops-1", "configmap-tour-greeting.yaml")?;
     assert_eq!(
-        on_disk["metadata"]["annotations"]["tour/member"],
-        "gitops-1"
-    );
-    let simulated = sim_manifest(&state("member-2"), "ConfigMap", "greeting")?;
-    assert_eq!(
-        simulated["metadata"]["annotations"]["tour/member"],
-        "member-2"
+        annotated_with(&gitops, &state("member-2"))?,
+        (json!("gitops-1"), json!("member-2"))
     );
     // Agents first: the hub's shutdown waits for their open watches.
     drop(agents);
@@ -315,6 +320,7 @@ fn slow_apply() -> Duration {
 
 #[test]
 fn a_report_whose_publish_failed_is_sent_once_the_restarted_hub_is_back() -> Result<(), String> {
+    // The hub is killed at once: the slow apply leaves the agent seconds before it reports.
     slow_apply();
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let data = scratch.path().join("hub");
