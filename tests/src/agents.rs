@@ -38,6 +38,21 @@ impl Agent {
         applier: &str,
         state: &Path,
     ) -> Result<Self, String> {
+        Self::start_with(binary, hub, cluster, applier, state, &[])
+    }
+
+    /// [`Agent::start`] with more flags (`--sim-apply-delay-ms-max 4000`, …).
+    ///
+    /// # Errors
+    /// When the process cannot be started.
+    pub fn start_with(
+        binary: &Path,
+        hub: &[&str],
+        cluster: &str,
+        applier: &str,
+        state: &Path,
+        extra: &[&str],
+    ) -> Result<Self, String> {
         let mut child = Command::new(binary)
             .args(["agent", "--cluster", cluster])
             .args(hub)
@@ -45,6 +60,7 @@ impl Agent {
             .arg("--state")
             .arg(state)
             .args(["--seed", "7", "--max-seconds", "120"])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

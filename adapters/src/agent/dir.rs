@@ -169,6 +169,7 @@ mod tests {
             },
             resource_index: 0,
             apply_strategy: crate::agent::work::ApplyStrategy::default(),
+            override_snapshots: None,
             manifests,
         }
     }

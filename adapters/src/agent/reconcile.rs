@@ -1,12 +1,28 @@
-//! Keeping the cluster as the hub's Works say, idempotently. A Work whose fingerprint (resource
-//! index and manifests) was already applied is not applied again — across restarts, since the
-//! state file remembers it — only observed while its availability is still pending; a report is
-//! posted only when it differs from the one the hub acknowledged. A withdrawn Work's objects, and
-//! a changed Work's dropped manifests, are removed — only those this agent placed for it.
+//! Keeping the cluster as the hub's Works say, idempotently, and telling the hub what came of it.
+//!
+//! - **Content is applied once.** A Work's content is its fingerprint: the resource index, the
+//!   manifests, and the apply strategy and override snapshots they were rendered with. Content
+//!   already applied is not applied again — across restarts, since the state file remembers it —
+//!   only observed while its report is owed or its availability pending.
+//! - **A report belongs to content, and is owed until the hub acknowledged it for that
+//!   content.** The hub drops a binding's report whenever it binds the cluster to new content (a
+//!   new resource index, or other override snapshots at the same index), so a report on earlier
+//!   content never stands for the new one, even when it says the same. The hub acknowledges a
+//!   report by answering its publish: over HTTP the answer to the post (the event is in the
+//!   log), over NATS the input stream's acknowledgement. A publish that failed leaves the report
+//!   owed — the state file says so too, so a restarted agent still owes it — and it is sent again
+//!   at a recheck, each Work no sooner than a backoff after its last failure. A rejection is an
+//!   answer: the hub has the report and said why it does not count, and sending it again could
+//!   not change that. Once acknowledged, a report on the same content is sent again only when
+//!   what it says changes (availability arriving).
+//! - **Only what it placed is removed.** A withdrawn Work's objects, and a changed Work's
+//!   dropped manifests, are removed — only those this agent placed for it.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use serde_json::Value;
+use tokio::time::Instant;
 
 use super::applier::{Applied, Applier, ApplierError, ManifestOutcome};
 use super::hub::{HubError, rejections};
@@ -18,6 +34,11 @@ use super::work::{DesiredWork, ManifestId, WorkError};
 
 /// Works per cluster the agent follows; more are refused (and said so).
 pub const WORKS_MAX: usize = 10_000;
+/// The pause before a Work's owed report is sent again after its publish failed; doubled per
+/// further failure up to [`REPORT_RETRY_MAX`].
+pub const REPORT_RETRY_MIN: Duration = Duration::from_millis(250);
+/// The longest pause before an owed report is sent again.
+pub const REPORT_RETRY_MAX: Duration = Duration::from_secs(10);
 
 /// Why one step of reconciling failed; the agent reports it and tries again later.
 #[derive(Debug, thiserror::Error)]
@@ -25,12 +46,39 @@ pub enum ReconcileError {
     /// The cluster could not be changed or observed.
     #[error(transparent)]
     Applier(#[from] ApplierError),
-    /// The hub could not be told.
-    #[error(transparent)]
-    Hub(#[from] HubError),
     /// A Work could not be read.
     #[error(transparent)]
     Work(#[from] WorkError),
+    /// A report could not be published; it stays owed.
+    #[error("reporting work {work}: {source}; the report stays owed and is sent again")]
+    Report {
+        /// The Work reported on.
+        work: String,
+        /// Why the publish failed.
+        source: HubError,
+    },
+}
+
+/// One desired Work and its fingerprint, computed once: whether a Work is pending is asked at
+/// every turn of the agent's loop.
+#[derive(Debug, Clone)]
+struct Desired {
+    work: DesiredWork,
+    fingerprint: String,
+}
+
+impl Desired {
+    fn new(work: DesiredWork) -> Self {
+        let fingerprint = work.fingerprint();
+        Self { work, fingerprint }
+    }
+}
+
+/// When a Work's owed report may be sent again after failed publishes.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    not_before: Instant,
+    pause: Duration,
 }
 
 /// The agent's reconciler: desired Works, the applier, and the state file.
@@ -39,7 +87,9 @@ pub struct Reconciler<A> {
     hub: HubLink,
     applier: A,
     state: StateFile,
-    desired: BTreeMap<String, DesiredWork>,
+    desired: BTreeMap<String, Desired>,
+    /// Works whose report's last publish failed (at most one entry per desired Work).
+    retries: BTreeMap<String, Retry>,
 }
 
 impl<A: Applier> Reconciler<A> {
@@ -51,6 +101,7 @@ impl<A: Applier> Reconciler<A> {
             applier,
             state,
             desired: BTreeMap::new(),
+            retries: BTreeMap::new(),
         }
     }
 
@@ -67,6 +118,7 @@ impl<A: Applier> Reconciler<A> {
             WorkChange::Upsert(object) => self.upsert(&object).await,
             WorkChange::Delete(name) => {
                 self.desired.remove(&name);
+                self.retries.remove(&name);
                 self.withdraw(&name).await
             }
         };
@@ -85,7 +137,7 @@ impl<A: Applier> Reconciler<A> {
             }
             match DesiredWork::from_object(object) {
                 Ok(work) => {
-                    desired.insert(work.target.name.clone(), work);
+                    desired.insert(work.target.name.clone(), Desired::new(work));
                 }
                 Err(error) => println!("{} skipping a work: {error}", self.label()),
             }
@@ -99,6 +151,8 @@ impl<A: Applier> Reconciler<A> {
             .cloned()
             .collect();
         self.desired = desired;
+        let desired = &self.desired;
+        self.retries.retain(|name, _| desired.contains_key(name));
         for name in withdrawn {
             self.withdraw(&name).await?;
         }
@@ -119,26 +173,41 @@ impl<A: Applier> Reconciler<A> {
             );
             return Ok(());
         }
-        self.desired.insert(name.clone(), work);
+        self.desired.insert(name.clone(), Desired::new(work));
         self.sync(&name).await
     }
 
-    /// Brings one desired Work onto the cluster (or only observes it when already applied).
+    /// Brings one desired Work onto the cluster, or — when its content is applied already —
+    /// observes it while its report is owed or not settled.
     async fn sync(&mut self, name: &str) -> Result<(), ReconcileError> {
-        let Some(work) = self.desired.get(name).cloned() else {
+        let Some(desired) = self.desired.get(name).cloned() else {
             return Ok(());
         };
-        let fingerprint = work.fingerprint();
         let stored = self.state.state.works.get(name).cloned();
-        if let Some(stored) = &stored
-            && stored.fingerprint == fingerprint
+        if stored
+            .as_ref()
+            .is_some_and(|s| s.fingerprint == desired.fingerprint)
         {
-            if stored.reported.as_ref().is_some_and(WorkReport::is_settled) {
-                return Ok(());
+            if self.is_pending(name) && !self.waiting_to_retry(name) {
+                let outcomes = self.applier.observe(&desired.work).await?;
+                return self.report_if_new(&desired.work, &outcomes).await;
             }
-            let outcomes = self.applier.observe(&work).await?;
-            return self.report_if_new(&work, &outcomes).await;
+            return Ok(());
         }
+        self.apply_new(desired, stored).await
+    }
+
+    /// Applies content not applied yet, removes the manifests the Work no longer lists, records
+    /// the content as applied (its report owed), and reports.
+    async fn apply_new(
+        &mut self,
+        desired: Desired,
+        stored: Option<AppliedWork>,
+    ) -> Result<(), ReconcileError> {
+        let Desired { work, fingerprint } = desired;
+        let name = work.target.name.clone();
+        // New content owes a report of its own: nothing waits on the old one's failures.
+        self.retries.remove(&name);
         println!(
             "{} applying work {name} (resource index {}, {} manifests)",
             self.label(),
@@ -158,21 +227,28 @@ impl<A: Applier> Reconciler<A> {
             .collect();
         let placed = placed_after(&old_placed, &outcomes);
         self.applier.remove(&work.target, &stale).await?;
+        // The earlier content's report is kept with the fingerprint it is about, so it counts
+        // for nothing now: the new content's report is owed, in the file too, until the hub
+        // acknowledges it.
+        let (reported, reported_fingerprint) =
+            stored.map_or((None, None), |s| (s.reported, s.reported_fingerprint));
         self.state.state.works.insert(
-            name.to_owned(),
+            name,
             AppliedWork {
                 target: work.target.clone(),
                 fingerprint,
                 resource_index: work.resource_index,
                 placed,
-                reported: stored.and_then(|s| s.reported),
+                reported,
+                reported_fingerprint,
             },
         );
         self.state.save()?;
         self.report_if_new(&work, &outcomes).await
     }
 
-    /// Posts the Work's report unless the hub already acknowledged the same one.
+    /// Posts the Work's report unless the hub acknowledged the same one on this content. A
+    /// failed post leaves it owed, to be sent again once the Work's backoff has passed.
     async fn report_if_new(
         &mut self,
         work: &DesiredWork,
@@ -183,13 +259,21 @@ impl<A: Applier> Reconciler<A> {
         let Some(stored) = self.state.state.works.get(name) else {
             return Ok(());
         };
-        if stored.reported.as_ref() == Some(&report) {
+        if stored.acknowledged() == Some(&report) {
             return Ok(());
         }
-        let answers = self
-            .hub
-            .post_events(&[report_event(&self.cluster, work, &report)])
-            .await?;
+        let event = report_event(&self.cluster, work, &report);
+        let answers = match self.hub.post_events(&[event]).await {
+            Ok(answers) => answers,
+            Err(source) => {
+                self.retry_later(name);
+                return Err(ReconcileError::Report {
+                    work: name.clone(),
+                    source,
+                });
+            }
+        };
+        self.retries.remove(name);
         for rejection in rejections(&answers) {
             println!(
                 "{} the hub rejected a report on {name}: {rejection}",
@@ -199,11 +283,31 @@ impl<A: Applier> Reconciler<A> {
         let summary = report.summary();
         if let Some(stored) = self.state.state.works.get_mut(name) {
             stored.reported = Some(report);
+            stored.reported_fingerprint = Some(stored.fingerprint.clone());
         }
         self.state.save()?;
         // Printed once saved, so a reader of this line knows a restart will not report again.
         println!("{} reported work {name}: {summary}", self.label());
         Ok(())
+    }
+
+    /// Whether the Work's report failed to publish and its backoff has not passed yet.
+    fn waiting_to_retry(&self, name: &str) -> bool {
+        self.retries
+            .get(name)
+            .is_some_and(|retry| Instant::now() < retry.not_before)
+    }
+
+    /// Puts the Work's next report off after a failed publish: the pause doubles per failure.
+    fn retry_later(&mut self, name: &str) {
+        let pause = self.retries.get(name).map_or(REPORT_RETRY_MIN, |retry| {
+            (retry.pause * 2).min(REPORT_RETRY_MAX)
+        });
+        let retry = Retry {
+            not_before: Instant::now() + pause,
+            pause,
+        };
+        self.retries.insert(name.to_owned(), retry);
     }
 
     /// Removes what a withdrawn Work placed and forgets it.
@@ -221,21 +325,25 @@ impl<A: Applier> Reconciler<A> {
         Ok(())
     }
 
-    /// Whether some desired Work's report is not settled yet (availability pending, or a
-    /// report the hub has not acknowledged).
+    /// Whether some desired Work is not settled yet: its content not applied (an apply that
+    /// failed as a whole), its report owed, or its availability pending.
     pub fn has_pending(&self) -> bool {
         self.desired.keys().any(|name| self.is_pending(name))
     }
 
     fn is_pending(&self, name: &str) -> bool {
+        let Some(desired) = self.desired.get(name) else {
+            return false;
+        };
         self.state
             .state
             .works
             .get(name)
-            .is_none_or(|s| !s.reported.as_ref().is_some_and(WorkReport::is_settled))
+            .is_none_or(|s| s.fingerprint != desired.fingerprint || !s.is_settled())
     }
 
-    /// Syncs every pending Work again (observing, or applying when not yet applied).
+    /// Syncs every pending Work again (observing and reporting, or applying when its content is
+    /// not applied yet).
     pub async fn recheck(&mut self) {
         let pending: Vec<String> = self
             .desired
@@ -263,6 +371,7 @@ impl<A: Applier> Reconciler<A> {
             self.state.save()?;
         }
         self.desired.clear();
+        self.retries.clear();
         Ok(removed)
     }
 }

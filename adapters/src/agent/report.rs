@@ -415,6 +415,7 @@ mod tests {
             },
             resource_index: 4,
             apply_strategy: crate::agent::work::ApplyStrategy::default(),
+            override_snapshots: None,
             manifests: Vec::new(),
         }
     }

@@ -271,6 +271,7 @@ mod tests {
             },
             resource_index: 0,
             apply_strategy: crate::agent::work::ApplyStrategy::default(),
+            override_snapshots: None,
             manifests: vec![json!({"apiVersion": "apps/v1", "kind": "Deployment",
                 "metadata": {"name": "web", "namespace": "n"},
                 "spec": {"template": {"spec": {"containers": [{"image": image}]}}}})],

@@ -1,7 +1,9 @@
 //! The agent's memory in `--state DIR` (`agent.json`): per Work, the fingerprint it applied, the
-//! objects it placed and the report the hub acknowledged. A restarted agent reads it, so it
-//! re-applies nothing already applied and reports only what the hub has not acknowledged.
-//! Written atomically (a temporary file in the same directory, then a rename).
+//! objects it placed, and the report the hub acknowledged with the fingerprint of the content
+//! that report is about. A restarted agent reads it, so it re-applies nothing already applied
+//! and still owes a report on any content the hub has not acknowledged one for — also when the
+//! publish failed before the restart. Written atomically (a temporary file in the same
+//! directory, then a rename).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,28 @@ pub struct AppliedWork {
     pub placed: Vec<ManifestId>,
     /// The last report the hub acknowledged, if any.
     pub reported: Option<WorkReport>,
+    /// The fingerprint of the content `reported` is about. Absent from a state file written
+    /// before reports were tied to content; such a report counts for no content, so it is
+    /// owed once more (a report the hub already has changes nothing there).
+    #[serde(default)]
+    pub reported_fingerprint: Option<String>,
+}
+
+impl AppliedWork {
+    /// The report the hub acknowledged on the content applied now (`fingerprint`), if any.
+    #[must_use]
+    pub fn acknowledged(&self) -> Option<&WorkReport> {
+        self.reported
+            .as_ref()
+            .filter(|_| self.reported_fingerprint.as_deref() == Some(self.fingerprint.as_str()))
+    }
+
+    /// Whether nothing is owed for the content applied now: the hub acknowledged a report on
+    /// it that will not change without a new Work.
+    #[must_use]
+    pub fn is_settled(&self) -> bool {
+        self.acknowledged().is_some_and(WorkReport::is_settled)
+    }
 }
 
 /// The whole state file.
@@ -155,11 +179,28 @@ mod tests {
                 resource_index: 2,
                 placed: Vec::new(),
                 reported: None,
+                reported_fingerprint: None,
             },
         );
         file.save()?;
         assert_eq!(StateFile::open(directory.path(), "m1")?.state, file.state);
         assert!(StateFile::open(directory.path(), "m2").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn an_older_state_file_loads_and_owes_its_reports_again() -> Result<(), ApplierError> {
+        let directory = tempfile::tempdir().map_err(|e| ApplierError::io(Path::new("."), e))?;
+        let old = serde_json::json!({"cluster": "m1", "works": {"w": {
+            "target": {"name": "w", "placement": "p", "namespace": null},
+            "fingerprint": "f", "resource_index": 1, "placed": [],
+            "reported": {"resource_index": 0, "applied": true, "available": true,
+                "trackable": true, "message": "", "failed": []}}}});
+        write_json(&directory.path().join(STATE_FILE), &old)?;
+        let file = StateFile::open(directory.path(), "m1")?;
+        let work = file.state.works.get("w");
+        assert!(work.is_some_and(|w| w.reported.is_some() && w.acknowledged().is_none()));
+        assert!(work.is_some_and(|w| !w.is_settled()));
         Ok(())
     }
 }

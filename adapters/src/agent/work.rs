@@ -1,7 +1,8 @@
 //! A Work as the agent sees it: read from the hub's Kubernetes API (`projections/src/work.rs`
 //! renders it), reduced to what an applier needs — the work's name, the placement it comes from,
-//! the resource index it carries, its manifests and its apply strategy (`spec.applyStrategy`,
-//! which only the `kube` applier acts on).
+//! the resource index it carries, its manifests, its apply strategy (`spec.applyStrategy`,
+//! which only the `kube` applier acts on) and the override snapshots it was rendered with (the
+//! agent's notion of what content a report is about).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,6 +14,11 @@ pub const LABEL_PARENT: &str = "kubernetes-fleet.io/parent-CRP";
 pub const LABEL_INDEX: &str = "kubernetes-fleet.io/parent-resource-snapshot-index";
 /// Label: the namespace of a `ResourcePlacement`.
 pub const LABEL_NAMESPACE: &str = "kubernetes-fleet.io/parent-placement-namespace";
+/// Annotation: hash of the cluster resource override snapshots the work was rendered with.
+pub const ANNOTATION_CRO_HASH: &str =
+    "kubernetes-fleet.io/parent-cluster-resource-override-snapshot-hash";
+/// Annotation: hash of the resource override snapshots the work was rendered with.
+pub const ANNOTATION_RO_HASH: &str = "kubernetes-fleet.io/parent-resource-override-snapshot-hash";
 /// Manifests per work the agent accepts; a work with more is refused whole.
 pub const MANIFESTS_PER_WORK_MAX: usize = 10_000;
 
@@ -49,6 +55,11 @@ pub struct DesiredWork {
     pub manifests: Vec<Value>,
     /// `spec.applyStrategy` (KubeFleet's defaults when absent).
     pub apply_strategy: ApplyStrategy,
+    /// The override snapshots the manifests were rendered with, as the hub's two list-hash
+    /// annotations name them; `None` when there are none. The hub drops a binding's report
+    /// whenever these change, even when the rendered manifests come out the same, so they are
+    /// part of the content a report is about.
+    pub override_snapshots: Option<String>,
 }
 
 /// `applyStrategy.type`: how manifests reach the cluster.
@@ -282,13 +293,15 @@ impl DesiredWork {
             resource_index,
             manifests,
             apply_strategy,
+            override_snapshots: override_snapshots(&object["metadata"]["annotations"]),
         })
     }
 
-    /// SHA-256 of the resource index, the manifests and (when it is not the default) the apply
-    /// strategy: the same work twice has the same fingerprint, so it is applied once, and a
-    /// changed strategy applies again. A default strategy adds nothing, so fingerprints stored
-    /// before the strategy was read still match.
+    /// SHA-256 of what the work holds: the resource index, the manifests, and — only when they
+    /// are not the defaults — the apply strategy and the override snapshots. The same work twice
+    /// has the same fingerprint, so it is applied once; a changed strategy or a re-rendering by
+    /// other override snapshots is new content, applied and reported again. Defaults add
+    /// nothing, so fingerprints stored before either was read still match.
     #[must_use]
     pub fn fingerprint(&self) -> String {
         let mut hasher = Sha256::new();
@@ -300,8 +313,30 @@ impl DesiredWork {
         if self.apply_strategy != ApplyStrategy::default() {
             hasher.update(format!("strategy {:?}", self.apply_strategy).as_bytes());
         }
+        if let Some(snapshots) = &self.override_snapshots {
+            hasher.update(format!("overrides {snapshots}").as_bytes());
+        }
         hex::encode(hasher.finalize())
     }
+}
+
+/// The two override-snapshot hash annotations as one text, `None` when both are absent or hash
+/// an empty list (the hub hashes an empty list as JSON `null`, as KubeFleet does).
+fn override_snapshots(annotations: &Value) -> Option<String> {
+    let empty = hex::encode(Sha256::digest(b"null"));
+    let hashes: Vec<&str> = [ANNOTATION_CRO_HASH, ANNOTATION_RO_HASH]
+        .into_iter()
+        .map(|key| {
+            annotations[key]
+                .as_str()
+                .filter(|hash| *hash != empty)
+                .unwrap_or_default()
+        })
+        .collect();
+    hashes
+        .iter()
+        .any(|hash| !hash.is_empty())
+        .then(|| hashes.join("/"))
 }
 
 #[cfg(test)]
@@ -363,6 +398,27 @@ mod tests {
         assert_ne!(strict.fingerprint(), plain.fingerprint());
         object["spec"]["applyStrategy"] = json!({"type": "Replace"});
         assert!(DesiredWork::from_object(&object).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn other_override_snapshots_are_other_content_even_with_the_same_manifests()
+    -> Result<(), WorkError> {
+        let mut object = work("3", json!([]));
+        let plain = DesiredWork::from_object(&object)?;
+        // The hub writes an empty list's hash when the work has no override snapshots.
+        let empty = hex::encode(Sha256::digest(b"null"));
+        object["metadata"]["annotations"] =
+            json!({ANNOTATION_CRO_HASH: empty, ANNOTATION_RO_HASH: empty});
+        let none = DesiredWork::from_object(&object)?;
+        assert_eq!(none.override_snapshots, None);
+        assert_eq!(none.fingerprint(), plain.fingerprint());
+        object["metadata"]["annotations"][ANNOTATION_CRO_HASH] = json!("a1");
+        let first = DesiredWork::from_object(&object)?;
+        object["metadata"]["annotations"][ANNOTATION_CRO_HASH] = json!("b2");
+        let second = DesiredWork::from_object(&object)?;
+        assert_ne!(first.fingerprint(), plain.fingerprint());
+        assert_ne!(first.fingerprint(), second.fingerprint());
         Ok(())
     }
 

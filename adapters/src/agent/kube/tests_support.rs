@@ -125,6 +125,7 @@ pub fn work(manifests: Vec<Value>, strategy: ApplyStrategy) -> DesiredWork {
         resource_index: 1,
         manifests,
         apply_strategy: strategy,
+        override_snapshots: None,
     }
 }
 
