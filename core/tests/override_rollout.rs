@@ -155,6 +155,8 @@ fn a_failing_override_keeps_the_work_fails_the_binding_and_its_removal_rolls_on(
         binding.override_failure
     );
     assert!(binding.override_snapshots.0.is_empty());
+    // Bound to the very work its cluster kept: the member's report on it counts again.
+    assert_eq!(readiness_of(&hub, "member-1"), Readiness::Ready);
     // A new resource snapshot reaches every cluster again.
     report_all(&mut hub, &clusters);
     hub.apply(&json!({"apiVersion": "v1", "kind": "Namespace",

@@ -108,6 +108,9 @@ pub struct OverrideFailure {
     pub message: Option<String>,
     /// The last work that rendered for the cluster (what its member keeps applied), if any.
     pub kept: Option<Work>,
+    /// The member's report on the kept work when it was left: binding the same work again
+    /// gives it back, as KubeFleet's unchanged Work keeps its conditions.
+    pub kept_report: Option<crate::state::WorkStatus>,
 }
 
 impl OverrideFailure {
@@ -199,19 +202,20 @@ impl Binding {
         self.rollout_started_at = Some(now);
         self.update_run = run;
         if new_work {
-            self.await_override_verdict(&work);
+            let kept_report = self.await_override_verdict(&work);
             self.resource_index = Some(work.resource_index);
             self.override_snapshots = work.override_snapshots;
-            self.report = None;
+            self.report = kept_report;
             self.generation += 1;
         }
     }
 
     /// Before binding to `work`: when overrides are involved (in the work, or in what the
     /// cluster has), remember what the cluster has — or kept through an earlier failure — so
-    /// that the work it keeps is known should the new one fail to render. The step judges it
-    /// ([`crate::overrides::judge_bound`]) before it ends.
-    fn await_override_verdict(&mut self, work: &Work) {
+    /// that the work it keeps is known should the new one fail to render; the step judges it
+    /// ([`crate::overrides::verdict::judge_bound`]) before it ends. Binding the very work the
+    /// cluster kept ends the failure and gives back the report on it.
+    fn await_override_verdict(&mut self, work: &Work) -> Option<crate::state::WorkStatus> {
         let overridden =
             |snapshots: &OverrideSnapshots| !snapshots.0.is_empty() || !snapshots.1.is_empty();
         let before = self.override_failure.take();
@@ -219,19 +223,27 @@ impl Binding {
             && !overridden(&work.override_snapshots)
             && !overridden(&self.override_snapshots)
         {
-            return;
+            return None;
         }
-        let kept = match before {
-            Some(failure) => failure.kept,
-            None => self.resource_index.map(|resource_index| Work {
-                resource_index,
-                override_snapshots: self.override_snapshots.clone(),
-            }),
+        let (kept, kept_report) = match before {
+            Some(failure) => (failure.kept, failure.kept_report),
+            None => (
+                self.resource_index.map(|resource_index| Work {
+                    resource_index,
+                    override_snapshots: self.override_snapshots.clone(),
+                }),
+                self.report.take(),
+            ),
         };
+        if kept.as_ref() == Some(work) {
+            return kept_report;
+        }
         self.override_failure = Some(Box::new(OverrideFailure {
             message: None,
             kept,
+            kept_report,
         }));
+        None
     }
 
     /// Releases the cluster (Unscheduled), remembering the state to restore; `false` when it
