@@ -8,7 +8,8 @@
 //! - Taints, eviction and a disruption budget: a new `NoSchedule` taint keeps what a member
 //!   has; an eviction a `minAvailable` budget forbids is not executed and removes nothing; once
 //!   the budget allows it, the eviction removes the placement's objects from the tainted member,
-//!   and the scheduler does not pick it again.
+//!   and the scheduler does not pick it again; a placement that tolerates the taint (`operator:
+//!   Exists`, as the walk-through writes it) is placed there, one that does not is not.
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +64,26 @@ spec:
   taints:
     - {key: maintenance, value: planned, effect: NoSchedule}
 ";
+
+/// A PickAll placement of namespace `shared-ns`, tolerating the maintenance taint or not.
+fn shared(name: &str, tolerates: bool) -> String {
+    let tolerations = if tolerates {
+        "    tolerations:\n    - key: maintenance\n      operator: Exists\n"
+    } else {
+        ""
+    };
+    format!(
+        "apiVersion: placement.kubernetes-fleet.io/v1beta1
+kind: ClusterResourcePlacement
+metadata: {{name: {name}}}
+spec:
+  resourceSelectors:
+  - {{group: \"\", kind: Namespace, name: shared-ns, version: v1}}
+  policy:
+    placementType: PickAll
+{tolerations}"
+    )
+}
 
 fn budget(min_available: u32) -> String {
     format!(
@@ -247,6 +268,35 @@ fn namespace_only_placement_resource_placement_taints_and_eviction() -> Result<(
             .lines()
             .any(|l| l.contains("app-namespace-crp") && l.contains("prod-cluster-2")),
         "not picked again:\n{bindings}"
+    );
+
+    let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: shared-ns}\n";
+    kubectl.ok(&["apply", "-f", &write(dir, "shared-ns.yaml", ns)?])?;
+    kubectl.ok(&[
+        "apply",
+        "-f",
+        &write(dir, "tolerant.yaml", &shared("tolerant", true))?,
+    ])?;
+    kubectl.ok(&[
+        "apply",
+        "-f",
+        &write(dir, "plain.yaml", &shared("plain", false))?,
+    ])?;
+    wait_for("both shared placements available", || {
+        let both = available(&kubectl, "crp", "tolerant", None)?
+            && available(&kubectl, "crp", "plain", None)?;
+        Ok(both.then_some(()))
+    })?;
+    let placed = files(&root, "prod-cluster-2");
+    assert!(
+        placed.iter().any(|f| f.starts_with("tolerant")),
+        "{placed:?}"
+    );
+    assert!(!placed.iter().any(|f| f.starts_with("plain")), "{placed:?}");
+    assert!(
+        files(&root, "prod-cluster-1")
+            .iter()
+            .any(|f| f.starts_with("plain"))
     );
     drop(agents);
     hub.stop()
