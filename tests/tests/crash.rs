@@ -155,3 +155,54 @@ async fn kill_9_loses_no_acknowledged_event_and_restart_matches_a_clean_fold() -
     assert_eq!(checked, last, "not every recorded decision was checked");
     Ok(())
 }
+
+/// `flotilla replay --data DIR ARGS` on the directory of a hub that was killed.
+fn replay_on(dir: &std::path::Path, args: &[&str]) -> Result<String, String> {
+    let output = std::process::Command::new(binary())
+        .arg("replay")
+        .arg("--data")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    if output.status.success() {
+        Ok(text)
+    } else {
+        let error = String::from_utf8_lossy(&output.stderr);
+        Err(format!("replay {args:?}: {text}{error}"))
+    }
+}
+
+#[test]
+fn replay_reads_the_directory_of_a_hub_killed_with_kill_9() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let data = dir.path().join("data");
+    let hub = HubProcess::start(&binary(), &data, &[])?;
+    let members: Vec<Value> = (0..20)
+        .map(|i| {
+            json!({"type": "apply", "manifest": {
+                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1", "kind": "MemberCluster",
+                "metadata": {"name": format!("m{i}")}, "spec": {}}})
+        })
+        .collect();
+    hub.post_events(&Value::Array(members))?;
+    let seq = hub.status()?["seq"].as_u64().ok_or("no seq")?;
+    hub.kill_hard();
+    // The file is left as the crash left it: a read-only open alone cannot repair it.
+    let before = std::fs::read(data.join("flotilla.redb")).map_err(|e| e.to_string())?;
+    let verified = replay_on(&data, &["verify"])?;
+    assert!(verified.contains("verified"), "{verified}");
+    let at = seq.to_string();
+    let state = replay_on(&data, &["state", "--at", &at, "membercluster", "m19"])?;
+    assert!(state.contains("m19"), "{state}");
+    let after = std::fs::read(data.join("flotilla.redb")).map_err(|e| e.to_string())?;
+    assert!(
+        before == after,
+        "replay left the crashed hub's file untouched"
+    );
+    // The hub restarts on it and repairs it itself.
+    let restarted = HubProcess::start(&binary(), &data, &[])?;
+    assert!(restarted.status()?["seq"].as_u64() >= Some(seq));
+    restarted.stop()
+}

@@ -1,7 +1,10 @@
 //! A read-only view of a redb log, for `flotilla replay --data DIR`: it opens the file in
 //! redb's `ConcurrencyMode::SingleWriter`, the mode the hub writes in, so it can read while a
 //! hub writes and sees each new commit. It never writes: appends, decisions and checkpoints are
-//! refused.
+//! refused. A file a hub left without closing it (killed, or its machine lost power) needs a
+//! repair that a read-only open cannot make: the reader then repairs a copy in a temporary
+//! directory and reads that — everything committed before the crash — leaving the original
+//! for the hub to repair when it restarts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +28,8 @@ pub struct RedbReader {
     path: PathBuf,
     db: Arc<ReadOnlyDatabase>,
     checkpoint_files: CheckpointDir,
+    /// The directory of a repaired copy, removed when the last clone goes.
+    _recovered: Option<Arc<tempfile::TempDir>>,
 }
 
 impl std::fmt::Debug for RedbReader {
@@ -36,25 +41,32 @@ impl std::fmt::Debug for RedbReader {
 }
 
 impl RedbReader {
-    /// Opens the log file at `path` read-only.
+    /// Opens the log file at `path` read-only; a file left unrepaired by a crashed hub is read
+    /// through a repaired copy.
     ///
     /// # Errors
     /// When the file is missing, is not a redb file, or is held by a writer that excludes
     /// readers (a hub of a release before this mode).
     pub fn open(path: &Path) -> Result<Self, LogError> {
-        let db = Builder::new()
-            .set_concurrency_mode(ConcurrencyMode::SingleWriter)
-            .open_read_only(path)
-            .map_err(|error| {
-                LogError::Storage(format!(
-                    "{}: cannot open read-only: {error}",
-                    path.display()
-                ))
-            })?;
+        let cannot = |error: &dyn std::fmt::Display| {
+            LogError::Storage(format!(
+                "{}: cannot open read-only: {error}",
+                path.display()
+            ))
+        };
+        let (db, recovered) = match open_shared(path) {
+            Ok(db) => (db, None),
+            Err(redb::DatabaseError::RepairAborted) => {
+                let (db, scratch) = open_repaired_copy(path).map_err(|e| cannot(&e))?;
+                (db, Some(Arc::new(scratch)))
+            }
+            Err(error) => return Err(cannot(&error)),
+        };
         Ok(Self {
             path: path.to_owned(),
             db: Arc::new(db),
             checkpoint_files: CheckpointDir::beside(path),
+            _recovered: recovered,
         })
     }
 
@@ -85,6 +97,30 @@ impl RedbReader {
     fn refused(&self) -> LogError {
         LogError::Refused(format!("{} is open read-only", self.path.display()))
     }
+}
+
+/// Opens `path` read-only in the mode the hub writes in.
+fn open_shared(path: &Path) -> Result<ReadOnlyDatabase, redb::DatabaseError> {
+    Builder::new()
+        .set_concurrency_mode(ConcurrencyMode::SingleWriter)
+        .open_read_only(path)
+}
+
+/// Copies `path` into a temporary directory, lets redb repair the copy, and opens it read-only.
+fn open_repaired_copy(path: &Path) -> Result<(ReadOnlyDatabase, tempfile::TempDir), String> {
+    tracing::warn!(
+        path = %path.display(),
+        "the log was not closed cleanly (a hub crashed, or is starting): reading a repaired copy"
+    );
+    let scratch = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    let copy = scratch.path().join("flotilla.redb");
+    std::fs::copy(path, &copy).map_err(|e| format!("copy to {}: {e}", copy.display()))?;
+    let repaired = Builder::new()
+        .create(&copy)
+        .map_err(|e| format!("repair the copy: {e}"))?;
+    drop(repaired);
+    let db = open_shared(&copy).map_err(|e| format!("the repaired copy: {e}"))?;
+    Ok((db, scratch))
 }
 
 impl EventLog for RedbReader {
