@@ -137,6 +137,30 @@ pub enum Command {
         #[arg(short = 'n', long)]
         namespace: Option<String>,
     },
+    /// Cordon a member cluster and evict every ClusterResourcePlacement from it.
+    ///
+    /// As `kubectl fleet draincluster`: adds the cordon taint
+    /// (`cordon-key=cordon-value:NoSchedule`), then creates an eviction for every
+    /// ClusterResourcePlacement bound to the cluster and prints each outcome. Exits 1 if some
+    /// eviction was not executed (e.g. a disruption budget blocked it); the taint stays either
+    /// way (see docs/eviction.md).
+    Drain {
+        /// The member cluster.
+        cluster: String,
+        /// Give up after this many seconds.
+        #[arg(long = "timeout", default_value_t = 300)]
+        timeout_secs: u64,
+    },
+    /// Remove the cordon taint `drain` added, so placements may pick the cluster again.
+    ///
+    /// As `kubectl fleet uncordoncluster`: removes that one taint and keeps every other.
+    Uncordon {
+        /// The member cluster.
+        cluster: String,
+        /// Give up after this many seconds.
+        #[arg(long = "timeout", default_value_t = 300)]
+        timeout_secs: u64,
+    },
     /// Start (or resume) and stop staged update runs.
     Run {
         /// What to do.

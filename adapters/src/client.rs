@@ -28,6 +28,15 @@ pub enum ClientError {
         /// Server address.
         server: String,
     },
+    /// The hub's Kubernetes API answered with a `Status` of failure; `reason` is its machine
+    /// word (`NotFound`, `Conflict`, `AlreadyExists`, …), which callers branch on.
+    #[error("Error from server ({reason}): {message}")]
+    Status {
+        /// `Status.reason`.
+        reason: String,
+        /// `Status.message`.
+        message: String,
+    },
     /// The hub answered with an error.
     #[error("{0}")]
     Server(String),
@@ -51,6 +60,14 @@ impl std::fmt::Debug for Client {
             .field("server", &self.server)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .finish_non_exhaustive()
+    }
+}
+
+impl ClientError {
+    /// Whether the hub answered with a Kubernetes `Status` whose reason is `reason`.
+    #[must_use]
+    pub fn has_reason(&self, reason: &str) -> bool {
+        matches!(self, ClientError::Status { reason: r, .. } if r == reason)
     }
 }
 
@@ -119,11 +136,10 @@ impl Client {
         let parsed = serde_json::from_str::<Value>(&body).ok();
         // A Kubernetes `Status` is printed as kubectl prints it: `Error from server (Reason)`.
         if let Some(status) = parsed.as_ref().filter(|v| v["kind"] == "Status") {
-            return Err(ClientError::Server(format!(
-                "Error from server ({}): {}",
-                status["reason"].as_str().unwrap_or("Unknown"),
-                status["message"].as_str().unwrap_or_default()
-            )));
+            return Err(ClientError::Status {
+                reason: status["reason"].as_str().unwrap_or("Unknown").to_owned(),
+                message: status["message"].as_str().unwrap_or_default().to_owned(),
+            });
         }
         let message = parsed
             .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))

@@ -6,6 +6,7 @@ use crate::runtime::HubConfig;
 use crate::serve::{ServeOptions, serve};
 use crate::{commands, demo};
 use clap::Parser;
+use std::time::Duration;
 use tracing_subscriber::EnvFilter;
 
 /// Parses the command line, runs the command, and maps the outcome to an exit code.
@@ -144,6 +145,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 },
         } => crate::progress::rollout_status(&client, placement, namespace, timeout).await,
         Command::Approve { name, namespace } => commands::approve(&client, name, namespace).await,
+        Command::Drain {
+            cluster,
+            timeout_secs,
+        } => Ok(crate::drain::drain(&client, &cluster, Duration::from_secs(timeout_secs)).await?),
+        Command::Uncordon {
+            cluster,
+            timeout_secs,
+        } => Ok(
+            crate::drain::uncordon(&client, &cluster, Duration::from_secs(timeout_secs)).await?,
+        ),
         Command::Run { command } => match command {
             RunCommand::Start { name, namespace } => {
                 commands::set_run_state(&client, &name, namespace, "Run").await

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod connections;
 pub mod demo;
 pub mod demo_agents;
+pub mod drain;
 pub mod entry;
 pub mod http;
 mod http_replay;
