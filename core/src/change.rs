@@ -99,6 +99,11 @@ pub enum Change {
         /// The request.
         request: ObjectKey,
     },
+    /// An approval request was deleted; its run makes it again unless it accepted it already.
+    ApprovalDeleted {
+        /// The run that created it.
+        run: ObjectKey,
+    },
     /// An Analysis task of a run took a measurement.
     AnalysisMeasured {
         /// The run.

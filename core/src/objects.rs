@@ -238,7 +238,9 @@ fn resolve(state: &State, target: &ObjectRef) -> Option<ObjectKey> {
         | staged::CLUSTER_STAGED_UPDATE_STRATEGY
         | staged::STAGED_UPDATE_STRATEGY
         | staged::CLUSTER_STAGED_UPDATE_RUN
-        | staged::STAGED_UPDATE_RUN => Some(PLACEMENT_GROUP),
+        | staged::STAGED_UPDATE_RUN
+        | staged::CLUSTER_APPROVAL_REQUEST
+        | staged::APPROVAL_REQUEST => Some(PLACEMENT_GROUP),
         CLUSTER_RESOURCE_PLACEMENT_EVICTION | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => {
             Some(PLACEMENT_GROUP)
         }

@@ -57,8 +57,8 @@ fn succeeded(stage: &StageStatus) -> bool {
         .is_some_and(|c| c.status == ConditionStatus::True)
 }
 
-/// Whether a task has passed; for an approval, also that its request was approved and the run
-/// accepted it.
+/// Whether a task has passed; for an approval, also that its request, while it exists, was
+/// approved and the run accepted it.
 fn task_passed(state: &State, scope: &Scope, task: &TaskStatus) -> Result<(), String> {
     match task.task_type {
         TaskType::TimedWait if task.has("WaitTimeElapsed") => Ok(()),
@@ -79,8 +79,10 @@ fn task_passed(state: &State, scope: &Scope, task: &TaskStatus) -> Result<(), St
             if !task.has("ApprovalRequestApproved") {
                 return Err(format!("approval {name} is not approved"));
             }
+            // A request deleted after the run accepted it is never made again (KubeFleet's
+            // `handleStageApprovalTask`); the task's own condition above records the approval.
             let request = state.approvals.get(&scope.approval_key(&name));
-            if request.is_none_or(|r| r.approved.is_none() || r.accepted.is_none()) {
+            if request.is_some_and(|r| r.approved.is_none() || r.accepted.is_none()) {
                 return Err(format!(
                     "approval request {name} was not approved and accepted"
                 ));

@@ -104,6 +104,7 @@ fn note_changes(state: &mut State, changes: &[Change]) {
             Change::ClusterHealthChanged { .. }
             | Change::SchedulingChanged { .. }
             | Change::ApprovalGranted { .. }
+            | Change::ApprovalDeleted { .. }
             | Change::AnalysisMeasured { .. }
             | Change::EvictionReconciled { .. } => {}
         }
@@ -153,6 +154,7 @@ impl Touched {
                 | Change::BindingBound { .. }
                 | Change::BindingRemoved { .. }
                 | Change::ApprovalGranted { .. }
+                | Change::ApprovalDeleted { .. }
                 | Change::AnalysisMeasured { .. } => {}
             }
         }

@@ -7,8 +7,8 @@
 //!
 //! A run initializes once, on creation, whatever its state; it executes only while
 //! `state: Run`. It is driven after every step that can move it: its own spec changing, an
-//! approval, a work report or a scheduling change on its placement, and the deadlines it asks
-//! for (a TimedWait elapsing, a cluster becoming stuck).
+//! approval given or its request deleted, a work report or a scheduling change on its
+//! placement, and the deadlines it asks for (a TimedWait elapsing, a cluster becoming stuck).
 
 pub mod analysis;
 pub mod approval;
@@ -173,6 +173,16 @@ pub fn is_run(key: &ObjectKey) -> bool {
         )
 }
 
+/// Whether a key is an approval request of either scope.
+#[must_use]
+pub fn is_approval_request(key: &ObjectKey) -> bool {
+    key.group == PLACEMENT_GROUP
+        && matches!(
+            key.kind.as_str(),
+            CLUSTER_APPROVAL_REQUEST | APPROVAL_REQUEST
+        )
+}
+
 /// Drives every run the step's changes may have moved, and runs whose deadline passed.
 pub(crate) fn drive_touched(
     state: &mut State,
@@ -248,7 +258,7 @@ impl Touched {
                     self.runs.insert(scope.run_key(), None);
                 }
             }
-            Change::AnalysisMeasured { run } => {
+            Change::AnalysisMeasured { run } | Change::ApprovalDeleted { run } => {
                 self.runs.insert(run.clone(), None);
             }
             Change::WorkReported { placement, cluster } => {

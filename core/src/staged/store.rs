@@ -1,8 +1,9 @@
 //! Storing and deleting strategies and runs. A strategy is stored as written (runs snapshot it
 //! when they initialize); a run refuses changes to its immutable fields and is then driven by
-//! the fold; deleting a run deletes the approval requests it created.
+//! the fold; deleting a run deletes the approval requests it created, and deleting an approval
+//! request tells its run (which makes it again while it still waits for the approval).
 
-use crate::change::Changes;
+use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, UserMeta};
 use crate::objects::{Origin, Previous, Revision, revise};
@@ -76,8 +77,8 @@ pub(crate) fn apply_run(
     }
 }
 
-/// Deletes a run (and its approval requests) or a strategy; `None` when `key` is neither a
-/// stored run nor a stored strategy.
+/// Deletes a run (and its approval requests), an approval request or a strategy; `None` when
+/// `key` is none of these stored.
 pub(crate) fn delete(
     state: &mut State,
     key: &ObjectKey,
@@ -85,6 +86,8 @@ pub(crate) fn delete(
 ) -> Option<Vec<Decision>> {
     let deleted = if super::is_run(key) {
         delete_run(state, key)
+    } else if super::is_approval_request(key) {
+        delete_approval(state, key, changes)
     } else {
         state.strategies.remove(key).is_some()
     };
@@ -92,6 +95,23 @@ pub(crate) fn delete(
         return None;
     }
     Some(vec![changes.object_deleted(key)])
+}
+
+/// Deletes an approval request and tells its run, which makes it again at once unless it has
+/// already accepted the approval: KubeFleet's updaterun controller watches approval request
+/// deletions and re-creates the request while the stage task is not `ApprovalRequestApproved`.
+fn delete_approval(state: &mut State, key: &ObjectKey, changes: &mut Changes) -> bool {
+    let Some(request) = state.approvals.remove(key) else {
+        return false;
+    };
+    let scope = super::Scope {
+        namespace: key.namespace.clone(),
+        run_name: request.run.as_str().into(),
+    };
+    changes.push(Change::ApprovalDeleted {
+        run: scope.run_key(),
+    });
+    true
 }
 
 /// Deletes a run and the approval requests it created.

@@ -108,6 +108,7 @@ pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectK
             | Change::BindingBound { .. }
             | Change::BindingRemoved { .. }
             | Change::ApprovalGranted { .. }
+            | Change::ApprovalDeleted { .. }
             | Change::AnalysisMeasured { .. } => {}
         }
     }

@@ -118,16 +118,21 @@ fn wait_elapsed(pass: &mut Pass<'_>, at: &Task, conditions: &mut Vec<Condition>)
     true
 }
 
-/// An Approval task creates its request once, and passes once the request is approved (the
-/// approval is then accepted for this run generation).
+/// An Approval task creates its request, and passes once the request is approved (the
+/// approval is then accepted for this run generation). A request deleted before that is made
+/// again; one deleted after it stays gone, as KubeFleet's `handleStageApprovalTask` does.
 fn approval_passes(
     pass: &mut Pass<'_>,
     at: &Task,
     status: &TaskStatus,
     conditions: &mut Vec<Condition>,
 ) -> bool {
+    if status.has("ApprovalRequestApproved") {
+        return true;
+    }
     let name = status.approval_request_name.clone().unwrap_or_default();
-    if !status.has("ApprovalRequestCreated") {
+    let request = pass.scope.approval_key(&name);
+    if !pass.state.approvals.contains_key(&request) {
         let stage_name = pass.run.status.stages[at.index].name.clone();
         approval::create(
             pass.state,
@@ -139,17 +144,16 @@ fn approval_passes(
         );
         pass.decisions.push(Decision::ApprovalRequested {
             run: pass.scope.run_key(),
-            request: pass.scope.approval_key(&name),
+            request,
         });
+    }
+    if !status.has("ApprovalRequestCreated") {
         conditions.push(pass.condition(
             "ApprovalRequestCreated",
             ConditionStatus::True,
             &format!("{}ApprovalRequestCreated", at.prefix()),
             "",
         ));
-    }
-    if status.has("ApprovalRequestApproved") {
-        return true;
     }
     let generation = pass.run.meta.generation;
     if !approval::accept(pass.state, pass.scope, &name, generation, pass.now) {
