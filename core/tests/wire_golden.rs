@@ -1,5 +1,5 @@
 //! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
-//! wrote them), 3, 4, 5 and 6 (marked; version 6 in `wire_golden/v6.rs`), decision batches of version 1 (unmarked), 2, 3, 4 and 5, and
+//! wrote them), 3, 4, 5 and 6 (marked; version 6 in `wire_golden/v6.rs`), decision batches of version 1 (unmarked), 2, 3, 4, 5 and 6, and
 //! checkpoints of version 9 — all checked in as golden bytes — still decode to the same values,
 //! upcast to the current types, and re-encode to the same bytes (older versions through their
 //! frozen copies in `wire`), and the current checkpoint (of a placement bound and reported on)

@@ -21,8 +21,10 @@ use crate::decision::Decisions;
 /// version 2 body layout, so both decode alike; so has version 4 (the agent's leave confirmation
 /// and its `NotLeaving` rejection, appended; `ReportDiff` placements roll out on reported diffs);
 /// so has version 5 (rollout safety's decisions, appended: `RolloutClusterFailed`,
-/// `RolloutHalted`, `ClusterRolledBack`, `RollbackFinished`).
-pub const DECISION_VERSION: u16 = 5;
+/// `RolloutHalted`, `ClusterRolledBack`, `RollbackFinished`); so has version 6 (an override
+/// that fails on a cluster keeps the cluster's work and fails its binding, which the rollout
+/// then always takes; a deleted approval request is made again until its run accepted it).
+pub const DECISION_VERSION: u16 = 6;
 
 /// A decoded decision batch, upcast to today's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]
