@@ -8,3 +8,4 @@ pub mod pty;
 pub mod scenario_files;
 pub mod simulation;
 pub mod support;
+pub mod walkthrough;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla_tests::agents::{Agent, get_json, ok, wait_for};
 use flotilla_tests::support::HubProcess;
+use flotilla_tests::walkthrough::write;
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -61,12 +62,6 @@ spec:
         jsonPatchOverrides:
           - {op: replace, path: /metadata/labels/team, value: a}
 ";
-
-fn write(dir: &Path, name: &str, text: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    Ok(path.display().to_string())
-}
 
 /// The placement's condition of `kind`: `(status, reason)`.
 fn condition(placement: &Value, kind: &str) -> Option<(String, String)> {

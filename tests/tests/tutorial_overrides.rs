@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use flotilla_tests::agents::{Agent, wait_for};
 use flotilla_tests::kubectl::Kubectl;
 use flotilla_tests::support::HubProcess;
+use flotilla_tests::walkthrough::{condition, is_true, kube_json, seed_yaml, write};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
@@ -58,18 +59,6 @@ spec:
   strategy: {rollingUpdate: {unavailablePeriodSeconds: 1}}
 ";
 
-fn seed_yaml(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/seed-yaml")
-        .join(name)
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    Ok(path.display().to_string())
-}
-
 /// The object a member's `dir` agent wrote whose file name contains `name`.
 fn on_member(root: &Path, member: &str, name: &str) -> Option<Value> {
     let directory = root.join(member).join("crp-example");
@@ -79,16 +68,6 @@ fn on_member(root: &Path, member: &str, name: &str) -> Option<Value> {
         .find(|e| e.file_name().to_string_lossy().contains(name))?;
     let text = std::fs::read_to_string(entry.path()).ok()?;
     serde_saphyr::from_str(&text).ok()
-}
-
-fn condition(object: &Value, kind: &str) -> Option<(String, String)> {
-    let found = (object["status"]["conditions"].as_array())?
-        .iter()
-        .find(|c| c["type"] == kind)?;
-    Some((
-        found["status"].as_str()?.to_owned(),
-        found["message"].as_str()?.to_owned(),
-    ))
 }
 
 /// Waits until the placement is Available and overridden as it should be, and every `dir`
@@ -101,12 +80,11 @@ fn settled(
 ) -> Result<String, String> {
     let last = std::cell::RefCell::new(String::new());
     let waited = wait_for(what, || {
-        let text = kubectl.ok(&["get", "crp", "crp-example", "-o", "json"])?;
-        let crp: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-        let available = condition(&crp, "ClusterResourcePlacementAvailable")
-            .is_some_and(|(status, _)| status == "True");
+        let crp = kube_json(kubectl, &["get", "crp", "crp-example"])?;
+        let available = is_true(&crp, "ClusterResourcePlacementAvailable");
         let overridden = condition(&crp, "ClusterResourcePlacementOverridden")
-            .filter(|(status, _)| status == "True");
+            .filter(|c| c["status"] == "True")
+            .and_then(|c| c["message"].as_str().map(str::to_owned));
         let files = DIR_MEMBERS.iter().all(|member| {
             let (annotations, labels) = expect(member);
             let config = on_member(root, member, "app-config-1");
@@ -120,7 +98,7 @@ fn settled(
             on_member(root, "member-1", "app-config-1"),
             on_member(root, "member-1", "secret-reader")
         );
-        Ok(overridden.filter(|_| available && files).map(|(_, m)| m))
+        Ok(overridden.filter(|_| available && files))
     });
     waited.map_err(|error| format!("{error}: {}", last.borrow()))
 }
@@ -148,26 +126,25 @@ fn the_override_walk_through_with_agents_and_kubectl() -> Result<(), String> {
     let hub = HubProcess::start(&binary(), &dir.join("hub"), &[])?;
     let kubectl = Kubectl::for_hub(&hub, dir)?;
     let apply = |file: &str| kubectl.ok(&["apply", "-f", file]);
-    let seed = |name: &str| seed_yaml(name).display().to_string();
     apply(&write(dir, "fleet.yaml", FLEET)?)?;
-    apply(&seed("002-override-2.yaml"))?;
+    apply(&seed_yaml("002-override-2.yaml"))?;
     let agents = start_agents(&hub, dir, &root)?;
     let none = |_: &str| (Value::Null, Value::Null);
     settled(&kubectl, &root, "the plain rollout", none)?;
 
-    apply(&seed("002-override-3.yaml"))?;
+    apply(&seed_yaml("002-override-3.yaml"))?;
     let cro = json!({"cro-test-annotation": "cro-test-annotation-val"});
     let message = settled(&kubectl, &root, "cro-1", |_| (cro.clone(), Value::Null))?;
     assert_eq!(
         message,
         "The selected resources are successfully overridden in the 3 clusters"
     );
-    apply(&seed("002-override-5.yaml"))?;
+    apply(&seed_yaml("002-override-5.yaml"))?;
     let ro = json!({"ro-test-annotation": "ro-test-annotation-val"});
     settled(&kubectl, &root, "ro-1 over cro-1", |_| {
         (ro.clone(), Value::Null)
     })?;
-    apply(&seed("002-override-1.yaml"))?;
+    apply(&seed_yaml("002-override-1.yaml"))?;
     let named = |member: &str| (ro.clone(), json!({"cluster-name": member}));
     settled(&kubectl, &root, "example-cro's cluster name", named)?;
 

@@ -10,13 +10,13 @@
 //! when the current one is considered ready"). With `maxUnavailable: 0` a Ready cluster is
 //! never switched to newer work (Fleet's rule), which is why both demo clusters start broken.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use flotilla_tests::agents::{Agent, wait_for};
 use flotilla_tests::kubectl::Kubectl;
 use flotilla_tests::support::HubProcess;
-use serde_json::Value;
+use flotilla_tests::walkthrough::{crp_available, kube_json, write};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
@@ -87,16 +87,9 @@ fn fleet() -> String {
         .collect()
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    Ok(path.display().to_string())
-}
-
 /// Each cluster's resource snapshot index, by cluster.
 fn indexes(kubectl: &Kubectl) -> Result<Vec<(String, String)>, String> {
-    let text = kubectl.ok(&["get", "clusterresourcebindings", "-o", "json"])?;
-    let list: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let list = kube_json(kubectl, &["get", "clusterresourcebindings"])?;
     let mut found: Vec<(String, String)> = (list["items"].as_array().into_iter().flatten())
         .map(|b| {
             let name = b["spec"]["resourceSnapshotName"]
@@ -118,15 +111,6 @@ fn indexes(kubectl: &Kubectl) -> Result<Vec<(String, String)>, String> {
 fn all_at(kubectl: &Kubectl, index: &str) -> Result<bool, String> {
     let now = indexes(kubectl)?;
     Ok(now.len() == CLUSTERS.len() && now.iter().all(|(_, i)| i == index))
-}
-
-fn available(kubectl: &Kubectl) -> Result<bool, String> {
-    let text = kubectl.ok(&["get", "crp", "app", "-o", "json"])?;
-    let crp: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    Ok(
-        (crp["status"]["conditions"].as_array().into_iter().flatten())
-            .any(|c| c["type"] == "ClusterResourcePlacementAvailable" && c["status"] == "True"),
-    )
 }
 
 #[test]
@@ -189,7 +173,7 @@ fn strict_manual_partitions_pause_on_a_not_ready_partition() -> Result<(), Strin
         0,
         "stable waits: {paused:?}"
     );
-    assert!(!available(&kubectl)?);
+    assert!(!crp_available(&kubectl, "app")?);
 
     kubectl.ok(&[
         "apply",
@@ -197,7 +181,7 @@ fn strict_manual_partitions_pause_on_a_not_ready_partition() -> Result<(), Strin
         &write(dir, "app.yaml", &workload("nginx:1.28"))?,
     ])?;
     wait_for("the fixed image everywhere", || {
-        Ok((all_at(&kubectl, "1")? && available(&kubectl)?).then_some(()))
+        Ok((all_at(&kubectl, "1")? && crp_available(&kubectl, "app")?).then_some(()))
     })?;
     drop(agents);
     hub.stop()

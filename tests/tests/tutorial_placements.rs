@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use flotilla_tests::agents::{Agent, wait_for};
 use flotilla_tests::kubectl::Kubectl;
 use flotilla_tests::support::HubProcess;
-use serde_json::Value;
+use flotilla_tests::walkthrough::{condition, is_true, kube_json as json, seed_yaml, write};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
@@ -105,37 +105,6 @@ spec: {{placementName: app-namespace-crp, clusterName: prod-cluster-2}}
     )
 }
 
-fn seed_yaml(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/seed-yaml")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    Ok(path.display().to_string())
-}
-
-fn json(kubectl: &Kubectl, args: &[&str]) -> Result<Value, String> {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    let text = kubectl.ok(&all)?;
-    serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))
-}
-
-fn condition(object: &Value, kind: &str) -> Option<(String, String)> {
-    let found = (object["status"]["conditions"].as_array())?
-        .iter()
-        .find(|c| c["type"] == kind)?;
-    Some((
-        found["status"].as_str()?.to_owned(),
-        found["reason"].as_str()?.to_owned(),
-    ))
-}
-
 /// Every file a member's `dir` agent wrote, as paths under its root, sorted.
 fn files(root: &Path, cluster: &str) -> Vec<String> {
     let base = root.join(cluster);
@@ -171,7 +140,7 @@ fn available(kubectl: &Kubectl, kind: &str, name: &str, ns: Option<&str>) -> Res
     } else {
         "ClusterResourcePlacementAvailable"
     };
-    Ok(condition(&placement, kind).is_some_and(|(status, _)| status == "True"))
+    Ok(is_true(&placement, kind))
 }
 
 fn start_agents(hub: &HubProcess, scratch: &Path, root: &Path) -> Result<Vec<Agent>, String> {
@@ -235,9 +204,9 @@ fn namespace_only_placement_resource_placement_taints_and_eviction() -> Result<(
     ])?;
     let refused = wait_for("the first eviction judged", || {
         let evicted = json(&kubectl, &["get", "crpe", "evict-1"])?;
-        Ok(condition(&evicted, "Executed").map(|c| (c, evicted)))
+        Ok(condition(&evicted, "Executed").map(|c| (c["status"].clone(), evicted.clone())))
     })?;
-    assert_eq!(refused.0.0, "False", "{}", refused.1);
+    assert_eq!(refused.0, "False", "{}", refused.1);
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert!(
         files(&root, "prod-cluster-2")
@@ -255,7 +224,7 @@ fn namespace_only_placement_resource_placement_taints_and_eviction() -> Result<(
     ])?;
     wait_for("the second eviction executed", || {
         let evicted = json(&kubectl, &["get", "crpe", "evict-2"])?;
-        Ok(condition(&evicted, "Executed").filter(|(status, _)| status == "True"))
+        Ok(is_true(&evicted, "Executed").then_some(()))
     })?;
     wait_for("prod-cluster-2 without the namespace placement", || {
         let placed = files(&root, "prod-cluster-2");

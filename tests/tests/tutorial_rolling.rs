@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 use flotilla_tests::agents::{Agent, wait_for};
 use flotilla_tests::kubectl::Kubectl;
 use flotilla_tests::support::HubProcess;
+use flotilla_tests::walkthrough::{
+    crp_available as available, kube_json as json, seed_yaml, write,
+};
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -53,27 +56,6 @@ spec:
     )
 }
 
-fn seed_yaml(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/seed-yaml")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    Ok(path.display().to_string())
-}
-
-fn json(kubectl: &Kubectl, args: &[&str]) -> Result<Value, String> {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    let text = kubectl.ok(&all)?;
-    serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))
-}
-
 /// The placement's bindings: `(cluster, resource snapshot name)`, by cluster.
 fn bindings(kubectl: &Kubectl, placement: &str) -> Result<Vec<(String, String)>, String> {
     let list = json(kubectl, &["get", "clusterresourcebindings"])?;
@@ -89,14 +71,6 @@ fn bindings(kubectl: &Kubectl, placement: &str) -> Result<Vec<(String, String)>,
         .collect();
     found.sort();
     Ok(found)
-}
-
-fn available(kubectl: &Kubectl, placement: &str) -> Result<bool, String> {
-    let crp = json(kubectl, &["get", "crp", placement])?;
-    Ok(
-        (crp["status"]["conditions"].as_array().into_iter().flatten())
-            .any(|c| c["type"] == "ClusterResourcePlacementAvailable" && c["status"] == "True"),
-    )
 }
 
 fn start_agents(hub: &HubProcess, dir: &Path) -> Result<Vec<Agent>, String> {

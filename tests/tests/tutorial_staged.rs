@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use flotilla_tests::agents::{Agent, wait_for};
 use flotilla_tests::kubectl::Kubectl;
 use flotilla_tests::support::HubProcess;
+use flotilla_tests::walkthrough::{is_true, kube_json as json, write};
 use serde_json::Value;
 
 fn binary() -> PathBuf {
@@ -99,30 +100,6 @@ spec:
   state: Run                                    # Optional: Initialize (default), Run, or Stop
 ";
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<String, String> {
-    let path = dir.join(name);
-    std::fs::write(&path, text).map_err(|e| e.to_string())?;
-    Ok(path.display().to_string())
-}
-
-fn json(kubectl: &Kubectl, args: &[&str]) -> Result<Value, String> {
-    let mut all = args.to_vec();
-    all.extend(["-o", "json"]);
-    let text = kubectl.ok(&all)?;
-    serde_json::from_str(&text).map_err(|e| format!("{e}: {text}"))
-}
-
-/// The condition of `kind` among an object's status conditions: `(status, reason)`.
-fn condition(object: &Value, kind: &str) -> Option<(String, String)> {
-    let found = (object["status"]["conditions"].as_array())?
-        .iter()
-        .find(|c| c["type"] == kind)?;
-    Some((
-        found["status"].as_str()?.to_owned(),
-        found["reason"].as_str()?.to_owned(),
-    ))
-}
-
 /// The walk-through's approval, word for word; `$(date -u …)` as the shell would expand it.
 fn approve(kubectl: &Kubectl, request: &str) -> Result<String, String> {
     let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ");
@@ -186,17 +163,14 @@ fn the_staged_update_walk_through_with_agents_and_kubectl() -> Result<(), String
     // "The Placement remains in a scheduled but not available state, waiting for an UpdateRun."
     wait_for("the placement scheduled on three clusters", || {
         let crp = json(&kubectl, &["get", "crp", "example-placement"])?;
-        let scheduled = condition(&crp, "ClusterResourcePlacementScheduled")
-            .is_some_and(|(status, _)| status == "True");
-        Ok(scheduled.then_some(crp))
+        Ok(is_true(&crp, "ClusterResourcePlacementScheduled").then_some(crp))
     })
-    .and_then(|crp| {
-        let available = condition(&crp, "ClusterResourcePlacementAvailable");
-        match available {
-            Some((status, _)) if status == "True" => Err(format!("available before a run: {crp}")),
-            _ => Ok(()),
-        }
-    })?;
+    .and_then(
+        |crp| match is_true(&crp, "ClusterResourcePlacementAvailable") {
+            true => Err(format!("available before a run: {crp}")),
+            false => Ok(()),
+        },
+    )?;
     kubectl.ok(&["apply", "-f", &write(dir, "strategy.yaml", STRATEGY)?])?;
     kubectl.ok(&["apply", "-f", &write(dir, "run.yaml", RUN)?])?;
 
@@ -239,9 +213,7 @@ fn the_staged_update_walk_through_with_agents_and_kubectl() -> Result<(), String
     kubectl.ok(&["patch", "csur", "example-run", "--type=merge", "-p", resume])?;
     wait_for("the run to succeed", || {
         let run = json(&kubectl, &["get", "csur", "example-run"])?;
-        Ok(condition(&run, "Succeeded")
-            .filter(|(status, _)| status == "True")
-            .map(|_| ()))
+        Ok(is_true(&run, "Succeeded").then_some(()))
     })?;
     let files = std::fs::read_dir(dir.join("members/prod-1/example-placement"))
         .map_err(|e| e.to_string())?
@@ -252,10 +224,7 @@ fn the_staged_update_walk_through_with_agents_and_kubectl() -> Result<(), String
         assert!(described.contains(text), "{text} missing:\n{described}");
     }
     let crp = json(&kubectl, &["get", "crp", "example-placement"])?;
-    assert!(
-        condition(&crp, "ClusterResourcePlacementAvailable").is_some_and(|(s, _)| s == "True"),
-        "{crp}"
-    );
+    assert!(is_true(&crp, "ClusterResourcePlacementAvailable"), "{crp}");
     drop(agents);
     hub.stop()
 }
