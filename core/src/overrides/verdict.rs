@@ -20,6 +20,11 @@ use crate::state::State;
 /// whose placement got a failed binding is driven again at `now` (it judges its clusters when
 /// driven, and nothing else may touch it soon).
 pub(crate) fn judge_bound(state: &mut State, changes: &Changes) {
+    // Without any override, kept or retired, no binding can be waiting for a verdict: the
+    // common fleet pays nothing per bound binding.
+    if state.overrides.is_empty() && state.retired_overrides.is_empty() {
+        return;
+    }
     let mut failed_placements = Vec::new();
     for change in changes.iter() {
         let Change::BindingBound { placement, cluster } = change else {
