@@ -85,13 +85,14 @@ pub async fn works_bucket(
         num_replicas: options.replicas,
         ..kv::Config::default()
     };
-    context
-        .create_key_value(config)
-        .await
-        .map_err(|err| PublishError {
-            bucket,
-            message: err.to_string(),
-        })
+    flotilla_eventstore::nats_log::placing::patiently(&bucket, || {
+        context.create_key_value(config.clone())
+    })
+    .await
+    .map_err(|err| PublishError {
+        bucket,
+        message: err.to_string(),
+    })
 }
 
 /// Every key and value the bucket should hold for `state`.

@@ -56,6 +56,7 @@ mod direct;
 mod event_ids;
 pub mod given_times;
 pub mod lease;
+pub mod placing;
 mod resend;
 pub mod streams;
 pub mod subjects;

@@ -89,16 +89,16 @@ pub(crate) async fn bucket(
     if let Ok(store) = context.get_key_value(&bucket).await {
         return Ok(store);
     }
-    context
-        .create_key_value(kv::Config {
-            bucket: bucket.clone(),
-            description: "flotilla: the newest build of any hub of this log".to_owned(),
-            history: 1,
-            max_age: Duration::ZERO,
-            storage: StorageType::File,
-            num_replicas: options.replicas,
-            ..kv::Config::default()
-        })
+    let config = kv::Config {
+        bucket: bucket.clone(),
+        description: "flotilla: the newest build of any hub of this log".to_owned(),
+        history: 1,
+        max_age: Duration::ZERO,
+        storage: StorageType::File,
+        num_replicas: options.replicas,
+        ..kv::Config::default()
+    };
+    super::placing::patiently(&bucket, || context.create_key_value(config.clone()))
         .await
         .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))
 }

@@ -59,8 +59,8 @@ impl WriterLease {
         let bucket = lease_bucket_name(options);
         let store = match context.get_key_value(&bucket).await {
             Ok(store) => store,
-            Err(_) => context
-                .create_key_value(kv::Config {
+            Err(_) => {
+                let config = kv::Config {
                     bucket: bucket.clone(),
                     description: "flotilla writer lease".to_owned(),
                     history: 1,
@@ -68,9 +68,11 @@ impl WriterLease {
                     storage: StorageType::File,
                     num_replicas: options.replicas,
                     ..kv::Config::default()
-                })
-                .await
-                .map_err(|err| LogError::Nats(format!("create lease bucket {bucket}: {err}")))?,
+                };
+                super::placing::patiently(&bucket, || context.create_key_value(config.clone()))
+                    .await
+                    .map_err(|err| LogError::Nats(format!("create lease bucket {bucket}: {err}")))?
+            }
         };
         let ttl = match store.status().await {
             Ok(status) => status.max_age(),

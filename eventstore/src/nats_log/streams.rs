@@ -130,7 +130,8 @@ pub(crate) async fn create_or_bind(
     config: Config,
 ) -> Result<Stream, LogError> {
     let name = config.name.clone();
-    match context.create_stream(config.clone()).await {
+    let created = super::placing::patiently(&name, || context.create_stream(config.clone())).await;
+    match created {
         Ok(stream) => return Ok(stream),
         Err(err) if is_name_in_use(&err) => {}
         Err(err) => return Err(LogError::Nats(format!("create stream {name}: {err}"))),
@@ -258,8 +259,7 @@ async fn object_bucket(
         compression: true,
         placement: None,
     };
-    context
-        .create_object_store(config)
+    super::placing::patiently(&bucket, || context.create_object_store(config.clone()))
         .await
         .map_err(|err| LogError::Nats(format!("create object store {bucket}: {err}")))
 }
@@ -289,8 +289,7 @@ pub(crate) async fn event_id_bucket(
         compression: false,
         ..kv::Config::default()
     };
-    let store = context
-        .create_key_value(config)
+    let store = super::placing::patiently(&bucket, || context.create_key_value(config.clone()))
         .await
         .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))?;
     allow_atomic_batches(context, &store).await;
