@@ -180,6 +180,24 @@ fn the_staged_update_walk_through_with_agents_and_kubectl() -> Result<(), String
         stage_done(&run, 0),
         "staging is done before the canary gate: {run}"
     );
+    // A deleted request is made again while its approval is owed.
+    let deleted = kubectl.ok(&["delete", "careq", "example-run-before-canary"])?;
+    assert!(deleted.contains("deleted"), "{deleted}");
+    wait_request(&kubectl, "example-run-before-canary")?;
+    let events = hub
+        .cli(&["events"])
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())?;
+    assert!(
+        events
+            .lines()
+            .any(|l| l.contains("delete") && l.contains("example-run-before-canary")),
+        "the delete reached the log:\n{events}"
+    );
+    let again = json(&kubectl, &["get", "careq", "example-run-before-canary"])?;
+    assert!(
+        !is_true(&again, "Approved"),
+        "made again, unapproved: {again}"
+    );
     let patched = approve(&kubectl, "example-run-before-canary")?;
     assert!(
         patched.contains("example-run-before-canary patched"),

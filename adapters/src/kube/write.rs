@@ -486,7 +486,10 @@ pub async fn delete<L: EventLog>(
     if current(api, target, name)?.is_none() {
         return Err(ApiError::not_found(&subject));
     }
-    if !is_derived(target) && !dry_run(request) {
+    // Approval requests are derived, but deleting one is an input: its run makes it again
+    // while the approval is still owed (KubeFleet's `handleStageApprovalTask`).
+    let submitted = !is_derived(target) || is_approval_request(target);
+    if submitted && !dry_run(request) {
         let key = target.key(name);
         let input = Input::Delete {
             target: ObjectRef {
