@@ -4,14 +4,14 @@
 //! | key | value |
 //! |---|---|
 //! | `<cluster>.member` | `{"heartbeatPeriodSeconds": 60, "leaving": false}`; deleted when the MemberCluster is gone |
-//! | `<cluster>.work.<work name>` | the Work object (KubeFleet's shape, without `status` or `resourceVersion`); deleted when withdrawn |
+//! | `<cluster>.work.<work name>` | the Work object (KubeFleet's shape, without `resourceVersion`, its status reduced to its conditions' types); deleted when withdrawn |
 //!
 //! `<cluster>` is [`cluster_key`]: the input subjects' cluster token with `%` written as `=` and
 //! `~` as `/`, the bytes key-value keys allow. An agent reads only its own keys (an ordered
 //! consumer filtered on `$KV.<bucket>.<cluster>.>`, delivering the last value per key), so an
 //! agent that was away catches up from what is current, and its NATS permissions can name
 //! exactly that filter. Values change only when what the agent acts on changes (not on every
-//! report), and deletions stay as markers, so an agent that missed one still sees it.
+//! report: once per content, when the hub comes to hold a report on it), and deletions stay as markers, so an agent that missed one still sees it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -116,11 +116,26 @@ pub fn desired_entries(state: &State) -> BTreeMap<String, Vec<u8>> {
     entries
 }
 
-/// Drops what changes without changing what the agent does: status (reports) and the
-/// resource version.
+/// Drops what changes without changing what the agent does: the report's details and the
+/// resource version. Of the status only the condition types stay, which change when the hub
+/// comes to hold a report on the Work or stops holding one (a cluster bound afresh to content
+/// it applied already): the agent reports again when the Work says none is held.
 fn strip_volatile(work: &mut Value) {
-    if let Some(object) = work.as_object_mut() {
-        object.remove("status");
+    if let Some(object) = work.as_object_mut()
+        && let Some(status) = object.remove("status")
+    {
+        let kinds: Vec<Value> = status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|condition| json!({"type": condition["type"]}))
+            .collect();
+        let status = if kinds.is_empty() {
+            json!({})
+        } else {
+            json!({"conditions": kinds})
+        };
+        object.insert("status".into(), status);
     }
     if let Some(metadata) = work.get_mut("metadata").and_then(Value::as_object_mut) {
         metadata.remove("resourceVersion");
@@ -228,5 +243,22 @@ mod tests {
             key.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-/_=".contains(&b))
         );
+    }
+
+    #[test]
+    fn a_published_work_keeps_only_its_condition_types() {
+        let mut reported = json!({"metadata": {"name": "w", "resourceVersion": "7"},
+            "status": {"conditions": [
+                {"type": "Applied", "status": "True", "lastTransitionTime": "t"},
+                {"type": "Available", "status": "False", "lastTransitionTime": "t"}]}});
+        strip_volatile(&mut reported);
+        assert_eq!(
+            reported,
+            json!({"metadata": {"name": "w"},
+                "status": {"conditions": [{"type": "Applied"}, {"type": "Available"}]}})
+        );
+        let mut fresh = json!({"metadata": {"name": "w"}, "status": {}});
+        strip_volatile(&mut fresh);
+        assert_eq!(fresh, json!({"metadata": {"name": "w"}, "status": {}}));
     }
 }

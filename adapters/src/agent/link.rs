@@ -1,11 +1,13 @@
 //! How an agent reaches its hub: the hub's HTTP API (`--hub URL`) or a NATS server
-//! (`--nats URL`). Both offer the same three things: the cluster's membership, publishing
+//! (`--nats URL`), or — for the agents a scenario runs — the runner in the same process. Each
+//! offers the same three things: the cluster's membership, publishing
 //! events, and following the cluster's Works.
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::hub::{HubClient, HubError, Membership};
+use super::local_link::LocalHub;
 use super::nats_link::NatsLink;
 use super::watch::{WorkChange, follow};
 
@@ -16,6 +18,8 @@ pub enum HubLink {
     Http(HubClient),
     /// Over NATS.
     Nats(Box<NatsLink>),
+    /// Inside the process that folds the log (the scenario runner's agents).
+    Local(LocalHub),
 }
 
 impl HubLink {
@@ -27,6 +31,11 @@ impl HubLink {
         match self {
             HubLink::Http(hub) => hub.membership().await,
             HubLink::Nats(link) => link.membership().await,
+            // An in-process agent is driven by its runner, which knows the membership.
+            HubLink::Local(_) => Err(HubError::Protocol {
+                url: "in-process".to_owned(),
+                message: "an in-process agent does not ask for its membership".to_owned(),
+            }),
         }
     }
 
@@ -38,6 +47,7 @@ impl HubLink {
         match self {
             HubLink::Http(hub) => hub.post_events(events).await,
             HubLink::Nats(link) => link.post_events(events).await,
+            HubLink::Local(hub) => hub.post_events(events),
         }
     }
 
@@ -46,6 +56,8 @@ impl HubLink {
         match self {
             HubLink::Http(hub) => follow(hub, label, changes).await,
             HubLink::Nats(link) => (*link).follow(label, changes).await,
+            // The runner hands an in-process agent its Works itself.
+            HubLink::Local(_) => drop(changes),
         }
     }
 }

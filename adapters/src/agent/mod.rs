@@ -11,6 +11,7 @@ pub mod dir;
 pub mod hub;
 pub mod kube;
 pub mod link;
+pub mod local_link;
 pub mod nats_link;
 pub mod reconcile;
 #[cfg(test)]
@@ -38,6 +39,26 @@ use report::ClusterProperties;
 use run::{Ending, Loop};
 use sim::{SimApplier, SimConfig};
 use state::StateFile;
+
+/// Where an agent's output lines go: standard output for `flotilla agent`, nowhere for the
+/// agents a scenario runs inside its own process (whose output is the scenario's result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Voice {
+    /// Printed, one line each.
+    #[default]
+    Stdout,
+    /// Not printed.
+    Silent,
+}
+
+impl Voice {
+    /// Prints one output line, unless silent.
+    pub fn say(self, line: std::fmt::Arguments<'_>) {
+        if self == Voice::Stdout {
+            println!("{line}");
+        }
+    }
+}
 
 /// Why the agent could not run.
 #[derive(Debug, thiserror::Error)]
@@ -142,6 +163,7 @@ pub async fn run(
                 failure_rate: args.sim.sim_failure_rate,
                 bad_image_marker: args.sim.sim_bad_image.clone(),
                 nodes: args.sim.sim_nodes,
+                ..SimConfig::default()
             };
             let applier = SimApplier::open(&args.cluster, &args.state, config)?;
             drive(&args, hub, applier, state, sim_properties(&args.sim)).await?

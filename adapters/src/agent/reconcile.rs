@@ -24,13 +24,14 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::Voice;
 use super::applier::{Applied, Applier, ApplierError, ManifestOutcome};
 use super::hub::{HubError, rejections};
 use super::link::HubLink;
 use super::report::{WorkReport, report_event};
 use super::state::{AppliedWork, StateFile};
 use super::watch::WorkChange;
-use super::work::{DesiredWork, ManifestId, WorkError};
+use super::work::{DesiredWork, ManifestId, WorkError, hub_holds_report};
 
 /// Works per cluster the agent follows; more are refused (and said so).
 pub const WORKS_MAX: usize = 10_000;
@@ -90,6 +91,7 @@ pub struct Reconciler<A> {
     desired: BTreeMap<String, Desired>,
     /// Works whose report's last publish failed (at most one entry per desired Work).
     retries: BTreeMap<String, Retry>,
+    voice: Voice,
 }
 
 impl<A: Applier> Reconciler<A> {
@@ -102,7 +104,20 @@ impl<A: Applier> Reconciler<A> {
             state,
             desired: BTreeMap::new(),
             retries: BTreeMap::new(),
+            voice: Voice::Stdout,
         }
+    }
+
+    /// The same reconciler, printing nothing (an agent run inside a scenario).
+    #[must_use]
+    pub fn silent(mut self) -> Self {
+        self.voice = Voice::Silent;
+        self
+    }
+
+    /// The applier, to change how a simulated cluster behaves from now on.
+    pub fn applier_mut(&mut self) -> &mut A {
+        &mut self.applier
     }
 
     /// The output prefix.
@@ -123,7 +138,8 @@ impl<A: Applier> Reconciler<A> {
             }
         };
         if let Err(error) = result {
-            println!("{} error: {error}", self.label());
+            self.voice
+                .say(format_args!("{} error: {error}", self.label()));
         }
     }
 
@@ -137,9 +153,14 @@ impl<A: Applier> Reconciler<A> {
             }
             match DesiredWork::from_object(object) {
                 Ok(work) => {
+                    if !hub_holds_report(object) {
+                        self.forget_acknowledgement(&work.target.name)?;
+                    }
                     desired.insert(work.target.name.clone(), Desired::new(work));
                 }
-                Err(error) => println!("{} skipping a work: {error}", self.label()),
+                Err(error) => self
+                    .voice
+                    .say(format_args!("{} skipping a work: {error}", self.label())),
             }
         }
         let withdrawn: Vec<String> = self
@@ -167,14 +188,32 @@ impl<A: Applier> Reconciler<A> {
         let work = DesiredWork::from_object(object)?;
         let name = work.target.name.clone();
         if !self.desired.contains_key(&name) && self.desired.len() >= WORKS_MAX {
-            println!(
+            self.voice.say(format_args!(
                 "{} refusing work {name}: more than {WORKS_MAX} works",
                 self.label()
-            );
+            ));
             return Ok(());
+        }
+        if !hub_holds_report(object) {
+            self.forget_acknowledgement(&name)?;
         }
         self.desired.insert(name.clone(), Desired::new(work));
         self.sync(&name).await
+    }
+
+    /// The hub serves the Work without a report while this agent holds one acknowledged on the
+    /// same content: the hub bound the cluster afresh to content the agent applied already (an
+    /// evicted cluster picked again in the same fold). The report is owed again.
+    fn forget_acknowledgement(&mut self, name: &str) -> Result<(), ReconcileError> {
+        let Some(stored) = self.state.state.works.get_mut(name) else {
+            return Ok(());
+        };
+        if stored.acknowledged().is_none() {
+            return Ok(());
+        }
+        stored.reported_fingerprint = None;
+        self.state.save()?;
+        Ok(())
     }
 
     /// Brings one desired Work onto the cluster, or — when its content is applied already —
@@ -208,12 +247,12 @@ impl<A: Applier> Reconciler<A> {
         let name = work.target.name.clone();
         // New content owes a report of its own: nothing waits on the old one's failures.
         self.retries.remove(&name);
-        println!(
+        self.voice.say(format_args!(
             "{} applying work {name} (resource index {}, {} manifests)",
             self.label(),
             work.resource_index,
             work.manifests.len()
-        );
+        ));
         let outcomes = self.applier.apply(&work).await?;
         let old_placed = stored
             .as_ref()
@@ -275,10 +314,10 @@ impl<A: Applier> Reconciler<A> {
         };
         self.retries.remove(name);
         for rejection in rejections(&answers) {
-            println!(
+            self.voice.say(format_args!(
                 "{} the hub rejected a report on {name}: {rejection}",
                 self.label()
-            );
+            ));
         }
         let summary = report.summary();
         if let Some(stored) = self.state.state.works.get_mut(name) {
@@ -287,7 +326,10 @@ impl<A: Applier> Reconciler<A> {
         }
         self.state.save()?;
         // Printed once saved, so a reader of this line knows a restart will not report again.
-        println!("{} reported work {name}: {summary}", self.label());
+        self.voice.say(format_args!(
+            "{} reported work {name}: {summary}",
+            self.label()
+        ));
         Ok(())
     }
 
@@ -318,10 +360,10 @@ impl<A: Applier> Reconciler<A> {
         let removed = self.applier.remove(&stored.target, &stored.placed).await?;
         self.state.state.works.remove(name);
         self.state.save()?;
-        println!(
+        self.voice.say(format_args!(
             "{} work {name} withdrawn: removed {removed} objects it placed",
             self.label()
-        );
+        ));
         Ok(())
     }
 
@@ -353,7 +395,8 @@ impl<A: Applier> Reconciler<A> {
             .collect();
         for name in pending {
             if let Err(error) = self.sync(&name).await {
-                println!("{} error: {error}", self.label());
+                self.voice
+                    .say(format_args!("{} error: {error}", self.label()));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! Work twice is applied and reported once; a changed Work removes the manifests it dropped and
 //! leaves the rest alone; a withdrawn Work removes what it placed; a Work re-rendered at the
 //! same resource index (other override snapshots) is reported again even when its report says
-//! the same; and a report whose publish failed stays owed — across an agent restart — until the
+//! the same, and so is a Work the hub serves again without a report; and a report whose publish failed stays owed — across an agent restart — until the
 //! hub takes it.
 
 use std::sync::Arc;
@@ -82,6 +82,7 @@ fn open_reconciler(
         failure_rate: 0.0,
         bad_image_marker: ":bad".into(),
         nodes: 1,
+        ..SimConfig::default()
     };
     let applier = SimApplier::open("m1", state, config)?;
     let file = StateFile::open(state, "m1")?;
@@ -99,6 +100,12 @@ fn work(name: &str, index: u64, manifests: &[Value]) -> Value {
             "kubernetes-fleet.io/parent-CRP": "crp",
             "kubernetes-fleet.io/parent-resource-snapshot-index": index.to_string()}},
         "spec": {"workload": {"manifests": manifests}}})
+}
+
+/// `work` as the hub serves it once it holds the agent's report on it.
+fn reported(mut work: Value) -> Value {
+    work["status"] = json!({"conditions": [{"type": "Applied", "status": "True"}]});
+    work
 }
 
 fn applies(state: &std::path::Path) -> Result<Vec<(String, u32)>, Box<dyn std::error::Error>> {
@@ -120,7 +127,9 @@ async fn works_are_applied_once_changed_narrowly_and_withdrawn_whole() -> TestRe
     reconciler
         .on_change(WorkChange::All(vec![first.clone()]))
         .await;
-    reconciler.on_change(WorkChange::Upsert(first)).await;
+    reconciler
+        .on_change(WorkChange::Upsert(reported(first)))
+        .await;
     assert_eq!(applies(state.path())?, [("a".into(), 1), ("b".into(), 1)]);
     assert_eq!(
         posted.load(Ordering::SeqCst),
@@ -145,6 +154,29 @@ async fn works_are_applied_once_changed_narrowly_and_withdrawn_whole() -> TestRe
     reconciler.on_change(WorkChange::Delete("w".into())).await;
     assert!(applies(state.path())?.is_empty());
     assert!(StateFile::open(state.path(), "m1")?.state.works.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_work_served_again_without_a_report_is_reported_again() -> TestResult {
+    let hub = stand_in_hub().await?;
+    let state = tempfile::tempdir()?;
+    let mut reconciler = open_reconciler(&hub.url, state.path())?;
+    let served = work("w", 0, &[config_map("a")]);
+    reconciler
+        .on_change(WorkChange::Upsert(served.clone()))
+        .await;
+    reconciler
+        .on_change(WorkChange::Upsert(reported(served.clone())))
+        .await;
+    assert_eq!(hub.posted.load(Ordering::SeqCst), 1);
+
+    // The cluster was evicted and picked again within one fold: the same content, a binding
+    // without a report.
+    reconciler.on_change(WorkChange::All(vec![served])).await;
+    assert_eq!(hub.posted.load(Ordering::SeqCst), 2, "reported again");
+    assert_eq!(applies(state.path())?, [("a".into(), 1)], "not re-applied");
+    assert!(!reconciler.has_pending());
     Ok(())
 }
 
@@ -177,7 +209,7 @@ async fn a_work_re_rendered_at_the_same_index_is_reported_again() -> TestResult 
         "the new content's report"
     );
     reconciler
-        .on_change(WorkChange::Upsert(first.clone()))
+        .on_change(WorkChange::Upsert(reported(first.clone())))
         .await;
     assert_eq!(
         hub.posted.load(Ordering::SeqCst),

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -15,6 +17,7 @@ use flotilla_core::availability::{Availability, judge};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::Voice;
 use super::applier::{Applied, Applier, ApplierError, Findings, ManifestOutcome};
 use super::sim_status::{delay_ms, draw, has_bad_image, observed};
 use super::state::{read_json, write_json};
@@ -24,7 +27,7 @@ use super::work::{DesiredWork, ManifestId, WorkTarget};
 pub const SIM_FILE: &str = "sim-cluster.json";
 
 /// How the simulated cluster behaves.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SimConfig {
     /// Seed of every delay and failure draw.
     pub seed: u64,
@@ -38,6 +41,31 @@ pub struct SimConfig {
     pub bad_image_marker: String,
     /// Nodes of the simulated cluster (a DaemonSet's desired pods).
     pub nodes: u32,
+    /// No applied object ever becomes available, whatever its kind: a cluster whose workloads
+    /// never come up.
+    pub never_available: bool,
+    /// Every applied object's availability is unknowable (`NotTrackable`), whatever its kind.
+    pub untrackable: bool,
+}
+
+/// The simulated cluster's clock: the wall clock for `flotilla agent`, the scenario's clock for
+/// the agents a scenario runs (so an object's readiness follows the scenario's time).
+#[derive(Debug, Clone, Default)]
+pub enum SimClock {
+    /// The wall clock.
+    #[default]
+    Wall,
+    /// Milliseconds since the Unix epoch, set by whoever owns the time.
+    Shared(Arc<AtomicI64>),
+}
+
+impl SimClock {
+    fn now_ms(&self) -> i64 {
+        match self {
+            SimClock::Wall => Utc::now().timestamp_millis(),
+            SimClock::Shared(ms) => ms.load(Ordering::SeqCst),
+        }
+    }
 }
 
 /// One object of the simulated cluster.
@@ -67,8 +95,11 @@ pub struct SimCluster {
 pub struct SimApplier {
     label: String,
     config: SimConfig,
-    path: PathBuf,
+    /// Where the simulated cluster is kept; `None` keeps it in memory only.
+    path: Option<PathBuf>,
     cluster: SimCluster,
+    clock: SimClock,
+    voice: Voice,
 }
 
 fn key(id: &ManifestId) -> String {
@@ -76,10 +107,6 @@ fn key(id: &ManifestId) -> String {
         "{}/{}/{}/{}/{}",
         id.group, id.version, id.kind, id.namespace, id.name
     )
-}
-
-fn now_ms() -> i64 {
-    Utc::now().timestamp_millis()
 }
 
 impl SimApplier {
@@ -93,13 +120,48 @@ impl SimApplier {
         Ok(Self {
             label: format!("[sim {cluster}]"),
             config,
-            path,
+            path: Some(path),
             cluster: stored,
+            clock: SimClock::Wall,
+            voice: Voice::Stdout,
         })
     }
 
+    /// An empty simulated cluster kept in memory, on `clock`, printing nothing: the member of
+    /// an agent a scenario runs inside its process.
+    #[must_use]
+    pub fn in_memory(cluster: &str, config: SimConfig, clock: SimClock) -> Self {
+        Self {
+            label: format!("[sim {cluster}]"),
+            config,
+            path: None,
+            cluster: SimCluster::default(),
+            clock,
+            voice: Voice::Silent,
+        }
+    }
+
+    /// Changes how the simulated cluster behaves from the next apply or observation on.
+    pub fn set_config(&mut self, config: SimConfig) {
+        self.config = config;
+    }
+
+    /// Writes the simulated cluster, unless it is kept in memory.
+    fn save(&self) -> Result<(), ApplierError> {
+        match &self.path {
+            Some(path) => write_json(path, &self.cluster),
+            None => Ok(()),
+        }
+    }
+
     fn availability(&self, object: &SimObject) -> Availability {
-        let ready = now_ms() >= object.ready_at_ms
+        if self.config.untrackable {
+            return Availability::NotTrackable;
+        }
+        if self.config.never_available {
+            return Availability::NotYetAvailable;
+        }
+        let ready = self.clock.now_ms() >= object.ready_at_ms
             && !has_bad_image(&object.manifest, &self.config.bad_image_marker);
         judge(&observed(&object.manifest, ready, self.config.nodes))
     }
@@ -134,7 +196,11 @@ impl SimApplier {
         );
         tokio::time::sleep(Duration::from_millis(pause)).await;
         if draw(self.config.seed, &format!("fail {draw_key}")) < self.config.failure_rate {
-            println!("{} simulated apply failure: {}", self.label, id.display());
+            self.voice.say(format_args!(
+                "{} simulated apply failure: {}",
+                self.label,
+                id.display()
+            ));
             return ManifestOutcome {
                 id,
                 applied: Applied::Failed("simulated apply failure".into()),
@@ -156,10 +222,17 @@ impl SimApplier {
             id: id.clone(),
             manifest: manifest.clone(),
             owner: work.target.name.clone(),
-            ready_at_ms: now_ms().saturating_add(i64::try_from(ready_in).unwrap_or(i64::MAX)),
+            ready_at_ms: self
+                .clock
+                .now_ms()
+                .saturating_add(i64::try_from(ready_in).unwrap_or(i64::MAX)),
             applies: applies.saturating_add(1),
         };
-        println!("{} applied {} (simulated)", self.label, id.display());
+        self.voice.say(format_args!(
+            "{} applied {} (simulated)",
+            self.label,
+            id.display()
+        ));
         let availability = self.availability(&object);
         self.cluster.objects.insert(object_key, object);
         ManifestOutcome {
@@ -192,7 +265,7 @@ impl Applier for SimApplier {
         for manifest in &work.manifests {
             outcomes.push(self.apply_one(work, manifest).await);
         }
-        write_json(&self.path, &self.cluster)?;
+        self.save()?;
         Ok(outcomes)
     }
 
@@ -237,11 +310,15 @@ impl Applier for SimApplier {
                 .is_some_and(|o| o.owner == target.name)
             {
                 self.cluster.objects.remove(&object_key);
-                println!("{} removed {} (simulated)", self.label, id.display());
+                self.voice.say(format_args!(
+                    "{} removed {} (simulated)",
+                    self.label,
+                    id.display()
+                ));
                 removed += 1;
             }
         }
-        write_json(&self.path, &self.cluster)?;
+        self.save()?;
         Ok(removed)
     }
 }
@@ -259,6 +336,7 @@ mod tests {
             failure_rate: 0.0,
             bad_image_marker: ":bad".into(),
             nodes: 3,
+            ..SimConfig::default()
         }
     }
 

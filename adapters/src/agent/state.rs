@@ -122,10 +122,10 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), ApplierErr
     write_atomically(path, &bytes)
 }
 
-/// The agent's state, kept in a file.
+/// The agent's state, kept in a file (or only in memory, for agents run inside a scenario).
 #[derive(Debug)]
 pub struct StateFile {
-    path: PathBuf,
+    path: Option<PathBuf>,
     /// The state as last written.
     pub state: AgentState,
 }
@@ -147,15 +147,34 @@ impl StateFile {
                 message: format!("belongs to cluster {}, not {cluster}", state.cluster),
             });
         }
-        Ok(Self { path, state })
+        Ok(Self {
+            path: Some(path),
+            state,
+        })
     }
 
-    /// Writes the state.
+    /// An empty state kept only in memory: the agents a scenario runs inside its process,
+    /// which live as long as the run.
+    #[must_use]
+    pub fn in_memory(cluster: &str) -> Self {
+        Self {
+            path: None,
+            state: AgentState {
+                cluster: cluster.to_owned(),
+                works: BTreeMap::new(),
+            },
+        }
+    }
+
+    /// Writes the state (kept in memory: nothing to write).
     ///
     /// # Errors
     /// When it cannot be written.
     pub fn save(&self) -> Result<(), ApplierError> {
-        write_json(&self.path, &self.state)
+        match &self.path {
+            Some(path) => write_json(path, &self.state),
+            None => Ok(()),
+        }
     }
 }
 

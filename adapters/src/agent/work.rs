@@ -255,6 +255,22 @@ impl ManifestId {
     }
 }
 
+/// Whether the hub holds a report on the Work it serves: its `status.conditions` (which the
+/// hub renders from the binding's report; over NATS only their types) are not empty. A Work re-created for a new binding —
+/// an evicted cluster picked again — carries the same content as before but no report, as a
+/// new Work object in KubeFleet has an empty status.
+#[must_use]
+pub fn hub_holds_report(object: &Value) -> bool {
+    // A Work from a hub that published none of its status (over NATS before it published
+    // condition types) says nothing: the agent's acknowledgements stand.
+    let Some(status) = object.get("status") else {
+        return true;
+    };
+    status["conditions"]
+        .as_array()
+        .is_some_and(|conditions| !conditions.is_empty())
+}
+
 impl DesiredWork {
     /// Reads a Work object as the hub serves it.
     ///

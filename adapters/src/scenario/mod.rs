@@ -4,9 +4,8 @@
 //! Event ids are derived from the event's position and event times from the scenario's clock,
 //! so the same file always produces byte-identical output.
 
+mod agents;
 pub mod format;
-
-use std::collections::BTreeMap;
 
 use chrono::{DateTime, Duration, Utc};
 use flotilla_core::{
@@ -18,6 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
+use agents::{Agents, Fleet};
 pub use format::{AgentSettings, AgentsStep, Scenario, ScenarioError, Step, parse};
 
 /// Source name of every scenario event.
@@ -37,6 +37,9 @@ pub enum RunError {
     /// Folding failed.
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    /// An in-process agent published something that is not an event.
+    #[error("a member agent: {0}")]
+    Agent(String),
     /// An advance step would generate too many events.
     #[error("step {step}: advancing generates more than {ADVANCE_EVENTS_MAX} events")]
     RunawayAdvance {
@@ -80,14 +83,6 @@ pub struct Rejection {
     pub message: String,
 }
 
-/// How simulated agents behave.
-#[derive(Debug, Clone, Default)]
-struct Agents {
-    auto_reports: bool,
-    auto_heartbeats: bool,
-    clusters: BTreeMap<String, AgentSettings>,
-}
-
 struct Runner<'a, L: EventLog> {
     log: &'a L,
     folder: Folder,
@@ -95,6 +90,7 @@ struct Runner<'a, L: EventLog> {
     issued: u128,
     step: usize,
     agents: Agents,
+    fleet: Fleet,
     rejections: Vec<Rejection>,
 }
 
@@ -110,6 +106,7 @@ pub async fn run<L: EventLog>(scenario: &Scenario, log: &L) -> Result<ScenarioOu
         issued: 0,
         step: 0,
         agents: Agents::default(),
+        fleet: Fleet::default(),
         rejections: Vec::new(),
     };
     for (index, step) in scenario.steps.iter().enumerate() {
@@ -270,14 +267,17 @@ impl<L: EventLog> Runner<'_, L> {
         Uuid::new_v8(self.issued.to_be_bytes())
     }
 
-    /// Appends inputs at the current scenario time and folds them; then, with `agents: auto`,
-    /// the simulated members report on any work they were given and have not reported yet,
-    /// and a tick is delivered at once whenever the core asks for one at the current time (a
-    /// partitioned pass stopped at maxNew) — in rounds, at most [`AGENT_ROUNDS_MAX`].
+    /// Appends inputs at the current scenario time and folds them; then the member agents
+    /// take a turn (applying the Works they were given, reporting what they owe), and a tick is
+    /// delivered at once whenever the core asks for one at the current time (a partitioned
+    /// pass stopped at maxNew) — in rounds, at most [`AGENT_ROUNDS_MAX`].
     async fn emit(&mut self, inputs: Vec<Input>) -> Result<(), RunError> {
         self.append_and_fold(inputs).await?;
         for _ in 0..AGENT_ROUNDS_MAX {
-            let mut owed = self.agent_reports();
+            let mut owed = self
+                .fleet
+                .turn(&self.agents, &self.folder.state, self.now)
+                .await?;
             if next_deadline(&self.folder.state).is_some_and(|d| d <= self.now) {
                 owed.push(Input::Tick);
             }
@@ -287,56 +287,6 @@ impl<L: EventLog> Runner<'_, L> {
             self.append_and_fold(owed).await?;
         }
         Ok(())
-    }
-
-    /// Reports the simulated members owe: one for every bound binding whose work at its
-    /// resource index has not been reported yet (applied + available by default, or as the
-    /// `agents` map says for that cluster).
-    fn agent_reports(&self) -> Vec<Input> {
-        if !self.agents.auto_reports && self.agents.clusters.is_empty() {
-            return Vec::new();
-        }
-        let state = &self.folder.state;
-        let mut reports = Vec::new();
-        for (key, placement) in state.placements() {
-            for binding in placement.bindings.values() {
-                let Some(resource_index) = binding.resource_index else {
-                    continue;
-                };
-                if binding.state != flotilla_core::placement::BindingState::Bound {
-                    continue;
-                }
-                // A cluster named in an `agents` map reports as configured even in manual mode.
-                let Some(settings) = self
-                    .agents
-                    .clusters
-                    .get(binding.cluster.as_str())
-                    .cloned()
-                    .or_else(|| self.agents.auto_reports.then(AgentSettings::default))
-                else {
-                    continue;
-                };
-                let report = WorkReport {
-                    cluster: binding.cluster.to_string(),
-                    placement: key.name.to_string(),
-                    namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
-                    resource_index,
-                    applied: Some(settings.applied.unwrap_or(true)),
-                    available: Some(settings.available.unwrap_or(true)),
-                    trackable: settings.trackable.unwrap_or(true),
-                    message: String::new(),
-                    failed_manifests: Vec::new(),
-                    differences: flotilla_core::Differences::default(),
-                };
-                // One report per work: a setting changed later applies to the next work the
-                // cluster receives (a bad image shows on the update, not on what runs now).
-                let known = binding.report.as_ref();
-                if known.is_none_or(|old| old.resource_index != resource_index) {
-                    reports.push(Input::WorkReport(report));
-                }
-            }
-        }
-        reports
     }
 
     async fn append_and_fold(&mut self, inputs: Vec<Input>) -> Result<(), RunError> {
