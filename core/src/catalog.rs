@@ -267,6 +267,7 @@ pub const ENTRIES: &[Entry] = &[
     builtin("", "LimitRange", "limitranges", &["limits"], true),
     builtin("", "ResourceQuota", "resourcequotas", &["quota"], true),
     builtin("", "Event", "events", &["ev"], true),
+    builtin("events.k8s.io", "Event", "events", &["ev"], true),
     in_all(builtin(
         "apps",
         "Deployment",

@@ -24,6 +24,8 @@ mod binding;
 use flotilla_core::catalog;
 mod derived;
 mod describe;
+mod event_columns;
+mod events;
 mod eviction;
 mod json;
 mod kinds;
@@ -46,6 +48,7 @@ mod work;
 
 pub use catalog::{CRD_GROUP, ENTRIES, Entry};
 pub use describe::describe;
+pub use events::{EVENTS_GROUP, is_event_kind};
 pub use kinds::{KindInfo, resolve_kind};
 pub use member_cluster::{
     AGENT_MEMBER, CONDITION_HEALTHY, CONDITION_JOINED, CONDITION_READY_TO_JOIN,

@@ -39,6 +39,9 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         staged::render(state, key)?
     } else if eviction::is_eviction_kind(&key.group, &key.kind) {
         eviction::render(state, key)?
+    } else if crate::events::is_event_kind(&key.group, &key.kind) {
+        return crate::events::render(state, key)
+            .or_else(|| Some(render_resource(key, state.resources().get(key)?)));
     } else if overrides::is_override(key) {
         overrides::render(key, state.overrides().get(key)?)
     } else if overrides::is_snapshot(key) {
@@ -113,10 +116,15 @@ pub fn list(state: &State, kind: &KindInfo, namespace: Option<&str>) -> Vec<Valu
             .map(|object| json::canonical(derived::render(state, object)))
             .collect();
     }
-    keys_of(state, kind, namespace)
-        .iter()
-        .filter_map(|key| render_object(state, key))
-        .collect()
+    let stored = keys_of(state, kind, namespace)
+        .into_iter()
+        .filter_map(|key| render_object(state, &key));
+    if crate::events::is_event_kind(&kind.group, &kind.kind) {
+        let derived =
+            crate::events::list(state, &kind.group, namespace.filter(|_| kind.namespaced));
+        return derived.into_iter().chain(stored).collect();
+    }
+    stored.collect()
 }
 
 /// The keys of every stored object of one kind, in key order (see [`list`]).

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::age::age;
+use crate::events::{Recorded, involved};
 
 /// Reporting component of the events.
 const SOURCE: &str = "cluster-resource-placement-controller";
@@ -47,22 +48,56 @@ const MILESTONES: [(&str, &str, &str); 6] = [
     ),
 ];
 
-/// The `Events:` lines (tab-separated, for the describe aligner) of a rendered placement.
-#[must_use]
-pub(crate) fn lines(placement: &Value, now: Option<DateTime<Utc>>) -> Vec<String> {
+/// The events of a rendered placement: a Normal one per milestone reached, dated by the
+/// condition that marks it, and a Warning per failed condition.
+pub(crate) fn recorded(placement: &Value) -> Vec<Recorded> {
     let conditions = placement["status"]["conditions"]
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let mut events: Vec<(DateTime<Utc>, usize, String)> = Vec::new();
-    for (order, (suffix, reason, message)) in MILESTONES.iter().enumerate() {
+    let mut events = Vec::new();
+    for (suffix, reason, message) in MILESTONES {
         let reached = conditions.iter().find(|c| {
             c["type"].as_str().is_some_and(|t| t.ends_with(suffix)) && c["status"] == "True"
         });
-        let Some(condition) = reached else { continue };
-        let Some(at) = condition["lastTransitionTime"]
-            .as_str()
-            .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        let Some(at) = reached.and_then(|c| c["lastTransitionTime"].as_str()) else {
+            continue;
+        };
+        events.push(Recorded {
+            involved: involved(placement),
+            kind: "Normal",
+            reason: reason.to_owned(),
+            message: message.to_owned(),
+            at: at.to_owned(),
+            component: SOURCE,
+        });
+    }
+    for condition in conditions.iter().filter(|c| c["status"] == "False") {
+        let (Some(at), Some(reason)) = (
+            condition["lastTransitionTime"].as_str(),
+            condition["reason"].as_str(),
+        ) else {
+            continue;
+        };
+        events.push(Recorded {
+            involved: involved(placement),
+            kind: "Warning",
+            reason: reason.to_owned(),
+            message: condition["message"].as_str().unwrap_or_default().to_owned(),
+            at: at.to_owned(),
+            component: SOURCE,
+        });
+    }
+    events
+}
+
+/// The `Events:` lines (tab-separated, for the describe aligner) of a rendered placement.
+#[must_use]
+pub(crate) fn lines(placement: &Value, now: Option<DateTime<Utc>>) -> Vec<String> {
+    let mut events: Vec<(DateTime<Utc>, usize, String)> = Vec::new();
+    for (order, event) in recorded(placement).into_iter().enumerate() {
+        let Some(at) = DateTime::parse_from_rfc3339(&event.at)
+            .ok()
             .map(|t| t.with_timezone(&Utc))
         else {
             continue;
@@ -70,7 +105,13 @@ pub(crate) fn lines(placement: &Value, now: Option<DateTime<Utc>>) -> Vec<String
         events.push((
             at,
             order,
-            format!("  Normal\t{reason}\t{}\t{SOURCE}\t{message}", age(now, at)),
+            format!(
+                "  {}\t{}\t{}\t{SOURCE}\t{}",
+                event.kind,
+                event.reason,
+                age(now, at),
+                event.message
+            ),
         ));
     }
     events.sort();

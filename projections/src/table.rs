@@ -14,6 +14,8 @@
 //!   RESOURCESAPPLIED instead).
 //! - `Work`: NAME, APPLIED, AVAILABLE, AGE (KubeFleet's printer columns).
 //! - `ClusterResourcePlacementEviction`: NAME, VALID, EXECUTED (KubeFleet's printer columns).
+//! - `Event`: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE; wide adds SOURCE, FIRST SEEN, COUNT and
+//!   NAME (the API server's columns).
 //! - Any other kind (the status mirror included): NAME, AGE.
 //!
 //! Namespaced kinds listed across all namespaces (`namespace` is `None`) get a leading NAMESPACE
@@ -36,12 +38,12 @@ use crate::objects;
 use crate::tabwriter::{self, TABLE};
 
 /// Reads one cell from a rendered object, given the state's event time.
-type CellFn = fn(&Value, Option<DateTime<Utc>>) -> String;
+pub(crate) type CellFn = fn(&Value, Option<DateTime<Utc>>) -> String;
 
 /// One column: its header and how to read its cell.
-struct Column {
-    header: &'static str,
-    cell: CellFn,
+pub(crate) struct Column {
+    pub(crate) header: &'static str,
+    pub(crate) cell: CellFn,
 }
 
 /// The `get` table of one kind, aligned with spaces; `No resources found…` when there is
@@ -163,6 +165,8 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
         placement_columns(wide, &PlacementConditions::NAMESPACED)
     } else if kind.group == PLACEMENT_GROUP && kind.kind == CLUSTER_RESOURCE_PLACEMENT_EVICTION {
         eviction_columns()
+    } else if crate::events::is_event_kind(&kind.group, &kind.kind) {
+        crate::event_columns::columns(wide)
     } else if kind.group == PLACEMENT_GROUP
         && matches!(
             kind.kind.as_str(),
@@ -531,7 +535,7 @@ fn last_seen_cell(object: &Value, now: Option<DateTime<Utc>>) -> String {
 }
 
 /// A `type: date` printer column: the age of an RFC 3339 time.
-fn date_age(value: Option<&Value>, now: Option<DateTime<Utc>>) -> String {
+pub(crate) fn date_age(value: Option<&Value>, now: Option<DateTime<Utc>>) -> String {
     let parsed = value
         .and_then(Value::as_str)
         .and_then(|text| DateTime::parse_from_rfc3339(text).ok());

@@ -114,7 +114,9 @@ pub fn label(object: &Value, key: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// A field of an object by dotted path; a missing namespace reads as `""`, as in Kubernetes.
+/// A field of an object by dotted path; a missing field reads as `""`, as in Kubernetes, whose
+/// selectable fields always hold a string (`involvedObject.namespace=` finds the events of a
+/// cluster-scoped object, as `kubectl describe` asks).
 pub fn field(object: &Value, path: &str) -> Option<String> {
     let found = path
         .split('.')
@@ -124,7 +126,7 @@ pub fn field(object: &Value, path: &str) -> Option<String> {
             Value::Null => None,
             other => Some(other.to_string()),
         });
-    found.or_else(|| (path == "metadata.namespace").then(String::new))
+    Some(found.unwrap_or_default())
 }
 
 /// The selectors a list or watch request carries.
