@@ -208,7 +208,9 @@ fn run_fields_are_immutable_and_only_valid_state_transitions_pass() {
     assert_eq!(rejection(&hub.apply(&run("r", "Stop"))), "", "Run → Stop");
     let refused = rejection(&hub.apply(&run("r", "Initialize")));
     assert!(
-        refused.contains("invalid state transition from Stop to Initialize"),
+        refused.contains(
+            "invalid state transition from Stop to Initialize: cannot reinitialize after stopping"
+        ),
         "{refused}"
     );
     assert_eq!(rejection(&hub.apply(&run("r", "Run"))), "", "Stop → Run");

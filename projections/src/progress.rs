@@ -8,7 +8,7 @@
 //!   the member) is left out. `observedGeneration` is the binding's.
 //! - **The placement's per-cluster `placementStatuses[].conditions`** (after `Scheduled`): the
 //!   binding's conditions copied (reason and message included) while the binding carries the
-//!   latest resource snapshot, with the next unknown condition shown as `Unknown` (KubeFleet's
+//!   latest resource snapshot rendered with the overrides that apply now, with the next unknown condition shown as `Unknown` (KubeFleet's
 //!   `UnknownResourceConditionPerCluster`); for a binding that does not, `RolloutStarted` False
 //!   "The rollout is being blocked by the rollout strategy" when the rollout held it back, else
 //!   `RolloutStarted` Unknown. `observedGeneration` is the placement's.
@@ -133,7 +133,20 @@ pub(crate) struct Progress {
 pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> Progress {
     let placement = owner.placement;
     let latest = placement.latest_resources();
-    let up_to_date = latest.is_some_and(|l| binding.resource_index == Some(l.index));
+    // Up to date: the latest resource snapshot, rendered with the overrides that apply to the
+    // cluster now (KubeFleet's binding carries both snapshot names; either changing is a new
+    // rollout).
+    let up_to_date = latest.is_some_and(|l| {
+        binding.resource_index == Some(l.index)
+            && (state.overrides().is_empty()
+                || binding.override_snapshots
+                    == flotilla_core::overrides::applicable_overrides(
+                        state,
+                        owner.key,
+                        &l.resources,
+                        &binding.cluster,
+                    ))
+    });
     let facts = work::facts(state, owner, binding);
     let mode = ApplyMode::of(placement);
     let mut result = Progress {

@@ -312,10 +312,15 @@ fn approval(key: &ObjectKey, stored: &ApprovalRequest) -> Value {
         .flatten()
         .map(|c: &Condition| condition(c))
         .collect();
+    // The hub names a request it makes after its run and stage; served, that name becomes a
+    // UUID-shaped uid like every other object's.
+    let mut meta = metadata(key, &stored.meta);
+    let uid = crate::derived::derived_uid(&stored.meta.uid.to_string(), &key.kind, &key.name);
+    json::insert(&mut meta, "uid", Value::from(uid));
     let mut object = vec![
         ("apiVersion", Value::from(stored.meta.api_version.as_str())),
         ("kind", Value::from(key.kind.as_str())),
-        ("metadata", metadata(key, &stored.meta)),
+        ("metadata", meta),
         (
             "spec",
             obj([

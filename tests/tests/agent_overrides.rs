@@ -1,6 +1,6 @@
 //! An override that fails on a cluster, with real `dir` agent processes: the cluster keeps the
-//! work it has (its files stay on disk, nothing is withdrawn), the placement says
-//! `Overridden` False (`OverriddenFailed`), and once the override is deleted the failed cluster
+//! work it has (its files stay on disk, nothing is withdrawn), the placement's status for that
+//! cluster says `Overridden` False (`OverriddenFailed`), and once the override is deleted the failed cluster
 //! is rolled again whatever the budget, so the next resource snapshot reaches every cluster.
 
 use std::path::{Path, PathBuf};
@@ -65,9 +65,12 @@ spec:
 
 /// The placement's condition of `kind`: `(status, reason)`.
 fn condition(placement: &Value, kind: &str) -> Option<(String, String)> {
-    let found = (placement["status"]["conditions"].as_array())?
-        .iter()
-        .find(|c| c["type"] == kind)?;
+    listed_condition(&placement["status"]["conditions"], kind)
+}
+
+/// The condition of `kind` in a list of conditions: `(status, reason)`.
+fn listed_condition(conditions: &Value, kind: &str) -> Option<(String, String)> {
+    let found = conditions.as_array()?.iter().find(|c| c["type"] == kind)?;
     Some((
         found["status"].as_str()?.to_owned(),
         found["reason"].as_str()?.to_owned(),
@@ -128,10 +131,19 @@ fn a_failing_override_keeps_the_members_work_and_its_removal_rolls_the_fleet_on(
 
     let bad = write(scratch.path(), "bad.yaml", BAD_OVERRIDE)?;
     ok(&hub, &["apply", "-f", &bad])?;
-    let (_, reason) = wait_for("Overridden False on the placement", || {
+    // The first cluster rolled fails; the other is held back by maxUnavailable, so the
+    // placement says RolloutStarted False and names the failure on the failed cluster's status.
+    let (_, reason) = wait_for("Overridden False on the placement's cluster", || {
         let placement = get_json(&hub, &["crp", "app"])?;
-        Ok(condition(&placement, "ClusterResourcePlacementOverridden")
-            .filter(|(status, _)| status == "False"))
+        let failed = (placement["status"]["placementStatuses"]
+            .as_array()
+            .into_iter())
+        .flatten()
+        .find_map(|cluster| {
+            listed_condition(&cluster["conditions"], "Overridden")
+                .filter(|(status, _)| status == "False")
+        });
+        Ok(failed)
     })?;
     assert_eq!(reason, "OverriddenFailed");
     // Long enough for an agent to act on a withdrawn work (it polls every second or so).

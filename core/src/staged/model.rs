@@ -525,8 +525,11 @@ pub fn validate_run_update(old: &RunSpec, new: &RunSpec) -> Result<(), FieldErro
                 | (RunState::Stop, RunState::Run)
         );
     if !allowed {
-        let why = match new.state {
-            RunState::Initialize => "cannot reinitialize after starting",
+        // KubeFleet's CEL messages for the refused transitions (ClusterStagedUpdateRun
+        // spec.state).
+        let why = match (old.state, new.state) {
+            (RunState::Stop, RunState::Initialize) => "cannot reinitialize after stopping",
+            (_, RunState::Initialize) => "cannot reinitialize after starting",
             _ => "cannot stop before starting",
         };
         return Err(FieldError::new(
