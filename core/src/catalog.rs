@@ -51,8 +51,17 @@ const FLEET: &[&str] = &["fleet", "fleet-placement"];
 const FLEET_CLUSTER: &[&str] = &["fleet", "fleet-cluster"];
 const ALL: &[&str] = &["all"];
 const NONE: &[&str] = &[];
-/// Every version KubeFleet serves for a placement kind; the seeds use all three.
-const FLEET_VERSIONS: &[&str] = &["v1beta1", "v1", "v1alpha1"];
+/// The versions KubeFleet's CRDs serve for most placement kinds, the preferred first: an API
+/// server prefers the highest-priority version of a group (`v1` over `v1beta1` over
+/// `v1alpha1`), whatever the storage version.
+const FLEET_VERSIONS: &[&str] = &["v1", "v1beta1"];
+/// Kinds KubeFleet also serves in `v1alpha1` (overrides, staged updates; the seeds write
+/// overrides in it).
+const WITH_ALPHA: &[&str] = &["v1", "v1beta1", "v1alpha1"];
+/// Kinds KubeFleet serves in `v1beta1` and `v1alpha1` only (evictions and disruption budgets).
+const BETA_ALPHA: &[&str] = &["v1beta1", "v1alpha1"];
+/// Kinds KubeFleet serves in `v1beta1` only.
+const BETA: &[&str] = &["v1beta1"];
 const V1: &[&str] = &["v1"];
 
 const fn fleet(kind: &'static str, plural: &'static str, short: &'static [&'static str]) -> Entry {
@@ -101,6 +110,10 @@ const fn builtin(
     }
 }
 
+const fn serving(entry: Entry, versions: &'static [&'static str]) -> Entry {
+    Entry { versions, ..entry }
+}
+
 const fn in_all(entry: Entry) -> Entry {
     Entry {
         categories: ALL,
@@ -117,7 +130,7 @@ pub const ENTRIES: &[Entry] = &[
         plural: "memberclusters",
         short_names: &["cluster"],
         categories: FLEET_CLUSTER,
-        versions: &["v1beta1", "v1"],
+        versions: FLEET_VERSIONS,
         display_version: "v1beta1",
         namespaced: false,
     },
@@ -141,13 +154,13 @@ pub const ENTRIES: &[Entry] = &[
         ),
         "v1",
     ),
-    shown_as(
+    serving(
         namespaced(fleet(
             "SchedulingPolicySnapshot",
             "schedulingpolicysnapshots",
             &["sps"],
         )),
-        "v1",
+        BETA,
     ),
     shown_as(
         fleet(
@@ -157,9 +170,9 @@ pub const ENTRIES: &[Entry] = &[
         ),
         "v1",
     ),
-    shown_as(
+    serving(
         namespaced(fleet("ResourceSnapshot", "resourcesnapshots", &["rs"])),
-        "v1",
+        BETA,
     ),
     shown_as(
         fleet(
@@ -169,78 +182,111 @@ pub const ENTRIES: &[Entry] = &[
         ),
         "v1",
     ),
-    shown_as(
+    serving(
         namespaced(fleet("ResourceBinding", "resourcebindings", &["rb"])),
-        "v1",
+        BETA,
     ),
     namespaced(fleet(
         "ClusterResourcePlacementStatus",
         "clusterresourceplacementstatuses",
         &["crps"],
     )),
-    fleet(
-        "ClusterResourcePlacementEviction",
-        "clusterresourceplacementevictions",
-        &["crpe"],
+    serving(
+        fleet(
+            "ClusterResourcePlacementEviction",
+            "clusterresourceplacementevictions",
+            &["crpe"],
+        ),
+        BETA_ALPHA,
     ),
-    fleet(
-        "ClusterResourcePlacementDisruptionBudget",
-        "clusterresourceplacementdisruptionbudgets",
-        &["crpdb"],
+    serving(
+        fleet(
+            "ClusterResourcePlacementDisruptionBudget",
+            "clusterresourceplacementdisruptionbudgets",
+            &["crpdb"],
+        ),
+        BETA_ALPHA,
     ),
     namespaced(fleet("Work", "works", NONE)),
-    fleet(
-        "ClusterStagedUpdateStrategy",
-        "clusterstagedupdatestrategies",
-        &["csus"],
+    serving(
+        fleet(
+            "ClusterStagedUpdateStrategy",
+            "clusterstagedupdatestrategies",
+            &["csus"],
+        ),
+        WITH_ALPHA,
     ),
     namespaced(fleet(
         "StagedUpdateStrategy",
         "stagedupdatestrategies",
         &["sus"],
     )),
-    fleet(
-        "ClusterStagedUpdateRun",
-        "clusterstagedupdateruns",
-        &["csur"],
+    serving(
+        fleet(
+            "ClusterStagedUpdateRun",
+            "clusterstagedupdateruns",
+            &["csur"],
+        ),
+        WITH_ALPHA,
     ),
     namespaced(fleet("StagedUpdateRun", "stagedupdateruns", &["sur"])),
-    fleet(
-        "ClusterApprovalRequest",
-        "clusterapprovalrequests",
-        &["careq"],
+    serving(
+        fleet(
+            "ClusterApprovalRequest",
+            "clusterapprovalrequests",
+            &["careq"],
+        ),
+        WITH_ALPHA,
     ),
     namespaced(fleet("ApprovalRequest", "approvalrequests", &["areq"])),
-    shown_as(
-        fleet(
-            "ClusterResourceOverride",
-            "clusterresourceoverrides",
-            &["cro"],
+    serving(
+        shown_as(
+            fleet(
+                "ClusterResourceOverride",
+                "clusterresourceoverrides",
+                &["cro"],
+            ),
+            "v1alpha1",
         ),
-        "v1alpha1",
+        WITH_ALPHA,
     ),
-    shown_as(
-        namespaced(fleet("ResourceOverride", "resourceoverrides", &["ro"])),
-        "v1alpha1",
-    ),
-    shown_as(
-        fleet(
-            "ClusterResourceOverrideSnapshot",
-            "clusterresourceoverridesnapshots",
-            &["cros"],
+    serving(
+        shown_as(
+            namespaced(fleet("ResourceOverride", "resourceoverrides", &["ro"])),
+            "v1alpha1",
         ),
-        "v1alpha1",
+        WITH_ALPHA,
     ),
-    shown_as(
-        namespaced(fleet(
-            "ResourceOverrideSnapshot",
-            "resourceoverridesnapshots",
-            &["ros"],
-        )),
-        "v1alpha1",
+    serving(
+        shown_as(
+            fleet(
+                "ClusterResourceOverrideSnapshot",
+                "clusterresourceoverridesnapshots",
+                &["cros"],
+            ),
+            "v1alpha1",
+        ),
+        WITH_ALPHA,
     ),
-    fleet("ClusterResourceEnvelope", "clusterresourceenvelopes", NONE),
-    namespaced(fleet("ResourceEnvelope", "resourceenvelopes", NONE)),
+    serving(
+        shown_as(
+            namespaced(fleet(
+                "ResourceOverrideSnapshot",
+                "resourceoverridesnapshots",
+                &["ros"],
+            )),
+            "v1alpha1",
+        ),
+        WITH_ALPHA,
+    ),
+    serving(
+        fleet("ClusterResourceEnvelope", "clusterresourceenvelopes", NONE),
+        BETA,
+    ),
+    serving(
+        namespaced(fleet("ResourceEnvelope", "resourceenvelopes", NONE)),
+        BETA,
+    ),
     Entry {
         group: "fleet.cattle.io",
         kind: "ClusterGroup",

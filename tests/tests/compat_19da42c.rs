@@ -37,9 +37,16 @@ fn expected(file: &str) -> Result<serde_json::Map<String, Value>, String> {
 
 /// What this build serves differently from 19da42c on purpose, applied to 19da42c's objects:
 /// approval requests are labelled `kubernetes-fleet.io/targetupdaterun`, as the seed and
-/// KubeFleet spell it (19da42c wrote `targetUpdateRun`).
+/// KubeFleet spell it (19da42c wrote `targetUpdateRun`), and their uid is UUID-shaped (derived
+/// from the name the hub gives them, which 19da42c served as the uid).
 fn intended_changes(objects: &mut Value) {
     for object in objects.as_array_mut().into_iter().flatten() {
+        if object["kind"] == "ClusterApprovalRequest" {
+            let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+            let (kind, name) = (text(&object["kind"]), text(&object["metadata"]["name"]));
+            let uid = uuid_of(&format!("{}/{kind}/{name}", text(&object["metadata"]["uid"])));
+            object["metadata"]["uid"] = Value::from(uid);
+        }
         let labels = object
             .get_mut("metadata")
             .and_then(|m| m.get_mut("labels"))
@@ -50,6 +57,15 @@ fn intended_changes(objects: &mut Value) {
             labels.insert("kubernetes-fleet.io/targetupdaterun".into(), run);
         }
     }
+}
+
+/// SHA-256 of `text`, its first 16 bytes as a version-8 UUID (how the hub derives uids).
+fn uuid_of(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    let mut bytes = [0_u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    Uuid::new_v8(bytes).hyphenated().to_string()
 }
 
 /// Serves the hub's API on a loopback port without its writer or clock, so the objects are

@@ -85,7 +85,9 @@ fn served<L: EventLog>(api: &Api<L>) -> Result<Vec<ServedType>, ApiError> {
     Ok(flotilla_projections::served_types(&view.folder.state))
 }
 
-/// A group's versions, every version any of its kinds serves, the preferred one first.
+/// A group's versions, every version any of its kinds serves, the preferred one first: by
+/// Kubernetes version priority (GA, then beta, then alpha, higher numbers first), as an API
+/// server orders a group defined by CustomResourceDefinitions.
 fn group_versions(types: &[ServedType], group: &str) -> Vec<String> {
     let mut versions: Vec<String> = Vec::new();
     for served in types.iter().filter(|t| t.group == group) {
@@ -95,7 +97,32 @@ fn group_versions(types: &[ServedType], group: &str) -> Vec<String> {
             }
         }
     }
+    versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)).then(a.cmp(b)));
     versions
+}
+
+/// A version's priority (`v2` > `v1` > `v1beta2` > `v1beta1` > `v1alpha1` > anything else), as
+/// `k8s.io/apimachinery`'s `CompareKubeAwareVersionStrings` ranks them.
+fn version_priority(version: &str) -> (u8, u64, u64) {
+    let Some(rest) = version.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let Ok(major) = digits.parse::<u64>() else {
+        return (0, 0, 0);
+    };
+    let tail = &rest[digits.len()..];
+    let level = |stage: &str, rank: u8| {
+        tail.strip_prefix(stage)
+            .and_then(|n| n.parse::<u64>().ok())
+            .map(|minor| (rank, major, minor))
+    };
+    if tail.is_empty() {
+        return (3, major, 0);
+    }
+    level("beta", 2)
+        .or_else(|| level("alpha", 1))
+        .unwrap_or((0, 0, 0))
 }
 
 fn group_json(types: &[ServedType], group: &str) -> Value {
@@ -160,4 +187,19 @@ fn api_resources(served: &ServedType) -> [Value; 2] {
         "verbs": ["get", "patch", "update"],
     });
     [main, status]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_priority;
+
+    #[test]
+    fn versions_rank_as_kubernetes_ranks_them() {
+        let mut versions = vec!["v1alpha1", "v1beta1", "v1", "v2beta1", "v1beta2", "foo", "v2"];
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
+        assert_eq!(
+            versions,
+            ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+        );
+    }
 }
