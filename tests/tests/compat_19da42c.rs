@@ -44,7 +44,10 @@ fn intended_changes(objects: &mut Value) {
         if object["kind"] == "ClusterApprovalRequest" {
             let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
             let (kind, name) = (text(&object["kind"]), text(&object["metadata"]["name"]));
-            let uid = uuid_of(&format!("{}/{kind}/{name}", text(&object["metadata"]["uid"])));
+            let uid = uuid_of(&format!(
+                "{}/{kind}/{name}",
+                text(&object["metadata"]["uid"])
+            ));
             object["metadata"]["uid"] = Value::from(uid);
         }
         let labels = object

@@ -44,6 +44,47 @@ fn the_python_client_creates_lists_and_watches_a_placement() -> Result<(), Strin
     hub.stop()
 }
 
+/// Runs `tests/kube_client_watch.py` with `args`; its JSON line.
+fn python_watch(kubectl: &Kubectl, args: &[&str]) -> Result<Value, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kube_client_watch.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg(kubectl.config())
+        .args(args)
+        .output()
+        .map_err(|e| format!("python3: {e}"))?;
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())
+}
+
+#[test]
+fn the_python_client_watches_every_change_and_relists_after_410() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let data = dir.path().join("data");
+    let hub = HubProcess::start(&binary(), &data, &[])?;
+    let kubectl = Kubectl::for_hub(&hub, dir.path())?;
+    // From the list's version: the deletion made after it is not skipped.
+    let found = python_watch(&kubectl, &["changes"])?;
+    assert_eq!(
+        found["watched"],
+        json!([["DELETED", "crp-a"], ["ADDED", "crp-c"]]),
+        "{found}"
+    );
+    let version = found["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    // A restarted hub holds no earlier version: the client gets 410, relists and goes on.
+    hub.stop()?;
+    let hub = HubProcess::start(&binary(), &data, &[])?;
+    let kubectl = Kubectl::for_hub(&hub, dir.path())?;
+    let found = python_watch(&kubectl, &["expired", &version])?;
+    assert_eq!(found["gone"][0], 410, "{found}");
+    assert_eq!(found["relisted"], json!(["crp-b", "crp-c"]), "{found}");
+    assert_eq!(found["after"], json!([["ADDED", "crp-d"]]), "{found}");
+    hub.stop()
+}
+
 async fn kube_rs_round_trip(config: &Path) -> Result<(Vec<String>, Vec<String>), String> {
     let kubeconfig = Kubeconfig::read_from(config).map_err(|e| e.to_string())?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())

@@ -99,7 +99,7 @@ fn work(name: &str, index: u64, manifests: &[Value]) -> Value {
     json!({"metadata": {"name": name, "labels": {
             "kubernetes-fleet.io/parent-CRP": "crp",
             "kubernetes-fleet.io/parent-resource-snapshot-index": index.to_string()}},
-        "spec": {"workload": {"manifests": manifests}}})
+        "spec": {"workload": {"manifests": manifests}}, "status": {}})
 }
 
 /// `work` as the hub serves it once it holds the agent's report on it.

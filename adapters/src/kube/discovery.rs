@@ -195,11 +195,15 @@ mod tests {
 
     #[test]
     fn versions_rank_as_kubernetes_ranks_them() {
-        let mut versions = vec!["v1alpha1", "v1beta1", "v1", "v2beta1", "v1beta2", "foo", "v2"];
+        let mut versions = vec![
+            "v1alpha1", "v1beta1", "v1", "v2beta1", "v1beta2", "foo", "v2",
+        ];
         versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
         assert_eq!(
             versions,
-            ["v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+            [
+                "v2", "v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"
+            ]
         );
     }
 }

@@ -3,11 +3,14 @@
 //!
 //! After folds the kind's objects (those the selectors admit) — rendered once per fold for all
 //! the kind's watches — are compared with what the stream last sent, so a change of status
-//! shows as `MODIFIED` even when only derived state moved. Without a `resourceVersion` (or with `0`) the stream starts with
-//! an `ADDED` for every current object; from a `resourceVersion` it starts with a `MODIFIED`
-//! for every object stored since then. Deletions made between that version and the start of
-//! the watch are not replayed (the hub keeps no history of renderings). With `at=SEQ|TIME` the
-//! watch starts in the past and replays the log from there ([`super::watch_past`]).
+//! shows as `MODIFIED` even when only derived state moved. Without a `resourceVersion` (or with
+//! `0`) the stream starts with an `ADDED` for every current object. From a `resourceVersion`
+//! it sends every change made after it, deletions included: the hub notes the resource version
+//! of each state it hands readers (the last [`crate::runtime::VERSIONS_KEPT`]), and the watch
+//! replays the log from the newest noted state at or before the client's version; a version
+//! older than all of them ends the stream with `410 Gone` (`Expired`), and the client lists
+//! again. With `at=SEQ|TIME` the watch starts in the past and replays the log from there
+//! ([`super::watch_past`]).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -235,9 +238,10 @@ async fn run<L: EventLog>(api: Api<L>, watch: Watch, options: Options, sender: S
     let mut shutdown = api.hub.shutdown_signal();
     let deadline = tokio::time::Instant::now() + options.timeout;
     let bookmarks = options.bookmarks;
-    let started = match options.at {
-        Some(at) => start_in_the_past(&api, &watch, at, &sender, deadline).await,
-        None => start_now(&api, &watch, options.since, &sender).await,
+    let started = match (options.at, options.since) {
+        (Some(at), _) => start_in_the_past(&api, &watch, at, &sender, deadline).await,
+        (None, Some(since)) => start_after(&api, &watch, since, &sender, deadline).await,
+        (None, None) => start_now(&api, &watch, None, &sender).await,
     };
     let Some(mut known) = started else {
         return;
@@ -323,7 +327,7 @@ async fn start_in_the_past<L: EventLog>(
         let seq = flotilla_replay::resolve(log, at).await?;
         flotilla_replay::fold_to(log, seq).await
     };
-    let mut folder = match past.await {
+    let folder = match past.await {
         Ok(folder) => folder,
         Err(error) => {
             send_error(sender, &error.to_string()).await;
@@ -331,10 +335,62 @@ async fn start_in_the_past<L: EventLog>(
         }
     };
     let rendered = render(&folder.state, &watch.target, None);
-    let (lines, mut known) = start(&folder.state, watch, &rendered, None);
+    let (lines, known) = start(&folder.state, watch, &rendered, None);
     if !send_all(sender, lines).await {
         return None;
     }
+    catch_up(api, watch, (folder, known), sender, deadline).await
+}
+
+/// A watch from `resourceVersion` `since`: every change after it, deletions included — the log
+/// replayed from the newest state the hub handed readers at or before it. Older than every
+/// state the hub noted, the stream ends with `410 Gone` (`Expired`) and the client lists again,
+/// as after an API server's watch cache moved on.
+async fn start_after<L: EventLog>(
+    api: &Api<L>,
+    watch: &Watch,
+    since: u64,
+    sender: &Sender<Bytes>,
+    deadline: tokio::time::Instant,
+) -> Option<Known> {
+    let found = api.hub.view().map(|view| {
+        let current = view.folder.state.resource_version();
+        (since >= current, view.seq_of_version(since), current)
+    });
+    let seq = match found {
+        Ok((true, _, _)) => return start_now(api, watch, Some(since), sender).await,
+        Ok((false, Some(seq), _)) => seq,
+        Ok((false, None, current)) => {
+            send_expired(sender, since, current).await;
+            return None;
+        }
+        Err(_) => {
+            send_error(sender, "the hub's state lock is poisoned").await;
+            return None;
+        }
+    };
+    let folder = match flotilla_replay::fold_to(api.hub.log().as_ref(), seq).await {
+        Ok(folder) => folder,
+        Err(error) => {
+            send_error(sender, &error.to_string()).await;
+            return None;
+        }
+    };
+    let rendered = render(&folder.state, &watch.target, None);
+    let known = admitted(watch, &rendered);
+    catch_up(api, watch, (folder, known), sender, deadline).await
+}
+
+/// Replays the log from `folder` up to what the hub has folded, sending each input's changes;
+/// what the client then knows.
+async fn catch_up<L: EventLog>(
+    api: &Api<L>,
+    watch: &Watch,
+    (mut folder, mut known): (flotilla_replay::Folder, Known),
+    sender: &Sender<Bytes>,
+    deadline: tokio::time::Instant,
+) -> Option<Known> {
+    let log = api.hub.log().as_ref();
     let until = api.hub.view().map_or(folder.seq, |view| view.folder.seq);
     match replay(
         log,
@@ -353,6 +409,23 @@ async fn start_in_the_past<L: EventLog>(
             None
         }
     }
+}
+
+/// Ends a stream with the `ERROR` line an API server sends for a `resourceVersion` its watch
+/// cache no longer holds.
+async fn send_expired(sender: &Sender<Bytes>, since: u64, current: u64) {
+    let status = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": format!("too old resource version: {since} ({current})"),
+        "reason": "Expired",
+        "code": 410,
+    });
+    let mut text = json!({"type": "ERROR", "object": status}).to_string();
+    text.push('\n');
+    let _ = sender.send(Bytes::from(text)).await;
 }
 
 /// Ends a stream with an `ERROR` line carrying a Kubernetes `Status`.

@@ -23,8 +23,8 @@ mod low_priority;
 mod newer;
 mod recording;
 mod rounds;
+mod view;
 
-use std::collections::VecDeque;
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
@@ -35,9 +35,7 @@ use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogErro
 use flotilla_replay::{Folder, ReplayError, Verification, compare_batch};
 use newer::decline_message;
 use tokio::sync::watch;
-
-/// Decisions kept in memory for callers waiting on their own events.
-pub const RECENT_DECISIONS_MAX: usize = 50_000;
+pub use view::{RECENT_DECISIONS_MAX, VERSIONS_KEPT, View};
 
 /// Runtime settings.
 #[derive(Debug, Clone)]
@@ -90,36 +88,6 @@ pub enum HubError {
     /// An internal lock was poisoned by a panic.
     #[error("the hub's state lock is poisoned")]
     Poisoned,
-}
-
-/// What readers see: the folded state and the most recent decisions.
-#[derive(Debug, Default)]
-pub struct View {
-    /// State and the sequence it has folded.
-    pub folder: Folder,
-    /// `(input seq, decisions)` of the latest inputs that decided something.
-    pub recent: VecDeque<(u64, Decisions)>,
-    /// The inputs through this sequence have their decisions in `recent` (while they fit):
-    /// the writer adds a batch's once they are recorded, after it folded them.
-    pub remembered: u64,
-    /// Set when this process lost the writer role.
-    pub fenced: Option<String>,
-    /// Set when this build declined the writer role: the log holds a record of a newer build.
-    pub declined: Option<String>,
-    /// Set while this hub follows another writer (a standby or read follower on NATS).
-    pub following: bool,
-}
-
-impl View {
-    /// The decisions recorded for one input, if still in memory.
-    #[must_use]
-    pub fn decisions_for(&self, seq: u64) -> Option<Decisions> {
-        if seq > self.remembered {
-            return None;
-        }
-        let found = self.recent.binary_search_by_key(&seq, |(s, _)| *s);
-        Some(found.map(|i| self.recent[i].1.clone()).unwrap_or_default())
-    }
 }
 
 /// A running hub over one log.
@@ -178,6 +146,9 @@ impl<L: EventLog> Hub<L> {
         // dropped from memory as older ones are.
         view.remembered = folder.seq;
         view.folder = folder;
+        // Watches start from the restored state: the hub holds no earlier version.
+        view.versions.clear();
+        view.note_version();
         if let Some(declined) = &view.declined {
             tracing::error!(seq = view.folder.seq, "{declined}");
         }
@@ -439,19 +410,6 @@ impl<L: EventLog> Hub<L> {
             return HubError::Fenced(error);
         }
         HubError::Log(error)
-    }
-}
-
-impl View {
-    /// Keeps the decisions of the inputs through `through` for answers, the newest
-    /// [`RECENT_DECISIONS_MAX`] of them.
-    fn remember(&mut self, decided: Vec<(u64, Decisions)>, through: u64) {
-        let recent = &mut self.recent;
-        recent.extend(decided.into_iter().filter(|(_, d)| !d.is_empty()));
-        while recent.len() > RECENT_DECISIONS_MAX {
-            recent.pop_front();
-        }
-        self.remembered = self.remembered.max(through);
     }
 }
 
