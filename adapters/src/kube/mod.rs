@@ -14,10 +14,17 @@
 //! so the `resourceVersion` check of an update and its append cannot interleave with another
 //! write made here.
 
+mod body;
+mod delete_collection;
 mod discovery;
+mod generate_name;
+mod limits;
 mod openapi;
+mod paging;
 mod patch;
+mod protobuf;
 mod read;
+mod review;
 mod selector;
 mod server_side_apply;
 mod status;
@@ -31,8 +38,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
@@ -162,7 +168,7 @@ async fn core_request<L: EventLog>(
     Query(params): Query<Params>,
     principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     let principal = crate::auth::principal_of(principal);
     dispatch(
@@ -178,7 +184,7 @@ async fn group_request<L: EventLog>(
     Query(params): Query<Params>,
     principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     let principal = crate::auth::principal_of(principal);
     dispatch(
@@ -208,13 +214,27 @@ async fn dispatch<L: EventLog>(
     rest: &str,
     params: Params,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
     principal: flotilla_core::Principal,
 ) -> Response {
+    let mut headers = headers;
+    let body = match body::read(body).await {
+        Ok(bytes) => body::as_json(&mut headers, bytes),
+        Err(error) => Err(error),
+    };
     let body = match body {
         Ok(body) => body,
-        Err(rejection) => return ApiError::body_refused(&rejection).into_response(),
+        Err(error) => return error.into_response(),
     };
+    if let Some(kind) = review::Review::of(group, version, rest) {
+        let request = Request {
+            params,
+            headers,
+            body,
+            principal,
+        };
+        return review::answer(&api, kind, &method, &request).into_response();
+    }
     let target = match resolve(&api, group, version, rest) {
         Ok(target) => target,
         Err(error) => return error.into_response(),
@@ -231,10 +251,7 @@ async fn dispatch<L: EventLog>(
         .is_some_and(|w| w == "true" || w == "1");
     let outcome = match (&method, &target.name) {
         (&Method::GET, None) if watching => return watch::serve(&api, &target, &request),
-        (&Method::GET, None) => match read::past(&api, &request).await {
-            Ok(past) => read::list(&api, &target, &request, past.as_ref().map(|f| &f.state)),
-            Err(error) => Err(error),
-        },
+        (&Method::GET, None) => paging::list(&api, &target, &request).await,
         (&Method::GET, Some(name)) => match read::past(&api, &request).await {
             Ok(past) => read::get(
                 &api,
@@ -249,6 +266,7 @@ async fn dispatch<L: EventLog>(
         (&Method::PUT, Some(name)) => write::update(&api, &target, name, &request).await,
         (&Method::PATCH, Some(name)) => write::patch(&api, &target, name, &request).await,
         (&Method::DELETE, Some(name)) => write::delete(&api, &target, name, &request).await,
+        (&Method::DELETE, None) => delete_collection::delete(&api, &target, &request).await,
         _ => Err(ApiError::method_not_allowed(format!(
             "the server does not allow this method on the requested resource ({method})"
         ))),
