@@ -5,7 +5,10 @@
 //! |---|---|
 //! | `/version` | the server version kubectl reads |
 //! | `/api`, `/api/v1`, `/apis`, `/apis/{group}[/{version}]` | discovery (legacy form) |
-//! | `/api/v1/…`, `/apis/{group}/{version}/…` | get, list, watch, create, update, patch, delete |
+//! | `/api/v1/…`, `/apis/{group}/{version}/…` | get, list (paged), watch, create, update, |
+//! | | patch, delete, deletecollection |
+//! | `…/authorization.k8s.io/v1/selfsubject{access,rules}reviews` | the caller's own reviews |
+//! | `…/authentication.k8s.io/v1/selfsubjectreviews` | who the caller is |
 //! | `/openapi/v2`, `/openapi/v3[/…]` | the served kinds' schemas |
 //!
 //! Every write becomes an input event in the log exactly as `flotilla apply` makes it (an
