@@ -158,7 +158,9 @@ fn api_resources(served: &ServedType) -> [Value; 2] {
         "singularName": served.singular,
         "namespaced": served.namespaced,
         "kind": served.kind,
-        "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "verbs": [
+            "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"
+        ],
     });
     if !served.short_names.is_empty() {
         main["shortNames"] = json!(served.short_names);
