@@ -123,9 +123,11 @@ pub struct TableData {
 }
 
 /// The table of `objects` (rendered objects of `kind`), without a NAMESPACE column: a client
-/// adds that itself when it lists across namespaces.
+/// adds that itself when it lists across namespaces. Ages are counted to `clock`, which the
+/// caller chooses: a reader's wall clock at the edge (the Kubernetes API's `Table`, whose AGE
+/// kubectl prints as is), or the state's own time ([`State::now`]) for a reading of the past.
 #[must_use]
-pub fn table_data(state: &State, kind: &KindInfo, objects: &[Value]) -> TableData {
+pub fn table_data(kind: &KindInfo, objects: &[Value], clock: Option<DateTime<Utc>>) -> TableData {
     let narrow: Vec<&str> = kind_columns(kind, false)
         .iter()
         .map(|column| column.header)
@@ -143,7 +145,7 @@ pub fn table_data(state: &State, kind: &KindInfo, objects: &[Value]) -> TableDat
             .iter()
             .map(|object| {
                 wide.iter()
-                    .map(|column| (column.cell)(object, state.now()))
+                    .map(|column| (column.cell)(object, clock))
                     .collect()
             })
             .collect(),

@@ -111,6 +111,10 @@ pub fn kube_request(
     let Some(parsed) = kube_path(path).filter(|_| !path.contains('%')) else {
         return Err(path_forbidden(grant, method, path));
     };
+    // Every authenticated caller may ask about itself (the API server's `system:basic-user`).
+    if *method == Method::POST && is_self_review(&parsed) {
+        return Ok(());
+    }
     if let (Role::Namespace { .. }, KubePath::Resource(resource)) = (&grant.role, &parsed)
         && resource.namespace.is_some()
     {
@@ -132,6 +136,25 @@ pub fn kube_request(
         (false, KubePath::Resource(resource)) => Err(resource_forbidden(grant, method, &resource)),
         (false, KubePath::Discovery) => Err(path_forbidden(grant, method, path)),
     }
+}
+
+/// Whether a path is one of the caller's own reviews (`SelfSubjectAccessReview`,
+/// `SelfSubjectRulesReview`, `SelfSubjectReview`), which every token may create.
+fn is_self_review(path: &KubePath<'_>) -> bool {
+    let KubePath::Resource(resource) = path else {
+        return false;
+    };
+    let own = match resource.group {
+        "authorization.k8s.io" => {
+            matches!(
+                resource.plural,
+                "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
+            )
+        }
+        "authentication.k8s.io" => resource.plural == "selfsubjectreviews",
+        _ => false,
+    };
+    own && resource.namespace.is_none() && resource.name.is_none()
 }
 
 /// A namespace token writes only kinds known as namespaced: a kind the hub serves, a Kubernetes

@@ -54,7 +54,8 @@ pub async fn groups<L: EventLog>(State(api): State<Api<L>>) -> Response {
             names.push(&served.group);
         }
     }
-    let groups: Vec<Value> = names.iter().map(|name| group_json(&types, name)).collect();
+    let mut groups: Vec<Value> = names.iter().map(|name| group_json(&types, name)).collect();
+    groups.extend(super::review::discovery_groups());
     Json(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})).into_response()
 }
 
@@ -67,7 +68,17 @@ pub async fn group<L: EventLog>(State(api): State<Api<L>>, Path(group): Path<Str
             value["apiVersion"] = Value::from("v1");
             Json(value).into_response()
         }
-        Ok(_) => ApiError::no_resource().into_response(),
+        Ok(_) => match super::review::discovery_groups()
+            .into_iter()
+            .find(|g| g["name"] == group.as_str())
+        {
+            Some(mut value) => {
+                value["kind"] = Value::from("APIGroup");
+                value["apiVersion"] = Value::from("v1");
+                Json(value).into_response()
+            }
+            None => ApiError::no_resource().into_response(),
+        },
         Err(error) => error.into_response(),
     }
 }
@@ -77,6 +88,9 @@ pub async fn group_resources<L: EventLog>(
     State(api): State<Api<L>>,
     Path((group, version)): Path<(String, String)>,
 ) -> Response {
+    if let Some(list) = super::review::resource_list(&group, &version) {
+        return Json(list).into_response();
+    }
     resource_list(&api, &group, &version)
 }
 
@@ -171,7 +185,9 @@ fn api_resources(served: &ServedType) -> [Value; 2] {
         "singularName": served.singular,
         "namespaced": served.namespaced,
         "kind": served.kind,
-        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+        "verbs": [
+            "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"
+        ],
     });
     if !served.short_names.is_empty() {
         main["shortNames"] = json!(served.short_names);

@@ -5,7 +5,10 @@
 //! |---|---|
 //! | `/version` | the server version kubectl reads |
 //! | `/api`, `/api/v1`, `/apis`, `/apis/{group}[/{version}]` | discovery (legacy form) |
-//! | `/api/v1/…`, `/apis/{group}/{version}/…` | get, list, watch, create, update, patch, delete |
+//! | `/api/v1/…`, `/apis/{group}/{version}/…` | get, list (paged), watch, create, update, |
+//! | | patch, delete, deletecollection |
+//! | `…/authorization.k8s.io/v1/selfsubject{access,rules}reviews` | the caller's own reviews |
+//! | `…/authentication.k8s.io/v1/selfsubjectreviews` | who the caller is |
 //! | `/openapi/v2`, `/openapi/v3[/…]` | the served kinds' schemas |
 //!
 //! Every write becomes an input event in the log exactly as `flotilla apply` makes it (an
@@ -14,10 +17,17 @@
 //! so the `resourceVersion` check of an update and its append cannot interleave with another
 //! write made here.
 
+mod body;
+mod delete_collection;
 mod discovery;
+mod generate_name;
+mod limits;
 mod openapi;
+mod paging;
 mod patch;
+mod protobuf;
 mod read;
+mod review;
 mod selector;
 mod server_side_apply;
 mod status;
@@ -31,8 +41,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
@@ -162,7 +171,7 @@ async fn core_request<L: EventLog>(
     Query(params): Query<Params>,
     principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     let principal = crate::auth::principal_of(principal);
     dispatch(
@@ -178,7 +187,7 @@ async fn group_request<L: EventLog>(
     Query(params): Query<Params>,
     principal: Option<axum::Extension<flotilla_core::Principal>>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> Response {
     let principal = crate::auth::principal_of(principal);
     dispatch(
@@ -208,13 +217,27 @@ async fn dispatch<L: EventLog>(
     rest: &str,
     params: Params,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
     principal: flotilla_core::Principal,
 ) -> Response {
+    let mut headers = headers;
+    let body = match body::read(body).await {
+        Ok(bytes) => body::as_json(&mut headers, bytes),
+        Err(error) => Err(error),
+    };
     let body = match body {
         Ok(body) => body,
-        Err(rejection) => return ApiError::body_refused(&rejection).into_response(),
+        Err(error) => return error.into_response(),
     };
+    if let Some(kind) = review::Review::of(group, version, rest) {
+        let request = Request {
+            params,
+            headers,
+            body,
+            principal,
+        };
+        return review::answer(&api, kind, &method, &request).into_response();
+    }
     let target = match resolve(&api, group, version, rest) {
         Ok(target) => target,
         Err(error) => return error.into_response(),
@@ -231,10 +254,7 @@ async fn dispatch<L: EventLog>(
         .is_some_and(|w| w == "true" || w == "1");
     let outcome = match (&method, &target.name) {
         (&Method::GET, None) if watching => return watch::serve(&api, &target, &request),
-        (&Method::GET, None) => match read::past(&api, &request).await {
-            Ok(past) => read::list(&api, &target, &request, past.as_ref().map(|f| &f.state)),
-            Err(error) => Err(error),
-        },
+        (&Method::GET, None) => paging::list(&api, &target, &request).await,
         (&Method::GET, Some(name)) => match read::past(&api, &request).await {
             Ok(past) => read::get(
                 &api,
@@ -249,6 +269,7 @@ async fn dispatch<L: EventLog>(
         (&Method::PUT, Some(name)) => write::update(&api, &target, name, &request).await,
         (&Method::PATCH, Some(name)) => write::patch(&api, &target, name, &request).await,
         (&Method::DELETE, Some(name)) => write::delete(&api, &target, name, &request).await,
+        (&Method::DELETE, None) => delete_collection::delete(&api, &target, &request).await,
         _ => Err(ApiError::method_not_allowed(format!(
             "the server does not allow this method on the requested resource ({method})"
         ))),

@@ -5,6 +5,7 @@
 use axum::Json;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_eventstore::EventLog;
 use serde_json::{Value, json};
@@ -42,6 +43,13 @@ pub fn matching(state: &State, target: &Target, filter: &Filter) -> Vec<Value> {
         .collect()
 }
 
+/// The clock a current read counts ages to: the reader's wall clock (kubectl prints a `Table`'s
+/// AGE as the server computed it), never behind the hub's own time (a hub on a test clock may
+/// run ahead of the wall).
+pub fn reader_clock(state: &State) -> Option<DateTime<Utc>> {
+    Some(Utc::now()).max(state.now())
+}
+
 /// With `?at=SEQ|TIME` (flotilla's time travel, as on its `/v1` reads): the state after that
 /// point of the log; `None` without it.
 ///
@@ -76,57 +84,26 @@ pub fn get<L: EventLog>(
     past: Option<&State>,
 ) -> Result<Response, ApiError> {
     let view;
-    let state = match past {
-        Some(state) => state,
+    let (state, clock) = match past {
+        Some(state) => (state, state.now()),
         None => {
             view = api.hub.view().map_err(ApiError::internal)?;
-            &view.folder.state
+            (&view.folder.state, reader_clock(&view.folder.state))
         }
     };
     let object =
         render(state, target, name).ok_or_else(|| ApiError::not_found(&target.subject(name)))?;
     if wants_table(&request.headers) {
-        return Ok(Json(table(state, target, &[object])).into_response());
+        return Ok(Json(table(target, &[object], clock)).into_response());
     }
     Ok(Json(object).into_response())
 }
 
-/// GET of a collection.
-pub fn list<L: EventLog>(
-    api: &Api<L>,
-    target: &Target,
-    request: &Request,
-    past: Option<&State>,
-) -> Result<Response, ApiError> {
-    let filter = Filter::from_params(&request.params)?;
-    let view;
-    let state = match past {
-        Some(state) => state,
-        None => {
-            view = api.hub.view().map_err(ApiError::internal)?;
-            &view.folder.state
-        }
-    };
-    let items = matching(state, target, &filter);
-    let resource_version = state.resource_version().to_string();
-    if wants_table(&request.headers) {
-        let mut table = table(state, target, &items);
-        table["metadata"] = json!({"resourceVersion": resource_version});
-        return Ok(Json(table).into_response());
-    }
-    Ok(Json(json!({
-        "apiVersion": target.api_version(),
-        "kind": format!("{}List", target.served.kind),
-        "metadata": {"resourceVersion": resource_version},
-        "items": items,
-    }))
-    .into_response())
-}
-
 /// The `Table` of some objects: KubeFleet's printer columns, each row carrying its object's
-/// metadata (`PartialObjectMetadata`), which kubectl reads for names and namespaces.
-pub fn table(state: &State, target: &Target, objects: &[Value]) -> Value {
-    let data = flotilla_projections::table_data(state, &target.kind_info(), objects);
+/// metadata (`PartialObjectMetadata`), which kubectl reads for names and namespaces. Ages are
+/// counted to `clock`: the reader's wall clock, or the state's own time for a past read.
+pub fn table(target: &Target, objects: &[Value], clock: Option<DateTime<Utc>>) -> Value {
+    let data = flotilla_projections::table_data(&target.kind_info(), objects, clock);
     let columns: Vec<Value> = data
         .columns
         .iter()

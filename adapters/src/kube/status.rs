@@ -17,6 +17,8 @@ pub struct ApiError {
     pub message: String,
     /// `details`, when the error is about one object.
     pub details: Option<Value>,
+    /// `metadata` (a `continue` token for an expired one).
+    pub metadata: Option<Value>,
 }
 
 /// What an error is about: `plural.group`, the kind and the name.
@@ -47,6 +49,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            metadata: None,
         }
     }
 
@@ -138,6 +141,47 @@ impl ApiError {
         self
     }
 
+    /// 422 for a field longer than allowed, worded as the API server's `field.TooLong` with a
+    /// byte limit (`metadata.annotations: Too long: must have at most 262144 bytes`).
+    pub fn too_long(subject: &Subject, field: &str, bytes_max: usize) -> Self {
+        let message = format!("Too long: must have at most {bytes_max} bytes");
+        let mut details = subject.details();
+        details["kind"] = Value::from(subject.kind.as_str());
+        details["causes"] =
+            json!([{"reason": "FieldValueTooLong", "message": message, "field": field}]);
+        Self {
+            details: Some(details),
+            ..Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                format!(
+                    "{}.{} {:?} is invalid: {field}: {message}",
+                    subject.kind, subject.group, subject.name
+                ),
+            )
+        }
+        .trim_core_group()
+    }
+
+    /// 410 for a `continue` token whose point in the log can no longer be read, worded as the
+    /// API server's (`storage.NewResourceExpired`); `renewed` continues from the same item at
+    /// the current point.
+    pub fn expired_continue(renewed: Option<String>) -> Self {
+        Self {
+            metadata: renewed.map(|token| json!({"continue": token})),
+            ..Self::new(
+                StatusCode::GONE,
+                "Expired",
+                "The provided continue parameter is too old to display a consistent list result. \
+                 You can start a new list without the continue parameter, or use the continue \
+                 token in this response to retrieve the remainder of the results. Continuing \
+                 with the provided token results in an inconsistent list - objects that were \
+                 created, modified, or deleted between the time the first chunk was returned \
+                 and now may show up in the list.",
+            )
+        }
+    }
+
     /// 400 for a malformed request.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "BadRequest", message)
@@ -168,15 +212,6 @@ impl ApiError {
             "RequestEntityTooLarge",
             format!("Request entity too large: {message}"),
         )
-    }
-
-    /// A body that could not be read: 413 over the body limit, else as axum classes it.
-    pub fn body_refused(rejection: &axum::extract::rejection::BytesRejection) -> Self {
-        match rejection.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => Self::too_large(rejection.body_text()),
-            code if code.is_server_error() => Self::internal(rejection.body_text()),
-            _ => Self::bad_request(rejection.body_text()),
-        }
     }
 
     /// The log's refusal of a write: 413 for an object too large to store (a retry cannot
@@ -225,6 +260,9 @@ impl ApiError {
         });
         if let Some(details) = &self.details {
             status["details"] = details.clone();
+        }
+        if let Some(metadata) = &self.metadata {
+            status["metadata"] = metadata.clone();
         }
         status
     }

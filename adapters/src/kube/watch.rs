@@ -25,7 +25,7 @@ use flotilla_replay::Point;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Sender;
 
-use super::read::{table, wants_table};
+use super::read::{reader_clock, table, wants_table};
 use super::selector::Filter;
 use super::watch_past::{Replayed, replay};
 use super::watch_render::{Object, Rendered, render};
@@ -122,7 +122,11 @@ fn resource_version(object: &Value) -> u64 {
 fn line(state: &State, watch: &Watch, kind: &str, object: &Object) -> Bytes {
     if watch.table {
         let value = &object.value;
-        let mut table = table(state, &watch.target, std::slice::from_ref(value));
+        let mut table = table(
+            &watch.target,
+            std::slice::from_ref(value),
+            reader_clock(state),
+        );
         table["metadata"] = json!({"resourceVersion": value["metadata"]["resourceVersion"]});
         let mut text = json!({"type": kind, "object": table}).to_string();
         text.push('\n');

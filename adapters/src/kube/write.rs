@@ -15,6 +15,7 @@ use flotilla_eventstore::EventLog;
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::generate_name;
 use super::patch::{self, PatchType};
 use super::read::render;
 use super::server_side_apply::FieldOwners;
@@ -205,7 +206,7 @@ async fn submit<L: EventLog>(
     Ok(())
 }
 
-fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
+pub(crate) fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
     match code {
         RejectCode::NotFound | RejectCode::ApprovalRequestNotFound => ApiError::not_found(subject),
         // The core's messages start with the field they are about (`spec.policy.x: …`).
@@ -225,6 +226,7 @@ async fn store<L: EventLog>(
 ) -> Result<Stored, ApiError> {
     let name = name_of(object)?;
     let subject = target.subject(&name);
+    super::limits::check(&subject, object)?;
     flotilla_core::manifest::parse_manifest(object)
         .map_err(|error| ApiError::invalid(&subject, &error.field, &error.message))?;
     if dry_run(request) {
@@ -266,10 +268,13 @@ pub async fn create<L: EventLog>(
     target: &Target,
     request: &Request,
 ) -> Result<Response, ApiError> {
-    let object = prepare(target, None, json_body(request)?)?;
+    let mut object = prepare(target, None, json_body(request)?)?;
+    let mut owners = api.writes.lock().await;
+    if let Some(prefix) = generate_name::prefix(&object) {
+        object["metadata"]["name"] = Value::from(unused_name(api, target, &prefix)?);
+    }
     let name = name_of(&object)?;
     let subject = target.subject(&name);
-    let mut owners = api.writes.lock().await;
     if current(api, target, &name)?.is_some() {
         return Err(ApiError::already_exists(&subject));
     }
@@ -281,6 +286,22 @@ pub async fn create<L: EventLog>(
         respond(StatusCode::CREATED, stored_object(api, target, &name)?),
         &object,
     ))
+}
+
+/// A name from `generateName` that no object of the target's kind has (called under the
+/// write lock, so no other write through this API takes it before the append).
+fn unused_name<L: EventLog>(
+    api: &Api<L>,
+    target: &Target,
+    prefix: &str,
+) -> Result<String, ApiError> {
+    for _ in 0..generate_name::ATTEMPTS_MAX {
+        let name = generate_name::generate(prefix);
+        if current(api, target, &name)?.is_none() {
+            return Ok(name);
+        }
+    }
+    Err(ApiError::already_exists(&target.subject(prefix)))
 }
 
 /// The `resourceVersion` a write carries must be the stored one, when given.
@@ -486,21 +507,32 @@ pub async fn delete<L: EventLog>(
     if current(api, target, name)?.is_none() {
         return Err(ApiError::not_found(&subject));
     }
-    // Approval requests are derived, but deleting one is an input: its run makes it again
-    // while the approval is still owed (KubeFleet's `handleStageApprovalTask`).
-    let submitted = !is_derived(target) || is_approval_request(target);
-    if submitted && !dry_run(request) {
-        let key = target.key(name);
-        let input = Input::Delete {
-            target: ObjectRef {
-                kind: key.kind.to_string(),
-                group: Some(key.group.to_string()),
-                namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
-                name: key.name.to_string(),
-            },
-        };
+    if let Some(input) = delete_input(target, name).filter(|_| !dry_run(request)) {
         submit(api, &subject, input, &request.principal).await?;
-        owners.forget(&key);
+        owners.forget(&target.key(name));
     }
     Ok(respond(StatusCode::OK, deleted(&subject)))
+}
+
+/// The input a delete of `name` appends; `None` for a derived kind, which the hub derives again
+/// at once. Approval requests are derived, but deleting one is an input: its run makes it again
+/// while the approval is still owed (KubeFleet's `handleStageApprovalTask`).
+pub(crate) fn delete_input(target: &Target, name: &str) -> Option<Input> {
+    if is_derived(target) && !is_approval_request(target) {
+        return None;
+    }
+    let key = target.key(name);
+    Some(Input::Delete {
+        target: ObjectRef {
+            kind: key.kind.to_string(),
+            group: Some(key.group.to_string()),
+            namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
+            name: key.name.to_string(),
+        },
+    })
+}
+
+/// Whether the request is a dry run.
+pub(crate) fn is_dry_run(request: &Request) -> bool {
+    dry_run(request)
 }
