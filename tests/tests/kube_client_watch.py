@@ -2,7 +2,10 @@
 list, then watch from the list's resourceVersion; and, given a resourceVersion older than the
 hub's watch window, the client's 410 handling and a relist.
 
-Usage: kube_client_watch.py KUBECONFIG changes|expired [RESOURCE_VERSION]. Prints one JSON line.
+And paging: a list in pages of two, following `continue` as the client's callers do.
+
+Usage: kube_client_watch.py KUBECONFIG changes|expired|pages [RESOURCE_VERSION]. Prints one JSON
+line.
 """
 
 import json
@@ -59,10 +62,28 @@ def expired(api, version):
     return {"watched": watched, "gone": gone, "relisted": names, "after": events_from(api, fresh)}
 
 
+def pages(api):
+    """Every placement, two per page; each page's names and remainingItemCount."""
+    seen, token = [], None
+    for _ in range(20):
+        page = api.list_cluster_custom_object(GROUP, VERSION, PLURAL, limit=2, _continue=token)
+        names = [item["metadata"]["name"] for item in page["items"]]
+        seen.append([names, page["metadata"].get("remainingItemCount")])
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+    return {"pages": seen}
+
+
 def main(kubeconfig, phase, version=None):
     config.load_kube_config(config_file=kubeconfig)
     api = client.CustomObjectsApi()
-    found = changes(api) if phase == "changes" else expired(api, version)
+    if phase == "changes":
+        found = changes(api)
+    elif phase == "expired":
+        found = expired(api, version)
+    else:
+        found = pages(api)
     print(json.dumps(found))
 
 

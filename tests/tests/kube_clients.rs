@@ -58,7 +58,7 @@ fn python_watch(kubectl: &Kubectl, args: &[&str]) -> Result<Value, String> {
 }
 
 #[test]
-fn the_python_client_watches_every_change_and_relists_after_410() -> Result<(), String> {
+fn the_python_client_watches_every_change_relists_after_410_and_pages() -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let data = dir.path().join("data");
     let hub = HubProcess::start(&binary(), &data, &[])?;
@@ -82,6 +82,13 @@ fn the_python_client_watches_every_change_and_relists_after_410() -> Result<(), 
     assert_eq!(found["gone"][0], 410, "{found}");
     assert_eq!(found["relisted"], json!(["crp-b", "crp-c"]), "{found}");
     assert_eq!(found["after"], json!([["ADDED", "crp-d"]]), "{found}");
+    // Paging: crp-b, crp-c, crp-d in pages of two, with the count still to come.
+    let found = python_watch(&kubectl, &["pages"])?;
+    assert_eq!(
+        found["pages"],
+        json!([[["crp-b", "crp-c"], 1], [["crp-d"], null]]),
+        "{found}"
+    );
     hub.stop()
 }
 
