@@ -25,6 +25,7 @@ mod limits;
 mod openapi;
 mod paging;
 mod patch;
+mod preview;
 mod protobuf;
 mod read;
 mod review;

@@ -17,6 +17,7 @@ use uuid::Uuid;
 
 use super::generate_name;
 use super::patch::{self, PatchType};
+use super::preview::preview;
 use super::read::render;
 use super::server_side_apply::FieldOwners;
 use super::status::{Subject, deleted};
@@ -279,7 +280,8 @@ pub async fn create<L: EventLog>(
         return Err(ApiError::already_exists(&subject));
     }
     if store(api, target, &object, request).await? == Stored::DryRun {
-        return Ok(warn(respond(StatusCode::CREATED, object.clone()), &object));
+        let shown = preview(api, target, &object, None, &request.principal)?;
+        return Ok(warn(respond(StatusCode::CREATED, shown), &object));
     }
     owners.updated(&target.key(&name), &manager(request), None, &object);
     Ok(warn(
@@ -349,7 +351,8 @@ async fn replace_with<L: EventLog>(
     }
     let written = prepare(target, Some(name), written)?;
     if store(api, target, &written, request).await? == Stored::DryRun {
-        return Ok(warn(respond(StatusCode::OK, written.clone()), &written));
+        let shown = preview(api, target, &written, Some(&live), &request.principal)?;
+        return Ok(warn(respond(StatusCode::OK, shown), &written));
     }
     owners.updated(&target.key(name), &manager(request), Some(&live), &written);
     Ok(warn(
@@ -434,7 +437,8 @@ async fn server_side_apply<L: EventLog>(
         return Ok(respond(StatusCode::OK, live.clone()));
     }
     if store(api, target, &merged, request).await? == Stored::DryRun {
-        return Ok(warn(respond(StatusCode::OK, merged.clone()), &merged));
+        let shown = preview(api, target, &merged, live.as_ref(), &request.principal)?;
+        return Ok(warn(respond(StatusCode::OK, shown), &merged));
     }
     owners.commit(&key, recorded);
     let code = if live.is_some() {
