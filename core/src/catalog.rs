@@ -55,9 +55,11 @@ const NONE: &[&str] = &[];
 /// server prefers the highest-priority version of a group (`v1` over `v1beta1` over
 /// `v1alpha1`), whatever the storage version.
 const FLEET_VERSIONS: &[&str] = &["v1", "v1beta1"];
-/// Kinds KubeFleet also serves in `v1alpha1` (overrides, staged updates; the seeds write
-/// overrides in it).
+/// Kinds KubeFleet also serves in `v1alpha1`: the cluster-scoped staged update kinds.
 const WITH_ALPHA: &[&str] = &["v1", "v1beta1", "v1alpha1"];
+/// Overrides and their snapshots: `v1beta1` and `v1alpha1`, the versions flotilla's override
+/// model reads (KubeFleet's CRDs add `v1`).
+const OVERRIDE_VERSIONS: &[&str] = &["v1beta1", "v1alpha1"];
 /// Kinds KubeFleet serves in `v1beta1` and `v1alpha1` only (evictions and disruption budgets).
 const BETA_ALPHA: &[&str] = &["v1beta1", "v1alpha1"];
 /// Kinds KubeFleet serves in `v1beta1` only.
@@ -248,14 +250,14 @@ pub const ENTRIES: &[Entry] = &[
             ),
             "v1alpha1",
         ),
-        WITH_ALPHA,
+        OVERRIDE_VERSIONS,
     ),
     serving(
         shown_as(
             namespaced(fleet("ResourceOverride", "resourceoverrides", &["ro"])),
             "v1alpha1",
         ),
-        WITH_ALPHA,
+        OVERRIDE_VERSIONS,
     ),
     serving(
         shown_as(
@@ -266,7 +268,7 @@ pub const ENTRIES: &[Entry] = &[
             ),
             "v1alpha1",
         ),
-        WITH_ALPHA,
+        OVERRIDE_VERSIONS,
     ),
     serving(
         shown_as(
@@ -277,7 +279,7 @@ pub const ENTRIES: &[Entry] = &[
             )),
             "v1alpha1",
         ),
-        WITH_ALPHA,
+        OVERRIDE_VERSIONS,
     ),
     serving(
         fleet("ClusterResourceEnvelope", "clusterresourceenvelopes", NONE),

@@ -140,11 +140,13 @@ fn stored_kinds_resolve_by_kind_or_plural() {
 fn kinds_derived_from_placements_resolve_by_kubefleets_names() {
     let hub = Hub::new();
     let state = &hub.state;
+    // KubeFleet serves the namespaced snapshots and bindings in v1beta1 only.
     let placement = |kind: &str, namespaced: bool| {
+        let version = if namespaced { "v1beta1" } else { "v1" };
         info(
             "placement.kubernetes-fleet.io",
             kind,
-            "placement.kubernetes-fleet.io/v1",
+            &format!("placement.kubernetes-fleet.io/{version}"),
             namespaced,
         )
     };
