@@ -18,6 +18,7 @@ mod discovery;
 mod openapi;
 mod patch;
 mod read;
+pub mod schema;
 mod selector;
 mod server_side_apply;
 mod status;
