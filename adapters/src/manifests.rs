@@ -127,6 +127,64 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
         .collect()
 }
 
+/// Holds every document of a file to its KubeFleet CRD schema (`kube::schema`) as `kubectl
+/// apply --validate=MODE` has the API server do: violations always refuse the file, naming
+/// file, document and field; unknown fields refuse it under `Strict`, and are dropped under
+/// `Warn` (each returned as a warning) and `Ignore`.
+///
+/// # Errors
+/// The first document that breaks its schema.
+pub fn validate_documents(
+    file: &str,
+    documents: &mut [Document],
+    mode: crate::kube::schema::FieldValidation,
+) -> Result<Vec<String>, ManifestError> {
+    use crate::kube::schema::{self, FieldValidation};
+    let mut warnings = Vec::new();
+    for document in documents.iter_mut() {
+        let checked = schema::check_manifest(&document.value);
+        let refused_unknown = if mode == FieldValidation::Strict {
+            checked.unknown.as_slice()
+        } else {
+            &[]
+        };
+        let mut problems = refused_unknown
+            .iter()
+            .map(|path| (path.to_string(), "unknown field".to_owned()))
+            .chain(
+                checked
+                    .violations
+                    .iter()
+                    .map(|v| (v.field.clone(), v.body())),
+            );
+        if let Some((field, message)) = problems.next() {
+            let more: Vec<String> = problems.map(|(f, m)| format!("field {f}: {m}")).collect();
+            let message = if more.is_empty() {
+                message
+            } else {
+                format!("{message}; also {}", more.join("; "))
+            };
+            return Err(ManifestError {
+                file: file.to_owned(),
+                document: document.index,
+                field: Some(field),
+                message,
+            });
+        }
+        if mode == FieldValidation::Warn {
+            warnings.extend(checked.unknown.iter().map(|path| {
+                format!(
+                    "{file}: document {}: unknown field {:?}",
+                    document.index,
+                    path.to_string()
+                )
+            }));
+        }
+        schema::prune(&mut document.value, &checked.unknown);
+    }
+    Ok(warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

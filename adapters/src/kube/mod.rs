@@ -15,6 +15,7 @@
 //! write made here.
 
 mod discovery;
+mod field_validation;
 mod openapi;
 mod patch;
 mod read;
@@ -22,7 +23,6 @@ pub mod schema;
 mod selector;
 mod server_side_apply;
 mod status;
-mod unknown_fields;
 mod watch;
 mod watch_past;
 mod watch_render;

@@ -132,6 +132,35 @@ impl ApiError {
         .trim_core_group()
     }
 
+    /// 422 for an object that breaks its schema: every violation a cause, the message as the
+    /// API server's `NewInvalid` words it (one error bare, several in brackets).
+    pub fn invalid_fields(subject: &Subject, violations: &[super::schema::Violation]) -> Self {
+        let texts: Vec<String> = violations.iter().map(ToString::to_string).collect();
+        let listed = match texts.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let causes: Vec<Value> = violations
+            .iter()
+            .map(|v| json!({"reason": v.reason.cause(), "message": v.body(), "field": v.field}))
+            .collect();
+        let mut details = subject.details();
+        details["kind"] = Value::from(subject.kind.as_str());
+        details["causes"] = Value::Array(causes);
+        Self {
+            details: Some(details),
+            ..Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                format!(
+                    "{}.{} {:?} is invalid: {listed}",
+                    subject.kind, subject.group, subject.name
+                ),
+            )
+        }
+        .trim_core_group()
+    }
+
     /// `Kind. "name"` reads `Kind "name"` for the core group.
     fn trim_core_group(mut self) -> Self {
         self.message = self.message.replacen(". \"", " \"", 1);

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::Checked;
 use super::path::{FieldPath, Segment};
-use super::violation::{Reason, Violation, shown};
+use super::violation::{Reason, Violation, quoted, shown, type_name};
 
 /// The fields of `ObjectMeta`.
 const OBJECT_META: [&str; 15] = [
@@ -83,16 +83,10 @@ pub fn check(object: &Map<String, Value>, path: &FieldPath, root: bool, embedded
         return out;
     };
     let Some(meta) = meta.as_object() else {
-        let detail = format!(
-            "{meta_path} in body must be of type object: \"{}\"",
-            "other"
-        );
-        out.violations.push(Violation::new(
-            &meta_path,
-            Reason::TypeInvalid,
-            Some(shown(meta)),
-            detail,
-        ));
+        let actual = quoted(type_name(meta));
+        let detail = format!("{meta_path} in body must be of type object: {actual}");
+        let violation = Violation::new(&meta_path, Reason::TypeInvalid, Some(actual), detail);
+        out.violations.push(violation);
         return out;
     };
     for key in meta.keys().filter(|k| !OBJECT_META.contains(&k.as_str())) {
@@ -164,14 +158,12 @@ fn string_map(
     };
     let field_path = path.key(field);
     let Some(map) = value.as_object() else {
-        let detail = format!(
-            "{field_path} in body must be of type object: {}",
-            shown(value)
-        );
+        let actual = quoted(type_name(value));
+        let detail = format!("{field_path} in body must be of type object: {actual}");
         out.push(Violation::new(
             &field_path,
             Reason::TypeInvalid,
-            Some(shown(value)),
+            Some(actual),
             detail,
         ));
         return;
@@ -182,14 +174,12 @@ fn string_map(
         }
         let Some(text) = item.as_str() else {
             let item_path = field_path.child(Segment::MapKey(key.clone()));
-            let detail = format!(
-                "{item_path} in body must be of type string: {}",
-                shown(item)
-            );
+            let actual = quoted(type_name(item));
+            let detail = format!("{item_path} in body must be of type string: {actual}");
             out.push(Violation::new(
                 &item_path,
                 Reason::TypeInvalid,
-                Some(shown(item)),
+                Some(actual),
                 detail,
             ));
             continue;

@@ -84,6 +84,43 @@ pub fn open_api_schema(group: &str, kind: &str, version: &str) -> Option<&'stati
     crds::schema(group, kind, version).map(|(_, schema)| schema)
 }
 
+/// How a writer wants unknown and duplicate fields treated: KEP-2885's `fieldValidation`,
+/// kubectl's `--validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Refuse unknown and duplicate fields.
+    Strict,
+    /// Drop them, with a warning each.
+    Warn,
+    /// Drop them.
+    Ignore,
+}
+
+/// A manifest of a KubeFleet kind as a writer outside the Kubernetes API sends it (`flotilla
+/// apply`, an `apply` event over HTTP or NATS), checked by its own `apiVersion` and `kind`:
+/// what [`check`] finds, `Checked::default()` for a kind without a vendored schema.
+#[must_use]
+pub fn check_manifest(manifest: &Value) -> Checked {
+    let api_version = manifest["apiVersion"].as_str().unwrap_or_default();
+    let kind = manifest["kind"].as_str().unwrap_or_default();
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    check(group, kind, version, manifest, None).unwrap_or_default()
+}
+
+/// Why a manifest is refused under strict validation, one line per problem (unknown fields
+/// first, then violations); empty when it is not.
+#[must_use]
+pub fn strict_problems(manifest: &Value) -> Vec<String> {
+    let checked = check_manifest(manifest);
+    let unknown = checked
+        .unknown
+        .iter()
+        .map(|path| format!("unknown field {:?}", path.to_string()));
+    unknown
+        .chain(checked.violations.iter().map(ToString::to_string))
+        .collect()
+}
+
 /// Removes the fields at `paths` from `object` (unknown fields that `Warn` and `Ignore` drop,
 /// as the API server prunes them).
 pub fn prune(object: &mut Value, paths: &[FieldPath]) {

@@ -35,6 +35,15 @@ impl FieldPath {
         self.child(Segment::Key(key.to_owned()))
     }
 
+    /// The value at this path in `value`, if there is one.
+    #[must_use]
+    pub fn lookup<'v>(&self, value: &'v Value) -> Option<&'v Value> {
+        self.0.iter().try_fold(value, |at, segment| match segment {
+            Segment::Key(key) | Segment::MapKey(key) => at.get(key.as_str()),
+            Segment::Index(index) => at.get(*index),
+        })
+    }
+
     /// Removes the field at this path from `value`, if it is there.
     pub fn remove_from(&self, value: &mut Value) {
         let Some((last, parents)) = self.0.split_last() else {
