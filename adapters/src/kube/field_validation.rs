@@ -94,19 +94,18 @@ pub fn validate(
             version = target.version,
         )));
     }
-    if !checked.violations.is_empty() {
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        return Err(ApiError::invalid_fields(
-            &target.subject(name),
-            &checked.violations,
-        ));
-    }
-    schema::prune(&mut object, &unknown);
     let mut warnings = if mode == FieldValidation::Warn {
         problems
     } else {
         Vec::new()
     };
+    if !checked.violations.is_empty() {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let mut refused = ApiError::invalid_fields(&target.subject(name), &checked.violations);
+        refused.warnings = warnings;
+        return Err(refused);
+    }
+    schema::prune(&mut object, &unknown);
     warnings.extend(
         unmodelled(&object)
             .into_iter()

@@ -17,6 +17,9 @@ pub struct ApiError {
     pub message: String,
     /// `details`, when the error is about one object.
     pub details: Option<Value>,
+    /// `Warning` headers to answer with (unknown fields dropped under `fieldValidation=Warn`
+    /// before the object was refused for another reason, as the API server warns).
+    pub warnings: Vec<String>,
 }
 
 /// What an error is about: `plural.group`, the kind and the name.
@@ -47,6 +50,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -142,7 +146,15 @@ impl ApiError {
         };
         let causes: Vec<Value> = violations
             .iter()
-            .map(|v| json!({"reason": v.reason.cause(), "message": v.body(), "field": v.field}))
+            .map(|v| {
+                // The API server names the object itself by its nil path.
+                let field = if v.field.is_empty() {
+                    "<nil>"
+                } else {
+                    &v.field
+                };
+                json!({"reason": v.reason.cause(), "message": v.body(), "field": field})
+            })
             .collect();
         let mut details = subject.details();
         details["kind"] = Value::from(subject.kind.as_str());
@@ -261,7 +273,8 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.code, Json(self.to_status())).into_response()
+        let response = (self.code, Json(self.to_status())).into_response();
+        super::field_validation::warn(response, &self.warnings)
     }
 }
 
