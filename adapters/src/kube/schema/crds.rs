@@ -79,7 +79,8 @@ fn parse(crd: &Value) -> Option<((String, String), Crd)> {
         .iter()
         .filter_map(|version| {
             let name = version.get("name")?.as_str()?.to_owned();
-            let schema = version.get("schema")?.get("openAPIV3Schema")?.clone();
+            let mut schema = version.get("schema")?.get("openAPIV3Schema")?.clone();
+            super::extensions::extend(&group, &kind, &mut schema);
             Some((name, schema))
         })
         .collect();

@@ -19,6 +19,12 @@
 //!   that read `oldSelf` are transition rules and run only where an old value exists), each
 //!   failure reporting the rule's `message`. As the API server does, rules are not evaluated
 //!   while the object has a type or enum violation.
+//! - on an update, a value equal to the stored one at the same place is not checked again
+//!   (the API server's validation ratcheting, on by default since Kubernetes 1.30): an edit
+//!   of one field is not refused for another field the writer did not touch.
+//!
+//! flotilla's additions to KubeFleet's schemas are in `extensions`, and the fields it does not
+//! require in [`RELAXED`].
 //!
 //! Kinds without a vendored schema (built-in kinds, Rancher Fleet's, kinds a hub-applied CRD
 //! declares) are not checked here.
@@ -26,6 +32,7 @@
 mod cel;
 mod crds;
 mod duplicates;
+mod extensions;
 mod metadata;
 mod path;
 mod prepare;
@@ -50,8 +57,19 @@ pub struct Checked {
     pub violations: Vec<Violation>,
 }
 
+/// Where flotilla knowingly accepts less than KubeFleet's schema: `(group, kind, field, why)`
+/// of a field KubeFleet requires that flotilla neither requires nor reads.
+pub const RELAXED: &[(&str, &str, &str, &str)] = &[(
+    "cluster.kubernetes-fleet.io",
+    "MemberCluster",
+    "spec.identity",
+    "flotilla authenticates a member's agent with its own tokens or NATS credentials, never \
+     through the identity a KubeFleet hub grants RBAC to, so a member needs none",
+)];
+
 /// Checks `object` against the schema of `group`/`kind` in `version`; `old` is the stored
 /// object on an update (for the `oldSelf` rules). `None` when no vendored CRD defines the kind.
+/// A missing field listed in [`RELAXED`] is not a violation.
 #[must_use]
 pub fn check(
     group: &str,
@@ -61,7 +79,14 @@ pub fn check(
     old: Option<&Value>,
 ) -> Option<Checked> {
     let (_, schema) = crds::schema(group, kind, version)?;
-    Some(structural::check(schema, object, old))
+    let mut checked = structural::check(schema, object, old);
+    checked.violations.retain(|violation| {
+        violation.reason != Reason::Required
+            || !RELAXED
+                .iter()
+                .any(|(g, k, field, _)| *g == group && *k == kind && *field == violation.field)
+    });
+    Some(checked)
 }
 
 /// Every way `object` (of `kind` in `api_version`, as served or as written) breaks its

@@ -85,6 +85,10 @@ impl<'a> Walk<'a> {
         if value.is_null() && flag(schema, "nullable") {
             return;
         }
+        if old == Some(value) && !root {
+            // Ratcheting: an unchanged value is not the writer's doing.
+            return;
+        }
         if !self.type_matches(schema, value, path) {
             return;
         }

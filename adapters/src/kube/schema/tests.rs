@@ -350,3 +350,55 @@ fn duplicate_fields_are_found_by_path() {
     assert_eq!(paths, ["spec.b[0].x", "spec.a"]);
     assert!(duplicate_fields(b"not json").is_empty());
 }
+
+#[test]
+fn a_member_cluster_needs_no_identity_in_flotilla() {
+    let member = json!({"apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+        "kind": "MemberCluster", "metadata": {"name": "m1"}, "spec": {"heartbeatPeriodSeconds": 2}});
+    assert_eq!(
+        validate(
+            "MemberCluster",
+            "cluster.kubernetes-fleet.io/v1beta1",
+            &member
+        ),
+        []
+    );
+    let typo = json!({"apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+        "kind": "MemberCluster", "metadata": {"name": "m1"}, "spec": {"identity": {"kind": "User"}}});
+    let texts: Vec<String> = validate(
+        "MemberCluster",
+        "cluster.kubernetes-fleet.io/v1beta1",
+        &typo,
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(texts, ["spec.identity.name: Required value"]);
+}
+
+#[test]
+fn unchanged_values_are_not_checked_again_on_updates() {
+    let strategy = |label: &str| {
+        json!({"apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateStrategy", "metadata": {"name": "s", "labels": {"l": label}},
+        "spec": {"stages": [{"name": "a", "afterStageTasks": [
+            {"type": "Approval", "waitTime": "1h"}]}]}})
+    };
+    let kind = "ClusterStagedUpdateStrategy";
+    let fresh = checked(kind, "v1beta1", &strategy("a"), None);
+    assert_eq!(fresh.violations.len(), 1, "{:?}", fresh.violations);
+    let relabelled = checked(kind, "v1beta1", &strategy("b"), Some(&strategy("a")));
+    assert_eq!(relabelled.violations, []);
+}
+
+#[test]
+fn a_partitioned_strategy_is_flotillas_extension() {
+    let object = crp(
+        json!({"resourceSelectors": selectors(), "strategy": {"type": "Partitioned",
+        "rolloutStrategy": {"maxUnavailable": "10%"}}}),
+    );
+    assert_eq!(
+        checked("ClusterResourcePlacement", "v1", &object, None),
+        Checked::default()
+    );
+}
