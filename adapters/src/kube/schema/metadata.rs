@@ -202,15 +202,15 @@ fn qualified_name_problem(key: &str) -> Option<String> {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
     };
-    if let Some(prefix) = prefix {
-        if prefix.is_empty() || prefix.len() > 253 || !whole(DNS1123_SUBDOMAIN, prefix) {
-            return Some(format!(
-                "prefix part a lowercase RFC 1123 subdomain must consist of lower case \
+    if let Some(prefix) = prefix
+        && (prefix.is_empty() || prefix.len() > 253 || !whole(DNS1123_SUBDOMAIN, prefix))
+    {
+        return Some(format!(
+            "prefix part a lowercase RFC 1123 subdomain must consist of lower case \
                  alphanumeric characters, '-' or '.', and must start and end with an \
                  alphanumeric character (e.g. 'example.com', regex used for validation is \
                  '{DNS1123_SUBDOMAIN}')"
-            ));
-        }
+        ));
     }
     if name.is_empty() {
         return Some("name part must be non-empty".to_owned());

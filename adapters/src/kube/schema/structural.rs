@@ -162,24 +162,24 @@ impl<'a> Walk<'a> {
 
     fn string(&mut self, schema: &Value, text: &str, value: &Value, path: &FieldPath) {
         let length = text.chars().count();
-        if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-            if (length as u64) < min {
-                let detail = format!("{path} in body should be at least {min} chars long");
-                self.invalid(path, value, detail);
-            }
+        if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
+            && (length as u64) < min
+        {
+            let detail = format!("{path} in body should be at least {min} chars long");
+            self.invalid(path, value, detail);
         }
-        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-            if (length as u64) > max {
-                let detail = format!("may not be more than {max} bytes");
-                let violation = Violation::new(path, Reason::TooLong, None, detail);
-                self.violations.push(violation);
-            }
+        if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
+            && (length as u64) > max
+        {
+            let detail = format!("may not be more than {max} bytes");
+            let violation = Violation::new(path, Reason::TooLong, None, detail);
+            self.violations.push(violation);
         }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-            if !super::metadata::matches(pattern, text) {
-                let detail = format!("{path} in body should match '{pattern}'");
-                self.invalid(path, value, detail);
-            }
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
+            && !super::metadata::matches(pattern, text)
+        {
+            let detail = format!("{path} in body should match '{pattern}'");
+            self.invalid(path, value, detail);
         }
         let format_ok = match schema.get("format").and_then(Value::as_str) {
             Some("date-time") => chrono::DateTime::parse_from_rfc3339(text).is_ok(),
@@ -230,19 +230,19 @@ impl<'a> Walk<'a> {
         path: &FieldPath,
     ) {
         let count = items.len() as u64;
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
-            if count < min {
-                let detail = format!("{path} in body should have at least {min} items");
-                self.invalid(path, &Value::from(count), detail);
-            }
+        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
+            && count < min
+        {
+            let detail = format!("{path} in body should have at least {min} items");
+            self.invalid(path, &Value::from(count), detail);
         }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64) {
-            if count > max {
-                let detail = format!("must have at most {max} items");
-                let shown = Some(count.to_string());
-                let violation = Violation::new(path, Reason::TooMany, shown, detail);
-                self.violations.push(violation);
-            }
+        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
+            && count > max
+        {
+            let detail = format!("must have at most {max} items");
+            let shown = Some(count.to_string());
+            let violation = Violation::new(path, Reason::TooMany, shown, detail);
+            self.violations.push(violation);
         }
         let keys = list_map_keys(schema);
         self.unique_items(schema, items, keys.as_deref(), path);
@@ -339,19 +339,19 @@ impl<'a> Walk<'a> {
 
     fn property_count(&mut self, schema: &Value, map: &Map<String, Value>, path: &FieldPath) {
         let count = map.len() as u64;
-        if let Some(min) = schema.get("minProperties").and_then(Value::as_u64) {
-            if count < min {
-                let detail = format!("{path} in body should have at least {min} properties");
-                self.invalid(path, &Value::from(count), detail);
-            }
+        if let Some(min) = schema.get("minProperties").and_then(Value::as_u64)
+            && count < min
+        {
+            let detail = format!("{path} in body should have at least {min} properties");
+            self.invalid(path, &Value::from(count), detail);
         }
-        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64) {
-            if count > max {
-                let detail = format!("must have at most {max} items");
-                let shown = Some(count.to_string());
-                let violation = Violation::new(path, Reason::TooMany, shown, detail);
-                self.violations.push(violation);
-            }
+        if let Some(max) = schema.get("maxProperties").and_then(Value::as_u64)
+            && count > max
+        {
+            let detail = format!("must have at most {max} items");
+            let shown = Some(count.to_string());
+            let violation = Violation::new(path, Reason::TooMany, shown, detail);
+            self.violations.push(violation);
         }
     }
 }
