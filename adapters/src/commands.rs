@@ -106,10 +106,12 @@ pub async fn apply(
     validate: crate::kube::schema::FieldValidation,
 ) -> anyhow::Result<()> {
     let text = read_input(file)?;
-    let mut documents = manifests::parse_file(file, &text)?;
-    for warning in manifests::validate_documents(file, &mut documents, validate)? {
+    // KubeFleet's schema first, so its wording names a problem both it and the model see.
+    let mut raw = manifests::read_documents(file, &text)?;
+    for warning in manifests::validate_documents(file, &mut raw, validate)? {
         eprintln!("Warning: {warning}");
     }
+    let documents = manifests::parse_documents(file, raw)?;
     let labels: Vec<String> = documents
         .iter()
         .map(|d| {
