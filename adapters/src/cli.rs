@@ -49,6 +49,19 @@ pub enum RecordOutput {
     Yaml,
 }
 
+/// kubectl's spellings of `--validate`.
+fn parse_validate(text: &str) -> Result<crate::kube::schema::FieldValidation, String> {
+    use crate::kube::schema::FieldValidation;
+    match text {
+        "strict" | "true" => Ok(FieldValidation::Strict),
+        "warn" => Ok(FieldValidation::Warn),
+        "ignore" | "false" => Ok(FieldValidation::Ignore),
+        other => Err(format!(
+            "invalid --validate {other:?}: must be one of strict (or true), warn, ignore (or false)"
+        )),
+    }
+}
+
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -59,6 +72,11 @@ pub enum Command {
         /// File to read.
         #[arg(short = 'f', long = "filename")]
         file: String,
+        /// How fields KubeFleet's schema does not declare are treated, as kubectl's
+        /// `--validate`: `strict` (or `true`) refuses them, `warn` drops them with a warning,
+        /// `ignore` (or `false`) drops them. Schema violations are refused under every mode.
+        #[arg(long, default_value = "strict", value_parser = parse_validate)]
+        validate: crate::kube::schema::FieldValidation,
     },
     /// Delete an object by kind and name, or every object in a file.
     Delete {

@@ -95,13 +95,23 @@ fn report(labels: &[String], results: &[AppendResult]) -> bool {
     failed
 }
 
-/// `flotilla apply -f FILE`.
+/// `flotilla apply -f FILE [--validate=strict|warn|ignore]`.
 ///
 /// # Errors
-/// A file that does not parse (nothing is sent), an unreachable hub, or a rejection.
-pub async fn apply(client: &Client, file: &str) -> anyhow::Result<()> {
+/// A file that does not parse or breaks KubeFleet's schema (nothing is sent), an unreachable
+/// hub, or a rejection.
+pub async fn apply(
+    client: &Client,
+    file: &str,
+    validate: crate::kube::schema::FieldValidation,
+) -> anyhow::Result<()> {
     let text = read_input(file)?;
-    let documents = manifests::parse_file(file, &text)?;
+    // KubeFleet's schema first, so its wording names a problem both it and the model see.
+    let mut raw = manifests::read_documents(file, &text)?;
+    for warning in manifests::validate_documents(file, &mut raw, validate)? {
+        eprintln!("Warning: {warning}");
+    }
+    let documents = manifests::parse_documents(file, raw)?;
     let labels: Vec<String> = documents
         .iter()
         .map(|d| {

@@ -90,7 +90,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             })
             .await
         }
-        Command::Apply { file } => commands::apply(&client, &file).await,
+        Command::Apply { file, validate } => commands::apply(&client, &file, validate).await,
         Command::Delete {
             kind,
             name,

@@ -131,6 +131,26 @@ pub fn parse_request(
     parse_request_as(body, source, &Principal::Hub, now)
 }
 
+/// Why the manifest of an `apply` event breaks its KubeFleet CRD schema, under strict field
+/// validation as `kubectl apply` and `flotilla apply` default to (`kube::schema`); `None` for
+/// other events and for manifests that pass.
+fn manifest_problems(event: &Value) -> Option<String> {
+    if event.get("type").and_then(Value::as_str) != Some("apply") {
+        return None;
+    }
+    let manifest = event.get("manifest")?;
+    let problems = crate::kube::schema::strict_problems(manifest);
+    if problems.is_empty() {
+        return None;
+    }
+    let kind = manifest["kind"].as_str().unwrap_or_default();
+    let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+    Some(format!(
+        "the manifest of {kind} {name:?} breaks KubeFleet's schema: {}",
+        problems.join("; ")
+    ))
+}
+
 /// [`parse_request`] on behalf of `principal`. An event that names a `principal` itself is
 /// refused: who sent it is what the hub authenticated, never what the body says.
 ///
@@ -171,6 +191,11 @@ pub fn parse_request_as(
             }
             if let Some(unknown) = flotilla_core::wire::json_fields::unknown_field(&item) {
                 return Err(IngestError::BadRequest(format!("event {index}: {unknown}")));
+            }
+            if let Some(problems) = manifest_problems(&item) {
+                return Err(IngestError::BadRequest(format!(
+                    "event {index}: {problems}"
+                )));
             }
             let envelope = serde_json::from_value::<JsonEnvelope>(item)
                 .map(|event| {

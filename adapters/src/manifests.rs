@@ -109,8 +109,15 @@ pub fn read_documents(file: &str, text: &str) -> Result<Vec<RawDocument>, Manife
 /// # Errors
 /// The first document that fails to parse or validate, with file, document and field.
 pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError> {
-    read_documents(file, text)?
-        .into_iter()
+    parse_documents(file, read_documents(file, text)?)
+}
+
+/// Validates documents already read as manifests.
+///
+/// # Errors
+/// The first document that fails to validate, with file, document and field.
+pub fn parse_documents(file: &str, raw: Vec<RawDocument>) -> Result<Vec<Document>, ManifestError> {
+    raw.into_iter()
         .map(|RawDocument { index, value }| {
             let manifest = manifest::parse_manifest(&value).map_err(|e| ManifestError {
                 file: file.to_owned(),
@@ -125,6 +132,64 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Document>, ManifestError
             })
         })
         .collect()
+}
+
+/// Holds every document of a file to its KubeFleet CRD schema (`kube::schema`) as `kubectl
+/// apply --validate=MODE` has the API server do: violations always refuse the file, naming
+/// file, document and field; unknown fields refuse it under `Strict`, and are dropped under
+/// `Warn` (each returned as a warning) and `Ignore`.
+///
+/// # Errors
+/// The first document that breaks its schema.
+pub fn validate_documents(
+    file: &str,
+    documents: &mut [RawDocument],
+    mode: crate::kube::schema::FieldValidation,
+) -> Result<Vec<String>, ManifestError> {
+    use crate::kube::schema::{self, FieldValidation};
+    let mut warnings = Vec::new();
+    for document in documents.iter_mut() {
+        let checked = schema::check_manifest(&document.value);
+        let refused_unknown = if mode == FieldValidation::Strict {
+            checked.unknown.as_slice()
+        } else {
+            &[]
+        };
+        let mut problems = refused_unknown
+            .iter()
+            .map(|path| (path.to_string(), "unknown field".to_owned()))
+            .chain(
+                checked
+                    .violations
+                    .iter()
+                    .map(|v| (v.field.clone(), v.body())),
+            );
+        if let Some((field, message)) = problems.next() {
+            let more: Vec<String> = problems.map(|(f, m)| format!("field {f}: {m}")).collect();
+            let message = if more.is_empty() {
+                message
+            } else {
+                format!("{message}; also {}", more.join("; "))
+            };
+            return Err(ManifestError {
+                file: file.to_owned(),
+                document: document.index,
+                field: Some(field),
+                message,
+            });
+        }
+        if mode == FieldValidation::Warn {
+            warnings.extend(checked.unknown.iter().map(|path| {
+                format!(
+                    "{file}: document {}: unknown field {:?}",
+                    document.index,
+                    path.to_string()
+                )
+            }));
+        }
+        schema::prune(&mut document.value, &checked.unknown);
+    }
+    Ok(warnings)
 }
 
 #[cfg(test)]
@@ -168,5 +233,43 @@ mod tests {
     fn leading_separator_and_comments_are_not_documents() {
         let text = format!("# fleet\n---\n{TWO}---\n# trailing\n");
         assert_eq!(parse_file("f.yaml", &text).expect("valid").len(), 2);
+    }
+
+    #[test]
+    fn validation_names_file_document_and_field_and_warn_drops_the_field() {
+        use crate::kube::schema::FieldValidation;
+        let text = format!(
+            "{TWO}---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n\
+             kind: ClusterResourcePlacement\nmetadata: {{name: crp-1}}\nspec:\n  \
+             resourceSelectors: [{{group: \"\", version: v1, kind: Namespace, name: a}}]\n  \
+             policy: {{placementType: PickAll, afinity: {{}}}}\n"
+        );
+        let mut documents = read_documents("p.yaml", &text).expect("parses");
+        let error = validate_documents("p.yaml", &mut documents, FieldValidation::Strict)
+            .expect_err("strict refuses");
+        assert_eq!(
+            error.to_string(),
+            "p.yaml: document 3, field spec.policy.afinity: unknown field"
+        );
+        let warnings = validate_documents("p.yaml", &mut documents, FieldValidation::Warn)
+            .expect("warn accepts");
+        assert_eq!(
+            warnings,
+            ["p.yaml: document 3: unknown field \"spec.policy.afinity\""]
+        );
+        assert!(
+            documents[2].value["spec"]["policy"]
+                .get("afinity")
+                .is_none()
+        );
+        let mut documents =
+            read_documents("p.yaml", &text.replace("PickAll", "PickAl")).expect("parses");
+        let error = validate_documents("p.yaml", &mut documents, FieldValidation::Ignore)
+            .expect_err("violations refuse under every mode");
+        assert!(
+            error
+                .to_string()
+                .contains("field spec.policy.placementType: Unsupported value")
+        );
     }
 }

@@ -3,9 +3,12 @@
 //! that the server validates fields itself (the `fieldValidation` parameter of each PATCH
 //! operation) and for `kubectl explain`.
 //!
-//! The schemas describe each kind's envelope (`apiVersion`, `kind`, `metadata`) and keep
-//! `spec` and `status` open (`x-kubernetes-preserve-unknown-fields`): flotilla validates
-//! specs itself when they are written, and its accepted schema is a superset of KubeFleet's.
+//! A kind KubeFleet publishes is described by the `openAPIV3Schema` of its vendored CRD
+//! (`schema`), the schema every write is validated against, so `kubectl explain
+//! crp.spec.policy.affinity.clusterAffinity` reads KubeFleet's own field docs at any depth. In
+//! v2 the schema drops what Swagger 2.0 cannot say (`nullable`, `anyOf`, CEL rules), as the API
+//! server's v2 publishing of CRDs does. Other kinds are described by their envelope
+//! (`apiVersion`, `kind`, `metadata`) with `spec` and `status` open.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -88,7 +91,8 @@ pub async fn v2<L: EventLog>(State(api): State<Api<L>>) -> Response {
             let all: Vec<&ServedType> = types.iter().collect();
             let mut doc = document(&all, "", "2.0");
             if let Some(schemas) = doc.get_mut("components").and_then(|c| c.get("schemas")) {
-                let schemas = schemas.clone();
+                let mut schemas = schemas.clone();
+                for_swagger2(&mut schemas);
                 doc["definitions"] = schemas;
             }
             if let Some(map) = doc.as_object_mut() {
@@ -188,7 +192,27 @@ fn item_operations(gvk: &Value, schema: &str) -> Value {
     })
 }
 
+/// Removes the keywords Swagger 2.0 does not have from a tree of schemas.
+fn for_swagger2(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for keyword in ["nullable", "anyOf", "x-kubernetes-validations"] {
+                map.remove(keyword);
+            }
+            map.values_mut().for_each(for_swagger2);
+        }
+        Value::Array(items) => items.iter_mut().for_each(for_swagger2),
+        _ => {}
+    }
+}
+
 fn schema(served: &ServedType, version: &str) -> Value {
+    let gvk = json!([{"group": served.group, "version": version, "kind": served.kind}]);
+    if let Some(vendored) = super::schema::open_api_schema(&served.group, &served.kind, version) {
+        let mut schema = vendored.clone();
+        schema["x-kubernetes-group-version-kind"] = gvk;
+        return schema;
+    }
     let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
     json!({
         "type": "object",

@@ -17,8 +17,12 @@ pub struct ApiError {
     pub message: String,
     /// `details`, when the error is about one object.
     pub details: Option<Value>,
-    /// `metadata` (a `continue` token for an expired one).
-    pub metadata: Option<Value>,
+    /// `metadata` (a `continue` token for an expired one); boxed, as it is rare and the error
+    /// travels in every `Result` of the API.
+    pub metadata: Option<Box<Value>>,
+    /// `Warning` headers to answer with (unknown fields dropped under `fieldValidation=Warn`
+    /// before the object was refused for another reason, as the API server warns).
+    pub warnings: Vec<String>,
 }
 
 /// What an error is about: `plural.group`, the kind and the name.
@@ -50,6 +54,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             metadata: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -135,6 +140,43 @@ impl ApiError {
         .trim_core_group()
     }
 
+    /// 422 for an object that breaks its schema: every violation a cause, the message as the
+    /// API server's `NewInvalid` words it (one error bare, several in brackets).
+    pub fn invalid_fields(subject: &Subject, violations: &[super::schema::Violation]) -> Self {
+        let texts: Vec<String> = violations.iter().map(ToString::to_string).collect();
+        let listed = match texts.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let causes: Vec<Value> = violations
+            .iter()
+            .map(|v| {
+                // The API server names the object itself by its nil path.
+                let field = if v.field.is_empty() {
+                    "<nil>"
+                } else {
+                    &v.field
+                };
+                json!({"reason": v.reason.cause(), "message": v.body(), "field": field})
+            })
+            .collect();
+        let mut details = subject.details();
+        details["kind"] = Value::from(subject.kind.as_str());
+        details["causes"] = Value::Array(causes);
+        Self {
+            details: Some(details),
+            ..Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                format!(
+                    "{}.{} {:?} is invalid: {listed}",
+                    subject.kind, subject.group, subject.name
+                ),
+            )
+        }
+        .trim_core_group()
+    }
+
     /// `Kind. "name"` reads `Kind "name"` for the core group.
     fn trim_core_group(mut self) -> Self {
         self.message = self.message.replacen(". \"", " \"", 1);
@@ -168,7 +210,7 @@ impl ApiError {
     /// the current point.
     pub fn expired_continue(renewed: Option<String>) -> Self {
         Self {
-            metadata: renewed.map(|token| json!({"continue": token})),
+            metadata: renewed.map(|token| Box::new(json!({"continue": token}))),
             ..Self::new(
                 StatusCode::GONE,
                 "Expired",
@@ -262,7 +304,7 @@ impl ApiError {
             status["details"] = details.clone();
         }
         if let Some(metadata) = &self.metadata {
-            status["metadata"] = metadata.clone();
+            status["metadata"] = (**metadata).clone();
         }
         status
     }
@@ -270,7 +312,8 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.code, Json(self.to_status())).into_response()
+        let response = (self.code, Json(self.to_status())).into_response();
+        super::field_validation::warn(response, &self.warnings)
     }
 }
 

@@ -1,6 +1,7 @@
 //! create, update, patch, delete and the `status` subresource. Each write is checked (the
-//! object's identity against the path, `resourceVersion` against the stored one, the manifest
-//! against flotilla's schema), then appended as an input event exactly as `flotilla apply`
+//! object's identity against the path, `resourceVersion` against the stored one, the object
+//! against KubeFleet's CRD schema under the request's `fieldValidation`, the manifest against
+//! flotilla's model), then appended as an input event exactly as `flotilla apply`
 //! appends it, folded, and answered with the object as the hub now shows it — or with the
 //! `Status` of the fold's rejection.
 
@@ -15,13 +16,14 @@ use flotilla_eventstore::EventLog;
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::field_validation::{Validated, warn};
 use super::generate_name;
 use super::patch::{self, PatchType};
 use super::preview::preview;
 use super::read::render;
+use super::schema::{self, FieldPath};
 use super::server_side_apply::FieldOwners;
 use super::status::{Subject, deleted};
-use super::unknown_fields::warn;
 use super::{Api, ApiError, Request, Target};
 use crate::ingest::FOLD_WAIT;
 
@@ -167,12 +169,14 @@ fn dry_run(request: &Request) -> bool {
 }
 
 /// What `store` did with a checked object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stored {
-    /// Appended and folded.
-    Appended,
+#[derive(Debug, Clone)]
+struct Stored {
     /// A dry run: nothing appended.
-    DryRun,
+    dry_run: bool,
+    /// The object as validated (unknown fields dropped).
+    object: Value,
+    /// The `Warning`s to answer with.
+    warnings: Vec<String>,
 }
 
 /// Appends one input and waits for its fold; the fold's rejection becomes an error.
@@ -218,26 +222,54 @@ pub(crate) fn rejection(subject: &Subject, code: RejectCode, message: &str) -> A
     }
 }
 
-/// Validates a prepared object as flotilla's schema does and stores it.
+/// The fields a write's body repeats (a JSON patch's body is operations, not the object).
+fn body_duplicates(request: &Request) -> Vec<FieldPath> {
+    let content_type = request
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if PatchType::of(content_type).is_ok_and(|kind| kind == PatchType::Json) {
+        return Vec::new();
+    }
+    schema::duplicate_fields(&request.body)
+}
+
+/// Validates a prepared object against its KubeFleet schema (`field_validation`; `live` is the
+/// stored object on an update) and as flotilla's model does, and stores it. A refusal appends
+/// nothing.
 async fn store<L: EventLog>(
     api: &Api<L>,
     target: &Target,
-    object: &Value,
+    object: Value,
+    live: Option<&Value>,
     request: &Request,
 ) -> Result<Stored, ApiError> {
-    let name = name_of(object)?;
+    let name = name_of(&object)?;
     let subject = target.subject(&name);
-    super::limits::check(&subject, object)?;
-    flotilla_core::manifest::parse_manifest(object)
+    super::limits::check(&subject, &object)?;
+    let mode = super::field_validation::mode(request)?;
+    let duplicates = body_duplicates(request);
+    let Validated { object, warnings } =
+        super::field_validation::validate(target, object, live, &duplicates, mode)?;
+    flotilla_core::manifest::parse_manifest(&object)
         .map_err(|error| ApiError::invalid(&subject, &error.field, &error.message))?;
     if dry_run(request) {
-        return Ok(Stored::DryRun);
+        return Ok(Stored {
+            dry_run: true,
+            object: preview(api, target, &object, live, &request.principal)?,
+            warnings,
+        });
     }
     let manifest = Input::Apply {
         manifest: object.to_string(),
     };
     submit(api, &subject, manifest, &request.principal).await?;
-    Ok(Stored::Appended)
+    Ok(Stored {
+        dry_run: false,
+        object,
+        warnings,
+    })
 }
 
 fn stored_object<L: EventLog>(
@@ -279,14 +311,17 @@ pub async fn create<L: EventLog>(
     if current(api, target, &name)?.is_some() {
         return Err(ApiError::already_exists(&subject));
     }
-    if store(api, target, &object, request).await? == Stored::DryRun {
-        let shown = preview(api, target, &object, None, &request.principal)?;
-        return Ok(warn(respond(StatusCode::CREATED, shown), &object));
+    let stored = store(api, target, object, None, request).await?;
+    if stored.dry_run {
+        return Ok(warn(
+            respond(StatusCode::CREATED, stored.object),
+            &stored.warnings,
+        ));
     }
-    owners.updated(&target.key(&name), &manager(request), None, &object);
+    owners.updated(&target.key(&name), &manager(request), None, &stored.object);
     Ok(warn(
         respond(StatusCode::CREATED, stored_object(api, target, &name)?),
-        &object,
+        &stored.warnings,
     ))
 }
 
@@ -350,14 +385,22 @@ async fn replace_with<L: EventLog>(
         return Ok(respond(StatusCode::OK, live));
     }
     let written = prepare(target, Some(name), written)?;
-    if store(api, target, &written, request).await? == Stored::DryRun {
-        let shown = preview(api, target, &written, Some(&live), &request.principal)?;
-        return Ok(warn(respond(StatusCode::OK, shown), &written));
+    let stored = store(api, target, written, Some(&live), request).await?;
+    if stored.dry_run {
+        return Ok(warn(
+            respond(StatusCode::OK, stored.object),
+            &stored.warnings,
+        ));
     }
-    owners.updated(&target.key(name), &manager(request), Some(&live), &written);
+    owners.updated(
+        &target.key(name),
+        &manager(request),
+        Some(&live),
+        &stored.object,
+    );
     Ok(warn(
         respond(StatusCode::OK, stored_object(api, target, name)?),
-        &written,
+        &stored.warnings,
     ))
 }
 
@@ -436,9 +479,12 @@ async fn server_side_apply<L: EventLog>(
     if let Some(live) = live.as_ref().filter(|_| is_derived(target)) {
         return Ok(respond(StatusCode::OK, live.clone()));
     }
-    if store(api, target, &merged, request).await? == Stored::DryRun {
-        let shown = preview(api, target, &merged, live.as_ref(), &request.principal)?;
-        return Ok(warn(respond(StatusCode::OK, shown), &merged));
+    let stored = store(api, target, merged, live.as_ref(), request).await?;
+    if stored.dry_run {
+        return Ok(warn(
+            respond(StatusCode::OK, stored.object),
+            &stored.warnings,
+        ));
     }
     owners.commit(&key, recorded);
     let code = if live.is_some() {
@@ -448,7 +494,7 @@ async fn server_side_apply<L: EventLog>(
     };
     Ok(warn(
         respond(code, stored_object(api, target, name)?),
-        &merged,
+        &stored.warnings,
     ))
 }
 
