@@ -256,6 +256,7 @@ impl Connection {
             let client = self.client.clone();
             let slot = slot.clone();
             let body_timeout = self.limits.body_timeout;
+            let stopping = self.stopping.clone();
             hyper::service::service_fn(move |request: Request<Incoming>| {
                 slot.mark_started();
                 let mut request = with_body_deadline(request.map(Body::new), body_timeout);
@@ -263,6 +264,7 @@ impl Connection {
                 request.extensions_mut().insert(client.clone());
                 let watch = is_watch(&request).then(|| client.registry.watch(client.peer.ip()));
                 let app = app.clone();
+                let mut stopping = stopping.clone();
                 async move {
                     let ticket = match watch {
                         Some(Ok(ticket)) => Some(ticket),
@@ -271,12 +273,18 @@ impl Connection {
                     };
                     let response = app.oneshot(request).await?;
                     Ok::<_, std::convert::Infallible>(match ticket {
-                        // The watch holds its place until its stream ends.
+                        // The watch holds its place until its stream ends; a stopping server
+                        // ends it (the client watches again elsewhere), or the drain would
+                        // wait for the watch's own timeout.
                         Some(ticket) => response.map(|body| {
-                            Body::from_stream(body.into_data_stream().map(move |chunk| {
+                            let stop = async move {
+                                let _ = stopping.wait_for(|stop| *stop).await;
+                            };
+                            let stream = body.into_data_stream().map(move |chunk| {
                                 let _held = &ticket;
                                 chunk
-                            }))
+                            });
+                            Body::from_stream(stream.take_until(Box::pin(stop)))
                         }),
                         None => response,
                     })

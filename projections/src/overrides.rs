@@ -3,8 +3,9 @@
 //! `ResourceOverrideSnapshot` per kept snapshot, named `<override>-<index>`, labelled with its
 //! parent, its index and whether it is the latest, its spec under `overrideSpec`.
 //!
-//! KubeFleet also stores an `overrideHash`; flotilla leaves it out (snapshots are told apart by
-//! index, and nothing reads the hash).
+//! `overrideHash` is KubeFleet's: the SHA-256 of the snapshot's spec as JSON, written in hex,
+//! served as bytes (base64). Nothing in flotilla reads it (snapshots are told apart by index);
+//! KubeFleet's CRD requires it.
 
 use flotilla_core::State;
 use flotilla_core::model::{
@@ -106,11 +107,17 @@ fn render_snapshot(parent: &ObjectKey, stored: &Override, snapshot: &OverrideSna
         ("apiVersion", Value::from(stored.meta.api_version.as_str())),
         ("kind", Value::from(key.kind.as_str())),
         ("metadata", metadata),
-        (
-            "spec",
-            json::object([("overrideSpec", snapshot.spec.to_json(stored.kind))]),
-        ),
+        ("spec", snapshot_spec(snapshot.spec.to_json(stored.kind))),
     ])
+}
+
+/// `{overrideHash, overrideSpec}`, the hash as KubeFleet's `resource.HashOf` makes it.
+fn snapshot_spec(spec: Value) -> Value {
+    use base64::Engine;
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(spec.to_string().as_bytes());
+    let hash = base64::engine::general_purpose::STANDARD.encode(hex::encode(digest));
+    json::object([("overrideHash", Value::from(hash)), ("overrideSpec", spec)])
 }
 
 fn snapshot_key(parent: &ObjectKey, index: u64) -> ObjectKey {

@@ -5,7 +5,7 @@ use flotilla_core::State;
 use flotilla_core::condition::Condition;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::staged::analysis::AnalysisStatus;
-use flotilla_core::staged::model::{StageTask, StrategySpec, TaskType, WaitTime};
+use flotilla_core::staged::model::{StageTask, StrategySpec, TaskType};
 use flotilla_core::staged::run::{
     ApprovalRequest, ClusterStatus, StageStatus, TaskStatus, UpdateRun,
 };
@@ -63,8 +63,9 @@ fn strategy(key: &ObjectKey, stored: &Strategy) -> Value {
     ])
 }
 
-/// A strategy spec as KubeFleet serializes it; after-stage tasks always carry `waitTime`
-/// (`0s` for an Approval), as the seed's strategy snapshot shows.
+/// A strategy spec as KubeFleet serializes it. An Approval task carries no `waitTime`: KubeFleet's
+/// CRD refuses one ("AfterStageTaskType is Approval, waitTime is not allowed"), though an older
+/// KubeFleet showed `0s` there.
 fn strategy_spec(spec: &StrategySpec) -> Value {
     let stages = spec
         .stages
@@ -84,19 +85,11 @@ fn strategy_spec(spec: &StrategySpec) -> Value {
                 fields.push(("maxConcurrency", value.to_json()));
             }
             if !stage.before_stage_tasks.is_empty() {
-                let tasks = stage
-                    .before_stage_tasks
-                    .iter()
-                    .map(|t| task(t, false))
-                    .collect();
+                let tasks = stage.before_stage_tasks.iter().map(task).collect();
                 fields.push(("beforeStageTasks", Value::Array(tasks)));
             }
             if !stage.after_stage_tasks.is_empty() {
-                let tasks = stage
-                    .after_stage_tasks
-                    .iter()
-                    .map(|t| task(t, true))
-                    .collect();
+                let tasks = stage.after_stage_tasks.iter().map(task).collect();
                 fields.push(("afterStageTasks", Value::Array(tasks)));
             }
             // Rollout safety (issue 17), shown only when written.
@@ -119,11 +112,9 @@ fn strategy_spec(spec: &StrategySpec) -> Value {
     obj(fields)
 }
 
-fn task(task: &StageTask, with_wait: bool) -> Value {
+fn task(task: &StageTask) -> Value {
     let mut fields = vec![("type", Value::from(task.task_type.as_str()))];
-    let analysis = task.task_type == TaskType::Analysis;
-    if (with_wait && !analysis) || task.wait_time.is_some() {
-        let wait = task.wait_time.unwrap_or(WaitTime(0));
+    if let Some(wait) = task.wait_time {
         fields.push(("waitTime", Value::from(wait.to_string())));
     }
     if let Some(prometheus) = &task.prometheus {

@@ -241,6 +241,30 @@ async fn get(client: &reqwest::Client, url: &str) -> Result<Value, String> {
         .map_err(|e| format!("{url}: {e}"))
 }
 
+/// The paths of `null`s in `value`: KubeFleet's schemas declare no nullable field, and a typed
+/// client fails on one (the validator drops them first, as an API server does on a write).
+fn nulls(value: &Value, path: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Null => found.push(format!("{path}: null")),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                nulls(item, &format!("{path}[{index}]"), found);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                let path = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                nulls(item, &path, found);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Every violation of every served object, as `kind version name: violation`; and how many
 /// objects were checked.
 async fn violations(url: &str) -> Result<(Vec<String>, usize), String> {

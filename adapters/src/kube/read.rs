@@ -25,19 +25,29 @@ pub fn wants_table(headers: &HeaderMap) -> bool {
 /// The object `name`, rendered in the path's version; `None` if it does not exist.
 pub fn render(state: &State, target: &Target, name: &str) -> Option<Value> {
     let mut object = flotilla_projections::render_object(state, &target.key(name))?;
-    object["apiVersion"] = Value::from(target.api_version());
+    as_served(target, &mut object);
     Some(object)
+}
+
+/// `object` in the path's version: its `apiVersion`, and — in `v1alpha1`, whose schemas lack
+/// fields of the stored `v1beta1` shape — without the fields that version does not declare.
+/// `v1` and `v1beta1` declare the same fields for the kinds flotilla renders.
+pub(crate) fn as_served(target: &Target, object: &mut Value) {
+    object["apiVersion"] = Value::from(target.api_version());
+    if target.version == "v1alpha1" {
+        let (group, kind) = (&target.served.group, &target.served.kind);
+        super::schema::prune_to_version(group, kind, &target.version, object);
+    }
 }
 
 /// Every object of the target's kind (in its namespace, if the path names one) that passes the
 /// request's selectors, in the path's version.
 pub fn matching(state: &State, target: &Target, filter: &Filter) -> Vec<Value> {
-    let api_version = Value::from(target.api_version());
     flotilla_projections::list(state, &target.kind_info(), target.namespace.as_deref())
         .into_iter()
         .filter(|object| filter.admits(object))
         .map(|mut object| {
-            object["apiVersion"] = api_version.clone();
+            as_served(target, &mut object);
             object
         })
         .collect()

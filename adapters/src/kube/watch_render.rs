@@ -62,11 +62,10 @@ pub(crate) fn id(object: &Value) -> String {
 /// The target's objects in `state`, rendered afresh: `previous` lends its `Arc` to every object
 /// that rendered the same, so pointer equality means "unchanged".
 pub(crate) fn render(state: &State, target: &Target, previous: Option<&Rendered>) -> Rendered {
-    let api_version = Value::from(target.api_version());
     flotilla_projections::list(state, &target.kind_info(), target.namespace.as_deref())
         .into_iter()
         .map(|mut object| {
-            object["apiVersion"] = api_version.clone();
+            super::read::as_served(target, &mut object);
             let key = id(&object);
             let shared = match previous.and_then(|before| before.get(&key)) {
                 Some(before) if before.value == object => before.clone(),

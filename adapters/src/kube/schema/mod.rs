@@ -102,6 +102,16 @@ pub fn validate(kind: &str, api_version: &str, object: &Value) -> Vec<Violation>
     unknown.chain(checked.violations).collect()
 }
 
+/// Drops the fields of `object` that its kind's schema in `version` does not declare, as an API
+/// server prunes a custom resource it serves in a version other than the one stored (KubeFleet's
+/// CRDs convert between versions with strategy `None`). A kind no vendored CRD defines is left
+/// alone.
+pub fn prune_to_version(group: &str, kind: &str, version: &str, object: &mut Value) {
+    if let Some(checked) = check(group, kind, version, object, None) {
+        prune(object, &checked.unknown);
+    }
+}
+
 /// The `openAPIV3Schema` of a kind in a version (see [`crds::schema`] for versions KubeFleet
 /// does not publish), for OpenAPI documents.
 #[must_use]
