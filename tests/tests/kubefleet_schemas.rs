@@ -283,6 +283,9 @@ async fn violations(url: &str) -> Result<(Vec<String>, usize), String> {
                 {
                     found.push(format!("{kind} {version} {name}: {violation}"));
                 }
+                let mut null = Vec::new();
+                nulls(object, "", &mut null);
+                found.extend(null.iter().map(|n| format!("{kind} {version} {name}: {n}")));
             }
         }
     }

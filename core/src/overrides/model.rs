@@ -208,7 +208,10 @@ fn rule_json(rule: &OverrideRule) -> Value {
     };
     let mut fields = serde_json::Map::new();
     if let Some(selector) = &rule.cluster_selector {
-        let selector = serde_json::to_value(selector).unwrap_or(Value::Null);
+        // A term's absent selector or sorter is left out, as KubeFleet serializes it (its
+        // schema has no nullable field).
+        let mut selector = serde_json::to_value(selector).unwrap_or(Value::Null);
+        drop_nulls(&mut selector);
         fields.insert("clusterSelector".into(), selector);
     }
     fields.insert("overrideType".into(), Value::from(override_type));
@@ -216,6 +219,18 @@ fn rule_json(rule: &OverrideRule) -> Value {
         fields.insert("jsonPatchOverrides".into(), Value::Array(patches));
     }
     Value::Object(fields)
+}
+
+/// Removes every `null` member of the objects in `value`, throughout.
+fn drop_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, member| !member.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
 }
 
 /// `spec` as written, before validation.
