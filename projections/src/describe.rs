@@ -33,7 +33,10 @@ const ACRONYMS: [&str; 5] = ["API", "URL", "UID", "OSB", "GUID"];
 /// The `describe` text of the object stored under `key`; `None` if there is none.
 #[must_use]
 pub fn describe(state: &State, key: &ObjectKey) -> Option<String> {
-    let object = render_object(state, key)?;
+    let mut object = render_object(state, key)?;
+    if crate::staged::is_staged(key) {
+        show_approval_wait_times(&mut object);
+    }
     let Value::Object(content) = &object else {
         return None;
     };
@@ -253,6 +256,34 @@ fn camel_case_split(text: &str) -> Vec<String> {
         .filter(|run| !run.is_empty())
         .map(|run| run.into_iter().collect())
         .collect()
+}
+
+/// Gives every Approval task a `waitTime` of `0s` for describe, as the seed's `kubectl describe
+/// csur` samples print it (an older KubeFleet serialized a zero duration there). The served
+/// object has none: KubeFleet's CRD now forbids `waitTime` on an Approval task.
+fn show_approval_wait_times(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, member) in map.iter_mut() {
+                let tasks = key == "beforeStageTasks" || key == "afterStageTasks";
+                for task in member
+                    .as_array_mut()
+                    .into_iter()
+                    .flatten()
+                    .filter(|_| tasks)
+                {
+                    if let Some(task) = task.as_object_mut()
+                        && task.get("type").is_some_and(|t| t == "Approval")
+                    {
+                        task.entry("waitTime").or_insert_with(|| Value::from("0s"));
+                    }
+                }
+                show_approval_wait_times(member);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(show_approval_wait_times),
+        _ => {}
+    }
 }
 
 #[cfg(test)]

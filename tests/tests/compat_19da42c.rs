@@ -38,8 +38,10 @@ fn expected(file: &str) -> Result<serde_json::Map<String, Value>, String> {
 /// What this build serves differently from 19da42c on purpose, applied to 19da42c's objects:
 /// approval requests are labelled `kubernetes-fleet.io/targetupdaterun`, as the seed and
 /// KubeFleet spell it (19da42c wrote `targetUpdateRun`), and their uid is UUID-shaped (derived
-/// from the name the hub gives them, which 19da42c served as the uid).
+/// from the name the hub gives them, which 19da42c served as the uid); Approval tasks carry no
+/// `waitTime` (KubeFleet's CRD forbids one; 19da42c served `0s`).
 fn intended_changes(objects: &mut Value) {
+    drop_approval_wait_times(objects);
     for object in objects.as_array_mut().into_iter().flatten() {
         if object["kind"] == "ClusterApprovalRequest" {
             let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
@@ -59,6 +61,20 @@ fn intended_changes(objects: &mut Value) {
         {
             labels.insert("kubernetes-fleet.io/targetupdaterun".into(), run);
         }
+    }
+}
+
+/// Removes `waitTime` from every Approval task in `value`.
+fn drop_approval_wait_times(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("type").is_some_and(|t| t == "Approval") {
+                map.remove("waitTime");
+            }
+            map.values_mut().for_each(drop_approval_wait_times);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_approval_wait_times),
+        _ => {}
     }
 }
 

@@ -122,17 +122,22 @@ impl ApiError {
         } else {
             format!("{field}: Invalid value: {message}")
         };
+        let causes = json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
+        Self::unprocessable(subject, causes, &cause)
+    }
+
+    /// 422 `Invalid` about `subject`: `causes` in its details, `listed` after "is invalid: ".
+    fn unprocessable(subject: &Subject, causes: Value, listed: &str) -> Self {
         let mut details = subject.details();
         details["kind"] = Value::from(subject.kind.as_str());
-        details["causes"] =
-            json!([{"reason": "FieldValueInvalid", "message": message, "field": field}]);
+        details["causes"] = causes;
         Self {
             details: Some(details),
             ..Self::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "Invalid",
                 format!(
-                    "{}.{} {:?} is invalid: {cause}",
+                    "{}.{} {:?} is invalid: {listed}",
                     subject.kind, subject.group, subject.name
                 ),
             )
@@ -160,21 +165,7 @@ impl ApiError {
                 json!({"reason": v.reason.cause(), "message": v.body(), "field": field})
             })
             .collect();
-        let mut details = subject.details();
-        details["kind"] = Value::from(subject.kind.as_str());
-        details["causes"] = Value::Array(causes);
-        Self {
-            details: Some(details),
-            ..Self::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "Invalid",
-                format!(
-                    "{}.{} {:?} is invalid: {listed}",
-                    subject.kind, subject.group, subject.name
-                ),
-            )
-        }
-        .trim_core_group()
+        Self::unprocessable(subject, Value::Array(causes), &listed)
     }
 
     /// `Kind. "name"` reads `Kind "name"` for the core group.
@@ -187,22 +178,8 @@ impl ApiError {
     /// byte limit (`metadata.annotations: Too long: must have at most 262144 bytes`).
     pub fn too_long(subject: &Subject, field: &str, bytes_max: usize) -> Self {
         let message = format!("Too long: must have at most {bytes_max} bytes");
-        let mut details = subject.details();
-        details["kind"] = Value::from(subject.kind.as_str());
-        details["causes"] =
-            json!([{"reason": "FieldValueTooLong", "message": message, "field": field}]);
-        Self {
-            details: Some(details),
-            ..Self::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "Invalid",
-                format!(
-                    "{}.{} {:?} is invalid: {field}: {message}",
-                    subject.kind, subject.group, subject.name
-                ),
-            )
-        }
-        .trim_core_group()
+        let causes = json!([{"reason": "FieldValueTooLong", "message": message, "field": field}]);
+        Self::unprocessable(subject, causes, &format!("{field}: {message}"))
     }
 
     /// 410 for a `continue` token whose point in the log can no longer be read, worded as the
