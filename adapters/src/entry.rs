@@ -13,6 +13,7 @@ use tracing_subscriber::EnvFilter;
 #[must_use]
 pub fn main() -> std::process::ExitCode {
     crate::tls::install_crypto_provider();
+    quiet_on_closed_stdout();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -24,6 +25,26 @@ pub fn main() -> std::process::ExitCode {
         }
     };
     runtime.block_on(main_async())
+}
+
+/// A reader that stops reading (`flotilla events | head`) ends the command quietly, with the
+/// status a shell gives a process killed by SIGPIPE (141), as other command-line tools end; Rust
+/// ignores SIGPIPE, so printing to the closed pipe panics instead. Every other panic is reported
+/// as before.
+fn quiet_on_closed_stdout() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        report(info);
+    }));
 }
 
 async fn main_async() -> std::process::ExitCode {
