@@ -196,6 +196,16 @@ pub enum Command {
         /// `text` (default) or `json` (one JSON object per line).
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
+        /// Only events of these types (`heartbeat`, `apply`, `report`, `approve`, …;
+        /// comma-separated or repeated).
+        #[arg(long = "type", value_delimiter = ',')]
+        types: Vec<String>,
+        /// Only events about this member cluster (heartbeats, reports, leaves).
+        #[arg(long)]
+        cluster: Option<String>,
+        /// Only events that decided something: hides the heartbeats that changed nothing.
+        #[arg(long)]
+        decided: bool,
     },
     /// Ask a log what happened: state at a point, verify, export and import.
     Replay(crate::replay_cmd::ReplayArgs),

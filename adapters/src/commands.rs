@@ -332,9 +332,9 @@ pub async fn describe(
 /// An unreachable hub.
 pub async fn events(
     client: &Client,
-    from: u64,
-    follow: bool,
+    (from, follow): (u64, bool),
     output: RecordOutput,
+    filter: &EventFilter,
 ) -> anyhow::Result<()> {
     let mut next = from.max(1);
     loop {
@@ -357,7 +357,9 @@ pub async fn events(
                 .iter()
                 .filter(|d| d.get("seq").and_then(Value::as_u64) == Some(seq))
                 .collect();
-            print_event(event, &decided, output)?;
+            if filter.admits(event, &decided) {
+                print_event(event, &decided, output)?;
+            }
             next = seq + 1;
         }
         if events.is_empty() {
@@ -366,6 +368,36 @@ pub async fn events(
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
+    }
+}
+
+/// Which events `flotilla events` prints; every one when empty.
+#[derive(Debug, Clone, Default)]
+pub struct EventFilter {
+    /// Event types (`heartbeat`, `apply`, …); any when empty.
+    pub types: Vec<String>,
+    /// The member cluster an event is about.
+    pub cluster: Option<String>,
+    /// Only events that decided something.
+    pub decided: bool,
+}
+
+impl EventFilter {
+    /// Whether the listed `event` (with its decision batches) passes.
+    fn admits(&self, event: &Value, decided: &[&Value]) -> bool {
+        let body = &event["event"];
+        let typed = self.types.is_empty()
+            || body["type"]
+                .as_str()
+                .is_some_and(|kind| self.types.iter().any(|t| t == kind));
+        let about = (self.cluster.as_deref()).is_none_or(|cluster| body["cluster"] == cluster);
+        let decisive = !self.decided
+            || decided.iter().any(|batch| {
+                batch["decisions"]
+                    .as_array()
+                    .is_some_and(|decisions| !decisions.is_empty())
+            });
+        typed && about && decisive
     }
 }
 

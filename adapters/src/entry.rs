@@ -188,7 +188,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             from,
             follow,
             output,
-        } => commands::events(&client, from, follow, output).await,
+            types,
+            cluster,
+            decided,
+        } => {
+            let filter = commands::EventFilter {
+                types,
+                cluster,
+                decided,
+            };
+            commands::events(&client, (from, follow), output, &filter).await
+        }
         Command::Schema => commands::schema(),
         Command::Replay(args) => crate::replay_cmd::run(args).await,
         Command::AgentCreds {
