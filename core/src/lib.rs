@@ -37,6 +37,7 @@ mod objects;
 pub mod overrides;
 pub mod placement;
 pub mod principal;
+pub mod query;
 mod report;
 pub mod rollout;
 pub mod scheduler;

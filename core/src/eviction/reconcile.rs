@@ -26,7 +26,7 @@ use crate::change::Changes;
 use crate::decision::Decision;
 use crate::model::placement::PlacementType;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, IntOrPercent, ObjectKey, PLACEMENT_GROUP};
-use crate::placement::{Binding, BindingState, Placement};
+use crate::placement::{Binding, Placement};
 use crate::rollout::readiness::{self, ApplyMode, Readiness};
 use crate::scheduler;
 use crate::state::State;
@@ -44,7 +44,7 @@ pub fn judge(state: &State, spec: &EvictionSpec, now: DateTime<Utc>) -> Verdict 
     let Some(binding) = placement.bindings.get(spec.cluster_name.as_str()) else {
         return Verdict::Invalid(status::MESSAGE_MISSING_BINDING);
     };
-    if !is_placed(&binding) {
+    if !binding.is_placed() {
         return Verdict::NotExecuted(status::MESSAGE_NOT_PROPAGATED.to_owned());
     }
     if has_failed(placement, &binding, now) {
@@ -73,32 +73,15 @@ fn judge_by_budget(placement: &Placement, budget: DisruptionBudgetSpec) -> Verdi
     }
 }
 
-/// KubeFleet's `isPlacementPresent`: resources may be on the cluster.
-fn is_placed(binding: &Binding) -> bool {
-    match binding.state {
-        BindingState::Bound => true,
-        BindingState::Unscheduled => binding.previous_state == Some(BindingState::Bound),
-        BindingState::Scheduled => false,
-    }
-}
-
 /// KubeFleet's `HasBindingFailed || IsBindingDiffReported`, as the rollout judges them: the
 /// member reported the current work failed to apply, or the work is only diff-reported
 /// (`ReportDiff`: nothing was placed to keep available). Not-yet-available is progress, not
 /// failure.
 fn has_failed(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> bool {
-    let mode = ApplyMode::of(placement);
-    if mode == ApplyMode::ReportDiff && binding.resource_index.is_some() {
+    if ApplyMode::of(placement) == ApplyMode::ReportDiff && binding.resource_index.is_some() {
         return true;
     }
-    let period = chrono::Duration::seconds(
-        placement
-            .spec
-            .strategy
-            .rolling_update
-            .unavailable_period_seconds,
-    );
-    readiness::judge(binding, binding.report.as_ref(), mode, period, now) == Readiness::Failed
+    readiness::of_binding(placement, binding, now) == Readiness::Failed
 }
 
 /// The key of the placement an eviction targets (always a `ClusterResourcePlacement`).

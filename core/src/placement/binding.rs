@@ -148,6 +148,23 @@ pub struct Work {
 }
 
 impl Binding {
+    /// KubeFleet's `isPlacementPresent`: resources may be on the cluster — the binding is
+    /// Bound, or Unscheduled after being Bound.
+    #[must_use]
+    pub fn is_placed(&self) -> bool {
+        match self.state {
+            BindingState::Bound => true,
+            BindingState::Unscheduled => self.previous_state == Some(BindingState::Bound),
+            BindingState::Scheduled => false,
+        }
+    }
+
+    /// Whether the binding holds work on its cluster: placed, at a resource index.
+    #[must_use]
+    pub fn carries_work(&self) -> bool {
+        self.resource_index.is_some() && self.is_placed()
+    }
+
     /// A new Scheduled binding under policy snapshot `policy_index`.
     #[must_use]
     pub fn scheduled(

@@ -89,3 +89,23 @@ pub fn judge(
         _ => Readiness::NotReady,
     }
 }
+
+/// Judges one binding of `placement` from its latest report, with the placement's apply mode
+/// and `rollingUpdate.unavailablePeriodSeconds`.
+#[must_use]
+pub fn of_binding(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> Readiness {
+    let period = Duration::seconds(
+        placement
+            .spec
+            .strategy
+            .rolling_update
+            .unavailable_period_seconds,
+    );
+    judge(
+        binding,
+        binding.report.as_ref(),
+        ApplyMode::of(placement),
+        period,
+        now,
+    )
+}

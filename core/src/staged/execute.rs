@@ -326,9 +326,7 @@ fn settle_stop(pass: &mut Pass<'_>, index: Option<usize>, stopping: bool) {
 }
 
 fn stage(pass: &mut Pass<'_>, index: usize, stopping: bool) -> Outcome {
-    let not_started = pass.run.status.stages[index].start_time.is_none()
-        && !pass.run.status.stages[index].after_waiting;
-    if not_started {
+    if pass.run.status.stages[index].waiting_at() == Some(TaskPosition::Before) {
         match tasks_pass(pass, index, TaskPosition::Before) {
             Ok(true) => {}
             Ok(false) => {

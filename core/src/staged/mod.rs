@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod approval;
 mod execute;
+pub mod gates;
 mod initialize;
 pub mod model;
 pub mod rollback_watch;

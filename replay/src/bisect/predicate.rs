@@ -21,19 +21,17 @@ use std::str::FromStr;
 
 use chrono::SecondsFormat;
 use flotilla_core::State;
-use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
-use flotilla_core::placement::{Binding, BindingState, Placement};
-use flotilla_core::rollout::readiness::{ApplyMode, Readiness, judge};
+use flotilla_core::placement::Placement;
+use flotilla_core::query::placement::{Readiness, working_bindings};
 use flotilla_core::rollout::{budgets, target};
+use flotilla_core::staged::gates::approved_at;
 use flotilla_core::staged::model::TaskType;
 use flotilla_core::staged::run::{StageStatus, TaskStatus};
-use flotilla_core::staged::{
-    APPROVAL_REQUEST, CLUSTER_APPROVAL_REQUEST, CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN,
-};
+use flotilla_core::staged::{CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN, Scope};
 use serde_json::Value;
 
 /// A test on a folded state: why it holds, or `None`.
@@ -325,19 +323,8 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
     let Some(now) = state.now() else {
         return Vec::new();
     };
-    let period = chrono::Duration::seconds(
-        placement
-            .spec
-            .strategy
-            .rolling_update
-            .unavailable_period_seconds,
-    );
-    let mode = ApplyMode::of(placement);
-    placement
-        .bindings
-        .values()
-        .filter(carries_work)
-        .filter_map(|binding| {
+    working_bindings(placement, now)
+        .filter_map(|(binding, readiness)| {
             let index = binding.resource_index.unwrap_or_default();
             let silent = state
                 .members()
@@ -345,22 +332,20 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
                 .and_then(|m| m.agent.as_ref())
                 .filter(|agent| !agent.healthy)
                 .map(|agent| format!("silent since {}", time_text(agent.health_changed_at)));
-            let why = silent.or_else(|| {
-                match judge(&binding, binding.report.as_ref(), mode, period, now) {
-                    Readiness::Ready => None,
-                    Readiness::Failed => Some(format!("failed at index {index}")),
-                    Readiness::NotReady | Readiness::ReadyAt(_) => match &binding.report {
-                        Some(report) if report.resource_index == index => {
-                            Some(format!("not available at index {index}"))
-                        }
-                        Some(report) => Some(format!(
-                            "reported index {} while given {index}",
-                            report.resource_index
-                        )),
-                        None if index == 0 => None,
-                        None => Some(format!("updating to index {index}")),
-                    },
-                }
+            let why = silent.or_else(|| match readiness {
+                Readiness::Ready => None,
+                Readiness::Failed => Some(format!("failed at index {index}")),
+                Readiness::NotReady | Readiness::ReadyAt(_) => match &binding.report {
+                    Some(report) if report.resource_index == index => {
+                        Some(format!("not available at index {index}"))
+                    }
+                    Some(report) => Some(format!(
+                        "reported index {} while given {index}",
+                        report.resource_index
+                    )),
+                    None if index == 0 => None,
+                    None => Some(format!("updating to index {index}")),
+                },
             })?;
             Some(Unavailable {
                 cluster: binding.cluster.to_string(),
@@ -368,12 +353,6 @@ pub fn unavailable_clusters(state: &State, placement: &Placement) -> Vec<Unavail
             })
         })
         .collect()
-}
-
-fn carries_work(binding: &Binding) -> bool {
-    binding.resource_index.is_some()
-        && (binding.state == BindingState::Bound
-            || binding.previous_state == Some(BindingState::Bound))
 }
 
 fn time_text(time: chrono::DateTime<chrono::Utc>) -> String {
@@ -410,7 +389,7 @@ fn at_index(
     or_later: bool,
 ) -> Option<String> {
     let binding = state.placements().get(key)?.bindings.get(cluster)?;
-    let carried = binding.resource_index.filter(|_| carries_work(&binding))?;
+    let carried = binding.resource_index.filter(|_| binding.carries_work())?;
     let matches = if or_later {
         carried >= index
     } else {
@@ -456,17 +435,7 @@ fn ungiven_approval(
     started: chrono::DateTime<chrono::Utc>,
 ) -> Option<String> {
     let name = task.approval_request_name.clone().unwrap_or_default();
-    let request_key = if run.namespace.is_empty() {
-        ObjectKey::cluster_scoped(PLACEMENT_GROUP, CLUSTER_APPROVAL_REQUEST, &name)
-    } else {
-        ObjectKey::namespaced(PLACEMENT_GROUP, APPROVAL_REQUEST, &run.namespace, &name)
-    };
-    let approved = state
-        .approvals()
-        .get(&request_key)
-        .and_then(|request| request.approved.as_ref())
-        .filter(|c| c.status == ConditionStatus::True)
-        .map(|c| c.last_transition_time);
+    let approved = approved_at(state, &Scope::of(run), &name);
     let when = approval_gap(started, approved)?;
     Some(format!(
         "stage {} of {} started at {}, approval {name} {when}",

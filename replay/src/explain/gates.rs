@@ -2,14 +2,15 @@
 //! stage's start, and what an unfinished run waits for now — read from the run's status and
 //! its approval requests, whose conditions carry the event times they changed at.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use flotilla_core::State;
-use flotilla_core::condition::{Condition, ConditionStatus};
+use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
+use flotilla_core::query::staged::{TaskGate, gates_before_stage, open_gates};
 use flotilla_core::staged::Scope;
-use flotilla_core::staged::analysis::measure::{self, TaskAt};
-use flotilla_core::staged::model::{RunState, TaskType};
-use flotilla_core::staged::run::{StageStatus, TaskPosition, TaskStatus, UpdateRun};
+use flotilla_core::staged::gates::seconds;
+use flotilla_core::staged::model::{RunState, TaskType, WaitTime};
+use flotilla_core::staged::run::UpdateRun;
 use serde::Serialize;
 
 use super::budget::names;
@@ -160,25 +161,10 @@ pub(crate) fn cluster_in_run(
     let (index, position) = *run.status.positions.get(cluster)?;
     let stage = run.status.stages.get(index)?;
     let status = stage.clusters.get(position)?;
-    let mut gates = Vec::new();
-    for (earlier, before) in run.status.stages[..index].iter().enumerate() {
-        gates.extend(stage_gates(
-            state,
-            key,
-            run,
-            earlier,
-            before,
-            TaskPosition::After,
-        ));
-    }
-    gates.extend(stage_gates(
-        state,
-        key,
-        run,
-        index,
-        stage,
-        TaskPosition::Before,
-    ));
+    let gates = gates_before_stage(state, key, run, index)
+        .iter()
+        .map(|gate| Gate::of(key, gate))
+        .collect();
     Some(RunCluster {
         run: key.to_string(),
         stage: stage.name.clone(),
@@ -192,160 +178,47 @@ pub(crate) fn cluster_in_run(
     })
 }
 
-fn stage_gates(
-    state: &State,
-    key: &ObjectKey,
-    run: &UpdateRun,
-    index: usize,
-    stage: &StageStatus,
-    position: TaskPosition,
-) -> Vec<Gate> {
-    let tasks = match position {
-        TaskPosition::Before => &stage.before_tasks,
-        TaskPosition::After => &stage.after_tasks,
-    };
-    (0..tasks.len())
-        .map(|task| gate(state, key, run, index, position, task))
-        .collect()
-}
-
-fn gate(
-    state: &State,
-    key: &ObjectKey,
-    run: &UpdateRun,
-    index: usize,
-    position: TaskPosition,
-    task: usize,
-) -> Gate {
-    let stage = &run.status.stages[index];
-    let status: &TaskStatus = match position {
-        TaskPosition::Before => &stage.before_tasks[task],
-        TaskPosition::After => &stage.after_tasks[task],
-    };
-    let time_of = |kind: &str| {
-        status
-            .conditions
-            .iter()
-            .find(|c| c.condition_type == kind)
-            .map(|c| c.last_transition_time)
-    };
-    let mut gate = Gate {
-        run: key.to_string(),
-        stage: stage.name.clone(),
-        position: position.as_str().to_owned(),
-        task: status.task_type.as_str().to_owned(),
-        request: None,
-        requested_at: None,
-        approved_at: None,
-        wait: None,
-        wait_until: None,
-        passed_at: None,
-        analysis: None,
-        failed: None,
-        wait_secs: 0,
-    };
-    match status.task_type {
-        TaskType::Approval => {
-            let name = status.approval_request_name.clone().unwrap_or_default();
-            let request = Scope::of(key).approval_key(&name);
-            gate.approved_at = state
-                .approvals()
-                .get(&request)
-                .and_then(|r| r.approved.as_ref())
-                .filter(|c| c.status == ConditionStatus::True)
-                .map(|c| c.last_transition_time);
-            gate.requested_at = time_of("ApprovalRequestCreated");
-            gate.passed_at = time_of("ApprovalRequestApproved");
-            gate.request = Some(name);
+impl Gate {
+    /// The explanation's form of a task gate the fold reads.
+    fn of(key: &ObjectKey, gate: &TaskGate<'_>) -> Self {
+        let timed = gate.task_type == TaskType::TimedWait;
+        Gate {
+            run: key.to_string(),
+            stage: gate.stage.to_owned(),
+            position: gate.at.position.as_str().to_owned(),
+            task: gate.task_type.as_str().to_owned(),
+            request: gate.request.map(str::to_owned),
+            requested_at: gate.requested_at,
+            approved_at: gate.approved_at,
+            wait: timed.then(|| WaitTime(gate.wait_seconds).to_string()),
+            wait_until: gate.wait_until,
+            passed_at: gate.passed_at,
+            analysis: (gate.task_type == TaskType::Analysis).then(|| analysis_text(gate)),
+            failed: gate.failed.map(str::to_owned),
+            wait_secs: if timed { gate.wait_seconds } else { 0 },
         }
-        TaskType::TimedWait => {
-            let secs = wait_secs(run, index, position, task);
-            gate.wait = Some(flotilla_core::staged::model::WaitTime(secs).to_string());
-            gate.wait_secs = secs;
-            gate.passed_at = time_of("WaitTimeElapsed");
-            let waiting = stage_waiting_since(stage, position);
-            gate.wait_until = waiting.map(|since| since + seconds(secs));
-        }
-        TaskType::Analysis => analysis_gate(&mut gate, run, index, position, task, status),
     }
-    gate
 }
 
-/// An Analysis gate: its query and condition, what the measurements came to, and when it
-/// passed or why it failed.
-fn analysis_gate(
-    gate: &mut Gate,
-    run: &UpdateRun,
-    index: usize,
-    position: TaskPosition,
-    task: usize,
-    status: &TaskStatus,
-) {
-    let at = TaskAt {
-        stage: index,
-        position,
-        task,
-    };
-    let spec = measure::task_spec(run, at);
+/// An Analysis gate's query and condition, and what the measurements came to.
+fn analysis_text(gate: &TaskGate<'_>) -> String {
+    let spec = gate.spec;
     let query = spec
         .and_then(|t| t.prometheus.as_ref())
         .map_or_else(String::new, |p| {
             format!("`{}` with `{}`", p.query, p.success_condition)
         });
-    let counts = status.analysis.clone().unwrap_or_default();
+    let counts = gate.measurements.cloned().unwrap_or_default();
     let count = spec.and_then(|t| t.count).unwrap_or(1);
     let limit = spec.and_then(|t| t.failure_limit).unwrap_or(0);
-    gate.analysis = Some(format!(
+    format!(
         "{} [{}]: {} of {count} successful, {} failed (failureLimit {limit}), {} errors",
-        at.path(),
+        gate.at.path(),
         query,
         counts.successful,
         counts.failed,
         counts.errors
-    ));
-    let decided = status
-        .conditions
-        .iter()
-        .find(|c| c.condition_type == measure::SUCCEEDED);
-    match decided {
-        Some(c) if c.status == ConditionStatus::True => {
-            gate.passed_at = Some(c.last_transition_time)
-        }
-        Some(c) => gate.failed = Some(c.message.clone()),
-        None => {}
-    }
-}
-
-/// When a stage started waiting on its tasks at `position` (the time a TimedWait counts from).
-fn stage_waiting_since(stage: &StageStatus, position: TaskPosition) -> Option<DateTime<Utc>> {
-    let waiting = match position {
-        TaskPosition::After => stage.after_waiting,
-        TaskPosition::Before => stage.start_time.is_none(),
-    };
-    let progressing: Option<&Condition> = stage.progressing.as_ref();
-    progressing
-        .filter(|_| waiting)
-        .map(|c| c.last_transition_time)
-}
-
-fn wait_secs(run: &UpdateRun, index: usize, position: TaskPosition, task: usize) -> u64 {
-    let stage = run
-        .status
-        .strategy_snapshot
-        .as_ref()
-        .and_then(|s| s.stages.get(index));
-    let tasks = match position {
-        TaskPosition::Before => stage.map(|s| &s.before_stage_tasks),
-        TaskPosition::After => stage.map(|s| &s.after_stage_tasks),
-    };
-    tasks
-        .and_then(|t| t.get(task))
-        .and_then(|t| t.wait_time)
-        .map_or(0, |w| w.0)
-}
-
-fn seconds(secs: u64) -> Duration {
-    Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX))
+    )
 }
 
 /// What an unfinished run waits for now (nothing for a finished one).
@@ -424,17 +297,8 @@ fn stage_waits(
         let wait = Wait::new(WaitReason::RunClusters, text).with_clusters(names_updating);
         waits.push(wait.since(since));
     }
-    let position = if stage.after_waiting {
-        TaskPosition::After
-    } else if stage.start_time.is_none() {
-        TaskPosition::Before
-    } else {
-        return waits;
-    };
-    for gate in stage_gates(state, key, run, index, stage, position) {
-        if gate.passed_at.is_none() {
-            waits.push(gate_wait(&gate, now));
-        }
+    for gate in open_gates(state, key, run, index) {
+        waits.push(gate_wait(&Gate::of(key, &gate), now));
     }
     waits
 }

@@ -1,14 +1,15 @@
 //! A stage's before- and after-stage tasks: approval requests (created once, passed once
 //! approved) and timed waits (counted from the stage's waiting transition).
 
-use chrono::Duration;
-
 use super::Pass;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::staged::analysis::measure::{self, STARTED, SUCCEEDED, TaskAt};
 use crate::staged::analysis::{self, Verdict};
 use crate::staged::approval;
+use crate::staged::gates::{
+    self, APPROVAL_REQUEST_APPROVED, APPROVAL_REQUEST_CREATED, WAIT_TIME_ELAPSED,
+};
 use crate::staged::model::TaskType;
 use crate::staged::run::{TaskPosition, TaskStatus};
 
@@ -20,10 +21,7 @@ pub(super) fn tasks_pass(
     index: usize,
     position: TaskPosition,
 ) -> Result<bool, String> {
-    let count = match position {
-        TaskPosition::Before => pass.run.status.stages[index].before_tasks.len(),
-        TaskPosition::After => pass.run.status.stages[index].after_tasks.len(),
-    };
+    let count = pass.run.status.stages[index].tasks(position).len();
     let mut all = true;
     for task in 0..count {
         all &= task_passes(pass, index, position, task)?;
@@ -37,10 +35,7 @@ fn task_passes(
     position: TaskPosition,
     task: usize,
 ) -> Result<bool, String> {
-    let status = match position {
-        TaskPosition::Before => pass.run.status.stages[index].before_tasks[task].clone(),
-        TaskPosition::After => pass.run.status.stages[index].after_tasks[task].clone(),
-    };
+    let status = pass.run.status.stages[index].tasks(position)[task].clone();
     let mut conditions = status.conditions.clone();
     let at = Task {
         index,
@@ -49,16 +44,12 @@ fn task_passes(
     };
     let passed = match status.task_type {
         TaskType::TimedWait => {
-            Gate::from(status.has("WaitTimeElapsed") || wait_elapsed(pass, &at, &mut conditions))
+            Gate::from(status.has(WAIT_TIME_ELAPSED) || wait_elapsed(pass, &at, &mut conditions))
         }
         TaskType::Approval => Gate::from(approval_passes(pass, &at, &status, &mut conditions)),
         TaskType::Analysis => analysis_passes(pass, &at, &status, &mut conditions),
     };
-    let slot = match position {
-        TaskPosition::Before => &mut pass.run.status.stages[index].before_tasks[task],
-        TaskPosition::After => &mut pass.run.status.stages[index].after_tasks[task],
-    };
-    slot.conditions = conditions;
+    pass.run.status.stages[index].tasks_mut(position)[task].conditions = conditions;
     match passed {
         Gate::Failed(message) => Err(message),
         Gate::Passed => Ok(true),
@@ -87,6 +78,14 @@ struct Task {
 }
 
 impl Task {
+    fn at(&self) -> TaskAt {
+        TaskAt {
+            stage: self.index,
+            position: self.position,
+            task: self.task,
+        }
+    }
+
     /// The prefix of the task's condition reasons.
     fn prefix(&self) -> &'static str {
         match self.position {
@@ -99,18 +98,14 @@ impl Task {
 /// A TimedWait passes once its wait has elapsed since the stage's Progressing transition;
 /// until then the run asks to be woken when it will have.
 fn wait_elapsed(pass: &mut Pass<'_>, at: &Task, conditions: &mut Vec<Condition>) -> bool {
-    let wait = wait_secs(pass, at.index, at.position, at.task);
-    let since = pass.run.status.stages[at.index]
-        .progressing
-        .as_ref()
-        .map_or(pass.now, |c| c.last_transition_time);
-    let until = since + Duration::seconds(wait);
+    let until = gates::wait_until(pass.run, at.at())
+        .unwrap_or_else(|| pass.now + gates::seconds(gates::wait_seconds(pass.run, at.at())));
     if until > pass.now {
         pass.wake(until);
         return false;
     }
     conditions.push(pass.condition(
-        "WaitTimeElapsed",
+        WAIT_TIME_ELAPSED,
         ConditionStatus::True,
         &format!("{}WaitTimeElapsed", at.prefix()),
         "",
@@ -127,7 +122,7 @@ fn approval_passes(
     status: &TaskStatus,
     conditions: &mut Vec<Condition>,
 ) -> bool {
-    if status.has("ApprovalRequestApproved") {
+    if status.has(APPROVAL_REQUEST_APPROVED) {
         return true;
     }
     let name = status.approval_request_name.clone().unwrap_or_default();
@@ -147,9 +142,9 @@ fn approval_passes(
             request,
         });
     }
-    if !status.has("ApprovalRequestCreated") {
+    if !status.has(APPROVAL_REQUEST_CREATED) {
         conditions.push(pass.condition(
-            "ApprovalRequestCreated",
+            APPROVAL_REQUEST_CREATED,
             ConditionStatus::True,
             &format!("{}ApprovalRequestCreated", at.prefix()),
             "",
@@ -160,7 +155,7 @@ fn approval_passes(
         return false;
     }
     conditions.push(pass.condition(
-        "ApprovalRequestApproved",
+        APPROVAL_REQUEST_APPROVED,
         ConditionStatus::True,
         &format!("{}ApprovalRequestApproved", at.prefix()),
         "",
@@ -177,11 +172,7 @@ fn analysis_passes(
     status: &TaskStatus,
     conditions: &mut Vec<Condition>,
 ) -> Gate {
-    let task_at = TaskAt {
-        stage: at.index,
-        position: at.position,
-        task: at.task,
-    };
+    let task_at = at.at();
     let stage_name = pass.run.status.stages[at.index].name.clone();
     let gate = |pass: &Pass<'_>, phase: &str, message: &str| Decision::AnalysisGate {
         run: pass.scope.run_key(),
@@ -248,21 +239,4 @@ fn analysis_passes(
     );
     pass.decisions.push(decided);
     verdict
-}
-
-fn wait_secs(pass: &Pass<'_>, index: usize, position: TaskPosition, task: usize) -> i64 {
-    let stage = pass
-        .run
-        .status
-        .strategy_snapshot
-        .as_ref()
-        .and_then(|s| s.stages.get(index));
-    let tasks = match position {
-        TaskPosition::Before => stage.map(|s| &s.before_stage_tasks),
-        TaskPosition::After => stage.map(|s| &s.after_stage_tasks),
-    };
-    tasks
-        .and_then(|t| t.get(task))
-        .and_then(|t| t.wait_time)
-        .map_or(0, |w| i64::try_from(w.0).unwrap_or(i64::MAX))
 }

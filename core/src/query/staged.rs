@@ -1,0 +1,138 @@
+//! A staged update run's gates as the fold sees them: for each before- or after-stage task,
+//! its request, wait, measurements and when it passed, all read through the rules the fold
+//! applies ([`crate::staged::gates`]).
+
+use chrono::{DateTime, Utc};
+
+use crate::model::ObjectKey;
+use crate::staged::Scope;
+use crate::staged::analysis::AnalysisStatus;
+use crate::staged::analysis::measure::{self, TaskAt};
+use crate::staged::gates::{self, APPROVAL_REQUEST_CREATED};
+use crate::staged::model::{StageTask, TaskType};
+use crate::staged::run::{TaskPosition, UpdateRun};
+use crate::state::State;
+
+/// One before- or after-stage task of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskGate<'a> {
+    /// Where the task is in the run's strategy.
+    pub at: TaskAt,
+    /// Its stage's name.
+    pub stage: &'a str,
+    /// Approval, TimedWait or Analysis.
+    pub task_type: TaskType,
+    /// An Approval task's request name.
+    pub request: Option<&'a str>,
+    /// When the run created the request.
+    pub requested_at: Option<DateTime<Utc>>,
+    /// When the request was approved.
+    pub approved_at: Option<DateTime<Utc>>,
+    /// A TimedWait's `waitTime`, in seconds.
+    pub wait_seconds: u64,
+    /// When a TimedWait elapses, while its stage waits on it.
+    pub wait_until: Option<DateTime<Utc>>,
+    /// When the run saw the task pass; `None`: not yet.
+    pub passed_at: Option<DateTime<Utc>>,
+    /// An Analysis task's spec, as the run's strategy snapshot holds it.
+    pub spec: Option<&'a StageTask>,
+    /// An Analysis task's measurements so far.
+    pub measurements: Option<&'a AnalysisStatus>,
+    /// Why an Analysis task failed its gate.
+    pub failed: Option<&'a str>,
+}
+
+/// The task at `at` of the run `key`, or `None` when the run has no such task.
+#[must_use]
+pub fn task_gate<'a>(
+    state: &State,
+    key: &ObjectKey,
+    run: &'a UpdateRun,
+    at: TaskAt,
+) -> Option<TaskGate<'a>> {
+    let stage = run.status.stages.get(at.stage)?;
+    let status = stage.tasks(at.position).get(at.task)?;
+    let request = status
+        .approval_request_name
+        .as_deref()
+        .filter(|_| status.task_type == TaskType::Approval);
+    let waiting = stage.waiting_at() == Some(at.position);
+    let is = |task_type: TaskType| status.task_type == task_type;
+    Some(TaskGate {
+        at,
+        stage: &stage.name,
+        task_type: status.task_type,
+        request: is(TaskType::Approval).then_some(request.unwrap_or_default()),
+        requested_at: status
+            .conditions
+            .iter()
+            .find(|c| c.condition_type == APPROVAL_REQUEST_CREATED)
+            .map(|c| c.last_transition_time),
+        approved_at: request.and_then(|name| gates::approved_at(state, &Scope::of(key), name)),
+        wait_seconds: gates::wait_seconds(run, at),
+        wait_until: gates::wait_until(run, at).filter(|_| waiting && is(TaskType::TimedWait)),
+        passed_at: gates::passed_at(status),
+        spec: measure::task_spec(run, at).filter(|_| is(TaskType::Analysis)),
+        measurements: status.analysis.as_ref(),
+        failed: gates::analysis_failure(status),
+    })
+}
+
+/// The tasks of stage `index` at `position`, in order.
+#[must_use]
+pub fn stage_gates<'a>(
+    state: &State,
+    key: &ObjectKey,
+    run: &'a UpdateRun,
+    index: usize,
+    position: TaskPosition,
+) -> Vec<TaskGate<'a>> {
+    let count = run
+        .status
+        .stages
+        .get(index)
+        .map_or(0, |stage| stage.tasks(position).len());
+    (0..count)
+        .filter_map(|task| {
+            let at = TaskAt {
+                stage: index,
+                position,
+                task,
+            };
+            task_gate(state, key, run, at)
+        })
+        .collect()
+}
+
+/// The gates between the start of the run and the start of stage `index`: the after-stage
+/// tasks of the stages before it, then its own before-stage tasks.
+#[must_use]
+pub fn gates_before_stage<'a>(
+    state: &State,
+    key: &ObjectKey,
+    run: &'a UpdateRun,
+    index: usize,
+) -> Vec<TaskGate<'a>> {
+    let mut gates: Vec<TaskGate<'a>> = (0..index)
+        .flat_map(|earlier| stage_gates(state, key, run, earlier, TaskPosition::After))
+        .collect();
+    gates.extend(stage_gates(state, key, run, index, TaskPosition::Before));
+    gates
+}
+
+/// The gates stage `index` waits on now (none while it updates clusters), not yet passed.
+#[must_use]
+pub fn open_gates<'a>(
+    state: &State,
+    key: &ObjectKey,
+    run: &'a UpdateRun,
+    index: usize,
+) -> Vec<TaskGate<'a>> {
+    let Some(position) = run.status.stages.get(index).and_then(|s| s.waiting_at()) else {
+        return Vec::new();
+    };
+    stage_gates(state, key, run, index, position)
+        .into_iter()
+        .filter(|gate| gate.passed_at.is_none())
+        .collect()
+}
