@@ -1,6 +1,6 @@
-//! A partitioned rollout (seed 000) over 100,000 clusters: `maxUnavailable: 10%`,
-//! `autoPartitionSize: 10%` (ten partitions of 10,000), batches of 50. Simulated members report
-//! each work available as soon as they get it (the harness answers the `RolloutStarted`
+//! A partitioned rollout (`docs/partitioned-rollout.md`) over 100,000 clusters: `maxUnavailable:
+//! 10%`, `autoPartitionSize: 10%` (ten partitions of 10,000), batches of 50. Simulated members
+//! report each work available as soon as they get it (the harness answers the `RolloutStarted`
 //! decisions of every step, so it never scans the fleet). Prints, for the initial deployment
 //! and for one resource change rolled out to everyone: events folded, events per second, and
 //! the state's size (checkpoint encoding) and the process's resident memory at the end.

@@ -1,6 +1,7 @@
-//! When a placed object counts as available on a member cluster (seed 001, "Availability based
-//! Rollout"), judged from the object as the member observes it. Member agents and the simulated
-//! cluster use this one implementation, so every applier reports availability the same way.
+//! When a placed object counts as available on a member cluster (KubeFleet's safe-rollout docs,
+//! "Availability based Rollout"), judged from the object as the member observes it. Member agents
+//! and the simulated cluster use this one implementation, so every applier reports availability the
+//! same way.
 //!
 //! | kind | available when |
 //! |---|---|

@@ -206,8 +206,8 @@ pub enum Decision {
         /// The message of its last condition: why.
         message: String,
     },
-    /// A guarded rollout (issue 17) counted a cluster as failed on its new work: the apply
-    /// failed, or the work became unavailable after being reported available.
+    /// A guarded rollout (`docs/rollout-safety.md`) counted a cluster as failed on its new work:
+    /// the apply failed, or the work became unavailable after being reported available.
     RolloutClusterFailed {
         /// The placement.
         placement: ObjectKey,
@@ -257,9 +257,9 @@ pub enum Decision {
         /// The condition's message.
         message: String,
     },
-    /// An `onClusterChange: Adapt` run (issue 17) took a cluster change in: a joining cluster
-    /// `Added` to a stage, or `Deferred` to the next run (it matches only finished stages, or
-    /// none); a leaving one `Dropped`.
+    /// An `onClusterChange: Adapt` run (`docs/rollout-safety.md`) took a cluster change in: a
+    /// joining cluster `Added` to a stage, or `Deferred` to the next run (it matches only finished
+    /// stages, or none); a leaving one `Dropped`.
     UpdateRunClusterChanged {
         /// The run.
         run: ObjectKey,
@@ -270,7 +270,7 @@ pub enum Decision {
         /// `Added`, `Deferred` or `Dropped`.
         change: String,
     },
-    /// An Analysis task's measurement was folded (issue 17).
+    /// An Analysis task's measurement was folded (`docs/rollout-safety.md`).
     AnalysisMeasured {
         /// The run.
         run: ObjectKey,

@@ -157,7 +157,8 @@ pub struct ObjectRef {
     pub name: String,
 }
 
-/// A member agent's heartbeat, with the optional properties of seed 002 section 7.
+/// A member agent's heartbeat, with the optional properties of KubeFleet's property-based
+/// scheduling.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Heartbeat {
     /// The member cluster speaking.

@@ -1,7 +1,7 @@
-//! Seed 002 §11's table, cell by cell: for each placement type and each kind of disruption
-//! budget (minAvailable / maxUnavailable, integer / percentage), an eviction either executes
-//! when the budget allows it and is refused when it does not (✅), or is never executed (❌):
-//! invalid for a PickFixed placement, misconfigured for a PickAll one.
+//! KubeFleet's eviction and disruption-budget table, cell by cell: for each placement type and each
+//! kind of disruption budget (minAvailable / maxUnavailable, integer / percentage), an eviction
+//! either executes when the budget allows it and is refused when it does not (✅), or is never
+//! executed (❌): invalid for a PickFixed placement, misconfigured for a PickAll one.
 //!
 //! Every fleet has three clusters whose work is available; the eviction targets `member-2`.
 
@@ -233,8 +233,8 @@ fn pick_n_max_unavailable_percentage_allows_and_refuses() {
 }
 
 /// Ten member clusters, a PickN placement of four (all available), and a budget: a percentage
-/// is taken of the placement's four, as KubeFleet's code does, not of the fleet's ten as seed
-/// 002 §11's "total number of clusters in the fleet" would read (see `docs/eviction.md`).
+/// is taken of the placement's four, as KubeFleet's code does, not of the fleet's ten as
+/// KubeFleet's docs' "total number of clusters in the fleet" would read (see `docs/eviction.md`).
 fn pick_four_of_ten(spec: &Value, sick: bool) -> (Hub, Vec<flotilla_core::decision::Decision>) {
     let fleet_of_ten: Vec<String> = (1..=10).map(|i| format!("member-{i:02}")).collect();
     let names: Vec<&str> = fleet_of_ten.iter().map(String::as_str).collect();

@@ -169,10 +169,10 @@ fn drive_run(hub: &mut Hub, name: &str, between: impl FnOnce(&Hub)) {
 /// `cluster_staged_updaterun_test.go`, "Test resource rollout with staged update run with
 /// auto-created resource snapshot when not specified": KubeFleet takes no resource snapshot for
 /// an External placement until a run without `resourceSnapshotIndex` needs one. flotilla keeps
-/// seed 002's placement controller, which snapshots every change of the selected resources (and
-/// seeds 002 and 003 start runs at `resourceSnapshotIndex: "0"` with no run before), so the
-/// snapshot exists at once; what members see is the same: nothing before a run, and a run
-/// without an index takes the latest resources.
+/// KubeFleet's placement controller, which snapshots every change of the selected resources (and
+/// KubeFleet's staged-update examples start runs at `resourceSnapshotIndex: "0"` with no run
+/// before), so the snapshot exists at once; what members see is the same: nothing before a run, and
+/// a run without an index takes the latest resources.
 #[test]
 fn external_snapshots_at_once_but_places_nothing_until_a_run_takes_the_latest() {
     let mut hub = fleet(&pick_all(), &external());
@@ -304,8 +304,9 @@ fn switching_rolling_update_to_external_changes_only_the_observed_generation() {
 /// based on job availability" (KubeFleet's `availability_tracker.go`). Both appliers judge with
 /// `availability::judge`. A LoadBalancer Service without an ingress IP or hostname is not yet
 /// available, and the rollout holds at `maxUnavailable: 1`. A Job differs: KubeFleet treats it
-/// as not trackable, so it never blocks; flotilla follows seed 001 ("available when it has at
-/// least one succeeded pod or one ready pod"), so a Job that never ran a pod blocks.
+/// as not trackable, so it never blocks; flotilla follows KubeFleet's availability rules
+/// ("available when it has at least one succeeded pod or one ready pod"), so a Job that never ran a
+/// pod blocks.
 #[test]
 fn a_load_balancer_waits_for_an_address_and_a_job_for_a_pod() {
     let service = |status: Value| {

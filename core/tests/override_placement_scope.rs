@@ -1,7 +1,7 @@
 //! Override placement references as KubeFleet scopes them (`PlacementRef.scope`,
 //! `pkg/utils/overrider`): a ClusterResourceOverride refers to a ClusterResourcePlacement; a
-//! ResourceOverride refers to a ClusterResourcePlacement by default (seed 002's `ro-1`) and to a
-//! ResourcePlacement in its own namespace with `scope: Namespaced`.
+//! ResourceOverride refers to a ClusterResourcePlacement by default (KubeFleet's `ro-1` example)
+//! and to a ResourcePlacement in its own namespace with `scope: Namespaced`.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! An override change rolls out like a resource change (seed 002 section 9, "When To Trigger
+//! An override change rolls out like a resource change (KubeFleet's override docs, "When To Trigger
 //! Rollout"): bindings record the override snapshots their work was rendered with, and a new
 //! or changed override makes them out of date, so the rollout moves them within its budget. An
 //! override that fails on a cluster leaves that cluster on the work it has and fails its

@@ -1,6 +1,6 @@
-//! Invalid overrides are rejected with a message naming the field and the rule (seed 002 §9
-//! "Limits" and the notes on what cannot be patched; KubeFleet's validator for the rest), and
-//! override snapshots follow every spec change and nothing else.
+//! Invalid overrides are rejected with a message naming the field and the rule (KubeFleet's
+//! override docs "Limits" and the notes on what cannot be patched; KubeFleet's validator for the
+//! rest), and override snapshots follow every spec change and nothing else.
 
 mod common;
 

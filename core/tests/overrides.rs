@@ -1,6 +1,6 @@
-//! Seed 002 §9 (Override) as tests: every example gives exactly the manifests and applicable
+//! KubeFleet's override docs as tests: every example gives exactly the manifests and applicable
 //! override snapshots the seed shows, and the use cases it lists (per-cluster images, Delete,
-//! per-region commands) behave as KubeFleet's semantics (§3 of the reference) say.
+//! per-region commands) behave as KubeFleet's semantics say.
 
 mod common;
 
@@ -137,7 +137,7 @@ fn namespace_selector(name: &str) -> Value {
 
 #[test]
 fn secret_reader_cluster_role_gets_the_member_name_label_on_prod_clusters_only() {
-    // Seed 002 §9, "Reserved Variables in the JSON Patch Override Value".
+    // KubeFleet's override docs, "Reserved Variables in the JSON Patch Override Value".
     let mut hub = Hub::new();
     hub.join("member-prod", json!({"env": "prod"}), json!([]));
     hub.join("member-dev", json!({"env": "dev"}), json!([]));
@@ -198,7 +198,8 @@ fn secret_reader_cluster_role_gets_the_member_name_label_on_prod_clusters_only()
 
 #[test]
 fn cluster_resource_override_on_a_namespace_annotates_the_configmap_in_it_on_every_cluster() {
-    // Seed 002 §9 example "add annotations to the configmap by using clusterResourceOverride".
+    // KubeFleet's override example "add annotations to the configmap by using
+    // clusterResourceOverride".
     let mut hub = Hub::new();
     three_clusters(&mut hub);
     seed_configmap(&mut hub);
@@ -228,7 +229,7 @@ fn cluster_resource_override_on_a_namespace_annotates_the_configmap_in_it_on_eve
 
 #[test]
 fn resource_override_annotates_only_the_configmap_it_names() {
-    // Seed 002 §9 example "add annotations to the configmap by using resourceOverride".
+    // KubeFleet's override example "add annotations to the configmap by using resourceOverride".
     let mut hub = Hub::new();
     three_clusters(&mut hub);
     seed_configmap(&mut hub);

@@ -65,9 +65,9 @@ fn a_run_stops_rebinding_once_its_placement_rolls_out_itself() {
     hub.report("crp", "c0", true, false);
 }
 
-/// A report about a resource index the binding no longer targets is recorded (issue 10,
-/// defect 3): c0 fails at index 0, the rollout moves it to index 1, and the same report again
-/// overwrites the binding's (empty) status for index 1.
+/// The bug: a report about a resource index the binding no longer targets was recorded. c0
+/// fails at index 0, the rollout moves it to index 1, and the same report again overwrote the
+/// binding's (empty) status for index 1.
 #[test]
 fn a_stale_work_report_changes_nothing() {
     let mut hub = fleet(&["c0"]);
@@ -103,9 +103,9 @@ fn a_stale_work_report_changes_nothing() {
     );
 }
 
-/// Snapshots a binding still carries are pruned (issue 10, defect 4): with
-/// `revisionHistoryLimit: 2`, a rollout stalled on c0 and two edits leave c1 and c2 on a
-/// resource snapshot that no longer exists.
+/// The bug: snapshots a binding still carries were pruned. With `revisionHistoryLimit: 2`, a
+/// rollout stalled on c0 and two edits left c1 and c2 on a resource snapshot that no longer
+/// existed.
 #[test]
 fn pruned_snapshots_are_never_bound() {
     let mut hub = Hub::new();

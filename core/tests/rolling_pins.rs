@@ -1,7 +1,8 @@
-//! Seed 001's RollingUpdate rules that worked without a test holding them: `maxUnavailable` is
-//! at least 1 ("Minimum value for MaxUnavailable is set to 1 to avoid stuck rollout during
-//! in-place resource update"), and work whose availability cannot be tracked counts as ready
-//! only once `unavailablePeriodSeconds` have passed since its cluster reported it applied.
+//! KubeFleet's RollingUpdate rules (`spec.strategy.rollingUpdate`) that worked without a test
+//! holding them: `maxUnavailable` is at least 1 ("Minimum value for MaxUnavailable is set to 1 to
+//! avoid stuck rollout during in-place resource update"), and work whose availability cannot be
+//! tracked counts as ready only once `unavailablePeriodSeconds` have passed since its cluster
+//! reported it applied.
 
 mod common;
 

@@ -1,8 +1,8 @@
 //! A rolling update with `onFailure: Rollback` gives each cluster it moved the work it carried
-//! before (issue 17). Retention keeps only `revisionHistoryLimit` snapshots plus those in use, so
-//! the snapshots a rollback may return clusters to count as in use while the rollout may still
-//! roll back; otherwise the rollback bound clusters to a pruned snapshot (found by
-//! `all_inputs` once it generated guarded rolling updates).
+//! before (`docs/rollout-safety.md`). Retention keeps only `revisionHistoryLimit` snapshots plus
+//! those in use, so the snapshots a rollback may return clusters to count as in use while the
+//! rollout may still roll back; otherwise the rollback bound clusters to a pruned snapshot (found
+//! by `all_inputs` once it generated guarded rolling updates).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The scheduling statements and examples of seeds 001 and 002 (sections 2, 5, 6, 7), each
+//! KubeFleet's documented scheduling statements and examples, each
 //! with the outcome the seeds (and, where they are silent, KubeFleet) state.
 
 mod common;
@@ -18,8 +18,8 @@ fn four_clusters(hub: &mut Hub, labels: [serde_json::Value; 4]) {
 
 #[test]
 fn pick_n_with_affinity_picks_n_matching_clusters_larger_names_first() {
-    // Seed 001 example 1: four env=prod clusters, PickN 3. Equal scores: KubeFleet picks the
-    // lexicographically larger names first.
+    // KubeFleet's safe-rollout example 1: four env=prod clusters, PickN 3. Equal scores: KubeFleet
+    // picks the lexicographically larger names first.
     let mut hub = Hub::new();
     let prod = || json!({"env": "prod"});
     four_clusters(&mut hub, [prod(), prod(), prod(), prod()]);
@@ -58,7 +58,7 @@ fn pick_n_with_affinity_picks_n_matching_clusters_larger_names_first() {
 
 #[test]
 fn pick_n_policy_change_from_west_to_east_picks_new_clusters_and_unschedules_the_old() {
-    // Seed 001 example 2.
+    // KubeFleet's safe-rollout example 2.
     let mut hub = Hub::new();
     let west = || json!({"loc": "west"});
     let east = || json!({"loc": "east"});
@@ -98,7 +98,7 @@ fn pick_n_policy_change_from_west_to_east_picks_new_clusters_and_unschedules_the
 
 #[test]
 fn a_taint_keeps_new_placements_away_unless_tolerated_and_never_evicts() {
-    // Seed 002 section 2 (Taints) and section 3 (Tolerations).
+    // KubeFleet's taints and tolerations.
     let mut hub = Hub::new();
     hub.apply(&namespace("test-ns"));
     hub.join(
@@ -187,7 +187,7 @@ fn pick_fixed_ignores_taints_and_reports_names_that_are_not_members() {
 
 #[test]
 fn pick_n_scale_out_keeps_existing_bindings_and_the_policy_snapshot() {
-    // Seed 002 section 5: a scale-out updates the current snapshot's cluster count.
+    // KubeFleet's scheduler: a scale-out updates the current snapshot's cluster count.
     let mut hub = Hub::new();
     let any = || json!({});
     four_clusters(&mut hub, [any(), any(), any(), any()]);
@@ -351,7 +351,7 @@ fn a_cluster_leaving_loses_its_bindings_at_once_and_pick_n_refills() {
 
 #[test]
 fn topology_spread_picks_one_at_a_time_across_domains() {
-    // Seed 002 section 3's crp-1: PickN 2 spread over "env" with maxSkew 1.
+    // KubeFleet's crp-1 sample: PickN 2 spread over "env" with maxSkew 1.
     let mut hub = Hub::new();
     four_clusters(
         &mut hub,

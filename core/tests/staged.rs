@@ -1,5 +1,5 @@
 //! Staged update runs in the fold: every validation rule and state transition with its message,
-//! seed 003's maxConcurrency examples, initialization failures, approvals gating stages,
+//! KubeFleet's `maxConcurrency` examples, initialization failures, approvals gating stages,
 //! stop/resume, failure when the placement goes away — and a property test that no moment has
 //! more clusters updating in a stage than allowed, and no stage starts before its approval.
 
@@ -306,7 +306,8 @@ fn initialization_failures_carry_kubefleets_messages() {
     assert!(init_message(&hub, "absent").ends_with("parent placement not found"));
 }
 
-/// Seed 003: maxConcurrency 2, 75% (of 4 → 3), 50% of 3 → 1 (rounded down), default 1.
+/// KubeFleet's `spec.stages[].maxConcurrency`: 2, 75% (of 4 → 3), 50% of 3 → 1 (rounded down),
+/// default 1.
 #[test]
 fn max_concurrency_follows_the_seeds_examples() {
     for (value, clusters, expected) in [
@@ -593,7 +594,8 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
     );
 }
 
-/// Seed 002 §10: "member cluster changes triggering new scheduling" fail an executing run.
+/// KubeFleet's staged update run: "member cluster changes triggering new scheduling" fail an
+/// executing run.
 #[test]
 fn the_run_fails_when_new_scheduling_changes_its_clusters() {
     let mut hub = fleet(&[("member1", "prod"), ("member2", "prod")]);

@@ -1,4 +1,4 @@
-//! Seed 002 §10's staged update rules that worked without a test holding them: a stage's
+//! KubeFleet's staged update rules that worked without a test holding them: a stage's
 //! `sortingLabelKey` orders clusters by the label's integer value (not as text), a strategy edit
 //! after a run initialized does not change that run ("immune to subsequent strategy
 //! modifications"), a cluster updating for five minutes makes the run

@@ -1,7 +1,7 @@
-//! `onFailure: Rollback` in a stage (issue 17), decision by decision: each cluster the run moved
-//! — in the tripped stage and earlier ones — gets its prior work back within the tripped
-//! stage's `maxConcurrency` (`ClusterRolledBack`), the run finishes `RolledBack` once they are
-//! ready (`RollbackFinished`), fails the rollback when none becomes ready for the stage's
+//! `onFailure: Rollback` in a stage (`docs/rollout-safety.md`), decision by decision: each cluster
+//! the run moved — in the tripped stage and earlier ones — gets its prior work back within the
+//! tripped stage's `maxConcurrency` (`ClusterRolledBack`), the run finishes `RolledBack` once they
+//! are ready (`RollbackFinished`), fails the rollback when none becomes ready for the stage's
 //! `progressDeadlineSeconds`, and a cluster that had no work before keeps the run's.
 
 mod common;

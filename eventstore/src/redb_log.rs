@@ -124,8 +124,8 @@ impl Default for RedbOptions {
     /// larger groups gain little and delay their first caller), 4,096 queued requests, 3
     /// checkpoints, 64 MiB of page cache: the fold reads inputs just written, so a larger cache
     /// only holds more of the log resident (256 MiB took a 1M-cluster hub's RSS median from
-    /// 1.0 to 1.3 GiB and did not lower its fold lag; `docs/benchmarks.md`, "The log's page
-    /// cache").
+    /// 1.0 to 1.3 GiB and did not lower its fold lag; `flotilla simulate --redb-cache-mib`
+    /// measures it, `docs/simulate.md`).
     fn default() -> Self {
         Self {
             events_per_commit_max: 10_000,

@@ -1,4 +1,4 @@
-//! `ClusterResourceBinding` / `ResourceBinding` in KubeFleet's shape (seed 002 section 5 sample;
+//! `ClusterResourceBinding` / `ResourceBinding` in KubeFleet's shape (KubeFleet's sample;
 //! `docs/reference/kubefleet-scheduling-strings.md` section 4).
 //!
 //! The scheduler creates bindings with its cleanup finalizer and no owner reference (the seed's

@@ -1,5 +1,5 @@
 //! `kubectl describe`-style text, as kubectl's generic describer prints custom resources such as
-//! KubeFleet's (the `kubectl describe crp` sample in seed 002).
+//! KubeFleet's (its `kubectl describe crp` sample).
 //!
 //! Layout: `Name:`, `Namespace:`, `Labels:` and `Annotations:` first, then every top-level field
 //! of the rendered object in key order (`API Version:`, `Kind:`, `Metadata:`, `Spec:`,

@@ -1,5 +1,5 @@
 //! The `Events:` section of `describe` for a placement, as KubeFleet's placement controller
-//! records them (seed 002's `kubectl describe crp` sample): one Normal event per milestone the
+//! records them (KubeFleet's `kubectl describe crp` sample): one Normal event per milestone the
 //! placement has reached, dated by the transition of the condition that marks it. The hub keeps
 //! no event history, so each milestone shows its latest occurrence.
 

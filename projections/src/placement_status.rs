@@ -1,6 +1,6 @@
 //! A placement's `status` as KubeFleet's placement controller writes it, and the
 //! `ClusterResourcePlacementStatus` mirror of a `NamespaceAccessible` `ClusterResourcePlacement`
-//! (`docs/reference/kubefleet-scheduling-strings.md` sections 2, 3 and 9; seed 002's `kubectl
+//! (`docs/reference/kubefleet-scheduling-strings.md` sections 2, 3 and 9; KubeFleet's `kubectl
 //! describe crp` sample).
 //!
 //! - `conditions`: the placement's `…Scheduled` condition, as stored; then, while scheduling is

@@ -16,10 +16,10 @@
 //!   (any cluster Unknown), False (any cluster False) or True (all) decides, counted in
 //!   clusters; the first that is not True ends the list.
 //!
-//! Texts are the seed-era controller's (the `kubectl describe crp` sample of seed 002 was
-//! produced by it), except the `RolloutStarted` Unknown texts, which follow seed 002's staged
-//! update sample. The binding-level `RolloutStarted` False is "The resources cannot be updated to
-//! the latest because of the rollout strategy".
+//! Texts are the older (2023–2024) KubeFleet controller's (KubeFleet's `kubectl describe crp`
+//! sample was produced by it), except the `RolloutStarted` Unknown texts, which follow KubeFleet's
+//! staged update sample. The binding-level `RolloutStarted` False is "The resources cannot be
+//! updated to the latest because of the rollout strategy".
 //!
 //! Times: `RolloutStarted`, `Overridden` and `WorkSynchronized` date from when the rollout bound
 //! the binding to its resource snapshot; `Applied` from the member's report; `Available` from
@@ -197,7 +197,7 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
 }
 
 /// The `RolloutStarted` message; a staged update run's bind names the run and the resource
-/// index (seed 002 §10's placement sample).
+/// index (KubeFleet's staged-update placement sample).
 fn rollout_started_message(owner: &Owner<'_>, binding: &Binding) -> String {
     const STARTED: &str =
         "Detected the new changes on the resources and started the rollout process";

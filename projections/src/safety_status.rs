@@ -1,5 +1,5 @@
-//! What a tripped rollout (issue 17) shows on its placement: the `…RolloutStarted` condition,
-//! status `False`, with the rule's reason (`ProgressDeadlineExceeded`,
+//! What a tripped rollout (`docs/rollout-safety.md`) shows on its placement: the `…RolloutStarted`
+//! condition, status `False`, with the rule's reason (`ProgressDeadlineExceeded`,
 //! `FailureThresholdExceeded`, `RolledBack`, `RollbackFailed`) and a message naming the field
 //! that fired and the clusters it names. It replaces the rollout's own `…RolloutStarted` and the
 //! conditions after it, which KubeFleet shows only while the ones before are `True`.

@@ -1,5 +1,5 @@
 //! `ClusterSchedulingPolicySnapshot` / `SchedulingPolicySnapshot` and `ClusterResourceSnapshot` /
-//! `ResourceSnapshot` in KubeFleet's shape (seed 002 section 3 samples;
+//! `ResourceSnapshot` in KubeFleet's shape (KubeFleet's samples;
 //! `docs/reference/kubefleet-scheduling-strings.md` sections 1 and 5).
 //!
 //! A policy snapshot's `status.targetClusters` lists the selected decisions first, then the

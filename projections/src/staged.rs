@@ -1,5 +1,5 @@
 //! Staged update strategies, runs and approval requests in KubeFleet's shape: the run's status
-//! field for field as seed 002 §10's `kubectl describe csur` samples show it.
+//! field for field as KubeFleet's staged-update `kubectl describe csur` samples show it.
 
 use flotilla_core::State;
 use flotilla_core::condition::Condition;
@@ -92,7 +92,7 @@ fn strategy_spec(spec: &StrategySpec) -> Value {
                 let tasks = stage.after_stage_tasks.iter().map(task).collect();
                 fields.push(("afterStageTasks", Value::Array(tasks)));
             }
-            // Rollout safety (issue 17), shown only when written.
+            // Rollout safety (`docs/rollout-safety.md`), shown only when written.
             if let Some(seconds) = stage.progress_deadline_seconds {
                 fields.push(("progressDeadlineSeconds", Value::from(seconds)));
             }

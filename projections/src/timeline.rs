@@ -230,7 +230,7 @@ fn run_line(decision: &Decision) -> String {
     }
 }
 
-/// What a guarded rollout (issue 17) decided; empty for any other decision.
+/// What a guarded rollout (`docs/rollout-safety.md`) decided; empty for any other decision.
 fn safety_line(decision: &Decision) -> String {
     match decision {
         Decision::RolloutClusterFailed {

@@ -1,4 +1,4 @@
-//! Seed 002's "Envelope Object" as a scenario file (`tests/scenarios/placement/envelopes.yaml`),
+//! KubeFleet's "Envelope Object" as a scenario file (`tests/scenarios/placement/envelopes.yaml`),
 //! run in-process: the member's Work carries the objects the envelopes hold, never the wrappers.
 
 use flotilla_tests::scenario_files::run_scenario;

@@ -1,8 +1,9 @@
-//! Seed 002 section 11 end to end, as scenario files (`tests/scenarios/eviction/*.yaml`, each
-//! opening with what it encodes and the outcome): an executed eviction lets the PickAll
-//! scheduler pick the cluster again unless it is tainted; a PickN budget blocks, an eviction is
-//! reconciled once and its spec is immutable; and an eviction unblocks a rollout held by
-//! maxUnavailable. Outcomes are read from the printed JSON, as `flotilla get -o json` shows them.
+//! KubeFleet's eviction and disruption budgets end to end, as scenario files
+//! (`tests/scenarios/eviction/*.yaml`, each opening with what it encodes and the outcome): an
+//! executed eviction lets the PickAll scheduler pick the cluster again unless it is tainted; a
+//! PickN budget blocks, an eviction is reconciled once and its spec is immutable; and an eviction
+//! unblocks a rollout held by maxUnavailable. Outcomes are read from the printed JSON, as `flotilla
+//! get -o json` shows them.
 
 use flotilla_tests::scenario_files::run_scenario;
 use serde_json::Value;

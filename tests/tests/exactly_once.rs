@@ -1,4 +1,4 @@
-//! At-least-once in, exactly-once in effect at any distance (issue 10, defect 3): on NATS, whose
+//! At-least-once in, exactly-once in effect at any distance: on NATS, whose
 //! stream forgets event ids after its duplicate window, a retried `apply` that arrives after the
 //! window is stored again but decided as a duplicate, so it cannot revert the newer object; and
 //! a restart, which folds the log again, keeps that verdict.

@@ -35,7 +35,7 @@ fn json_of(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("{e}: {text}"))
 }
 
-/// The seed's approval command (seed 003, "Approve manually"), for one request.
+/// The approval command of KubeFleet's staged-update docs ("Approve manually"), for one request.
 fn approve_args(request: &str, patch: &str) -> Vec<String> {
     [
         "patch",

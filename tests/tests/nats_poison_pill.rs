@@ -1,4 +1,4 @@
-//! One bad message on the input stream no longer stops the hub (issue 10, defect 1). Against
+//! One bad message on the input stream does not stop the hub. Against
 //! `flotilla serve --nats` on a real server, a plain JetStream client (nats-py) publishes the
 //! documented JSON heartbeat and garbage onto `flotilla.in.heartbeat.member-2`: the heartbeat is
 //! folded, the garbage is recorded as rejected (sequence, subject, reason) and listed by

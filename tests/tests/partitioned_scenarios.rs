@@ -1,6 +1,6 @@
-//! Seed 000 (Rancher Fleet's partitioned rollout) as scenario runs, each with the outcome the
-//! seed states: at most 50 staged per pass and the next pass at once, the NotReady threshold
-//! (strictly more than `maxUnavailable`),
+//! Rancher Fleet's partitioned rollout (`docs/partitioned-rollout.md`) as scenario runs, each with
+//! the outcome the docs state: at most 50 staged per pass and the next pass at once, the NotReady
+//! threshold (strictly more than `maxUnavailable`),
 //! automatic and manual partitions, `maxUnavailablePartitions`, offline clusters, and the
 //! Bundle-shaped status (Pending on an initial deployment, OutOfSync on a change). Most fleets
 //! (50 to 230 clusters) are generated here as scenario text; the seed's two maxNew cases are

@@ -1,4 +1,4 @@
-//! Seed 002 behaviour that worked without a test holding it, as scenario files: the
+//! KubeFleet behaviour that worked without a test holding it, as scenario files: the
 //! NamespaceAccessible status scope (exactly one namespace selector, immutable with the scope
 //! itself) and the override snapshots each cluster's placement status lists as applicable.
 

@@ -1,7 +1,7 @@
-//! Seed 001's two RollingUpdate examples as scenario files, with the outcomes the seed states:
-//! an in-place update with a bad image stalls after one cluster (maxUnavailable 1) and never
-//! surges; a move from west to east adds both new clusters before removing the old ones, one at
-//! a time.
+//! KubeFleet's two safe-rollout examples (`spec.strategy.rollingUpdate`) as scenario files, with
+//! the outcomes the docs state: an in-place update with a bad image stalls after one cluster
+//! (maxUnavailable 1) and never surges; a move from west to east adds both new clusters before
+//! removing the old ones, one at a time.
 
 use flotilla_tests::scenario_files::run_scenario;
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The scheduling examples and statements of seeds 001 and 002 as scenario files
+//! KubeFleet's documented scheduling examples and statements as scenario files
 //! (`tests/scenarios/scheduling/*.yaml`, each opening with the seed passage it encodes and the
 //! expected outcome), run in-process like `tests/scenarios.rs` does, with the exact outcome
 //! asserted on the printed JSON: which clusters hold a binding in which state, the policy
@@ -27,7 +27,7 @@ const PICKED: &str = "picked by scheduling policy";
 const NOT_PICKED: &str = "cluster does not score high enough";
 const AFFINITY_UNMATCHED: &str = "ClusterUnschedulable, none of the nonempty required cluster \
                                   affinity term (total number: 1) is matched";
-/// `policyHash` of `{"placementType":"PickN"}`: the seed 002 section 3 sample's value.
+/// `policyHash` of `{"placementType":"PickN"}`: the KubeFleet sample's value.
 const PICK_N_HASH: &str =
     "NDc5ZjQwNWViNzgwOGNmYzU4MzY2YjI2NDg2ODBhM2E4MTVlZjkxNGZlNjc1NmFlOGRmMGQ2Zjc0ODg1NDE2YQ==";
 /// `policyHash` of `{"placementType":"PickAll"}`.
@@ -274,7 +274,7 @@ fn no_rejections(output: &Value) -> TestResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seed 001, Safe Rollout examples 1 and 2
+// KubeFleet's safe-rollout examples 1 and 2
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -461,7 +461,7 @@ async fn a_superseded_policy_snapshot_keeps_its_decisions() -> TestResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seed 002 sections 2 and 3: taints, tolerations, PickFixed
+// KubeFleet's scheduling: taints, tolerations, PickFixed
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -603,7 +603,7 @@ async fn pick_fixed_ignores_taints_reports_missing_names_and_fills_up_later() ->
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seed 002 section 5: what triggers scheduling, IgnoredDuringExecution
+// KubeFleet's scheduler: what triggers scheduling, IgnoredDuringExecution
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1073,7 +1073,7 @@ async fn a_pick_n_cycle_with_nothing_to_do_records_only_the_selected_clusters() 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seed 002 sections 3, 6 and 7: topology spread, properties
+// KubeFleet's scheduling: topology spread, properties
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -1232,7 +1232,7 @@ async fn a_property_sorter_scores_by_node_count_in_either_order() -> TestResult 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seed 002 sections 3 and 4: resource selection, ResourcePlacement, reserved namespaces
+// KubeFleet's placements: resource selection, ResourcePlacement, reserved namespaces
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]

@@ -1,6 +1,6 @@
-//! Seed 002 §10's staged update run, start to finish, as a scenario: three stages with
+//! KubeFleet's staged update run, start to finish, as a scenario: three stages with
 //! approvals and timed waits, time advancing, members reporting; the run's `describe` status
-//! matches the seed's `kubectl describe csur` samples field for field — the completed one with
+//! matches KubeFleet's `kubectl describe csur` samples field for field — the completed one with
 //! its times, the in-progress one (staging waiting for its approval) times aside.
 
 use std::path::Path;
@@ -142,8 +142,9 @@ async fn approval_requests_carry_the_seeds_labels() -> TestResult {
         .iter()
         .find(|r| r["metadata"]["name"] == "example-run-after-canary")
         .ok_or("example-run-after-canary")?;
-    // Seed 002 §10's sample: `kubernetes-fleet.io/targetupdaterun` is all lower case, the
-    // other two are camel case. flotilla adds one more, `taskType`, which the seed does not show.
+    // KubeFleet's staged-update sample: `kubernetes-fleet.io/targetupdaterun` is all lower case,
+    // the other two are camel case. flotilla adds one more, `taskType`, which the sample does
+    // not show.
     let mut labels = request["metadata"]["labels"]
         .as_object()
         .cloned()
@@ -186,7 +187,7 @@ async fn the_clusters_rollout_started_condition_names_the_run() -> TestResult {
             .ok_or("RolloutStarted")?;
         assert_eq!(started["status"], "True");
         assert_eq!(started["reason"], "RolloutStarted");
-        // Seed 002 §10's sample, with this run's snapshot index.
+        // KubeFleet's staged-update sample, with this run's snapshot index.
         assert_eq!(
             started["message"],
             "Detected the new changes on the resources and started the rollout process, \

@@ -160,7 +160,8 @@ fn an_agent_token_reports_and_reads_only_for_its_own_cluster() -> HarnessResult<
     hub.stop()
 }
 
-/// A ResourcePlacement of seed 002 §4 in `namespace`, written under `dir`; returns its path.
+/// A ResourcePlacement as KubeFleet's docs show it in `namespace`, written under `dir`; returns its
+/// path.
 fn resource_placement(dir: &Path, namespace: &str) -> HarnessResult<String> {
     let path = dir.join(format!("rp-{namespace}.yaml"));
     let text = format!(
@@ -174,7 +175,8 @@ fn resource_placement(dir: &Path, namespace: &str) -> HarnessResult<String> {
     Ok(path.display().to_string())
 }
 
-/// The fleet admin's part of seed 002 §4: the namespace and the CRP placing it.
+/// The fleet admin's part of KubeFleet's ResourcePlacement example: the namespace and the CRP
+/// placing it.
 fn admin_setup(dir: &Path) -> HarnessResult<String> {
     let path = dir.join("admin.yaml");
     std::fs::write(

@@ -82,8 +82,8 @@ fn a_refused_input_with_a_forged_time_moves_no_clock() {
     assert_eq!(timeouts(&due), 2, "{due:?}");
 }
 
-/// Seed 001's example 1 (a bad image stalls the rollout at one cluster) followed by `edits`
-/// more changes of the selected Deployment.
+/// KubeFleet's safe-rollout example 1 (a bad image stalls the rollout at one cluster) followed by
+/// `edits` more changes of the selected Deployment.
 fn stalled_then_edited(edits: usize) -> Result<String, String> {
     let path = scenario_path("rollout/seed-001-example-1.yaml");
     let mut text = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;

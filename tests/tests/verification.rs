@@ -1,4 +1,4 @@
-//! Verification checks what it claims to (issue 10, defect 6): a recorded decision that this
+//! Verification checks what it claims to: a recorded decision that this
 //! build does not make is found, in either direction; a difference under this build's decision
 //! version stops a restart with a message naming the input and both sides (unless allowed); a
 //! difference in decisions recorded by an older flotilla (19da42c's fixtures) is a warning.

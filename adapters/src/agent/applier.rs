@@ -68,7 +68,8 @@ pub struct ManifestOutcome {
     pub id: ManifestId,
     /// Applied or failed.
     pub applied: Applied,
-    /// Available, not yet, or not trackable (seed 001's rules, `availability::judge`).
+    /// Available, not yet, or not trackable (KubeFleet's availability rules,
+    /// `availability::judge`).
     pub availability: Availability,
     /// Reasons, diffs and drifts (none from `sim` and `dir`).
     pub findings: Findings,

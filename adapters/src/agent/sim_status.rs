@@ -1,6 +1,6 @@
 //! How the simulated cluster's controllers would leave an object: the `status` a ready object
-//! shows, so that `availability::judge` (seed 001's rules, the same as every applier uses)
-//! decides availability; and the seeded draws behind the simulated delays and failures.
+//! shows, so that `availability::judge` (KubeFleet's availability rules, the same as every applier
+//! uses) decides availability; and the seeded draws behind the simulated delays and failures.
 
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
-//! The analysis adapter (issue 17): runs the Prometheus query of every Analysis stage task
-//! that is measuring, when its next measurement is due (at once when the gate is reached, then
-//! every `interval`), and appends each result — a value, or why none could be taken — as an
-//! `analysisResult` input. The gate itself is decided in the fold, from those inputs.
+//! The analysis adapter (`docs/rollout-safety.md`): runs the Prometheus query of every Analysis
+//! stage task that is measuring, when its next measurement is due (at once when the gate is
+//! reached, then every `interval`), and appends each result — a value, or why none could be taken —
+//! as an `analysisResult` input. The gate itself is decided in the fold, from those inputs.
 //!
 //! A measurement's id is derived from the run's uid, the stage, the task and the measurement's
 //! number, so a measurement sent twice (a retry, a second hub, a restart) is folded once.

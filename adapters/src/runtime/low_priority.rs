@@ -1,7 +1,8 @@
 //! Work that takes only the CPU the hub's writer and fold leave over: a checkpoint's encoding
 //! runs on its own thread at the lowest scheduling priority. On a large fleet one encoding takes
 //! seconds of a core; at normal priority, begun during a burst, it took the core the fold needed
-//! (`docs/simulate.md`, eighth measurement: the wave folded at 60–78 k events/s, not 90–100 k).
+//! (in a million-cluster `flotilla simulate` run the wave folded at 60–78 k events/s, not
+//! 90–100 k; `docs/simulate.md`).
 
 use tokio::sync::oneshot;
 

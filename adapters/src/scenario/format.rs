@@ -56,7 +56,7 @@ pub enum Step {
         /// Namespace of a namespaced request.
         namespace: Option<String>,
     },
-    /// One measurement of an update run's Analysis task (issue 17).
+    /// One measurement of an update run's Analysis task (`docs/rollout-safety.md`).
     Analysis(flotilla_core::AnalysisResult),
     /// Let event time pass.
     Advance(Duration),

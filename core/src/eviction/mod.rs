@@ -1,4 +1,4 @@
-//! Eviction and placement disruption budgets (seed 002 §11, KubeFleet's eviction controller).
+//! Eviction and placement disruption budgets (KubeFleet's eviction controller).
 //!
 //! Contract:
 //! - A `ClusterResourcePlacementEviction` is reconciled exactly once, in the step that creates

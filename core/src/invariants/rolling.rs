@@ -3,9 +3,9 @@
 //!
 //! Why it needs the state before the step: after a step, an in-place update and a first bind
 //! look the same (both Bound at the latest index with no report yet), and a binding updated
-//! because it had failed (always allowed, seed 001) looks like one updated while available —
-//! the update clears the report that told them apart. So the exact rule, checked by
-//! [`check_step`], is:
+//! because it had failed (always allowed, as KubeFleet's rolling update does) looks like one
+//! updated while available — the update clears the report that told them apart. So the exact rule,
+//! checked by [`check_step`], is:
 //!
 //! > For every placement rolled out by RollingUpdate before and after the step: if the step
 //! > *updated in place* a binding that was not failed before the step — the same binding object
@@ -14,7 +14,7 @@
 //! > snapshots, no report, no update run, and `rolloutStarted` at the step's time — and the
 //! > step was neither a work report from that binding's cluster (which may have just failed it)
 //! > nor an eviction of it (which removes the binding; the one bound after it is new),
-//! > nor a rollback's move of a binding that was not ready (issue 17: it goes back at once),
+//! > nor a rollback's move of a binding that was not ready (it goes back at once),
 //! > then after the step at least `target − maxUnavailable` of the Bound and Unscheduled
 //! > bindings are ready.
 //!
@@ -129,7 +129,7 @@ fn evicted(before: &State, after: &State, key: &ObjectKey, cluster: &str) -> boo
     })
 }
 
-/// Whether a rollback (`onFailure: Rollback`, issue 17) gave the binding back the work it
+/// Whether a rollback (`onFailure: Rollback`) gave the binding back the work it
 /// carried before the tripped rollout. Such a move takes down only a cluster that was ready:
 /// one not ready on the new work goes back at once, as it is unavailable already
 /// (`rollout::rollback`).

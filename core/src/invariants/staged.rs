@@ -2,8 +2,8 @@
 //! and its after-stage tasks, approvals accepted) and its own before-stage tasks passed; a
 //! stage never updates more clusters at once than its `maxConcurrency`; a stage's cursors
 //! (`first_unfinished`, `next_unstarted`, `updating`, the run's `positions`) agree with its
-//! clusters; a rolling-back run (issue 17) tripped in a failed stage, started no stage after
-//! it, and moved back only clusters it had given different work.
+//! clusters; a rolling-back run (`docs/rollout-safety.md`) tripped in a failed stage, started no
+//! stage after it, and moved back only clusters it had given different work.
 
 use std::collections::BTreeSet;
 
@@ -104,8 +104,8 @@ fn order(
     stage: &StageStatus,
 ) -> Result<(), Violation> {
     if succeeded(stage) {
-        // A succeeded stage's clusters all finished: succeeded, or (issue 17) failed within its
-        // maxFailures or dropped by an Adapt run — the run would have failed otherwise.
+        // A succeeded stage's clusters all finished: succeeded, or (with rollout safety) failed
+        // within its maxFailures or dropped by an Adapt run — the run would have failed otherwise.
         if let Some(open) = stage.clusters.iter().find(|c| c.succeeded.is_none()) {
             return Err(bookkeeping_error(
                 key,
@@ -212,7 +212,7 @@ fn bookkeeping(
             stage.first_unfinished, stage.next_unstarted
         ));
     }
-    // Finished: succeeded — or, with rollout safety (issue 17), failed within the stage's
+    // Finished: succeeded — or, with rollout safety, failed within the stage's
     // maxFailures or dropped by an `onClusterChange: Adapt` run; without those fields a failed
     // cluster fails the run before the cursor moves past it.
     let done = |c: &crate::staged::run::ClusterStatus| c.succeeded.is_some();

@@ -45,7 +45,7 @@ pub struct Subject {
     pub namespace: Option<String>,
 }
 
-/// A taint on a member cluster (seed 002, "Taints").
+/// A taint on a member cluster (KubeFleet's `spec.taints`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Taint {

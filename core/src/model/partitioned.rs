@@ -1,5 +1,5 @@
-//! Rancher Fleet's `rolloutStrategy` block (seed 000), carried by a placement whose
-//! `spec.strategy.type` is `Partitioned`, spelled exactly as in `fleet.yaml` so that a Fleet
+//! Rancher Fleet's `rolloutStrategy` block (`docs/partitioned-rollout.md`), carried by a placement
+//! whose `spec.strategy.type` is `Partitioned`, spelled exactly as in `fleet.yaml` so that a Fleet
 //! user can paste theirs; and Fleet's `limit` rounding of its int-or-percent knobs.
 //!
 //! Values stay as written (`None` when omitted); the effective values, with the seed's defaults
@@ -15,9 +15,9 @@ use super::selector::LabelSelector;
 
 /// Most manual partitions one placement may define.
 pub const PARTITIONS_MAX: usize = 100;
-/// Fewer targets than this form a single automatic partition (seed 000: "fewer than 200").
+/// Fewer targets than this form a single automatic partition (Rancher Fleet: "fewer than 200").
 pub const AUTO_PARTITION_THRESHOLD_DEFAULT: i64 = 200;
-/// Most deployments one rollout pass stages (seed 000: "MaxNew is always 50").
+/// Most deployments one rollout pass stages (Rancher Fleet: "MaxNew is always 50").
 pub const MAX_NEW_DEFAULT: i64 = 50;
 /// The namespace a `ClusterResourcePlacement` looks its `clusterGroup`s up in: Rancher
 /// Fleet's default workspace. A `ResourcePlacement` uses its own namespace.
@@ -45,7 +45,8 @@ pub struct PartitionedRollout {
     /// Manual partitions, rolled out in the order written.
     #[serde(default)]
     pub partitions: Vec<PartitionSpec>,
-    /// Rollout safety (issue 17): no cluster ready on its new work for this long trips it.
+    /// Rollout safety (`docs/rollout-safety.md`): no cluster ready on its new work for this long
+    /// trips it.
     #[serde(default)]
     pub progress_deadline_seconds: Option<i64>,
     /// Rollout safety: failed clusters tolerated (percent of the targets, rounded down).
@@ -79,8 +80,8 @@ pub struct PartitionSpec {
     /// Clusters of every `ClusterGroup` whose labels match.
     #[serde(default)]
     pub cluster_group_selector: Option<LabelSelector>,
-    /// Rollout safety (issue 17): failed members tolerated (percent of the partition's
-    /// members, rounded down); overrides the block's `maxFailures` for them.
+    /// Rollout safety (`docs/rollout-safety.md`): failed members tolerated (percent of the
+    /// partition's members, rounded down); overrides the block's `maxFailures` for them.
     #[serde(default)]
     pub max_failures: Option<IntOrPercent>,
 }
@@ -252,7 +253,7 @@ mod tests {
 
     #[test]
     fn limit_rounds_like_rancher_fleet() {
-        // The reference's examples (§1.4).
+        // Rancher Fleet's documented rounding examples.
         assert_eq!(limit(10, IntOrPercent::Percent(49)), 4);
         assert_eq!(limit(5, IntOrPercent::Percent(10)), 1);
         assert_eq!(limit(10, IntOrPercent::Percent(150)), 10);

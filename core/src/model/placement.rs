@@ -14,7 +14,8 @@ pub const RESOURCE_SELECTORS_MAX: usize = 100;
 pub const REVISION_HISTORY_LIMIT_DEFAULT: u32 = 10;
 /// Largest `revisionHistoryLimit` (KubeFleet's API bound).
 pub const REVISION_HISTORY_LIMIT_MAX: u32 = 1000;
-/// Default `unavailablePeriodSeconds` (seed 001).
+/// Default `unavailablePeriodSeconds` (KubeFleet's
+/// `spec.strategy.rollingUpdate.unavailablePeriodSeconds`).
 pub const UNAVAILABLE_PERIOD_SECS_DEFAULT: i64 = 60;
 /// Most clusters a PickFixed list may name.
 pub const CLUSTER_NAMES_MAX: usize = 100;
@@ -315,12 +316,13 @@ impl Default for RolloutStrategy {
 /// Rollout strategy type.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StrategyType {
-    /// Seed 001's availability-gated rolling update.
+    /// KubeFleet's availability-gated rolling update.
     #[default]
     RollingUpdate,
     /// Nothing rolls out until a staged update run triggers it.
     External,
-    /// Rancher Fleet's partitioned rollout (seed 000), configured by `rolloutStrategy`.
+    /// Rancher Fleet's partitioned rollout (`docs/partitioned-rollout.md`), configured by
+    /// `rolloutStrategy`.
     Partitioned,
 }
 
@@ -349,8 +351,8 @@ pub struct RollingUpdateConfig {
     /// Default 60.
     #[serde(default = "default_unavailable_period")]
     pub unavailable_period_seconds: i64,
-    /// Rollout safety (issue 17): no cluster ready on its new work for this long trips the
-    /// rollout. Unset: no deadline.
+    /// Rollout safety (`docs/rollout-safety.md`): no cluster ready on its new work for this long
+    /// trips the rollout. Unset: no deadline.
     #[serde(default)]
     pub progress_deadline_seconds: Option<i64>,
     /// Rollout safety: failed clusters tolerated (int, or percent of the target rounded down).

@@ -1,6 +1,6 @@
-//! Rollout safety fields (issue 17), flotilla's addition to every rollout block: a progress
-//! deadline, a failure threshold and what to do when either trips. Every field is opt-in;
-//! with none set a rollout behaves exactly as the seeds describe.
+//! Rollout safety fields (`docs/rollout-safety.md`), flotilla's addition to every rollout block: a
+//! progress deadline, a failure threshold and what to do when either trips. Every field is opt-in;
+//! with none set a rollout behaves exactly as KubeFleet and Rancher Fleet describe it.
 //!
 //! - `progressDeadlineSeconds`: a rollout in which no cluster becomes ready on its new work for
 //!   this long trips with reason `ProgressDeadlineExceeded`.

@@ -1,5 +1,5 @@
 //! Overrides: `ClusterResourceOverride` and `ResourceOverride` customise the selected resources
-//! per member cluster before they are placed (seed 002 §9, KubeFleet semantics §3).
+//! per member cluster before they are placed (KubeFleet's override docs).
 //!
 //! Contract:
 //! - An override is validated on its own when parsed ([`parse_spec`]) and against the stored

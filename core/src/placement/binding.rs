@@ -8,7 +8,7 @@ use thin_vec::ThinVec;
 
 use crate::state::ClusterName;
 
-/// The three binding states of seed 002 section 5.
+/// The three binding states of KubeFleet's `ClusterResourceBinding`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum BindingState {
     /// Picked by the scheduler; waiting for the rollout to bind it.

@@ -1,5 +1,6 @@
-//! Envelopes: selected objects whose content is placed instead of themselves (seed 002 §3,
-//! "Envelope Object"; KubeFleet's work generator, `pkg/controllers/workgenerator/envelope.go`).
+//! Envelopes: selected objects whose content is placed instead of themselves (KubeFleet's envelope
+//! objects, "Envelope Object"; KubeFleet's work generator,
+//! `pkg/controllers/workgenerator/envelope.go`).
 //!
 //! - A `ClusterResourceEnvelope` (cluster-scoped) holds cluster-scoped objects and a
 //!   `ResourceEnvelope` (namespaced) objects of its own namespace, each a `data` entry whose

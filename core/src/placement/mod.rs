@@ -50,7 +50,7 @@ pub struct Placement {
     pub scheduled: Option<Condition>,
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
     pub selection_error: Option<String>,
-    /// The guard of its rolling update when it has safety fields (issue 17).
+    /// The guard of its rolling update when it has safety fields (`docs/rollout-safety.md`).
     pub guard: Option<crate::rollout::safety::Guard>,
 }
 

@@ -1,5 +1,6 @@
 //! Where a namespace exists on a member cluster, for `ResourcePlacement`s: their resources reach
-//! only clusters that have their namespace (seed 002 §4, "Namespace Prerequisites").
+//! only clusters that have their namespace (KubeFleet's ResourcePlacement docs, "Namespace
+//! Prerequisites").
 //!
 //! A namespace exists on a cluster when it is built in (`default`, `kube-system`, `kube-public`,
 //! `kube-node-lease`), when a `ClusterResourcePlacement` carries that Namespace to the cluster (a

@@ -3,7 +3,7 @@
 //!
 //! A new snapshot is taken when the policy changes. The hash leaves out `numberOfClusters`, so
 //! a PickN scale-out or scale-in only updates the latest snapshot's `number-of-clusters`
-//! annotation and nothing already scheduled moves (seed 002 section 5).
+//! annotation and nothing already scheduled moves (KubeFleet's scheduling policy snapshots).
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};

@@ -13,7 +13,7 @@ use crate::model::ObjectKey;
 /// applied on the hub, only on the members.
 pub const ENVELOPE_ANNOTATION: &str = "kubernetes-fleet.io/envelope-configmap";
 /// Largest selected-resources payload of one snapshot object; beyond it the snapshot is split
-/// into sub-snapshots. Seed 002 names the reason, the 1 MB limit of a Kubernetes object;
+/// into sub-snapshots. KubeFleet names the reason, the 1 MB limit of a Kubernetes object;
 /// KubeFleet splits at 800 KiB to leave room for the rest of the object, and so do we.
 pub const SNAPSHOT_BYTES_MAX: usize = 800 * 1024;
 

@@ -83,8 +83,8 @@ fn prune_placement(placement: &mut Placement, runs: Option<&RunHolds>) {
         resource.extend(&runs.resource);
         policy.extend(&runs.policy);
     }
-    // A guarded rollout that may still roll back (issue 17) gives clusters back their prior
-    // work: those snapshots are in use too.
+    // A guarded rollout that may still roll back (`docs/rollout-safety.md`) gives clusters back
+    // their prior work: those snapshots are in use too.
     if let Some(guard) = placement.guard.as_ref().filter(|g| g.may_roll_back()) {
         resource.extend(guard.prior.values().map(|(index, _)| *index));
     }
@@ -132,7 +132,8 @@ fn run_holds(runs: &BTreeMap<ObjectKey, UpdateRun>) -> BTreeMap<ObjectKey, RunHo
     holds
 }
 
-/// Whether a run is rolling back, or has a stage that rolls back on failure (issue 17).
+/// Whether a run is rolling back, or has a stage that rolls back on failure
+/// (`docs/rollout-safety.md`).
 fn may_roll_back(run: &UpdateRun) -> bool {
     run.status.rollback.is_some()
         || run

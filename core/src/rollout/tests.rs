@@ -48,8 +48,8 @@ fn plan_of(bindings: &[(&str, Class)], target: i64, budgets: (i64, i64), progres
 
 #[test]
 fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
-    // Seed 001 example 1: three ready bound clusters, a new resource index, maxUnavailable
-    // 1, maxSurge 1, one scheduled-but-unused fourth cluster absent (PickN 3).
+    // KubeFleet's safe-rollout example 1: three ready bound clusters, a new resource index,
+    // maxUnavailable 1, maxSurge 1, one scheduled-but-unused fourth cluster absent (PickN 3).
     let all = [
         binding("cluster-2", BindingState::Bound, Readiness::Ready, true),
         binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
@@ -70,7 +70,7 @@ fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
 
 #[test]
 fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
-    // Seed 001 example 2: west → east with maxSurge 2, maxUnavailable 25% of 2 → 1.
+    // KubeFleet's safe-rollout example 2: west → east with maxSurge 2, maxUnavailable 25% of 2 → 1.
     let moving = [
         binding(
             "cluster-1",

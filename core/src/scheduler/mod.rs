@@ -1,4 +1,4 @@
-//! The multi-cluster scheduler (seed 002 sections 5 and 6, KubeFleet's framework): for one
+//! The multi-cluster scheduler (KubeFleet's scheduler framework): for one
 //! placement, classify its bindings, then Batch/PostBatch → Filter → Score → Sort → Bind.
 //!
 //! - **PickAll** picks every cluster that passes the filters; no scores.

@@ -1,5 +1,5 @@
-//! Cluster properties as the scheduler sees them (seed 002 section 7): non-resource properties
-//! by name (`kubernetes-fleet.io/node-count`), and resource properties as
+//! Cluster properties as the scheduler sees them (KubeFleet's property-based scheduling):
+//! non-resource properties by name (`kubernetes-fleet.io/node-count`), and resource properties as
 //! `resources.kubernetes-fleet.io/<total|allocatable|available>-<resource>`.
 
 use super::quantity::Quantity;

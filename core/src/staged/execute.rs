@@ -1,4 +1,4 @@
-//! Execution of an initialized update run while `state: Run` (seed 003, KubeFleet's
+//! Execution of an initialized update run while `state: Run` (KubeFleet's
 //! `execute`): the stages in order; within a stage at most `maxConcurrency` clusters updating;
 //! before-stage tasks (Approval, Analysis) gate a stage's start, after-stage tasks (Approval,
 //! TimedWait, Analysis) gate the next stage; then the delete stage. `Stop` lets in-flight
@@ -36,8 +36,8 @@ enum Outcome {
     Waiting,
     /// The run must fail with this message.
     Failed(String),
-    /// A stage's safety rule (issue 17) tripped: its reason and message (the field and the
-    /// clusters, not the action: `rollback::trip` adds the stage's `onFailure`).
+    /// A stage's safety rule (`docs/rollout-safety.md`) tripped: its reason and message (the field
+    /// and the clusters, not the action: `rollback::trip` adds the stage's `onFailure`).
     Tripped(&'static str, String),
 }
 
@@ -161,7 +161,7 @@ impl Pass<'_> {
 
 /// Executes the run as far as the hub's state allows now.
 pub(crate) fn execute(pass: &mut Pass<'_>) {
-    // A tripped stage with `onFailure: Rollback` (issue 17): only the rollback goes on.
+    // A tripped stage with `onFailure: Rollback`: only the rollback goes on.
     if pass.run.status.rollback.is_some() {
         rollback::step(pass);
         return;
@@ -209,7 +209,7 @@ pub(crate) fn execute(pass: &mut Pass<'_>) {
     delete_stage(pass);
 }
 
-/// The run's clusters still match the placement's scheduling (seed 003: the run fails when
+/// The run's clusters still match the placement's scheduling (KubeFleet: the run fails when
 /// "new scheduling changes its clusters" or the placement is deleted).
 fn revalidate(pass: &mut Pass<'_>) -> Result<(), String> {
     let key = pass.placement.clone();

@@ -1,7 +1,7 @@
-//! Staged update runs (seed 003, seed 002 §10): strategies that group a placement's clusters
-//! into ordered stages, runs that roll one resource snapshot out stage by stage, and the
-//! approval requests that gate stages. Both scopes: `ClusterStagedUpdateStrategy` /
-//! `ClusterStagedUpdateRun` / `ClusterApprovalRequest` for ClusterResourcePlacements, and
+//! Staged update runs (KubeFleet's `ClusterStagedUpdateRun` and `StagedUpdateRun`): strategies that
+//! group a placement's clusters into ordered stages, runs that roll one resource snapshot out stage
+//! by stage, and the approval requests that gate stages. Both scopes: `ClusterStagedUpdateStrategy`
+//! / `ClusterStagedUpdateRun` / `ClusterApprovalRequest` for ClusterResourcePlacements, and
 //! `StagedUpdateStrategy` / `StagedUpdateRun` / `ApprovalRequest` for ResourcePlacements in the
 //! run's own namespace — a namespaced run never reaches outside it.
 //!
@@ -61,7 +61,8 @@ pub struct Strategy {
     pub spec: StrategySpec,
 }
 
-/// The name of the approval request for a task of a run's stage (seed 003's names).
+/// The name of the approval request for a task of a run's stage (KubeFleet's
+/// `<run>-before|after-<stage>` names).
 #[must_use]
 pub fn approval_request_name(run: &str, position: TaskPosition, stage: &str) -> String {
     format!("{run}-{}-{stage}", position.as_str())

@@ -1,7 +1,8 @@
 //! The staged-update kinds as users write them: `ClusterStagedUpdateStrategy` /
 //! `StagedUpdateStrategy` (`spec.stages`) and `ClusterStagedUpdateRun` / `StagedUpdateRun`
 //! (`spec.placementName`, `resourceSnapshotIndex`, `stagedRolloutStrategyName`, `state`), with
-//! the validation KubeFleet's CRDs and webhooks apply (seed 003 "Important Constraints").
+//! the validation KubeFleet's CRDs and webhooks apply (KubeFleet's staged-update docs, "Important
+//! Constraints").
 
 use std::fmt;
 
@@ -13,13 +14,14 @@ use crate::model::selector::LabelSelector;
 use crate::model::{FieldError, IntOrPercent, typed};
 use crate::staged::analysis::{self, PrometheusSpec};
 
-/// At most this many stages in a strategy (seed 003: "a maximum of 31 stages").
+/// At most this many stages in a strategy (KubeFleet's `spec.stages`: "a maximum of 31 stages").
 pub const STAGES_MAX: usize = 31;
 /// At most this many before-stage tasks (Approval only).
 pub const BEFORE_STAGE_TASKS_MAX: usize = 1;
 /// At most this many after-stage tasks (one of each type).
 pub const AFTER_STAGE_TASKS_MAX: usize = 2;
-/// With an Analysis task among them (issue 17): before a stage, Approval and/or Analysis.
+/// With an Analysis task among them (`docs/rollout-safety.md`): before a stage, Approval and/or
+/// Analysis.
 pub const ANALYSIS_BEFORE_STAGE_TASKS_MAX: usize = 2;
 /// With an Analysis task among them: after a stage, at most one each of Approval, TimedWait
 /// and Analysis.
@@ -35,8 +37,8 @@ pub struct StrategySpec {
     /// The stages, run in order.
     #[serde(default)]
     pub stages: Vec<StageConfig>,
-    /// What a run does when its placement's clusters change (issue 17): `Fail` (default, the
-    /// seed's behaviour) or `Adapt`.
+    /// What a run does when its placement's clusters change (`docs/rollout-safety.md`): `Fail`
+    /// (default, KubeFleet's behaviour) or `Adapt`.
     #[serde(default)]
     pub on_cluster_change: Option<OnClusterChange>,
 }
@@ -44,7 +46,7 @@ pub struct StrategySpec {
 /// `spec.onClusterChange` of a staged strategy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum OnClusterChange {
-    /// The run fails (seed 002 §10).
+    /// The run fails (KubeFleet's staged-update docs).
     #[default]
     Fail,
     /// A joining cluster is added to a stage not yet finished (or left for the next run), a
@@ -84,8 +86,8 @@ pub struct StageConfig {
     /// Gates before the next stage starts (at most two, one of each type).
     #[serde(default)]
     pub after_stage_tasks: Vec<StageTask>,
-    /// Rollout safety (issue 17): no cluster of the stage succeeding for this long fails the
-    /// run with `ProgressDeadlineExceeded`.
+    /// Rollout safety (`docs/rollout-safety.md`): no cluster of the stage succeeding for this long
+    /// fails the run with `ProgressDeadlineExceeded`.
     #[serde(default)]
     pub progress_deadline_seconds: Option<i64>,
     /// Rollout safety: failed clusters of the stage tolerated (int, or percent of the stage's
@@ -120,7 +122,7 @@ pub struct StageTask {
     /// How long a TimedWait waits.
     #[serde(default)]
     pub wait_time: Option<WaitTime>,
-    /// An Analysis task's query (issue 17).
+    /// An Analysis task's query (`docs/rollout-safety.md`).
     #[serde(default)]
     pub prometheus: Option<PrometheusSpec>,
     /// Time between an Analysis task's measurements.
@@ -156,7 +158,7 @@ pub enum TaskType {
     Approval,
     /// Event time passes.
     TimedWait,
-    /// Prometheus measurements satisfy a condition (issue 17).
+    /// Prometheus measurements satisfy a condition (`docs/rollout-safety.md`).
     Analysis,
 }
 
@@ -247,7 +249,7 @@ impl<'de> Deserialize<'de> for WaitTime {
     }
 }
 
-/// The run states of seed 003.
+/// The run states of KubeFleet's `ClusterStagedUpdateRun`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RunState {
     /// Initialize only (the default).
@@ -317,7 +319,7 @@ fn zero_waits_as_absent(strategy: &mut StrategySpec) {
     }
 }
 
-/// The strategy rules of seed 003 and KubeFleet's CRD.
+/// The strategy rules of KubeFleet's staged-update docs and CRD.
 ///
 /// # Errors
 /// The first rule broken, naming the field.
@@ -370,9 +372,9 @@ fn validate_concurrency(value: Option<IntOrPercent>, at: &str) -> Result<(), Fie
     }
 }
 
-/// Seed 003's limits — one Approval before a stage; after it at most two tasks, one of each
-/// type — or, with an Analysis task among them, issue 17's: Approval and/or Analysis before,
-/// at most one each of Approval, TimedWait and Analysis after.
+/// KubeFleet's limits — one Approval before a stage; after it at most two tasks, one of each
+/// type — or, with an Analysis task among them, `docs/rollout-safety.md`'s: Approval and/or
+/// Analysis before, at most one each of Approval, TimedWait and Analysis after.
 fn validate_before_tasks(tasks: &[StageTask], at: &str) -> Result<(), FieldError> {
     let field = format!("{at}.beforeStageTasks");
     let analysis = has_analysis(tasks);

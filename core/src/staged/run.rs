@@ -96,7 +96,8 @@ pub struct RunStatus {
     pub positions: BTreeMap<crate::state::ClusterName, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<ClusterName>,
-    /// The rollback a stage with `onFailure: Rollback` started when it tripped (issue 17).
+    /// The rollback a stage with `onFailure: Rollback` started when it tripped
+    /// (`docs/rollout-safety.md`).
     pub rollback: Option<RunRollback>,
 }
 
@@ -293,7 +294,8 @@ pub struct ClusterStatus {
     pub cluster_resource_overrides: ThinVec<String>,
     /// `resourceOverrideSnapshots` (`namespace`, `name`).
     pub resource_overrides: ThinVec<(String, String)>,
-    /// It left the placement during an `onClusterChange: Adapt` run and is skipped (issue 17).
+    /// It left the placement during an `onClusterChange: Adapt` run and is skipped
+    /// (`docs/rollout-safety.md`).
     pub dropped: bool,
     /// The work its binding carried before this run gave it different work (resource
     /// snapshot index, override snapshots): what a rollback gives back. `None` when it had no
@@ -333,7 +335,7 @@ pub struct TaskStatus {
     pub approval_request_name: Option<String>,
     /// Its conditions, in the order they were set.
     pub conditions: Vec<Condition>,
-    /// An Analysis task's measurements (issue 17).
+    /// An Analysis task's measurements (`docs/rollout-safety.md`).
     pub analysis: Option<AnalysisStatus>,
 }
 

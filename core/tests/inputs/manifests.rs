@@ -128,8 +128,9 @@ fn strategy_json(rollout: &Rollout) -> Value {
     match rollout {
         Rollout::Rolling(unavailable, surge, period) => {
             let mut rolling = json!({"maxUnavailable": count(*unavailable), "maxSurge": count(*surge), "unavailablePeriodSeconds": period});
-            // Two thirds of the rolling updates are guarded (issue 17), whose guard judges only
-            // the bindings its index reclassified (checked against judging all in debug builds).
+            // Two thirds of the rolling updates are guarded (`docs/rollout-safety.md`), whose guard
+            // judges only the bindings its index reclassified (checked against judging all in debug
+            // builds).
             match surge % 3 {
                 1 => rolling["maxFailures"] = json!(1),
                 2 => {
@@ -149,8 +150,8 @@ fn strategy_json(rollout: &Rollout) -> Value {
             } else {
                 json!({"maxUnavailable": count(*unavailable), "autoPartitionThreshold": 2, "autoPartitionSize": 2})
             };
-            // Two thirds are guarded (issue 17): the guard judges only the clusters reported
-            // on since the plan's last pass (checked against judging all in debug builds).
+            // Two thirds are guarded (`docs/rollout-safety.md`): the guard judges only the clusters
+            // reported on since the plan's last pass (checked against judging all in debug builds).
             match guard {
                 1 if *manual => rollout["partitions"][1]["maxFailures"] = json!(0),
                 1 => rollout["maxFailures"] = json!(1),
@@ -265,9 +266,9 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
         {"name": "s1", "labelSelector": {"matchLabels": {"env": "prod"}}, "maxConcurrency": count(concurrency),
          "beforeStageTasks": before}
     ]});
-    // Half the strategies give the first stage a progress deadline (issue 17), which each pass
-    // checks against the stage's latest success, kept beside the stage and rebuilt after a
-    // checkpoint.
+    // Half the strategies give the first stage a progress deadline (`docs/rollout-safety.md`),
+    // which each pass checks against the stage's latest success, kept beside the stage and rebuilt
+    // after a checkpoint.
     if concurrency % 2 == 1 {
         manifest["spec"]["stages"][0]["progressDeadlineSeconds"] = json!(120);
     }
@@ -279,7 +280,8 @@ pub fn strategy(namespaced: bool, gate_before: bool, gate_after: u8, concurrency
     manifest
 }
 
-/// An Analysis task (issue 17) taking `count` measurements, tolerating `failure_limit`.
+/// An Analysis task (`docs/rollout-safety.md`) taking `count` measurements, tolerating
+/// `failure_limit`.
 fn analysis(count: u8, failure_limit: u8) -> Value {
     json!({"type": "Analysis", "prometheus": {"address": "http://127.0.0.1:9090",
         "query": "error_ratio", "successCondition": "result < 0.01"},

@@ -11,7 +11,7 @@ use crate::describe;
 #[test]
 fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     let mut hub = Hub::new();
-    // The fleet of seed 002's `kubectl describe crp` sample: three joined clusters, the
+    // The fleet of KubeFleet's `kubectl describe crp` sample: three joined clusters, the
     // namespace `application-1` with a ConfigMap, everything at the sample's time.
     for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {
         hub.apply(

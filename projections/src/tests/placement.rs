@@ -29,7 +29,7 @@ fn default_apply_strategy() -> Value {
 #[test]
 fn the_seed_sample_renders_with_its_values_and_the_defaults() {
     let mut hub = Hub::new();
-    // Seed 002, section 3, "A simple ClusterResourcePlacement looks like this".
+    // KubeFleet's "A simple ClusterResourcePlacement looks like this".
     hub.apply(
         0,
         &json!({

@@ -8,7 +8,7 @@ use super::{Hub, sample_heartbeat, uid};
 use crate::{list, render_all, render_object, resolve_kind};
 
 fn config_map() -> Value {
-    // Seed 002, section 3, the ConfigMap in the ClusterResourceSnapshot sample.
+    // KubeFleet's ConfigMap in the ClusterResourceSnapshot sample.
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",

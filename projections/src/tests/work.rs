@@ -1,7 +1,7 @@
 //! Proves each bound cluster gets a `Work` in `fleet-member-<cluster>` with the placement's
 //! manifests and its member's report, and that bindings and the placement's status read as
 //! KubeFleet writes them once members report: all applied and available (not trackable) as in
-//! seed 002's sample, or one failed apply (`failedPlacements`, Applied False). The fixtures here
+//! KubeFleet's sample, or one failed apply (`failedPlacements`, Applied False). The fixtures here
 //! serve the `progress` tests too.
 
 use flotilla_core::model::ObjectKey;

@@ -58,7 +58,7 @@ pub enum WaitReason {
     Approval,
     /// A staged run waits for a `TimedWait` to elapse.
     TimedWait,
-    /// A staged run waits for an Analysis task's measurements (issue 17).
+    /// A staged run waits for an Analysis task's measurements (`docs/rollout-safety.md`).
     Analysis,
     /// A staged run waits for clusters of a stage to finish updating.
     RunClusters,
@@ -70,7 +70,7 @@ pub enum WaitReason {
     NoRun,
     /// A `Partitioned` placement's rollout is paused.
     Partitioned,
-    /// A safety rule (issue 17: `progressDeadlineSeconds`, `maxFailures`) halted the rollout,
+    /// A safety rule (`progressDeadlineSeconds`, `maxFailures`) halted the rollout,
     /// or rolled it back.
     Halted,
 }

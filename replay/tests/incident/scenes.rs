@@ -22,9 +22,9 @@ fn config_map(image: &str) -> Value {
     })
 }
 
-/// Seed 001's example 1, then a silent cluster: four prod clusters, PickN 3 with maxUnavailable
-/// 1 and maxSurge 1; an update goes to cluster-2 alone, which never becomes available and
-/// then stops heartbeating.
+/// KubeFleet's safe-rollout example 1, then a silent cluster: four prod clusters, PickN 3 with
+/// maxUnavailable 1 and maxSurge 1; an update goes to cluster-2 alone, which never becomes
+/// available and then stops heartbeating.
 pub async fn rolling_update() -> Rolling {
     let mut recorder = Recorder::new("2025-03-12T23:00:00Z");
     let prod = json!({"env": "prod"});
@@ -78,9 +78,9 @@ pub struct Staged {
     pub staging_done: u64,
 }
 
-/// Seed 002 §10's run, shortened: member1 in stage staging, member2 in stage canary, each stage
-/// followed by an Approval. The canary approval is given too early (before it is requested),
-/// the staging one in time; the run ends waiting for the canary approval.
+/// KubeFleet's staged-update run, shortened: member1 in stage staging, member2 in stage canary,
+/// each stage followed by an Approval. The canary approval is given too early (before it is
+/// requested), the staging one in time; the run ends waiting for the canary approval.
 pub async fn staged_run() -> Staged {
     let mut recorder = Recorder::new("2025-03-12T23:20:00Z");
     recorder

@@ -277,9 +277,10 @@ async fn remove_deletes_only_objects_marked_as_this_works() -> Result<(), Applie
 fn availability_is_judged_per_kind_on_recorded_objects() {
     let cases = [
         ("deployment-coredns.json", Availability::Available),
-        // Seed 001's rule (updated, ready and available equal the wanted replicas) holds while
-        // an old pod still terminates; KubeFleet's tracker also wants `unavailableReplicas: 0`
-        // and would say not yet. `availability::judge` (core) decides; this records it.
+        // KubeFleet's availability rule (updated, ready and available equal the wanted replicas)
+        // holds while an old pod still terminates; KubeFleet's tracker also wants
+        // `unavailableReplicas: 0` and would say not yet. `availability::judge` (core) decides;
+        // this records it.
         ("deployment-progressing.json", Availability::Available),
         (
             "deployment-kubectl-applied.json",

@@ -1,4 +1,5 @@
-//! Cutting a placement's target clusters into partitions (seed 000, reference §1.3).
+//! Cutting a placement's target clusters into partitions (Rancher Fleet's `autoPartitionSize` and
+//! `partitions`).
 //!
 //! Targets are sorted by cluster name as plain strings (`cluster-10` before `cluster-2`), which
 //! is the order of the placement's binding map. Manual partitions keep the order they are

@@ -1,4 +1,4 @@
-//! Rollout safety (issue 17) for a partitioned rollout: the fields of
+//! Rollout safety (`docs/rollout-safety.md`) for a partitioned rollout: the fields of
 //! `spec.strategy.rolloutStrategy` guard the whole rollout with the placement's guard
 //! ([`crate::rollout::safety`]), and a manual partition's own `maxFailures` (percent of its
 //! members, rounded down) judges the failures among its members instead of the block's. A

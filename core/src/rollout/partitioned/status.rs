@@ -1,4 +1,5 @@
-//! Per-cluster states and the Bundle-shaped summaries of a partitioned rollout (reference §1.6).
+//! Per-cluster states and the Bundle-shaped summaries of a partitioned rollout (Rancher Fleet's
+//! `partitions` status).
 //!
 //! flotilla shows the *deployment view* (Fleet's BundleDeployment, GitRepo and Cluster views,
 //! and what the seed's docs say): a cluster the rollout has not reached yet is **Pending** when
@@ -14,7 +15,8 @@ use crate::placement::{Binding, Placement};
 /// Most clusters listed in `nonReadyResources` (Fleet's cap).
 pub const NON_READY_RESOURCES_MAX: usize = 10;
 
-/// A cluster's state in the rollout, first matching rule wins (reference §1.6).
+/// A cluster's state in the rollout, first matching rule wins (Rancher Fleet's `partitions`
+/// status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ClusterState {
     /// Has no work yet.

@@ -1,6 +1,6 @@
-//! One walk over the partitions, in order (reference §1.2, with the seed's batch rule): in each
-//! partition, give work to members without it, switch out-of-date work, then judge the
-//! partition; stop at the partition that makes more partitions NotReady than
+//! One walk over the partitions, in order (Rancher Fleet's rollout, with its documented batch
+//! rule): in each partition, give work to members without it, switch out-of-date work, then judge
+//! the partition; stop at the partition that makes more partitions NotReady than
 //! `maxUnavailablePartitions` allows. A walk stages at most `maxNew` deployments (Fleet's
 //! per-pass limit); one that stops at that limit with work left says so, and the caller asks
 //! for another pass at the same event time. Works only on the [`Plan`]'s tallies: the cost is

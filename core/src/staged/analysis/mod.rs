@@ -1,8 +1,8 @@
-//! The Analysis stage task (issue 17): a gate on a Prometheus query, with Argo Rollouts'
-//! meanings — `count` measurements `interval` apart, each successful when `successCondition`
-//! holds for the query's value; more than `failureLimit` failed measurements fail the gate (and
-//! trip the stage), more than [`CONSECUTIVE_ERROR_LIMIT`] measurements in a row that could not
-//! be taken fail it too, and `count` measurements taken within the limit pass it.
+//! The Analysis stage task (`docs/rollout-safety.md`): a gate on a Prometheus query, with Argo
+//! Rollouts' meanings — `count` measurements `interval` apart, each successful when
+//! `successCondition` holds for the query's value; more than `failureLimit` failed measurements
+//! fail the gate (and trip the stage), more than [`CONSECUTIVE_ERROR_LIMIT`] measurements in a row
+//! that could not be taken fail it too, and `count` measurements taken within the limit pass it.
 //!
 //! The query runs outside the core: an adapter appends each result as an `analysisResult`
 //! input, which [`measure::record`] folds into the task's status. So the gate is decided in the

@@ -1,5 +1,5 @@
-//! `spec.onClusterChange: Adapt` (issue 17): instead of failing when its placement's selected
-//! clusters change, a run takes the change in, each step recorded as an
+//! `spec.onClusterChange: Adapt` (`docs/rollout-safety.md`): instead of failing when its
+//! placement's selected clusters change, a run takes the change in, each step recorded as an
 //! `UpdateRunClusterChanged` decision:
 //! - a joining cluster that matches a stage not yet finished (its clusters not all done) is
 //!   appended to that stage (`Added`), with the override snapshots that apply to it now; one

@@ -155,7 +155,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
     }
 }
 
-/// The stage's safety fields (issue 17), from the run's strategy snapshot.
+/// The stage's safety fields (`docs/rollout-safety.md`), from the run's strategy snapshot.
 pub(super) fn safety(pass: &Pass<'_>, index: usize) -> Safety {
     pass.run
         .status
@@ -221,10 +221,10 @@ fn count_failure(
     Some(outcome)
 }
 
-/// A stage's `progressDeadlineSeconds` (issue 17): while clusters update, no cluster of the
-/// stage succeeding for that long — counted from the stage's start or its latest success —
-/// fails the run with `ProgressDeadlineExceeded`, naming the updating clusters; until then the
-/// run asks to be woken at the deadline.
+/// A stage's `progressDeadlineSeconds` (`docs/rollout-safety.md`): while clusters update, no
+/// cluster of the stage succeeding for that long — counted from the stage's start or its latest
+/// success — fails the run with `ProgressDeadlineExceeded`, naming the updating clusters; until
+/// then the run asks to be woken at the deadline.
 fn deadline(pass: &mut Pass<'_>, index: usize) -> Option<Outcome> {
     let seconds = safety(pass, index).progress_deadline_seconds?;
     let stage = &mut pass.run.status.stages[index];
@@ -309,7 +309,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         resource_index,
         override_snapshots: overrides,
     };
-    // What a rollback would give back (issue 17): only different work is a move.
+    // What a rollback would give back (`docs/rollout-safety.md`): only different work is a move.
     let prior = placement.bindings.get(cluster.as_str()).and_then(|b| {
         let index = b.resource_index?;
         let same = index == work.resource_index && b.override_snapshots == work.override_snapshots;

@@ -1,5 +1,5 @@
-//! A stage's trip (issue 17) and `onFailure: Rollback` in a staged run. With `Halt` the trip
-//! fails the run, as before. With `Rollback` the run turns to moving every cluster it gave
+//! A stage's trip (`docs/rollout-safety.md`) and `onFailure: Rollback` in a staged run. With `Halt`
+//! the trip fails the run, as before. With `Rollback` the run turns to moving every cluster it gave
 //! different work — in any stage so far — back to the work it carried before (resource
 //! snapshot and override snapshots, recorded on the cluster's status when the run bound it),
 //! its binding pointing at that snapshot again:
