@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use flotilla_adapters::runtime::{Hub, HubConfig};
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use redb::{Builder, Database, Durability, TableDefinition};

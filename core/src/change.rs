@@ -9,13 +9,13 @@
 //!
 //! Changes live for one step only; they are never stored, encoded or hashed.
 
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::cluster_group::{CLUSTER_GROUP_KIND, FLEET_GROUP};
 use crate::model::{
     CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT, MEMBER_CLUSTER,
     PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
-use crate::state::ClusterName;
 
 /// One change an aggregate made during a step.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,11 +30,11 @@ pub struct Envelope {
     /// The time the log assigned at append (redb: the hub's clock, never earlier than the
     /// previous event's; NATS: the JetStream timestamp). The fold's only notion of time.
     /// Events of schema versions 1 and 2 keep the time stored with them.
-    #[serde(with = "crate::wire::time_text")]
+    #[serde(with = "crate::time_text")]
     pub time: DateTime<Utc>,
     /// What the publisher said about time (e.g. when a heartbeat was observed), if anything.
     /// Kept for readers; it never drives a deadline (version 3).
-    #[serde(default, with = "crate::wire::time_text::option")]
+    #[serde(default, with = "crate::time_text::option")]
     pub claimed_time: Option<DateTime<Utc>>,
     /// Who published it (`cli`, `clock`, `agent/member1`, `scenario`, …).
     pub source: String,
@@ -109,6 +109,19 @@ pub enum Input {
 }
 
 impl Input {
+    /// The member cluster whose agent owns the subject this input is published on on NATS
+    /// (`flotilla.in.{heartbeat,report,leave}.<cluster>`, `crate::wire::subject`); `None` for
+    /// the subjects no cluster owns.
+    #[must_use]
+    pub fn agent_subject_cluster(&self) -> Option<&str> {
+        match self {
+            Input::Heartbeat(beat) => Some(&beat.cluster),
+            Input::WorkReport(report) => Some(&report.cluster),
+            Input::Leave { cluster } => Some(cluster),
+            _ => None,
+        }
+    }
+
     /// A short stable name for the input kind (used in subjects, logs and the timeline).
     #[must_use]
     pub fn kind_name(&self) -> &'static str {

@@ -43,6 +43,7 @@ pub mod rollout;
 pub mod scheduler;
 pub mod staged;
 pub mod state;
+pub mod time_text;
 pub mod wire;
 pub mod work_status;
 

@@ -12,8 +12,6 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::Input;
-
 /// The authenticated principal of an input event.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Principal {
@@ -61,19 +59,6 @@ pub enum TokenRole {
 }
 
 impl Principal {
-    /// The member cluster whose agent owns the subject `input` is published on on NATS
-    /// (`flotilla.in.{heartbeat,report,leave}.<cluster>`, `crate::wire::subject`); `None` for
-    /// the subjects no cluster owns.
-    #[must_use]
-    pub fn agent_subject_cluster(input: &Input) -> Option<&str> {
-        match input {
-            Input::Heartbeat(beat) => Some(&beat.cluster),
-            Input::WorkReport(report) => Some(&report.cluster),
-            Input::Leave { cluster } => Some(cluster),
-            _ => None,
-        }
-    }
-
     /// The principal a record read from NATS may carry, given the cluster whose agent's subject
     /// it was published on (a record whose body contradicts its subject is rejected before).
     /// The NATS server lets only that cluster's agent (or a hub) publish there, so anything but
@@ -146,6 +131,7 @@ impl fmt::Display for Principal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Input;
 
     fn token(cluster: &str) -> Principal {
         Principal::Token {
@@ -188,7 +174,7 @@ mod tests {
         let leave = Input::Leave {
             cluster: "m-2".into(),
         };
-        assert_eq!(Principal::agent_subject_cluster(&leave), Some("m-2"));
-        assert_eq!(Principal::agent_subject_cluster(&Input::Tick), None);
+        assert_eq!(leave.agent_subject_cluster(), Some("m-2"));
+        assert_eq!(Input::Tick.agent_subject_cluster(), None);
     }
 }

@@ -71,11 +71,7 @@ pub struct State {
 /// snapshot lives (`Arc::make_mut`).
 pub type Members = BTreeMap<ClusterName, Arc<Member>>;
 
-/// A member cluster's name as a map key: stored inline up to 24 bytes (Kubernetes names are
-/// usually shorter), so a lookup in a million-entry map compares keys without following a
-/// pointer per key, and a snapshot copies keys without allocating. Ordered, hashed into the
-/// state and encoded exactly as a `String` is.
-pub type ClusterName = compact_str::CompactString;
+pub use crate::model::ClusterName;
 
 /// A stored hub resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,28 +82,9 @@ pub struct Resource {
     pub content: String,
 }
 
-/// A manifest reported diffed or drifted, with when the hub first saw it so.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ObservedDifference {
-    /// What the member reported, its details cut at [`PATCH_DETAILS_MAX`].
-    pub manifest: crate::event::ManifestDifference,
-    /// Event time of the first report of the unbroken run of reports on this work that listed
-    /// the manifest (`firstDiffedObservedTime` / `firstDriftedObservedTime`).
-    pub first_observed: DateTime<Utc>,
-}
-
-/// At most this many failed manifests are kept per work (KubeFleet's
-/// `maxFailedResourcePlacementLimit`, the length of `failedPlacements`).
-pub const FAILED_MANIFESTS_MAX: usize = 100;
-
-/// At most this many diffed, and this many drifted, manifests are kept per work (KubeFleet's
-/// `maxDiffedResourcePlacementLimit` and `maxDriftedResourcePlacementLimit`).
-pub const DIFFERENCES_MAX: usize = 100;
-
-/// At most this many differing fields are kept per manifest: enough to show what changed,
-/// while a report on 100 manifests stays well inside an event's size limit. KubeFleet, too,
-/// may cut the details "to control the object size".
-pub const PATCH_DETAILS_MAX: usize = 50;
+pub use crate::work_status::{
+    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX,
+};
 
 /// A canonical state hash: SHA-256 over the checkpoint encoding, as lowercase hex.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use thin_vec::ThinVec;
 
 use crate::event::ManifestFailure;
-use crate::state::ObservedDifference;
 
 /// What a member cluster last said about one placement's work.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,12 +38,12 @@ pub struct WorkStatus {
 pub struct ReportDetails {
     /// Member's message.
     pub message: String,
-    /// The manifests the member reported failed, at most [`crate::state::FAILED_MANIFESTS_MAX`].
+    /// The manifests the member reported failed, at most [`FAILED_MANIFESTS_MAX`].
     pub failed_manifests: ThinVec<ManifestFailure>,
     /// Manifests whose object differs from the hub's, at most
-    /// [`crate::state::DIFFERENCES_MAX`] (version 4).
+    /// [`DIFFERENCES_MAX`] (version 4).
     pub diffed: ThinVec<ObservedDifference>,
-    /// Manifests whose object drifted, at most [`crate::state::DIFFERENCES_MAX`] (version 4).
+    /// Manifests whose object drifted, at most [`DIFFERENCES_MAX`] (version 4).
     pub drifted: ThinVec<ObservedDifference>,
 }
 
@@ -135,3 +134,26 @@ impl WorkStatus {
             && self.details == other.details
     }
 }
+
+/// A manifest reported diffed or drifted, with when the hub first saw it so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedDifference {
+    /// What the member reported, its details cut at [`PATCH_DETAILS_MAX`].
+    pub manifest: crate::event::ManifestDifference,
+    /// Event time of the first report of the unbroken run of reports on this work that listed
+    /// the manifest (`firstDiffedObservedTime` / `firstDriftedObservedTime`).
+    pub first_observed: DateTime<Utc>,
+}
+
+/// At most this many failed manifests are kept per work (KubeFleet's
+/// `maxFailedResourcePlacementLimit`, the length of `failedPlacements`).
+pub const FAILED_MANIFESTS_MAX: usize = 100;
+
+/// At most this many diffed, and this many drifted, manifests are kept per work (KubeFleet's
+/// `maxDiffedResourcePlacementLimit` and `maxDriftedResourcePlacementLimit`).
+pub const DIFFERENCES_MAX: usize = 100;
+
+/// At most this many differing fields are kept per manifest: enough to show what changed,
+/// while a report on 100 manifests stays well inside an event's size limit. KubeFleet, too,
+/// may cut the details "to control the object size".
+pub const PATCH_DETAILS_MAX: usize = 50;

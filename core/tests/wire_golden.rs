@@ -11,8 +11,9 @@
 use std::path::PathBuf;
 
 use chrono::{TimeZone, Utc};
-use flotilla_core::codec::{decode_envelope, decode_record, encode_envelope, encode_record};
+use flotilla_core::codec::{decode_record, encode_record};
 use flotilla_core::wire::{self, CHECKPOINT_VERSION, DECISION_VERSION, checkpoint, decisions};
+use flotilla_core::wire::{decode_envelope, encode_envelope};
 use flotilla_core::{
     AnalysisResult, Differences, Envelope, Heartbeat, Input, ManifestCondition, ManifestDifference,
     ManifestFailure, ObjectRef, PatchDetail, ResourceUsage, WorkReport,

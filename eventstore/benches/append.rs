@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, EventLog};

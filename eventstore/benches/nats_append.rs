@@ -21,7 +21,7 @@ use async_nats::jetstream::{self, stream};
 use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use criterion::{Criterion, SamplingMode, Throughput};
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;

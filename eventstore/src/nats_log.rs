@@ -75,7 +75,7 @@ use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
 use bytes::Bytes;
 use flotilla_core::Envelope;
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::wire::{InputOrigin, read_input};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;

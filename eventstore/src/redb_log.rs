@@ -80,8 +80,9 @@ use std::collections::BTreeMap;
 
 use chrono::Utc;
 use flotilla_core::Envelope;
-use flotilla_core::codec::{CodecError, encode_envelope};
+use flotilla_core::codec::CodecError;
 use flotilla_core::wire;
+use flotilla_core::wire::encode_envelope;
 use redb::{Database, ReadTransaction, ReadableDatabase, StorageBackend};
 use tokio::sync::{mpsc, oneshot, watch};
 

@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use flotilla_core::codec::encode_envelope;
 use flotilla_core::wire::RecordKind;
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::wire::json::stream_record_id;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};

@@ -9,7 +9,8 @@ use std::error::Error;
 use std::path::Path;
 
 use chrono::{DateTime, Duration, Utc};
-use flotilla_core::codec::{encode_decisions, encode_envelope, encode_record};
+use flotilla_core::codec::{encode_decisions, encode_record};
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::wire::{self, RecordKind};
 use flotilla_core::{Decision, Envelope, Input, State};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use flotilla_core::codec::{decode_envelope, encode_envelope};
+use flotilla_core::wire::{decode_envelope, encode_envelope};
 use flotilla_core::{Envelope, Heartbeat, Input, State, step};
 use flotilla_eventstore::redb_log::{READ_MAX, RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, EventLog};

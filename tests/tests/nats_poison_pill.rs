@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_tests::support::{HubProcess, stderr, stdout};

@@ -18,7 +18,7 @@ const LONG_KNOWN: [&str; 5] = [
     super::PLACEMENT_GROUP,
     super::CLUSTER_RESOURCE_PLACEMENT_EVICTION,
     super::CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET,
-    crate::staged::CLUSTER_STAGED_UPDATE_STRATEGY,
+    super::CLUSTER_STAGED_UPDATE_STRATEGY,
 ];
 
 /// A group, kind, namespace or name of an object key.

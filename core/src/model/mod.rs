@@ -48,6 +48,24 @@ pub const CLUSTER_RESOURCE_PLACEMENT_EVICTION: &str = "ClusterResourcePlacementE
 /// Kind name of a placement disruption budget.
 pub const CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET: &str =
     "ClusterResourcePlacementDisruptionBudget";
+/// Kind of a cluster-scoped strategy.
+pub const CLUSTER_STAGED_UPDATE_STRATEGY: &str = "ClusterStagedUpdateStrategy";
+/// Kind of a namespaced strategy.
+pub const STAGED_UPDATE_STRATEGY: &str = "StagedUpdateStrategy";
+/// Kind of a cluster-scoped run.
+pub const CLUSTER_STAGED_UPDATE_RUN: &str = "ClusterStagedUpdateRun";
+/// Kind of a namespaced run.
+pub const STAGED_UPDATE_RUN: &str = "StagedUpdateRun";
+/// Kind of a cluster-scoped approval request.
+pub const CLUSTER_APPROVAL_REQUEST: &str = "ClusterApprovalRequest";
+/// Kind of a namespaced approval request.
+pub const APPROVAL_REQUEST: &str = "ApprovalRequest";
+/// A member cluster's name as a map key: stored inline up to 24 bytes (Kubernetes names are
+/// usually shorter), so a lookup in a million-entry map compares keys without following a
+/// pointer per key, and a snapshot copies keys without allocating. Ordered, hashed into the
+/// state and encoded exactly as a `String` is.
+pub type ClusterName = compact_str::CompactString;
+
 /// Longest object name Kubernetes accepts (DNS-1123 subdomain).
 pub const NAME_BYTES_MAX: usize = 253;
 

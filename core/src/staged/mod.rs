@@ -37,18 +37,10 @@ pub use execute::STUCK_AFTER_SECS;
 use model::StrategySpec;
 use run::TaskPosition;
 
-/// Kind of a cluster-scoped strategy.
-pub const CLUSTER_STAGED_UPDATE_STRATEGY: &str = "ClusterStagedUpdateStrategy";
-/// Kind of a namespaced strategy.
-pub const STAGED_UPDATE_STRATEGY: &str = "StagedUpdateStrategy";
-/// Kind of a cluster-scoped run.
-pub const CLUSTER_STAGED_UPDATE_RUN: &str = "ClusterStagedUpdateRun";
-/// Kind of a namespaced run.
-pub const STAGED_UPDATE_RUN: &str = "StagedUpdateRun";
-/// Kind of a cluster-scoped approval request.
-pub const CLUSTER_APPROVAL_REQUEST: &str = "ClusterApprovalRequest";
-/// Kind of a namespaced approval request.
-pub const APPROVAL_REQUEST: &str = "ApprovalRequest";
+pub use crate::model::{
+    APPROVAL_REQUEST, CLUSTER_APPROVAL_REQUEST, CLUSTER_STAGED_UPDATE_RUN,
+    CLUSTER_STAGED_UPDATE_STRATEGY, STAGED_UPDATE_RUN, STAGED_UPDATE_STRATEGY,
+};
 /// The name of the final stage that removes work from unscheduled clusters.
 pub const DELETE_STAGE_NAME: &str = "kubernetes-fleet.io/deleteStage";
 

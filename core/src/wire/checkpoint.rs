@@ -15,16 +15,7 @@ use super::{Frame, RecordKind, marked_frame, split_frame};
 use crate::codec::{CodecError, decode_checkpoint, encode_checkpoint, encode_checkpoint_into};
 use crate::state::{State, StateHash};
 
-/// The checkpoint version this build writes and the only one it reads. Version 1 is the
-/// unmarked `[01 00][body]` of release 19da42c; versions 1 to 8 hold an older `State` layout
-/// or encoding (1 and 2: before leaving members and scoped override placement references; 3:
-/// before work statuses kept diffs, drifts and failure reasons; 4: before rollout safety's
-/// fields and guards; 5: fixed-width integers, where 6 has variable-width ones; 6: each
-/// binding's whole name, where 7 keeps the 4 bytes its placement's name and cluster do not
-/// give; 7: a binding's decision with the cluster's name and a work status's details written
-/// flat; 8: before a binding kept its override failure and the work its cluster keeps) and are
-/// refused with [`CodecError::RetiredCheckpoint`], so the stores fold from the log instead.
-pub const CHECKPOINT_VERSION: u16 = 9;
+pub use crate::codec::frame::CHECKPOINT_VERSION;
 
 /// A decoded checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

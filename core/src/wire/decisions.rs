@@ -13,18 +13,7 @@ use super::{Frame, RecordKind, marked_frame, split_frame};
 use crate::codec::{CodecError, decode_decisions, encode_decisions};
 use crate::decision::Decisions;
 
-/// The decision batch version this build writes. Version 1 is the unmarked batch of release
-/// 19da42c. The version also moves when a change intentionally alters what is decided, so
-/// that decisions recorded under another version are compared in a stable form, not exactly.
-///
-/// Version 3 (a connected member's delete marks it leaving instead of removing it) has the
-/// version 2 body layout, so both decode alike; so has version 4 (the agent's leave confirmation
-/// and its `NotLeaving` rejection, appended; `ReportDiff` placements roll out on reported diffs);
-/// so has version 5 (rollout safety's decisions, appended: `RolloutClusterFailed`,
-/// `RolloutHalted`, `ClusterRolledBack`, `RollbackFinished`); so has version 6 (an override
-/// that fails on a cluster keeps the cluster's work and fails its binding, which the rollout
-/// then always takes; a deleted approval request is made again until its run accepted it).
-pub const DECISION_VERSION: u16 = 6;
+pub use crate::codec::frame::DECISION_VERSION;
 
 /// A decoded decision batch, upcast to today's decisions.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,9 +16,10 @@ use chrono::{DateTime, Utc};
 use super::json::{self, JsonDefaults};
 use super::subject::input_subject;
 use super::{Frame, RecordKind, split_frame};
-use crate::codec::{CodecError, decode_envelope};
+use crate::codec::CodecError;
 use crate::event::Envelope;
 use crate::principal::Principal;
+use crate::wire::decode_envelope;
 
 /// The subject a record read from redb is reported under.
 pub const REDB_SUBJECT: &str = "redb";
@@ -162,7 +163,7 @@ fn decode_json(bytes: &[u8], origin: &InputOrigin<'_>) -> Result<Envelope, NotAn
 /// is written by the hub alone.
 fn bound_principal(mut envelope: Envelope, subject: Option<&str>) -> Envelope {
     if subject.is_some() {
-        let cluster = Principal::agent_subject_cluster(&envelope.payload).map(str::to_owned);
+        let cluster = envelope.payload.agent_subject_cluster().map(str::to_owned);
         envelope.principal = envelope.principal.bounded_to(cluster.as_deref());
     }
     envelope
@@ -215,8 +216,8 @@ fn quote(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codec::encode_envelope;
     use crate::event::{Heartbeat, Input};
+    use crate::wire::encode_envelope;
     use chrono::TimeZone;
     use uuid::Uuid;
 

@@ -2,7 +2,8 @@
 //! `Principal::Unrecorded`; version 5 bodies re-encode byte for byte through `wire::v5`; the
 //! version 6 golden file holds an event from every kind of principal.
 
-use flotilla_core::codec::{decode_envelope, decode_record, encode_record};
+use flotilla_core::codec::{decode_record, encode_record};
+use flotilla_core::wire::decode_envelope;
 use flotilla_core::wire::{self, RecordKind};
 use flotilla_core::{Envelope, Principal, SCHEMA_VERSION, TokenRole};
 

@@ -10,7 +10,7 @@ use redb::TableDefinition;
 
 use crate::{Checkpoint, LogError};
 
-/// Input records of layout 1: sequence → framed envelope (`codec::encode_envelope`; 19da42c:
+/// Input records of layout 1: sequence → framed envelope (`wire::encode_envelope`; 19da42c:
 /// unmarked). Read, never written since layout 2.
 pub(crate) const INPUTS: TableDefinition<u64, &[u8]> = TableDefinition::new("inputs");
 /// Input groups (layout 2): a group's last sequence → its inputs (`groups.rs`), one per write

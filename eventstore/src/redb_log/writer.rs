@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use redb::{Database, Durability, ReadableTable, Table, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -41,7 +41,7 @@ pub(crate) struct EncodedEvent {
     pub(crate) id: Option<[u8; 16]>,
     /// The event's time as encoded.
     pub(crate) time: DateTime<Utc>,
-    /// The framed envelope (`codec::encode_envelope`).
+    /// The framed envelope (`wire::encode_envelope`).
     pub(crate) bytes: Vec<u8>,
     /// For an assigned time: the envelope as encoded, to re-encode with a raised time.
     pub(crate) assigned: Option<Envelope>,

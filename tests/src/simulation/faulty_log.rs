@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
-use flotilla_core::codec::encode_envelope;
+use flotilla_core::wire::encode_envelope;
 use flotilla_eventstore::redb_log::RedbLog;
 use flotilla_eventstore::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent,
