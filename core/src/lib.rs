@@ -39,6 +39,7 @@ pub mod placement;
 pub mod principal;
 pub mod query;
 mod report;
+mod revision;
 pub mod rollout;
 pub mod scheduler;
 pub mod staged;

@@ -27,8 +27,8 @@ use crate::event::{Heartbeat, ResourceUsage};
 use crate::model::{
     CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta, VecMap,
 };
-use crate::objects::{Origin, Previous, Revision, revise};
 use crate::placement::lifecycle;
+use crate::revision::{Origin, Previous, Revision, revise};
 use crate::state::State;
 
 /// How many missed heartbeat periods make a cluster unhealthy.
@@ -145,11 +145,18 @@ pub(crate) fn apply(
         meta: m.meta.clone(),
         same_spec: m.spec == spec,
     });
-    let Revision { meta, decision, .. } =
-        match revise(state, key, previous, api_version, user, origin, changes) {
-            Ok(revision) => revision,
-            Err(unchanged) => return vec![*unchanged],
-        };
+    let Revision { meta, decision, .. } = match revise(
+        &mut state.resource_version,
+        key,
+        previous,
+        api_version,
+        user,
+        origin,
+        changes,
+    ) {
+        Ok(revision) => revision,
+        Err(unchanged) => return vec![*unchanged],
+    };
     match state
         .members
         .get_mut(key.name.as_str())
@@ -242,7 +249,7 @@ fn start_leaving(
     };
     member.leaving_since = Some(now);
     member.meta.resource_version = resource_version;
-    let stored = crate::objects::stored(key, &member.meta, false, changes);
+    let stored = crate::revision::stored(key, &member.meta, false, changes);
     changes.push(Change::ClusterLeft {
         cluster: key.name.as_str().into(),
     });
@@ -405,7 +412,7 @@ pub(crate) struct Expiry {
 
 /// One popped heartbeat deadline `(deadline, cluster)` and the agent status it replaced.
 type Expired = (
-    (DateTime<Utc>, crate::state::ClusterName),
+    (DateTime<Utc>, crate::model::ClusterName),
     Option<AgentStatus>,
 );
 

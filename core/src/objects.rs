@@ -3,9 +3,8 @@
 //! duplicated apply event harmless.
 
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
-use crate::change::{Change, Changes};
+use crate::change::Changes;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::eviction;
@@ -14,18 +13,13 @@ use crate::member;
 use crate::model::{
     CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
-    MEMBER_CLUSTER, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
+    MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
 use crate::overrides::{self, OverrideKind};
 use crate::placement::{self, lifecycle};
+use crate::revision::{Origin, next_meta, stored};
 use crate::staged;
 use crate::state::{Resource, State};
-
-/// What the event that applies an object contributes to its metadata.
-pub(crate) struct Origin {
-    pub(crate) event_id: Uuid,
-    pub(crate) now: DateTime<Utc>,
-}
 
 /// Parses, validates and stores one manifest.
 pub(crate) fn apply(
@@ -109,7 +103,7 @@ fn apply_resource(
     let spec_changed = existing.is_none_or(|r| r.content != content);
     let old_meta = existing.map(|r| r.meta.clone());
     let meta = next_meta(
-        state,
+        &mut state.resource_version,
         old_meta.as_ref(),
         api_version,
         user,
@@ -125,98 +119,6 @@ fn apply_resource(
         state, &key, origin.now, changes,
     ));
     decisions
-}
-
-/// A typed object as stored before an apply: its metadata and whether the applied spec equals
-/// the stored one.
-pub(crate) struct Previous {
-    pub(crate) meta: ObjectMeta,
-    pub(crate) same_spec: bool,
-}
-
-/// The new revision of a typed object an apply stores.
-pub(crate) struct Revision {
-    /// Its metadata (resource version, generation bumped when the spec changed).
-    pub(crate) meta: ObjectMeta,
-    /// `ObjectStored`.
-    pub(crate) decision: Decision,
-    /// Whether the spec changed (or the object is new).
-    pub(crate) spec_changed: bool,
-}
-
-/// Decides what an apply of a typed object stores: `Err(ObjectUnchanged)` (boxed: it is rare) when spec, labels and
-/// annotations are all as stored, else the next revision's metadata and its decision.
-pub(crate) fn revise(
-    state: &mut State,
-    key: &ObjectKey,
-    previous: Option<Previous>,
-    api_version: &str,
-    user: crate::model::UserMeta,
-    origin: &Origin,
-    changes: &mut Changes,
-) -> Result<Revision, Box<Decision>> {
-    if let Some(previous) = &previous
-        && previous.same_spec
-        && previous.meta.labels == user.labels
-        && previous.meta.annotations == user.annotations
-    {
-        return Err(Box::new(Decision::ObjectUnchanged {
-            object: key.clone(),
-        }));
-    }
-    let spec_changed = previous.as_ref().is_none_or(|p| !p.same_spec);
-    let old_meta = previous.map(|p| p.meta);
-    let meta = next_meta(
-        state,
-        old_meta.as_ref(),
-        api_version,
-        user,
-        spec_changed,
-        origin,
-    );
-    let decision = stored(key, &meta, old_meta.is_none(), changes);
-    Ok(Revision {
-        meta,
-        decision,
-        spec_changed,
-    })
-}
-
-/// The `ObjectStored` decision for a key just stored, recording the change.
-pub(crate) fn stored(
-    key: &ObjectKey,
-    meta: &ObjectMeta,
-    created: bool,
-    changes: &mut Changes,
-) -> Decision {
-    changes.push(Change::ObjectStored(key.clone()));
-    Decision::ObjectStored {
-        object: key.clone(),
-        resource_version: meta.resource_version,
-        generation: meta.generation,
-        created,
-    }
-}
-
-pub(crate) fn next_meta(
-    state: &mut State,
-    old: Option<&ObjectMeta>,
-    api_version: &str,
-    user: crate::model::UserMeta,
-    spec_changed: bool,
-    origin: &Origin,
-) -> ObjectMeta {
-    let resource_version = state.next_resource_version();
-    let generation = old.map_or(1, |m| m.generation + u64::from(spec_changed));
-    ObjectMeta {
-        api_version: crate::model::uid::api_version(api_version),
-        labels: user.labels.into(),
-        annotations: user.annotations.into(),
-        uid: old.map_or_else(|| origin.event_id.into(), |m| m.uid.clone()),
-        resource_version,
-        generation,
-        creation_timestamp: old.map_or(origin.now, |m| m.creation_timestamp),
-    }
 }
 
 /// Resolves a delete target to a stored key; a `None` group means "the group this kind has".

@@ -21,9 +21,10 @@ use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOU
 use crate::placement::BindingState;
 use crate::placement::binding::Binding;
 use crate::placement::namespaces;
-use crate::state::{
+use crate::state::State;
+use crate::work_status::{
     DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, ReportDetails,
-    State, WorkStatus,
+    WorkStatus,
 };
 
 fn placement_key(report: &WorkReport) -> ObjectKey {

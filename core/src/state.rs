@@ -245,7 +245,6 @@ impl State {
 
     /// Hands out the next resource version.
     pub(crate) fn next_resource_version(&mut self) -> u64 {
-        self.resource_version += 1;
-        self.resource_version
+        crate::revision::next_version(&mut self.resource_version)
     }
 }

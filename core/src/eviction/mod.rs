@@ -35,7 +35,7 @@ use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION, ObjectKey,
     ObjectMeta, PLACEMENT_GROUP, UserMeta,
 };
-use crate::objects::{Origin, Previous, Revision, next_meta, revise, stored};
+use crate::revision::{Origin, Previous, Revision, next_meta, revise, stored};
 use crate::state::State;
 
 /// A stored eviction and the outcome of its one reconciliation.
@@ -90,14 +90,28 @@ pub(crate) fn apply_eviction(
             return vec![Decision::ObjectUnchanged { object }];
         }
         let old_meta = existing.meta.clone();
-        let meta = next_meta(state, Some(&old_meta), api_version, user, false, origin);
+        let meta = next_meta(
+            &mut state.resource_version,
+            Some(&old_meta),
+            api_version,
+            user,
+            false,
+            origin,
+        );
         let decision = stored(key, &meta, false, changes);
         if let Some(eviction) = state.disruptions.evictions.get_mut(key.name.as_str()) {
             eviction.meta = meta;
         }
         return vec![decision];
     }
-    let meta = next_meta(state, None, api_version, user, true, origin);
+    let meta = next_meta(
+        &mut state.resource_version,
+        None,
+        api_version,
+        user,
+        true,
+        origin,
+    );
     let mut decisions = vec![stored(key, &meta, true, changes)];
     let verdict = reconcile::judge(state, &spec, origin.now);
     if matches!(verdict, Verdict::Executed(_)) {
@@ -174,11 +188,18 @@ pub(crate) fn apply_budget(
             meta: b.meta.clone(),
             same_spec: b.spec == spec,
         });
-    let Revision { meta, decision, .. } =
-        match revise(state, key, previous, api_version, user, origin, changes) {
-            Ok(revision) => revision,
-            Err(unchanged) => return vec![*unchanged],
-        };
+    let Revision { meta, decision, .. } = match revise(
+        &mut state.resource_version,
+        key,
+        previous,
+        api_version,
+        user,
+        origin,
+        changes,
+    ) {
+        Ok(revision) => revision,
+        Err(unchanged) => return vec![*unchanged],
+    };
     state
         .disruptions
         .budgets

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 
 use super::Violation;
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::placement::PlacementType;
 use crate::placement::{BindingState, Placement};
-use crate::state::{ClusterName, State};
+use crate::state::State;
 
 pub(super) fn check(state: &State) -> Result<(), Violation> {
     for (key, placement) in &state.placements {

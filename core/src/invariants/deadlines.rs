@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use super::Violation;
+use crate::model::ClusterName;
 use crate::placement::Placement;
 use crate::rollout::partitioned::is_partitioned;
-use crate::state::{ClusterName, State};
+use crate::state::State;
 
 pub(super) fn check(state: &State) -> Result<(), Violation> {
     heartbeats(state)?;

@@ -5,8 +5,9 @@
 
 use super::Violation;
 use crate::placement::Placement;
-use crate::state::{
-    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, State, WorkStatus,
+use crate::state::State;
+use crate::work_status::{
+    DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, WorkStatus,
 };
 
 pub(super) fn check(state: &State) -> Result<(), Violation> {

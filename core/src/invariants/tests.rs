@@ -10,7 +10,8 @@ use crate::event::{Envelope, Heartbeat, Input, WorkReport};
 use crate::fold::step;
 use crate::model::ObjectKey;
 use crate::placement::Placement;
-use crate::state::{ReportDetails, State};
+use crate::state::State;
+use crate::work_status::ReportDetails;
 
 mod staged;
 
@@ -214,7 +215,7 @@ fn a_binding_to_a_leaving_member_is_caught() {
 #[test]
 fn a_report_over_its_limits_or_seen_after_it_was_made_is_caught() {
     use crate::event::ManifestDifference;
-    use crate::state::{DIFFERENCES_MAX, ObservedDifference};
+    use crate::work_status::{DIFFERENCES_MAX, ObservedDifference};
     let mut fold = rolling();
     let observed = ObservedDifference {
         manifest: ManifestDifference {

@@ -12,6 +12,7 @@ pub mod meta;
 pub mod partitioned;
 pub mod placement;
 pub mod placement_validation;
+pub mod run_scope;
 pub mod safety;
 pub mod selector;
 pub mod string_map;

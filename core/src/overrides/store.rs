@@ -4,7 +4,7 @@
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, rejected};
 use crate::model::{ObjectKey, UserMeta};
-use crate::objects::{Origin, Previous, Revision, revise};
+use crate::revision::{Origin, Previous, Revision, revise};
 use crate::state::State;
 
 use super::{Override, OverrideKind, OverrideSpec};
@@ -36,7 +36,15 @@ pub(crate) fn apply(
         meta,
         decision,
         spec_changed,
-    } = match revise(state, &key, previous, api_version, user, origin, changes) {
+    } = match revise(
+        &mut state.resource_version,
+        &key,
+        previous,
+        api_version,
+        user,
+        origin,
+        changes,
+    ) {
         Ok(revision) => revision,
         Err(unchanged) => return vec![*unchanged],
     };

@@ -10,9 +10,9 @@
 
 use crate::change::{Change, Changes};
 use crate::model::ObjectKey;
+use crate::model::run_scope::Scope;
 use crate::overrides::{OverrideError, render_with_snapshots};
 use crate::placement::Binding;
-use crate::staged::Scope;
 use crate::state::State;
 
 /// Judges every binding this step bound to a work that overrides are involved in: a work that

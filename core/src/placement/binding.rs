@@ -6,7 +6,7 @@ use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use thin_vec::ThinVec;
 
-use crate::state::ClusterName;
+use crate::model::ClusterName;
 
 /// The three binding states of KubeFleet's `ClusterResourceBinding`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -87,7 +87,7 @@ pub struct Binding {
     /// When the rollout last bound it to a resource snapshot (its RolloutStarted time).
     pub rollout_started_at: Option<DateTime<Utc>>,
     /// What the cluster last reported about this work.
-    pub report: Option<crate::state::WorkStatus>,
+    pub report: Option<crate::work_status::WorkStatus>,
     /// The override snapshots its work was rendered with when last bound: cluster resource
     /// override snapshot names, and `(namespace, name)` of resource override snapshots.
     pub override_snapshots: OverrideSnapshots,
@@ -110,7 +110,7 @@ pub struct OverrideFailure {
     pub kept: Option<Work>,
     /// The member's report on the kept work when it was left: binding the same work again
     /// gives it back, as KubeFleet's unchanged Work keeps its conditions.
-    pub kept_report: Option<crate::state::WorkStatus>,
+    pub kept_report: Option<crate::work_status::WorkStatus>,
 }
 
 impl OverrideFailure {
@@ -232,7 +232,7 @@ impl Binding {
     /// that the work it keeps is known should the new one fail to render; the step judges it
     /// ([`crate::overrides::verdict::judge_bound`]) before it ends. Binding the very work the
     /// cluster kept ends the failure and gives back the report on it.
-    fn await_override_verdict(&mut self, work: &Work) -> Option<crate::state::WorkStatus> {
+    fn await_override_verdict(&mut self, work: &Work) -> Option<crate::work_status::WorkStatus> {
         let overridden =
             |snapshots: &OverrideSnapshots| !snapshots.0.is_empty() || !snapshots.1.is_empty();
         let before = self.override_failure.take();

@@ -151,7 +151,7 @@ impl Placement {
     pub(crate) fn roll_in_order(
         &mut self,
         key: &ObjectKey,
-        clusters: &[crate::state::ClusterName],
+        clusters: &[crate::model::ClusterName],
         work_for: impl Fn(&str) -> Work,
         now: DateTime<Utc>,
         (changes, decisions): (&mut Changes, &mut Vec<Decision>),

@@ -13,7 +13,8 @@ use crate::event::{ManifestCondition, ManifestFailure};
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, RESOURCE_PLACEMENT};
 use crate::placement::envelope::unwrap_all;
 use crate::placement::{Binding, BindingState};
-use crate::state::{FAILED_MANIFESTS_MAX, State};
+use crate::state::State;
+use crate::work_status::FAILED_MANIFESTS_MAX;
 
 /// Namespaces every Kubernetes cluster has.
 pub const BUILT_IN_NAMESPACES: [&str; 4] =

@@ -4,7 +4,7 @@
 use crate::change::Changes;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, PlacementSpec, UserMeta, placement_validation};
-use crate::objects::{Origin, Previous, Revision, revise};
+use crate::revision::{Origin, Previous, Revision, revise};
 use crate::state::State;
 
 use super::{Placement, lifecycle};
@@ -30,11 +30,18 @@ pub(crate) fn apply(
         meta: p.meta.clone(),
         same_spec: p.spec == spec,
     });
-    let Revision { meta, decision, .. } =
-        match revise(state, key, previous, api_version, user, origin, changes) {
-            Ok(revision) => revision,
-            Err(unchanged) => return vec![*unchanged],
-        };
+    let Revision { meta, decision, .. } = match revise(
+        &mut state.resource_version,
+        key,
+        previous,
+        api_version,
+        user,
+        origin,
+        changes,
+    ) {
+        Ok(revision) => revision,
+        Err(unchanged) => return vec![*unchanged],
+    };
     match state.placements.get_mut(key) {
         Some(placement) => {
             placement.meta = meta;

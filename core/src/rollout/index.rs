@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, Utc};
 
 use super::readiness::{self, ApplyMode, Readiness};
+use crate::model::ClusterName;
 use crate::placement::{Binding, BindingState, Bindings, TagSet};
-use crate::state::ClusterName;
 
 pub(crate) use crate::placement::OverrideSnapshots;
 

@@ -30,11 +30,12 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::change::{Change, Changes};
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{ObjectKey, Rounding};
 use crate::overrides;
 use crate::placement::{BindingState, Bindings, Placement, Work};
-use crate::state::{ClusterName, State};
+use crate::state::State;
 use index::{BindingIndex, Class, OverrideSnapshots, Set};
 
 /// Runs a rollout pass for every placement the step's changes touched, and for placements

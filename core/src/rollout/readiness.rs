@@ -8,7 +8,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::placement::{Binding, Placement};
-use crate::state::WorkStatus;
+use crate::work_status::WorkStatus;
 
 /// How members treat a placement's work (`applyStrategy.type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,9 +14,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::change::Changes;
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::placement::{Binding, BindingState, Placement, Work};
-use crate::state::ClusterName;
 
 use super::readiness::Readiness;
 use super::rollback_watch::RollbackWatch;

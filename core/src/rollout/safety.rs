@@ -23,10 +23,10 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::safety::{OnFailure, Safety};
 use crate::placement::{Binding, BindingState, Bindings, OverrideSnapshots, Placement};
-use crate::state::ClusterName;
 
 use super::readiness::{self, ApplyMode, Readiness};
 

@@ -29,7 +29,7 @@ struct Group {
 /// indexes follow name order.
 struct Candidates<'a> {
     members: Vec<&'a Member>,
-    names: Vec<&'a crate::state::ClusterName>,
+    names: Vec<&'a crate::model::ClusterName>,
     affinity: Vec<i32>,
     bonus: Vec<i32>,
     /// Each candidate's domain under each constraint, `width` entries per candidate.

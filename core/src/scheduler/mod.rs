@@ -27,10 +27,10 @@ use sha2::{Digest, Sha256};
 use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::placement::{PlacementPolicy, PlacementType};
 use crate::model::{ObjectKey, Uid};
 use crate::placement::{Binding, BindingState, ClusterDecision, ClusterScore, Fill, Placement};
-use crate::state::ClusterName;
 use rejected::{Rejected, Why};
 
 /// Most not-selected clusters recorded in a policy snapshot's `targetClusters`.

@@ -18,8 +18,9 @@ use super::run::{TaskPosition, UpdateRun};
 use crate::change::Changes;
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
-use crate::state::{ClusterName, State};
+use crate::state::State;
 use clusters::walk_clusters;
 use tasks::tasks_pass;
 
@@ -54,7 +55,7 @@ pub(crate) struct Pass<'a> {
     /// When the run wants to be looked at again.
     pub wake_at: Option<DateTime<Utc>>,
     /// Only these updating clusters can have changed (`None`: check all).
-    pub focus: Option<std::collections::BTreeSet<crate::state::ClusterName>>,
+    pub focus: Option<std::collections::BTreeSet<crate::model::ClusterName>>,
     /// What the pass changes (bindings bound and removed).
     pub changes: &'a mut Changes,
 }

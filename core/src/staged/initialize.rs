@@ -11,11 +11,12 @@ use super::model::{StrategySpec, TaskType};
 use super::run::{ClusterStatus, StageStatus, TaskPosition, TaskStatus, UpdateRun};
 use super::{Scope, approval_request_name};
 use crate::condition::{Condition, ConditionStatus};
+use crate::model::ClusterName;
 use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{LabelSelector, ObjectKey};
 use crate::overrides;
 use crate::placement::{BindingState, Placement};
-use crate::state::{ClusterName, State};
+use crate::state::State;
 
 /// KubeFleet's prefix for every initialization failure.
 const INITIALIZE_FAILED: &str = "cannot continue the updateRun: failed to initialize the updateRun";

@@ -13,9 +13,9 @@ use thin_vec::ThinVec;
 use super::analysis::AnalysisStatus;
 use super::model::{RunSpec, StrategySpec, TaskType};
 use crate::condition::Condition;
+use crate::model::ClusterName;
 use crate::model::ObjectMeta;
 use crate::placement::OverrideSnapshots;
-use crate::state::ClusterName;
 
 /// A `ClusterStagedUpdateRun` or `StagedUpdateRun`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,9 +91,9 @@ pub struct RunStatus {
     /// match (the run fails when they do not).
     pub needs_validation: bool,
     /// Where each cluster of the plan is: `(stage, position)`. Names are kept inline
-    /// ([`crate::state::ClusterName`]): a checkpoint's snapshot copies them without allocating.
+    /// ([`crate::model::ClusterName`]): a checkpoint's snapshot copies them without allocating.
     #[serde(deserialize_with = "crate::model::bulk::map")]
-    pub positions: BTreeMap<crate::state::ClusterName, (usize, usize)>,
+    pub positions: BTreeMap<crate::model::ClusterName, (usize, usize)>,
     /// Clusters that joined an `onClusterChange: Adapt` run and were left for the next run.
     pub deferred: BTreeSet<ClusterName>,
     /// The rollback a stage with `onFailure: Rollback` started when it tripped

@@ -6,7 +6,7 @@
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, UserMeta};
-use crate::objects::{Origin, Previous, Revision, revise};
+use crate::revision::{Origin, Previous, Revision, revise};
 use crate::state::State;
 
 use super::Strategy;
@@ -28,7 +28,15 @@ pub(crate) fn apply_strategy(
         meta: s.meta.clone(),
         same_spec: s.spec == spec,
     });
-    match revise(state, &key, previous, api_version, user, origin, changes) {
+    match revise(
+        &mut state.resource_version,
+        &key,
+        previous,
+        api_version,
+        user,
+        origin,
+        changes,
+    ) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.strategies.insert(key, Strategy { meta, spec });
@@ -59,7 +67,15 @@ pub(crate) fn apply_run(
         meta: r.meta.clone(),
         same_spec: r.spec == spec,
     });
-    match revise(state, &key, previous, api_version, user, origin, changes) {
+    match revise(
+        &mut state.resource_version,
+        &key,
+        previous,
+        api_version,
+        user,
+        origin,
+        changes,
+    ) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.update_runs.insert(

@@ -8,7 +8,7 @@ use compact_str::CompactString;
 
 use super::row::Row;
 use super::{CHUNK, CHUNK_STEP, compare_names};
-use crate::state::ClusterName;
+use crate::model::ClusterName;
 
 /// The longest name a [`ClusterName`] holds inline.
 const INLINE: usize = 24;

@@ -28,7 +28,7 @@ pub(crate) use tags::TagSet;
 use tags::TagSummary;
 
 use super::binding::{Binding, BindingState};
-use crate::state::ClusterName;
+use crate::model::ClusterName;
 
 /// Rows per chunk: an insert moves at most this many rows; a full chunk's rows are 3 KiB.
 const CHUNK: usize = 64;

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use compact_str::CompactString;
 
+use crate::model::ClusterName;
 use crate::placement::binding::{Binding, BindingState, ClusterScore, OverrideSnapshots, Pick};
-use crate::state::{ClusterName, WorkStatus};
+use crate::work_status::WorkStatus;
 
 /// The most entries each code table holds; a binding needing another is kept aside.
 const TABLE_MAX: usize = 255;

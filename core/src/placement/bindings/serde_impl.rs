@@ -10,8 +10,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::Bindings;
+use crate::model::ClusterName;
 use crate::placement::binding::Binding;
-use crate::state::ClusterName;
 
 /// The most entries reserved up front from a length the input claims (it may lie).
 const RESERVED_MAX: usize = 4_096;

@@ -10,8 +10,9 @@ use proptest::prelude::*;
 use thin_vec::thin_vec;
 
 use super::{Bindings, CHUNK, Fill, REPACKED_FROM, TagSet, compare_names};
+use crate::model::ClusterName;
 use crate::placement::binding::{Binding, BindingState, ClusterDecision, ClusterScore};
-use crate::state::{ClusterName, ReportDetails, WorkStatus};
+use crate::work_status::{ReportDetails, WorkStatus};
 
 fn time(nanos: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(nanos)

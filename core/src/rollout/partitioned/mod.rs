@@ -49,10 +49,11 @@ pub use plan::{Class, Outcome, Plan, Tally, Target};
 
 use crate::change::{Change, Changes};
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::placement::StrategyType;
 use crate::placement::{BindingState, Placement, Work};
-use crate::state::{ClusterName, State};
+use crate::state::State;
 use plan::Wanted;
 
 /// Whether a placement rolls out by partitions.

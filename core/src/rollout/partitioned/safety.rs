@@ -12,6 +12,7 @@ use chrono::{DateTime, Duration, Utc};
 use super::Plan;
 use crate::change::Changes;
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::Rounding;
 use crate::model::partitioned::PartitionedRollout;
@@ -19,7 +20,7 @@ use crate::placement::{BindingState, Bindings};
 use crate::rollout::readiness::ApplyMode;
 use crate::rollout::rollback;
 use crate::rollout::safety::{self, Failures, Judging};
-use crate::state::{ClusterName, State};
+use crate::state::State;
 
 /// Where the fields live, for messages.
 const PATH: &str = "spec.strategy.rolloutStrategy";

@@ -16,10 +16,10 @@ use std::collections::BTreeSet;
 use super::Pass;
 use crate::condition::ConditionStatus;
 use crate::decision::Decision;
+use crate::model::ClusterName;
 use crate::overrides;
 use crate::staged::initialize::selects;
 use crate::staged::run::ClusterStatus;
-use crate::state::ClusterName;
 
 /// The Succeeded reason of a cluster that left the placement during the run.
 pub(crate) const REASON_CLUSTER_LEFT: &str = "ClusterLeftPlacement";

@@ -15,7 +15,7 @@ use crate::rollout::safety::{
 };
 use crate::staged::model::StageConfig;
 use crate::staged::run::failed_clusters;
-use crate::state::WorkStatus;
+use crate::work_status::WorkStatus;
 
 /// Checks the updating clusters that can have changed, then starts clusters in order while
 /// fewer than `maxConcurrency` are updating; `Done` once every cluster of the stage succeeded.
