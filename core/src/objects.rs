@@ -56,7 +56,10 @@ pub(crate) fn apply(
             key,
             &api_version,
             user,
-            (OverrideKind::ClusterResourceOverride, spec),
+            overrides::store::OverrideManifest {
+                kind: OverrideKind::ClusterResourceOverride,
+                spec,
+            },
             origin,
             changes,
         ),
@@ -65,7 +68,10 @@ pub(crate) fn apply(
             key,
             &api_version,
             user,
-            (OverrideKind::ResourceOverride, spec),
+            overrides::store::OverrideManifest {
+                kind: OverrideKind::ResourceOverride,
+                spec,
+            },
             origin,
             changes,
         ),
