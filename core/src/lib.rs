@@ -17,6 +17,8 @@
 //! record kind — events, decision batches, checkpoints — and of the JSON form publishers send
 //! ([`wire`]): how a stored record reads back ([`wire::LogRecord`]) is decided here, without IO.
 
+#![warn(clippy::too_many_lines)]
+
 pub mod availability;
 pub mod catalog;
 pub mod change;

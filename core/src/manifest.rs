@@ -18,8 +18,7 @@ use crate::staged;
 
 /// Served versions of the eviction and disruption budget kinds.
 const EVICTION_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
-/// Served versions of the override kinds (seed 002 writes v1alpha1; KubeFleet also serves
-/// v1beta1).
+/// Served versions of the override kinds (v1alpha1, and v1beta1 as KubeFleet also serves).
 const OVERRIDE_VERSIONS: [&str; 2] = ["v1alpha1", "v1beta1"];
 /// Served versions of the staged update kinds.
 const STAGED_VERSIONS: [&str; 3] = ["v1alpha1", "v1beta1", "v1"];
@@ -94,85 +93,13 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
     let meta: UserMeta = typed(object.get("metadata").unwrap_or(&Value::Null), "metadata")?;
     validate_name(&meta.name)?;
     let group = group_of(api_version);
-    let body = match (group, kind) {
-        (CLUSTER_GROUP, MEMBER_CLUSTER) => {
-            check_version(api_version, &["v1beta1", "v1"])?;
-            let mut spec: MemberClusterSpec = typed(spec_of(value), "spec")?;
-            spec.normalize();
-            spec.validate()
-                .map_err(|(field, message)| FieldError { field, message })?;
-            Body::MemberCluster(spec)
-        }
-        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT) => {
-            check_version(api_version, &["v1", "v1beta1"])?;
-            let mut spec: PlacementSpec = typed(spec_of(value), "spec")?;
-            spec.normalize();
-            placement_validation::validate(&spec, None)?;
-            Body::ClusterResourcePlacement(spec)
-        }
-        (PLACEMENT_GROUP, RESOURCE_PLACEMENT) => {
-            check_version(api_version, &["v1", "v1beta1"])?;
-            let mut spec: PlacementSpec = typed(spec_of(value), "spec")?;
-            spec.normalize();
-            let namespace = meta.namespace.as_deref().unwrap_or_default();
-            placement_validation::validate(&spec, Some(namespace))?;
-            Body::ResourcePlacement(spec)
-        }
-        (PLACEMENT_GROUP, CLUSTER_RESOURCE_OVERRIDE) => {
-            check_version(api_version, &OVERRIDE_VERSIONS)?;
-            let spec =
-                overrides::parse_spec(OverrideKind::ClusterResourceOverride, spec_of(value))?;
-            Body::ClusterResourceOverride(spec)
-        }
-        (PLACEMENT_GROUP, RESOURCE_OVERRIDE) => {
-            check_version(api_version, &OVERRIDE_VERSIONS)?;
-            let spec = overrides::parse_spec(OverrideKind::ResourceOverride, spec_of(value))?;
-            Body::ResourceOverride(spec)
-        }
-        (
-            PLACEMENT_GROUP,
-            staged::CLUSTER_STAGED_UPDATE_STRATEGY | staged::STAGED_UPDATE_STRATEGY,
-        ) => {
-            check_version(api_version, &STAGED_VERSIONS)?;
-            Body::StagedUpdateStrategy(staged::model::parse_strategy(spec_of(value))?)
-        }
-        (PLACEMENT_GROUP, staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN) => {
-            check_version(api_version, &STAGED_VERSIONS)?;
-            Body::StagedUpdateRun(staged::model::parse_run(spec_of(value), &meta.name)?)
-        }
-        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT_EVICTION) => {
-            check_version(api_version, &EVICTION_VERSIONS)?;
-            Body::ClusterResourcePlacementEviction(crate::eviction::parse_eviction_spec(spec_of(
-                value,
-            ))?)
-        }
-        (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET) => {
-            check_version(api_version, &EVICTION_VERSIONS)?;
-            Body::ClusterResourcePlacementDisruptionBudget(crate::eviction::parse_budget_spec(
-                spec_of(value),
-            )?)
-        }
-        (cluster_group::FLEET_GROUP, cluster_group::CLUSTER_GROUP_KIND) => {
-            check_version(api_version, &["v1alpha1"])?;
-            if meta.namespace.as_deref().unwrap_or_default().is_empty() {
-                return Err(FieldError::new(
-                    "metadata.namespace",
-                    "ClusterGroup needs a namespace",
-                ));
-            }
-            cluster_group::ClusterGroupSpec::parse(spec_of(value))?;
-            // Stored as a hub resource; the partitioned rollout reads its selector back.
-            Body::Resource {
-                content: resource_content(object),
-            }
-        }
-        (PLACEMENT_GROUP, derived) if DERIVED_KINDS.contains(&derived) => {
-            return Err(FieldError::new("kind", derived_refusal(derived)));
-        }
-        _ => Body::Resource {
-            content: resource_content(object),
-        },
+    let document = Document {
+        value,
+        object,
+        api_version,
+        meta: &meta,
     };
+    let body = document.body(group, kind)?;
     let key = key_for(group, kind, &meta)?;
     Ok(Manifest {
         api_version: api_version.to_owned(),
@@ -180,6 +107,138 @@ pub fn parse_manifest(value: &Value) -> Result<Manifest, FieldError> {
         meta,
         body,
     })
+}
+
+/// A manifest being parsed: the whole document, its `apiVersion` and its metadata.
+struct Document<'a> {
+    value: &'a Value,
+    object: &'a serde_json::Map<String, Value>,
+    api_version: &'a str,
+    meta: &'a UserMeta,
+}
+
+impl Document<'_> {
+    /// The typed content for this group and kind: a Fleet kind's parsed and validated spec,
+    /// else the document as a hub resource.
+    fn body(&self, group: &str, kind: &str) -> Result<Body, FieldError> {
+        match (group, kind) {
+            (CLUSTER_GROUP, MEMBER_CLUSTER) => self.member_cluster(),
+            (PLACEMENT_GROUP, CLUSTER_RESOURCE_PLACEMENT | RESOURCE_PLACEMENT) => {
+                self.placement(kind)
+            }
+            (PLACEMENT_GROUP, CLUSTER_RESOURCE_OVERRIDE | RESOURCE_OVERRIDE) => {
+                self.resource_override(kind)
+            }
+            (
+                PLACEMENT_GROUP,
+                staged::CLUSTER_STAGED_UPDATE_STRATEGY | staged::STAGED_UPDATE_STRATEGY,
+            ) => {
+                check_version(self.api_version, &STAGED_VERSIONS)?;
+                Ok(Body::StagedUpdateStrategy(staged::model::parse_strategy(
+                    self.spec(),
+                )?))
+            }
+            (PLACEMENT_GROUP, staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN) => {
+                check_version(self.api_version, &STAGED_VERSIONS)?;
+                Ok(Body::StagedUpdateRun(staged::model::parse_run(
+                    self.spec(),
+                    &self.meta.name,
+                )?))
+            }
+            (
+                PLACEMENT_GROUP,
+                CLUSTER_RESOURCE_PLACEMENT_EVICTION | CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET,
+            ) => self.eviction(kind),
+            (cluster_group::FLEET_GROUP, cluster_group::CLUSTER_GROUP_KIND) => self.cluster_group(),
+            (PLACEMENT_GROUP, derived) if DERIVED_KINDS.contains(&derived) => {
+                Err(FieldError::new("kind", derived_refusal(derived)))
+            }
+            _ => Ok(self.hub_resource()),
+        }
+    }
+
+    /// The document's `spec`.
+    fn spec(&self) -> &Value {
+        spec_of(self.value)
+    }
+
+    /// Everything but `apiVersion`/`kind`/`metadata`, kept as a hub resource.
+    fn hub_resource(&self) -> Body {
+        Body::Resource {
+            content: resource_content(self.object),
+        }
+    }
+
+    /// A MemberCluster registration.
+    fn member_cluster(&self) -> Result<Body, FieldError> {
+        check_version(self.api_version, &["v1beta1", "v1"])?;
+        let mut spec: MemberClusterSpec = typed(self.spec(), "spec")?;
+        spec.normalize();
+        spec.validate()
+            .map_err(|(field, message)| FieldError { field, message })?;
+        Ok(Body::MemberCluster(spec))
+    }
+
+    /// A ClusterResourcePlacement, or a ResourcePlacement validated against its namespace.
+    fn placement(&self, kind: &str) -> Result<Body, FieldError> {
+        check_version(self.api_version, &["v1", "v1beta1"])?;
+        let mut spec: PlacementSpec = typed(self.spec(), "spec")?;
+        spec.normalize();
+        if kind == CLUSTER_RESOURCE_PLACEMENT {
+            placement_validation::validate(&spec, None)?;
+            Ok(Body::ClusterResourcePlacement(spec))
+        } else {
+            let namespace = self.meta.namespace.as_deref().unwrap_or_default();
+            placement_validation::validate(&spec, Some(namespace))?;
+            Ok(Body::ResourcePlacement(spec))
+        }
+    }
+
+    /// A ClusterResourceOverride or a ResourceOverride.
+    fn resource_override(&self, kind: &str) -> Result<Body, FieldError> {
+        check_version(self.api_version, &OVERRIDE_VERSIONS)?;
+        if kind == CLUSTER_RESOURCE_OVERRIDE {
+            let spec = overrides::parse_spec(OverrideKind::ClusterResourceOverride, self.spec())?;
+            Ok(Body::ClusterResourceOverride(spec))
+        } else {
+            let spec = overrides::parse_spec(OverrideKind::ResourceOverride, self.spec())?;
+            Ok(Body::ResourceOverride(spec))
+        }
+    }
+
+    /// A ClusterResourcePlacementEviction or a ClusterResourcePlacementDisruptionBudget.
+    fn eviction(&self, kind: &str) -> Result<Body, FieldError> {
+        check_version(self.api_version, &EVICTION_VERSIONS)?;
+        if kind == CLUSTER_RESOURCE_PLACEMENT_EVICTION {
+            Ok(Body::ClusterResourcePlacementEviction(
+                crate::eviction::parse_eviction_spec(self.spec())?,
+            ))
+        } else {
+            Ok(Body::ClusterResourcePlacementDisruptionBudget(
+                crate::eviction::parse_budget_spec(self.spec())?,
+            ))
+        }
+    }
+
+    /// A ClusterGroup: its spec is checked, and it is stored as a hub resource (the
+    /// partitioned rollout reads its selector back).
+    fn cluster_group(&self) -> Result<Body, FieldError> {
+        check_version(self.api_version, &["v1alpha1"])?;
+        if self
+            .meta
+            .namespace
+            .as_deref()
+            .unwrap_or_default()
+            .is_empty()
+        {
+            return Err(FieldError::new(
+                "metadata.namespace",
+                "ClusterGroup needs a namespace",
+            ));
+        }
+        cluster_group::ClusterGroupSpec::parse(self.spec())?;
+        Ok(self.hub_resource())
+    }
 }
 
 /// Kinds the hub derives (from placements, update runs and overrides), all in

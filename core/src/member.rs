@@ -286,38 +286,9 @@ pub(crate) fn heartbeat(
             .heartbeat_deadlines
             .remove(&(old, beat.cluster.as_str().into()));
     }
-    let mut decisions = Vec::new();
-    match &mut member.agent {
-        None => {
-            member.agent = Some(AgentStatus {
-                joined_at: now,
-                last_heartbeat: now,
-                healthy: true,
-                health_changed_at: now,
-            });
-            changes.push(Change::ClusterJoined {
-                cluster: beat.cluster.as_str().into(),
-            });
-            decisions.push(Decision::ClusterJoined {
-                cluster: beat.cluster.clone(),
-            });
-        }
-        Some(agent) => {
-            agent.last_heartbeat = agent.last_heartbeat.max(now);
-            if !agent.healthy {
-                agent.healthy = true;
-                agent.health_changed_at = now;
-                changes.push(Change::ClusterHealthChanged {
-                    cluster: beat.cluster.as_str().into(),
-                });
-                decisions.push(Decision::ClusterHealthChanged {
-                    cluster: beat.cluster.clone(),
-                    healthy: true,
-                    reason: REASON_HEARTBEAT_RESUMED.into(),
-                });
-            }
-        }
-    }
+    let mut decisions: Vec<Decision> = join_or_revive(member, &beat.cluster, now, changes)
+        .into_iter()
+        .collect();
     let properties_changed = record_properties(member, beat, now);
     if let Some(deadline) = member.deadline() {
         state
@@ -341,6 +312,45 @@ pub(crate) fn heartbeat(
         ));
     }
     decisions
+}
+
+/// A heartbeat's effect on the member's agent at `now`: the first one joins the cluster, one
+/// after the agent went silent makes it healthy again, any other only refreshes the last
+/// heartbeat. Returns the decision when the cluster joined or recovered.
+fn join_or_revive(
+    member: &mut Member,
+    cluster: &str,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Option<Decision> {
+    let Some(agent) = &mut member.agent else {
+        member.agent = Some(AgentStatus {
+            joined_at: now,
+            last_heartbeat: now,
+            healthy: true,
+            health_changed_at: now,
+        });
+        changes.push(Change::ClusterJoined {
+            cluster: cluster.into(),
+        });
+        return Some(Decision::ClusterJoined {
+            cluster: cluster.to_owned(),
+        });
+    };
+    agent.last_heartbeat = agent.last_heartbeat.max(now);
+    if agent.healthy {
+        return None;
+    }
+    agent.healthy = true;
+    agent.health_changed_at = now;
+    changes.push(Change::ClusterHealthChanged {
+        cluster: cluster.into(),
+    });
+    Some(Decision::ClusterHealthChanged {
+        cluster: cluster.to_owned(),
+        healthy: true,
+        reason: REASON_HEARTBEAT_RESUMED.into(),
+    })
 }
 
 /// An empty report keeps what was known; a non-empty one replaces it. Returns whether any

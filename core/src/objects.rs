@@ -50,7 +50,10 @@ pub(crate) fn apply(
             key,
             &api_version,
             user,
-            (OverrideKind::ClusterResourceOverride, spec),
+            overrides::store::OverrideManifest {
+                kind: OverrideKind::ClusterResourceOverride,
+                spec,
+            },
             origin,
             changes,
         ),
@@ -59,7 +62,10 @@ pub(crate) fn apply(
             key,
             &api_version,
             user,
-            (OverrideKind::ResourceOverride, spec),
+            overrides::store::OverrideManifest {
+                kind: OverrideKind::ResourceOverride,
+                spec,
+            },
             origin,
             changes,
         ),

@@ -12,6 +12,8 @@
 //! [`DIFFERENCES_MAX`] diffed and drifted manifests each, in the order the member listed them,
 //! and at most [`PATCH_DETAILS_MAX`] differing fields per manifest.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 
 use crate::change::{Change, Changes};
@@ -83,27 +85,10 @@ pub(crate) fn record_report(
         )];
     };
     let binding = &mut slot.binding;
-    let current;
-    let report = if report.resource_index == RESOURCE_INDEX_CURRENT {
-        let Some(resource_index) = binding.resource_index else {
-            return vec![rejected(
-                RejectCode::StaleReport,
-                format!(
-                    "work report from cluster {} for {} names no resource index, and its work \
-                     carries no resource snapshot yet",
-                    report.cluster,
-                    key.display()
-                ),
-            )];
-        };
-        current = WorkReport {
-            resource_index,
-            ..report.clone()
-        };
-        &current
-    } else {
-        report
+    let Some(report) = on_current_work(binding, report) else {
+        return vec![no_resource_snapshot(report, &key)];
     };
+    let report = &*report;
     if let Some(stale) = stale_report(binding, report, &key) {
         return vec![stale];
     }
@@ -126,6 +111,32 @@ pub(crate) fn record_report(
         placement: key,
         resource_index: report.resource_index,
     }]
+}
+
+/// The report with a resource index of [`RESOURCE_INDEX_CURRENT`] read as the one the
+/// binding's work carries now; `None` when its work carries no resource snapshot yet.
+fn on_current_work<'r>(binding: &Binding, report: &'r WorkReport) -> Option<Cow<'r, WorkReport>> {
+    if report.resource_index != RESOURCE_INDEX_CURRENT {
+        return Some(Cow::Borrowed(report));
+    }
+    let resource_index = binding.resource_index?;
+    Some(Cow::Owned(WorkReport {
+        resource_index,
+        ..report.clone()
+    }))
+}
+
+/// The refusal of a report on the current work when the work carries no resource snapshot yet.
+fn no_resource_snapshot(report: &WorkReport, key: &ObjectKey) -> Decision {
+    rejected(
+        RejectCode::StaleReport,
+        format!(
+            "work report from cluster {} for {} names no resource index, and its work \
+             carries no resource snapshot yet",
+            report.cluster,
+            key.display()
+        ),
+    )
 }
 
 /// Whether the reporting cluster has a live binding of the placement, so is a member (every

@@ -168,89 +168,101 @@ fn validate_selectors(spec: &PlacementSpec, namespace: Option<&str>) -> Result<(
 }
 
 fn validate_policy(policy: &PlacementPolicy) -> Result<(), FieldError> {
+    match policy.placement_type {
+        PlacementType::PickFixed => validate_pick_fixed(policy)?,
+        PlacementType::PickAll => validate_pick_all(policy)?,
+        PlacementType::PickN => validate_pick_n(policy)?,
+    }
+    validate_affinity(policy)?;
+    validate_tolerations(policy)
+}
+
+/// Whether the policy has a `topologySpreadConstraints` entry.
+fn has_spread(policy: &PlacementPolicy) -> bool {
+    !policy.topology_spread_constraints.is_empty()
+}
+
+/// PickFixed: between 1 and [`CLUSTER_NAMES_MAX`] unique `clusterNames`, and nothing that
+/// chooses clusters.
+fn validate_pick_fixed(policy: &PlacementPolicy) -> Result<(), FieldError> {
     let has_affinity = policy
         .affinity
         .as_ref()
         .is_some_and(|a| a.cluster_affinity.is_some());
-    let has_spread = !policy.topology_spread_constraints.is_empty();
-    match policy.placement_type {
-        PlacementType::PickFixed => {
-            if policy.cluster_names.is_empty() || policy.cluster_names.len() > CLUSTER_NAMES_MAX {
-                return fail(
-                    "spec.policy.clusterNames",
-                    format!("PickFixed needs between 1 and {CLUSTER_NAMES_MAX} cluster names"),
-                );
-            }
-            for (index, name) in policy.cluster_names.iter().enumerate() {
-                if name.is_empty() || policy.cluster_names[..index].contains(name) {
-                    return fail(
-                        format!("spec.policy.clusterNames[{index}]"),
-                        "cluster names must be non-empty and unique",
-                    );
-                }
-            }
-            if policy.number_of_clusters.is_some() || has_affinity || has_spread {
-                return fail(
-                    "spec.policy",
-                    "PickFixed does not allow numberOfClusters, affinity or topologySpreadConstraints",
-                );
-            }
-            if !policy.tolerations.is_empty() {
-                return fail(
-                    "spec.policy.tolerations",
-                    "PickFixed does not allow tolerations",
-                );
-            }
-        }
-        PlacementType::PickAll => {
-            if !policy.cluster_names.is_empty() || policy.number_of_clusters.is_some() {
-                return fail(
-                    "spec.policy",
-                    "PickAll does not allow clusterNames or numberOfClusters",
-                );
-            }
-            if has_spread {
-                return fail(
-                    "spec.policy.topologySpreadConstraints",
-                    "PickAll does not allow topologySpreadConstraints",
-                );
-            }
-            let preferred = policy
-                .affinity
-                .as_ref()
-                .and_then(|a| a.cluster_affinity.as_ref())
-                .is_some_and(|c| {
-                    !c.preferred_during_scheduling_ignored_during_execution
-                        .is_empty()
-                });
-            if preferred {
-                return fail(
-                    "spec.policy.affinity.clusterAffinity.preferredDuringSchedulingIgnoredDuringExecution",
-                    "PickAll does not allow preferred cluster affinity",
-                );
-            }
-        }
-        PlacementType::PickN => match policy.number_of_clusters {
-            None => {
-                return fail(
-                    "spec.policy.numberOfClusters",
-                    "PickN needs numberOfClusters",
-                );
-            }
-            Some(n) if n < 0 => {
-                return fail("spec.policy.numberOfClusters", "must not be negative");
-            }
-            Some(_) if !policy.cluster_names.is_empty() => {
-                return fail(
-                    "spec.policy.clusterNames",
-                    "PickN does not allow clusterNames",
-                );
-            }
-            Some(_) => {}
-        },
+    if policy.cluster_names.is_empty() || policy.cluster_names.len() > CLUSTER_NAMES_MAX {
+        return fail(
+            "spec.policy.clusterNames",
+            format!("PickFixed needs between 1 and {CLUSTER_NAMES_MAX} cluster names"),
+        );
     }
-    validate_affinity(policy)?;
-    validate_tolerations(policy)
+    for (index, name) in policy.cluster_names.iter().enumerate() {
+        if name.is_empty() || policy.cluster_names[..index].contains(name) {
+            return fail(
+                format!("spec.policy.clusterNames[{index}]"),
+                "cluster names must be non-empty and unique",
+            );
+        }
+    }
+    if policy.number_of_clusters.is_some() || has_affinity || has_spread(policy) {
+        return fail(
+            "spec.policy",
+            "PickFixed does not allow numberOfClusters, affinity or topologySpreadConstraints",
+        );
+    }
+    if !policy.tolerations.is_empty() {
+        return fail(
+            "spec.policy.tolerations",
+            "PickFixed does not allow tolerations",
+        );
+    }
+    Ok(())
+}
+
+/// PickAll: no count, no names, no spread and no preferred cluster affinity.
+fn validate_pick_all(policy: &PlacementPolicy) -> Result<(), FieldError> {
+    if !policy.cluster_names.is_empty() || policy.number_of_clusters.is_some() {
+        return fail(
+            "spec.policy",
+            "PickAll does not allow clusterNames or numberOfClusters",
+        );
+    }
+    if has_spread(policy) {
+        return fail(
+            "spec.policy.topologySpreadConstraints",
+            "PickAll does not allow topologySpreadConstraints",
+        );
+    }
+    let preferred = policy
+        .affinity
+        .as_ref()
+        .and_then(|a| a.cluster_affinity.as_ref())
+        .is_some_and(|c| {
+            !c.preferred_during_scheduling_ignored_during_execution
+                .is_empty()
+        });
+    if preferred {
+        return fail(
+            "spec.policy.affinity.clusterAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+            "PickAll does not allow preferred cluster affinity",
+        );
+    }
+    Ok(())
+}
+
+/// PickN: a `numberOfClusters` that is not negative, and no `clusterNames`.
+fn validate_pick_n(policy: &PlacementPolicy) -> Result<(), FieldError> {
+    match policy.number_of_clusters {
+        None => fail(
+            "spec.policy.numberOfClusters",
+            "PickN needs numberOfClusters",
+        ),
+        Some(n) if n < 0 => fail("spec.policy.numberOfClusters", "must not be negative"),
+        Some(_) if !policy.cluster_names.is_empty() => fail(
+            "spec.policy.clusterNames",
+            "PickN does not allow clusterNames",
+        ),
+        Some(_) => Ok(()),
+    }
 }
 
 fn validate_affinity(policy: &PlacementPolicy) -> Result<(), FieldError> {
@@ -320,7 +332,9 @@ fn validate_tolerations(policy: &PlacementPolicy) -> Result<(), FieldError> {
     Ok(())
 }
 
-/// Validates an update against the stored spec: the immutability rules of seed 002.
+/// Validates an update against the stored spec: `placementType` never changes, `tolerations`
+/// are only added to, and `statusReportingScope` neither becomes nor stops being
+/// `NamespaceAccessible` (which also fixes the namespace selector).
 ///
 /// # Errors
 /// The first immutable field that changed.

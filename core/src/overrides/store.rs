@@ -9,6 +9,15 @@ use crate::state::State;
 
 use super::{Override, OverrideKind, OverrideSpec};
 
+/// An override as its manifest gives it: a ClusterResourceOverride or a ResourceOverride, and
+/// its validated spec.
+pub(crate) struct OverrideManifest {
+    /// Which kind.
+    pub kind: OverrideKind,
+    /// The validated spec.
+    pub spec: OverrideSpec,
+}
+
 /// Stores an override after checking it against the stored ones, and takes a snapshot when its
 /// spec is new or changed.
 pub(crate) fn apply(
@@ -16,10 +25,11 @@ pub(crate) fn apply(
     key: ObjectKey,
     api_version: &str,
     user: UserMeta,
-    (kind, spec): (OverrideKind, OverrideSpec),
+    manifest: OverrideManifest,
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let OverrideManifest { kind, spec } = manifest;
     let object = key.clone();
     let previous = state.overrides.get(&key).map(|o| Previous {
         meta: o.meta.clone(),

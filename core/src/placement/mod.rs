@@ -50,7 +50,7 @@ pub struct Placement {
     pub scheduled: Option<Condition>,
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
     pub selection_error: Option<String>,
-    /// The guard of its rolling update when it has safety fields (`docs/rollout-safety.md`).
+    /// The guard of its rolling update when it has safety fields (docs/rollout-safety.md).
     pub guard: Option<crate::rollout::safety::Guard>,
 }
 
@@ -117,7 +117,8 @@ impl Placement {
         &mut self,
         key: &ObjectKey,
         cluster: &str,
-        (work, run): (Work, Option<std::sync::Arc<str>>),
+        work: Work,
+        run: Option<std::sync::Arc<str>>,
         now: DateTime<Utc>,
         changes: &mut Changes,
     ) -> Option<Decision> {
@@ -154,7 +155,8 @@ impl Placement {
         clusters: &[crate::model::ClusterName],
         work_for: impl Fn(&str) -> Work,
         now: DateTime<Utc>,
-        (changes, decisions): (&mut Changes, &mut Vec<Decision>),
+        changes: &mut Changes,
+        decisions: &mut Vec<Decision>,
     ) {
         let Placement {
             bindings, guard, ..

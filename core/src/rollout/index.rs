@@ -48,7 +48,8 @@ impl Class {
         binding: &Binding,
         latest: u64,
         wanted: &OverrideSnapshots,
-        (mode, period): (ApplyMode, Duration),
+        mode: ApplyMode,
+        period: Duration,
         now: DateTime<Utc>,
     ) -> Self {
         Self {

@@ -1,4 +1,4 @@
-//! The RollingUpdate rollout (seed 001, KubeFleet's rollout controller): after anything that
+//! The RollingUpdate rollout (KubeFleet's rollout controller): after anything that
 //! can change a placement's bindings or their availability, one pass decides which bindings
 //! are bound to the latest resource snapshot, which are updated in place, and which
 //! unscheduled ones are removed — never letting more of the target clusters be unavailable
@@ -7,7 +7,8 @@
 //! - Target: PickAll — the clusters the scheduler picked; PickN — `numberOfClusters`;
 //!   PickFixed — the number of `clusterNames`.
 //! - Both knobs resolve against the target rounding **up**; `maxUnavailable` is at least 1
-//!   (seed 001: "Minimum value for MaxUnavailable is set to 1").
+//!   (KubeFleet's `rollingUpdate.maxUnavailable`: "Minimum value for MaxUnavailable is set to
+//!   1").
 //! - An in-place update (same clusters, new resources) is limited by `maxUnavailable` only;
 //!   surge applies only to newly scheduled clusters.
 //! - A binding is *ready* when its cluster reported the work at its resource index applied and
@@ -17,8 +18,10 @@
 //! - `strategy.type: External` placements are left to staged update runs;
 //!   `strategy.type: Partitioned` ones roll out by [`partitioned`].
 
+mod guard_pass;
 pub mod index;
 pub mod partitioned;
+mod plan;
 pub mod readiness;
 pub(crate) mod rollback;
 pub mod rollback_watch;
@@ -34,9 +37,10 @@ use crate::model::ClusterName;
 use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{ObjectKey, Rounding};
 use crate::overrides;
-use crate::placement::{BindingState, Bindings, Placement, Work};
+use crate::placement::{BindingState, Placement, Work};
 use crate::state::State;
-use index::{BindingIndex, Class, OverrideSnapshots, Set};
+use index::{BindingIndex, Class, OverrideSnapshots};
+use plan::{Budgets, Plan, plan};
 
 /// Runs a rollout pass for every placement the step's changes touched, and for placements
 /// whose readiness deadline has passed, adding what they decide to `decisions`.
@@ -163,7 +167,7 @@ impl Touched {
     }
 }
 
-/// The number of clusters the placement should end up on (seed 001).
+/// The number of clusters the placement should end up on.
 #[must_use]
 pub fn target(placement: &Placement) -> u64 {
     let policy = placement.policy();
@@ -250,6 +254,7 @@ impl Settings {
     }
 }
 
+/// One placement's pass: partitioned, left to staged runs (External), or rolling.
 fn pass(
     state: &mut State,
     key: &ObjectKey,
@@ -273,316 +278,282 @@ fn pass(
         }
         return;
     };
-    let kept = state
-        .rollout_index
-        .0
-        .remove(key)
-        .filter(|i| i.latest == settings.latest);
-    let mut index = match kept {
-        Some(mut index) => {
-            let due: Vec<ClusterName> = index.take_due(now).into_iter().collect();
-            let wanted = wanted_overrides(state, key, &due);
-            classify(state, key, &mut index, &due, &wanted, &settings, now);
-            index
-        }
-        None => classify_all(state, key, &settings, now),
-    };
-    let placement = &state.placements[key];
-    let target = match placement.placement_type() {
-        PlacementType::PickAll => index.live,
-        _ => target(placement),
-    };
-    let target = i64::try_from(target).unwrap_or(i64::MAX);
-    let (max_unavailable, max_surge) = budgets(placement, u64::try_from(target).unwrap_or(0));
-    let fields = placement.spec.strategy.rolling_update.safety();
-    let governed = u64::try_from(target).unwrap_or(0);
-    let threshold = safety::block_threshold(fields, governed, ROLLING_UPDATE_PATH);
-    let judging = safety::Judging {
-        mode: settings.mode,
-        period: settings.period,
-        path: ROLLING_UPDATE_PATH,
-        counts_failures: fields.counts_failures(),
-        tolerated: fields.failures_tolerated(governed),
-        threshold: &threshold,
-        // Its target can change with no binding judged again.
-        threshold_follows_failures: false,
-    };
-    let reclassified = index.take_reclassified();
-    // A rollback looks again only at the clusters classified since its last pass.
-    let rolling_back = state.placements[key]
-        .guard
-        .as_ref()
-        .is_some_and(safety::Guard::is_rolling_back);
-    let mut touched = rolling_back.then(|| reclassified.clone()).flatten();
-    let seen = safety::Seen {
-        reclassified,
-        complete: Some(index.incomplete == 0),
-    };
-    decisions.extend(guard(state, key, &settings, (judging, seen), now));
-    let judging_on = state.placements[key].guard.as_ref().is_some_and(|g| {
-        matches!(
-            g.phase,
-            safety::Phase::Progressing | safety::Phase::RollingBack { .. }
-        )
-    });
-    if !judging_on {
-        index.stop_recording();
-    }
-    // A tripped rollout moves no cluster to the failed snapshot: its plan only removes, and
-    // does not list the clusters it would have moved (a rollback makes most of them stale).
-    let progress = state.placements[key]
-        .guard
-        .as_ref()
-        .is_none_or(safety::Guard::allows_progress);
-    let bindings = &state.placements[key].bindings;
-    let plan = plan(
-        (&index, bindings),
-        target,
-        (max_unavailable, max_surge),
-        progress,
-    );
-    let acted: Vec<ClusterName> = plan.bind.iter().chain(&plan.update).cloned().collect();
-    let wanted = wanted_overrides(state, key, &acted);
-    let Some(placement) = state.placements.get_mut(key) else {
-        return;
-    };
-    apply(
-        placement,
-        key,
-        &plan,
-        (settings.latest, &wanted),
-        now,
-        (changes, decisions),
-    );
-    let ready_floor = target - max_unavailable + i64::try_from(plan.remove.len()).unwrap_or(0);
-    let budget = rollback::Budget {
-        ready_to_move: usize::try_from(index.ready - ready_floor).unwrap_or(0),
-    };
-    if let Some(touched) = touched.as_mut() {
-        // The bindings this pass removed changed too.
-        touched.extend(plan.remove.iter().cloned());
-    }
-    let (rolled, moved, next) = rollback::step(
-        placement,
-        key,
-        budget,
-        judging,
-        now,
-        changes,
-        touched.as_ref(),
-    );
-    decisions.extend(rolled);
-    if let Some(next) = next {
-        state.rollout_deadlines.insert((next, key.clone()));
-    }
-    let changed: Vec<ClusterName> = acted
-        .into_iter()
-        .chain(plan.remove)
-        .chain(moved.into_iter().map(ClusterName::from))
-        .collect();
-    // A pass that acted on most bindings (a placement's first) classifies them all at once.
-    if changed.len() * 2 >= state.placements[key].bindings.len() {
-        index = classify_all(state, key, &settings, now);
-    } else {
-        classify(state, key, &mut index, &changed, &wanted, &settings, now);
-    }
-    debug_assert!(
-        holds(state, key, &index, &settings, now),
-        "the binding index of {} drifted from its bindings",
-        key.display()
-    );
-    state.rollout_index.0.insert(key.clone(), index);
+    Pass { key, settings, now }.roll(state, changes, decisions);
 }
 
-/// Runs the placement's safety guard (issue 17) for this pass, asking for a pass at its
-/// progress deadline.
-fn guard(
-    state: &mut State,
-    key: &ObjectKey,
-    settings: &Settings,
-    (judging, seen): (safety::Judging<'_>, safety::Seen),
+/// One rolling pass over one placement: which, with what settings, at what event time.
+struct Pass<'a> {
+    key: &'a ObjectKey,
+    settings: Settings,
     now: DateTime<Utc>,
-) -> Vec<Decision> {
-    let Some(placement) = state.placements.get_mut(key) else {
-        return Vec::new();
-    };
-    let safety = placement.spec.strategy.rolling_update.safety();
-    // The guard judges only what the index reclassified.
-    let (decisions, next) = safety::observe_checked(
-        placement,
-        key,
-        (settings.latest, safety),
-        judging,
-        seen,
-        now,
-    );
-    if let Some(next) = next {
-        state.rollout_deadlines.insert((next, key.clone()));
-    }
-    decisions
 }
 
-/// Classifies these clusters' bindings again, and asks for a pass when a not-trackable work
-/// becomes ready.
-fn classify(
-    state: &mut State,
-    key: &ObjectKey,
-    index: &mut BindingIndex,
-    clusters: &[ClusterName],
-    wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) {
-    let none = OverrideSnapshots::default();
-    let State {
-        placements,
-        rollout_deadlines,
-        ..
-    } = state;
-    let Some(placement) = placements.get_mut(key) else {
-        return;
-    };
-    let judging = (settings.mode, settings.period);
-    for cluster in clusters {
-        let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
-        let class = index.reclassify(&mut placement.bindings, cluster, |b| {
-            Class::of(b, settings.latest, overrides, judging, now)
-        });
-        if let Some(Class {
-            readiness: readiness::Readiness::ReadyAt(at),
-            ..
-        }) = class
-        {
-            rollout_deadlines.insert((at, key.clone()));
-        }
-    }
-}
-
-/// Classifies every binding of the placement, in one walk over them, and asks for a pass when
-/// a not-trackable work becomes ready.
-fn classify_all(
-    state: &mut State,
-    key: &ObjectKey,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) -> BindingIndex {
-    let classes = classes(state, key, settings, now);
-    let index = BindingIndex::of_all(settings.latest, &classes);
-    if let Some(placement) = state.placements.get_mut(key) {
-        placement
-            .bindings
-            .set_tags(classes.iter().map(|(_, class)| class.tag()));
-    }
-    for at in index.ready_at() {
-        state.rollout_deadlines.insert((at, key.clone()));
-    }
-    index
-}
-
-/// Every binding of the placement with its class, in cluster order.
-fn classes(
-    state: &State,
-    key: &ObjectKey,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) -> Vec<(ClusterName, Class)> {
-    let Some(placement) = state.placements.get(key) else {
-        return Vec::new();
-    };
-    let wanted = wanted_overrides(state, key, placement.bindings.keys());
-    let none = OverrideSnapshots::default();
-    let judging = (settings.mode, settings.period);
-    let mut classes = Vec::with_capacity(placement.bindings.len());
-    placement.bindings.for_each(|cluster, binding| {
-        let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
-        let class = Class::of(binding, settings.latest, overrides, judging, now);
-        classes.push((cluster.clone(), class));
-    });
-    classes
-}
-
-/// Whether the index is what a full classification gives, and each binding's tag its class:
-/// what the incremental index must always be (a debug check).
-fn holds(
-    state: &State,
-    key: &ObjectKey,
-    index: &BindingIndex,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) -> bool {
-    let classes = classes(state, key, settings, now);
-    let tags = (state.placements.get(key)).is_none_or(|placement| {
-        BindingIndex::tags_hold(&placement.bindings, &classes)
-            && placement.bindings.tags_summarized()
-    });
-    tags && *index == BindingIndex::of_all(settings.latest, &classes)
-}
-
-/// The bindings one pass acts on.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Plan {
-    remove: Vec<ClusterName>,
-    update: Vec<ClusterName>,
-    bind: Vec<ClusterName>,
-}
-
-/// KubeFleet's one-pass algorithm (`determineBindingsToUpdate`), in cluster order: the counts
-/// from the index, the candidates from the tags it keeps in the bindings' rows.
-fn plan(
-    (index, bindings): (&BindingIndex, &Bindings),
-    target: i64,
-    (max_unavailable, max_surge): (i64, i64),
-    progress: bool,
-) -> Plan {
-    let min_available = target - max_unavailable;
-    let max_to_remove = usize::try_from(index.ready - min_available).unwrap_or(0);
-    let remove: Vec<ClusterName> = (Set::Unscheduled.among(bindings))
-        .take(max_to_remove)
-        .collect();
-    if !progress {
-        return Plan {
-            remove,
-            update: Vec::new(),
-            bind: Vec::new(),
+impl Pass<'_> {
+    /// Classifies what changed, runs the safety guard, binds and removes what the budgets
+    /// allow, lets a rollback move clusters back, and keeps the index for the next pass.
+    fn roll(&self, state: &mut State, changes: &mut Changes, decisions: &mut Vec<Decision>) {
+        let key = self.key;
+        let mut index = self.binding_index(state);
+        let budgets = Budgets::of(&state.placements[key], &index);
+        let fields = state.placements[key].spec.strategy.rolling_update.safety();
+        let threshold = safety::block_threshold(fields, budgets.governed(), ROLLING_UPDATE_PATH);
+        let judging = safety::Judging {
+            mode: self.settings.mode,
+            period: self.settings.period,
+            path: ROLLING_UPDATE_PATH,
+            counts_failures: fields.counts_failures(),
+            tolerated: fields.failures_tolerated(budgets.governed()),
+            threshold: &threshold,
+            // Its target can change with no binding judged again.
+            threshold_follows_failures: false,
         };
+        let mut touched = self.run_guard(state, &mut index, judging, decisions);
+        let plan = self.plan(state, &index, &budgets);
+        let acted: Vec<ClusterName> = plan.bind.iter().chain(&plan.update).cloned().collect();
+        let wanted = wanted_overrides(state, key, &acted);
+        let Some(placement) = state.placements.get_mut(key) else {
+            return;
+        };
+        self.apply(placement, &plan, &wanted, changes, decisions);
+        let budget = budgets.for_rollback(index.ready, plan.remove.len());
+        if let Some(touched) = touched.as_mut() {
+            // The bindings this pass removed changed too.
+            touched.extend(plan.remove.iter().cloned());
+        }
+        let (rolled, moved, next) = rollback::step(
+            placement,
+            key,
+            budget,
+            judging,
+            self.now,
+            changes,
+            touched.as_ref(),
+        );
+        decisions.extend(rolled);
+        if let Some(next) = next {
+            state.rollout_deadlines.insert((next, key.clone()));
+        }
+        let changed: Vec<ClusterName> = acted
+            .into_iter()
+            .chain(plan.remove)
+            .chain(moved.into_iter().map(ClusterName::from))
+            .collect();
+        self.keep_index(state, index, &changed, &wanted);
     }
-    let update = (Set::StaleFailed.among(bindings))
-        .chain(
-            Set::Stale
-                .among(bindings)
-                .take(max_to_remove - remove.len()),
-        )
-        .collect();
-    let max_to_add = usize::try_from((target + max_surge) - index.can_be_ready).unwrap_or(0);
-    Plan {
-        remove,
-        update,
-        bind: (Set::Scheduled.among(bindings)).take(max_to_add).collect(),
-    }
-}
 
-/// Carries out the plan, adding its decisions to `decisions`.
-fn apply(
-    placement: &mut Placement,
-    key: &ObjectKey,
-    plan: &Plan,
-    (latest, wanted): (u64, &BTreeMap<ClusterName, OverrideSnapshots>),
-    now: DateTime<Utc>,
-    (changes, decisions): (&mut Changes, &mut Vec<Decision>),
-) {
-    let acting = plan.bind.len() + plan.update.len() + plan.remove.len();
-    decisions.reserve(acting);
-    changes.reserve(acting);
-    // New and updated clusters first, then the removals: the order the seed tells it in.
-    let work_for = |cluster: &str| Work {
-        resource_index: latest,
-        override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
-    };
-    for clusters in [&plan.bind, &plan.update] {
-        placement.roll_in_order(key, clusters, work_for, now, (changes, decisions));
+    /// The placement's binding index: the one kept from its last pass on the same snapshot,
+    /// with the clusters due classified again, else a new one.
+    fn binding_index(&self, state: &mut State) -> BindingIndex {
+        let kept =
+            (state.rollout_index.0.remove(self.key)).filter(|i| i.latest == self.settings.latest);
+        match kept {
+            Some(mut index) => {
+                let due: Vec<ClusterName> = index.take_due(self.now).into_iter().collect();
+                let wanted = wanted_overrides(state, self.key, &due);
+                self.classify(state, &mut index, &due, &wanted);
+                index
+            }
+            None => self.classify_all(state),
+        }
     }
-    for cluster in &plan.remove {
-        decisions.extend(placement.remove_binding(key, cluster, changes));
+
+    /// Runs the safety guard over what the index reclassified, and stops the index recording
+    /// once the guard judges no more. Returns the clusters a rollback looks at again (`None`:
+    /// every one, or no rollback).
+    fn run_guard(
+        &self,
+        state: &mut State,
+        index: &mut BindingIndex,
+        judging: safety::Judging<'_>,
+        decisions: &mut Vec<Decision>,
+    ) -> Option<BTreeSet<ClusterName>> {
+        let reclassified = index.take_reclassified();
+        // A rollback looks again only at the clusters classified since its last pass.
+        let rolling_back = state.placements[self.key]
+            .guard
+            .as_ref()
+            .is_some_and(safety::Guard::is_rolling_back);
+        let touched = rolling_back.then(|| reclassified.clone()).flatten();
+        let seen = safety::Seen {
+            reclassified,
+            complete: Some(index.incomplete == 0),
+        };
+        decisions.extend(self.guard(state, judging, seen));
+        let judging_on = state.placements[self.key].guard.as_ref().is_some_and(|g| {
+            matches!(
+                g.phase,
+                safety::Phase::Progressing | safety::Phase::RollingBack { .. }
+            )
+        });
+        if !judging_on {
+            index.stop_recording();
+        }
+        touched
+    }
+
+    /// Runs the placement's safety guard (docs/rollout-safety.md) for this pass, asking for a
+    /// pass at its progress deadline.
+    fn guard(
+        &self,
+        state: &mut State,
+        judging: safety::Judging<'_>,
+        seen: safety::Seen,
+    ) -> Vec<Decision> {
+        let Some(placement) = state.placements.get_mut(self.key) else {
+            return Vec::new();
+        };
+        let watched = safety::Watched {
+            latest: self.settings.latest,
+            safety: placement.spec.strategy.rolling_update.safety(),
+        };
+        // The guard judges only what the index reclassified.
+        let (decisions, next) =
+            safety::observe_checked(placement, self.key, watched, judging, seen, self.now);
+        if let Some(next) = next {
+            state.rollout_deadlines.insert((next, self.key.clone()));
+        }
+        decisions
+    }
+
+    /// The bindings this pass acts on. A tripped rollout moves no cluster to the failed
+    /// snapshot: its plan only removes, and does not list the clusters it would have moved (a
+    /// rollback makes most of them stale).
+    fn plan(&self, state: &State, index: &BindingIndex, budgets: &Budgets) -> Plan {
+        let placement = &state.placements[self.key];
+        let progress = (placement.guard.as_ref()).is_none_or(safety::Guard::allows_progress);
+        plan(index, &placement.bindings, budgets, progress)
+    }
+
+    /// Carries out the plan, adding its decisions to `decisions`.
+    fn apply(
+        &self,
+        placement: &mut Placement,
+        plan: &Plan,
+        wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
+        changes: &mut Changes,
+        decisions: &mut Vec<Decision>,
+    ) {
+        let acting = plan.bind.len() + plan.update.len() + plan.remove.len();
+        decisions.reserve(acting);
+        changes.reserve(acting);
+        // New and updated clusters first, then the removals.
+        let work_for = |cluster: &str| Work {
+            resource_index: self.settings.latest,
+            override_snapshots: wanted.get(cluster).cloned().unwrap_or_default(),
+        };
+        for clusters in [&plan.bind, &plan.update] {
+            placement.roll_in_order(self.key, clusters, work_for, self.now, changes, decisions);
+        }
+        for cluster in &plan.remove {
+            decisions.extend(placement.remove_binding(self.key, cluster, changes));
+        }
+    }
+
+    /// Classifies the clusters this pass changed again, and keeps the index for the next pass.
+    fn keep_index(
+        &self,
+        state: &mut State,
+        mut index: BindingIndex,
+        changed: &[ClusterName],
+        wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
+    ) {
+        // A pass that acted on most bindings (a placement's first) classifies them all at once.
+        if changed.len() * 2 >= state.placements[self.key].bindings.len() {
+            index = self.classify_all(state);
+        } else {
+            self.classify(state, &mut index, changed, wanted);
+        }
+        debug_assert!(
+            self.holds(state, &index),
+            "the binding index of {} drifted from its bindings",
+            self.key.display()
+        );
+        state.rollout_index.0.insert(self.key.clone(), index);
+    }
+
+    /// Classifies these clusters' bindings again, and asks for a pass when a not-trackable
+    /// work becomes ready.
+    fn classify(
+        &self,
+        state: &mut State,
+        index: &mut BindingIndex,
+        clusters: &[ClusterName],
+        wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
+    ) {
+        let none = OverrideSnapshots::default();
+        let State {
+            placements,
+            rollout_deadlines,
+            ..
+        } = state;
+        let Some(placement) = placements.get_mut(self.key) else {
+            return;
+        };
+        for cluster in clusters {
+            let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
+            let class = index.reclassify(&mut placement.bindings, cluster, |b| {
+                self.class(b, overrides)
+            });
+            if let Some(Class {
+                readiness: readiness::Readiness::ReadyAt(at),
+                ..
+            }) = class
+            {
+                rollout_deadlines.insert((at, self.key.clone()));
+            }
+        }
+    }
+
+    /// Classifies every binding of the placement, in one walk over them, and asks for a pass
+    /// when a not-trackable work becomes ready.
+    fn classify_all(&self, state: &mut State) -> BindingIndex {
+        let classes = self.classes(state);
+        let index = BindingIndex::of_all(self.settings.latest, &classes);
+        if let Some(placement) = state.placements.get_mut(self.key) {
+            placement
+                .bindings
+                .set_tags(classes.iter().map(|(_, class)| class.tag()));
+        }
+        for at in index.ready_at() {
+            state.rollout_deadlines.insert((at, self.key.clone()));
+        }
+        index
+    }
+
+    /// One binding's class in this pass, given the overrides its cluster's work should carry.
+    fn class(&self, binding: &crate::placement::Binding, overrides: &OverrideSnapshots) -> Class {
+        let Settings {
+            latest,
+            mode,
+            period,
+        } = self.settings;
+        Class::of(binding, latest, overrides, mode, period, self.now)
+    }
+
+    /// Every binding of the placement with its class, in cluster order.
+    fn classes(&self, state: &State) -> Vec<(ClusterName, Class)> {
+        let Some(placement) = state.placements.get(self.key) else {
+            return Vec::new();
+        };
+        let wanted = wanted_overrides(state, self.key, placement.bindings.keys());
+        let none = OverrideSnapshots::default();
+        let mut classes = Vec::with_capacity(placement.bindings.len());
+        placement.bindings.for_each(|cluster, binding| {
+            let overrides = wanted.get(cluster.as_str()).unwrap_or(&none);
+            classes.push((cluster.clone(), self.class(binding, overrides)));
+        });
+        classes
+    }
+
+    /// Whether the index is what a full classification gives, and each binding's tag its
+    /// class: what the incremental index must always be (a debug check).
+    fn holds(&self, state: &State, index: &BindingIndex) -> bool {
+        let classes = self.classes(state);
+        let tags = (state.placements.get(self.key)).is_none_or(|placement| {
+            BindingIndex::tags_hold(&placement.bindings, &classes)
+                && placement.bindings.tags_summarized()
+        });
+        tags && *index == BindingIndex::of_all(self.settings.latest, &classes)
     }
 }
 

@@ -20,6 +20,25 @@ use crate::placement::{Binding, BindingState, Bindings, OverrideSnapshots};
 /// The guard's record of what each rolled-back cluster carried before.
 pub(crate) type Prior = std::collections::BTreeMap<String, (u64, OverrideSnapshots)>;
 
+/// Where a rollback moves clusters: from the failed snapshot back to each one's prior work.
+#[derive(Clone, Copy)]
+pub(crate) struct RollbackTargets<'a> {
+    /// Each rolled-back cluster's prior work (the guard's `prior`).
+    pub prior: &'a Prior,
+    /// The failed resource snapshot (the guard's `resource_index`).
+    pub from: u64,
+}
+
+impl<'a> RollbackTargets<'a> {
+    /// The targets of the guard's rollback.
+    pub(crate) fn of(guard: &'a Guard) -> Self {
+        Self {
+            prior: &guard.prior,
+            from: guard.resource_index,
+        }
+    }
+}
+
 /// The rollback's sets, once known.
 #[derive(Debug, Clone, Default)]
 pub struct RollbackWatch(Option<Watch>);
@@ -53,7 +72,7 @@ impl RollbackWatch {
         now: DateTime<Utc>,
     ) -> Self {
         let mut watch = Watch::default();
-        let rollback = (&guard.prior, guard.resource_index);
+        let rollback = RollbackTargets::of(guard);
         for cluster in guard.prior.keys() {
             let binding = bindings.get(cluster.as_str());
             watch.refresh(rollback, cluster, binding.as_ref(), judging, now);
@@ -63,11 +82,10 @@ impl RollbackWatch {
 }
 
 impl Watch {
-    /// Places one cluster again from its binding as it is now; `rollback` is the guard's
-    /// prior work per cluster and the failed snapshot.
+    /// Places one cluster again from its binding as it is now.
     pub(crate) fn refresh(
         &mut self,
-        (prior_work, from): (&Prior, u64),
+        rollback: RollbackTargets<'_>,
         cluster: &str,
         binding: Option<&Binding>,
         judging: Judging<'_>,
@@ -76,7 +94,8 @@ impl Watch {
         self.to_move_ready.remove(cluster);
         self.to_move_unready.remove(cluster);
         self.pending.remove(cluster);
-        let (Some(binding), Some((prior, _))) = (binding, prior_work.get(cluster)) else {
+        let RollbackTargets { prior, from } = rollback;
+        let (Some(binding), Some((prior, _))) = (binding, prior.get(cluster)) else {
             return;
         };
         if binding.state == BindingState::Unscheduled {

@@ -1,10 +1,10 @@
-//! The guard of a rolling update with safety fields (issue 17): it watches one rollout — the
-//! move of a placement's clusters to its latest resource snapshot — and trips it when no
-//! cluster becomes ready on the new work for `progressDeadlineSeconds`, or when more clusters
-//! fail than `maxFailures` tolerates. A tripped rollout never moves another cluster to that
-//! snapshot: it halts, or rolls back (see [`super::rollback`]).
+//! The guard of a rolling update with safety fields (docs/rollout-safety.md): it watches one
+//! rollout — the move of a placement's clusters to its latest resource snapshot — and trips it
+//! when no cluster becomes ready on the new work for `progressDeadlineSeconds`, or when more
+//! clusters fail than `maxFailures` tolerates. A tripped rollout never moves another cluster to
+//! that snapshot: it halts, or rolls back (see [`super::rollback`]).
 //!
-//! Choices where the issue is silent, kept here so a reader finds them with the code:
+//! Choices the fields leave open, kept here so a reader finds them with the code:
 //! - The rollout starts at the first pass that sees the snapshot (or the changed safety
 //!   fields); the deadline counts from then, and again from each cluster becoming ready.
 //! - It is *complete* once every scheduled or bound cluster is ready on the new work; from then
@@ -26,7 +26,7 @@ use crate::decision::Decision;
 use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::safety::{OnFailure, Safety};
-use crate::placement::{Binding, BindingState, Bindings, OverrideSnapshots, Placement};
+use crate::placement::{Binding, OverrideSnapshots, Placement};
 
 use super::readiness::{self, ApplyMode, Readiness};
 
@@ -333,6 +333,16 @@ pub(crate) struct Seen {
     pub complete: Option<bool>,
 }
 
+/// The rollout a guard watches: the resource snapshot it moves clusters to and the safety
+/// fields it runs under (other fields start another rollout).
+#[derive(Clone, Copy)]
+pub(crate) struct Watched {
+    /// The placement's latest resource snapshot.
+    pub latest: u64,
+    /// The safety fields of the block that governs the rollout.
+    pub safety: Safety,
+}
+
 /// Starts, continues or drops the placement's guard for this pass, judges the bindings that
 /// can have changed and trips it when a rule fires. Returns the decisions and when it next
 /// needs a pass. Judging a binding again that has not changed records nothing new (the ready
@@ -342,11 +352,12 @@ pub(crate) struct Seen {
 pub(crate) fn observe(
     placement: &mut Placement,
     key: &ObjectKey,
-    (latest, safety): (u64, Safety),
+    watched: Watched,
     judging: Judging<'_>,
     seen: Seen,
     now: DateTime<Utc>,
 ) -> (Vec<Decision>, Option<DateTime<Utc>>) {
+    let Watched { latest, safety } = watched;
     if !safety.is_set() {
         placement.guard = None;
         return (Vec::new(), None);
@@ -367,30 +378,15 @@ pub(crate) fn observe(
     if guard.phase != Phase::Progressing {
         return (Vec::new(), None);
     }
-    let mut decisions = Vec::new();
+    let pass = super::guard_pass::GuardPass {
+        key,
+        latest,
+        judging,
+        now,
+    };
     let failures_before = guard.failed.len();
     let judged_all = fresh || seen.reclassified.is_none();
-    let mut judge = |cluster: &str, binding: &Binding| {
-        judge_binding(
-            guard,
-            key,
-            (cluster, binding),
-            latest,
-            judging,
-            now,
-            &mut decisions,
-        );
-    };
-    match seen.reclassified.filter(|_| !fresh) {
-        Some(clusters) => {
-            for cluster in &clusters {
-                if let Some(binding) = bindings.get(cluster.as_str()) {
-                    judge(cluster, &binding);
-                }
-            }
-        }
-        None => bindings.iter().for_each(|(c, b)| judge(&c, &b)),
-    }
+    let decisions = pass.judge_bindings(guard, bindings, seen.reclassified.filter(|_| !fresh));
     let deadline = safety
         .progress_deadline_seconds
         .map(|secs| guard.last_progress + Duration::seconds(secs));
@@ -400,45 +396,21 @@ pub(crate) fn observe(
         guard.tally = FailureTally::default();
     }
     let over = if judging.counts_failures && !unchanged {
-        let added: Vec<&str> = (decisions.iter())
-            .filter_map(|decision| match decision {
-                Decision::RolloutClusterFailed { cluster, .. } => Some(cluster.as_str()),
-                _ => None,
-            })
-            .collect();
-        (judging.threshold)(Failures {
-            all: &guard.failed,
-            added: &added,
-            tally: &mut guard.tally,
-        })
+        pass.over_threshold(guard, &decisions)
     } else {
         None
     };
     let tripped = if let Some(message) = over {
         Some((Trip::FailureThresholdExceeded, message))
-    } else if seen.complete.unwrap_or_else(|| {
-        let (waiting, unready) = laggards(bindings, latest, judging, now);
-        waiting.is_empty() && unready.is_empty()
-    }) {
+    } else if seen
+        .complete
+        .unwrap_or_else(|| pass.every_cluster_ready(bindings))
+    {
         guard.phase = Phase::Complete;
         None
     } else if let Some(deadline) = deadline.filter(|d| *d <= now) {
-        let (waiting, unready) = laggards(bindings, latest, judging, now);
-        let (what, clusters) = if unready.is_empty() {
-            ("not yet given it", waiting)
-        } else {
-            ("given it but not ready", unready)
-        };
-        let secs = (deadline - guard.last_progress).num_seconds();
-        Some((
-            Trip::ProgressDeadlineExceeded,
-            format!(
-                "No cluster became ready on resource snapshot {latest} for {secs}s \
-                 ({}.progressDeadlineSeconds); clusters {what}: {}",
-                judging.path,
-                names(clusters.iter().map(|cluster| cluster.as_str())),
-            ),
-        ))
+        let message = pass.deadline_message(guard, bindings, deadline);
+        Some((Trip::ProgressDeadlineExceeded, message))
     } else {
         None
     };
@@ -446,26 +418,8 @@ pub(crate) fn observe(
         let next = deadline.filter(|_| guard.phase == Phase::Progressing);
         return (decisions, next);
     };
-    let action = safety.action();
-    guard.phase = match action {
-        OnFailure::Halt => Phase::Halted,
-        OnFailure::Rollback => Phase::RollingBack {
-            ready: BTreeSet::new(),
-            last_progress: now,
-        },
-    };
-    decisions.push(Decision::RolloutHalted {
-        placement: key.clone(),
-        resource_index: latest,
-        reason: trip.reason().to_owned(),
-        action: action.as_str().to_owned(),
-        message: message.clone(),
-    });
-    guard.tripped = Some(Tripped {
-        trip,
-        message,
-        at: now,
-    });
+    let mut decisions = decisions;
+    decisions.push(pass.trip(guard, safety.action(), trip, message));
     (decisions, None)
 }
 
@@ -474,22 +428,22 @@ pub(crate) fn observe(
 pub(crate) fn observe_checked(
     placement: &mut Placement,
     key: &ObjectKey,
-    (latest, safety): (u64, Safety),
+    watched: Watched,
     judging: Judging<'_>,
     seen: Seen,
     now: DateTime<Utc>,
 ) -> (Vec<Decision>, Option<DateTime<Utc>>) {
     #[cfg(debug_assertions)]
-    let judged_whole = safety.is_set().then(|| {
+    let judged_whole = watched.safety.is_set().then(|| {
         let mut whole = placement.clone();
         let every = Seen {
             reclassified: None,
             complete: None,
         };
-        let answer = observe(&mut whole, key, (latest, safety), judging, every, now);
+        let answer = observe(&mut whole, key, watched, judging, every, now);
         (answer, whole.guard)
     });
-    let answer = observe(placement, key, (latest, safety), judging, seen, now);
+    let answer = observe(placement, key, watched, judging, seen, now);
     #[cfg(debug_assertions)]
     if let Some(judged_whole) = judged_whole {
         assert_eq!(
@@ -500,67 +454,6 @@ pub(crate) fn observe_checked(
         );
     }
     answer
-}
-
-/// Judges one binding given the new work: ready (progress), or failed when failures count.
-fn judge_binding(
-    guard: &mut Guard,
-    key: &ObjectKey,
-    (cluster, binding): (&str, &Binding),
-    latest: u64,
-    judging: Judging<'_>,
-    now: DateTime<Utc>,
-    decisions: &mut Vec<Decision>,
-) {
-    // Unscheduled bindings are not the rollout's; scheduled ones, or bound to older work, have
-    // not been given the new work yet.
-    if binding.state != BindingState::Bound || binding.resource_index != Some(latest) {
-        return;
-    }
-    let readiness = judging.readiness(binding, now);
-    if readiness == Readiness::Ready && guard.ready.insert(cluster.to_owned()) {
-        guard.last_progress = now;
-    }
-    let unavailable_again = guard.ready.contains(cluster)
-        && binding
-            .report
-            .as_ref()
-            .is_some_and(|r| r.resource_index == latest && r.available == Some(false));
-    if judging.counts_failures
-        && (readiness == Readiness::Failed || unavailable_again)
-        && guard.failed.insert(cluster.to_owned())
-    {
-        decisions.push(Decision::RolloutClusterFailed {
-            placement: key.clone(),
-            cluster: cluster.to_owned(),
-            resource_index: latest,
-            failures: guard.failed.len() as u64,
-            tolerated: judging.tolerated,
-        });
-    }
-}
-
-/// For a deadline's message, in cluster order: the scheduled or bound clusters not given the
-/// new work yet, and those given it but not ready on it. A scan, made only when it trips.
-fn laggards(
-    bindings: &Bindings,
-    latest: u64,
-    judging: Judging<'_>,
-    now: DateTime<Utc>,
-) -> (Vec<ClusterName>, Vec<ClusterName>) {
-    let mut waiting = Vec::new();
-    let mut unready = Vec::new();
-    for (cluster, binding) in bindings {
-        if binding.state == BindingState::Unscheduled {
-            continue;
-        }
-        if binding.resource_index != Some(latest) || binding.state == BindingState::Scheduled {
-            waiting.push(cluster);
-        } else if judging.readiness(&binding, now) != Readiness::Ready {
-            unready.push(cluster);
-        }
-    }
-    (waiting, unready)
 }
 
 /// Names as a comma-separated list.

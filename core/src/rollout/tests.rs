@@ -2,6 +2,7 @@
 
 use super::*;
 
+use crate::placement::Bindings;
 use readiness::Readiness;
 
 fn binding(
@@ -38,18 +39,24 @@ fn plan_of(bindings: &[(&str, Class)], target: i64, budgets: (i64, i64), progres
         })
         .collect();
     rows.set_tags(classes.iter().map(|(_, class)| class.tag()));
-    plan(
-        (&BindingIndex::of_all(1, &classes), &rows),
+    let (max_unavailable, max_surge) = budgets;
+    let budgets = Budgets {
         target,
-        budgets,
+        max_unavailable,
+        max_surge,
+    };
+    plan(
+        &BindingIndex::of_all(1, &classes),
+        &rows,
+        &budgets,
         progress,
     )
 }
 
 #[test]
 fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
-    // KubeFleet's safe-rollout example 1: three ready bound clusters, a new resource index,
-    // maxUnavailable 1, maxSurge 1, one scheduled-but-unused fourth cluster absent (PickN 3).
+    // Three ready bound clusters, a new resource index, maxUnavailable 1, maxSurge 1, one
+    // scheduled-but-unused fourth cluster absent (PickN 3).
     let all = [
         binding("cluster-2", BindingState::Bound, Readiness::Ready, true),
         binding("cluster-3", BindingState::Bound, Readiness::Ready, true),
@@ -70,7 +77,7 @@ fn an_in_place_update_goes_one_cluster_at_a_time_and_never_surges() {
 
 #[test]
 fn a_move_adds_the_new_clusters_before_removing_the_old_one_at_a_time() {
-    // KubeFleet's safe-rollout example 2: west → east with maxSurge 2, maxUnavailable 25% of 2 → 1.
+    // West → east with maxSurge 2, maxUnavailable 25% of 2 → 1.
     let moving = [
         binding(
             "cluster-1",

@@ -1,8 +1,8 @@
-//! Initialization of an update run: once, when it is created, in any state (seed 003 "UpdateRun
-//! Execution", KubeFleet's `initialize`). Every failure is permanent and leaves the run
+//! Initialization of an update run: once, when it is created, in any state (KubeFleet's
+//! `initialize`; docs/staged-updates.md). Every failure is permanent and leaves the run
 //! `Initialized=False` with KubeFleet's message.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -58,6 +58,44 @@ pub(crate) fn initialize(
 ) -> Result<(), InitError> {
     let placement_key = scope.placement_key(&run.spec.placement_name);
     let placement = placement_of(state, &placement_key)?;
+    let (selected, to_delete) = scheduled_clusters(placement, &placement_key, run)?;
+    let strategy = strategy_of(state, scope, &run.spec.staged_rollout_strategy_name)?;
+    run.status.strategy_snapshot = Some(strategy.clone());
+    run.status.stages = stages(state, &strategy, &selected, &scope.run_name)?;
+    run.status.positions = positions(&run.status.stages);
+    run.status.deletion = Some(StageStatus::new(
+        super::DELETE_STAGE_NAME.to_owned(),
+        to_delete.into_iter().map(ClusterStatus::new),
+    ));
+    let index = resource_index(
+        placement,
+        scope,
+        run.spec.resource_snapshot_index.as_deref(),
+        &placement_key.name,
+    )?;
+    run.status.resource_snapshot_index_used = Some(index);
+    record_overrides(state, &placement_key, placement, index, run);
+    check_concurrent_runs(state, scope, run, &strategy)?;
+    run.status.initialized = Some(Condition::new(
+        "Initialized",
+        ConditionStatus::True,
+        "UpdateRunInitializedSuccessfully",
+        format!("{} initialized successfully", scope.run_kind()),
+        run.meta.generation,
+        now,
+    ));
+    Ok(())
+}
+
+/// Records the placement's latest policy snapshot and the number of clusters it asks for on
+/// the run, and returns the clusters it selected and those whose resources are to be removed.
+/// Fails while the policy is not fully scheduled, with no binding at all, or when the bindings
+/// selected are not as many as the policy asks for.
+fn scheduled_clusters(
+    placement: &Placement,
+    placement_key: &ObjectKey,
+    run: &mut UpdateRun,
+) -> Result<(BTreeSet<ClusterName>, BTreeSet<ClusterName>), InitError> {
     let policy = placement.latest_policy().ok_or_else(|| {
         InitError::Plain(format!(
             "no latest policy snapshot associated with the placement: {}/{}",
@@ -94,12 +132,12 @@ pub(crate) fn initialize(
             "the number of selected bindings {selected_count} is not equal to the observed cluster count {count}"
         )));
     }
-    let strategy = strategy_of(state, scope, &run.spec.staged_rollout_strategy_name)?;
-    run.status.strategy_snapshot = Some(strategy.clone());
-    run.status.stages = stages(state, &strategy, &selected, &scope.run_name)?;
-    run.status.positions = run
-        .status
-        .stages
+    Ok((selected, to_delete))
+}
+
+/// Where each cluster of the stages is: its stage and its position in the stage.
+fn positions(stages: &[StageStatus]) -> BTreeMap<ClusterName, (usize, usize)> {
+    stages
         .iter()
         .enumerate()
         .flat_map(|(stage, status)| {
@@ -109,29 +147,7 @@ pub(crate) fn initialize(
                 .enumerate()
                 .map(move |(position, c)| (c.cluster.as_str().into(), (stage, position)))
         })
-        .collect();
-    run.status.deletion = Some(StageStatus::new(
-        super::DELETE_STAGE_NAME.to_owned(),
-        to_delete.into_iter().map(ClusterStatus::new),
-    ));
-    let index = resource_index(
-        placement,
-        scope,
-        run.spec.resource_snapshot_index.as_deref(),
-        &placement_key.name,
-    )?;
-    run.status.resource_snapshot_index_used = Some(index);
-    record_overrides(state, &placement_key, placement, index, run);
-    check_concurrent_runs(state, scope, run, &strategy)?;
-    run.status.initialized = Some(Condition::new(
-        "Initialized",
-        ConditionStatus::True,
-        "UpdateRunInitializedSuccessfully",
-        format!("{} initialized successfully", scope.run_kind()),
-        run.meta.generation,
-        now,
-    ));
-    Ok(())
+        .collect()
 }
 
 fn placement_of<'a>(state: &'a State, key: &ObjectKey) -> Result<&'a Placement, InitError> {
@@ -375,7 +391,8 @@ fn record_overrides(
     }
 }
 
-/// Concurrent runs on one placement must follow identical strategies (seed 002 §10).
+/// Concurrent runs on one placement must follow identical strategies (their strategy snapshots;
+/// docs/staged-updates.md).
 fn check_concurrent_runs(
     state: &State,
     scope: &Scope,

@@ -290,140 +290,29 @@ impl From<Decision> for current::Decision {
     fn from(decision: Decision) -> Self {
         use current::Decision as New;
         match decision {
-            Decision::Rejected { code, message } => New::Rejected {
-                code: code.into(),
-                message,
-            },
-            Decision::ObjectStored {
-                object,
-                resource_version,
-                generation,
-                created,
-            } => New::ObjectStored {
-                object: key(&object),
-                resource_version,
-                generation,
-                created,
-            },
-            Decision::ObjectUnchanged { object } => New::ObjectUnchanged {
-                object: key(&object),
-            },
-            Decision::ObjectDeleted { object } => New::ObjectDeleted {
-                object: key(&object),
-            },
-            Decision::ClusterJoined { cluster } => New::ClusterJoined { cluster },
-            Decision::ClusterHealthChanged {
-                cluster,
-                healthy,
-                reason,
-            } => New::ClusterHealthChanged {
-                cluster,
-                healthy,
-                reason,
-            },
-            Decision::ClusterLeft { cluster } => New::ClusterLeft { cluster },
-            Decision::WorkReported {
-                cluster,
-                placement,
-                resource_index,
-            } => New::WorkReported {
-                cluster,
-                placement: key(&placement),
-                resource_index,
-            },
-            Decision::PolicySnapshotTaken { placement, index } => New::PolicySnapshotTaken {
-                placement: key(&placement),
-                index,
-            },
-            Decision::ResourceSnapshotTaken {
-                placement,
-                index,
-                resource_hash,
-            } => New::ResourceSnapshotTaken {
-                placement: key(&placement),
-                index,
-                resource_hash,
-            },
-            Decision::ClusterScheduled { placement, cluster } => New::ClusterScheduled {
-                placement: key(&placement),
-                cluster,
-            },
-            Decision::ClusterUnscheduled {
-                placement,
-                cluster,
-                reason,
-            } => New::ClusterUnscheduled {
-                placement: key(&placement),
-                cluster,
-                reason,
-            },
-            Decision::SchedulingChanged {
-                placement,
-                fulfilled,
-                message,
-            } => New::SchedulingChanged {
-                placement: key(&placement),
-                fulfilled,
-                message,
-            },
-            Decision::RolloutStarted {
-                placement,
-                cluster,
-                resource_index,
-            } => New::RolloutStarted {
-                placement: key(&placement),
-                cluster,
-                resource_index,
-            },
-            Decision::BindingRemoved { placement, cluster } => New::BindingRemoved {
-                placement: key(&placement),
-                cluster,
-            },
-            Decision::OverrideSnapshotTaken {
-                override_object,
-                index,
-            } => New::OverrideSnapshotTaken {
-                override_object: key(&override_object),
-                index,
-            },
-            Decision::UpdateRunInitialized { run, failure } => New::UpdateRunInitialized {
-                run: key(&run),
-                failure,
-            },
-            Decision::UpdateRunStageChanged { run, stage, reason } => New::UpdateRunStageChanged {
-                run: key(&run),
-                stage,
-                reason,
-            },
-            Decision::ApprovalRequested { run, request } => New::ApprovalRequested {
-                run: key(&run),
-                request: key(&request),
-            },
-            Decision::ApprovalGranted { request } => New::ApprovalGranted {
-                request: key(&request),
-            },
-            Decision::UpdateRunClusterUpdated {
-                run,
-                cluster,
-                succeeded,
-            } => New::UpdateRunClusterUpdated {
-                run: key(&run),
-                cluster,
-                succeeded,
-            },
-            Decision::UpdateRunStateChanged { run, reason } => New::UpdateRunStateChanged {
-                run: key(&run),
-                reason,
-            },
-            Decision::UpdateRunFinished {
-                run,
-                succeeded,
-                message,
-            } => New::UpdateRunFinished {
-                run: key(&run),
-                succeeded,
-                message,
-            },
+            decision @ (Decision::Rejected { .. }
+            | Decision::ObjectStored { .. }
+            | Decision::ObjectUnchanged { .. }
+            | Decision::ObjectDeleted { .. }
+            | Decision::ClusterJoined { .. }
+            | Decision::ClusterHealthChanged { .. }
+            | Decision::ClusterLeft { .. }) => upcast_object_or_cluster(decision),
+            decision @ (Decision::WorkReported { .. }
+            | Decision::PolicySnapshotTaken { .. }
+            | Decision::ResourceSnapshotTaken { .. }
+            | Decision::ClusterScheduled { .. }
+            | Decision::ClusterUnscheduled { .. }
+            | Decision::SchedulingChanged { .. }
+            | Decision::RolloutStarted { .. }
+            | Decision::BindingRemoved { .. }
+            | Decision::OverrideSnapshotTaken { .. }) => upcast_placement(decision),
+            decision @ (Decision::UpdateRunInitialized { .. }
+            | Decision::UpdateRunStageChanged { .. }
+            | Decision::ApprovalRequested { .. }
+            | Decision::ApprovalGranted { .. }
+            | Decision::UpdateRunClusterUpdated { .. }
+            | Decision::UpdateRunStateChanged { .. }
+            | Decision::UpdateRunFinished { .. }) => upcast_update_run(decision),
             Decision::EvictionReconciled {
                 eviction,
                 placement,
@@ -439,6 +328,169 @@ impl From<Decision> for current::Decision {
                 executed,
                 message,
             },
+        }
+    }
+}
+
+/// Upcasts a recorded decision about objects and member clusters (the only variants
+/// [`From`] passes here).
+fn upcast_object_or_cluster(decision: Decision) -> current::Decision {
+    use current::Decision as New;
+    match decision {
+        Decision::Rejected { code, message } => New::Rejected {
+            code: code.into(),
+            message,
+        },
+        Decision::ObjectStored {
+            object,
+            resource_version,
+            generation,
+            created,
+        } => New::ObjectStored {
+            object: key(&object),
+            resource_version,
+            generation,
+            created,
+        },
+        Decision::ObjectUnchanged { object } => New::ObjectUnchanged {
+            object: key(&object),
+        },
+        Decision::ObjectDeleted { object } => New::ObjectDeleted {
+            object: key(&object),
+        },
+        Decision::ClusterJoined { cluster } => New::ClusterJoined { cluster },
+        Decision::ClusterHealthChanged {
+            cluster,
+            healthy,
+            reason,
+        } => New::ClusterHealthChanged {
+            cluster,
+            healthy,
+            reason,
+        },
+        Decision::ClusterLeft { cluster } => New::ClusterLeft { cluster },
+        other => unreachable!("not an object or cluster decision: {other:?}"),
+    }
+}
+
+/// Upcasts a recorded decision about a placement: its snapshots, scheduling, rollout and
+/// bindings (the only variants [`From`] passes here).
+fn upcast_placement(decision: Decision) -> current::Decision {
+    use current::Decision as New;
+    match decision {
+        Decision::WorkReported {
+            cluster,
+            placement,
+            resource_index,
+        } => New::WorkReported {
+            cluster,
+            placement: key(&placement),
+            resource_index,
+        },
+        Decision::PolicySnapshotTaken { placement, index } => New::PolicySnapshotTaken {
+            placement: key(&placement),
+            index,
+        },
+        Decision::ResourceSnapshotTaken {
+            placement,
+            index,
+            resource_hash,
+        } => New::ResourceSnapshotTaken {
+            placement: key(&placement),
+            index,
+            resource_hash,
+        },
+        Decision::ClusterScheduled { placement, cluster } => New::ClusterScheduled {
+            placement: key(&placement),
+            cluster,
+        },
+        Decision::ClusterUnscheduled {
+            placement,
+            cluster,
+            reason,
+        } => New::ClusterUnscheduled {
+            placement: key(&placement),
+            cluster,
+            reason,
+        },
+        Decision::SchedulingChanged {
+            placement,
+            fulfilled,
+            message,
+        } => New::SchedulingChanged {
+            placement: key(&placement),
+            fulfilled,
+            message,
+        },
+        Decision::RolloutStarted {
+            placement,
+            cluster,
+            resource_index,
+        } => New::RolloutStarted {
+            placement: key(&placement),
+            cluster,
+            resource_index,
+        },
+        Decision::BindingRemoved { placement, cluster } => New::BindingRemoved {
+            placement: key(&placement),
+            cluster,
+        },
+        Decision::OverrideSnapshotTaken {
+            override_object,
+            index,
+        } => New::OverrideSnapshotTaken {
+            override_object: key(&override_object),
+            index,
+        },
+        other => unreachable!("not a placement decision: {other:?}"),
+    }
+}
+
+/// Upcasts a recorded decision about staged update runs and their approvals (the only
+/// variants [`From`] passes here).
+fn upcast_update_run(decision: Decision) -> current::Decision {
+    use current::Decision as New;
+    match decision {
+        Decision::UpdateRunInitialized { run, failure } => New::UpdateRunInitialized {
+            run: key(&run),
+            failure,
+        },
+        Decision::UpdateRunStageChanged { run, stage, reason } => New::UpdateRunStageChanged {
+            run: key(&run),
+            stage,
+            reason,
+        },
+        Decision::ApprovalRequested { run, request } => New::ApprovalRequested {
+            run: key(&run),
+            request: key(&request),
+        },
+        Decision::ApprovalGranted { request } => New::ApprovalGranted {
+            request: key(&request),
+        },
+        Decision::UpdateRunClusterUpdated {
+            run,
+            cluster,
+            succeeded,
+        } => New::UpdateRunClusterUpdated {
+            run: key(&run),
+            cluster,
+            succeeded,
+        },
+        Decision::UpdateRunStateChanged { run, reason } => New::UpdateRunStateChanged {
+            run: key(&run),
+            reason,
+        },
+        Decision::UpdateRunFinished {
+            run,
+            succeeded,
+            message,
+        } => New::UpdateRunFinished {
+            run: key(&run),
+            succeeded,
+            message,
+        },
+        other => {
+            unreachable!("not an update run decision: {other:?}")
         }
     }
 }

@@ -319,6 +319,36 @@ impl JsonEnvelope {
     }
 }
 
+/// A heartbeat as a member's JSON gives it.
+fn heartbeat(
+    cluster: String,
+    properties: BTreeMap<String, JsonPropertyValue>,
+    resource_usage: Option<JsonResourceUsage>,
+) -> Heartbeat {
+    Heartbeat {
+        cluster,
+        properties: json_property::into_values(properties).into(),
+        resource_usage: resource_usage.map(|u| ResourceUsage {
+            capacity: u.capacity.into(),
+            allocatable: u.allocatable.into(),
+            available: u.available.into(),
+        }),
+    }
+}
+
+/// A work report's diffed and drifted manifests as a member's JSON gives them.
+fn differences(
+    diff_reported: Option<bool>,
+    diffed_manifests: Vec<JsonDiffedManifest>,
+    drifted_manifests: Vec<JsonDriftedManifest>,
+) -> Differences {
+    Differences {
+        diff_reported,
+        diffed_manifests: diffed_manifests.into_iter().map(Into::into).collect(),
+        drifted_manifests: drifted_manifests.into_iter().map(Into::into).collect(),
+    }
+}
+
 impl JsonInput {
     /// The stored input this JSON event describes.
     #[must_use]
@@ -344,15 +374,7 @@ impl JsonInput {
                 cluster,
                 properties,
                 resource_usage,
-            } => Input::Heartbeat(Heartbeat {
-                cluster,
-                properties: json_property::into_values(properties).into(),
-                resource_usage: resource_usage.map(|u| ResourceUsage {
-                    capacity: u.capacity.into(),
-                    allocatable: u.allocatable.into(),
-                    available: u.available.into(),
-                }),
-            }),
+            } => Input::Heartbeat(heartbeat(cluster, properties, resource_usage)),
             JsonInput::Report {
                 cluster,
                 placement,
@@ -379,11 +401,7 @@ impl JsonInput {
                     .into_iter()
                     .map(ManifestFailure::from)
                     .collect(),
-                differences: Differences {
-                    diff_reported,
-                    diffed_manifests: diffed_manifests.into_iter().map(Into::into).collect(),
-                    drifted_manifests: drifted_manifests.into_iter().map(Into::into).collect(),
-                },
+                differences: differences(diff_reported, diffed_manifests, drifted_manifests),
             }),
             JsonInput::Approve { name, namespace } => Input::Approve { name, namespace },
             JsonInput::Tick => Input::Tick,

@@ -1,7 +1,7 @@
-//! Rancher Fleet's partitioned rollout (seed 000), a placement's third rollout strategy
-//! (`spec.strategy.type: Partitioned`, configured by `spec.strategy.rolloutStrategy`). The
-//! scheduler still chooses the target clusters; this strategy only orders and gates when each
-//! gets its work.
+//! Rancher Fleet's partitioned rollout (docs/partitioned-rollout.md), a placement's third
+//! rollout strategy (`spec.strategy.type: Partitioned`, configured by
+//! `spec.strategy.rolloutStrategy`). The scheduler still chooses the target clusters; this
+//! strategy only orders and gates when each gets its work.
 //!
 //! Terms, in flotilla's words for Fleet's: a *deployment* is a binding's work (Fleet's
 //! BundleDeployment); it is *staged* when the rollout gives a cluster the latest work — a
@@ -24,7 +24,8 @@
 //!   `maxUnavailablePartitions`, so no later partition gets work.
 //! - Within a partition, new work goes out in batches: a pass stages members without work only
 //!   while the partition's members that have work are not more NotReady than `maxUnavailable`
-//!   (the seed's rule; Fleet's code creates the next 50 regardless).
+//!   (the rule docs/partitioned-rollout.md states; Fleet's code creates the next 50
+//!   regardless).
 //! - Out-of-date work is switched as in Fleet: NotReady work always, Ready work only while
 //!   fewer than `maxUnavailable` (placement-wide and partition) are NotReady, so
 //!   `maxUnavailable: 0` never switches a healthy cluster.
@@ -143,6 +144,7 @@ pub(crate) fn pass(
         state.partitioned_rollouts.remove(key);
         return Vec::new();
     };
+    let pass = Pass { key, latest, now };
     let mut decisions = Vec::new();
     let kept = state
         .partitioned_rollouts
@@ -158,17 +160,9 @@ pub(crate) fn pass(
             None => return decisions,
         }
     };
-    let Some(placement) = state.placements.get(key) else {
+    let Some(reported) = pass.reclassify_reported(state, &mut plan) else {
         return decisions;
     };
-    let wanted = Wanted { state, key, latest };
-    let reported = std::mem::take(&mut plan.dirty);
-    for cluster in &reported {
-        if let Some(binding) = placement.bindings.get(cluster.as_str()) {
-            let class = wanted.classify(placement, &binding, now);
-            plan.reclassify(cluster, class);
-        }
-    }
     #[cfg(debug_assertions)]
     if kept_plan {
         check_kept(state, key, &plan, now);
@@ -177,8 +171,7 @@ pub(crate) fn pass(
     // change how the guard judges a binding: what a pass stages carries no report yet, and
     // anything else drops the plan.
     let reclassified = kept_plan.then(|| reported.iter().map(ClusterName::from).collect());
-    let (guarded, allowed, moved) =
-        safety::guard(state, key, (&plan, reclassified), latest, now, changes);
+    let (guarded, allowed, moved) = safety::guard(state, &pass, &plan, reclassified, changes);
     decisions.extend(guarded);
     if !allowed {
         // A tripped rollout stages nothing. The clusters a rollback moved are classified again
@@ -188,36 +181,87 @@ pub(crate) fn pass(
         state.partitioned_rollouts.insert(key.clone(), plan);
         return decisions;
     }
-    let Some(placement) = state.placements.get(key) else {
+    let Some(staged) = pass.stage(state, &mut plan, changes) else {
         return decisions;
     };
-    let wanted = Wanted { state, key, latest };
-    let walked = walk::walk(&mut plan);
-    let staged: Vec<(String, _)> = walked
-        .staged
-        .into_iter()
-        .map(|cluster| {
-            let overrides = wanted.overrides(placement, &cluster);
-            (cluster, overrides)
-        })
-        .collect();
-    if walked.at_max_new {
-        // maxNew stopped this pass with work left: the next batch needs no outside event, so
-        // ask for a pass at this same event time (a tick the runtime delivers at once). A pass
-        // that stages nothing never gets here, so this cannot repeat without progress.
-        state.rollout_deadlines.insert((now, key.clone()));
-    }
-    if let Some(placement) = state.placements.get_mut(key) {
-        for (cluster, override_snapshots) in staged {
-            let work = Work {
-                resource_index: latest,
-                override_snapshots,
-            };
-            decisions.extend(placement.roll_to(key, &cluster, work, now, changes));
-        }
-    }
+    decisions.extend(staged);
     state.partitioned_rollouts.insert(key.clone(), plan);
     decisions
+}
+
+/// One partitioned pass over one placement: which, the resource snapshot it rolls out, and
+/// the event time.
+pub(super) struct Pass<'a> {
+    /// The placement.
+    pub key: &'a ObjectKey,
+    /// Its latest resource snapshot.
+    pub latest: u64,
+    /// The event time.
+    pub now: DateTime<Utc>,
+}
+
+impl Pass<'_> {
+    /// Classifies the clusters reported on since the plan's last pass again, and returns them
+    /// (`None` when the placement is gone).
+    fn reclassify_reported(&self, state: &State, plan: &mut Plan) -> Option<BTreeSet<String>> {
+        let placement = state.placements.get(self.key)?;
+        let wanted = Wanted {
+            state,
+            key: self.key,
+            latest: self.latest,
+        };
+        let reported = std::mem::take(&mut plan.dirty);
+        for cluster in &reported {
+            if let Some(binding) = placement.bindings.get(cluster.as_str()) {
+                let class = wanted.classify(placement, &binding, self.now);
+                plan.reclassify(cluster, class);
+            }
+        }
+        Some(reported)
+    }
+
+    /// Walks the partitions and gives each cluster whose turn it is the latest work; returns
+    /// the decisions (`None` when the placement is gone).
+    fn stage(
+        &self,
+        state: &mut State,
+        plan: &mut Plan,
+        changes: &mut Changes,
+    ) -> Option<Vec<Decision>> {
+        let placement = state.placements.get(self.key)?;
+        let wanted = Wanted {
+            state,
+            key: self.key,
+            latest: self.latest,
+        };
+        let walked = walk::walk(plan);
+        let staged: Vec<(String, _)> = walked
+            .staged
+            .into_iter()
+            .map(|cluster| {
+                let overrides = wanted.overrides(placement, &cluster);
+                (cluster, overrides)
+            })
+            .collect();
+        if walked.at_max_new {
+            // maxNew stopped this pass with work left: the next batch needs no outside event,
+            // so ask for a pass at this same event time (a tick the runtime delivers at once).
+            // A pass that stages nothing never gets here, so this cannot repeat without
+            // progress.
+            state.rollout_deadlines.insert((self.now, self.key.clone()));
+        }
+        let mut decisions = Vec::new();
+        if let Some(placement) = state.placements.get_mut(self.key) {
+            for (cluster, override_snapshots) in staged {
+                let work = Work {
+                    resource_index: self.latest,
+                    override_snapshots,
+                };
+                decisions.extend(placement.roll_to(self.key, &cluster, work, self.now, changes));
+            }
+        }
+        Some(decisions)
+    }
 }
 
 /// Debug builds: a plan kept from pass to pass, its reported clusters classified again, equals

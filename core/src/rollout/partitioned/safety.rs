@@ -1,4 +1,4 @@
-//! Rollout safety (`docs/rollout-safety.md`) for a partitioned rollout: the fields of
+//! Rollout safety (docs/rollout-safety.md) for a partitioned rollout: the fields of
 //! `spec.strategy.rolloutStrategy` guard the whole rollout with the placement's guard
 //! ([`crate::rollout::safety`]), and a manual partition's own `maxFailures` (percent of its
 //! members, rounded down) judges the failures among its members instead of the block's. A
@@ -7,13 +7,12 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 
-use super::Plan;
+use super::{Pass, Plan};
 use crate::change::Changes;
 use crate::decision::Decision;
 use crate::model::ClusterName;
-use crate::model::ObjectKey;
 use crate::model::Rounding;
 use crate::model::partitioned::PartitionedRollout;
 use crate::placement::{BindingState, Bindings};
@@ -122,12 +121,12 @@ fn complete(plan: &Plan, bindings: &Bindings, latest: u64, manual: bool) -> bool
 /// bindings the rollback moved (the plan must classify them again).
 pub(super) fn guard(
     state: &mut State,
-    key: &ObjectKey,
-    (plan, reclassified): (&Plan, Option<BTreeSet<ClusterName>>),
-    latest: u64,
-    now: DateTime<Utc>,
+    pass: &Pass<'_>,
+    plan: &Plan,
+    reclassified: Option<BTreeSet<ClusterName>>,
     changes: &mut Changes,
 ) -> (Vec<Decision>, bool, Vec<String>) {
+    let Pass { key, latest, now } = *pass;
     let Some(placement) = state.placements.get_mut(key) else {
         return (Vec::new(), true, Vec::new());
     };
@@ -165,8 +164,12 @@ pub(super) fn guard(
         reclassified,
         complete: Some(complete(plan, &placement.bindings, latest, manual)),
     };
+    let watched = safety::Watched {
+        latest,
+        safety: counted,
+    };
     let (mut decisions, next) =
-        safety::observe_checked(placement, key, (latest, counted), judging, seen, now);
+        safety::observe_checked(placement, key, watched, judging, seen, now);
     let allowed = placement
         .guard
         .as_ref()

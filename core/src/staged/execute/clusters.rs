@@ -155,7 +155,7 @@ fn settle_cluster(pass: &mut Pass<'_>, index: usize, position: usize) -> Option<
     }
 }
 
-/// The stage's safety fields (`docs/rollout-safety.md`), from the run's strategy snapshot.
+/// The stage's safety fields (docs/rollout-safety.md), from the run's strategy snapshot.
 pub(super) fn safety(pass: &Pass<'_>, index: usize) -> Safety {
     pass.run
         .status
@@ -168,7 +168,8 @@ pub(super) fn safety(pass: &Pass<'_>, index: usize) -> Safety {
 
 /// Under a stage's `maxFailures` / `onFailure`: a failed cluster within the tolerance is
 /// recorded as failed and the stage goes on (`Some(None)` means handled); one more fails the
-/// run with `FailureThresholdExceeded`. `None` without the fields: the seed's behaviour.
+/// run with `FailureThresholdExceeded`. `None` without the fields: the failure is not counted,
+/// and fails the stage.
 fn count_failure(
     pass: &mut Pass<'_>,
     index: usize,
@@ -221,7 +222,7 @@ fn count_failure(
     Some(outcome)
 }
 
-/// A stage's `progressDeadlineSeconds` (`docs/rollout-safety.md`): while clusters update, no
+/// A stage's `progressDeadlineSeconds` (docs/rollout-safety.md): while clusters update, no
 /// cluster of the stage succeeding for that long — counted from the stage's start or its latest
 /// success — fails the run with `ProgressDeadlineExceeded`, naming the updating clusters; until
 /// then the run asks to be woken at the deadline.
@@ -309,7 +310,7 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
         resource_index,
         override_snapshots: overrides,
     };
-    // What a rollback would give back (`docs/rollout-safety.md`): only different work is a move.
+    // What a rollback would give back: only different work is a move.
     let prior = placement.bindings.get(cluster.as_str()).and_then(|b| {
         let index = b.resource_index?;
         let same = index == work.resource_index && b.override_snapshots == work.override_snapshots;
@@ -319,7 +320,8 @@ fn start_cluster(pass: &mut Pass<'_>, index: usize, position: usize) {
     let bound = placement.bind(
         &pass.placement,
         &cluster,
-        (work, Some(run_name)),
+        work,
+        Some(run_name),
         now,
         pass.changes,
     );

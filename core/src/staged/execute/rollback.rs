@@ -1,5 +1,5 @@
-//! A stage's trip (`docs/rollout-safety.md`) and `onFailure: Rollback` in a staged run. With `Halt`
-//! the trip fails the run, as before. With `Rollback` the run turns to moving every cluster it gave
+//! A stage's trip (docs/rollout-safety.md) and `onFailure: Rollback` in a staged run. With
+//! `Halt` the trip fails the run, as before. With `Rollback` the run turns to moving every cluster it gave
 //! different work — in any stage so far — back to the work it carried before (resource
 //! snapshot and override snapshots, recorded on the cluster's status when the run bound it),
 //! its binding pointing at that snapshot again:
@@ -324,7 +324,7 @@ fn move_back(pass: &mut Pass<'_>, rollback: &mut RunRollback) {
         let to = work.resource_index;
         let run = Some(pass.run.binding_name.get(&pass.scope.run_name));
         pass.decisions
-            .extend(placement.bind(&key, &cluster, (work, run), pass.now, pass.changes));
+            .extend(placement.bind(&key, &cluster, work, run, pass.now, pass.changes));
         pass.decisions.push(Decision::ClusterRolledBack {
             placement: key.clone(),
             cluster: cluster.clone(),
