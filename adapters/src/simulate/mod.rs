@@ -13,7 +13,7 @@
 
 pub mod fleet;
 mod members;
-mod seeded;
+pub mod seeded;
 pub mod stats;
 
 use std::net::SocketAddr;

@@ -1,41 +1,36 @@
-//! The simulator's only source of choices: SplitMix64 from one seed, so a seed names one run on
-//! every machine. Every draw goes through [`Rng`]; nothing else (no wall clock, no thread
-//! timing, no hash-map order) decides anything.
+//! The simulator's only source of choices: the load generator's SplitMix64
+//! ([`Seeded`]) from one seed, so a seed names one run on every machine. Every draw goes
+//! through [`Rng`]; nothing else (no wall clock, no thread timing, no hash-map order) decides
+//! anything.
 
-/// A SplitMix64 generator.
+use flotilla_adapters::simulate::seeded::Seeded;
+
+/// The simulation's draws over one seeded generator.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(Seeded);
 
 impl Rng {
     /// A generator for `seed`.
     #[must_use]
     pub fn new(seed: u64) -> Self {
-        Self(seed)
+        Self(Seeded::new(seed))
     }
 
     /// An independent generator for one part of the simulation, so that adding draws in one
     /// part does not shift another's.
     #[must_use]
     pub fn fork(&mut self, salt: u64) -> Self {
-        Self(self.next_u64() ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        Self::new(self.next_u64() ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
     }
 
     /// The next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..bound` (0 when `bound` is 0).
     pub fn below(&mut self, bound: u64) -> u64 {
-        if bound == 0 {
-            return 0;
-        }
-        let wide = u128::from(self.next_u64()) * u128::from(bound);
-        u64::try_from(wide >> 64).unwrap_or(0)
+        self.0.below(bound)
     }
 
     /// A number in `low..=high`.
