@@ -29,7 +29,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use flotilla_core::Principal;
-use flotilla_core::model::ObjectKey;
 use flotilla_eventstore::EventLog;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -213,7 +212,7 @@ async fn objects<L: EventLog>(
     };
     match query.name {
         Some(name) => {
-            let key = key_of(&info, query.namespace.as_deref(), &name);
+            let key = info.key(query.namespace.as_deref(), &name);
             match flotilla_projections::render_object(state, &key) {
                 Some(object) => Json(object).into_response(),
                 None => error(
@@ -237,24 +236,6 @@ fn unknown_kind(kind: &str) -> Response {
         StatusCode::NOT_FOUND,
         format!("the server doesn't have a resource type {kind:?}"),
     )
-}
-
-/// The key of a named object of a kind (`default` namespace when a namespaced kind names none).
-pub(crate) fn key_of(
-    info: &flotilla_projections::KindInfo,
-    namespace: Option<&str>,
-    name: &str,
-) -> ObjectKey {
-    ObjectKey {
-        group: info.group.as_str().into(),
-        kind: info.kind.as_str().into(),
-        namespace: if info.namespaced {
-            namespace.unwrap_or("default").into()
-        } else {
-            "".into()
-        },
-        name: name.into(),
-    }
 }
 
 async fn table<L: EventLog>(
@@ -298,7 +279,7 @@ async fn describe<L: EventLog>(
     let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
         return unknown_kind(&kind);
     };
-    let key = key_of(&info, query.namespace.as_deref(), &name);
+    let key = info.key(query.namespace.as_deref(), &name);
     match flotilla_projections::describe(state, &key) {
         Some(text) => text.into_response(),
         None => error(

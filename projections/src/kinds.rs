@@ -25,6 +25,24 @@ pub struct KindInfo {
     pub namespaced: bool,
 }
 
+impl KindInfo {
+    /// The key of the object `name` of this kind: in `namespace` (`default` when none is
+    /// given, as kubectl assumes) for a namespaced kind, in none for a cluster-scoped one.
+    #[must_use]
+    pub fn key(&self, namespace: Option<&str>, name: &str) -> ObjectKey {
+        ObjectKey {
+            group: self.group.as_str().into(),
+            kind: self.kind.as_str().into(),
+            namespace: if self.namespaced {
+                namespace.unwrap_or("default").into()
+            } else {
+                "".into()
+            },
+            name: name.into(),
+        }
+    }
+}
+
 /// Short names two kinds claim: kubectl resolves `rs` to `apps/ReplicaSet` before KubeFleet's
 /// `ResourceSnapshot` (built-in groups come first), so while a ReplicaSet is stored `rs` means
 /// that; otherwise it means `ResourceSnapshot`, the only kind flotilla itself knows by it.

@@ -247,7 +247,7 @@ fn print_state(
                 .with_context(|| format!("{} {name:?} not found at {}", info.kind, folder.seq))?
         }
         (Some(format), Some(name)) => {
-            let key = crate::http::key_of(&info, namespace, name);
+            let key = info.key(namespace, name);
             let object = flotilla_projections::render_object(state, &key)
                 .with_context(|| format!("{} {name:?} not found at {}", info.kind, folder.seq))?;
             return print_value(&object, format);

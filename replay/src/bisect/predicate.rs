@@ -464,16 +464,7 @@ fn object_field(
     test: &FieldTest,
 ) -> Option<String> {
     let info = flotilla_projections::resolve_kind(state, kind)?;
-    let key = ObjectKey {
-        group: info.group.as_str().into(),
-        kind: info.kind.as_str().into(),
-        namespace: if info.namespaced {
-            namespace.unwrap_or("default").into()
-        } else {
-            "".into()
-        },
-        name: name.into(),
-    };
+    let key = info.key(namespace, name);
     let object = flotilla_projections::render_object(state, &key)?;
     let field = object.pointer(pointer);
     let shown = |value: &Value| value.to_string();

@@ -2,13 +2,13 @@
 //! (KubeFleet's `determineBindingsToUpdate`): the target, `maxUnavailable` and `maxSurge`
 //! resolved against it, and which bindings are ready, out of date, failed or not bound.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::overrides::applicable_overrides;
 use flotilla_core::placement::{Binding, BindingState, Placement};
-use flotilla_core::rollout::readiness::{ApplyMode, Readiness, judge};
+use flotilla_core::rollout::readiness::{ApplyMode, Readiness, of_binding as readiness};
 use flotilla_core::rollout::{budgets, target};
 use serde::Serialize;
 
@@ -186,24 +186,6 @@ impl Budget {
         }
         waits
     }
-}
-
-/// A binding's readiness as the rollout judges it at `now`.
-pub(crate) fn readiness(placement: &Placement, binding: &Binding, now: DateTime<Utc>) -> Readiness {
-    let period = Duration::seconds(
-        placement
-            .spec
-            .strategy
-            .rolling_update
-            .unavailable_period_seconds,
-    );
-    judge(
-        binding,
-        binding.report.as_ref(),
-        ApplyMode::of(placement),
-        period,
-        now,
-    )
 }
 
 /// Out of date: another resource index, or other overrides than apply to its cluster now.

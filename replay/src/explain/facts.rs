@@ -9,8 +9,8 @@ use flotilla_core::rollout::readiness::Readiness;
 use flotilla_core::state::WorkStatus;
 use serde::Serialize;
 
-use super::budget::readiness;
 use super::clock;
+use flotilla_core::rollout::readiness::of_binding as readiness;
 
 /// A cluster's binding at the point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
