@@ -16,7 +16,7 @@ use std::collections::btree_map::Entry;
 use flotilla_core::decision::rejected;
 use flotilla_core::wire::LogRecord;
 use flotilla_core::{Decision, Decisions, Envelope, RejectCode, State};
-use flotilla_eventstore::{Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, StoredEvent};
+use flotilla_eventstore::{Checkpoint, DecisionBatch, EncodedCheckpoint, LogReader, StoredEvent};
 use uuid::Uuid;
 
 use crate::timeline::names::About;
@@ -85,7 +85,7 @@ impl Folder {
     }
 
     /// Rejects the records of a newer build through `seq` instead of stopping before them (see
-    /// [`EventLog::newer_build`]).
+    /// [`LogReader::newer_build`]).
     pub fn reject_newer_through(&mut self, seq: u64) {
         self.reject_newer_through = self.reject_newer_through.max(seq);
     }
@@ -183,7 +183,7 @@ impl Folder {
     ///
     /// # Errors
     /// A log failure or a gap.
-    pub async fn fold_page<L: EventLog>(
+    pub async fn fold_page<L: LogReader>(
         &mut self,
         log: &L,
         events: &[StoredEvent],
@@ -288,7 +288,7 @@ impl Folder {
     ///
     /// # Errors
     /// A log read failure, a gap, or a newer build's record before `until`.
-    pub async fn catch_up<L: EventLog>(
+    pub async fn catch_up<L: LogReader>(
         &mut self,
         log: &L,
         until: u64,
@@ -300,7 +300,7 @@ impl Folder {
     ///
     /// # Errors
     /// As [`Folder::catch_up`].
-    pub async fn catch_up_following<L: EventLog>(
+    pub async fn catch_up_following<L: LogReader>(
         &mut self,
         log: &L,
         until: u64,
@@ -344,7 +344,7 @@ fn check_invariants(_state: &State, _seq: u64) {}
 ///
 /// # Errors
 /// When the log cannot answer.
-pub async fn first_folded<L: EventLog>(
+pub async fn first_folded<L: LogReader>(
     log: &L,
     events: &[StoredEvent],
 ) -> Result<BTreeMap<Uuid, u64>, ReplayError> {

@@ -34,7 +34,7 @@ pub use what_if::{WhatIf, WhatIfError, what_if};
 
 use flotilla_core::wire::RecordKind;
 use flotilla_core::{StateHash, codec::CodecError};
-use flotilla_eventstore::{EventLog, LogError};
+use flotilla_eventstore::{LogError, LogReader};
 
 /// Events read per round trip when folding a log.
 pub const READ_BATCH_MAX: usize = 1_000;
@@ -95,7 +95,7 @@ pub enum ReplayError {
 ///
 /// # Errors
 /// A log read failure, a gap, or a newer build's record.
-pub async fn fold_from_zero<L: EventLog>(log: &L, until: u64) -> Result<Folder, ReplayError> {
+pub async fn fold_from_zero<L: LogReader>(log: &L, until: u64) -> Result<Folder, ReplayError> {
     let mut folder = Folder::default();
     folder.catch_up(log, until).await?;
     Ok(folder)
@@ -105,7 +105,7 @@ pub async fn fold_from_zero<L: EventLog>(log: &L, until: u64) -> Result<Folder, 
 ///
 /// # Errors
 /// A log read failure, a gap, or a newer build's record.
-pub async fn restore<L: EventLog>(log: &L, until: u64) -> Result<Folder, ReplayError> {
+pub async fn restore<L: LogReader>(log: &L, until: u64) -> Result<Folder, ReplayError> {
     let mut folder = match log.load_checkpoint().await? {
         Some(checkpoint) if checkpoint.seq <= until => Folder::from_checkpoint(checkpoint),
         _ => Folder::default(),
@@ -118,7 +118,7 @@ pub async fn restore<L: EventLog>(log: &L, until: u64) -> Result<Folder, ReplayE
 ///
 /// # Errors
 /// A log read failure, a gap, or an unencodable state.
-pub async fn hash_from_zero<L: EventLog>(log: &L) -> Result<(u64, StateHash), ReplayError> {
+pub async fn hash_from_zero<L: LogReader>(log: &L) -> Result<(u64, StateHash), ReplayError> {
     let last = log.last_seq().await?;
     let folder = fold_from_zero(log, last).await?;
     Ok((folder.seq, folder.state.hash()?))

@@ -9,7 +9,7 @@ mod common;
 use common::{Checkpointed, History, placement, redb_log, settings};
 use std::sync::atomic::Ordering;
 
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::bisect::{Answer, Probe, Search, bisect_with};
 use flotilla_replay::{Predicate, SearchError, bisect, scan};
 use serde_json::json;

@@ -6,7 +6,7 @@ mod common;
 
 use common::staged;
 use common::{History, placement, redb_log, settings};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::{Answer, Predicate, ReplayError, Search, SearchError, bisect, scan};
 use serde_json::json;
 
@@ -48,7 +48,7 @@ fn first_seq(search: &Search) -> Option<u64> {
 }
 
 /// Bisects and scans the whole log; both must agree; returns the hit's `(seq, why)`.
-async fn found<L: EventLog>(log: &L, text: &str) -> Result<(u64, String), SearchError> {
+async fn found<L: LogReader>(log: &L, text: &str) -> Result<(u64, String), SearchError> {
     let last = log.last_seq().await.map_err(ReplayError::from)?;
     let predicate = parse(text);
     let bisected = bisect(log, &predicate, 1..=last).await?;

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{History, placement, redb_log, settings};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::what_if::{Outcome, Status};
 use flotilla_replay::{WhatIfError, what_if};
 use serde_json::json;

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use axum::body::Bytes;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::{Folder, ReplayError, first_folded};
 use tokio::sync::mpsc::Sender;
 
@@ -33,7 +33,7 @@ pub(super) enum Replayed {
 ///
 /// # Errors
 /// A log that cannot be read or folded.
-pub(super) async fn replay<L: EventLog>(
+pub(super) async fn replay<L: LogReader>(
     log: &L,
     folder: &mut Folder,
     until: u64,

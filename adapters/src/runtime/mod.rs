@@ -31,7 +31,7 @@ use std::time::Duration;
 use flotilla_core::Decisions;
 use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
-use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
+use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError, LogReader};
 use flotilla_replay::{Folder, ReplayError, Verification, compare_batch};
 use newer::decline_message;
 use tokio::sync::watch;
@@ -463,7 +463,7 @@ type FoldedBatch = (
 
 /// Folds the already-decided inputs after `folder`'s sequence, batch by batch, and compares
 /// what this build decides with what was recorded.
-async fn restore_checked<L: EventLog>(
+async fn restore_checked<L: LogReader>(
     log: &L,
     folder: &mut Folder,
     decided: u64,

@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, WorkReport};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{
-    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent,
+    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, StoredEvent,
 };
 use flotilla_replay::Folder;
 use serde_json::{Value, json};
@@ -205,15 +205,7 @@ impl Checkpointed {
     }
 }
 
-impl EventLog for Checkpointed {
-    async fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> Result<Vec<Appended>, LogError> {
-        self.inner.append(events, time).await
-    }
-
+impl LogReader for Checkpointed {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         self.inner.read(from, max).await
     }
@@ -226,22 +218,12 @@ impl EventLog for Checkpointed {
         self.inner.wait_for(after, timeout).await
     }
 
-    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
-        self.inner.append_decisions(batch).await
-    }
-
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
         self.inner.read_decisions(from, max).await
     }
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         self.inner.last_decided_seq().await
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
-        let mut kept = self.checkpoints.lock().expect("not poisoned");
-        kept.insert(checkpoint.seq, checkpoint.clone());
-        Ok(0)
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
@@ -257,6 +239,26 @@ impl EventLog for Checkpointed {
 
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         self.inner.first_seq_of(ids).await
+    }
+}
+
+impl EventLog for Checkpointed {
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        self.inner.append(events, time).await
+    }
+
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
+        self.inner.append_decisions(batch).await
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
+        let mut kept = self.checkpoints.lock().expect("not poisoned");
+        kept.insert(checkpoint.seq, checkpoint.clone());
+        Ok(0)
     }
 
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, TimeZone, Utc};
 use flotilla_core::{Decision, Decisions, Envelope, State};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::{ReplayError, verify, verify_with};
 
 use crate::recorder::{Recorder, member};

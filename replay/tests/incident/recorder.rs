@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog};
+use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog, LogReader};
 use flotilla_replay::Folder;
 use serde_json::Value;
 use tempfile::TempDir;

@@ -18,7 +18,7 @@ use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Decisions, Envelope, Input, State, StateHash, invariants, next_deadline};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
+use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError, LogReader};
 use flotilla_replay::{Folder, ReplayError, first_folded};
 use uuid::Uuid;
 
