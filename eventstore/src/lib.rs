@@ -28,6 +28,7 @@
 
 pub mod error;
 pub mod event_size;
+pub mod memory_log;
 pub mod nats_log;
 pub mod nats_test_cluster;
 pub mod nats_test_server;
@@ -109,8 +110,8 @@ pub struct Checkpoint {
 }
 
 /// Reading the event log: what replay, projections, followers and every read-only view need.
-/// Implemented by [`redb_log::RedbLog`], [`nats_log::NatsLog`] and the read-only
-/// [`redb_log::reader::RedbReader`], which has no way to write at all.
+/// Implemented by [`redb_log::RedbLog`], [`nats_log::NatsLog`], [`memory_log::MemoryLog`] and
+/// the read-only [`redb_log::reader::RedbReader`], which has no way to write at all.
 pub trait LogReader: Send + Sync + 'static {
     /// Reads up to `max` input records with `seq >= from`, ascending. One bad record never
     /// fails the read: it comes back as [`LogRecord::Rejected`] or [`LogRecord::Newer`].
@@ -189,7 +190,7 @@ pub trait LogReader: Send + Sync + 'static {
 }
 
 /// The event log, read and written: what the hub's writer needs. Implemented by
-/// [`redb_log::RedbLog`] and [`nats_log::NatsLog`].
+/// [`redb_log::RedbLog`], [`nats_log::NatsLog`] and [`memory_log::MemoryLog`] (unit tests).
 pub trait EventLog: LogReader {
     /// Appends input events durably, in order; one outcome per event. `time` says whether the
     /// log assigns their times or keeps the given ones ([`LogError::Refused`] on NATS).
