@@ -15,41 +15,26 @@ use std::collections::btree_map::Entry;
 
 use flotilla_core::decision::rejected;
 use flotilla_core::wire::LogRecord;
-use flotilla_core::{Decision, Decisions, Envelope, RejectCode, State};
+use flotilla_core::{Decision, Decisions, RejectCode, State};
 use flotilla_eventstore::{Checkpoint, DecisionBatch, EncodedCheckpoint, LogReader, StoredEvent};
 use uuid::Uuid;
 
 use crate::timeline::names::About;
 use crate::{READ_BATCH_MAX, ReplayError};
 
-/// A fold step: the core's [`flotilla_core::step`], or — only to prove that `verify` catches
-/// one — a step that is not a pure function of the log.
-pub type StepFn = fn(&mut State, &Envelope) -> Decisions;
-
-/// State plus the sequence it has folded up to.
-#[derive(Debug, Clone)]
+/// State plus the sequence it has folded up to. Every input is folded by the core's
+/// [`flotilla_core::step`] itself: there is no other step to fold with, so what replay and
+/// `verify` recompute is what the hub's writer decides.
+#[derive(Debug, Clone, Default)]
 pub struct Folder {
     /// The folded state.
     pub state: State,
     /// The last folded input sequence (0 = nothing).
     pub seq: u64,
-    /// How an input is folded: always the core's step, but in tests of `verify`.
-    step: StepFn,
     /// Records of a newer build at or before this sequence are rejected as undecodable
     /// instead of stopping the fold: the writer found that no hub of a newer build announced
     /// itself, so such a record is a publisher's, not a rolling upgrade's.
     reject_newer_through: u64,
-}
-
-impl Default for Folder {
-    fn default() -> Self {
-        Self {
-            state: State::default(),
-            seq: 0,
-            step: flotilla_core::step,
-            reject_newer_through: 0,
-        }
-    }
 }
 
 /// What the log knows about one input besides its record.
@@ -88,12 +73,6 @@ impl Folder {
     /// [`LogReader::newer_build`]).
     pub fn reject_newer_through(&mut self, seq: u64) {
         self.reject_newer_through = self.reject_newer_through.max(seq);
-    }
-
-    /// The same folder folding with `step` instead of the core's (tests of `verify` only).
-    #[must_use]
-    pub fn with_step(self, step: StepFn) -> Self {
-        Self { step, ..self }
     }
 
     /// Folds one stored record with nothing known about it beyond the record.
@@ -167,7 +146,7 @@ impl Folder {
                 )],
                 _ => {
                     let _span = fold_span(event.seq, envelope).entered();
-                    let decisions = (self.step)(&mut self.state, envelope);
+                    let decisions = flotilla_core::step(&mut self.state, envelope);
                     check_invariants(&self.state, event.seq);
                     trace_decisions(&decisions);
                     decisions

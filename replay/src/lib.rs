@@ -24,11 +24,11 @@ pub use bisect::{
 };
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
-pub use folder::{Folded, Folder, Known, StepFn, first_folded};
+pub use folder::{Folded, Folder, Known, first_folded};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
 pub use verify::{
-    Divergence, HashDivergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify, verify_with,
+    Divergence, HashDivergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify,
 };
 pub use what_if::{WhatIf, WhatIfError, what_if};
 

@@ -14,7 +14,6 @@ use flotilla_core::Decisions;
 use flotilla_core::StateHash;
 use flotilla_eventstore::{DecisionBatch, LogReader};
 
-use crate::folder::StepFn;
 use crate::{Folder, READ_BATCH_MAX, ReplayError};
 
 /// Most older-version differences a verification keeps in full (the rest are only counted).
@@ -182,18 +181,9 @@ impl Verification {
 /// build folds differently), a recorded range that is not contiguous, a recompute that stops
 /// short, or a log failure.
 pub async fn verify<L: LogReader>(log: &L) -> Result<Verification, ReplayError> {
-    verify_with(log, flotilla_core::step).await
-}
-
-/// [`verify`] folding with `step` instead of the core's: how a test proves that a fold which
-/// is not a pure function of the log is caught, and where.
-///
-/// # Errors
-/// As [`verify`].
-pub async fn verify_with<L: LogReader>(log: &L, step: StepFn) -> Result<Verification, ReplayError> {
     let last = log.last_decided_seq().await?;
     let mut checkpoints = recorded_hashes(log, last).await?;
-    let mut folder = Folder::default().with_step(step);
+    let mut folder = Folder::default();
     let mut verification = Verification::default();
     let mut matched = (0, None);
     while folder.seq < last {
