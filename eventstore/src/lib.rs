@@ -28,6 +28,7 @@
 
 pub mod error;
 pub mod event_size;
+pub mod fold;
 pub mod memory_log;
 pub mod nats_log;
 pub mod nats_test_cluster;

@@ -13,7 +13,6 @@
 pub mod bisect;
 pub mod diff;
 pub mod explain;
-mod folder;
 pub mod seek;
 pub mod timeline;
 mod verify;
@@ -24,7 +23,9 @@ pub use bisect::{
 };
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
-pub use folder::{Folded, Folder, Known, first_folded};
+pub use flotilla_eventstore::fold::{
+    FoldError, Folded, Folder, Known, READ_BATCH_MAX, first_folded,
+};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
 pub use verify::{
@@ -35,9 +36,6 @@ pub use what_if::{WhatIf, WhatIfError, what_if};
 use flotilla_core::wire::RecordKind;
 use flotilla_core::{StateHash, codec::CodecError};
 use flotilla_eventstore::{LogError, LogReader};
-
-/// Events read per round trip when folding a log.
-pub const READ_BATCH_MAX: usize = 1_000;
 
 /// Why a replay failed.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +87,18 @@ pub enum ReplayError {
         /// The input listed wrongly.
         seq: u64,
     },
+}
+
+/// A fold's error is the replay's of the same name, so callers match one set of variants.
+impl From<FoldError> for ReplayError {
+    fn from(error: FoldError) -> Self {
+        match error {
+            FoldError::Log(error) => ReplayError::Log(error),
+            FoldError::Codec(error) => ReplayError::Codec(error),
+            FoldError::Gap { folded, found } => ReplayError::Gap { folded, found },
+            FoldError::Newer { seq, kind, version } => ReplayError::Newer { seq, kind, version },
+        }
+    }
 }
 
 /// Folds the whole log from sequence 1 (no checkpoint) up to `until`.

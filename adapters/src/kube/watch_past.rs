@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use axum::body::Bytes;
 use flotilla_eventstore::LogReader;
-use flotilla_replay::{Folder, ReplayError, first_folded};
+use flotilla_eventstore::fold::{FoldError, Folder, first_folded};
 use tokio::sync::mpsc::Sender;
 
 use super::watch::{Known, Watch, changes, send_all};
@@ -40,7 +40,7 @@ pub(super) async fn replay<L: LogReader>(
     (watch, known): (&Watch, &mut Known),
     sender: &Sender<Bytes>,
     deadline: tokio::time::Instant,
-) -> Result<Replayed, ReplayError> {
+) -> Result<Replayed, FoldError> {
     while folder.seq < until {
         if tokio::time::Instant::now() >= deadline {
             return Ok(Replayed::Stopped);

@@ -102,7 +102,7 @@ impl<'a, L: LogReader> Inputs<'a, L> {
         let folded = folder.fold_page(self.log, events, &[]).await?;
         self.tail = Some(folder);
         if let Some(newer) = folded.stopped {
-            return Err(newer);
+            return Err(newer.into());
         }
         Ok(folded.decisions.into_iter().collect())
     }

@@ -265,7 +265,7 @@ impl Sides {
             seq: self.fork.seq + 1,
             record: LogRecord::Event(envelope),
         };
-        self.fork.fold(&record)
+        Ok(self.fork.fold(&record)?)
     }
 
     fn apply_changes(
