@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, WorkReport};
-use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::memory_log::MemoryLog;
 use flotilla_eventstore::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, StoredEvent,
 };
@@ -162,21 +162,19 @@ pub fn placement(max_unavailable: &Value) -> Value {
     })
 }
 
-/// A redb log in a temporary directory holding `events`.
-pub async fn redb_log(events: &[Envelope]) -> (tempfile::TempDir, RedbLog) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let log = RedbLog::open(&dir.path().join("log.redb"), RedbOptions::default())
-        .expect("a fresh log opens");
+/// A log in memory holding `events`: replay reads it as it reads a file.
+pub async fn memory_log(events: &[Envelope]) -> MemoryLog {
+    let log = MemoryLog::new();
     log.append(events.to_vec(), AppendTime::AsGiven)
         .await
         .expect("the events append");
-    (dir, log)
+    log
 }
 
 /// A log that keeps a checkpoint every K inputs (the multi-checkpoint storage to come),
-/// around a redb log; it counts how many checkpoints were loaded.
+/// around a log in memory; it counts how many checkpoints were loaded.
 pub struct Checkpointed {
-    pub inner: Arc<RedbLog>,
+    pub inner: Arc<MemoryLog>,
     pub checkpoints: Mutex<BTreeMap<u64, Checkpoint>>,
     /// Calls of `load_checkpoint_before` (each a decode on a real store).
     pub loads: AtomicU64,
@@ -184,7 +182,7 @@ pub struct Checkpointed {
 
 impl Checkpointed {
     /// Folds the log and keeps the state after every `every`-th input.
-    pub async fn new(inner: Arc<RedbLog>, every: u64) -> Self {
+    pub async fn new(inner: Arc<MemoryLog>, every: u64) -> Self {
         let last = inner.last_seq().await.expect("the log answers");
         let mut folder = Folder::default();
         let mut checkpoints = BTreeMap::new();

@@ -8,7 +8,6 @@
 use chrono::{DateTime, TimeZone, Utc};
 use flotilla_core::{Decision, Decisions, Envelope, State};
 use flotilla_eventstore::memory_log::MemoryLog;
-use flotilla_eventstore::redb_log::RedbLog;
 use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogReader};
 use flotilla_replay::{ReplayError, verify};
 
@@ -30,7 +29,7 @@ fn step_reading_the_wall_clock(state: &mut State, event: &Envelope) -> Decisions
 
 /// The inputs of `honest`, with the decision batches (same ranges) and checkpoints (same
 /// sequences) a hub folding with [`step_reading_the_wall_clock`] would have recorded.
-async fn recorded_reading_the_wall_clock(honest: &RedbLog) -> MemoryLog {
+async fn recorded_reading_the_wall_clock(honest: &MemoryLog) -> MemoryLog {
     let faulty = MemoryLog::new();
     let events: Vec<Envelope> = honest
         .read(1, 10_000)
