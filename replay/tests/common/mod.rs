@@ -14,7 +14,7 @@ use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, WorkReport};
 use flotilla_eventstore::memory_log::MemoryLog;
 use flotilla_eventstore::{
-    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, StoredEvent,
+    AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, StoredEvent,
 };
 use flotilla_replay::Folder;
 use serde_json::{Value, json};
@@ -237,29 +237,5 @@ impl LogReader for Checkpointed {
 
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         self.inner.first_seq_of(ids).await
-    }
-}
-
-impl EventLog for Checkpointed {
-    async fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> Result<Vec<Appended>, LogError> {
-        self.inner.append(events, time).await
-    }
-
-    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
-        self.inner.append_decisions(batch).await
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
-        let mut kept = self.checkpoints.lock().expect("not poisoned");
-        kept.insert(checkpoint.seq, checkpoint.clone());
-        Ok(0)
-    }
-
-    async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
-        self.inner.record_folded(folded).await
     }
 }
