@@ -1,4 +1,9 @@
-//! flotilla-eventstore: the event log behind one abstraction, with two real backends.
+//! flotilla-eventstore: the event log behind one abstraction, with two real backends, and the
+//! fold driver that applies the log's verdicts ([`fold::Folder`]).
+//!
+//! The abstraction is two traits: [`LogReader`] for everything that only reads (replay, the
+//! read-only [`redb_log::reader::RedbReader`]) and [`EventLog`] for the hub, which also
+//! appends. [`memory_log::MemoryLog`] implements both, for unit tests.
 //!
 //! Guarantees every backend gives:
 //! - **Durable appends.** [`EventLog::append`] returns only after the events are on stable
@@ -110,7 +115,7 @@ pub struct Checkpoint {
     pub state: State,
 }
 
-/// Reading the event log: what replay, projections, followers and every read-only view need.
+/// Reading the event log: what replay and every read-only view need.
 /// Implemented by [`redb_log::RedbLog`], [`nats_log::NatsLog`], [`memory_log::MemoryLog`] and
 /// the read-only [`redb_log::reader::RedbReader`], which has no way to write at all.
 pub trait LogReader: Send + Sync + 'static {
