@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use flotilla_eventstore::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
-    StoredEvent,
+    LogReader, StoredEvent,
 };
 use uuid::Uuid;
 
@@ -88,15 +88,7 @@ macro_rules! dispatch {
     };
 }
 
-impl EventLog for AnyLog {
-    async fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> Result<Vec<Appended>, LogError> {
-        dispatch!(self, log => log.append(events, time))
-    }
-
+impl LogReader for AnyLog {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         dispatch!(self, log => log.read(from, max))
     }
@@ -109,16 +101,45 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.wait_for(after, timeout))
     }
 
-    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
-        dispatch!(self, log => log.append_decisions(batch))
-    }
-
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
         dispatch!(self, log => log.read_decisions(from, max))
     }
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         dispatch!(self, log => log.last_decided_seq())
+    }
+
+    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
+        dispatch!(self, log => log.load_checkpoint())
+    }
+
+    fn deduplicates_every_append(&self) -> bool {
+        match self {
+            AnyLog::Redb(log) => log.deduplicates_every_append(),
+            AnyLog::Nats(log) => log.deduplicates_every_append(),
+        }
+    }
+
+    async fn newer_build(&self) -> Result<Option<String>, LogError> {
+        dispatch!(self, log => log.newer_build())
+    }
+
+    async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
+        dispatch!(self, log => log.first_seq_of(ids))
+    }
+}
+
+impl EventLog for AnyLog {
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        dispatch!(self, log => log.append(events, time))
+    }
+
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
+        dispatch!(self, log => log.append_decisions(batch))
     }
 
     async fn claim_writer_position(&self) -> Result<u64, LogError> {
@@ -147,27 +168,8 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.save_checkpoint_file(written))
     }
 
-    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
-        dispatch!(self, log => log.load_checkpoint())
-    }
-
-    fn deduplicates_every_append(&self) -> bool {
-        match self {
-            AnyLog::Redb(log) => log.deduplicates_every_append(),
-            AnyLog::Nats(log) => log.deduplicates_every_append(),
-        }
-    }
-
-    async fn newer_build(&self) -> Result<Option<String>, LogError> {
-        dispatch!(self, log => log.newer_build())
-    }
-
     async fn announce_build(&self, by: &str) -> Result<(), LogError> {
         dispatch!(self, log => log.announce_build(by))
-    }
-
-    async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
-        dispatch!(self, log => log.first_seq_of(ids))
     }
 
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {

@@ -1,4 +1,9 @@
-//! flotilla-eventstore: the event log behind one abstraction, with two real backends.
+//! flotilla-eventstore: the event log behind one abstraction, with two real backends, and the
+//! fold driver that applies the log's verdicts ([`fold::Folder`]).
+//!
+//! The abstraction is two traits: [`LogReader`] for everything that only reads (replay, the
+//! read-only [`redb_log::reader::RedbReader`]) and [`EventLog`] for the hub, which also
+//! appends. [`memory_log::MemoryLog`] implements both, for unit tests.
 //!
 //! Guarantees every backend gives:
 //! - **Durable appends.** [`EventLog::append`] returns only after the events are on stable
@@ -8,9 +13,9 @@
 //! - **Deduplication by event id.** Appending an id that is already in the log writes nothing
 //!   and returns the original sequence with `duplicate: true` (redb: always; NATS: within the
 //!   stream's duplicate window). For exactly-once *effect* at any distance, the single writer
-//!   asks [`EventLog::first_seq_of`] before folding and tells [`EventLog::record_folded`] after:
+//!   asks [`LogReader::first_seq_of`] before folding and tells [`EventLog::record_folded`] after:
 //!   a durable index of folded event ids, outside the state and its checkpoints.
-//! - **Reads never fail on one bad record.** [`EventLog::read`] returns every stored input
+//! - **Reads never fail on one bad record.** [`LogReader::read`] returns every stored input
 //!   record as a [`LogRecord`]: an event, a rejected record (undecodable, malformed JSON form,
 //!   or a body that contradicts its subject), or a frame newer than this build.
 //! - **Time is the log's.** With [`AppendTime::Assigned`] the log gives every event its time
@@ -28,6 +33,8 @@
 
 pub mod error;
 pub mod event_size;
+pub mod fold;
+pub mod memory_log;
 pub mod nats_log;
 pub mod nats_test_cluster;
 pub mod nats_test_server;
@@ -108,16 +115,10 @@ pub struct Checkpoint {
     pub state: State,
 }
 
-/// The event log. Implemented by [`redb_log::RedbLog`] and [`nats_log::NatsLog`].
-pub trait EventLog: Send + Sync + 'static {
-    /// Appends input events durably, in order; one outcome per event. `time` says whether the
-    /// log assigns their times or keeps the given ones ([`LogError::Refused`] on NATS).
-    fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> impl Future<Output = Result<Vec<Appended>, LogError>> + Send;
-
+/// Reading the event log: what replay and every read-only view need.
+/// Implemented by [`redb_log::RedbLog`], [`nats_log::NatsLog`], [`memory_log::MemoryLog`] and
+/// the read-only [`redb_log::reader::RedbReader`], which has no way to write at all.
+pub trait LogReader: Send + Sync + 'static {
     /// Reads up to `max` input records with `seq >= from`, ascending. One bad record never
     /// fails the read: it comes back as [`LogRecord::Rejected`] or [`LogRecord::Newer`].
     fn read(
@@ -137,13 +138,6 @@ pub trait EventLog: Send + Sync + 'static {
         timeout: Duration,
     ) -> impl Future<Output = Result<u64, LogError>> + Send;
 
-    /// Appends a decision batch. `batch.first_input_seq` must be one past the last input
-    /// sequence already decided; otherwise another writer interleaved and this one is fenced.
-    fn append_decisions(
-        &self,
-        batch: &DecisionBatch,
-    ) -> impl Future<Output = Result<(), LogError>> + Send;
-
     /// Reads decision batches whose `last_input_seq >= from`, ascending, at most `max`.
     /// A batch recorded by a newer build fails with [`LogError::Newer`].
     fn read_decisions(
@@ -154,6 +148,70 @@ pub trait EventLog: Send + Sync + 'static {
 
     /// The last input sequence that has decisions recorded (0 when none).
     fn last_decided_seq(&self) -> impl Future<Output = Result<u64, LogError>> + Send;
+
+    /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
+    fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;
+
+    /// Loads the newest readable checkpoint at or before input `seq`, if any: where a replay
+    /// to `seq` starts. The default knows only the newest checkpoint.
+    fn load_checkpoint_before(
+        &self,
+        seq: u64,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send {
+        async move {
+            Ok(self
+                .load_checkpoint()
+                .await?
+                .filter(|checkpoint| checkpoint.seq <= seq))
+        }
+    }
+
+    /// Why a record of a newer build, met in the undecided tail, must not be decided here:
+    /// `Some(reason)` when a hub of a newer build signalled that it writes this log (the writer
+    /// then declines the role), `None` when nothing only a hub can write says so (the record is
+    /// then rejected like any undecodable input: a publisher's frame never hands the role over).
+    /// The default is for a log that only hubs write (redb): a newer record in it is itself a
+    /// newer hub's.
+    fn newer_build(&self) -> impl Future<Output = Result<Option<String>, LogError>> + Send {
+        async {
+            Ok(Some(
+                "only hubs write this log, and a newer one wrote it".to_owned(),
+            ))
+        }
+    }
+
+    /// Whether `append` refuses a repeated event id at any distance, so that every stored
+    /// event is the first with its id and [`LogReader::first_seq_of`] can only answer each
+    /// event's own sequence: the fold then skips asking (redb: its `event_ids` table).
+    fn deduplicates_every_append(&self) -> bool {
+        false
+    }
+
+    /// For each id, the first input sequence it was folded (or, on redb, stored) at, if known.
+    /// An event at sequence `s` whose id maps to an earlier sequence is a duplicate.
+    fn first_seq_of(
+        &self,
+        ids: &[Uuid],
+    ) -> impl Future<Output = Result<BTreeMap<Uuid, u64>, LogError>> + Send;
+}
+
+/// The event log, read and written: what the hub's writer needs. Implemented by
+/// [`redb_log::RedbLog`], [`nats_log::NatsLog`] and [`memory_log::MemoryLog`] (unit tests).
+pub trait EventLog: LogReader {
+    /// Appends input events durably, in order; one outcome per event. `time` says whether the
+    /// log assigns their times or keeps the given ones ([`LogError::Refused`] on NATS).
+    fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> impl Future<Output = Result<Vec<Appended>, LogError>> + Send;
+
+    /// Appends a decision batch. `batch.first_input_seq` must be one past the last input
+    /// sequence already decided; otherwise another writer interleaved and this one is fenced.
+    fn append_decisions(
+        &self,
+        batch: &DecisionBatch,
+    ) -> impl Future<Output = Result<(), LogError>> + Send;
 
     /// Makes this handle the writer from the log's current position and returns the last
     /// decided input. Called when a standby takes over (a log only one process can open has
@@ -216,37 +274,6 @@ pub trait EventLog: Send + Sync + 'static {
         }
     }
 
-    /// Loads the newest readable checkpoint, if any; unreadable ones are skipped with a warning.
-    fn load_checkpoint(&self) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send;
-
-    /// Loads the newest readable checkpoint at or before input `seq`, if any: where a replay
-    /// to `seq` starts. The default knows only the newest checkpoint.
-    fn load_checkpoint_before(
-        &self,
-        seq: u64,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, LogError>> + Send {
-        async move {
-            Ok(self
-                .load_checkpoint()
-                .await?
-                .filter(|checkpoint| checkpoint.seq <= seq))
-        }
-    }
-
-    /// Why a record of a newer build, met in the undecided tail, must not be decided here:
-    /// `Some(reason)` when a hub of a newer build signalled that it writes this log (the writer
-    /// then declines the role), `None` when nothing only a hub can write says so (the record is
-    /// then rejected like any undecodable input: a publisher's frame never hands the role over).
-    /// The default is for a log that only hubs write (redb): a newer record in it is itself a
-    /// newer hub's.
-    fn newer_build(&self) -> impl Future<Output = Result<Option<String>, LogError>> + Send {
-        async {
-            Ok(Some(
-                "only hubs write this log, and a newer one wrote it".to_owned(),
-            ))
-        }
-    }
-
     /// Announces this build's versions to the other hubs of the log, named `by` (NATS: the
     /// builds bucket, `nats_log::builds`). The default does nothing: a log that one process
     /// opens has no other hubs.
@@ -254,20 +281,6 @@ pub trait EventLog: Send + Sync + 'static {
         let _ = by;
         async { Ok(()) }
     }
-
-    /// Whether `append` refuses a repeated event id at any distance, so that every stored
-    /// event is the first with its id and [`EventLog::first_seq_of`] can only answer each
-    /// event's own sequence: the fold then skips asking (redb: its `event_ids` table).
-    fn deduplicates_every_append(&self) -> bool {
-        false
-    }
-
-    /// For each id, the first input sequence it was folded (or, on redb, stored) at, if known.
-    /// An event at sequence `s` whose id maps to an earlier sequence is a duplicate.
-    fn first_seq_of(
-        &self,
-        ids: &[Uuid],
-    ) -> impl Future<Output = Result<BTreeMap<Uuid, u64>, LogError>> + Send;
 
     /// Records that each id was folded at its sequence. Idempotent: an id already recorded
     /// keeps its first sequence. The writer calls it after deciding a batch.

@@ -13,7 +13,7 @@
 //!   answers a duplicate with the original sequence. Older duplicates are stored again; the
 //!   `<prefix>_EVENT_IDS` key-value bucket (event id → first folded sequence, written by the
 //!   single writer through [`EventLog::record_folded`]) is how the writer recognises them at any
-//!   distance ([`EventLog::first_seq_of`]).
+//!   distance ([`LogReader::first_seq_of`]).
 //! - **Time**: the stream is open to any publisher, so no stored time is trusted: a marked frame
 //!   or a JSON record reads back with the JetStream timestamp as its time (what the publisher
 //!   said stays in `claimed_time`), and [`AppendTime::AsGiven`] is refused — except on a test
@@ -85,7 +85,7 @@ use std::collections::BTreeMap;
 
 use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
-    StoredEvent,
+    LogReader, StoredEvent,
 };
 use decisions::{Fence, last_decision};
 use subjects::input_subject;
@@ -342,49 +342,7 @@ impl NatsLog {
     }
 }
 
-impl EventLog for NatsLog {
-    async fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> Result<Vec<Appended>, LogError> {
-        if time == AppendTime::AsGiven && !self.keeps_given_times {
-            return Err(LogError::Refused(
-                "NATS does not keep times as given: anyone can publish to the input stream, so \
-                 every event's time is its JetStream timestamp; append with AppendTime::Assigned"
-                    .to_owned(),
-            ));
-        }
-        let given = time == AppendTime::AsGiven;
-        // Encode everything first, so a bad event fails the call before anything is written.
-        let encoded = events
-            .iter()
-            .map(|event| {
-                let payload = Bytes::from(encode_envelope(event)?);
-                let given_time = given.then_some(event.time);
-                Ok((
-                    input_subject(event),
-                    event.id.to_string(),
-                    payload,
-                    given_time,
-                ))
-            })
-            .collect::<Result<Vec<_>, LogError>>()?;
-        self.check_sizes(&encoded)?;
-        // A failed chunk fails the call, with earlier chunks written: publishers retry the
-        // whole call, and deduplication by id makes the retry exact.
-        let mut outcomes = Vec::with_capacity(encoded.len());
-        let chunk_size = if self.allows_atomic_batches() {
-            ATOMIC_BATCH_MAX
-        } else {
-            APPEND_PIPELINE_MAX
-        };
-        for chunk in encoded.chunks(chunk_size) {
-            outcomes.extend(self.append_chunk(chunk).await?);
-        }
-        Ok(outcomes)
-    }
-
+impl LogReader for NatsLog {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         let name = self.input.cached_info().config.name.as_str();
         let max = max.min(READ_BATCH_MAX);
@@ -443,6 +401,87 @@ impl EventLog for NatsLog {
             pause = (pause * 2).min(WAIT_POLL_MAX);
         }
         Ok(highest.unwrap_or(after))
+    }
+
+    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
+        let max = max.min(READ_BATCH_MAX);
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        let timeout = self.options.request_timeout;
+        match decisions::first_batch_covering(&self.decisions, from, timeout).await? {
+            Some(start) => {
+                let (client, stream) = (&self.client, &self.decisions);
+                decisions::read_batches(client, stream, &self.batches, (start, max), timeout).await
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    async fn last_decided_seq(&self) -> Result<u64, LogError> {
+        Ok(last_decision(&self.decisions, self.options.request_timeout)
+            .await?
+            .fence
+            .last_decided)
+    }
+
+    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
+        checkpoints::load(&self.checkpoints, self.options.request_timeout).await
+    }
+
+    async fn newer_build(&self) -> Result<Option<String>, LogError> {
+        let announced = builds::newest(&self.builds).await?;
+        Ok(builds::decline_reason(
+            announced.as_ref().map(|(versions, _)| versions),
+        ))
+    }
+
+    async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
+        event_ids::first_seq_of(&self.event_ids, ids, self.options.request_timeout).await
+    }
+}
+
+impl EventLog for NatsLog {
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        if time == AppendTime::AsGiven && !self.keeps_given_times {
+            return Err(LogError::Refused(
+                "NATS does not keep times as given: anyone can publish to the input stream, so \
+                 every event's time is its JetStream timestamp; append with AppendTime::Assigned"
+                    .to_owned(),
+            ));
+        }
+        let given = time == AppendTime::AsGiven;
+        // Encode everything first, so a bad event fails the call before anything is written.
+        let encoded = events
+            .iter()
+            .map(|event| {
+                let payload = Bytes::from(encode_envelope(event)?);
+                let given_time = given.then_some(event.time);
+                Ok((
+                    input_subject(event),
+                    event.id.to_string(),
+                    payload,
+                    given_time,
+                ))
+            })
+            .collect::<Result<Vec<_>, LogError>>()?;
+        self.check_sizes(&encoded)?;
+        // A failed chunk fails the call, with earlier chunks written: publishers retry the
+        // whole call, and deduplication by id makes the retry exact.
+        let mut outcomes = Vec::with_capacity(encoded.len());
+        let chunk_size = if self.allows_atomic_batches() {
+            ATOMIC_BATCH_MAX
+        } else {
+            APPEND_PIPELINE_MAX
+        };
+        for chunk in encoded.chunks(chunk_size) {
+            outcomes.extend(self.append_chunk(chunk).await?);
+        }
+        Ok(outcomes)
     }
 
     async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
@@ -513,28 +552,6 @@ impl EventLog for NatsLog {
         )))
     }
 
-    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
-        let max = max.min(READ_BATCH_MAX);
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        let timeout = self.options.request_timeout;
-        match decisions::first_batch_covering(&self.decisions, from, timeout).await? {
-            Some(start) => {
-                let (client, stream) = (&self.client, &self.decisions);
-                decisions::read_batches(client, stream, &self.batches, (start, max), timeout).await
-            }
-            None => Ok(Vec::new()),
-        }
-    }
-
-    async fn last_decided_seq(&self) -> Result<u64, LogError> {
-        Ok(last_decision(&self.decisions, self.options.request_timeout)
-            .await?
-            .fence
-            .last_decided)
-    }
-
     /// Learns the decisions stream's position afresh. Only a standby that has just been granted
     /// the writer lease calls it, before it folds the undecided tail: a writer that was fenced
     /// never calls it, so it stays fenced.
@@ -554,23 +571,8 @@ impl EventLog for NatsLog {
         checkpoints::save_encoded(&self.checkpoints, &encoded).await
     }
 
-    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
-        checkpoints::load(&self.checkpoints, self.options.request_timeout).await
-    }
-
-    async fn newer_build(&self) -> Result<Option<String>, LogError> {
-        let announced = builds::newest(&self.builds).await?;
-        Ok(builds::decline_reason(
-            announced.as_ref().map(|(versions, _)| versions),
-        ))
-    }
-
     async fn announce_build(&self, by: &str) -> Result<(), LogError> {
         builds::announce(&self.builds, &builds::BuildVersions::this_build(by)).await
-    }
-
-    async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
-        event_ids::first_seq_of(&self.event_ids, ids, self.options.request_timeout).await
     }
 
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {

@@ -19,7 +19,7 @@
 //!   for writing (`docs/schema-evolution.md`).
 //! - **Deduplication by event id**, against the log and against earlier events of the same
 //!   transaction: a repeat writes nothing and gets the original sequence, `duplicate: true`.
-//!   The `event_ids` table is kept forever, so it also answers [`EventLog::first_seq_of`].
+//!   The `event_ids` table is kept forever, so it also answers [`LogReader::first_seq_of`].
 //! - **Assigned time**: with [`AppendTime::Assigned`] an event's time is the hub's clock when
 //!   `append` was called, raised by the writer to the previous event's time if it is earlier
 //!   (concurrent callers, a clock step back), and stored: the log's times never go backwards.
@@ -27,7 +27,7 @@
 //!   sequence, so a fenced batch writes nothing.
 //! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept, and of
 //!   the older ones the first in each span of [`RedbOptions::seek_spacing`] inputs, which is
-//!   where a replay to a point starts ([`EventLog::load_checkpoint_before`]); loading skips
+//!   where a replay to a point starts ([`LogReader::load_checkpoint_before`]); loading skips
 //!   unreadable ones (with a warning) and returns the newest readable one. A log opened on a
 //!   path keeps them in files of their own, `<file>.checkpoints/`, written off the writer
 //!   thread and then indexed in one small transaction (`checkpoint_files.rs`), so a large
@@ -53,7 +53,7 @@
 //!   the hub's writer stops (a storage error is not transient); reopening the file finds the
 //!   last commit. Tested through [`faults::FaultyBackend`] in `tests/crash_points.rs`.
 //!
-//! Reads ([`EventLog::read`], [`EventLog::read_decisions`], [`EventLog::load_checkpoint`]) run
+//! Reads ([`LogReader::read`], [`LogReader::read_decisions`], [`LogReader::load_checkpoint`]) run
 //! on tokio's blocking pool in their own redb read transaction (a consistent snapshot, never
 //! blocked by the writer). `last_seq`, `last_decided_seq` and `wait_for` are answered from memory
 //! the writer updates after each commit.
@@ -88,7 +88,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
-    StoredEvent, event_size,
+    LogReader, StoredEvent, event_size,
 };
 pub use checkpoint_files::{CheckpointDir, CheckpointFile, WrittenCheckpoint};
 use open::{builder, create_if_missing, file_backend, open_error, prepare};
@@ -432,6 +432,73 @@ impl fmt::Debug for RedbLog {
     }
 }
 
+impl LogReader for RedbLog {
+    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
+        let max = max.min(READ_MAX);
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        self.read_blocking("read inputs", move |txn| reads::inputs(txn, from, max))
+            .await
+    }
+
+    async fn last_seq(&self) -> Result<u64, LogError> {
+        Ok(*self.last_seq.borrow())
+    }
+
+    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
+        let mut seen = self.last_seq.clone();
+        let waited = tokio::time::timeout(timeout, seen.wait_for(|seq| *seq > after)).await;
+        match waited.map(|changed| changed.map(|seq| *seq)) {
+            Ok(Ok(seq)) => Ok(seq),
+            // The writer is gone, so nothing new can arrive.
+            Ok(Err(_closed)) => Err(LogError::Closed),
+            Err(_elapsed) => Ok(*seen.borrow()),
+        }
+    }
+
+    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
+        let max = max.min(READ_MAX);
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        self.read_blocking("read decisions", move |txn| reads::batches(txn, from, max))
+            .await
+    }
+
+    async fn last_decided_seq(&self) -> Result<u64, LogError> {
+        Ok(self.progress.decided.load(Ordering::Acquire))
+    }
+
+    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
+        self.load_checkpoint_before(u64::MAX).await
+    }
+
+    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        let files = self.checkpoint_files.clone();
+        self.read_blocking("load checkpoint", move |txn| {
+            reads::checkpoint_before(txn, files.as_ref(), seq)
+        })
+        .await
+    }
+
+    fn deduplicates_every_append(&self) -> bool {
+        true
+    }
+
+    async fn first_seq_of(
+        &self,
+        ids: &[uuid::Uuid],
+    ) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
+        if ids.is_empty() {
+            return Ok(BTreeMap::new());
+        }
+        let ids = ids.to_vec();
+        self.read_blocking("look up event ids", move |txn| reads::event_ids(txn, &ids))
+            .await
+    }
+}
+
 impl EventLog for RedbLog {
     async fn append(
         &self,
@@ -467,30 +534,6 @@ impl EventLog for RedbLog {
             .await
     }
 
-    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
-        let max = max.min(READ_MAX);
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        self.read_blocking("read inputs", move |txn| reads::inputs(txn, from, max))
-            .await
-    }
-
-    async fn last_seq(&self) -> Result<u64, LogError> {
-        Ok(*self.last_seq.borrow())
-    }
-
-    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
-        let mut seen = self.last_seq.clone();
-        let waited = tokio::time::timeout(timeout, seen.wait_for(|seq| *seq > after)).await;
-        match waited.map(|changed| changed.map(|seq| *seq)) {
-            Ok(Ok(seq)) => Ok(seq),
-            // The writer is gone, so nothing new can arrive.
-            Ok(Err(_closed)) => Err(LogError::Closed),
-            Err(_elapsed) => Ok(*seen.borrow()),
-        }
-    }
-
     async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         let record = wire::decisions::encode_batch(
             batch.first_input_seq,
@@ -504,19 +547,6 @@ impl EventLog for RedbLog {
         };
         let (reply, answer) = oneshot::channel();
         self.submit(work, Reply::Done(reply), answer).await
-    }
-
-    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
-        let max = max.min(READ_MAX);
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        self.read_blocking("read decisions", move |txn| reads::batches(txn, from, max))
-            .await
-    }
-
-    async fn last_decided_seq(&self) -> Result<u64, LogError> {
-        Ok(self.progress.decided.load(Ordering::Acquire))
     }
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
@@ -542,34 +572,6 @@ impl EventLog for RedbLog {
         };
         let _one_at_a_time = self.checkpoint_saves.lock().await;
         self.index_checkpoint_file(files, written.seq, written.bytes)
-            .await
-    }
-
-    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
-        self.load_checkpoint_before(u64::MAX).await
-    }
-
-    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
-        let files = self.checkpoint_files.clone();
-        self.read_blocking("load checkpoint", move |txn| {
-            reads::checkpoint_before(txn, files.as_ref(), seq)
-        })
-        .await
-    }
-
-    fn deduplicates_every_append(&self) -> bool {
-        true
-    }
-
-    async fn first_seq_of(
-        &self,
-        ids: &[uuid::Uuid],
-    ) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
-        if ids.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        let ids = ids.to_vec();
-        self.read_blocking("look up event ids", move |txn| reads::event_ids(txn, &ids))
             .await
     }
 

@@ -17,7 +17,7 @@ use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Decisions, Envelope, Heartbeat, Input, State, StateHash};
 use flotilla_eventstore::redb_log::faults::{FaultCounts, FaultPlan, Unsynced};
 use flotilla_eventstore::redb_log::{LostAcknowledged, RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogError};
+use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogReader};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;

@@ -12,7 +12,7 @@ use chrono::DateTime;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::nats_log::{ATOMIC_BATCH_MAX, NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-use flotilla_eventstore::{AppendTime, Appended, EventLog};
+use flotilla_eventstore::{AppendTime, Appended, EventLog, LogReader};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;

@@ -15,7 +15,9 @@ use flotilla_core::wire::decisions::encode_batch;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, State, step};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-use flotilla_eventstore::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError};
+use flotilla_eventstore::{
+    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogReader,
+};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;

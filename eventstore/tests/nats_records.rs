@@ -19,7 +19,7 @@ use flotilla_core::wire::json::stream_record_id;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-use flotilla_eventstore::{AppendTime, EventLog, LogError, LogRecord};
+use flotilla_eventstore::{AppendTime, EventLog, LogError, LogReader, LogRecord};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;

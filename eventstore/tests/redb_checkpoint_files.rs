@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, State};
 use flotilla_eventstore::redb_log::reader::RedbReader;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Checkpoint, EventLog};
+use flotilla_eventstore::{AppendTime, Checkpoint, EventLog, LogReader};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;

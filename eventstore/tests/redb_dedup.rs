@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Appended, EventLog};
+use flotilla_eventstore::{AppendTime, Appended, EventLog, LogReader};
 use proptest::prelude::*;
 use uuid::Uuid;
 

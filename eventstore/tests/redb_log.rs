@@ -13,7 +13,7 @@ use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, State};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{
-    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogRecord,
+    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, LogRecord,
 };
 use uuid::Uuid;
 

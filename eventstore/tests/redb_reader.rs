@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, State};
 use flotilla_eventstore::redb_log::reader::RedbReader;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Checkpoint, EventLog, LogError};
+use flotilla_eventstore::{AppendTime, Checkpoint, EventLog, LogError, LogReader};
 use uuid::Uuid;
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -52,10 +52,7 @@ async fn a_reader_follows_a_writer_and_a_second_writer_is_refused() -> TestResul
     let read = reader.read(1, 10).await?;
     assert_eq!(read.len(), 3);
     assert_eq!(read[2].event().map(|e| e.id), Some(Uuid::from_u128(3)));
-    assert!(matches!(
-        reader.append(vec![event(4)], AppendTime::AsGiven).await,
-        Err(LogError::Refused(_))
-    ));
+    // The reader cannot write: it implements `LogReader` only, so there is no append to try.
     Ok(())
 }
 

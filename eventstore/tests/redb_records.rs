@@ -14,7 +14,9 @@ use flotilla_core::wire::encode_envelope;
 use flotilla_core::wire::{self, RecordKind};
 use flotilla_core::{Decision, Envelope, Input, State};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogRecord};
+use flotilla_eventstore::{
+    AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, LogRecord,
+};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use uuid::Uuid;
 

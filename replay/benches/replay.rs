@@ -14,7 +14,7 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use flotilla_core::wire::{decode_envelope, encode_envelope};
 use flotilla_core::{Envelope, Heartbeat, Input, State, step};
 use flotilla_eventstore::redb_log::{READ_MAX, RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, EventLog};
+use flotilla_eventstore::{AppendTime, EventLog, LogReader};
 use flotilla_replay::fold_from_zero;
 use tokio::runtime::Runtime;
 use uuid::Uuid;

@@ -17,7 +17,7 @@ use flotilla_core::State;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog};
+use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog, LogReader};
 use flotilla_replay::bisect::Answer;
 use flotilla_replay::{Folder, bisect, diff, first_folded, fold_on, fold_to};
 use uuid::Uuid;

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -187,7 +187,7 @@ pub fn diff(a: &State, b: &State) -> StateDiff {
 ///
 /// # Errors
 /// A log read or fold failure.
-pub async fn diff_points<L: EventLog>(
+pub async fn diff_points<L: LogReader>(
     log: &L,
     from: Point,
     to: Point,

@@ -13,7 +13,6 @@
 pub mod bisect;
 pub mod diff;
 pub mod explain;
-mod folder;
 pub mod seek;
 pub mod timeline;
 mod verify;
@@ -24,20 +23,19 @@ pub use bisect::{
 };
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
-pub use folder::{Folded, Folder, Known, StepFn, first_folded};
+pub use flotilla_eventstore::fold::{
+    FoldError, Folded, Folder, Known, READ_BATCH_MAX, first_folded,
+};
 pub use seek::{Point, fold_on, fold_to, resolve};
 pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
 pub use verify::{
-    Divergence, HashDivergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify, verify_with,
+    Divergence, HashDivergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify,
 };
 pub use what_if::{WhatIf, WhatIfError, what_if};
 
 use flotilla_core::wire::RecordKind;
 use flotilla_core::{StateHash, codec::CodecError};
-use flotilla_eventstore::{EventLog, LogError};
-
-/// Events read per round trip when folding a log.
-pub const READ_BATCH_MAX: usize = 1_000;
+use flotilla_eventstore::{LogError, LogReader};
 
 /// Why a replay failed.
 #[derive(Debug, thiserror::Error)]
@@ -91,11 +89,23 @@ pub enum ReplayError {
     },
 }
 
+/// A fold's error is the replay's of the same name, so callers match one set of variants.
+impl From<FoldError> for ReplayError {
+    fn from(error: FoldError) -> Self {
+        match error {
+            FoldError::Log(error) => ReplayError::Log(error),
+            FoldError::Codec(error) => ReplayError::Codec(error),
+            FoldError::Gap { folded, found } => ReplayError::Gap { folded, found },
+            FoldError::Newer { seq, kind, version } => ReplayError::Newer { seq, kind, version },
+        }
+    }
+}
+
 /// Folds the whole log from sequence 1 (no checkpoint) up to `until`.
 ///
 /// # Errors
 /// A log read failure, a gap, or a newer build's record.
-pub async fn fold_from_zero<L: EventLog>(log: &L, until: u64) -> Result<Folder, ReplayError> {
+pub async fn fold_from_zero<L: LogReader>(log: &L, until: u64) -> Result<Folder, ReplayError> {
     let mut folder = Folder::default();
     folder.catch_up(log, until).await?;
     Ok(folder)
@@ -105,7 +115,7 @@ pub async fn fold_from_zero<L: EventLog>(log: &L, until: u64) -> Result<Folder, 
 ///
 /// # Errors
 /// A log read failure, a gap, or a newer build's record.
-pub async fn restore<L: EventLog>(log: &L, until: u64) -> Result<Folder, ReplayError> {
+pub async fn restore<L: LogReader>(log: &L, until: u64) -> Result<Folder, ReplayError> {
     let mut folder = match log.load_checkpoint().await? {
         Some(checkpoint) if checkpoint.seq <= until => Folder::from_checkpoint(checkpoint),
         _ => Folder::default(),
@@ -118,7 +128,7 @@ pub async fn restore<L: EventLog>(log: &L, until: u64) -> Result<Folder, ReplayE
 ///
 /// # Errors
 /// A log read failure, a gap, or an unencodable state.
-pub async fn hash_from_zero<L: EventLog>(log: &L) -> Result<(u64, StateHash), ReplayError> {
+pub async fn hash_from_zero<L: LogReader>(log: &L) -> Result<(u64, StateHash), ReplayError> {
     let last = log.last_seq().await?;
     let folder = fold_from_zero(log, last).await?;
     Ok((folder.seq, folder.state.hash()?))

@@ -6,7 +6,7 @@
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 
 use crate::{Folder, READ_BATCH_MAX, ReplayError};
 
@@ -53,7 +53,7 @@ impl std::fmt::Display for Point {
 ///
 /// # Errors
 /// When the log cannot be read.
-pub async fn resolve<L: EventLog>(log: &L, point: Point) -> Result<u64, ReplayError> {
+pub async fn resolve<L: LogReader>(log: &L, point: Point) -> Result<u64, ReplayError> {
     let last = log.last_seq().await?;
     match point {
         Point::Seq(seq) => Ok(seq.min(last)),
@@ -63,7 +63,7 @@ pub async fn resolve<L: EventLog>(log: &L, point: Point) -> Result<u64, ReplayEr
 
 /// Binary search over input times (the log's times never go backwards): the last sequence
 /// whose time is at or before `time`.
-async fn last_at_or_before<L: EventLog>(
+async fn last_at_or_before<L: LogReader>(
     log: &L,
     time: DateTime<Utc>,
     last: u64,
@@ -80,7 +80,7 @@ async fn last_at_or_before<L: EventLog>(
 }
 
 /// The time of the first input at or after `seq` (and not after `until`) that has one.
-async fn time_at_or_after<L: EventLog>(
+async fn time_at_or_after<L: LogReader>(
     log: &L,
     seq: u64,
     until: u64,
@@ -96,7 +96,7 @@ async fn time_at_or_after<L: EventLog>(
 ///
 /// # Errors
 /// When the log cannot be read, has a gap, or holds a newer build's record before `seq`.
-pub async fn fold_to<L: EventLog>(log: &L, seq: u64) -> Result<Folder, ReplayError> {
+pub async fn fold_to<L: LogReader>(log: &L, seq: u64) -> Result<Folder, ReplayError> {
     let mut folder = log
         .load_checkpoint_before(seq)
         .await?
@@ -110,7 +110,7 @@ pub async fn fold_to<L: EventLog>(log: &L, seq: u64) -> Result<Folder, ReplayErr
 ///
 /// # Errors
 /// As [`fold_to`].
-pub async fn fold_on<L: EventLog>(
+pub async fn fold_on<L: LogReader>(
     log: &L,
     folder: &mut Folder,
     seq: u64,

@@ -12,9 +12,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use flotilla_core::Decisions;
 use flotilla_core::StateHash;
-use flotilla_eventstore::{DecisionBatch, EventLog};
+use flotilla_eventstore::{DecisionBatch, LogReader};
 
-use crate::folder::StepFn;
 use crate::{Folder, READ_BATCH_MAX, ReplayError};
 
 /// Most older-version differences a verification keeps in full (the rest are only counted).
@@ -181,19 +180,10 @@ impl Verification {
 /// The first difference under this build's decision version (or a checkpoint whose state this
 /// build folds differently), a recorded range that is not contiguous, a recompute that stops
 /// short, or a log failure.
-pub async fn verify<L: EventLog>(log: &L) -> Result<Verification, ReplayError> {
-    verify_with(log, flotilla_core::step).await
-}
-
-/// [`verify`] folding with `step` instead of the core's: how a test proves that a fold which
-/// is not a pure function of the log is caught, and where.
-///
-/// # Errors
-/// As [`verify`].
-pub async fn verify_with<L: EventLog>(log: &L, step: StepFn) -> Result<Verification, ReplayError> {
+pub async fn verify<L: LogReader>(log: &L) -> Result<Verification, ReplayError> {
     let last = log.last_decided_seq().await?;
     let mut checkpoints = recorded_hashes(log, last).await?;
-    let mut folder = Folder::default().with_step(step);
+    let mut folder = Folder::default();
     let mut verification = Verification::default();
     let mut matched = (0, None);
     while folder.seq < last {
@@ -251,7 +241,7 @@ impl std::fmt::Display for HashDivergence {
 
 /// Folds one batch's inputs, stopping at every checkpoint inside it to compare state hashes;
 /// returns the recomputed decisions and the first checkpoint that differs.
-async fn fold_batch<L: EventLog>(
+async fn fold_batch<L: LogReader>(
     log: &L,
     folder: &mut Folder,
     batch: &DecisionBatch,
@@ -292,7 +282,7 @@ async fn fold_batch<L: EventLog>(
 /// `(sequence, recorded hash)` of every readable checkpoint up to `last`, ascending. Older
 /// checkpoint versions are never read (the stores skip them), so every hash listed was taken
 /// under this build's state layout.
-async fn recorded_hashes<L: EventLog>(
+async fn recorded_hashes<L: LogReader>(
     log: &L,
     last: u64,
 ) -> Result<VecDeque<(u64, StateHash)>, ReplayError> {

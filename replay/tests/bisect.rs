@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{Checkpointed, History, placement, redb_log, settings};
+use common::{Checkpointed, History, memory_log, placement, settings};
 use std::sync::atomic::Ordering;
 
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::bisect::{Answer, Probe, Search, bisect_with};
 use flotilla_replay::{Predicate, SearchError, bisect, scan};
 use serde_json::json;
@@ -67,7 +67,7 @@ fn first(search: &Search) -> &flotilla_replay::Hit {
 async fn bisect_and_scan_find_the_first_budget_violation() -> Result<(), SearchError> {
     let (history, violation) = incident();
     assert_eq!(violation, 84);
-    let (_dir, log) = redb_log(&history.events).await;
+    let log = memory_log(&history.events).await;
     let last = log
         .last_seq()
         .await
@@ -120,7 +120,7 @@ async fn bisect_and_scan_find_the_first_budget_violation() -> Result<(), SearchE
 #[tokio::test]
 async fn probes_fold_from_the_nearest_checkpoint() -> Result<(), SearchError> {
     let (history, _) = incident();
-    let (_dir, inner) = redb_log(&history.events).await;
+    let inner = memory_log(&history.events).await;
     let log = Checkpointed::new(std::sync::Arc::new(inner), 16).await;
     let mut costs = Vec::new();
     for probe in [Probe::Nearest, Probe::Checkpoint, Probe::LowEnd] {

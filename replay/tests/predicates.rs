@@ -5,8 +5,8 @@
 mod common;
 
 use common::staged;
-use common::{History, placement, redb_log, settings};
-use flotilla_eventstore::EventLog;
+use common::{History, memory_log, placement, settings};
+use flotilla_eventstore::LogReader;
 use flotilla_replay::{Answer, Predicate, ReplayError, Search, SearchError, bisect, scan};
 use serde_json::json;
 
@@ -48,7 +48,7 @@ fn first_seq(search: &Search) -> Option<u64> {
 }
 
 /// Bisects and scans the whole log; both must agree; returns the hit's `(seq, why)`.
-async fn found<L: EventLog>(log: &L, text: &str) -> Result<(u64, String), SearchError> {
+async fn found<L: LogReader>(log: &L, text: &str) -> Result<(u64, String), SearchError> {
     let last = log.last_seq().await.map_err(ReplayError::from)?;
     let predicate = parse(text);
     let bisected = bisect(log, &predicate, 1..=last).await?;
@@ -62,7 +62,7 @@ async fn found<L: EventLog>(log: &L, text: &str) -> Result<(u64, String), Search
 
 #[tokio::test]
 async fn each_predicate_is_found_at_its_input() -> Result<(), SearchError> {
-    let (_dir, log) = redb_log(&rollout().events).await;
+    let log = memory_log(&rollout().events).await;
     assert_eq!(
         found(&log, "cluster-at-index:cluster-2:crp-1:1").await?,
         (
@@ -103,7 +103,7 @@ async fn each_predicate_is_found_at_its_input() -> Result<(), SearchError> {
 #[tokio::test]
 async fn a_predicate_that_held_before_the_range_or_never_holds_says_so() -> Result<(), SearchError>
 {
-    let (_dir, log) = redb_log(&rollout().events).await;
+    let log = memory_log(&rollout().events).await;
     let exists = parse("object:cm/app/settings:/data/version exists");
     let held = bisect(&log, &exists, 20..=84).await?;
     assert_eq!(
@@ -131,7 +131,7 @@ async fn a_predicate_that_held_before_the_range_or_never_holds_says_so() -> Resu
 
 #[tokio::test]
 async fn a_scan_names_the_predicate_that_held_first() -> Result<(), SearchError> {
-    let (_dir, log) = redb_log(&rollout().events).await;
+    let log = memory_log(&rollout().events).await;
     let predicates = [
         parse("cluster-at-index:cluster-4:crp-1:1"),
         parse("cluster-at-index:cluster-2:crp-1:>=1"),
@@ -152,7 +152,7 @@ async fn a_scan_names_the_predicate_that_held_first() -> Result<(), SearchError>
 
 #[tokio::test]
 async fn staged_runs_start_production_after_the_canary_approval() -> Result<(), SearchError> {
-    let (_dir, log) = redb_log(&staged::recording().events).await;
+    let log = memory_log(&staged::recording().events).await;
     // #14 approves release-after-canary: production starts at once.
     let started = found(
         &log,

@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::{History, placement, redb_log, settings};
-use flotilla_eventstore::EventLog;
+use common::{History, memory_log, placement, settings};
+use flotilla_eventstore::LogReader;
 use flotilla_replay::what_if::{Outcome, Status};
 use flotilla_replay::{WhatIfError, what_if};
 use serde_json::json;
@@ -86,7 +86,7 @@ ClusterResourcePlacement/crp-1
 
 #[tokio::test]
 async fn a_smaller_max_unavailable_stops_the_bad_version_earlier() -> Result<(), WhatIfError> {
-    let (_dir, log) = redb_log(&recording().events).await;
+    let log = memory_log(&recording().events).await;
     let result = what_if(&log, 30, vec![placement(&json!(1))]).await?;
     assert_eq!(result.to_string(), SMALLER);
 
@@ -130,7 +130,7 @@ async fn a_smaller_max_unavailable_stops_the_bad_version_earlier() -> Result<(),
 
 #[tokio::test]
 async fn work_the_recording_never_reported_on_is_marked() -> Result<(), WhatIfError> {
-    let (_dir, log) = redb_log(&recording().events).await;
+    let log = memory_log(&recording().events).await;
     let result = what_if(&log, 30, vec![placement(&json!(3))]).await?;
     assert_eq!(result.to_string(), LARGER);
     let cluster_4 = &result.placements[0].clusters[3];
@@ -144,7 +144,7 @@ async fn work_the_recording_never_reported_on_is_marked() -> Result<(), WhatIfEr
 
 #[tokio::test]
 async fn the_same_what_if_gives_the_same_answer() -> Result<(), WhatIfError> {
-    let (_dir, log) = redb_log(&recording().events).await;
+    let log = memory_log(&recording().events).await;
     let first = what_if(&log, 30, vec![placement(&json!(1))]).await?;
     let again = what_if(&log, 30, vec![placement(&json!(1))]).await?;
     assert_eq!(first, again);
@@ -157,7 +157,7 @@ async fn the_same_what_if_gives_the_same_answer() -> Result<(), WhatIfError> {
 
 #[tokio::test]
 async fn a_change_the_hub_would_refuse_fails_the_what_if() {
-    let (_dir, log) = redb_log(&recording().events).await;
+    let log = memory_log(&recording().events).await;
     let last = log.last_seq().await.expect("the log answers");
     let mut pick_n = placement(&json!(1));
     pick_n["spec"]["policy"] = json!({"placementType": "PickN", "numberOfClusters": 2});

@@ -29,7 +29,7 @@ ClusterResourcePlacement/web
 
 #[tokio::test]
 async fn a_reversed_stage_order_reaches_production_first_and_waits() -> Result<(), WhatIfError> {
-    let (_dir, log) = common::redb_log(&recording().events).await;
+    let log = common::memory_log(&recording().events).await;
     let reversed = strategy(["production", "canary", "staging"]);
     let result = what_if(&log, 9, vec![reversed]).await?;
     assert_eq!(result.to_string(), REVERSED);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use flotilla_adapters::scenario;
 use flotilla_adapters::store::AnyLog;
 use flotilla_core::State;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use serde_json::Value;
 
 use crate::support::HarnessResult;

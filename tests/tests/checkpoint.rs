@@ -11,7 +11,7 @@ use chrono::{TimeZone, Utc};
 use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, EventLog};
+use flotilla_eventstore::{AppendTime, EventLog, LogReader};
 use uuid::Uuid;
 
 const MEMBERS: u64 = 50;

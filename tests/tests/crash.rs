@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_tests::support::HubProcess;
 use serde_json::{Value, json};

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions, READ_BATCH_MAX, server_urls};
 use flotilla_eventstore::nats_test_cluster::NatsTestCluster;
-use flotilla_eventstore::{EventLog, StoredEvent};
+use flotilla_eventstore::{LogReader, StoredEvent};
 use flotilla_replay::Folder;
 use flotilla_tests::agents::{Agent, get_json, items, ok, run_succeeded, wait_for};
 use flotilla_tests::support::{HubProcess, fixture};

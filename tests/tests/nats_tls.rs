@@ -4,7 +4,7 @@
 //! connection is refused.
 
 use flotilla_adapters::nats_auth::NatsConnection;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_tests::support::self_signed_certificate;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use flotilla_adapters::runtime::{Hub, HubConfig, HubError};
 use flotilla_core::{Envelope, Heartbeat, Input};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use uuid::Uuid;

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use axum::body::Bytes;
-use flotilla_eventstore::EventLog;
-use flotilla_replay::{Folder, ReplayError, first_folded};
+use flotilla_eventstore::LogReader;
+use flotilla_eventstore::fold::{FoldError, Folder, first_folded};
 use tokio::sync::mpsc::Sender;
 
 use super::watch::{Known, Watch, changes, send_all};
@@ -33,14 +33,14 @@ pub(super) enum Replayed {
 ///
 /// # Errors
 /// A log that cannot be read or folded.
-pub(super) async fn replay<L: EventLog>(
+pub(super) async fn replay<L: LogReader>(
     log: &L,
     folder: &mut Folder,
     until: u64,
     (watch, known): (&Watch, &mut Known),
     sender: &Sender<Bytes>,
     deadline: tokio::time::Instant,
-) -> Result<Replayed, ReplayError> {
+) -> Result<Replayed, FoldError> {
     while folder.seq < until {
         if tokio::time::Instant::now() >= deadline {
             return Ok(Replayed::Stopped);

@@ -20,7 +20,7 @@ use flotilla_core::Decisions;
 use flotilla_core::wire::LogRecord;
 use flotilla_core::wire::json::{JsonDefaults, JsonEnvelope, stream_record_id};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog, StoredEvent};
+use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog, LogReader, StoredEvent};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -51,7 +51,7 @@ struct ExportedDecisions {
 /// # Errors
 /// When the log cannot be read, holds a record of a newer build, or the file cannot be
 /// written.
-pub async fn export<L: EventLog>(log: &L, to: &Path) -> anyhow::Result<(u64, u64)> {
+pub async fn export<L: LogReader>(log: &L, to: &Path) -> anyhow::Result<(u64, u64)> {
     let file = std::fs::File::create(to).with_context(|| format!("creating {}", to.display()))?;
     let mut out = BufWriter::new(file);
     let last = log.last_seq().await?;

@@ -8,7 +8,7 @@ pub mod export;
 use std::io::Write;
 
 use anyhow::{Context, bail};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::redb_log::reader::RedbReader;
 use flotilla_replay::{Folder, PlacementRef, Point, RunRef, fold_to, resolve};
@@ -68,7 +68,7 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
 }
 
 /// One command against an open log.
-async fn execute<L: EventLog>(log: &L, command: ReplayCommand) -> anyhow::Result<()> {
+async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Result<()> {
     match command {
         ReplayCommand::State {
             at,
@@ -217,7 +217,7 @@ fn print_report<T: serde::Serialize>(
 ///
 /// # Errors
 /// When the point is malformed or the log cannot be folded there.
-pub async fn state_at<L: EventLog>(log: &L, at: &str) -> anyhow::Result<Folder> {
+pub async fn state_at<L: LogReader>(log: &L, at: &str) -> anyhow::Result<Folder> {
     let point: Point = at.parse()?;
     let seq = resolve(log, point).await?;
     Ok(fold_to(log, seq).await?)
@@ -266,7 +266,7 @@ fn list_of(items: Vec<Value>) -> Value {
 }
 
 /// `replay verify`: re-fold and compare with the recorded decisions and checkpoint hashes.
-async fn verify<L: EventLog>(log: &L, strict: bool) -> anyhow::Result<()> {
+async fn verify<L: LogReader>(log: &L, strict: bool) -> anyhow::Result<()> {
     let verification = match flotilla_replay::verify(log).await {
         Ok(verification) => verification,
         Err(

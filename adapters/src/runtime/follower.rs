@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
+use flotilla_eventstore::fold::{READ_BATCH_MAX, first_folded};
 use flotilla_eventstore::{DecisionBatch, EventLog, StoredEvent};
-use flotilla_replay::{READ_BATCH_MAX, Verification, compare_batch, first_folded};
+use flotilla_replay::{Verification, compare_batch};
 
 use super::{
     Hub, HubError, check_differences, decline_message, pause_or_stop, report_warnings, transient,

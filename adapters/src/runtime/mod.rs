@@ -11,7 +11,7 @@
 //! behaviour moves the decision version. Then it continues with the undecided inputs.
 //!
 //! The writer never stops on an input: an undecodable record or a late duplicate is answered
-//! with a rejection (see `flotilla_replay::Folder`). A record written by a newer flotilla is
+//! with a rejection (see `flotilla_eventstore::fold::Folder`). A record written by a newer flotilla is
 //! different: this build must not decide it, so the hub declines the writer role there, says
 //! so, and goes on serving reads of what it folded — which keeps a rolling upgrade safe.
 
@@ -31,8 +31,9 @@ use std::time::Duration;
 use flotilla_core::Decisions;
 use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
-use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
-use flotilla_replay::{Folder, ReplayError, Verification, compare_batch};
+use flotilla_eventstore::fold::{FoldError, Folded, Folder, READ_BATCH_MAX};
+use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError, LogReader};
+use flotilla_replay::{ReplayError, Verification, compare_batch};
 use newer::decline_message;
 use tokio::sync::watch;
 pub use view::{RECENT_DECISIONS_MAX, VERSIONS_KEPT, View};
@@ -77,6 +78,9 @@ pub enum HubError {
     #[error(transparent)]
     Log(#[from] LogError),
     /// Folding failed (a gap in the log, or an unencodable state).
+    #[error(transparent)]
+    Fold(#[from] FoldError),
+    /// Checking what a restart folds again against the recorded decisions failed.
     #[error(transparent)]
     Replay(#[from] ReplayError),
     /// Another writer holds the log.
@@ -133,11 +137,11 @@ impl<L: EventLog> Hub<L> {
                 report_warnings(&verification);
                 view.remember(recomputed, folder.seq);
             }
-            Err(HubError::Replay(newer @ ReplayError::Newer { .. })) => {
+            Err(HubError::Fold(newer @ FoldError::Newer { .. })) => {
                 view.declined = Some(decline_message(&newer));
             }
             Err(HubError::Log(LogError::Newer { seq, kind, version })) => {
-                let newer = ReplayError::Newer { seq, kind, version };
+                let newer = FoldError::Newer { seq, kind, version };
                 view.declined = Some(decline_message(&newer));
             }
             Err(error) => return Err(error),
@@ -370,7 +374,7 @@ impl<L: EventLog> Hub<L> {
             to_seq = events.last().map(|e| e.seq),
         )
         .entered();
-        let mut folded = flotilla_replay::Folded::default();
+        let mut folded = Folded::default();
         for part in events.chunks(self.config.fold_batch_max.max(1)) {
             let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
             let part = view.folder.fold_records_with(part, &mut first, &[])?;
@@ -421,7 +425,9 @@ pub const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_millis(500);
 pub(crate) fn transient(error: &HubError) -> bool {
     matches!(
         error,
-        HubError::Log(LogError::Nats(_)) | HubError::Replay(ReplayError::Log(LogError::Nats(_)))
+        HubError::Log(LogError::Nats(_))
+            | HubError::Fold(FoldError::Log(LogError::Nats(_)))
+            | HubError::Replay(ReplayError::Log(LogError::Nats(_)))
     )
 }
 
@@ -458,12 +464,12 @@ where
 type FoldedBatch = (
     Option<DecisionBatch>,
     Vec<(uuid::Uuid, u64)>,
-    Option<ReplayError>,
+    Option<FoldError>,
 );
 
 /// Folds the already-decided inputs after `folder`'s sequence, batch by batch, and compares
 /// what this build decides with what was recorded.
-async fn restore_checked<L: EventLog>(
+async fn restore_checked<L: LogReader>(
     log: &L,
     folder: &mut Folder,
     decided: u64,
@@ -472,9 +478,7 @@ async fn restore_checked<L: EventLog>(
     let mut recomputed_all = Vec::new();
     let mut verification = Verification::default();
     while folder.seq < decided {
-        let batches = log
-            .read_decisions(folder.seq + 1, flotilla_replay::READ_BATCH_MAX)
-            .await?;
+        let batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
         if batches.is_empty() {
             break;
         }

@@ -2,16 +2,16 @@
 //! otherwise (`docs/schema-evolution.md`, "newer" frames).
 
 use flotilla_eventstore::EventLog;
-use flotilla_replay::ReplayError;
+use flotilla_eventstore::fold::FoldError;
 
 use super::{Hub, HubError};
 
 impl<L: EventLog> Hub<L> {
     /// The fold stopped before a record of a newer build: the writer declines its role only
-    /// when a hub of a newer build announced itself ([`EventLog::newer_build`]); otherwise the
+    /// when a hub of a newer build announced itself ([`LogReader::newer_build`]); otherwise the
     /// record is a publisher's, and the next round rejects it like any undecodable input.
-    pub(super) async fn meet_newer_record(&self, newer: &ReplayError) -> Result<(), HubError> {
-        let ReplayError::Newer { seq, .. } = newer else {
+    pub(super) async fn meet_newer_record(&self, newer: &FoldError) -> Result<(), HubError> {
+        let FoldError::Newer { seq, .. } = newer else {
             return Ok(());
         };
         match self.log.newer_build().await? {

@@ -5,8 +5,8 @@
 //! is dropped and the page is read again. What the log knows of the page's ids is asked only
 //! when the page is folded, after the previous rounds were recorded.
 
+use flotilla_eventstore::fold::first_folded;
 use flotilla_eventstore::{EventLog, LogError, StoredEvent};
-use flotilla_replay::first_folded;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use flotilla_core::Decisions;
-use flotilla_replay::Folder;
+use flotilla_eventstore::fold::Folder;
 
 /// Decisions kept in memory for callers waiting on their own events.
 pub const RECENT_DECISIONS_MAX: usize = 50_000;

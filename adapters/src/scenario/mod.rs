@@ -11,8 +11,8 @@ use chrono::{DateTime, Duration, Utc};
 use flotilla_core::{
     Decision, Envelope, Heartbeat, Input, ObjectRef, RejectCode, WorkReport, next_deadline,
 };
+use flotilla_eventstore::fold::{FoldError, Folder};
 use flotilla_eventstore::{AppendTime, EventLog, LogError};
-use flotilla_replay::{Folder, ReplayError};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -34,9 +34,9 @@ pub enum RunError {
     /// The log failed.
     #[error(transparent)]
     Log(#[from] LogError),
-    /// Folding failed.
+    /// Folding failed, or the state could not be hashed.
     #[error(transparent)]
-    Replay(#[from] ReplayError),
+    Fold(#[from] FoldError),
     /// An in-process agent published something that is not an event.
     #[error("a member agent: {0}")]
     Agent(String),
@@ -118,7 +118,7 @@ pub async fn run<L: EventLog>(scenario: &Scenario, log: &L) -> Result<ScenarioOu
         objects: flotilla_projections::render_all(state),
         rejections: runner.rejections,
         events: runner.folder.seq,
-        state_hash: state.hash().map_err(ReplayError::from)?.0,
+        state_hash: state.hash().map_err(FoldError::from)?.0,
     })
 }
 

@@ -1,6 +1,6 @@
 //! The `<prefix>_EVENT_IDS` key-value bucket: event id → the input sequence it was first
 //! folded at, written by the single writer. How the writer recognises a duplicate the stream's
-//! duplicate window no longer catches ([`crate::EventLog::first_seq_of`]).
+//! duplicate window no longer catches ([`crate::LogReader::first_seq_of`]).
 //!
 //! Both calls go through [`resend`]: a get is a read, and a create sent twice is refused as
 //! already existing, which is the answer a re-fold gets anyway.

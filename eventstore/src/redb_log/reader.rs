@@ -1,25 +1,24 @@
 //! A read-only view of a redb log, for `flotilla replay --data DIR`: it opens the file in
 //! redb's `ConcurrencyMode::SingleWriter`, the mode the hub writes in, so it can read while a
-//! hub writes and sees each new commit. It never writes: appends, decisions and checkpoints are
-//! refused. A file a hub left without closing it (killed, or its machine lost power) needs a
-//! repair that a read-only open cannot make: the reader then repairs a copy in a temporary
-//! directory and reads that — everything committed before the crash — leaving the original
-//! for the hub to repair when it restarts.
+//! hub writes and sees each new commit. It never writes: it is a [`LogReader`] only, so
+//! appends, decisions and checkpoints cannot even be asked of it. A file a hub left without
+//! closing it (killed, or its machine lost power) needs a repair that a read-only open cannot
+//! make: the reader then repairs a copy in a temporary directory and reads that — everything
+//! committed before the crash — leaving the original for the hub to repair when it restarts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_core::Envelope;
 use redb::{Builder, ConcurrencyMode, ReadOnlyDatabase, ReadTransaction, ReadableDatabase};
 
 use super::checkpoint_files::CheckpointDir;
 use super::reads;
 use super::tables::storage;
-use crate::{AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent};
+use crate::{Checkpoint, DecisionBatch, LogError, LogReader, StoredEvent};
 
-/// Pause between two looks at the file in [`EventLog::wait_for`].
+/// Pause between two looks at the file in [`LogReader::wait_for`].
 const WAIT_POLL: Duration = Duration::from_millis(50);
 
 /// A redb log opened read-only.
@@ -93,10 +92,6 @@ impl RedbReader {
         .await
         .map_err(|error| LogError::Storage(format!("{what}: read task failed: {error}")))?
     }
-
-    fn refused(&self) -> LogError {
-        LogError::Refused(format!("{} is open read-only", self.path.display()))
-    }
 }
 
 /// Opens `path` read-only in the mode the hub writes in.
@@ -123,11 +118,7 @@ fn open_repaired_copy(path: &Path) -> Result<(ReadOnlyDatabase, tempfile::TempDi
     Ok((db, scratch))
 }
 
-impl EventLog for RedbReader {
-    async fn append(&self, _: Vec<Envelope>, _: AppendTime) -> Result<Vec<Appended>, LogError> {
-        Err(self.refused())
-    }
-
+impl LogReader for RedbReader {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         let max = max.min(super::READ_MAX);
         self.read("read inputs", move |txn| reads::inputs(txn, from, max))
@@ -149,10 +140,6 @@ impl EventLog for RedbReader {
         }
     }
 
-    async fn append_decisions(&self, _: &DecisionBatch) -> Result<(), LogError> {
-        Err(self.refused())
-    }
-
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
         let max = max.min(super::READ_MAX);
         self.read("read decisions", move |txn| reads::batches(txn, from, max))
@@ -161,10 +148,6 @@ impl EventLog for RedbReader {
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         Ok(self.read("read heads", reads::heads).await?.1)
-    }
-
-    async fn save_checkpoint(&self, _: &Checkpoint) -> Result<u64, LogError> {
-        Err(self.refused())
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
@@ -191,9 +174,5 @@ impl EventLog for RedbReader {
         let ids = ids.to_vec();
         self.read("look up event ids", move |txn| reads::event_ids(txn, &ids))
             .await
-    }
-
-    async fn record_folded(&self, _: &[(uuid::Uuid, u64)]) -> Result<(), LogError> {
-        Ok(())
     }
 }

@@ -11,7 +11,7 @@
 //!   predicate holds and before which it did not, as `git bisect` does.
 //! - A bisection evaluates the predicate at most `⌈log₂(n + 1)⌉ + 1` times for a range of `n`
 //!   inputs ([`Search::probes`]). Each probe folds from the nearest known state: the newest
-//!   checkpoint at or before it ([`flotilla_eventstore::EventLog::load_checkpoint_before`]) or
+//!   checkpoint at or before it ([`flotilla_eventstore::LogReader::load_checkpoint_before`]) or
 //!   the state at the low end of the search, cloned — whichever is later ([`Probe`]). With
 //!   only the low end, the folds add up to at most about n inputs; with a checkpoint every K
 //!   inputs, each probe folds at most K.
@@ -24,7 +24,7 @@ use std::fmt;
 use std::ops::RangeInclusive;
 
 use chrono::{DateTime, Utc};
-use flotilla_eventstore::{EventLog, LogRecord};
+use flotilla_eventstore::{LogReader, LogRecord};
 use serde::Serialize;
 
 use crate::{Folder, ReplayError, fold_on};
@@ -143,7 +143,7 @@ pub enum SearchError {
 }
 
 /// The range clamped to the log's end, checked.
-async fn clamp<L: EventLog>(
+async fn clamp<L: LogReader>(
     log: &L,
     range: &RangeInclusive<u64>,
 ) -> Result<(u64, u64), SearchError> {
@@ -160,7 +160,7 @@ async fn clamp<L: EventLog>(
 ///
 /// # Errors
 /// An empty range, or a log that cannot be folded up to the range's end.
-pub async fn bisect<L: EventLog, P: StatePredicate + ?Sized>(
+pub async fn bisect<L: LogReader, P: StatePredicate + ?Sized>(
     log: &L,
     predicate: &P,
     range: RangeInclusive<u64>,
@@ -172,7 +172,7 @@ pub async fn bisect<L: EventLog, P: StatePredicate + ?Sized>(
 ///
 /// # Errors
 /// As [`bisect()`].
-pub async fn bisect_with<L: EventLog, P: StatePredicate + ?Sized>(
+pub async fn bisect_with<L: LogReader, P: StatePredicate + ?Sized>(
     log: &L,
     predicate: &P,
     range: RangeInclusive<u64>,
@@ -215,7 +215,7 @@ pub async fn bisect_with<L: EventLog, P: StatePredicate + ?Sized>(
 }
 
 /// Folds probe states and counts what they cost.
-struct Prober<'a, L: EventLog> {
+struct Prober<'a, L: LogReader> {
     log: &'a L,
     probe: Probe,
     /// `(c, m)`: the newest checkpoint at or before input `m` is at `c` (`None`: there is
@@ -224,7 +224,7 @@ struct Prober<'a, L: EventLog> {
     search: Search,
 }
 
-impl<'a, L: EventLog> Prober<'a, L> {
+impl<'a, L: LogReader> Prober<'a, L> {
     fn new(log: &'a L, probe: Probe) -> Self {
         Self {
             log,
@@ -288,7 +288,7 @@ impl<'a, L: EventLog> Prober<'a, L> {
 ///
 /// # Errors
 /// An empty range, no predicate or too many, or a log that cannot be folded.
-pub async fn scan<L: EventLog, P: StatePredicate>(
+pub async fn scan<L: LogReader, P: StatePredicate>(
     log: &L,
     predicates: &[P],
     range: RangeInclusive<u64>,
@@ -333,7 +333,7 @@ fn first_holding<P: StatePredicate>(predicates: &[P], folder: &Folder) -> Option
         .find_map(|(index, p)| p.holds(&folder.state).map(|why| (index, why)))
 }
 
-async fn hit_at<L: EventLog>(
+async fn hit_at<L: LogReader>(
     log: &L,
     seq: u64,
     why: String,

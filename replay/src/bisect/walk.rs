@@ -7,13 +7,13 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use flotilla_core::Decisions;
-use flotilla_eventstore::{EventLog, StoredEvent};
+use flotilla_eventstore::{LogReader, StoredEvent};
 use uuid::Uuid;
 
 use crate::{Folder, Known, READ_BATCH_MAX, ReplayError, first_folded};
 
 /// A cursor over the inputs after a folder's sequence, up to `until`.
-pub(crate) struct Walk<'a, L: EventLog> {
+pub(crate) struct Walk<'a, L: LogReader> {
     log: &'a L,
     until: u64,
     page: VecDeque<StoredEvent>,
@@ -48,7 +48,7 @@ impl Stepped {
     }
 }
 
-impl<'a, L: EventLog> Walk<'a, L> {
+impl<'a, L: LogReader> Walk<'a, L> {
     /// A walk over the inputs up to `until` (inclusive).
     pub(crate) fn new(log: &'a L, until: u64) -> Self {
         Self {

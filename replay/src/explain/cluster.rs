@@ -15,7 +15,7 @@ use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::PlacementType;
 use flotilla_core::placement::{BindingState, ClusterDecision, Placement};
 use flotilla_core::{Decision, State};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use serde::Serialize;
 
 use super::budget::Budget;
@@ -240,7 +240,7 @@ impl HistoryStep {
 ///
 /// # Errors
 /// A log read or fold failure.
-pub async fn explain_cluster<L: EventLog>(
+pub async fn explain_cluster<L: LogReader>(
     log: &L,
     cluster: &str,
     placement: &PlacementRef,
@@ -278,7 +278,7 @@ pub async fn explain_cluster<L: EventLog>(
 
 /// Reads the inputs up to `seq` and keeps the newest [`HISTORY_STEPS_MAX`] relevant to the
 /// cluster's binding, with how many older ones were left out.
-async fn read_history<L: EventLog>(
+async fn read_history<L: LogReader>(
     log: &L,
     key: &ObjectKey,
     cluster: &str,

@@ -9,7 +9,7 @@ use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::placement::Placement;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -134,7 +134,7 @@ impl PlacementExplanation {
 ///
 /// # Errors
 /// A log read or fold failure.
-pub async fn explain_placement<L: EventLog>(
+pub async fn explain_placement<L: LogReader>(
     log: &L,
     placement: &PlacementRef,
     at: Option<Point>,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use flotilla_core::{Decisions, Envelope};
-use flotilla_eventstore::{EventLog, StoredEvent};
+use flotilla_eventstore::{LogReader, StoredEvent};
 
 use crate::seek::fold_to;
 use crate::{Folder, READ_BATCH_MAX, ReplayError};
@@ -21,7 +21,7 @@ pub(crate) struct LoggedInput {
 
 /// Reads the inputs after `after` up to `until` page by page, with their recorded decisions;
 /// inputs past the last decided one are folded again for theirs.
-pub(crate) struct Inputs<'a, L: EventLog> {
+pub(crate) struct Inputs<'a, L: LogReader> {
     log: &'a L,
     next: u64,
     until: u64,
@@ -29,7 +29,7 @@ pub(crate) struct Inputs<'a, L: EventLog> {
     tail: Option<Folder>,
 }
 
-impl<'a, L: EventLog> Inputs<'a, L> {
+impl<'a, L: LogReader> Inputs<'a, L> {
     pub(crate) async fn new(log: &'a L, after: u64, until: u64) -> Result<Self, ReplayError> {
         Ok(Self {
             log,
@@ -102,7 +102,7 @@ impl<'a, L: EventLog> Inputs<'a, L> {
         let folded = folder.fold_page(self.log, events, &[]).await?;
         self.tail = Some(folder);
         if let Some(newer) = folded.stopped {
-            return Err(newer);
+            return Err(newer.into());
         }
         Ok(folded.decisions.into_iter().collect())
     }

@@ -26,7 +26,7 @@ use chrono::{DateTime, Utc};
 use flotilla_core::model::ObjectKey;
 use flotilla_core::staged::Scope;
 use flotilla_core::{Decision, Envelope};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_projections::{decision_line, event_line};
 use serde::Serialize;
 
@@ -188,7 +188,7 @@ pub const TIMELINE_ENTRIES_MAX: usize = 100_000;
 ///
 /// # Errors
 /// A log read failure, or a fold failure where inputs have no recorded decisions.
-pub async fn timeline<L: EventLog>(
+pub async fn timeline<L: LogReader>(
     log: &L,
     filter: &TimelineFilter,
     after: Option<Point>,
@@ -201,7 +201,7 @@ pub async fn timeline<L: EventLog>(
 ///
 /// # Errors
 /// As [`timeline`].
-pub async fn timeline_at_most<L: EventLog>(
+pub async fn timeline_at_most<L: LogReader>(
     log: &L,
     filter: &TimelineFilter,
     (after, until): (Option<Point>, Option<Point>),

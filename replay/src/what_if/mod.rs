@@ -43,7 +43,7 @@ use flotilla_core::wire::LogRecord;
 use flotilla_core::{
     Decision, Envelope, Input, ObjectRef, RESOURCE_INDEX_CURRENT, State, WorkReport,
 };
-use flotilla_eventstore::{EventLog, StoredEvent};
+use flotilla_eventstore::{LogReader, StoredEvent};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
@@ -168,7 +168,7 @@ pub enum WhatIfError {
 ///
 /// # Errors
 /// See [`WhatIfError`].
-pub async fn what_if<L: EventLog>(
+pub async fn what_if<L: LogReader>(
     log: &L,
     from_seq: u64,
     changed_objects: Vec<Value>,
@@ -199,7 +199,7 @@ pub async fn what_if<L: EventLog>(
 }
 
 /// The time of the fork point: its state's time, or the first event's after it.
-async fn fork_time<L: EventLog>(log: &L, base: &Folder) -> Result<DateTime<Utc>, WhatIfError> {
+async fn fork_time<L: LogReader>(log: &L, base: &Folder) -> Result<DateTime<Utc>, WhatIfError> {
     if let Some(now) = base.state.now() {
         return Ok(now);
     }
@@ -265,7 +265,7 @@ impl Sides {
             seq: self.fork.seq + 1,
             record: LogRecord::Event(envelope),
         };
-        self.fork.fold(&record)
+        Ok(self.fork.fold(&record)?)
     }
 
     fn apply_changes(
@@ -298,7 +298,7 @@ impl Sides {
 
     /// Walks the recorded inputs after the fork point, folding each into the recording and,
     /// when it still applies, into the fork.
-    async fn refeed<L: EventLog>(
+    async fn refeed<L: LogReader>(
         &mut self,
         log: &L,
         changes: &[(ObjectKey, String)],

@@ -12,9 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::{Envelope, Heartbeat, Input, WorkReport};
-use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::memory_log::MemoryLog;
 use flotilla_eventstore::{
-    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent,
+    AppendTime, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, StoredEvent,
 };
 use flotilla_replay::Folder;
 use serde_json::{Value, json};
@@ -162,21 +162,19 @@ pub fn placement(max_unavailable: &Value) -> Value {
     })
 }
 
-/// A redb log in a temporary directory holding `events`.
-pub async fn redb_log(events: &[Envelope]) -> (tempfile::TempDir, RedbLog) {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let log = RedbLog::open(&dir.path().join("log.redb"), RedbOptions::default())
-        .expect("a fresh log opens");
+/// A log in memory holding `events`: replay reads it as it reads a file.
+pub async fn memory_log(events: &[Envelope]) -> MemoryLog {
+    let log = MemoryLog::new();
     log.append(events.to_vec(), AppendTime::AsGiven)
         .await
         .expect("the events append");
-    (dir, log)
+    log
 }
 
 /// A log that keeps a checkpoint every K inputs (the multi-checkpoint storage to come),
-/// around a redb log; it counts how many checkpoints were loaded.
+/// around a log in memory; it counts how many checkpoints were loaded.
 pub struct Checkpointed {
-    pub inner: Arc<RedbLog>,
+    pub inner: Arc<MemoryLog>,
     pub checkpoints: Mutex<BTreeMap<u64, Checkpoint>>,
     /// Calls of `load_checkpoint_before` (each a decode on a real store).
     pub loads: AtomicU64,
@@ -184,7 +182,7 @@ pub struct Checkpointed {
 
 impl Checkpointed {
     /// Folds the log and keeps the state after every `every`-th input.
-    pub async fn new(inner: Arc<RedbLog>, every: u64) -> Self {
+    pub async fn new(inner: Arc<MemoryLog>, every: u64) -> Self {
         let last = inner.last_seq().await.expect("the log answers");
         let mut folder = Folder::default();
         let mut checkpoints = BTreeMap::new();
@@ -205,15 +203,7 @@ impl Checkpointed {
     }
 }
 
-impl EventLog for Checkpointed {
-    async fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> Result<Vec<Appended>, LogError> {
-        self.inner.append(events, time).await
-    }
-
+impl LogReader for Checkpointed {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         self.inner.read(from, max).await
     }
@@ -226,22 +216,12 @@ impl EventLog for Checkpointed {
         self.inner.wait_for(after, timeout).await
     }
 
-    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
-        self.inner.append_decisions(batch).await
-    }
-
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
         self.inner.read_decisions(from, max).await
     }
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         self.inner.last_decided_seq().await
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
-        let mut kept = self.checkpoints.lock().expect("not poisoned");
-        kept.insert(checkpoint.seq, checkpoint.clone());
-        Ok(0)
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
@@ -257,9 +237,5 @@ impl EventLog for Checkpointed {
 
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         self.inner.first_seq_of(ids).await
-    }
-
-    async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
-        self.inner.record_folded(folded).await
     }
 }

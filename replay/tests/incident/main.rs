@@ -1,4 +1,4 @@
-//! Incident replay on logs recorded in the test by a small hub (real redb log, exact event
+//! Incident replay on logs recorded in the test by a small hub (a log in memory, exact event
 //! times, recorded decisions): the timeline of a placement, a cluster and a run; why a cluster
 //! carries what it carries and why a rollout waits; what changed between two points — each
 //! compared with its exact text and JSON.

@@ -1,13 +1,15 @@
 //! `verify` catches a fold that is not a pure function of the log, at its exact sequence. The
-//! injected fault is the classic one: a step that reads the wall clock instead of the event's
-//! time. Replayed later, the wall clock is far past every recorded time, so the state diverges
-//! at once (heartbeat times), and the decisions diverge at the first input whose outcome
-//! depends on time: the one at which the log recorded a silent cluster timing out.
+//! fault is the classic one: a step that reads the wall clock instead of the event's time.
+//! Such a hub records decisions (and checkpoints) that folding the log again does not give: the
+//! test records the same inputs as a hub with that fault would, so the state diverges at once
+//! (heartbeat times), and the decisions diverge at the first input whose outcome depends on
+//! time: the one at which an honest hub records a silent cluster timing out.
 
 use chrono::{DateTime, TimeZone, Utc};
 use flotilla_core::{Decision, Decisions, Envelope, State};
-use flotilla_eventstore::EventLog;
-use flotilla_replay::{ReplayError, verify, verify_with};
+use flotilla_eventstore::memory_log::MemoryLog;
+use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogReader};
+use flotilla_replay::{ReplayError, verify};
 
 use crate::recorder::{Recorder, member};
 
@@ -23,6 +25,57 @@ fn step_reading_the_wall_clock(state: &mut State, event: &Envelope) -> Decisions
     let mut event = event.clone();
     event.time = wall_clock();
     flotilla_core::step(state, &event)
+}
+
+/// The inputs of `honest`, with the decision batches (same ranges) and checkpoints (same
+/// sequences) a hub folding with [`step_reading_the_wall_clock`] would have recorded.
+async fn recorded_reading_the_wall_clock(honest: &MemoryLog) -> MemoryLog {
+    let faulty = MemoryLog::new();
+    let events: Vec<Envelope> = honest
+        .read(1, 10_000)
+        .await
+        .expect("readable")
+        .iter()
+        .map(|stored| stored.event().expect("only events").clone())
+        .collect();
+    let checkpoint = honest
+        .load_checkpoint()
+        .await
+        .expect("readable")
+        .map(|c| c.seq);
+    let batches = honest.read_decisions(1, 10_000).await.expect("readable");
+    let mut state = State::default();
+    for batch in &batches {
+        let mut decisions = Vec::new();
+        for seq in batch.first_input_seq..=batch.last_input_seq {
+            let decided = step_reading_the_wall_clock(&mut state, &events[seq as usize - 1]);
+            if !decided.is_empty() {
+                decisions.push((seq, decided));
+            }
+            if checkpoint == Some(seq) {
+                let hash = state.hash().expect("the state encodes");
+                let state = state.clone();
+                faulty
+                    .save_checkpoint(&Checkpoint { seq, hash, state })
+                    .await
+                    .expect("saved");
+            }
+        }
+        let range = &events[batch.first_input_seq as usize - 1..batch.last_input_seq as usize];
+        faulty
+            .append(range.to_vec(), AppendTime::AsGiven)
+            .await
+            .expect("appended");
+        let faulty_batch = DecisionBatch {
+            decisions,
+            ..batch.clone()
+        };
+        faulty
+            .append_decisions(&faulty_batch)
+            .await
+            .expect("decided");
+    }
+    faulty
 }
 
 /// Three members beat, then member-3 goes silent for ten minutes while the others beat, and a
@@ -55,7 +108,8 @@ async fn a_fold_reading_the_wall_clock_is_caught_at_the_input_it_decides_otherwi
             matches!(d, Decision::ClusterHealthChanged { cluster, .. } if cluster.as_str() == "member-3")
         })
     };
-    // Where the log recorded member-3's timeout: a heartbeat of another member, 5 periods on.
+    // Where an honest hub recorded member-3's timeout: a heartbeat of another member, 5 periods
+    // on.
     let batches = recorder.log.read_decisions(1, 100).await.expect("readable");
     let recorded_timeout = batches
         .iter()
@@ -65,15 +119,16 @@ async fn a_fold_reading_the_wall_clock_is_caught_at_the_input_it_decides_otherwi
         .expect("member-3 timed out in the recorded log");
     assert!(recorded_timeout < last);
 
-    let error = verify_with(&recorder.log, step_reading_the_wall_clock)
+    let faulty = recorded_reading_the_wall_clock(&recorder.log).await;
+    let error = verify(&faulty)
         .await
         .expect_err("the faulty fold is caught");
     let ReplayError::Diverged(divergence) = &error else {
         panic!("expected a decision divergence, got {error}");
     };
     assert_eq!(divergence.seq, recorded_timeout, "{error}");
-    assert!(timed_out(&divergence.recorded), "{error}");
-    assert!(!timed_out(&divergence.recomputed), "{error}");
+    assert!(!timed_out(&divergence.recorded), "{error}");
+    assert!(timed_out(&divergence.recomputed), "{error}");
     assert!(divergence.is_strict());
     let named = format!("input {recorded_timeout}:");
     assert!(error.to_string().contains(&named), "{error}");
@@ -86,7 +141,8 @@ async fn a_checkpoint_before_it_catches_the_state_diverging_first() {
     let honest = verify(&recorder.log).await.expect("this build verifies");
     assert_eq!(honest.checkpoints, (1, Some(checkpoint)));
 
-    let error = verify_with(&recorder.log, step_reading_the_wall_clock)
+    let faulty = recorded_reading_the_wall_clock(&recorder.log).await;
+    let error = verify(&faulty)
         .await
         .expect_err("the faulty fold is caught");
     let ReplayError::HashDiverged(divergence) = &error else {

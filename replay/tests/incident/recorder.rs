@@ -1,40 +1,34 @@
-//! A small hub for the tests: appends inputs to a real redb log at exact event times, folds
+//! A small hub for the tests: appends inputs to a log in memory at exact event times, folds
 //! them as the hub's writer does and records their decisions, so the log reads back as one a
 //! hub wrote.
 
 use chrono::{DateTime, Duration, Utc};
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport};
-use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog};
+use flotilla_eventstore::memory_log::MemoryLog;
+use flotilla_eventstore::{AppendTime, DecisionBatch, EventLog, LogReader};
 use flotilla_replay::Folder;
 use serde_json::Value;
-use tempfile::TempDir;
 use uuid::Uuid;
 
 /// Who the test's inputs come from.
 const SOURCE: &str = "test";
 
 pub struct Recorder {
-    pub log: RedbLog,
+    pub log: MemoryLog,
     folder: Folder,
     now: DateTime<Utc>,
     issued: u128,
-    _dir: TempDir,
 }
 
 impl Recorder {
     /// An empty log whose clock starts at `start` (RFC 3339).
     pub fn new(start: &str) -> Self {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let log = RedbLog::open(&dir.path().join("log.redb"), RedbOptions::default())
-            .expect("a fresh redb log");
         Self {
-            log,
+            log: MemoryLog::new(),
             folder: Folder::default(),
             now: start.parse().expect("an RFC 3339 start"),
             issued: 0,
-            _dir: dir,
         }
     }
 

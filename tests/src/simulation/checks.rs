@@ -12,7 +12,7 @@ use flotilla_core::model::ObjectKey;
 use flotilla_core::placement::BindingState;
 use flotilla_core::staged::run::UpdateRun;
 use flotilla_core::{RejectCode, State};
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use flotilla_replay::{PlacementRef, explain_placement, fold_from_zero, verify};
 use uuid::Uuid;
 

@@ -25,7 +25,7 @@ use flotilla_core::Envelope;
 use flotilla_core::wire::encode_envelope;
 use flotilla_eventstore::redb_log::RedbLog;
 use flotilla_eventstore::{
-    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, StoredEvent,
+    AppendTime, Appended, Checkpoint, DecisionBatch, EventLog, LogError, LogReader, StoredEvent,
 };
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use uuid::Uuid;
@@ -212,16 +212,7 @@ fn injected(op: Op, when: When) -> LogError {
     LogError::Storage(format!("simulated fault: {op:?} failed {when:?}"))
 }
 
-impl EventLog for FaultyLog {
-    async fn append(
-        &self,
-        events: Vec<Envelope>,
-        time: AppendTime,
-    ) -> Result<Vec<Appended>, LogError> {
-        self.guarded(Op::Append, self.append_windowed(events, time))
-            .await
-    }
-
+impl LogReader for FaultyLog {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         self.inner.read(from, max).await
     }
@@ -234,22 +225,12 @@ impl EventLog for FaultyLog {
         self.inner.wait_for(after, timeout).await
     }
 
-    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
-        self.guarded(Op::AppendDecisions, self.inner.append_decisions(batch))
-            .await
-    }
-
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
         self.inner.read_decisions(from, max).await
     }
 
     async fn last_decided_seq(&self) -> Result<u64, LogError> {
         self.inner.last_decided_seq().await
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
-        self.guarded(Op::SaveCheckpoint, self.inner.save_checkpoint(checkpoint))
-            .await
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
@@ -266,6 +247,27 @@ impl EventLog for FaultyLog {
 
     async fn first_seq_of(&self, ids: &[Uuid]) -> Result<BTreeMap<Uuid, u64>, LogError> {
         self.inner.first_seq_of(ids).await
+    }
+}
+
+impl EventLog for FaultyLog {
+    async fn append(
+        &self,
+        events: Vec<Envelope>,
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        self.guarded(Op::Append, self.append_windowed(events, time))
+            .await
+    }
+
+    async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
+        self.guarded(Op::AppendDecisions, self.inner.append_decisions(batch))
+            .await
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
+        self.guarded(Op::SaveCheckpoint, self.inner.save_checkpoint(checkpoint))
+            .await
     }
 
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {

@@ -71,3 +71,11 @@ pub enum SimError {
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
 }
+
+/// A fold's error is reported as replay's of the same name: one kind of fold failure, whether
+/// the simulated writer or a replay folded.
+impl From<flotilla_eventstore::fold::FoldError> for SimError {
+    fn from(error: flotilla_eventstore::fold::FoldError) -> Self {
+        SimError::Replay(error.into())
+    }
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
 use flotilla_core::StateHash;
-use flotilla_eventstore::EventLog;
+use flotilla_eventstore::LogReader;
 use uuid::Uuid;
 
 use super::SimError;

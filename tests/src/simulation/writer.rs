@@ -17,9 +17,9 @@ use chrono::{DateTime, Utc};
 use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Decisions, Envelope, Input, State, StateHash, invariants, next_deadline};
+use flotilla_eventstore::fold::{FoldError, Folder, first_folded};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
-use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
-use flotilla_replay::{Folder, ReplayError, first_folded};
+use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError, LogReader};
 use uuid::Uuid;
 
 use super::SimError;
@@ -165,7 +165,7 @@ impl Writer {
         };
         let first = match first_folded(self.log.as_ref(), &events).await {
             Ok(first) => first,
-            Err(ReplayError::Log(error)) => return stopped(error),
+            Err(FoldError::Log(error)) => return stopped(error),
             Err(error) => return Err(error.into()),
         };
         let (decisions, first_seen) = self.fold_checked(&events, first)?;

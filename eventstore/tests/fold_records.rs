@@ -2,19 +2,21 @@
 //! `Undecodable` rejection and changes nothing — not the state, not its clock — while the
 //! sequence moves on; a newer build's record stops the fold before it, without folding it; an
 //! event whose id was folded before, earlier in the page or as the log knew, decides
-//! `DuplicateEvent` and changes nothing.
+//! `DuplicateEvent` and changes nothing. Records are handed to the folder as stored, or kept
+//! in a `MemoryLog` where the fold reads them itself.
 
 use std::collections::BTreeMap;
 
 use chrono::{TimeZone, Utc};
 use flotilla_core::wire::{LogRecord, RecordKind};
 use flotilla_core::{Decision, Envelope, Input, RejectCode, State};
-use flotilla_eventstore::StoredEvent;
-use flotilla_replay::{Folder, ReplayError};
+use flotilla_eventstore::fold::{FoldError, Folder};
+use flotilla_eventstore::memory_log::MemoryLog;
+use flotilla_eventstore::{AppendTime, EventLog, StoredEvent};
 use uuid::Uuid;
 
 #[test]
-fn a_rejected_record_decides_undecodable_and_changes_nothing() -> Result<(), ReplayError> {
+fn a_rejected_record_decides_undecodable_and_changes_nothing() -> Result<(), FoldError> {
     let mut folder = Folder::default();
     let record = LogRecord::Rejected {
         subject: "flotilla.in.heartbeat.member-2".into(),
@@ -49,7 +51,7 @@ fn a_newer_record_stops_the_fold_before_it() {
     let stopped = folder.fold(&StoredEvent { seq: 1, record });
     assert!(matches!(
         stopped,
-        Err(ReplayError::Newer {
+        Err(FoldError::Newer {
             seq: 1,
             version: 9,
             ..
@@ -90,7 +92,7 @@ fn is_duplicate(decisions: &[Decision]) -> bool {
 }
 
 #[test]
-fn an_id_repeated_within_a_page_is_a_duplicate_and_first_seen_once() -> Result<(), ReplayError> {
+fn an_id_repeated_within_a_page_is_a_duplicate_and_first_seen_once() -> Result<(), FoldError> {
     let (id, other) = (Uuid::from_u128(7), Uuid::from_u128(8));
     let mut folder = Folder::default();
     let mut first = BTreeMap::new();
@@ -132,7 +134,7 @@ fn an_id_repeated_within_a_page_is_a_duplicate_and_first_seen_once() -> Result<(
 }
 
 #[test]
-fn an_id_the_log_knew_at_an_earlier_sequence_is_a_duplicate() -> Result<(), ReplayError> {
+fn an_id_the_log_knew_at_an_earlier_sequence_is_a_duplicate() -> Result<(), FoldError> {
     let id = Uuid::from_u128(9);
     let mut first = BTreeMap::from([(id, 0)]);
     let mut folder = Folder::default();
@@ -147,6 +149,39 @@ fn an_id_the_log_knew_at_an_earlier_sequence_is_a_duplicate() -> Result<(), Repl
         folder.state.hash()?,
         State::default().hash()?,
         "nothing changed"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn catching_up_folds_the_log_and_stops_before_a_newer_record() -> Result<(), FoldError> {
+    let log = MemoryLog::new();
+    let LogRecord::Event(envelope) = namespace_at(1, Uuid::from_u128(1)).record else {
+        unreachable!("an event");
+    };
+    log.append(vec![envelope], AppendTime::AsGiven).await?;
+    log.push_record(LogRecord::Rejected {
+        subject: "flotilla.in.heartbeat.member-2".into(),
+        reason: "not the JSON form".into(),
+        bytes: Vec::new(),
+    });
+    log.push_record(LogRecord::Newer {
+        kind: RecordKind::Event,
+        version: 9,
+        subject: "redb".to_owned(),
+        bytes: Vec::new(),
+    });
+    let mut folder = Folder::default();
+    let stopped = folder.catch_up(&log, 3).await;
+    assert!(
+        matches!(stopped, Err(FoldError::Newer { seq: 3, .. })),
+        "{stopped:?}"
+    );
+    assert_eq!(folder.seq, 2, "folded up to the newer record");
+    assert_ne!(
+        folder.state.hash()?,
+        State::default().hash()?,
+        "the event folded"
     );
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! [`Folder`]: the one place where stored records meet [`flotilla_core::step`]. The runtime's
 //! writer, the scenario runner and every replay fold through it, so they cannot drift apart.
+//! It lives with the log because the verdicts it applies besides `step` are the log's: the
+//! hub's writer goes from the log to the core's step through it, and replay uses the same one.
 //!
 //! Beyond `step`, a folder applies the log's own verdicts, which live outside the state:
 //! - a record that is not an input this build accepts is answered `Undecodable` and changes
@@ -13,43 +15,67 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
+use flotilla_core::codec::CodecError;
 use flotilla_core::decision::rejected;
-use flotilla_core::wire::LogRecord;
-use flotilla_core::{Decision, Decisions, Envelope, RejectCode, State};
-use flotilla_eventstore::{Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, StoredEvent};
+use flotilla_core::wire::{LogRecord, RecordKind};
+use flotilla_core::{Decision, Decisions, RejectCode, State};
 use uuid::Uuid;
 
-use crate::timeline::names::About;
-use crate::{READ_BATCH_MAX, ReplayError};
+use crate::{Checkpoint, DecisionBatch, EncodedCheckpoint, LogError, LogReader, StoredEvent};
 
-/// A fold step: the core's [`flotilla_core::step`], or — only to prove that `verify` catches
-/// one — a step that is not a pure function of the log.
-pub type StepFn = fn(&mut State, &Envelope) -> Decisions;
+pub mod about;
 
-/// State plus the sequence it has folded up to.
-#[derive(Debug, Clone)]
+use about::About;
+
+/// The target of the fold's trace spans and events: the one they had when the fold was
+/// replay's, which log filters name (`flotilla_replay=trace`, `docs/observability.md`).
+const TRACE_TARGET: &str = "flotilla_replay::folder";
+
+/// Events read per round trip when folding a log.
+pub const READ_BATCH_MAX: usize = 1_000;
+
+/// Why folding stopped. Replay's `ReplayError` has the same variants and converts from it.
+#[derive(Debug, thiserror::Error)]
+pub enum FoldError {
+    /// The log could not be read.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// The state could not be hashed or encoded.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// The log skipped a sequence number.
+    #[error("the log jumps from sequence {folded} to {found}")]
+    Gap {
+        /// Last folded sequence.
+        folded: u64,
+        /// Sequence found next.
+        found: u64,
+    },
+    /// The log holds a record written by a newer flotilla: this build must not decide it.
+    #[error("input {seq} is a {kind} of version {version}, newer than this build reads")]
+    Newer {
+        /// Its sequence.
+        seq: u64,
+        /// Its record kind.
+        kind: RecordKind,
+        /// Its version.
+        version: u16,
+    },
+}
+
+/// State plus the sequence it has folded up to. Every input is folded by the core's
+/// [`flotilla_core::step`] itself: there is no other step to fold with, so what replay and
+/// `verify` recompute is what the hub's writer decides.
+#[derive(Debug, Clone, Default)]
 pub struct Folder {
     /// The folded state.
     pub state: State,
     /// The last folded input sequence (0 = nothing).
     pub seq: u64,
-    /// How an input is folded: always the core's step, but in tests of `verify`.
-    step: StepFn,
     /// Records of a newer build at or before this sequence are rejected as undecodable
     /// instead of stopping the fold: the writer found that no hub of a newer build announced
     /// itself, so such a record is a publisher's, not a rolling upgrade's.
     reject_newer_through: u64,
-}
-
-impl Default for Folder {
-    fn default() -> Self {
-        Self {
-            state: State::default(),
-            seq: 0,
-            step: flotilla_core::step,
-            reject_newer_through: 0,
-        }
-    }
 }
 
 /// What the log knows about one input besides its record.
@@ -69,8 +95,8 @@ pub struct Folded {
     /// `(event id, sequence)` of every event folded for the first time: what the log's id index
     /// must remember before these decisions are recorded.
     pub first_seen: Vec<(Uuid, u64)>,
-    /// The fold stopped before a record of a newer build ([`ReplayError::Newer`]).
-    pub stopped: Option<ReplayError>,
+    /// The fold stopped before a record of a newer build ([`FoldError::Newer`]).
+    pub stopped: Option<FoldError>,
 }
 
 impl Folder {
@@ -85,22 +111,16 @@ impl Folder {
     }
 
     /// Rejects the records of a newer build through `seq` instead of stopping before them (see
-    /// [`EventLog::newer_build`]).
+    /// [`LogReader::newer_build`]).
     pub fn reject_newer_through(&mut self, seq: u64) {
         self.reject_newer_through = self.reject_newer_through.max(seq);
-    }
-
-    /// The same folder folding with `step` instead of the core's (tests of `verify` only).
-    #[must_use]
-    pub fn with_step(self, step: StepFn) -> Self {
-        Self { step, ..self }
     }
 
     /// Folds one stored record with nothing known about it beyond the record.
     ///
     /// # Errors
     /// As [`Folder::fold_known`].
-    pub fn fold(&mut self, event: &StoredEvent) -> Result<Decisions, ReplayError> {
+    pub fn fold(&mut self, event: &StoredEvent) -> Result<Decisions, FoldError> {
         self.fold_known(event, Known::default())
     }
 
@@ -108,15 +128,15 @@ impl Folder {
     /// (module docs).
     ///
     /// # Errors
-    /// [`ReplayError::Gap`] when the record is not `seq + 1`; [`ReplayError::Newer`] for a
+    /// [`FoldError::Gap`] when the record is not `seq + 1`; [`FoldError::Newer`] for a
     /// record of a newer build (nothing is folded).
     pub fn fold_known(
         &mut self,
         event: &StoredEvent,
         known: Known<'_>,
-    ) -> Result<Decisions, ReplayError> {
+    ) -> Result<Decisions, FoldError> {
         if event.seq != self.seq + 1 {
-            return Err(ReplayError::Gap {
+            return Err(FoldError::Gap {
                 folded: self.seq,
                 found: event.seq,
             });
@@ -142,7 +162,7 @@ impl Folder {
                 )]
             }
             (LogRecord::Newer { kind, version, .. }, None) => {
-                return Err(ReplayError::Newer {
+                return Err(FoldError::Newer {
                     seq: event.seq,
                     kind: *kind,
                     version: *version,
@@ -167,7 +187,7 @@ impl Folder {
                 )],
                 _ => {
                     let _span = fold_span(event.seq, envelope).entered();
-                    let decisions = (self.step)(&mut self.state, envelope);
+                    let decisions = flotilla_core::step(&mut self.state, envelope);
                     check_invariants(&self.state, event.seq);
                     trace_decisions(&decisions);
                     decisions
@@ -183,12 +203,12 @@ impl Folder {
     ///
     /// # Errors
     /// A log failure or a gap.
-    pub async fn fold_page<L: EventLog>(
+    pub async fn fold_page<L: LogReader>(
         &mut self,
         log: &L,
         events: &[StoredEvent],
         recorded: &[DecisionBatch],
-    ) -> Result<Folded, ReplayError> {
+    ) -> Result<Folded, FoldError> {
         let first = first_folded(log, events).await?;
         self.fold_records(events, first, recorded)
     }
@@ -205,7 +225,7 @@ impl Folder {
         events: &[StoredEvent],
         mut first: BTreeMap<Uuid, u64>,
         recorded: &[DecisionBatch],
-    ) -> Result<Folded, ReplayError> {
+    ) -> Result<Folded, FoldError> {
         self.fold_records_with(events, &mut first, recorded)
     }
 
@@ -219,7 +239,7 @@ impl Folder {
         events: &[StoredEvent],
         first: &mut BTreeMap<Uuid, u64>,
         recorded: &[DecisionBatch],
-    ) -> Result<Folded, ReplayError> {
+    ) -> Result<Folded, FoldError> {
         let recorded = recorded_by_seq(recorded);
         let mut folded = Folded::default();
         for event in events {
@@ -239,7 +259,7 @@ impl Folder {
             };
             match self.fold_known(event, known) {
                 Ok(decisions) => folded.decisions.push((event.seq, decisions)),
-                Err(newer @ ReplayError::Newer { .. }) => {
+                Err(newer @ FoldError::Newer { .. }) => {
                     folded.stopped = Some(newer);
                     break;
                 }
@@ -257,7 +277,7 @@ impl Folder {
     ///
     /// # Errors
     /// When the state cannot be encoded for hashing.
-    pub fn checkpoint(&self) -> Result<Checkpoint, ReplayError> {
+    pub fn checkpoint(&self) -> Result<Checkpoint, FoldError> {
         Ok(Checkpoint {
             seq: self.seq,
             hash: self.state.hash()?,
@@ -266,11 +286,11 @@ impl Folder {
     }
 
     /// The checkpoint of the folded state, encoded once for storing
-    /// ([`flotilla_eventstore::EventLog::save_encoded_checkpoint`]).
+    /// ([`crate::EventLog::save_encoded_checkpoint`]).
     ///
     /// # Errors
     /// When the state cannot be encoded.
-    pub fn encoded_checkpoint(&self) -> Result<EncodedCheckpoint, ReplayError> {
+    pub fn encoded_checkpoint(&self) -> Result<EncodedCheckpoint, FoldError> {
         Ok(flotilla_core::wire::checkpoint::encode_once(
             self.seq,
             &self.state,
@@ -288,11 +308,11 @@ impl Folder {
     ///
     /// # Errors
     /// A log read failure, a gap, or a newer build's record before `until`.
-    pub async fn catch_up<L: EventLog>(
+    pub async fn catch_up<L: LogReader>(
         &mut self,
         log: &L,
         until: u64,
-    ) -> Result<Vec<(u64, Decisions)>, ReplayError> {
+    ) -> Result<Vec<(u64, Decisions)>, FoldError> {
         self.catch_up_following(log, until, &[]).await
     }
 
@@ -300,12 +320,12 @@ impl Folder {
     ///
     /// # Errors
     /// As [`Folder::catch_up`].
-    pub async fn catch_up_following<L: EventLog>(
+    pub async fn catch_up_following<L: LogReader>(
         &mut self,
         log: &L,
         until: u64,
         recorded: &[DecisionBatch],
-    ) -> Result<Vec<(u64, Decisions)>, ReplayError> {
+    ) -> Result<Vec<(u64, Decisions)>, FoldError> {
         let mut out = Vec::new();
         while self.seq < until {
             // Never more than up to `until`: a caller going batch by batch (verify, a follower)
@@ -344,10 +364,10 @@ fn check_invariants(_state: &State, _seq: u64) {}
 ///
 /// # Errors
 /// When the log cannot answer.
-pub async fn first_folded<L: EventLog>(
+pub async fn first_folded<L: LogReader>(
     log: &L,
     events: &[StoredEvent],
-) -> Result<BTreeMap<Uuid, u64>, ReplayError> {
+) -> Result<BTreeMap<Uuid, u64>, FoldError> {
     if log.deduplicates_every_append() {
         return Ok(BTreeMap::new());
     }
@@ -386,6 +406,7 @@ fn recorded_by_seq(batches: &[DecisionBatch]) -> BTreeMap<u64, &Decisions> {
 fn fold_span(seq: u64, envelope: &flotilla_core::Envelope) -> tracing::Span {
     use tracing::field::Empty;
     let span = tracing::trace_span!(
+        target: TRACE_TARGET,
         "fold",
         seq,
         kind = envelope.payload.kind_name(),
@@ -406,12 +427,13 @@ fn fold_span(seq: u64, envelope: &flotilla_core::Envelope) -> tracing::Span {
 
 /// One `trace` event per decision, inside the input's span, naming its kind and what it names.
 fn trace_decisions(decisions: &[Decision]) {
-    if !tracing::enabled!(tracing::Level::TRACE) {
+    if !tracing::enabled!(target: TRACE_TARGET, tracing::Level::TRACE) {
         return;
     }
     for decision in decisions {
         let about = About::of_decision(decision);
         tracing::trace!(
+            target: TRACE_TARGET,
             kind = decision.kind_name(),
             placement = about.placement.as_ref().map(tracing::field::display),
             cluster = about.cluster.as_deref(),
