@@ -19,7 +19,8 @@ mod verify;
 pub mod what_if;
 
 pub use bisect::{
-    Answer, Hit, Predicate, Probe, Search, SearchError, StatePredicate, bisect, bisect_with, scan,
+    Answer, Held, Hit, Predicate, Probe, Search, SearchError, StatePredicate, bisect, bisect_with,
+    scan,
 };
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};

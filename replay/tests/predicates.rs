@@ -117,7 +117,11 @@ async fn a_predicate_that_held_before_the_range_or_never_holds_says_so() -> Resu
     assert_eq!(held.probes, 1);
     let never = bisect(&log, &parse("cluster-at-index:cluster-4:crp-1:>=1"), 1..=84).await?;
     assert_eq!(never.answer, Answer::Never);
-    assert_eq!(never.probes, 8, "the start, then ⌈log₂ 85⌉ = 7");
+    // The start, ⌈log₂ 84⌉ = 7 probes (the log ends at #83), then — the predicate held at none
+    // of them, and might have turned false again — the start once more and every input.
+    assert_eq!(never.probes, 1 + 7 + 1 + 83);
+    assert_eq!(never.inputs_folded, 83 + 83);
+    assert!(never.held.is_empty());
     assert_eq!(
         never.to_string().lines().next(),
         Some("never holds in the range")
@@ -163,5 +167,62 @@ async fn staged_runs_start_production_after_the_canary_approval() -> Result<(), 
     let early = scan(&log, &[parse("stage-before-approval:release")], 1..=15).await?;
     assert_eq!(first_seq(&early), None);
     assert_eq!(early.answer, Answer::Never);
+    Ok(())
+}
+
+/// cluster-4 goes silent until its heartbeat times out (five 60 s periods), then beats again:
+/// unhealthy for a few inputs of a long log, healthy at its end.
+fn a_silence() -> (History, u64) {
+    let mut history = History::new();
+    history.fleet(&CLUSTERS);
+    for _ in 0..20 {
+        history.quiet(&CLUSTERS, 30);
+    }
+    for _ in 0..11 {
+        history.quiet(&CLUSTERS[..3], 30);
+    }
+    let back = history.heartbeat("cluster-4");
+    for _ in 0..40 {
+        history.quiet(&CLUSTERS, 30);
+    }
+    (history, back)
+}
+
+#[tokio::test]
+async fn a_predicate_that_turns_false_again_is_found_not_answered_never() -> Result<(), SearchError>
+{
+    let (history, back) = a_silence();
+    let log = memory_log(&history.events).await;
+    let last = log.last_seq().await.map_err(ReplayError::from)?;
+    let unhealthy = parse("condition:MemberCluster/cluster-4:Healthy=False");
+    let scanned = scan(&log, std::slice::from_ref(&unhealthy), 1..=last).await?;
+    let bisected = bisect(&log, &unhealthy, 1..=last).await?;
+    assert_eq!(bisected.answer, scanned.answer);
+    let Answer::First(hit) = &bisected.answer else {
+        panic!("expected a first input, found {:?}", bisected.answer);
+    };
+    // Every probe of the bisection missed the short run, so it scanned: one run, ending
+    // right before cluster-4's heartbeat.
+    assert_eq!(
+        bisected.held,
+        [flotilla_replay::Held {
+            from: hit.seq,
+            to: back - 1
+        }]
+    );
+    // The input after which it held is another cluster's heartbeat or a tick: the cause is
+    // cluster-4's deadline, which the fold expires at the first input after it.
+    assert!(!hit.event.contains("cluster-4"), "{}", hit.event);
+    let cause = hit.cause.as_deref().unwrap_or_default();
+    assert!(
+        cause.starts_with("cluster-4's heartbeat deadline passed at "),
+        "{cause}"
+    );
+    assert!(hit.why.contains("HeartbeatTimeout"), "{}", hit.why);
+    let text = bisected.to_string();
+    assert!(
+        text.contains(&format!("held after #{}..=#{}", hit.seq, back - 1)),
+        "{text}"
+    );
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! A scripted incident, recorded by a real hub — on the embedded log, and on NATS — with its
 //! clock set by the test (`serve --test-clock`), so every time is exact: a staged rollout whose staging stage is
 //! approved too early — the staging cluster reported the new Deployment available, then it
-//! crash-loops (a bad image) — so production gets it too, and a production cluster goes silent.
+//! crash-loops (a bad image) — so production gets it too, and a production cluster goes silent
+//! for a while.
 //! The log is exported, imported into a fresh data directory, and each `flotilla replay`
 //! command answers what an on-call engineer asks; the answers are compared with the files in
 //! `tests/fixtures/incident/` (set `UPDATE_INCIDENT=1` to rewrite them after a reviewed change).
@@ -140,6 +141,9 @@ fn record_incident(data: &Path, backend: &[&str]) -> Result<(), String> {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // member-3's agent comes back: healthy again, so "member-3 unhealthy" turned false again.
+    script.at(330)?;
+    script.beat(&["member-3"])?;
     hub.stop()
 }
 
@@ -232,6 +236,17 @@ fn answer_from_an_import(scratch: &Path, source: &[&str]) -> Result<(), String> 
             "object:MemberCluster/member-3:/status/conditions/2/status==False",
             "--until",
             "object:ClusterResourceBinding/shop-member-1-2d2d812e:/status/failedPlacements exists",
+        ])?,
+    )?;
+    // When did member-3 go unhealthy? It is healthy again at the end: the bisection finds it
+    // false at every probe, scans, and names the deadline that passed, not the heartbeat of
+    // another cluster that happened to be folded next.
+    expect(
+        "bisect-member-3.txt",
+        &ask(&[
+            "bisect",
+            "--until",
+            "condition:MemberCluster/member-3:Healthy=False",
         ])?,
     )?;
     // What if staging had soaked for two minutes before its approval?

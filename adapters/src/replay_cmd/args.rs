@@ -127,11 +127,12 @@ pub enum ReplayCommand {
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
     },
-    /// The first input after which a predicate holds (`--until`, for predicates that stay
-    /// true once true, in O(log n) partial folds), or with `--scan` the first occurrence of
-    /// any of them, folding once: `unavailable-exceeds-budget:[NS/]P`,
-    /// `cluster-at-index:C:[NS/]P:N`, `stage-before-approval:[NS/]RUN`,
-    /// `object:KIND/[NS/]NAME:/pointer==VALUE` (or `!=VALUE`, or `/pointer exists`).
+    /// The first input after which a predicate holds (`--until`, in O(log n) partial folds;
+    /// one that held at no probe may have turned false again, so every input is scanned), or
+    /// with `--scan` the first occurrence of any of them, folding once:
+    /// `unavailable-exceeds-budget:[NS/]P`, `cluster-at-index:C:[NS/]P:N`,
+    /// `stage-before-approval:[NS/]RUN`, `object:KIND/[NS/]NAME:/pointer==VALUE` (or
+    /// `!=VALUE`, or `/pointer exists`), `condition:KIND/[NS/]NAME:TYPE=STATUS`.
     Bisect {
         /// The predicate (repeat with `--scan`).
         #[arg(long, required = true)]

@@ -7,23 +7,33 @@
 //!   state a predicate sees after input `s` is the state the hub had after `s`.
 //! - [`scan`] answers the first input in the range after which any predicate holds, whatever
 //!   the predicates. [`bisect()`] answers the same for a predicate that, once true in the range,
-//!   stays true to its end; for one that flips back it answers *an* input after which the
-//!   predicate holds and before which it did not, as `git bisect` does.
-//! - A bisection evaluates the predicate at most `⌈log₂(n + 1)⌉ + 1` times for a range of `n`
-//!   inputs ([`Search::probes`]). Each probe folds from the nearest known state: the newest
+//!   stays true to its end. A predicate false at every probe may have turned false again (a
+//!   cluster unhealthy for a while): the bisection then scans every input and answers the
+//!   first after which it held, with each run of inputs after which it held ([`Search::held`]),
+//!   never a wrong "never". One true at the range's end but also earlier, in a run that ended,
+//!   is answered *an* input after which it holds and before which it did not, as `git bisect`
+//!   does.
+//! - A hit names what else its input set off when that made the predicate hold
+//!   ([`Hit::cause`]): the fold expires a silent cluster's heartbeat deadline at the first
+//!   input after it, which may be anyone's heartbeat.
+//! - A bisection that finds the predicate evaluates it at most `⌈log₂(n + 1)⌉ + 1` times for a
+//!   range of `n` inputs ([`Search::probes`]). Each probe folds from the nearest known state: the newest
 //!   checkpoint at or before it ([`flotilla_eventstore::LogReader::load_checkpoint_before`]) or
 //!   the state at the low end of the search, cloned — whichever is later ([`Probe`]). With
 //!   only the low end, the folds add up to at most about n inputs; with a checkpoint every K
 //!   inputs, each probe folds at most K.
 //! - Deterministic: the same log and predicate give the same answer and the same counts.
 
+mod object;
 pub mod predicate;
 pub(crate) mod walk;
 
 use std::fmt;
 use std::ops::RangeInclusive;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
+use flotilla_core::Decision;
+use flotilla_core::member::REASON_HEARTBEAT_TIMEOUT;
 use flotilla_eventstore::{LogReader, LogRecord};
 use serde::Serialize;
 
@@ -84,6 +94,19 @@ pub struct Hit {
     pub why: String,
     /// Which predicate (its position in the list given to [`scan`]; 0 for [`bisect()`]).
     pub predicate: usize,
+    /// What the input set off besides its own change, when that is what made the predicate
+    /// hold: a silent cluster's heartbeat deadline that passed before the input's time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+}
+
+/// Inputs `from..=to` after each of which a predicate held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Held {
+    /// The first input after which it held.
+    pub from: u64,
+    /// The last.
+    pub to: u64,
 }
 
 /// A search's answer and what it cost (JSON: the answer's fields flattened beside the costs).
@@ -99,6 +122,10 @@ pub struct Search {
     pub inputs_folded: u64,
     /// Checkpoints a probe started from.
     pub checkpoints_used: u32,
+    /// Every run of inputs after which the predicate held, when a bisection found it false at
+    /// the range's end and scanned the range instead (a predicate that turned false again).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub held: Vec<Held>,
 }
 
 impl fmt::Display for Search {
@@ -109,11 +136,26 @@ impl fmt::Display for Search {
             Answer::First(hit) => {
                 writeln!(f, "first after #{}: {}", hit.seq, hit.why)?;
                 writeln!(f, "{}", hit.event)?;
+                if let Some(cause) = &hit.cause {
+                    writeln!(f, "cause: {cause}")?;
+                }
             }
             Answer::AlreadyHeld { seq, why, .. } => {
                 writeln!(f, "already held after #{seq}, before the range: {why}")?;
             }
             Answer::Never => writeln!(f, "never holds in the range")?,
+        }
+        if !self.held.is_empty() {
+            let runs: Vec<String> = self
+                .held
+                .iter()
+                .map(|h| format!("#{}..=#{}", h.from, h.to))
+                .collect();
+            writeln!(
+                f,
+                "held after {}; not at the range's end, so every input was scanned",
+                runs.join(", ")
+            )?;
         }
         writeln!(
             f,
@@ -208,10 +250,54 @@ pub async fn bisect_with<L: LogReader, P: StatePredicate + ?Sized>(
             None => low = folder,
         }
     }
-    if let Some(why) = high_why.filter(|_| high <= until) {
-        prober.search.answer = Answer::First(hit_at(log, high, why, 0).await?);
+    match high_why.filter(|_| high <= until) {
+        Some(why) => {
+            let hit = hit_after(log, &low, high, why).await?;
+            prober.search.answer = Answer::First(hit);
+        }
+        // Not holding at any probe proves nothing of a predicate that turns false again:
+        // only a scan of every input can say it never held.
+        None => scan_runs(&mut prober, predicate, first, until).await?,
     }
     Ok(prober.search)
+}
+
+/// Folds every input of `first..=until` once, recording each run of inputs after which
+/// `predicate` held; the first run's start is the answer.
+async fn scan_runs<L: LogReader, P: StatePredicate + ?Sized>(
+    prober: &mut Prober<'_, L>,
+    predicate: &P,
+    first: u64,
+    until: u64,
+) -> Result<(), SearchError> {
+    let mut folder = prober.state_after(None, first - 1).await?;
+    let mut walk = Walk::new(prober.log, until);
+    while let Some(stepped) = walk.step(&mut folder).await? {
+        prober.search.inputs_folded += 1;
+        prober.search.probes = prober.search.probes.saturating_add(1);
+        let Some(why) = predicate.holds(&folder.state) else {
+            continue;
+        };
+        match prober.search.held.last_mut() {
+            Some(run) if run.to + 1 == stepped.seq => run.to = stepped.seq,
+            _ => prober.search.held.push(Held {
+                from: stepped.seq,
+                to: stepped.seq,
+            }),
+        }
+        if matches!(prober.search.answer, Answer::Never) {
+            let mut hit = hit_of(&stepped.record, why, 0);
+            hit.cause = cause_of(&stepped, &folder);
+            prober.search.answer = Answer::First(hit);
+        }
+    }
+    if folder.seq < until {
+        return Err(ReplayError::Incomplete {
+            seq: folder.seq + 1,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// Folds probe states and counts what they cost.
@@ -235,6 +321,7 @@ impl<'a, L: LogReader> Prober<'a, L> {
                 probes: 0,
                 inputs_folded: 0,
                 checkpoints_used: 0,
+                held: Vec::new(),
             },
         }
     }
@@ -313,7 +400,9 @@ pub async fn scan<L: LogReader, P: StatePredicate>(
         search.inputs_folded += 1;
         search.probes = search.probes.saturating_add(1);
         if let Some((predicate, why)) = first_holding(predicates, &folder) {
-            search.answer = Answer::First(hit_of(&stepped.record, why, predicate));
+            let mut hit = hit_of(&stepped.record, why, predicate);
+            hit.cause = cause_of(&stepped, &folder);
+            search.answer = Answer::First(hit);
             return Ok(search);
         }
     }
@@ -333,17 +422,63 @@ fn first_holding<P: StatePredicate>(predicates: &[P], folder: &Folder) -> Option
         .find_map(|(index, p)| p.holds(&folder.state).map(|why| (index, why)))
 }
 
-async fn hit_at<L: LogReader>(
+/// The hit at `seq`, the input right after `before`'s state: folded once more from it to
+/// tell what else the input set off (not counted as a probe: it only explains the answer).
+async fn hit_after<L: LogReader>(
     log: &L,
+    before: &Folder,
     seq: u64,
     why: String,
-    predicate: usize,
 ) -> Result<Hit, ReplayError> {
-    let records = log.read(seq, 1).await?;
-    match records.into_iter().find(|r| r.seq == seq) {
-        Some(record) => Ok(hit_of(&record, why, predicate)),
-        None => Err(ReplayError::Incomplete { seq }),
+    let mut folder = before.clone();
+    let mut walk = Walk::new(log, seq);
+    match walk.step(&mut folder).await? {
+        Some(stepped) if stepped.seq == seq => {
+            let mut hit = hit_of(&stepped.record, why, 0);
+            hit.cause = cause_of(&stepped, &folder);
+            Ok(hit)
+        }
+        _ => Err(ReplayError::Incomplete { seq }),
     }
+}
+
+/// A cluster the input's fold marked unhealthy because its heartbeat deadline had passed — not
+/// the input's own doing: the fold expires every deadline before the first input after it.
+fn cause_of(stepped: &walk::Stepped, after: &Folder) -> Option<String> {
+    let expired: Vec<String> = stepped
+        .decisions
+        .iter()
+        .filter_map(|decision| match decision {
+            Decision::ClusterHealthChanged {
+                cluster,
+                healthy: false,
+                reason,
+            } if reason == REASON_HEARTBEAT_TIMEOUT => {
+                let deadline = after
+                    .state
+                    .members()
+                    .get(cluster.as_str())
+                    .and_then(|m| m.agent.as_ref())
+                    .map(|agent| {
+                        agent
+                            .health_changed_at
+                            .to_rfc3339_opts(SecondsFormat::AutoSi, true)
+                    });
+                Some(match deadline {
+                    Some(at) => format!("{cluster}'s heartbeat deadline passed at {at}"),
+                    None => format!("{cluster}'s heartbeat deadline passed"),
+                })
+            }
+            _ => None,
+        })
+        .collect();
+    (!expired.is_empty()).then(|| {
+        format!(
+            "{}; the fold marks a silent cluster unhealthy at the first input after its \
+             deadline, whichever input that is",
+            expired.join(", ")
+        )
+    })
 }
 
 fn hit_of(record: &flotilla_eventstore::StoredEvent, why: String, predicate: usize) -> Hit {
@@ -353,6 +488,7 @@ fn hit_of(record: &flotilla_eventstore::StoredEvent, why: String, predicate: usi
         event: record_line(record),
         why,
         predicate,
+        cause: None,
     }
 }
 

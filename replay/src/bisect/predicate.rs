@@ -7,6 +7,7 @@
 //! | `cluster-at-index:CLUSTER:PLACEMENT:INDEX` | the cluster's binding carries resource index INDEX (`>=INDEX`: INDEX or later) |
 //! | `stage-before-approval:RUN` | a stage of the run started before an approval gating it was given |
 //! | `object:KIND/[NS/]NAME:POINTER==VALUE` | the object, rendered as `get` shows it, has VALUE at the JSON pointer (`!=VALUE`: it exists and has not; `POINTER exists`: the field exists) |
+//! | `condition:KIND/[NS/]NAME:TYPE=STATUS` | the object, rendered as `get` shows it, has the condition of that type in `status.conditions` with that status, wherever it stands in the list |
 //!
 //! PLACEMENT is `NAME` (a `ClusterResourcePlacement`) or `NAMESPACE/NAME` (a
 //! `ResourcePlacement`); RUN likewise (`ClusterStagedUpdateRun` / `StagedUpdateRun`). KIND is
@@ -32,7 +33,8 @@ use flotilla_core::staged::gates::approved_at;
 use flotilla_core::staged::model::TaskType;
 use flotilla_core::staged::run::{StageStatus, TaskStatus};
 use flotilla_core::staged::{CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN, Scope};
-use serde_json::Value;
+
+use super::object::{self, Named};
 
 /// A test on a folded state: why it holds, or `None`.
 ///
@@ -86,6 +88,19 @@ pub enum Predicate {
         /// The test.
         test: FieldTest,
     },
+    /// A condition of an object as `get` renders it (`status.conditions`), named by type.
+    Condition {
+        /// Kind as typed (resolved against each state, as `get` does).
+        kind: String,
+        /// Namespace, when given.
+        namespace: Option<String>,
+        /// Name.
+        name: String,
+        /// The condition's `type`.
+        condition_type: String,
+        /// The `status` it must have (`True`, `False`, `Unknown`).
+        status: String,
+    },
 }
 
 /// What an object predicate asks of its field.
@@ -110,8 +125,9 @@ pub struct PredicateError {
 }
 
 const SYNTAX: &str = "expected unavailable-exceeds-budget:PLACEMENT, \
-    cluster-at-index:CLUSTER:PLACEMENT:INDEX, stage-before-approval:RUN or \
-    object:KIND/[NS/]NAME:POINTER==VALUE (or !=VALUE, or ' exists')";
+    cluster-at-index:CLUSTER:PLACEMENT:INDEX, stage-before-approval:RUN, \
+    object:KIND/[NS/]NAME:POINTER==VALUE (or !=VALUE, or ' exists') or \
+    condition:KIND/[NS/]NAME:TYPE=STATUS";
 
 impl FromStr for Predicate {
     type Err = PredicateError;
@@ -149,7 +165,8 @@ impl FromStr for Predicate {
             "stage-before-approval" => Ok(Predicate::StageBeforeApproval {
                 run: run_key(rest).ok_or_else(|| fail("RUN is NAME or NS/NAME"))?,
             }),
-            "object" => parse_object(rest).map_err(|why| fail(&why)),
+            "object" => object::parse_object(rest).map_err(|why| fail(&why)),
+            "condition" => object::parse_condition(rest).map_err(|why| fail(&why)),
             _ => Err(fail(SYNTAX)),
         }
     }
@@ -189,45 +206,6 @@ fn scoped_text(key: &ObjectKey) -> String {
     } else {
         format!("{}/{}", key.namespace, key.name)
     }
-}
-
-fn parse_object(rest: &str) -> Result<Predicate, String> {
-    let (object, expression) = rest
-        .split_once(':')
-        .ok_or("expected object:KIND/[NS/]NAME:POINTER…")?;
-    let (kind, namespace, name) = match object.split('/').collect::<Vec<_>>().as_slice() {
-        [kind, name] => ((*kind).to_owned(), None, (*name).to_owned()),
-        [kind, namespace, name] => (
-            (*kind).to_owned(),
-            Some((*namespace).to_owned()),
-            (*name).to_owned(),
-        ),
-        _ => return Err("the object is KIND/NAME or KIND/NS/NAME".into()),
-    };
-    if kind.is_empty() || name.is_empty() || namespace.as_deref() == Some("") {
-        return Err("the object is KIND/NAME or KIND/NS/NAME".into());
-    }
-    let (pointer, test) = if let Some(pointer) = expression.strip_suffix(" exists") {
-        (pointer, FieldTest::Exists)
-    } else if let Some((pointer, value)) = expression.split_once("==") {
-        (pointer, FieldTest::Equals(value.to_owned()))
-    } else if let Some((pointer, value)) = expression.split_once("!=") {
-        (pointer, FieldTest::Differs(value.to_owned()))
-    } else {
-        return Err("expected POINTER==VALUE, POINTER!=VALUE or 'POINTER exists'".into());
-    };
-    if !pointer.is_empty() && !pointer.starts_with('/') {
-        return Err(format!(
-            "{pointer:?} is not a JSON pointer (e.g. /spec/replicas)"
-        ));
-    }
-    Ok(Predicate::Object {
-        kind,
-        namespace,
-        name,
-        pointer: pointer.to_owned(),
-        test,
-    })
 }
 
 impl fmt::Display for Predicate {
@@ -270,6 +248,19 @@ impl fmt::Display for Predicate {
                     FieldTest::Exists => f.write_str(" exists"),
                 }
             }
+            Predicate::Condition {
+                kind,
+                namespace,
+                name,
+                condition_type,
+                status,
+            } => {
+                let ns = namespace
+                    .as_ref()
+                    .map(|ns| format!("{ns}/"))
+                    .unwrap_or_default();
+                write!(f, "condition:{kind}/{ns}{name}:{condition_type}={status}")
+            }
         }
     }
 }
@@ -291,7 +282,20 @@ impl StatePredicate for Predicate {
                 name,
                 pointer,
                 test,
-            } => object_field(state, (kind, namespace.as_deref(), name), pointer, test),
+            } => {
+                let named = Named::new(kind, namespace.as_deref(), name);
+                object::object_field(state, &named, pointer, test)
+            }
+            Predicate::Condition {
+                kind,
+                namespace,
+                name,
+                condition_type,
+                status,
+            } => {
+                let named = Named::new(kind, namespace.as_deref(), name);
+                object::condition_holds(state, &named, condition_type, status)
+            }
         }
     }
 }
@@ -457,38 +461,6 @@ fn approval_gap(
     }
 }
 
-fn object_field(
-    state: &State,
-    (kind, namespace, name): (&str, Option<&str>, &str),
-    pointer: &str,
-    test: &FieldTest,
-) -> Option<String> {
-    let info = flotilla_projections::resolve_kind(state, kind)?;
-    let key = info.key(namespace, name);
-    let object = flotilla_projections::render_object(state, &key)?;
-    let field = object.pointer(pointer);
-    let shown = |value: &Value| value.to_string();
-    match (test, field) {
-        (FieldTest::Exists, Some(value)) => {
-            Some(format!("{} {pointer} is {}", key.display(), shown(value)))
-        }
-        (FieldTest::Equals(wanted), Some(value)) if field_equals(value, wanted) => {
-            Some(format!("{} {pointer} is {}", key.display(), shown(value)))
-        }
-        (FieldTest::Differs(wanted), Some(value)) if !field_equals(value, wanted) => {
-            Some(format!("{} {pointer} is {}", key.display(), shown(value)))
-        }
-        (FieldTest::Differs(_), None) => Some(format!("{} {pointer} is absent", key.display())),
-        _ => None,
-    }
-}
-
-/// VALUE as JSON when it parses, else as text; a string field also matches the raw text.
-fn field_equals(value: &Value, wanted: &str) -> bool {
-    let as_json = serde_json::from_str::<Value>(wanted).ok();
-    as_json.as_ref() == Some(value) || value.as_str() == Some(wanted)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,6 +476,8 @@ mod tests {
             "object:Deployment/test-ns/web:/spec/template/spec/containers/0/image==nginx:1.27",
             "object:crp/crp-1:/spec/strategy/rollingUpdate/maxUnavailable!=1",
             "object:ConfigMap/app/settings:/data/mode exists",
+            "condition:MemberCluster/member-3:Healthy=False",
+            "condition:rp/team-a/rp-1:Available=True",
         ];
         for text in texts {
             let parsed: Predicate = text.parse().expect("parses");
@@ -538,13 +512,5 @@ mod tests {
             Some("approved only at 2025-03-12T23:21:40Z")
         );
         assert_eq!(approval_gap(start, None).as_deref(), Some("not approved"));
-    }
-
-    #[test]
-    fn values_compare_as_json_or_as_text() {
-        assert!(field_equals(&Value::from(2), "2"));
-        assert!(field_equals(&Value::from("2"), "2"));
-        assert!(field_equals(&Value::from("nginx:1.27"), "nginx:1.27"));
-        assert!(!field_equals(&Value::from(3), "2"));
     }
 }
