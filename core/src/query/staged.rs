@@ -10,7 +10,7 @@ use crate::staged::analysis::AnalysisStatus;
 use crate::staged::analysis::measure::{self, TaskAt};
 use crate::staged::gates::{self, APPROVAL_REQUEST_CREATED};
 use crate::staged::model::{StageTask, TaskType};
-use crate::staged::run::{TaskPosition, UpdateRun};
+use crate::staged::run::{TaskPosition, UpdateRun, failed_clusters};
 use crate::state::State;
 
 /// One before- or after-stage task of a run.
@@ -135,4 +135,46 @@ pub fn open_gates<'a>(
         .into_iter()
         .filter(|gate| gate.passed_at.is_none())
         .collect()
+}
+
+/// A staged update run that failed: where, why, and the clusters whose failure failed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFailure<'a> {
+    /// The stage whose clusters failed (`None`: the run failed before or between stages).
+    pub stage: Option<&'a str>,
+    /// The run's `Succeeded: False` message.
+    pub message: &'a str,
+    /// When it failed.
+    pub at: DateTime<Utc>,
+    /// The failed clusters, in stage order, each with its `Succeeded: False` message.
+    pub clusters: Vec<(&'a str, &'a str)>,
+}
+
+/// Why `run` failed, once it has (`Succeeded: False`).
+#[must_use]
+pub fn run_failure(run: &UpdateRun) -> Option<RunFailure<'_>> {
+    let failed = run
+        .status
+        .succeeded
+        .as_ref()
+        .filter(|c| c.status == crate::condition::ConditionStatus::False)?;
+    let stage = run
+        .status
+        .stages
+        .iter()
+        .find(|stage| failed_clusters(&stage.clusters).next().is_some());
+    let clusters = stage.map_or_else(Vec::new, |stage| {
+        failed_clusters(&stage.clusters)
+            .map(|c| {
+                let message = c.succeeded.as_ref().map_or("", |s| s.message.as_str());
+                (c.cluster.as_str(), message)
+            })
+            .collect()
+    });
+    Some(RunFailure {
+        stage: stage.map(|s| s.name.as_str()),
+        message: &failed.message,
+        at: failed.last_transition_time,
+        clusters,
+    })
 }

@@ -68,6 +68,8 @@ pub enum WaitReason {
     RunStuck,
     /// An `External` placement has no unfinished run.
     NoRun,
+    /// A staged run failed: the clusters whose failure failed it, and why.
+    RunFailed,
     /// A `Partitioned` placement's rollout is paused.
     Partitioned,
     /// A safety rule (`progressDeadlineSeconds`, `maxFailures`) halted the rollout,

@@ -9,6 +9,8 @@ use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::placement::Placement;
+use flotilla_core::query::staged::run_failure;
+use flotilla_core::staged::run::UpdateRun;
 use flotilla_eventstore::LogReader;
 use serde::Serialize;
 use serde_json::Value;
@@ -16,7 +18,7 @@ use serde_json::Value;
 use super::budget::{Budget, names};
 use super::facts::{BindingNow, binding_text, member_now};
 use super::gates::{run_waits, runs_of};
-use super::{Wait, WaitReason, clusters, point_text};
+use super::{Wait, WaitReason, clock, clusters, point_text};
 use crate::ReplayError;
 use crate::seek::{Point, fold_to, resolve};
 use crate::timeline::PlacementRef;
@@ -278,10 +280,11 @@ fn failed(state: &State, key: &ObjectKey, budget: &Budget) -> Vec<Wait> {
 fn external(state: &State, key: &ObjectKey, placement: &Placement, latest: u64) -> Vec<Wait> {
     let runs = runs_of(state, key);
     let now = state.now();
-    let mut waits: Vec<Wait> = runs
-        .iter()
-        .flat_map(|(run_key, run)| run_waits(state, run_key, run, now))
-        .collect();
+    let mut waits = run_failures(placement, &runs, now);
+    waits.extend(
+        runs.iter()
+            .flat_map(|(run_key, run)| run_waits(state, run_key, run, now)),
+    );
     let unfinished = runs.iter().any(|(_, run)| !run.is_finished());
     let behind: Vec<String> = placement
         .bindings
@@ -300,6 +303,78 @@ fn external(state: &State, key: &ObjectKey, placement: &Placement, latest: u64) 
         waits.push(Wait::new(WaitReason::NoRun, text).with_clusters(behind));
     }
     waits
+}
+
+/// The runs that failed and were not followed by a run that succeeded: first, since a failed
+/// run is why the placement stays where it is. Each names its stage, its message, and each
+/// failed cluster with the manifests its member reported failed.
+fn run_failures(
+    placement: &Placement,
+    runs: &[(&ObjectKey, &UpdateRun)],
+    now: Option<DateTime<Utc>>,
+) -> Vec<Wait> {
+    let succeeded_after = |at: DateTime<Utc>| {
+        runs.iter().any(|(_, run)| {
+            run.status
+                .succeeded
+                .as_ref()
+                .is_some_and(|c| c.status == ConditionStatus::True && c.last_transition_time > at)
+        })
+    };
+    runs.iter()
+        .filter_map(|(run_key, run)| Some((run_key, run_failure(run)?)))
+        .filter(|(_, failure)| !succeeded_after(failure.at))
+        .map(|(run_key, failure)| {
+            let stage = failure
+                .stage
+                .map(|s| format!(" at stage {s}"))
+                .unwrap_or_default();
+            let mut text = format!(
+                "run {run_key} failed{stage} at {}: {}",
+                clock(failure.at, now),
+                failure.message
+            );
+            for (cluster, message) in &failure.clusters {
+                // A run failed by one cluster carries that cluster's message: say it once.
+                if *message != failure.message {
+                    text.push_str(&format!("; {cluster}: {message}"));
+                }
+                for manifest in failed_manifests(placement, cluster) {
+                    text.push_str(&format!("; {cluster} {manifest}"));
+                }
+            }
+            let clusters = failure
+                .clusters
+                .iter()
+                .map(|(c, _)| (*c).to_owned())
+                .collect();
+            Wait::new(WaitReason::RunFailed, text)
+                .with_clusters(clusters)
+                .since(Some(failure.at))
+        })
+        .collect()
+}
+
+/// `Deployment shop/shop-web: MESSAGE` for each manifest the cluster's member reported failed.
+fn failed_manifests(placement: &Placement, cluster: &str) -> Vec<String> {
+    let Some(binding) = placement.bindings.get(cluster) else {
+        return Vec::new();
+    };
+    let Some(report) = binding.report.as_ref() else {
+        return Vec::new();
+    };
+    report
+        .failed_manifests()
+        .iter()
+        .map(|m| {
+            let at = if m.namespace.is_empty() {
+                m.name.clone()
+            } else {
+                format!("{}/{}", m.namespace, m.name)
+            };
+            format!("{} {at}: {}", m.kind, m.message)
+        })
+        .collect()
 }
 
 /// A `Partitioned` placement's pause, as its status shows it (`status.display.message`).

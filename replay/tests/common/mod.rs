@@ -108,6 +108,28 @@ impl History {
         }))
     }
 
+    /// A work report on a placement whose apply failed on `failure`.
+    pub fn report_failed(
+        &mut self,
+        placement: &str,
+        cluster: &str,
+        index: u64,
+        failure: flotilla_core::ManifestFailure,
+    ) -> u64 {
+        self.push(Input::WorkReport(WorkReport {
+            cluster: cluster.into(),
+            placement: placement.into(),
+            namespace: None,
+            resource_index: index,
+            applied: Some(false),
+            available: None,
+            trackable: true,
+            message: failure.message.clone(),
+            failed_manifests: vec![failure],
+            differences: flotilla_core::Differences::default(),
+        }))
+    }
+
     /// Four members, joined; the namespace `app` with ConfigMap `settings` at version 1.
     pub fn fleet(&mut self, clusters: &[&str]) {
         for cluster in clusters {

@@ -1,0 +1,90 @@
+//! A staged run that failed on a cluster is what `explain --placement` says first: the run,
+//! its stage, the cluster and the manifest its member reported failed, with the message.
+
+mod common;
+
+use common::staged::{MEMBERS, member, strategy};
+use common::{History, memory_log};
+use flotilla_core::event::{ManifestCondition, ManifestFailure};
+use flotilla_replay::{PlacementRef, explain_placement};
+use serde_json::json;
+
+/// Staging succeeds; canary's member reports its Deployment failed to apply.
+fn a_failed_canary() -> History {
+    let mut history = History::new();
+    for (name, environment) in MEMBERS {
+        history.apply(&member(name, environment));
+    }
+    for (name, _) in MEMBERS {
+        history.heartbeat(name);
+    }
+    history.apply(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app"}}));
+    history.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterResourcePlacement",
+        "metadata": {"name": "web"},
+        "spec": {
+            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "app"}],
+            "policy": {"placementType": "PickAll"},
+            "strategy": {"type": "External"}
+        }
+    }));
+    history.apply(&strategy(["staging", "canary", "production"]));
+    history.advance(10);
+    history.apply(&json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
+        "kind": "ClusterStagedUpdateRun",
+        "metadata": {"name": "release"},
+        "spec": {"placementName": "web", "resourceSnapshotIndex": "0",
+                 "stagedRolloutStrategyName": "rings", "state": "Run"}
+    }));
+    history.advance(20);
+    history.report_on("web", "member-1", 0, (true, true));
+    history.advance(20);
+    history.approve("release-after-staging");
+    history.advance(20);
+    history.report_failed(
+        "web",
+        "member-2",
+        0,
+        ManifestFailure {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+            namespace: "app".into(),
+            name: "web".into(),
+            condition: ManifestCondition::Applied,
+            message: "image pull: registry.example/web:bad not found".into(),
+            reason: None,
+        },
+    );
+    history.advance(20);
+    history.tick();
+    history
+}
+
+#[tokio::test]
+async fn a_failed_run_leads_the_placement_explanation() {
+    let history = a_failed_canary();
+    let log = memory_log(&history.events).await;
+    let key = PlacementRef {
+        namespace: None,
+        name: "web".to_owned(),
+    };
+    let explained = explain_placement(&log, &key, None).await.expect("explains");
+    let first = explained.waits.first().expect("a wait");
+    assert_eq!(
+        serde_json::to_value(first.reason).expect("serializes"),
+        json!("RunFailed"),
+        "{}",
+        explained.text()
+    );
+    assert_eq!(first.clusters, ["member-2"]);
+    for words in [
+        "run ClusterStagedUpdateRun/release failed at stage canary",
+        "cluster `member-2` in stage `canary` failed to update",
+        "; member-2 Deployment app/web: image pull: registry.example/web:bad not found",
+    ] {
+        assert!(first.text.contains(words), "{words:?} in {}", first.text);
+    }
+}
