@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::cli::{Output, RecordOutput};
 use crate::client::Client;
-use crate::ingest::AppendResult;
+use crate::json_event::AppendResult;
 use crate::json_event::{JsonEnvelope, JsonInput};
 use crate::manifests;
 

@@ -23,6 +23,7 @@ pub mod kube_commands;
 pub mod manifests;
 pub mod nats_auth;
 pub mod nats_ingress;
+pub mod nats_names;
 pub mod nats_rejections;
 pub mod nats_works;
 pub mod progress;
