@@ -4,9 +4,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::client::DEFAULT_SERVER;
+use crate::output::{Output, RecordOutput};
 use crate::serve::{DEFAULT_DATA_DIR, DEFAULT_LISTEN};
 
 /// flotilla: multi-cluster placement and rollout, as an event-sourced state machine.
@@ -25,28 +26,6 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Output formats of `get`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// Objects as JSON, in KubeFleet's shape.
-    Json,
-    /// Objects as YAML, in KubeFleet's shape.
-    Yaml,
-    /// A table with more columns.
-    Wide,
-}
-
-/// Output formats of commands that print records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RecordOutput {
-    /// Human text.
-    Text,
-    /// JSON.
-    Json,
-    /// YAML.
-    Yaml,
 }
 
 /// kubectl's spellings of `--validate`.

@@ -26,6 +26,7 @@ pub mod nats_ingress;
 pub mod nats_names;
 pub mod nats_rejections;
 pub mod nats_works;
+pub mod output;
 pub mod progress;
 pub mod replay_cmd;
 pub mod runtime;
