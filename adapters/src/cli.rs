@@ -29,8 +29,8 @@ pub struct Cli {
 }
 
 /// kubectl's spellings of `--validate`.
-fn parse_validate(text: &str) -> Result<crate::kube::schema::FieldValidation, String> {
-    use crate::kube::schema::FieldValidation;
+fn parse_validate(text: &str) -> Result<crate::schema::FieldValidation, String> {
+    use crate::schema::FieldValidation;
     match text {
         "strict" | "true" => Ok(FieldValidation::Strict),
         "warn" => Ok(FieldValidation::Warn),
@@ -55,7 +55,7 @@ pub enum Command {
         /// `--validate`: `strict` (or `true`) refuses them, `warn` drops them with a warning,
         /// `ignore` (or `false`) drops them. Schema violations are refused under every mode.
         #[arg(long, default_value = "strict", value_parser = parse_validate)]
-        validate: crate::kube::schema::FieldValidation,
+        validate: crate::schema::FieldValidation,
     },
     /// Delete an object by kind and name, or every object in a file.
     Delete {

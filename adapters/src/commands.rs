@@ -93,7 +93,7 @@ fn report(labels: &[String], results: &[AppendResult]) -> bool {
 pub async fn apply(
     client: &Client,
     file: &str,
-    validate: crate::kube::schema::FieldValidation,
+    validate: crate::schema::FieldValidation,
 ) -> anyhow::Result<()> {
     let text = read_input(file)?;
     // KubeFleet's schema first, so its wording names a problem both it and the model see.

@@ -33,6 +33,7 @@ use flotilla_eventstore::EventLog;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api_error::{error, internal};
 use crate::ingest::IngestError;
 use crate::json_event::JsonEnvelope;
 use crate::runtime::Hub;
@@ -61,14 +62,6 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .with_state(hub.clone())
         .merge(crate::web::router(hub.clone()))
         .merge(crate::kube::router(hub))
-}
-
-pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({ "error": message.into() }))).into_response()
-}
-
-pub(crate) fn internal(err: impl std::fmt::Display) -> Response {
-    error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
 }
 
 async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {

@@ -117,14 +117,14 @@ pub fn parse_request(
 }
 
 /// Why the manifest of an `apply` event breaks its KubeFleet CRD schema, under strict field
-/// validation as `kubectl apply` and `flotilla apply` default to (`kube::schema`); `None` for
+/// validation as `kubectl apply` and `flotilla apply` default to (`crate::schema`); `None` for
 /// other events and for manifests that pass.
 fn manifest_problems(event: &Value) -> Option<String> {
     if event.get("type").and_then(Value::as_str) != Some("apply") {
         return None;
     }
     let manifest = event.get("manifest")?;
-    let problems = crate::kube::schema::strict_problems(manifest);
+    let problems = crate::schema::strict_problems(manifest);
     if problems.is_empty() {
         return None;
     }

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod api_doc;
+mod api_error;
 pub mod api_server;
 pub mod auth;
 pub mod cli;
@@ -31,7 +32,9 @@ pub mod progress;
 pub mod replay_cmd;
 pub mod runtime;
 pub mod scenario;
+pub mod schema;
 pub mod serve;
+pub mod signals;
 pub mod simulate;
 pub mod standby;
 pub mod store;

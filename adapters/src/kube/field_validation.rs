@@ -26,10 +26,10 @@ use flotilla_core::staged::model::{RunSpec, StrategySpec};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::schema::{self, FieldPath};
 use super::{ApiError, Request, Target};
+use crate::schema::{self, FieldPath};
 
-pub use super::schema::FieldValidation;
+pub use crate::schema::FieldValidation;
 
 /// The request's `fieldValidation`; `Warn` when it gives none.
 ///

@@ -30,7 +30,6 @@ mod preview;
 mod protobuf;
 mod read;
 mod review;
-pub mod schema;
 mod selector;
 mod server_side_apply;
 mod status;

@@ -208,7 +208,7 @@ fn for_swagger2(value: &mut Value) {
 
 fn schema(served: &ServedType, version: &str) -> Value {
     let gvk = json!([{"group": served.group, "version": version, "kind": served.kind}]);
-    if let Some(vendored) = super::schema::open_api_schema(&served.group, &served.kind, version) {
+    if let Some(vendored) = crate::schema::open_api_schema(&served.group, &served.kind, version) {
         let mut schema = vendored.clone();
         schema["x-kubernetes-group-version-kind"] = gvk;
         return schema;

@@ -36,7 +36,7 @@ pub(crate) fn as_served(target: &Target, object: &mut Value) {
     object["apiVersion"] = Value::from(target.api_version());
     if target.version == "v1alpha1" {
         let (group, kind) = (&target.served.group, &target.served.kind);
-        super::schema::prune_to_version(group, kind, &target.version, object);
+        crate::schema::prune_to_version(group, kind, &target.version, object);
     }
 }
 

@@ -147,7 +147,7 @@ impl ApiError {
 
     /// 422 for an object that breaks its schema: every violation a cause, the message as the
     /// API server's `NewInvalid` words it (one error bare, several in brackets).
-    pub fn invalid_fields(subject: &Subject, violations: &[super::schema::Violation]) -> Self {
+    pub fn invalid_fields(subject: &Subject, violations: &[crate::schema::Violation]) -> Self {
         let texts: Vec<String> = violations.iter().map(ToString::to_string).collect();
         let listed = match texts.as_slice() {
             [one] => one.clone(),

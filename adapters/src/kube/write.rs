@@ -21,11 +21,11 @@ use super::generate_name;
 use super::patch::{self, PatchType};
 use super::preview::preview;
 use super::read::render;
-use super::schema::{self, FieldPath};
 use super::server_side_apply::FieldOwners;
 use super::status::{Subject, deleted};
 use super::{Api, ApiError, Request, Target};
 use crate::ingest::FOLD_WAIT;
+use crate::schema::{self, FieldPath};
 
 /// Source of the events this API appends.
 pub const KUBE_SOURCE: &str = "kube-api";
