@@ -57,7 +57,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/test/clock", post(test_clock::<L>))
         .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
         .route("/v1/explain", get(crate::http_replay::explain::<L>))
-        .route("/metrics", get(crate::hub_metrics::scrape::<L>))
+        .route("/metrics", get(crate::metrics_scrape::scrape::<L>))
         .route("/openapi.json", get(crate::api_doc::openapi_json))
         .with_state(hub.clone())
         .merge(crate::web::router(hub.clone()))

@@ -22,6 +22,7 @@ pub mod json_event;
 pub mod kube;
 pub mod kube_commands;
 pub mod manifests;
+pub mod metrics_scrape;
 pub mod nats_auth;
 pub mod nats_ingress;
 pub mod nats_names;

@@ -271,7 +271,7 @@ pub async fn run_with<L: EventLog>(
     });
     let clock = tokio::spawn(clock::run(hub.clone()));
     let analyses = tokio::spawn(crate::runtime::analysis::run(hub.clone()));
-    tokio::spawn(crate::hub_metrics::run_upkeep(hub.clone()));
+    tokio::spawn(crate::metrics_scrape::run_upkeep(hub.clone()));
     let mut stopped = hub.shutdown_signal();
     let shutdown = async move {
         tokio::select! {
