@@ -199,7 +199,7 @@ pub enum Command {
     /// Run a hub with a small simulated example fleet (the README's first command).
     Demo(DemoArgs),
     /// Drive a real hub with a seeded fleet of simulated members, for scale runs.
-    Simulate(crate::simulate::SimulateArgs),
+    Simulate(crate::loadgen::SimulateArgs),
     /// Make NATS credentials for an agent (or, with `--hub`, for a hub): writes an nkey seed
     /// and prints the `nats-server` authorization entry with the agent's permissions.
     AgentCreds {
