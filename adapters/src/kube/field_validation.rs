@@ -26,7 +26,8 @@ use flotilla_core::staged::model::{RunSpec, StrategySpec};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{ApiError, Request, Target};
+use super::request::{Request, Target};
+use super::status::ApiError;
 use crate::schema::{self, FieldPath};
 
 pub use crate::schema::FieldValidation;

@@ -17,7 +17,8 @@ use flotilla_eventstore::EventLog;
 use flotilla_projections::ServedType;
 use serde_json::{Map, Value, json};
 
-use super::{Api, ApiError};
+use super::api::Api;
+use super::status::ApiError;
 
 fn served<L: EventLog>(api: &Api<L>) -> Result<Vec<ServedType>, ApiError> {
     let view = api.hub.view().map_err(ApiError::internal)?;

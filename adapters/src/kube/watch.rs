@@ -25,11 +25,13 @@ use flotilla_replay::Point;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::Sender;
 
+use super::api::Api;
 use super::read::{reader_clock, table, wants_table};
+use super::request::{Request, Target};
 use super::selector::Filter;
+use super::status::ApiError;
 use super::watch_past::{Replayed, replay};
 use super::watch_render::{Object, Rendered, render};
-use super::{Api, ApiError, Request, Target};
 
 /// How long a watch runs when the client sets no `timeoutSeconds`.
 pub const WATCH_DEFAULT: Duration = Duration::from_secs(1_800);

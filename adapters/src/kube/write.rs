@@ -16,14 +16,16 @@ use flotilla_eventstore::EventLog;
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::api::Api;
 use super::field_validation::{Validated, warn};
 use super::generate_name;
 use super::patch::{self, PatchType};
 use super::preview::preview;
 use super::read::render;
+use super::request::{Request, Target};
 use super::server_side_apply::FieldOwners;
+use super::status::ApiError;
 use super::status::{Subject, deleted};
-use super::{Api, ApiError, Request, Target};
 use crate::ingest::FOLD_WAIT;
 use crate::schema::{self, FieldPath};
 
