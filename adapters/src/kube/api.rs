@@ -9,6 +9,9 @@ use super::server_side_apply::FieldOwners;
 use super::watch_render;
 use crate::runtime::Hub;
 
+/// Source of the events this API appends.
+pub const KUBE_SOURCE: &str = "kube-api";
+
 /// The API's shared state: the hub, and the lock that serializes writes (it also guards the
 /// field owners server-side apply records).
 pub struct Api<L: EventLog> {

@@ -17,9 +17,6 @@
 //! A field that is unknown in the written object but present in the stored one, as flotilla
 //! renders it, is not the writer's doing (an edit of the object as read) and is left alone.
 
-use axum::http::HeaderValue;
-use axum::http::header::WARNING;
-use axum::response::Response;
 use flotilla_core::model::placement::PlacementSpec;
 use flotilla_core::model::{CLUSTER_GROUP, MemberClusterSpec, PLACEMENT_GROUP, group_of};
 use flotilla_core::staged::model::{RunSpec, StrategySpec};
@@ -148,18 +145,6 @@ fn ignored<T: DeserializeOwned>(spec: Value) -> Vec<String> {
         paths.push(text);
     });
     paths
-}
-
-/// Adds a `Warning` header per warning to a write's response (`299 - "…"`, which kubectl
-/// prints as `Warning: …`).
-pub fn warn(mut response: Response, warnings: &[String]) -> Response {
-    for warning in warnings {
-        let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
-            response.headers_mut().append(WARNING, value);
-        }
-    }
-    response
 }
 
 #[cfg(test)]
