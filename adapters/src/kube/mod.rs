@@ -36,6 +36,7 @@ mod selector;
 mod server_side_apply;
 mod status;
 mod watch;
+mod watch_lines;
 mod watch_past;
 mod watch_render;
 mod write;
