@@ -1,5 +1,11 @@
 //! flotilla-adapters: the edges of flotilla — the runtime loop that wires log → core →
 //! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
+//!
+//! No two top-level modules import each other, directly or around a circle: what two sides
+//! share sits below both (`nats_names` for the hub and its member agents, `json_event` for the
+//! ingest and the client, `output` for the CLI's verbs, `api_error` and `signals` for the HTTP
+//! side, `hub_metrics` for the runtime and the scrape above it), so the crate can be split along
+//! those lines.
 
 pub mod agent;
 pub mod api_doc;

@@ -6,8 +6,8 @@
 //! | `<cluster>.member` | `{"heartbeatPeriodSeconds": 60, "leaving": false}`; deleted when the MemberCluster is gone |
 //! | `<cluster>.work.<work name>` | the Work object (KubeFleet's shape, without `resourceVersion`, its status reduced to its conditions' types); deleted when withdrawn |
 //!
-//! `<cluster>` is [`crate::nats_names::cluster_key`]: the input subjects' cluster token with `%` written as `=` and
-//! `~` as `/`, the bytes key-value keys allow. An agent reads only its own keys (an ordered
+//! `<cluster>` is [`crate::nats_names::cluster_key`]: the input subjects' cluster token with `%`
+//! written as `=` and `~` as `/`, the bytes key-value keys allow. An agent reads only its own keys (an ordered
 //! consumer filtered on `$KV.<bucket>.<cluster>.>`, delivering the last value per key), so an
 //! agent that was away catches up from what is current, and its NATS permissions can name
 //! exactly that filter. Values change only when what the agent acts on changes (not on every
