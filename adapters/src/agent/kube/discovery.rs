@@ -1,5 +1,5 @@
 //! Resolving a manifest's kind to its resource: the built-in table first
-//! ([`Resource::built_in`]), then discovery — once per group, version and kind
+//! (`Resource::built_in`), then discovery — once per group, version and kind
 //! (`/apis/GROUP/VERSION`), remembered. Discovery is a call, so this sits above both the calls
 //! and the resource table.
 
