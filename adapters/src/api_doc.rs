@@ -32,7 +32,7 @@ pub struct ApiDoc;
 pub async fn openapi_json() -> Response {
     match serde_json::to_value(ApiDoc::openapi()) {
         Ok(document) => Json(document).into_response(),
-        Err(error) => crate::http::error(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()),
+        Err(error) => crate::api_error::error(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()),
     }
 }
 

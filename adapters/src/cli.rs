@@ -4,9 +4,10 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::client::DEFAULT_SERVER;
+use crate::output::{Output, RecordOutput};
 use crate::serve::{DEFAULT_DATA_DIR, DEFAULT_LISTEN};
 
 /// flotilla: multi-cluster placement and rollout, as an event-sourced state machine.
@@ -27,31 +28,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Output formats of `get`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Output {
-    /// Objects as JSON, in KubeFleet's shape.
-    Json,
-    /// Objects as YAML, in KubeFleet's shape.
-    Yaml,
-    /// A table with more columns.
-    Wide,
-}
-
-/// Output formats of commands that print records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RecordOutput {
-    /// Human text.
-    Text,
-    /// JSON.
-    Json,
-    /// YAML.
-    Yaml,
-}
-
 /// kubectl's spellings of `--validate`.
-fn parse_validate(text: &str) -> Result<crate::kube::schema::FieldValidation, String> {
-    use crate::kube::schema::FieldValidation;
+fn parse_validate(text: &str) -> Result<crate::schema::FieldValidation, String> {
+    use crate::schema::FieldValidation;
     match text {
         "strict" | "true" => Ok(FieldValidation::Strict),
         "warn" => Ok(FieldValidation::Warn),
@@ -76,7 +55,7 @@ pub enum Command {
         /// `--validate`: `strict` (or `true`) refuses them, `warn` drops them with a warning,
         /// `ignore` (or `false`) drops them. Schema violations are refused under every mode.
         #[arg(long, default_value = "strict", value_parser = parse_validate)]
-        validate: crate::kube::schema::FieldValidation,
+        validate: crate::schema::FieldValidation,
     },
     /// Delete an object by kind and name, or every object in a file.
     Delete {
@@ -220,7 +199,7 @@ pub enum Command {
     /// Run a hub with a small simulated example fleet (the README's first command).
     Demo(DemoArgs),
     /// Drive a real hub with a seeded fleet of simulated members, for scale runs.
-    Simulate(crate::simulate::SimulateArgs),
+    Simulate(crate::loadgen::SimulateArgs),
     /// Make NATS credentials for an agent (or, with `--hub`, for a hub): writes an nkey seed
     /// and prints the `nats-server` authorization entry with the agent's permissions.
     AgentCreds {

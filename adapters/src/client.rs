@@ -2,8 +2,7 @@
 
 use serde_json::Value;
 
-use crate::ingest::AppendResult;
-use crate::json_event::JsonEnvelope;
+use crate::json_event::{AppendResult, JsonEnvelope};
 
 /// Default address of `flotilla serve`'s API.
 pub const DEFAULT_SERVER: &str = "http://127.0.0.1:7420";

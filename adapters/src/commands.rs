@@ -1,6 +1,6 @@
 //! What each CLI verb does.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -8,11 +8,11 @@ use chrono::Utc;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::cli::{Output, RecordOutput};
 use crate::client::Client;
-use crate::ingest::AppendResult;
+use crate::json_event::AppendResult;
 use crate::json_event::{JsonEnvelope, JsonInput};
 use crate::manifests;
+use crate::output::{Output, RecordOutput, object_name, print_value};
 
 /// Source name of events the CLI publishes.
 pub const CLI_SOURCE: &str = "cli";
@@ -39,16 +39,6 @@ fn envelope(event: JsonInput) -> JsonEnvelope {
         principal: None,
         schema_version: flotilla_core::SCHEMA_VERSION,
         event,
-    }
-}
-
-/// kubectl's `kind.group/name` spelling.
-pub(crate) fn object_name(kind: &str, group: &str, name: &str) -> String {
-    let kind = kind.to_lowercase();
-    if group.is_empty() {
-        format!("{kind}/{name}")
-    } else {
-        format!("{kind}.{group}/{name}")
     }
 }
 
@@ -103,7 +93,7 @@ fn report(labels: &[String], results: &[AppendResult]) -> bool {
 pub async fn apply(
     client: &Client,
     file: &str,
-    validate: crate::kube::schema::FieldValidation,
+    validate: crate::schema::FieldValidation,
 ) -> anyhow::Result<()> {
     let text = read_input(file)?;
     // KubeFleet's schema first, so its wording names a problem both it and the model see.
@@ -248,16 +238,6 @@ pub async fn set_run_state(
     if report(&[label], &results) {
         bail!("the run was not changed");
     }
-    Ok(())
-}
-
-/// Prints a JSON value as YAML or pretty JSON.
-pub(crate) fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
-    let text = match output {
-        Output::Json => serde_json::to_string_pretty(value)? + "\n",
-        Output::Yaml | Output::Wide => serde_saphyr::to_string(value)?,
-    };
-    std::io::stdout().write_all(text.as_bytes())?;
     Ok(())
 }
 

@@ -210,7 +210,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             command: ScenarioCommand::Run { file, output },
         } => commands::scenario_run(&file, output).await,
         Command::Demo(args) => demo::run(args).await,
-        Command::Simulate(args) => crate::simulate::run(args).await,
+        Command::Simulate(args) => crate::loadgen::run(args).await,
         // Leaving and stopping both exit 0; the agent has said which.
         Command::Agent(args) => {
             let token = agent_token(cli.token_file.as_deref())?;

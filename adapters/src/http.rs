@@ -33,6 +33,7 @@ use flotilla_eventstore::EventLog;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::api_error::{error, internal};
 use crate::ingest::IngestError;
 use crate::json_event::JsonEnvelope;
 use crate::runtime::Hub;
@@ -56,19 +57,11 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/test/clock", post(test_clock::<L>))
         .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
         .route("/v1/explain", get(crate::http_replay::explain::<L>))
-        .route("/metrics", get(crate::hub_metrics::scrape::<L>))
+        .route("/metrics", get(crate::metrics_scrape::scrape::<L>))
         .route("/openapi.json", get(crate::api_doc::openapi_json))
         .with_state(hub.clone())
         .merge(crate::web::router(hub.clone()))
         .merge(crate::kube::router(hub))
-}
-
-pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({ "error": message.into() }))).into_response()
-}
-
-pub(crate) fn internal(err: impl std::fmt::Display) -> Response {
-    error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
 }
 
 async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {

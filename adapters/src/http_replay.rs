@@ -10,7 +10,7 @@ use flotilla_eventstore::EventLog;
 use flotilla_replay::{PlacementRef, Point, RunRef, TimelineFilter};
 use serde::Deserialize;
 
-use crate::http::{error, internal};
+use crate::api_error::{error, internal};
 use crate::runtime::Hub;
 
 /// `GET /v1/timeline`'s query.

@@ -8,31 +8,16 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Principal};
 use flotilla_eventstore::{EventLog, LogError};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::json_event::{JsonDefaults, JsonEnvelope};
+use crate::json_event::{AppendResult, JsonDefaults, JsonEnvelope};
 use crate::runtime::{Hub, HubError};
 
 /// How long a waiting append waits for the fold.
 pub const FOLD_WAIT: Duration = Duration::from_secs(10);
 /// Most events one request may carry.
 pub const EVENTS_PER_REQUEST_MAX: usize = 10_000;
-
-/// One appended event's outcome.
-#[derive(Serialize, Deserialize, Debug, Clone)]
-pub struct AppendResult {
-    /// Event id.
-    pub id: uuid::Uuid,
-    /// Sequence in the log.
-    pub seq: u64,
-    /// Already in the log.
-    pub duplicate: bool,
-    /// What the fold decided (only when waiting, and only if folded in time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decisions: Option<Value>,
-}
 
 /// Why a request was refused.
 #[derive(Debug, thiserror::Error)]
@@ -132,14 +117,14 @@ pub fn parse_request(
 }
 
 /// Why the manifest of an `apply` event breaks its KubeFleet CRD schema, under strict field
-/// validation as `kubectl apply` and `flotilla apply` default to (`kube::schema`); `None` for
+/// validation as `kubectl apply` and `flotilla apply` default to (`crate::schema`); `None` for
 /// other events and for manifests that pass.
 fn manifest_problems(event: &Value) -> Option<String> {
     if event.get("type").and_then(Value::as_str) != Some("apply") {
         return None;
     }
     let manifest = event.get("manifest")?;
-    let problems = crate::kube::schema::strict_problems(manifest);
+    let problems = crate::schema::strict_problems(manifest);
     if problems.is_empty() {
         return None;
     }

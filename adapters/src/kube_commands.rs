@@ -39,7 +39,7 @@ async fn locate(
         (Some(true), namespace) => format!("/namespaces/{}", namespace.unwrap_or("default")),
         _ => String::new(),
     };
-    let label = crate::commands::object_name(&kind, &group, name);
+    let label = crate::output::object_name(&kind, &group, name);
     Ok(Located {
         path: format!("{base}{scope}/{plural}/{name}"),
         label,

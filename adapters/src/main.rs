@@ -15,7 +15,7 @@ static ALLOCATOR: stats_alloc::StatsAlloc<mimalloc::MiMalloc> =
 
 fn main() -> std::process::ExitCode {
     #[cfg(feature = "heap-count")]
-    flotilla_adapters::simulate::stats::count_heap_with(|| {
+    flotilla_adapters::loadgen::stats::count_heap_with(|| {
         let stats = ALLOCATOR.stats();
         u64::try_from(
             stats

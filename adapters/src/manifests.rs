@@ -134,7 +134,7 @@ pub fn parse_documents(file: &str, raw: Vec<RawDocument>) -> Result<Vec<Document
         .collect()
 }
 
-/// Holds every document of a file to its KubeFleet CRD schema (`kube::schema`) as `kubectl
+/// Holds every document of a file to its KubeFleet CRD schema (`crate::schema`) as `kubectl
 /// apply --validate=MODE` has the API server do: violations always refuse the file, naming
 /// file, document and field; unknown fields refuse it under `Strict`, and are dropped under
 /// `Warn` (each returned as a warning) and `Ignore`.
@@ -144,9 +144,9 @@ pub fn parse_documents(file: &str, raw: Vec<RawDocument>) -> Result<Vec<Document
 pub fn validate_documents(
     file: &str,
     documents: &mut [RawDocument],
-    mode: crate::kube::schema::FieldValidation,
+    mode: crate::schema::FieldValidation,
 ) -> Result<Vec<String>, ManifestError> {
-    use crate::kube::schema::{self, FieldValidation};
+    use crate::schema::{self, FieldValidation};
     let mut warnings = Vec::new();
     for document in documents.iter_mut() {
         let checked = schema::check_manifest(&document.value);
@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn validation_names_file_document_and_field_and_warn_drops_the_field() {
-        use crate::kube::schema::FieldValidation;
+        use crate::schema::FieldValidation;
         let text = format!(
             "{TWO}---\napiVersion: placement.kubernetes-fleet.io/v1beta1\n\
              kind: ClusterResourcePlacement\nmetadata: {{name: crp-1}}\nspec:\n  \

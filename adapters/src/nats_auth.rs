@@ -13,8 +13,7 @@ use std::time::Duration;
 use flotilla_core::wire::subject::cluster_token;
 use flotilla_eventstore::nats_log::{NatsOptions, server_urls};
 
-use crate::nats_rejections::REJECTED_SUBJECT_PREFIX;
-use crate::nats_works::{cluster_key, works_bucket_name};
+use crate::nats_names::{REJECTED_SUBJECT_PREFIX, cluster_key, works_bucket_name};
 
 /// Bound on connecting and on every request.
 pub const NATS_TIMEOUT: Duration = Duration::from_secs(10);

@@ -10,25 +10,12 @@
 use std::time::Duration;
 
 use flotilla_core::Decision;
-use flotilla_core::wire::{LogRecord, subject::INPUT_SUBJECT_PREFIX};
+use flotilla_core::wire::LogRecord;
 use flotilla_eventstore::EventLog;
 use serde_json::{Value, json};
 
+use crate::nats_names::rejection_subject;
 use crate::runtime::Hub;
-
-/// Every rejection subject lives under this prefix.
-pub const REJECTED_SUBJECT_PREFIX: &str = "flotilla.rejected";
-
-/// The rejection subject of an input subject (`flotilla.in.X` → `flotilla.rejected.X`).
-#[must_use]
-pub fn rejection_subject(input_subject: &str) -> String {
-    let rest = input_subject
-        .strip_prefix(INPUT_SUBJECT_PREFIX)
-        .and_then(|rest| rest.strip_prefix('.'))
-        .filter(|rest| !rest.is_empty())
-        .unwrap_or("other");
-    format!("{REJECTED_SUBJECT_PREFIX}.{rest}")
-}
 
 /// Publishes a notice per rejected input folded while this hub writes, until shutdown.
 pub async fn run<L: EventLog>(hub: Hub<L>, client: async_nats::Client) {
@@ -101,22 +88,4 @@ async fn notice<L: EventLog>(
         object.insert("id".to_owned(), Value::from(id));
     }
     Some((rejection_subject(&subject), body))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rejection_subjects_mirror_input_subjects() {
-        assert_eq!(
-            rejection_subject("flotilla.in.heartbeat.member-2"),
-            "flotilla.rejected.heartbeat.member-2"
-        );
-        assert_eq!(
-            rejection_subject("flotilla.in.apply"),
-            "flotilla.rejected.apply"
-        );
-        assert_eq!(rejection_subject("redb"), "flotilla.rejected.other");
-    }
 }

@@ -6,8 +6,8 @@
 //! | `<cluster>.member` | `{"heartbeatPeriodSeconds": 60, "leaving": false}`; deleted when the MemberCluster is gone |
 //! | `<cluster>.work.<work name>` | the Work object (KubeFleet's shape, without `resourceVersion`, its status reduced to its conditions' types); deleted when withdrawn |
 //!
-//! `<cluster>` is [`cluster_key`]: the input subjects' cluster token with `%` written as `=` and
-//! `~` as `/`, the bytes key-value keys allow. An agent reads only its own keys (an ordered
+//! `<cluster>` is [`crate::nats_names::cluster_key`]: the input subjects' cluster token with `%`
+//! written as `=` and `~` as `/`, the bytes key-value keys allow. An agent reads only its own keys (an ordered
 //! consumer filtered on `$KV.<bucket>.<cluster>.>`, delivering the last value per key), so an
 //! agent that was away catches up from what is current, and its NATS permissions can name
 //! exactly that filter. Values change only when what the agent acts on changes (not on every
@@ -19,40 +19,16 @@ use std::time::Duration;
 use async_nats::jetstream::{self, kv, stream::StorageType};
 use bytes::Bytes;
 use flotilla_core::State;
-use flotilla_core::wire::subject::cluster_token;
 use flotilla_eventstore::nats_log::NatsOptions;
 use serde_json::{Value, json};
 
+use crate::nats_names::{member_key, work_key, works_bucket_name};
 use crate::runtime::Hub;
 use crate::store::AnyLog;
 
 /// How long the publisher waits after a fold for more folds before publishing, so a burst of
 /// folds costs one comparison.
 pub const PUBLISH_COALESCE: Duration = Duration::from_millis(50);
-
-/// The works bucket's name.
-#[must_use]
-pub fn works_bucket_name(options: &NatsOptions) -> String {
-    format!("{}_WORKS", options.stream_prefix)
-}
-
-/// A cluster's first key token in the works bucket (module docs).
-#[must_use]
-pub fn cluster_key(cluster: &str) -> String {
-    cluster_token(cluster).replace('%', "=").replace('~', "/")
-}
-
-/// The key of a cluster's membership record.
-#[must_use]
-pub fn member_key(cluster: &str) -> String {
-    format!("{}.member", cluster_key(cluster))
-}
-
-/// The key of one of a cluster's Works.
-#[must_use]
-pub fn work_key(cluster: &str, work: &str) -> String {
-    format!("{}.work.{work}", cluster_key(cluster))
-}
 
 /// Why publishing failed.
 #[derive(Debug, thiserror::Error)]
@@ -231,19 +207,6 @@ async fn publish_changes(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cluster_keys_are_valid_key_value_keys() {
-        assert_eq!(cluster_key("member-1"), "member-1");
-        assert_eq!(cluster_key("eu.member-1"), "eu=2Emember-1");
-        assert_eq!(work_key("eu.m", "shop-work"), "eu=2Em.work.shop-work");
-        let long = "x.".repeat(100);
-        let key = cluster_key(&long);
-        assert!(
-            key.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"-/_=".contains(&b))
-        );
-    }
 
     #[test]
     fn a_published_work_keeps_only_its_condition_types() {

@@ -12,6 +12,7 @@ use tokio::net::TcpListener;
 
 use crate::auth::{Access, KindScope, KnownScope, TokenSet};
 use crate::runtime::{Hub, HubConfig, HubError, clock};
+use crate::signals::shutdown_signal;
 use crate::store::AnyLog;
 
 /// Default API address: loopback only.
@@ -270,7 +271,7 @@ pub async fn run_with<L: EventLog>(
     });
     let clock = tokio::spawn(clock::run(hub.clone()));
     let analyses = tokio::spawn(crate::runtime::analysis::run(hub.clone()));
-    tokio::spawn(crate::hub_metrics::run_upkeep(hub.clone()));
+    tokio::spawn(crate::metrics_scrape::run_upkeep(hub.clone()));
     let mut stopped = hub.shutdown_signal();
     let shutdown = async move {
         tokio::select! {
@@ -308,28 +309,4 @@ fn known_scope<L: EventLog>(hub: &Hub<L>) -> KnownScope {
         let state = view.as_ref().map(|view| &view.folder.state);
         flotilla_core::kind_scope::namespaced(state, group, kind)
     })
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
-    }
 }

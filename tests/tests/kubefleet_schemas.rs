@@ -278,9 +278,7 @@ async fn violations(url: &str) -> Result<(Vec<String>, usize), String> {
                 checked += 1;
                 let api_version = format!("{group}/{version}");
                 let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                for violation in
-                    flotilla_adapters::kube::schema::validate(&kind, &api_version, object)
-                {
+                for violation in flotilla_adapters::schema::validate(&kind, &api_version, object) {
                     found.push(format!("{kind} {version} {name}: {violation}"));
                 }
                 let mut null = Vec::new();

@@ -21,6 +21,7 @@ pub mod run;
 pub mod sim;
 pub mod sim_status;
 pub mod state;
+mod voice;
 pub mod watch;
 pub mod work;
 
@@ -29,6 +30,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use args::AgentArgs;
+pub use voice::Voice;
 
 use applier::{Applier, ApplierError};
 use hub::{HubClient, HubError};
@@ -39,26 +41,6 @@ use report::ClusterProperties;
 use run::{Ending, Loop};
 use sim::{SimApplier, SimConfig};
 use state::StateFile;
-
-/// Where an agent's output lines go: standard output for `flotilla agent`, nowhere for the
-/// agents a scenario runs inside its own process (whose output is the scenario's result).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Voice {
-    /// Printed, one line each.
-    #[default]
-    Stdout,
-    /// Not printed.
-    Silent,
-}
-
-impl Voice {
-    /// Prints one output line, unless silent.
-    pub fn say(self, line: std::fmt::Arguments<'_>) {
-        if self == Voice::Stdout {
-            println!("{line}");
-        }
-    }
-}
 
 /// Why the agent could not run.
 #[derive(Debug, thiserror::Error)]

@@ -20,8 +20,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::hub::{HEARTBEAT_PERIOD_DEFAULT_SECS, HubError, Membership, POST_ATTEMPTS_MAX};
 use super::watch::{BACKOFF_MAX, BACKOFF_MIN, WorkChange};
-use crate::nats_rejections::REJECTED_SUBJECT_PREFIX;
-use crate::nats_works::{cluster_key, works_bucket_name};
+use crate::nats_names::{REJECTED_SUBJECT_PREFIX, cluster_key, works_bucket_name};
 
 /// How long a heartbeat waits for the membership record before it gives up this round.
 pub const MEMBERSHIP_WAIT: Duration = Duration::from_secs(5);

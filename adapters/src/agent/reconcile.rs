@@ -24,12 +24,12 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::Voice;
 use super::applier::{Applied, Applier, ApplierError, ManifestOutcome};
 use super::hub::{HubError, rejections};
 use super::link::HubLink;
 use super::report::{WorkReport, report_event};
 use super::state::{AppliedWork, StateFile};
+use super::voice::Voice;
 use super::watch::WorkChange;
 use super::work::{DesiredWork, ManifestId, WorkError, hub_holds_report};
 

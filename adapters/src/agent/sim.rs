@@ -17,10 +17,10 @@ use flotilla_core::availability::{Availability, judge};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Voice;
 use super::applier::{Applied, Applier, ApplierError, Findings, ManifestOutcome};
 use super::sim_status::{delay_ms, draw, has_bad_image, observed};
 use super::state::{read_json, write_json};
+use super::voice::Voice;
 use super::work::{DesiredWork, ManifestId, WorkTarget};
 
 /// The simulated cluster's file inside `--state DIR`.

@@ -5,8 +5,19 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::{CORDON_TAINT_EFFECT, CORDON_TAINT_KEY, CORDON_TAINT_VALUE, DrainError, FIELD_MANAGER};
+use super::error::DrainError;
 use crate::client::Client;
+
+/// KubeFleet's cordon taint (`tools/utils/common.go` `CordonTaint`): key.
+pub const CORDON_TAINT_KEY: &str = "cordon-key";
+/// KubeFleet's cordon taint: value.
+pub const CORDON_TAINT_VALUE: &str = "cordon-value";
+/// KubeFleet's cordon taint: effect.
+pub const CORDON_TAINT_EFFECT: &str = "NoSchedule";
+
+/// The field manager of every drain write (the taint's and the evictions'), named at the call
+/// site rather than taken from the user agent.
+pub(super) const FIELD_MANAGER: &str = "flotilla";
 
 /// Where the hub serves `MemberCluster`s (KubeFleet's API group and version).
 const MEMBER_CLUSTERS: &str = "/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters";

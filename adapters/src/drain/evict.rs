@@ -12,7 +12,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{DrainError, FIELD_MANAGER};
+use super::cordon::FIELD_MANAGER;
+use super::error::DrainError;
 use crate::client::Client;
 
 /// Where the hub serves the kinds a drain reads and writes (KubeFleet's group and version).

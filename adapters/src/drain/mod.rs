@@ -36,96 +36,16 @@
 //!   of a namespaced `ResourcePlacement`, whose objects stay (the taint keeps new ones away).
 
 mod cordon;
+mod error;
 mod evict;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::client::{Client, ClientError};
+use crate::client::Client;
+pub use cordon::{CORDON_TAINT_EFFECT, CORDON_TAINT_KEY, CORDON_TAINT_VALUE};
+pub use error::DrainError;
 use evict::Outcome;
-
-/// KubeFleet's cordon taint (`tools/utils/common.go` `CordonTaint`): key.
-pub const CORDON_TAINT_KEY: &str = "cordon-key";
-/// KubeFleet's cordon taint: value.
-pub const CORDON_TAINT_VALUE: &str = "cordon-value";
-/// KubeFleet's cordon taint: effect.
-pub const CORDON_TAINT_EFFECT: &str = "NoSchedule";
-
-/// The field manager of every write, named at the call site rather than taken from the user
-/// agent.
-const FIELD_MANAGER: &str = "flotilla";
-
-/// Why `drain` or `uncordon` stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum DrainError {
-    /// The hub has no such member cluster; nothing was written.
-    #[error("member cluster {0:?} not found; nothing was changed")]
-    ClusterNotFound(String),
-    /// Some placements keep their resources on the cluster; the lines above say why.
-    #[error(
-        "drain was not successful for cluster {cluster}: the eviction of {placements} was not \
-         executed; run `flotilla drain {cluster}` again once that changes"
-    )]
-    Incomplete {
-        /// The member cluster.
-        cluster: String,
-        /// The placements not evicted, comma-separated.
-        placements: String,
-    },
-    /// Someone else kept changing the member cluster between our read and our write.
-    #[error(
-        "member cluster {cluster} changed under every one of {attempts} attempts to update its \
-         taints; try again"
-    )]
-    Contended {
-        /// The member cluster.
-        cluster: String,
-        /// How many read-and-write rounds were made.
-        attempts: usize,
-    },
-    /// No free eviction name was found.
-    #[error(
-        "failed to create an eviction for CRP {placement} targeting member cluster {cluster}: \
-         {attempts} generated names were all taken"
-    )]
-    NamesTaken {
-        /// The placement.
-        placement: String,
-        /// The member cluster.
-        cluster: String,
-        /// How many names were tried.
-        attempts: usize,
-    },
-    /// KubeFleet's name scheme gives no valid object name for this placement and cluster.
-    #[error(
-        "failed to format a qualified name for drain eviction object with CRP name {placement}, \
-         cluster name {cluster}: {reason}"
-    )]
-    EvictionName {
-        /// The placement.
-        placement: String,
-        /// The member cluster.
-        cluster: String,
-        /// What is wrong with the name.
-        reason: String,
-    },
-    /// The operation took longer than `--timeout`.
-    #[error("{verb} of member cluster {cluster} did not finish within {seconds} s (--timeout)")]
-    Timeout {
-        /// `drain` or `uncordon`.
-        verb: &'static str,
-        /// The member cluster.
-        cluster: String,
-        /// The limit.
-        seconds: u64,
-    },
-    /// The hub answered with something this command cannot read.
-    #[error("unexpected answer from the hub: {0}")]
-    Protocol(String),
-    /// The hub could not be asked, or refused.
-    #[error(transparent)]
-    Client(#[from] ClientError),
-}
 
 /// `flotilla drain CLUSTER [--timeout SECONDS]`.
 ///

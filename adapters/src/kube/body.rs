@@ -10,8 +10,8 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, HeaderValue};
 use http_body_util::BodyExt;
 
-use super::ApiError;
 use super::protobuf;
+use super::status::ApiError;
 
 /// Largest request body: the API server's limit for a JSON or protobuf request
 /// (`apiserver.Config.MaxRequestBodyBytes`, 3 MiB).

@@ -15,11 +15,12 @@ use flotilla_eventstore::EventLog;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
+use super::api::{Api, KUBE_SOURCE};
 use super::read::matching;
+use super::request::{Request, Target};
 use super::selector::Filter;
-use super::status::Subject;
-use super::write::{KUBE_SOURCE, delete_input, is_dry_run, rejection};
-use super::{Api, ApiError, Request, Target};
+use super::status::{ApiError, Subject, rejection};
+use super::write::{delete_input, is_dry_run};
 use crate::ingest::{EVENTS_PER_REQUEST_MAX, FOLD_WAIT};
 
 /// One object to delete: its target (in its own namespace), name and input.

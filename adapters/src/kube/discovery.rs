@@ -8,7 +8,8 @@ use flotilla_eventstore::EventLog;
 use flotilla_projections::ServedType;
 use serde_json::{Value, json};
 
-use super::{Api, ApiError};
+use super::api::Api;
+use super::status::ApiError;
 
 /// The Kubernetes minor version `/version` reports (the image's kubectl is 1.32).
 pub const KUBERNETES_MINOR: &str = "32";

@@ -17,19 +17,17 @@
 //! A field that is unknown in the written object but present in the stored one, as flotilla
 //! renders it, is not the writer's doing (an edit of the object as read) and is left alone.
 
-use axum::http::HeaderValue;
-use axum::http::header::WARNING;
-use axum::response::Response;
 use flotilla_core::model::placement::PlacementSpec;
 use flotilla_core::model::{CLUSTER_GROUP, MemberClusterSpec, PLACEMENT_GROUP, group_of};
 use flotilla_core::staged::model::{RunSpec, StrategySpec};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::schema::{self, FieldPath};
-use super::{ApiError, Request, Target};
+use super::request::{Request, Target};
+use super::status::ApiError;
+use crate::schema::{self, FieldPath};
 
-pub use super::schema::FieldValidation;
+pub use crate::schema::FieldValidation;
 
 /// The request's `fieldValidation`; `Warn` when it gives none.
 ///
@@ -147,18 +145,6 @@ fn ignored<T: DeserializeOwned>(spec: Value) -> Vec<String> {
         paths.push(text);
     });
     paths
-}
-
-/// Adds a `Warning` header per warning to a write's response (`299 - "…"`, which kubectl
-/// prints as `Warning: …`).
-pub fn warn(mut response: Response, warnings: &[String]) -> Response {
-    for warning in warnings {
-        let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
-        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
-            response.headers_mut().append(WARNING, value);
-        }
-    }
-    response
 }
 
 #[cfg(test)]

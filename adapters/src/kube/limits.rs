@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::ApiError;
+use super::status::ApiError;
 use super::status::Subject;
 
 /// Most bytes of all annotations of an object, keys and values together

@@ -17,6 +17,7 @@
 //! so the `resourceVersion` check of an update and its append cannot interleave with another
 //! write made here.
 
+mod api;
 mod body;
 mod delete_collection;
 mod discovery;
@@ -29,52 +30,31 @@ mod patch;
 mod preview;
 mod protobuf;
 mod read;
+mod request;
 mod review;
-pub mod schema;
 mod selector;
 mod server_side_apply;
 mod status;
 mod watch;
+mod watch_lines;
 mod watch_past;
 mod watch_render;
 mod write;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
-use flotilla_core::model::ObjectKey;
 use flotilla_eventstore::EventLog;
-use flotilla_projections::{KindInfo, ServedType};
 
 use crate::runtime::Hub;
-use server_side_apply::FieldOwners;
+use api::Api;
+use request::{Params, Request, Target};
 pub use status::ApiError;
-use status::Subject;
-
-/// The API's shared state: the hub, and the lock that serializes writes (it also guards the
-/// field owners server-side apply records).
-pub struct Api<L: EventLog> {
-    hub: Hub<L>,
-    writes: Arc<tokio::sync::Mutex<FieldOwners>>,
-    /// Kinds rendered once per fold for all their watches.
-    renders: Arc<watch_render::RenderCache>,
-}
-
-impl<L: EventLog> Clone for Api<L> {
-    fn clone(&self) -> Self {
-        Self {
-            hub: self.hub.clone(),
-            writes: Arc::clone(&self.writes),
-            renders: Arc::clone(&self.renders),
-        }
-    }
-}
 
 /// Builds the Kubernetes API router over a hub.
 pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
@@ -100,71 +80,6 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/openapi/v3/{*path}", get(openapi::v3_document::<L>))
         .with_state(api)
 }
-
-/// What a resource path names.
-#[derive(Debug, Clone)]
-pub(crate) struct Target {
-    /// The served type.
-    pub served: ServedType,
-    /// The version in the path.
-    pub version: String,
-    /// The namespace in the path, for namespaced kinds.
-    pub namespace: Option<String>,
-    /// The object's name, if the path names one.
-    pub name: Option<String>,
-    /// The subresource (`status`), if any.
-    pub subresource: Option<String>,
-}
-
-impl Target {
-    /// `apiVersion` of the path.
-    pub fn api_version(&self) -> String {
-        self.served.api_version(&self.version)
-    }
-
-    /// The projections' description of the kind.
-    pub fn kind_info(&self) -> KindInfo {
-        KindInfo {
-            group: self.served.group.clone(),
-            kind: self.served.kind.clone(),
-            api_version_default: self.api_version(),
-            namespaced: self.served.namespaced,
-        }
-    }
-
-    /// The stored key of the object named `name` (in the path's namespace).
-    pub fn key(&self, name: &str) -> ObjectKey {
-        ObjectKey {
-            group: self.served.group.as_str().into(),
-            kind: self.served.kind.as_str().into(),
-            namespace: if self.served.namespaced {
-                self.namespace.as_deref().unwrap_or("default").into()
-            } else {
-                "".into()
-            },
-            name: name.into(),
-        }
-    }
-
-    /// What errors about the object named `name` say.
-    pub fn subject(&self, name: &str) -> Subject {
-        let resource = if self.served.group.is_empty() {
-            self.served.plural.clone()
-        } else {
-            format!("{}.{}", self.served.plural, self.served.group)
-        };
-        Subject {
-            resource,
-            plural: self.served.plural.clone(),
-            group: self.served.group.clone(),
-            kind: self.served.kind.clone(),
-            name: name.to_owned(),
-        }
-    }
-}
-
-/// A request's query, parameters by name (the last value of a repeated one).
-pub(crate) type Params = HashMap<String, String>;
 
 async fn core_request<L: EventLog>(
     State(api): State<Api<L>>,
@@ -196,18 +111,6 @@ async fn group_request<L: EventLog>(
         api, method, &group, &version, &rest, params, headers, body, principal,
     )
     .await
-}
-
-/// The request's parts a handler reads.
-pub(crate) struct Request {
-    /// The query parameters.
-    pub params: Params,
-    /// The headers.
-    pub headers: HeaderMap,
-    /// The body.
-    pub body: Bytes,
-    /// Who makes it, as `crate::auth` authenticated it: what its writes record.
-    pub principal: flotilla_core::Principal,
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -17,7 +17,8 @@ use flotilla_eventstore::EventLog;
 use flotilla_projections::ServedType;
 use serde_json::{Map, Value, json};
 
-use super::{Api, ApiError};
+use super::api::Api;
+use super::status::ApiError;
 
 fn served<L: EventLog>(api: &Api<L>) -> Result<Vec<ServedType>, ApiError> {
     let view = api.hub.view().map_err(ApiError::internal)?;
@@ -208,7 +209,7 @@ fn for_swagger2(value: &mut Value) {
 
 fn schema(served: &ServedType, version: &str) -> Value {
     let gvk = json!([{"group": served.group, "version": version, "kind": served.kind}]);
-    if let Some(vendored) = super::schema::open_api_schema(&served.group, &served.kind, version) {
+    if let Some(vendored) = crate::schema::open_api_schema(&served.group, &served.kind, version) {
         let mut schema = vendored.clone();
         schema["x-kubernetes-group-version-kind"] = gvk;
         return schema;

@@ -19,9 +19,11 @@ use flotilla_eventstore::EventLog;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::api::Api;
 use super::read::{matching, past, reader_clock, table, wants_table};
+use super::request::{Request, Target};
 use super::selector::Filter;
-use super::{Api, ApiError, Request, Target};
+use super::status::ApiError;
 
 /// How long a `continue` token stays readable (the API server's tokens last until etcd compacts
 /// their revision, every 5 minutes by default).

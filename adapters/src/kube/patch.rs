@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::ApiError;
+use super::status::ApiError;
 
 /// The patch content types, as `Content-Type` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

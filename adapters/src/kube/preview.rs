@@ -10,9 +10,10 @@ use flotilla_eventstore::EventLog;
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::api::{Api, KUBE_SOURCE};
 use super::read::render;
-use super::write::{KUBE_SOURCE, rejection};
-use super::{Api, ApiError, Target};
+use super::request::Target;
+use super::status::{ApiError, rejection};
 
 /// `object` as the hub would serve it after applying it; `live` is what it serves now.
 ///

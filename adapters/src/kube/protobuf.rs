@@ -26,7 +26,7 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value, json};
 
-use super::ApiError;
+use super::status::ApiError;
 
 /// The media type of the Kubernetes protobuf encoding.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";

@@ -10,8 +10,10 @@ use flotilla_core::State;
 use flotilla_eventstore::EventLog;
 use serde_json::{Value, json};
 
+use super::api::Api;
+use super::request::{Request, Target, as_served};
 use super::selector::Filter;
-use super::{Api, ApiError, Request, Target};
+use super::status::ApiError;
 
 /// Whether the client asked for the `Table` form.
 pub fn wants_table(headers: &HeaderMap) -> bool {
@@ -27,17 +29,6 @@ pub fn render(state: &State, target: &Target, name: &str) -> Option<Value> {
     let mut object = flotilla_projections::render_object(state, &target.key(name))?;
     as_served(target, &mut object);
     Some(object)
-}
-
-/// `object` in the path's version: its `apiVersion`, and — in `v1alpha1`, whose schemas lack
-/// fields of the stored `v1beta1` shape — without the fields that version does not declare.
-/// `v1` and `v1beta1` declare the same fields for the kinds flotilla renders.
-pub(crate) fn as_served(target: &Target, object: &mut Value) {
-    object["apiVersion"] = Value::from(target.api_version());
-    if target.version == "v1alpha1" {
-        let (group, kind) = (&target.served.group, &target.served.kind);
-        super::schema::prune_to_version(group, kind, &target.version, object);
-    }
 }
 
 /// Every object of the target's kind (in its namespace, if the path names one) that passes the

@@ -16,7 +16,9 @@ use flotilla_core::{Principal, TokenRole};
 use flotilla_eventstore::EventLog;
 use serde_json::{Value, json};
 
-use super::{Api, ApiError, Request};
+use super::api::Api;
+use super::request::Request;
+use super::status::ApiError;
 use crate::auth::rules;
 use crate::auth::{Grant, Role};
 

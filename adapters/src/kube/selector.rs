@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::ApiError;
+use super::status::ApiError;
 
 /// One requirement of a selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +141,7 @@ impl Filter {
     ///
     /// # Errors
     /// A selector that does not parse.
-    pub fn from_params(params: &super::Params) -> Result<Self, ApiError> {
+    pub fn from_params(params: &super::request::Params) -> Result<Self, ApiError> {
         let parse = |name: &str| {
             params
                 .get(name)

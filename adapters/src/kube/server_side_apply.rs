@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use flotilla_core::model::ObjectKey;
 use serde_json::{Map, Value};
 
-use super::ApiError;
+use super::status::ApiError;
 use super::status::Subject;
 
 /// A field: the keys from the object's root to a leaf.

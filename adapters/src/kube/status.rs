@@ -2,8 +2,10 @@
 //! `details` and the message kubectl prints after `Error from server (Reason):`.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::header::WARNING;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use flotilla_core::RejectCode;
 use serde_json::{Value, json};
 
 /// A refused request, rendered as a `Status`.
@@ -147,7 +149,7 @@ impl ApiError {
 
     /// 422 for an object that breaks its schema: every violation a cause, the message as the
     /// API server's `NewInvalid` words it (one error bare, several in brackets).
-    pub fn invalid_fields(subject: &Subject, violations: &[super::schema::Violation]) -> Self {
+    pub fn invalid_fields(subject: &Subject, violations: &[crate::schema::Violation]) -> Self {
         let texts: Vec<String> = violations.iter().map(ToString::to_string).collect();
         let listed = match texts.as_slice() {
             [one] => one.clone(),
@@ -290,7 +292,32 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let response = (self.code, Json(self.to_status())).into_response();
-        super::field_validation::warn(response, &self.warnings)
+        warn(response, &self.warnings)
+    }
+}
+
+/// Adds a `Warning` header per warning to a write's response (`299 - "…"`, which kubectl
+/// prints as `Warning: …`).
+pub fn warn(mut response: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(value) = HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            response.headers_mut().append(WARNING, value);
+        }
+    }
+    response
+}
+
+/// The API error of a write the fold rejected: `NotFound` for a missing object, otherwise
+/// `Invalid` naming the field the core's message starts with.
+pub(crate) fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
+    match code {
+        RejectCode::NotFound | RejectCode::ApprovalRequestNotFound => ApiError::not_found(subject),
+        // The core's messages start with the field they are about (`spec.policy.x: …`).
+        _ => match message.split_once(": ") {
+            Some((field, text)) if !field.contains(' ') => ApiError::invalid(subject, field, text),
+            _ => ApiError::invalid(subject, "", message),
+        },
     }
 }
 

@@ -13,23 +13,24 @@
 //! ([`super::watch_past`]).
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use flotilla_core::State;
 use flotilla_eventstore::EventLog;
 use flotilla_replay::Point;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::mpsc::Sender;
 
-use super::read::{reader_clock, table, wants_table};
+use super::api::Api;
+use super::read::wants_table;
+use super::request::{Request, Target};
 use super::selector::Filter;
+use super::status::ApiError;
+use super::watch_lines::{Known, Watch, admitted, bookmark, changes_to, send_all, start};
 use super::watch_past::{Replayed, replay};
-use super::watch_render::{Object, Rendered, render};
-use super::{Api, ApiError, Request, Target};
+use super::watch_render::render;
 
 /// How long a watch runs when the client sets no `timeoutSeconds`.
 pub const WATCH_DEFAULT: Duration = Duration::from_secs(1_800);
@@ -48,14 +49,6 @@ const SLOW_CLIENT: Duration = Duration::from_secs(30);
 /// the writer waits for; looking at most once in this time, at the newest state, bounds what
 /// each watch costs whatever the fold's rate.
 const RENDER_EVERY: Duration = Duration::from_millis(200);
-
-/// What one watch sends.
-#[derive(Clone)]
-pub(super) struct Watch {
-    target: Target,
-    filter: Filter,
-    table: bool,
-}
 
 /// Starts a watch; the response streams until the timeout, the client leaves or the hub stops.
 pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> Response {
@@ -107,116 +100,6 @@ pub fn serve<L: EventLog>(api: &Api<L>, target: &Target, request: &Request) -> R
         Body::from_stream(stream),
     )
         .into_response()
-}
-
-/// Objects by `namespace/name`: what a watch last sent.
-pub(super) type Known = Rendered;
-
-fn resource_version(object: &Value) -> u64 {
-    object["metadata"]["resourceVersion"]
-        .as_str()
-        .and_then(|rv| rv.parse().ok())
-        .unwrap_or(0)
-}
-
-fn line(state: &State, watch: &Watch, kind: &str, object: &Object) -> Bytes {
-    if watch.table {
-        let value = &object.value;
-        let mut table = table(
-            &watch.target,
-            std::slice::from_ref(value),
-            reader_clock(state),
-        );
-        table["metadata"] = json!({"resourceVersion": value["metadata"]["resourceVersion"]});
-        let mut text = json!({"type": kind, "object": table}).to_string();
-        text.push('\n');
-        return Bytes::from(text);
-    }
-    // `kind` is one of the watch event types: no escaping needed.
-    Bytes::from(format!(
-        "{{\"type\":\"{kind}\",\"object\":{}}}\n",
-        object.json()
-    ))
-}
-
-fn bookmark(state: &State, watch: &Watch) -> Bytes {
-    let object = json!({
-        "apiVersion": watch.target.api_version(),
-        "kind": watch.target.served.kind,
-        "metadata": {"resourceVersion": state.resource_version().to_string()},
-    });
-    let mut text = json!({"type": "BOOKMARK", "object": object}).to_string();
-    text.push('\n');
-    Bytes::from(text)
-}
-
-/// The rendered objects the watch's selectors admit.
-fn admitted(watch: &Watch, rendered: &Rendered) -> Known {
-    rendered
-        .iter()
-        .filter(|(_, object)| watch.filter.admits(&object.value))
-        .map(|(key, object)| (key.clone(), object.clone()))
-        .collect()
-}
-
-/// The first lines of a watch and what it then knows.
-fn start(
-    state: &State,
-    watch: &Watch,
-    rendered: &Rendered,
-    since: Option<u64>,
-) -> (Vec<Bytes>, Known) {
-    let known = admitted(watch, rendered);
-    let mut lines = Vec::new();
-    for object in known.values() {
-        match since {
-            None => lines.push(line(state, watch, "ADDED", object)),
-            Some(rv) if resource_version(&object.value) > rv => {
-                lines.push(line(state, watch, "MODIFIED", object));
-            }
-            Some(_) => {}
-        }
-    }
-    (lines, known)
-}
-
-/// The lines that take a client from `known` to the state's objects, rendered afresh (for a
-/// state the shared cache does not hold, such as a replayed past).
-pub(super) fn changes(state: &State, watch: &Watch, known: &mut Known) -> Vec<Bytes> {
-    let rendered = render(state, &watch.target, Some(known));
-    changes_to(state, watch, &rendered, known)
-}
-
-/// The lines that take a client from `known` to `rendered`. Unchanged objects share their
-/// `Arc` with what the watch knows, so only changed ones are compared by value.
-fn changes_to(state: &State, watch: &Watch, rendered: &Rendered, known: &mut Known) -> Vec<Bytes> {
-    let now = admitted(watch, rendered);
-    let mut lines = Vec::new();
-    for (key, object) in &now {
-        match known.get(key) {
-            None => lines.push(line(state, watch, "ADDED", object)),
-            Some(before) if !Arc::ptr_eq(before, object) && before.value != object.value => {
-                lines.push(line(state, watch, "MODIFIED", object));
-            }
-            Some(_) => {}
-        }
-    }
-    for (key, object) in known.iter() {
-        if !now.contains_key(key) {
-            lines.push(line(state, watch, "DELETED", object));
-        }
-    }
-    *known = now;
-    lines
-}
-
-pub(super) async fn send_all(sender: &tokio::sync::mpsc::Sender<Bytes>, lines: Vec<Bytes>) -> bool {
-    for line in lines {
-        if sender.send(line).await.is_err() {
-            return false;
-        }
-    }
-    true
 }
 
 /// As [`send_all`], ending the watch when its client has not taken a line for [`SLOW_CLIENT`].

@@ -15,7 +15,7 @@ use flotilla_eventstore::LogReader;
 use flotilla_eventstore::fold::{FoldError, Folder, first_folded};
 use tokio::sync::mpsc::Sender;
 
-use super::watch::{Known, Watch, changes, send_all};
+use super::watch_lines::{Known, Watch, changes, send_all};
 
 /// Inputs read from the log per page while replaying.
 const PAGE: usize = 256;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use flotilla_core::State;
 use serde_json::Value;
 
-use super::Target;
+use super::request::Target;
 
 /// Objects by `namespace/name`, as rendered for watches.
 pub(crate) type Rendered = BTreeMap<String, Arc<Object>>;
@@ -65,7 +65,7 @@ pub(crate) fn render(state: &State, target: &Target, previous: Option<&Rendered>
     flotilla_projections::list(state, &target.kind_info(), target.namespace.as_deref())
         .into_iter()
         .map(|mut object| {
-            super::read::as_served(target, &mut object);
+            super::request::as_served(target, &mut object);
             let key = id(&object);
             let shared = match previous.and_then(|before| before.get(&key)) {
                 Some(before) if before.value == object => before.clone(),

@@ -11,24 +11,22 @@ use axum::http::header::{CONTENT_TYPE, USER_AGENT};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use flotilla_core::model::PLACEMENT_GROUP;
-use flotilla_core::{Decision, Envelope, Input, ObjectRef, Principal, RejectCode};
+use flotilla_core::{Decision, Envelope, Input, ObjectRef, Principal};
 use flotilla_eventstore::EventLog;
 use serde_json::Value;
 use uuid::Uuid;
 
-use super::field_validation::{Validated, warn};
+use super::api::{Api, KUBE_SOURCE};
+use super::field_validation::Validated;
 use super::generate_name;
 use super::patch::{self, PatchType};
 use super::preview::preview;
 use super::read::render;
-use super::schema::{self, FieldPath};
+use super::request::{Request, Target};
 use super::server_side_apply::FieldOwners;
-use super::status::{Subject, deleted};
-use super::{Api, ApiError, Request, Target};
+use super::status::{ApiError, Subject, deleted, rejection, warn};
 use crate::ingest::FOLD_WAIT;
-
-/// Source of the events this API appends.
-pub const KUBE_SOURCE: &str = "kube-api";
+use crate::schema::{self, FieldPath};
 
 /// Metadata the server assigns; a write never sets it.
 const SERVER_METADATA: [&str; 8] = [
@@ -209,17 +207,6 @@ async fn submit<L: EventLog>(
         }
     }
     Ok(())
-}
-
-pub(crate) fn rejection(subject: &Subject, code: RejectCode, message: &str) -> ApiError {
-    match code {
-        RejectCode::NotFound | RejectCode::ApprovalRequestNotFound => ApiError::not_found(subject),
-        // The core's messages start with the field they are about (`spec.policy.x: …`).
-        _ => match message.split_once(": ") {
-            Some((field, text)) if !field.contains(' ') => ApiError::invalid(subject, field, text),
-            _ => ApiError::invalid(subject, "", message),
-        },
-    }
 }
 
 /// The fields a write's body repeats (a JSON patch's body is operations, not the object).

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::cli::{Output, RecordOutput};
+use crate::output::{Output, RecordOutput};
 
 /// Options of `replay`.
 #[derive(Debug, Args)]

@@ -16,8 +16,7 @@ use serde_json::{Value, json};
 
 pub use args::{ReplayArgs, ReplayCommand, SourceArgs};
 
-use crate::cli::{Output, RecordOutput};
-use crate::commands::print_value;
+use crate::output::{Output, RecordOutput, print_value};
 use crate::serve::DEFAULT_DATA_DIR;
 use crate::store::LOG_FILE;
 

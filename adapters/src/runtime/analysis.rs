@@ -16,7 +16,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use super::{Hub, HubError};
+use super::hub::{Hub, HubError};
 
 /// How often the adapter looks for due measurements.
 pub const ANALYSIS_POLL: Duration = Duration::from_millis(500);
@@ -70,7 +70,7 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
                 Ok(_) => {
                     sent.insert(id);
                 }
-                Err(error) if super::transient(&error) => {
+                Err(error) if super::hub::transient(&error) => {
                     tracing::warn!(%error, "cannot append an analysis result; trying again");
                 }
                 Err(error) => return Err(error),

@@ -25,7 +25,7 @@ use flotilla_eventstore::redb_log::{CheckpointDir, WrittenCheckpoint};
 use flotilla_eventstore::{EncodedCheckpoint, EventLog};
 use tokio::task::JoinHandle;
 
-use super::{Hub, HubError};
+use super::hub::{Hub, HubError};
 
 /// A checkpoint may begin no sooner than this many times the last one's cost (snapshot and
 /// encoding) after the last one began.
@@ -183,7 +183,7 @@ impl<L: EventLog> Hub<L> {
 
 /// Whether this hub writes checkpoints now: not when fenced, declined or following, nor
 /// before it folded anything.
-fn may_checkpoint(view: &super::View) -> bool {
+fn may_checkpoint(view: &super::view::View) -> bool {
     view.fenced.is_none() && view.declined.is_none() && !view.following && view.folder.seq > 0
 }
 

@@ -7,14 +7,12 @@
 
 use std::time::Duration;
 
-use std::sync::{Arc, Mutex};
-
-use chrono::{DateTime, Utc};
 use flotilla_core::{Envelope, Input, next_deadline};
 use flotilla_eventstore::EventLog;
 use uuid::Uuid;
 
-use super::{Hub, HubError};
+use super::hub::{Hub, HubError, transient};
+pub use super::test_clock::TestClock;
 
 /// How often the clock looks at the deadline.
 pub const CLOCK_POLL: Duration = Duration::from_millis(250);
@@ -24,7 +22,7 @@ pub const CLOCK_SOURCE: &str = "clock";
 
 /// Runs until shutdown: appends a tick whenever the wall clock passes the core's deadline.
 ///
-/// A tick the log fails to take for a passing reason ([`super::transient`]: the NATS stream is
+/// A tick the log fails to take for a passing reason ([`transient`]: the NATS stream is
 /// electing a leader, the server restarts) is sent again, with the same id, at the next poll,
 /// so the server's deduplication keeps one copy if the first send was stored after all. The
 /// clock never stops over it: a hub without ticks would never time out a silent member.
@@ -65,42 +63,11 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
         };
         match hub.submit(vec![tick.clone()]).await {
             Ok(appended) => pending = appended.first().map_or(pending, |a| a.seq),
-            Err(error) if super::transient(&error) => {
+            Err(error) if transient(&error) => {
                 tracing::warn!(%error, "cannot append a tick; trying again");
                 unsent = Some(tick);
             }
             Err(error) => return Err(error),
-        }
-    }
-}
-
-/// A clock a test sets (`serve --test-clock`, test only): when a hub has one, it is the hub's
-/// only time — every appended input gets its time, and the clock task ticks by it — so a
-/// recorded incident has exact times (on NATS, on a test stream that keeps given times).
-#[derive(Debug, Clone)]
-pub struct TestClock(Arc<Mutex<DateTime<Utc>>>);
-
-impl TestClock {
-    /// A clock standing at `start`.
-    #[must_use]
-    pub fn new(start: DateTime<Utc>) -> Self {
-        Self(Arc::new(Mutex::new(start)))
-    }
-
-    /// The time it shows.
-    #[must_use]
-    pub fn now(&self) -> DateTime<Utc> {
-        self.0.lock().map_or(DateTime::UNIX_EPOCH, |now| *now)
-    }
-
-    /// Moves it to `to`, never backwards; the time it shows then.
-    pub fn set(&self, to: DateTime<Utc>) -> DateTime<Utc> {
-        match self.0.lock() {
-            Ok(mut now) => {
-                *now = (*now).max(to);
-                *now
-            }
-            Err(_) => DateTime::UNIX_EPOCH,
         }
     }
 }

@@ -11,9 +11,9 @@ use flotilla_eventstore::fold::{READ_BATCH_MAX, first_folded};
 use flotilla_eventstore::{DecisionBatch, EventLog, StoredEvent};
 use flotilla_replay::{Verification, compare_batch};
 
-use super::{
-    Hub, HubError, check_differences, decline_message, pause_or_stop, report_warnings, transient,
-};
+use super::hub::{Hub, HubError, pause_or_stop, transient};
+use super::newer::decline_message;
+use super::restore::{check_differences, report_warnings};
 
 impl<L: EventLog> Hub<L> {
     /// Marks this hub as following (it neither ticks nor checkpoints nor publishes) or as the

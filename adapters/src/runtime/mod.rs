@@ -19,103 +19,28 @@ pub mod analysis;
 mod checkpoints;
 pub mod clock;
 mod follower;
+mod hub;
 mod low_priority;
 mod newer;
 mod recording;
+mod restore;
 mod rounds;
+mod test_clock;
 mod view;
 
-use std::sync::{Arc, RwLock, RwLockReadGuard};
-use std::time::Duration;
+use std::sync::{Arc, RwLock};
 
 use flotilla_core::Decisions;
 use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
-use flotilla_eventstore::fold::{FoldError, Folded, Folder, READ_BATCH_MAX};
-use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError, LogReader};
-use flotilla_replay::{ReplayError, Verification, compare_batch};
+use flotilla_eventstore::fold::{FoldError, Folded, Folder};
+use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
+pub use hub::{Hub, HubConfig, HubError, TRANSIENT_RETRY_PAUSE};
+pub(crate) use hub::{pause_or_stop, transient};
 use newer::decline_message;
+use restore::{report_warnings, restore_checked};
 use tokio::sync::watch;
 pub use view::{RECENT_DECISIONS_MAX, VERSIONS_KEPT, View};
-
-/// Runtime settings.
-#[derive(Debug, Clone)]
-pub struct HubConfig {
-    /// Write a checkpoint after this many folded events.
-    pub checkpoint_every: u64,
-    /// Most events folded under one hold of the view's lock: readers wait at most that long.
-    pub fold_batch_max: usize,
-    /// Most events read, folded (in parts of `fold_batch_max`) and decided in one record per
-    /// round. A writer that is behind makes its two durable writes per round (the ids folded,
-    /// the decisions) once per this many events rather than once per part.
-    pub fold_round_max: usize,
-    /// How long the writer waits for new events before looking again.
-    pub idle_wait: Duration,
-    /// Go on when a restart recomputes different decisions than were recorded under this
-    /// build's decision version (logged as an error) instead of refusing to start.
-    pub allow_divergence: bool,
-    /// Test only: the hub's time comes from this clock instead of the system's.
-    pub test_clock: Option<clock::TestClock>,
-}
-
-impl Default for HubConfig {
-    fn default() -> Self {
-        Self {
-            checkpoint_every: 10_000,
-            fold_batch_max: 1_000,
-            fold_round_max: 10_000,
-            idle_wait: Duration::from_millis(200),
-            allow_divergence: false,
-            test_clock: None,
-        }
-    }
-}
-
-/// Why the runtime stopped or could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum HubError {
-    /// The log failed.
-    #[error(transparent)]
-    Log(#[from] LogError),
-    /// Folding failed (a gap in the log, or an unencodable state).
-    #[error(transparent)]
-    Fold(#[from] FoldError),
-    /// Checking what a restart folds again against the recorded decisions failed.
-    #[error(transparent)]
-    Replay(#[from] ReplayError),
-    /// Another writer holds the log.
-    #[error("another writer is appending decisions to this log: {0}")]
-    Fenced(LogError),
-    /// A task of the writer panicked or was cancelled.
-    #[error("a task of the writer ended abnormally: {0}")]
-    Task(String),
-    /// An internal lock was poisoned by a panic.
-    #[error("the hub's state lock is poisoned")]
-    Poisoned,
-}
-
-/// A running hub over one log.
-pub struct Hub<L: EventLog> {
-    log: Arc<L>,
-    view: Arc<RwLock<View>>,
-    folded: watch::Receiver<u64>,
-    folded_tx: Arc<watch::Sender<u64>>,
-    shutdown: watch::Sender<bool>,
-    config: HubConfig,
-}
-
-impl<L: EventLog> Clone for Hub<L> {
-    fn clone(&self) -> Self {
-        Self {
-            log: Arc::clone(&self.log),
-            view: Arc::clone(&self.view),
-            folded: self.folded.clone(),
-            folded_tx: Arc::clone(&self.folded_tx),
-            shutdown: self.shutdown.clone(),
-            config: self.config.clone(),
-        }
-    }
-}
 
 impl<L: EventLog> Hub<L> {
     /// Restores state (checkpoint + decided tail, checked against the recorded decisions).
@@ -173,31 +98,6 @@ impl<L: EventLog> Hub<L> {
         })
     }
 
-    /// The log this hub writes to.
-    #[must_use]
-    pub fn log(&self) -> &Arc<L> {
-        &self.log
-    }
-
-    /// Read access to the folded state.
-    ///
-    /// # Errors
-    /// When the lock was poisoned.
-    pub fn view(&self) -> Result<RwLockReadGuard<'_, View>, HubError> {
-        self.view.read().map_err(|_| HubError::Poisoned)
-    }
-
-    /// Takes the folded state out, leaving an empty one: for `flotilla simulate` to count the
-    /// heap a state holds, once the hub has stopped. A hub still running would fold on from
-    /// nothing.
-    ///
-    /// # Errors
-    /// When the lock was poisoned.
-    pub fn take_state(&self) -> Result<flotilla_core::State, HubError> {
-        let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
-        Ok(std::mem::take(&mut view.folder.state))
-    }
-
     /// Appends input events durably; the log assigns their time (they come from outside, or
     /// from the clock).
     ///
@@ -217,52 +117,6 @@ impl<L: EventLog> Hub<L> {
         };
         crate::hub_metrics::record_append(started.elapsed());
         Ok(appended)
-    }
-
-    /// The hub's time: the system's, or the test clock's.
-    #[must_use]
-    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
-        self.config
-            .test_clock
-            .as_ref()
-            .map_or_else(chrono::Utc::now, clock::TestClock::now)
-    }
-
-    /// The test clock, when the hub runs on one.
-    #[must_use]
-    pub fn test_clock(&self) -> Option<&clock::TestClock> {
-        self.config.test_clock.as_ref()
-    }
-
-    /// Waits until the writer has folded `seq` (or `timeout` passes); returns whether it has.
-    pub async fn wait_folded(&self, seq: u64, timeout: Duration) -> bool {
-        let mut folded = self.folded.clone();
-        let reached = tokio::time::timeout(timeout, folded.wait_for(|s| *s >= seq)).await;
-        matches!(reached, Ok(Ok(_)))
-    }
-
-    /// A receiver whose value (the folded sequence) changes after every fold.
-    #[must_use]
-    pub fn folded_updates(&self) -> watch::Receiver<u64> {
-        self.folded.clone()
-    }
-
-    /// Asks the writer and clock to stop; the writer checkpoints on its way out.
-    pub fn shutdown(&self) {
-        self.shutdown.send_replace(true);
-    }
-
-    /// A receiver that turns `true` when shutdown is requested. One taken after the request
-    /// reports it as a change, so a task that first runs after a quick stop (the clock, the
-    /// analysis adapter: spawned at start, subscribing when first polled) still returns
-    /// instead of waiting forever for a change that already happened.
-    #[must_use]
-    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
-        let mut receiver = self.shutdown.subscribe();
-        if *receiver.borrow() {
-            receiver.mark_changed();
-        }
-        receiver
     }
 
     /// The writer loop: fold, record decisions, checkpoint. Returns on shutdown or when fenced.
@@ -417,123 +271,9 @@ impl<L: EventLog> Hub<L> {
     }
 }
 
-/// How long the writer waits before trying a failed NATS call again.
-pub const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_millis(500);
-
-/// Whether an error may pass by itself: the NATS server is away or slow (restarting, a leader
-/// election). Every other error stops the writer.
-pub(crate) fn transient(error: &HubError) -> bool {
-    matches!(
-        error,
-        HubError::Log(LogError::Nats(_))
-            | HubError::Fold(FoldError::Log(LogError::Nats(_)))
-            | HubError::Replay(ReplayError::Log(LogError::Nats(_)))
-    )
-}
-
-/// Sleeps `pause`, or less if shutdown is asked for.
-pub(crate) async fn pause_or_stop(pause: Duration, shutdown: &mut watch::Receiver<bool>) {
-    tokio::select! {
-        () = tokio::time::sleep(pause) => {}
-        _ = shutdown.changed() => {}
-    }
-}
-
-/// Runs `call` until it succeeds, fails other than transiently, or shutdown is asked for.
-async fn retried<F, Fut>(
-    what: &str,
-    shutdown: &mut watch::Receiver<bool>,
-    mut call: F,
-) -> Result<(), LogError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<(), LogError>>,
-{
-    loop {
-        match call().await {
-            Err(LogError::Nats(message)) if !*shutdown.borrow() => {
-                tracing::warn!(%message, "{what} failed; trying again");
-                pause_or_stop(TRANSIENT_RETRY_PAUSE, shutdown).await;
-            }
-            other => return other,
-        }
-    }
-}
-
 /// What one writer round folded: the batch to record, the ids seen first, and a stop.
 type FoldedBatch = (
     Option<DecisionBatch>,
     Vec<(uuid::Uuid, u64)>,
     Option<FoldError>,
 );
-
-/// Folds the already-decided inputs after `folder`'s sequence, batch by batch, and compares
-/// what this build decides with what was recorded.
-async fn restore_checked<L: LogReader>(
-    log: &L,
-    folder: &mut Folder,
-    decided: u64,
-    config: &HubConfig,
-) -> Result<(Vec<(u64, Decisions)>, Verification), HubError> {
-    let mut recomputed_all = Vec::new();
-    let mut verification = Verification::default();
-    while folder.seq < decided {
-        let batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
-        if batches.is_empty() {
-            break;
-        }
-        let until = batches.last().map_or(decided, |b| b.last_input_seq);
-        let from = folder.seq + 1;
-        let recomputed = folder.catch_up_following(log, until, &batches).await?;
-        for batch in &batches {
-            // A checkpoint can fall inside a batch: compare only what was folded again.
-            let mut partial = batch.clone();
-            partial.first_input_seq = partial.first_input_seq.max(from);
-            partial.decisions.retain(|(seq, _)| *seq >= from);
-            if partial.first_input_seq > partial.last_input_seq {
-                continue;
-            }
-            check_differences(
-                &mut verification,
-                compare_batch(&partial, &recomputed)?,
-                config,
-            )?;
-        }
-        verification.checked = folder.seq;
-        recomputed_all.extend(recomputed.into_iter().filter(|(_, d)| !d.is_empty()));
-        let excess = recomputed_all.len().saturating_sub(RECENT_DECISIONS_MAX);
-        recomputed_all.drain(..excess);
-    }
-    Ok((recomputed_all, verification))
-}
-
-/// A difference under this build's decision version stops the hub unless allowed; older ones
-/// are counted as warnings.
-fn check_differences(
-    verification: &mut Verification,
-    differences: Vec<flotilla_replay::Divergence>,
-    config: &HubConfig,
-) -> Result<(), HubError> {
-    match verification.note(differences) {
-        Ok(()) => Ok(()),
-        Err(ReplayError::Diverged(divergence)) if config.allow_divergence => {
-            tracing::error!(%divergence, "recorded decisions differ from this build's (allowed)");
-            Ok(())
-        }
-        Err(error) => Err(error.into()),
-    }
-}
-
-fn report_warnings(verification: &Verification) {
-    if verification.warnings_total == 0 {
-        return;
-    }
-    for warning in &verification.warnings {
-        tracing::warn!(%warning, "decisions recorded by an older flotilla differ from this build's");
-    }
-    tracing::warn!(
-        differences = verification.warnings_total,
-        "inputs decided by an older flotilla decide differently now (an intended change of \
-         behaviour moves the decision version); `flotilla events` shows what was recorded"
-    );
-}

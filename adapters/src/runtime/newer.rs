@@ -4,7 +4,7 @@
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::fold::FoldError;
 
-use super::{Hub, HubError};
+use super::hub::{Hub, HubError};
 
 impl<L: EventLog> Hub<L> {
     /// The fold stopped before a record of a newer build: the writer declines its role only

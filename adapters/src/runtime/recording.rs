@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 use super::checkpoints::Pacer;
-use super::{Hub, HubError, retried};
+use super::hub::{Hub, HubError, retried};
 
 /// Why recording a round failed.
 enum Failed {

@@ -10,7 +10,7 @@ use flotilla_eventstore::{EventLog, LogError, StoredEvent};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{Hub, HubError};
+use super::hub::{Hub, HubError};
 
 /// A page of inputs and the sequences their ids were first folded at.
 pub(super) type ReadRound = (

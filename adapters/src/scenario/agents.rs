@@ -21,8 +21,8 @@ use flotilla_core::{Input, State};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::events::{RunError, SCENARIO_SOURCE};
 use super::format::AgentSettings;
-use super::{RunError, SCENARIO_SOURCE};
 use crate::agent::link::HubLink;
 use crate::agent::local_link::LocalHub;
 use crate::agent::reconcile::Reconciler;

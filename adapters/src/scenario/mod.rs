@@ -5,6 +5,7 @@
 //! so the same file always produces byte-identical output.
 
 mod agents;
+mod events;
 pub mod format;
 
 use chrono::{DateTime, Duration, Utc};
@@ -12,52 +13,18 @@ use flotilla_core::{
     Decision, Envelope, Heartbeat, Input, ObjectRef, RejectCode, WorkReport, next_deadline,
 };
 use flotilla_eventstore::fold::{FoldError, Folder};
-use flotilla_eventstore::{AppendTime, EventLog, LogError};
+use flotilla_eventstore::{AppendTime, EventLog};
 use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
 use agents::{Agents, Fleet};
+pub use events::{ADVANCE_EVENTS_MAX, RunError, SCENARIO_SOURCE};
 pub use format::{AgentSettings, AgentsStep, Scenario, ScenarioError, Step, parse};
 
-/// Source name of every scenario event.
-pub const SCENARIO_SOURCE: &str = "scenario";
 /// Most rounds of simulated agent reports and immediate ticks after one step (each round can
 /// bind more clusters).
 pub const AGENT_ROUNDS_MAX: usize = 1_000;
-/// Most events one `advance` step may generate (a guard against a runaway loop).
-pub const ADVANCE_EVENTS_MAX: usize = 1_000_000;
-
-/// Why a scenario could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The log failed.
-    #[error(transparent)]
-    Log(#[from] LogError),
-    /// Folding failed, or the state could not be hashed.
-    #[error(transparent)]
-    Fold(#[from] FoldError),
-    /// An in-process agent published something that is not an event.
-    #[error("a member agent: {0}")]
-    Agent(String),
-    /// An advance step would generate too many events.
-    #[error("step {step}: advancing generates more than {ADVANCE_EVENTS_MAX} events")]
-    RunawayAdvance {
-        /// Step number.
-        step: usize,
-    },
-    /// An `expectRejection` step found the previous step not rejected with its code.
-    #[error("step {step}: expected the previous step to be rejected with {code}, found {found}")]
-    RejectionExpected {
-        /// Step number of the `expectRejection` step.
-        step: usize,
-        /// The code expected.
-        code: &'static str,
-        /// The codes the previous step was rejected with, or "no rejection".
-        found: String,
-    },
-}
-
 /// What a scenario run prints.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -3,7 +3,7 @@
 //! so a burst of folds reaches a slow reader as one event.
 //!
 //! The stream ends when the hub shuts down or the process is asked to stop (Ctrl-C, SIGTERM:
-//! [`crate::serve::shutdown_signal`]). The second matters: a graceful stop drains the open
+//! [`crate::signals::shutdown_signal`]). The second matters: a graceful stop drains the open
 //! responses before the hub's own shutdown is signalled, so a stream waiting only for that
 //! would hold the stop up for as long as a page stays open.
 
@@ -30,7 +30,7 @@ pub(super) async fn folded<L: EventLog>(
     let watching = Watching {
         folded: hub.folded_updates(),
         shutdown: hub.shutdown_signal(),
-        stop: Box::pin(crate::serve::shutdown_signal()),
+        stop: Box::pin(crate::signals::shutdown_signal()),
         first: true,
     };
     let events = futures::stream::unfold(watching, |mut watching| async move {

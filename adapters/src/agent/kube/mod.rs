@@ -23,6 +23,7 @@
 
 pub mod calls;
 pub mod diff;
+pub mod discovery;
 mod manifest;
 pub mod marks;
 pub mod merge;
@@ -41,8 +42,8 @@ use super::applier::{Applier, ApplierError, ManifestOutcome};
 use super::report::{ClusterProperties, LiveProperties};
 use super::work::{DesiredWork, ManifestId, WorkTarget};
 use calls::Calls;
+use discovery::Resolver;
 use marks::{Owner, Ownership};
-use resources::Resolver;
 
 /// How hard the applier tries before giving up on a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

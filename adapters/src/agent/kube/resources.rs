@@ -1,19 +1,9 @@
 //! Where a manifest's objects live in the API: its resource (plural) name and whether it is
 //! namespaced. Built-in kinds come from a table — Kubernetes fixes their names and scopes — so
 //! the common case costs no discovery call; any other kind (a custom resource) is discovered
-//! once per group, version and kind (`/apis/GROUP/VERSION`) and remembered.
+//! (`super::discovery`).
 
-use std::collections::BTreeMap;
-
-use ::kube::api::GroupVersionKind;
-use ::kube::discovery::Scope;
-
-use super::calls::{CallError, Calls};
 use crate::agent::work::ManifestId;
-
-/// Kinds remembered from discovery; past this the cache is cleared (a bound on what input can
-/// grow, not a size any real cluster reaches).
-pub const DISCOVERED_KINDS_MAX: usize = 1_000;
 
 /// One resource of the API, enough to build its URLs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,7 +153,7 @@ impl Resource {
     }
 
     /// A built-in kind from the table.
-    fn built_in(id: &ManifestId) -> Option<Self> {
+    pub(super) fn built_in(id: &ManifestId) -> Option<Self> {
         BUILT_IN_KINDS
             .iter()
             .find(|(group, kind, _, _)| *group == id.group && *kind == id.kind)
@@ -174,57 +164,6 @@ impl Resource {
                 plural: (*plural).to_owned(),
                 namespaced: *namespaced,
             })
-    }
-}
-
-/// Resolves manifests to resources: the table, then discovery (remembered).
-#[derive(Debug, Default)]
-pub struct Resolver {
-    discovered: BTreeMap<(String, String, String), Resource>,
-}
-
-impl Resolver {
-    /// The resource of `id`'s kind.
-    ///
-    /// # Errors
-    /// When discovery fails or the API does not serve the kind.
-    pub async fn resolve(&mut self, calls: &Calls, id: &ManifestId) -> Result<Resource, CallError> {
-        if let Some(resource) = Resource::built_in(id) {
-            return Ok(resource);
-        }
-        let key = (id.group.clone(), id.version.clone(), id.kind.clone());
-        if let Some(resource) = self.discovered.get(&key) {
-            return Ok(resource.clone());
-        }
-        let gvk = GroupVersionKind::gvk(&id.group, &id.version, &id.kind);
-        let (api_resource, capabilities) = ::kube::discovery::pinned_kind(calls.client(), &gvk)
-            .await
-            .map_err(|error| CallError {
-                // A kind the API does not serve answers like a missing object: 404.
-                code: match &error {
-                    ::kube::Error::Api(status) => Some(status.code),
-                    ::kube::Error::Discovery(_) => Some(404),
-                    _ => None,
-                },
-                reason: String::new(),
-                message: format!(
-                    "discovering {}/{} {}: {error}",
-                    id.group, id.version, id.kind
-                ),
-                field_conflict: false,
-            })?;
-        let resource = Resource {
-            group: api_resource.group,
-            version: api_resource.version,
-            kind: api_resource.kind,
-            plural: api_resource.plural,
-            namespaced: capabilities.scope == Scope::Namespaced,
-        };
-        if self.discovered.len() >= DISCOVERED_KINDS_MAX {
-            self.discovered.clear();
-        }
-        self.discovered.insert(key, resource.clone());
-        Ok(resource)
     }
 }
 

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::{Bar, BarKind, Outcome, View, count, object_label, text};
+use super::view::{Bar, BarKind, Outcome, View, count, object_label, text};
 
 /// The condition chain of a placement whose members apply.
 const APPLY_CHAIN: [&str; 5] = [

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Bar, BarKind, Outcome, View, condition, count, has, object_label, text};
+use super::view::{Bar, BarKind, Outcome, View, condition, count, has, object_label, text};
 
 /// The progress of a staged update run, from its JSON.
 #[must_use]

@@ -6,22 +6,18 @@
 //! the histogram are recorded where the work happens (the writer's and a follower's fold,
 //! [`crate::runtime::Hub::submit`], checkpoints); per-event work only adds to counters. What
 //! needs a whole-state scan — clusters by health, placements and runs by state — and the fold
-//! lag are computed when `/metrics` is scraped, from the folded view ([`scrape`]).
-
-mod fleet;
+//! lag are computed when `/metrics` is scraped, from the folded view
+//! ([`crate::metrics_scrape`]).
+//!
+//! This module knows the series and records into them; it reads no hub, so the runtime
+//! records through it and the scrape (which reads the hub) sits above both.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use axum::extract::State;
-use axum::http::header;
-use axum::response::{IntoResponse, Response};
 use flotilla_core::{Decision, Decisions};
-use flotilla_eventstore::EventLog;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-
-use crate::runtime::Hub;
 
 /// Inputs folded by this process's writer or follower (not the re-fold at start).
 pub const EVENTS_FOLDED: &str = "flotilla_events_folded_total";
@@ -171,31 +167,4 @@ pub fn record_checkpoint(bytes: u64, took: Duration) {
 pub fn record_checkpoint_pause(took: Duration) {
     handle();
     metrics::histogram!(CHECKPOINT_PAUSE_SECONDS).record(took.as_secs_f64());
-}
-
-/// Drains histogram samples every [`UPKEEP_EVERY`] until the hub shuts down.
-pub async fn run_upkeep<L: EventLog>(hub: Hub<L>) {
-    let mut shutdown = hub.shutdown_signal();
-    while !*shutdown.borrow() {
-        handle().run_upkeep();
-        crate::runtime::pause_or_stop(UPKEEP_EVERY, &mut shutdown).await;
-    }
-}
-
-/// `GET /metrics`: sets the scrape-time gauges from the folded view and the log, then renders
-/// everything in Prometheus text format.
-pub async fn scrape<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
-    let handle = handle();
-    fleet::publish_lag(&hub).await;
-    if let Err(error) = fleet::publish_fleet(&hub) {
-        tracing::warn!(%error, "cannot read the folded state for /metrics");
-    }
-    (
-        [(
-            header::CONTENT_TYPE,
-            "text/plain; version=0.0.4; charset=utf-8",
-        )],
-        handle.render(),
-    )
-        .into_response()
 }

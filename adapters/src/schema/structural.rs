@@ -3,12 +3,11 @@
 
 use serde_json::{Map, Value};
 
-use super::Checked;
 use super::cel::{self, Rules};
 use super::metadata;
 use super::path::{FieldPath, Segment};
 use super::prepare::prepare;
-use super::violation::{Reason, Violation, quoted, shown, type_name};
+use super::violation::{Checked, Reason, Violation, quoted, shown, type_name};
 
 /// Fields every object and every embedded resource has whatever its schema declares.
 const ENVELOPE: [&str; 3] = ["apiVersion", "kind", "metadata"];

@@ -1,9 +1,9 @@
-//! What the simulator measures as it runs: appended and folded events per second, fold lag in
-//! events and seconds (the age of the oldest appended input not yet folded; its maximum per
-//! 1-second window, whose 99th percentile and maximum are reported), decision latency (from an
-//! append's acknowledgement to the fold that decided it), the process's RSS and the last
-//! checkpoint's size. The folds are timed as they happen ([`FoldClock`]), not when the
-//! simulator next looks: its 50-ms tick would otherwise be the floor of every latency.
+//! What the load generator measures as it runs: appended and folded events per second, fold
+//! lag in events and seconds (the age of the oldest appended input not yet folded; its maximum
+//! per 1-second window, whose 99th percentile and maximum are reported), decision latency (from
+//! an append's acknowledgement to the fold that decided it), the process's RSS and the last
+//! checkpoint's size. The folds are timed as they happen ([`FoldClock`]), not when the load
+//! generator next looks: its 50-ms tick would otherwise be the floor of every latency.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

@@ -151,3 +151,12 @@ pub fn type_name(value: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+/// What checking one object found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checked {
+    /// Fields the schema does not declare, in document order.
+    pub unknown: Vec<FieldPath>,
+    /// Schema violations, in document order (CEL rules last).
+    pub violations: Vec<Violation>,
+}

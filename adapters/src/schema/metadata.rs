@@ -10,9 +10,8 @@ use std::sync::{Mutex, OnceLock};
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::Checked;
 use super::path::{FieldPath, Segment};
-use super::violation::{Reason, Violation, quoted, shown, type_name};
+use super::violation::{Checked, Reason, Violation, quoted, shown, type_name};
 
 /// The fields of `ObjectMeta`.
 const OBJECT_META: [&str; 15] = [

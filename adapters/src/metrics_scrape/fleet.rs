@@ -13,7 +13,9 @@ use flotilla_core::model::ObjectKey;
 use flotilla_core::staged::run::UpdateRun;
 use flotilla_eventstore::EventLog;
 
-use super::{CLUSTERS, FOLD_LAG_EVENTS, FOLD_LAG_SECONDS, FOLDED_SEQ, PLACEMENTS, UPDATE_RUNS};
+use crate::hub_metrics::{
+    CLUSTERS, FOLD_LAG_EVENTS, FOLD_LAG_SECONDS, FOLDED_SEQ, PLACEMENTS, UPDATE_RUNS,
+};
 use crate::runtime::{Hub, HubError};
 
 /// Every `health` a cluster can have, so each series exists from the first scrape.

@@ -1,5 +1,7 @@
-//! `flotilla simulate`: a seeded fleet of simulated members driving a real hub in this process
-//! — the real log (redb, or NATS), the real writer, clock and API — for scale runs.
+//! The load generator behind `flotilla simulate`: a seeded fleet of simulated members driving a
+//! real hub in this process — the real log (redb, or NATS), the real writer, clock and API — for
+//! scale runs. (Apart from the seeded fault simulation of the tests crate, `tests/src/simulation/`,
+//! which draws from this module's [`seeded`] numbers.)
 //!
 //! It applies the fleet (member clusters, then per placement a namespace, a ConfigMap and a
 //! PickAll placement with the chosen strategy), sends every member's first heartbeat and waits
@@ -147,7 +149,7 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
 /// In a build that counts the heap (`--features heap-count`), once the hub has stopped: the
 /// heap its folded state held (freed when taken out and dropped), and the heap the same state
 /// holds decoded from the log's newest checkpoint. Neither counts the log's cache, the
-/// recent decisions or the simulator's tables.
+/// recent decisions or the load generator's tables.
 async fn state_heap<L: EventLog>(hub: &Hub<L>) -> anyhow::Result<Option<String>> {
     let Some(before) = stats::heap_bytes() else {
         return Ok(None);

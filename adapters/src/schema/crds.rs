@@ -9,10 +9,7 @@ use serde_json::Value;
 /// Embeds one vendored CRD by file name.
 macro_rules! crd {
     ($file:literal) => {
-        (
-            $file,
-            include_str!(concat!("../../../crds/kubefleet/", $file)),
-        )
+        ($file, include_str!(concat!("../../crds/kubefleet/", $file)))
     };
 }
 

@@ -1,5 +1,5 @@
-//! The simulator's seeded numbers: SplitMix64, so one seed gives the same fleet and the same
-//! delays on every machine and every run. (A few lines; the simulator needs no more from a
+//! The load generator's seeded numbers: SplitMix64, so one seed gives the same fleet and the same
+//! delays on every machine and every run. (A few lines; the load generator needs no more from a
 //! random-number crate.)
 
 /// A SplitMix64 generator.

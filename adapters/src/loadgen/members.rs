@@ -66,7 +66,7 @@ impl Members {
         }
     }
 
-    /// Bytes the simulator's own tables take (the ring and what is pending), roughly.
+    /// Bytes the load generator's own tables take (the ring and what is pending), roughly.
     #[must_use]
     pub fn table_bytes(&self) -> usize {
         self.ring.capacity() * std::mem::size_of::<(u64, u32)>()
@@ -187,7 +187,7 @@ fn answer(pending: Pending) -> Envelope {
     }
 }
 
-/// An event from the simulator; its time is the log's (assigned on append).
+/// An event from the load generator; its time is the log's (assigned on append).
 fn envelope(input: Input) -> Envelope {
     Envelope::new(Uuid::now_v7(), Utc::now(), SOURCE, input)
 }

@@ -46,16 +46,7 @@ use serde_json::Value;
 pub use crds::{VENDORED, all as vendored_kinds, defines};
 pub use duplicates::duplicate_fields;
 pub use path::{FieldPath, Segment};
-pub use violation::{Reason, Violation};
-
-/// What checking one object found.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Checked {
-    /// Fields the schema does not declare, in document order.
-    pub unknown: Vec<FieldPath>,
-    /// Schema violations, in document order (CEL rules last).
-    pub violations: Vec<Violation>,
-}
+pub use violation::{Checked, Reason, Violation};
 
 /// Where flotilla knowingly accepts less than KubeFleet's schema: `(group, kind, field, why)`
 /// of a field KubeFleet requires that flotilla neither requires nor reads.
