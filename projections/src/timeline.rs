@@ -1,13 +1,14 @@
 //! The timeline: one human line per input event and per decision, keyed by the event's sequence
 //! number in the log.
 //!
-//! Event line: `#<seq> <time> <source> <input kind> <what it is about>`, the time in RFC 3339
+//! Event line: `#<seq> <time> <who> <input kind> <what it is about>`: who is the caller the hub
+//! authenticated (`token/NAME`, `agent/CLUSTER`) or else the event's source, the time is RFC 3339
 //! UTC with fractional seconds only when the event has them. Decision line: `#<seq> -> <what
 //! was decided>`, where `<seq>` is the input that caused it. Both are single lines (newlines in
 //! messages are shown as `\n`) and depend only on their arguments.
 
 use chrono::SecondsFormat;
-use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, WorkReport};
+use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, Principal, WorkReport};
 use serde_json::Value;
 
 /// One line describing input event number `seq`.
@@ -39,8 +40,25 @@ pub fn event_line(seq: u64, envelope: &Envelope) -> String {
             format!("{run} stage {} {} {value}", result.stage, result.task)
         }
     };
-    let line = format!("#{seq} {time} {} {kind} {subject}", envelope.source);
+    let line = format!("#{seq} {time} {} {kind} {subject}", actor(envelope));
     one_line(line.trim_end())
+}
+
+/// Who sent an input: the caller the hub authenticated — a token by its name, an agent on its
+/// own NATS subjects by its cluster — with the source the poster wrote in brackets when that
+/// says something else; where the hub authenticated no one (an open hub, its own inputs, a
+/// record older than principals) the source as written.
+fn actor(envelope: &Envelope) -> String {
+    let known = match &envelope.principal {
+        Principal::Token { name, .. } => format!("token/{name}"),
+        Principal::Agent { cluster } => format!("agent/{cluster}"),
+        _ => return envelope.source.clone(),
+    };
+    if envelope.source == known || envelope.source.is_empty() {
+        known
+    } else {
+        format!("{known}[{}]", envelope.source)
+    }
 }
 
 /// One line describing a decision caused by input event number `input_seq`.

@@ -2,14 +2,15 @@
 //! kubectl sends its kubeconfig's token), a staged run brought to its approval by an admin, and
 //! the seed's approval command (`kubectl patch clusterapprovalrequests … --subresource=status`)
 //! run by a second token; `flotilla events` lists the approval with that token's name and role,
-//! not the `kube-api` source every Kubernetes API write carries.
+//! not the `kube-api` source every Kubernetes API write carries, and so do `replay timeline` and
+//! `replay explain` afterwards.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use flotilla_tests::kubectl::Kubectl;
 use flotilla_tests::support::{
-    HarnessResult, HubProcess, fixture, self_signed_certificate, stderr, stdout,
+    HarnessResult, HubProcess, fixture, run_ok, self_signed_certificate, stderr, stdout,
 };
 use serde_json::{Value, json};
 
@@ -158,5 +159,28 @@ fn a_kubectl_approval_records_the_token_that_made_it() -> HarnessResult<()> {
         "{}",
         stdout(&table)
     );
-    hub.stop()
+    hub.stop()?;
+
+    // Looking back, the approval is the token's: in the timeline and in the history `explain`
+    // shows of a cluster the run moved.
+    let data = dir.path().join("data").display().to_string();
+    let by_token =
+        "token/release-manager[kube-api] approve ClusterApprovalRequest/example-run-after-staging";
+    let timeline = run_ok(&binary(), &["replay", "--data", &data, "timeline"])?;
+    assert!(timeline.contains(by_token), "{timeline}");
+    let explained = run_ok(
+        &binary(),
+        &[
+            "replay",
+            "--data",
+            &data,
+            "explain",
+            "--placement",
+            "example-placement",
+            "--cluster",
+            "member2",
+        ],
+    )?;
+    assert!(explained.contains(by_token), "{explained}");
+    Ok(())
 }

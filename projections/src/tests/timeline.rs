@@ -269,3 +269,37 @@ fn leave_and_diff_reports_have_their_own_lines() {
         "#1 -> rejected NotLeaving: not leaving"
     );
 }
+
+#[test]
+fn an_event_line_names_the_authenticated_caller_before_the_source_it_claims() {
+    let approve = Input::Approve {
+        name: "run-after-staging".into(),
+        namespace: None,
+    };
+    let mut by_token = envelope("kube-api", approve.clone());
+    by_token.principal = flotilla_core::Principal::Token {
+        name: "release-manager".into(),
+        role: flotilla_core::TokenRole::Admin,
+    };
+    assert_eq!(
+        event_line(3, &by_token),
+        "#3 2024-04-29T09:58:20Z token/release-manager[kube-api] approve ClusterApprovalRequest/run-after-staging"
+    );
+    let mut agent = envelope(
+        "agent/member-1",
+        Input::Leave {
+            cluster: "member-1".into(),
+        },
+    );
+    agent.principal = flotilla_core::Principal::Agent {
+        cluster: "member-1".into(),
+    };
+    assert_eq!(
+        event_line(4, &agent),
+        "#4 2024-04-29T09:58:20Z agent/member-1 leave member-1"
+    );
+    // An open hub authenticated no one: the source as written.
+    let mut open = envelope("cli", approve);
+    open.principal = flotilla_core::Principal::Local;
+    assert!(event_line(5, &open).contains(" cli approve "));
+}
