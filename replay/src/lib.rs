@@ -34,7 +34,6 @@ pub use verify::{
 };
 pub use what_if::{WhatIf, WhatIfError, what_if};
 
-use flotilla_core::wire::RecordKind;
 use flotilla_core::{StateHash, codec::CodecError};
 use flotilla_eventstore::{LogError, LogReader};
 
@@ -47,24 +46,10 @@ pub enum ReplayError {
     /// The state could not be hashed.
     #[error(transparent)]
     Codec(#[from] CodecError),
-    /// The log skipped a sequence number.
-    #[error("the log jumps from sequence {folded} to {found}")]
-    Gap {
-        /// Last folded sequence.
-        folded: u64,
-        /// Sequence found next.
-        found: u64,
-    },
-    /// The log holds a record written by a newer flotilla: this build must not decide it.
-    #[error("input {seq} is a {kind} of version {version}, newer than this build reads")]
-    Newer {
-        /// Its sequence.
-        seq: u64,
-        /// Its record kind.
-        kind: RecordKind,
-        /// Its version.
-        version: u16,
-    },
+    /// Folding stopped: a gap in the log, or a record of a newer build (see
+    /// [`flotilla_eventstore::fold::FoldError`]).
+    #[error(transparent)]
+    Fold(FoldError),
     /// Folding again decided something else than what was recorded under this build's
     /// decision version.
     #[error("determinism failure at {0}")]
@@ -90,14 +75,14 @@ pub enum ReplayError {
     },
 }
 
-/// A fold's error is the replay's of the same name, so callers match one set of variants.
+/// A fold's log and codec failures are the replay's own; its gaps and newer records stay
+/// [`ReplayError::Fold`].
 impl From<FoldError> for ReplayError {
     fn from(error: FoldError) -> Self {
         match error {
             FoldError::Log(error) => ReplayError::Log(error),
             FoldError::Codec(error) => ReplayError::Codec(error),
-            FoldError::Gap { folded, found } => ReplayError::Gap { folded, found },
-            FoldError::Newer { seq, kind, version } => ReplayError::Newer { seq, kind, version },
+            other => ReplayError::Fold(other),
         }
     }
 }

@@ -14,7 +14,7 @@ use flotilla_core::Decisions;
 use flotilla_core::StateHash;
 use flotilla_eventstore::{DecisionBatch, LogReader};
 
-use crate::{Folder, READ_BATCH_MAX, ReplayError};
+use crate::{FoldError, Folder, READ_BATCH_MAX, ReplayError};
 
 /// Most older-version differences a verification keeps in full (the rest are only counted).
 pub const WARNINGS_KEPT_MAX: usize = 100;
@@ -195,10 +195,11 @@ pub async fn verify<L: LogReader>(log: &L) -> Result<Verification, ReplayError> 
         }
         for batch in &batches {
             if batch.first_input_seq != folder.seq + 1 {
-                return Err(ReplayError::Gap {
+                return Err(FoldError::Gap {
                     folded: folder.seq,
                     found: batch.first_input_seq,
-                });
+                }
+                .into());
             }
             let (recomputed, hash_divergence) =
                 fold_batch(log, &mut folder, batch, &mut checkpoints, &mut matched).await?;

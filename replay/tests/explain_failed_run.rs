@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::staged::{MEMBERS, member, strategy};
+use common::staged::up_to_the_run;
 use common::{History, memory_log};
 use flotilla_core::event::{ManifestCondition, ManifestFailure};
 use flotilla_replay::{PlacementRef, explain_placement};
@@ -12,32 +12,7 @@ use serde_json::json;
 /// Staging succeeds; canary's member reports its Deployment failed to apply.
 fn a_failed_canary() -> History {
     let mut history = History::new();
-    for (name, environment) in MEMBERS {
-        history.apply(&member(name, environment));
-    }
-    for (name, _) in MEMBERS {
-        history.heartbeat(name);
-    }
-    history.apply(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "app"}}));
-    history.apply(&json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "web"},
-        "spec": {
-            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "app"}],
-            "policy": {"placementType": "PickAll"},
-            "strategy": {"type": "External"}
-        }
-    }));
-    history.apply(&strategy(["staging", "canary", "production"]));
-    history.advance(10);
-    history.apply(&json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateRun",
-        "metadata": {"name": "release"},
-        "spec": {"placementName": "web", "resourceSnapshotIndex": "0",
-                 "stagedRolloutStrategyName": "rings", "state": "Run"}
-    }));
+    up_to_the_run(&mut history);
     history.advance(20);
     history.report_on("web", "member-1", 0, (true, true));
     history.advance(20);

@@ -42,9 +42,9 @@ pub const MEMBERS: [(&str, &str); 3] = [
     ("member-3", "production"),
 ];
 
-/// Staging, canary, production, approved after each; the fork point is #10, before the run.
-pub fn recording() -> History {
-    let mut history = History::new();
+/// The three members, the `web` placement (`External`), the `rings` strategy and the run
+/// `release` started on it: inputs #1–#10.
+pub fn up_to_the_run(history: &mut History) {
     for (name, environment) in MEMBERS {
         history.apply(&member(name, environment));
     }
@@ -71,6 +71,12 @@ pub fn recording() -> History {
         "spec": {"placementName": "web", "resourceSnapshotIndex": "0",
                  "stagedRolloutStrategyName": "rings", "state": "Run"}
     }));
+}
+
+/// Staging, canary, production, approved after each; the fork point is #10, before the run.
+pub fn recording() -> History {
+    let mut history = History::new();
+    up_to_the_run(&mut history);
     for (name, environment) in MEMBERS {
         history.advance(20);
         history.report_on("web", name, 0, (true, true));
