@@ -185,6 +185,16 @@ pub enum Command {
         /// Only events that decided something: hides the heartbeats that changed nothing.
         #[arg(long)]
         decided: bool,
+        /// Only events sent by this caller: a token's name or an agent's cluster as the hub
+        /// authenticated them (`token/NAME`, `agent/CLUSTER`, or the bare name), or a source.
+        #[arg(long)]
+        actor: Option<String>,
+        /// Only events on this placement: reports on it, applies and deletes of it.
+        #[arg(long)]
+        placement: Option<String>,
+        /// Only events the hub rejected.
+        #[arg(long)]
+        rejected: bool,
     },
     /// Ask a log what happened: state at a point, verify, export and import.
     Replay(crate::replay_cmd::ReplayArgs),

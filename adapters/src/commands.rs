@@ -360,6 +360,13 @@ pub struct EventFilter {
     pub cluster: Option<String>,
     /// Only events that decided something.
     pub decided: bool,
+    /// Who sent it: the token's name or the agent's cluster the hub authenticated
+    /// (`token/NAME`, `agent/CLUSTER` or the bare name), or else the source as written.
+    pub actor: Option<String>,
+    /// The placement it is on: a report on it, an apply or delete of it.
+    pub placement: Option<String>,
+    /// Only events the hub rejected.
+    pub rejected: bool,
 }
 
 impl EventFilter {
@@ -371,14 +378,48 @@ impl EventFilter {
                 .as_str()
                 .is_some_and(|kind| self.types.iter().any(|t| t == kind));
         let about = (self.cluster.as_deref()).is_none_or(|cluster| body["cluster"] == cluster);
-        let decisive = !self.decided
-            || decided.iter().any(|batch| {
-                batch["decisions"]
-                    .as_array()
-                    .is_some_and(|decisions| !decisions.is_empty())
-            });
-        typed && about && decisive
+        let decisions = || {
+            decided
+                .iter()
+                .filter_map(|batch| batch["decisions"].as_array())
+                .flatten()
+        };
+        let decisive = !self.decided || decisions().next().is_some();
+        let refused = !self.rejected || decisions().any(|d| d.get("Rejected").is_some());
+        let by = (self.actor.as_deref()).is_none_or(|actor| sent_by(body, actor));
+        let on = (self.placement.as_deref()).is_none_or(|placement| on_placement(body, placement));
+        typed && about && decisive && refused && by && on
     }
+}
+
+/// Whether `actor` sent the event: its authenticated principal, or its source as written.
+fn sent_by(body: &Value, actor: &str) -> bool {
+    let principal = &body["principal"];
+    let name = actor
+        .strip_prefix("token/")
+        .or_else(|| actor.strip_prefix("agent/"))
+        .unwrap_or(actor);
+    principal["name"] == name || principal["cluster"] == name || body["source"] == actor
+}
+
+/// Whether the event is on the placement `name`: a work report on it, or an apply or delete of
+/// a placement of that name.
+fn on_placement(body: &Value, name: &str) -> bool {
+    if body["placement"] == name {
+        return true;
+    }
+    let manifest = match &body["manifest"] {
+        Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+        other => other.clone(),
+    };
+    let target = if manifest.is_null() {
+        &body["target"]
+    } else {
+        &manifest
+    };
+    let kind = target["kind"].as_str().unwrap_or_default();
+    let named = target["metadata"]["name"] == name || target["name"] == name;
+    kind.ends_with("ResourcePlacement") && named
 }
 
 fn print_event(event: &Value, decided: &[&Value], output: RecordOutput) -> anyhow::Result<()> {

@@ -191,11 +191,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             types,
             cluster,
             decided,
+            actor,
+            placement,
+            rejected,
         } => {
             let filter = commands::EventFilter {
                 types,
                 cluster,
                 decided,
+                actor,
+                placement,
+                rejected,
             };
             commands::events(&client, (from, follow), output, &filter).await
         }

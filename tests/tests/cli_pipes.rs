@@ -1,6 +1,7 @@
 //! The CLI in a pipeline: `flotilla events | head -1` — a reader that stops reading ends the
 //! command quietly with status 141 (what a shell reports for SIGPIPE), not a panic; and the
-//! filters that keep what is looked for (`--type`, `--cluster`, `--decided`).
+//! filters that keep what is looked for (`--type`, `--cluster`, `--decided`, `--rejected`,
+//! `--actor`, `--placement`).
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -84,5 +85,20 @@ fn events_are_filtered_by_type_cluster_and_whether_they_decided() -> Result<(), 
         ["#2", "#3", "#4"]
     );
     assert_eq!(listed(&hub, &["--type", "apply,report"])?, ["#1"]);
+    assert_eq!(listed(&hub, &["--rejected"])?, ["#5"]);
+    assert_eq!(listed(&hub, &["--actor", "cli"])?, ["#1"]);
+    let placement = "apiVersion: placement.kubernetes-fleet.io/v1beta1\n\
+                     kind: ClusterResourcePlacement\nmetadata: {name: web}\n\
+                     spec: {resourceSelectors: [{group: '', version: v1, kind: Namespace, \
+                     name: web}]}\n";
+    let file = dir.path().join("placement.yaml");
+    std::fs::write(&file, placement).map_err(|e| e.to_string())?;
+    let applied = hub.cli(&["apply", "-f", &file.display().to_string()])?;
+    assert!(applied.status.success());
+    assert_eq!(listed(&hub, &["--placement", "web"])?, ["#6"]);
+    assert_eq!(
+        listed(&hub, &["--placement", "other"])?,
+        Vec::<String>::new()
+    );
     hub.stop()
 }
