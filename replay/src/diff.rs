@@ -210,6 +210,24 @@ pub async fn diff_points<L: LogReader>(
 }
 
 impl StateDiff {
+    /// Keeps only what concerns objects of these kinds (`ConfigMap`, `Deployment`, …, compared
+    /// without case): their objects, fields and conditions, and the bindings of placements of
+    /// those kinds. Every kind when `kinds` is empty.
+    pub fn retain_kinds(&mut self, kinds: &[String]) {
+        if kinds.is_empty() {
+            return;
+        }
+        let wanted = |object: &str| {
+            let kind = object.split('/').next().unwrap_or_default();
+            kinds.iter().any(|k| k.eq_ignore_ascii_case(kind))
+        };
+        self.added.retain(|id| wanted(&id.object));
+        self.removed.retain(|id| wanted(&id.object));
+        self.changed.retain(|change| wanted(&change.id.object));
+        self.bindings.retain(|binding| wanted(&binding.placement));
+        self.conditions.retain(|flip| wanted(&flip.object));
+    }
+
     /// Whether nothing changed.
     #[must_use]
     pub fn is_empty(&self) -> bool {

@@ -211,6 +211,17 @@ fn answer_from_an_import(scratch: &Path, source: &[&str]) -> Result<(), String> 
         "diff.txt",
         &ask(&["diff", "2026-03-12T23:01:02Z", "2026-03-12T23:05:10Z"])?,
     )?;
+    // The member clusters alone, without the bindings' and the placement's status churn.
+    expect(
+        "diff-members.txt",
+        &ask(&[
+            "diff",
+            "2026-03-12T23:01:02Z",
+            "2026-03-12T23:05:10Z",
+            "--kind",
+            "MemberCluster",
+        ])?,
+    )?;
     // Why does member-2 run the bad version?
     expect(
         "explain-member-2.txt",

@@ -80,6 +80,10 @@ pub enum ReplayCommand {
         a: String,
         /// The second point.
         b: String,
+        /// Only objects of these kinds (`ConfigMap`, `Deployment`; comma-separated or
+        /// repeated): a resource change without the status churn around it.
+        #[arg(long = "kind", value_delimiter = ',')]
+        kinds: Vec<String>,
         /// `text` or `json`.
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,

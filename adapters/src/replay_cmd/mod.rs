@@ -103,8 +103,14 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             }
             Ok(())
         }
-        ReplayCommand::Diff { a, b, output } => {
-            let diff = flotilla_replay::diff_points(log, a.parse()?, b.parse()?).await?;
+        ReplayCommand::Diff {
+            a,
+            b,
+            kinds,
+            output,
+        } => {
+            let mut diff = flotilla_replay::diff_points(log, a.parse()?, b.parse()?).await?;
+            diff.diff.retain_kinds(&kinds);
             print_report(&diff, &diff.text(), output)
         }
         ReplayCommand::Timeline {
