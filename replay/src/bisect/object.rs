@@ -33,6 +33,16 @@ impl<'a> Named<'a> {
     }
 }
 
+/// `KIND/NAME` or `KIND/NS/NAME`, as typed.
+impl std::fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.namespace {
+            Some(namespace) => write!(f, "{}/{namespace}/{}", self.kind, self.name),
+            None => write!(f, "{}/{}", self.kind, self.name),
+        }
+    }
+}
+
 /// `KIND/NAME` or `KIND/NS/NAME`, then `:` and the rest.
 fn split_object(rest: &str) -> Result<(String, Option<String>, String, &str), String> {
     let (object, expression) = rest

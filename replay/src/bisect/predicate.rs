@@ -237,11 +237,8 @@ impl fmt::Display for Predicate {
                 pointer,
                 test,
             } => {
-                let ns = namespace
-                    .as_ref()
-                    .map(|ns| format!("{ns}/"))
-                    .unwrap_or_default();
-                write!(f, "object:{kind}/{ns}{name}:{pointer}")?;
+                let named = Named::new(kind, namespace.as_deref(), name);
+                write!(f, "object:{named}:{pointer}")?;
                 match test {
                     FieldTest::Equals(value) => write!(f, "=={value}"),
                     FieldTest::Differs(value) => write!(f, "!={value}"),
@@ -255,11 +252,8 @@ impl fmt::Display for Predicate {
                 condition_type,
                 status,
             } => {
-                let ns = namespace
-                    .as_ref()
-                    .map(|ns| format!("{ns}/"))
-                    .unwrap_or_default();
-                write!(f, "condition:{kind}/{ns}{name}:{condition_type}={status}")
+                let named = Named::new(kind, namespace.as_deref(), name);
+                write!(f, "condition:{named}:{condition_type}={status}")
             }
         }
     }
