@@ -240,9 +240,15 @@ async fn start_after<L: EventLog>(
     sender: &Sender<Bytes>,
     deadline: tokio::time::Instant,
 ) -> Option<Known> {
+    // A fold can change what a watch serves without moving the state's resource version (a
+    // cluster scheduled, and so given its Work): a client at the current version may have
+    // listed an earlier state of it. So the log is replayed from the first state at that
+    // version, unless the hub has folded nothing since.
     let found = api.hub.view().map(|view| {
         let current = view.folder.state.resource_version();
-        (since >= current, view.seq_of_version(since), current)
+        let seq = view.seq_of_version(since);
+        let unmoved = since > current || seq == Some(view.folder.seq);
+        (unmoved, seq, current)
     });
     let seq = match found {
         Ok((true, _, _)) => return start_now(api, watch, Some(since), sender).await,
