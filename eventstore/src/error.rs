@@ -65,3 +65,19 @@ pub enum LogError {
     #[error("the log is closed")]
     Closed,
 }
+
+/// What `wait_for` answers for a log that announces its last sequence on `seen`: the first
+/// sequence past `after`, or the last one when `timeout` ends first; `Closed` once the writer
+/// is gone, since nothing new can arrive.
+pub(crate) async fn wait_past(
+    mut seen: tokio::sync::watch::Receiver<u64>,
+    after: u64,
+    timeout: std::time::Duration,
+) -> Result<u64, LogError> {
+    let waited = tokio::time::timeout(timeout, seen.wait_for(|seq| *seq > after)).await;
+    match waited.map(|changed| changed.map(|seq| *seq)) {
+        Ok(Ok(seq)) => Ok(seq),
+        Ok(Err(_closed)) => Err(LogError::Closed),
+        Err(_elapsed) => Ok(*seen.borrow()),
+    }
+}

@@ -114,13 +114,7 @@ impl LogReader for MemoryLog {
     }
 
     async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
-        let mut seen = self.last_seq.subscribe();
-        let waited = tokio::time::timeout(timeout, seen.wait_for(|seq| *seq > after)).await;
-        match waited.map(|changed| changed.map(|seq| *seq)) {
-            Ok(Ok(seq)) => Ok(seq),
-            Ok(Err(_closed)) => Err(LogError::Closed),
-            Err(_elapsed) => Ok(*seen.borrow()),
-        }
+        crate::error::wait_past(self.last_seq.subscribe(), after, timeout).await
     }
 
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {

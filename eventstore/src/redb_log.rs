@@ -447,14 +447,7 @@ impl LogReader for RedbLog {
     }
 
     async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
-        let mut seen = self.last_seq.clone();
-        let waited = tokio::time::timeout(timeout, seen.wait_for(|seq| *seq > after)).await;
-        match waited.map(|changed| changed.map(|seq| *seq)) {
-            Ok(Ok(seq)) => Ok(seq),
-            // The writer is gone, so nothing new can arrive.
-            Ok(Err(_closed)) => Err(LogError::Closed),
-            Err(_elapsed) => Ok(*seen.borrow()),
-        }
+        crate::error::wait_past(self.last_seq.clone(), after, timeout).await
     }
 
     async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
