@@ -7,11 +7,11 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 /// `{"error": message}` with `status`.
-pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
+pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({ "error": message.into() }))).into_response()
 }
 
 /// A 500 carrying `err`'s text.
-pub(crate) fn internal(err: impl std::fmt::Display) -> Response {
+pub fn internal(err: impl std::fmt::Display) -> Response {
     error(StatusCode::INTERNAL_SERVER_ERROR, err.to_string())
 }

@@ -1,49 +1,20 @@
-//! flotilla-adapters: the edges of flotilla — the runtime loop that wires log → core →
-//! projections, the HTTP API, the `flotilla` command line, the scenario runner and the demo.
+//! flotilla-adapters: what every edge of flotilla shares — opening the log's stores (`store`),
+//! the API client (`client`, `json_event`), the vendored KubeFleet schemas (`schema`), manifests
+//! read from YAML, TLS, NATS subject and bucket names and credentials, and the CLI's output.
 //!
-//! No two top-level modules import each other, directly or around a circle: what two sides
-//! share sits below both (`nats_names` for the hub and its member agents, `json_event` for the
-//! ingest and the client, `output` for the CLI's verbs, `api_error` and `signals` for the HTTP
-//! side, `hub_metrics` for the runtime and the scrape above it), so the crate can be split along
-//! those lines.
+//! The edges themselves are crates of their own beside this one: `flotilla-hub` (the writer and
+//! the APIs, `adapters/hub`), `flotilla-agent` (a member cluster's agent, `adapters/agent`) and
+//! `flotilla-cli` (the `flotilla` command, `adapters/cli`); `docs/architecture.md` draws them.
 
-pub mod agent;
-pub mod api_doc;
-mod api_error;
-pub mod api_server;
-pub mod auth;
-pub mod cli;
+pub mod api_error;
 pub mod client;
-pub mod commands;
 pub mod connections;
-pub mod demo;
-pub mod demo_agents;
-pub mod drain;
-pub mod entry;
-pub mod http;
-mod http_replay;
-pub mod hub_metrics;
-pub mod ingest;
 pub mod json_event;
-pub mod kube;
-pub mod kube_commands;
-pub mod loadgen;
 pub mod manifests;
-pub mod metrics_scrape;
 pub mod nats_auth;
-pub mod nats_ingress;
 pub mod nats_names;
-pub mod nats_rejections;
-pub mod nats_works;
 pub mod output;
-pub mod progress;
-pub mod replay_cmd;
-pub mod runtime;
-pub mod scenario;
 pub mod schema;
-pub mod serve;
 pub mod signals;
-pub mod standby;
 pub mod store;
 pub mod tls;
-pub mod web;

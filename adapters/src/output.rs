@@ -30,7 +30,7 @@ pub enum RecordOutput {
 }
 
 /// kubectl's `kind.group/name` spelling.
-pub(crate) fn object_name(kind: &str, group: &str, name: &str) -> String {
+pub fn object_name(kind: &str, group: &str, name: &str) -> String {
     let kind = kind.to_lowercase();
     if group.is_empty() {
         format!("{kind}/{name}")
@@ -40,7 +40,7 @@ pub(crate) fn object_name(kind: &str, group: &str, name: &str) -> String {
 }
 
 /// Prints a JSON value as YAML or pretty JSON.
-pub(crate) fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
+pub fn print_value(value: &Value, output: Output) -> anyhow::Result<()> {
     let text = match output {
         Output::Json => serde_json::to_string_pretty(value)? + "\n",
         Output::Yaml | Output::Wide => serde_saphyr::to_string(value)?,

@@ -1,6 +1,6 @@
 //! HTTPS for the hub's API, the CLI and the agent, with rustls (ring as the crypto provider,
 //! chosen explicitly at every call site rather than through a process-wide default). The API's
-//! accept loop runs each handshake in its connection's task (`crate::api_server`).
+//! accept loop runs each handshake in its connection's task (the hub's `api_server`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

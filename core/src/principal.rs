@@ -41,7 +41,7 @@ pub enum Principal {
     Nats,
 }
 
-/// A token's role, as the tokens file gives it (`adapters/src/auth/tokens.rs`).
+/// A token's role, as the tokens file gives it (`adapters/hub/src/auth/tokens.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TokenRole {
     /// Everything.

@@ -9,7 +9,7 @@
 #![no_main]
 
 use chrono::{DateTime, TimeZone, Utc};
-use flotilla_adapters::ingest::{EVENTS_PER_REQUEST_MAX, IngestError, parse_request};
+use flotilla_hub::ingest::{EVENTS_PER_REQUEST_MAX, IngestError, parse_request};
 use flotilla_adapters::json_event::{JsonDefaults, JsonEnvelope, parse_event};
 use flotilla_core::Envelope;
 use flotilla_core::codec::{decode_envelope, encode_envelope};

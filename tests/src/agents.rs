@@ -9,8 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flotilla_adapters::agent::dir::file_name;
-use flotilla_adapters::agent::work::ManifestId;
+use flotilla_agent::dir::file_name;
+use flotilla_agent::work::ManifestId;
 use serde_json::Value;
 
 use crate::support::{HubProcess, stderr, stdout};

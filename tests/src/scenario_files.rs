@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_adapters::scenario;
 use flotilla_adapters::store::AnyLog;
+use flotilla_cli::scenario;
 use flotilla_core::State;
 use flotilla_eventstore::LogReader;
 use serde_json::Value;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use flotilla_adapters::agent::sim_status::delay_ms;
+use flotilla_agent::sim_status::delay_ms;
 use flotilla_eventstore::nats_test_cluster::NatsTestCluster;
 use flotilla_tests::agents::{Agent, get_json, ok, wait_for};
 use flotilla_tests::support::HubProcess;

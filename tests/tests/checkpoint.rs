@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
-use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, EventLog, LogReader};
+use flotilla_hub::runtime::{Hub, HubConfig};
 use uuid::Uuid;
 
 const MEMBERS: u64 = 50;
@@ -84,7 +84,7 @@ async fn fold_and_stop(hub: &Hub<RedbLog>, batch: Vec<Envelope>) -> Result<u64, 
     Ok(last)
 }
 
-type Writer = tokio::task::JoinHandle<Result<(), flotilla_adapters::runtime::HubError>>;
+type Writer = tokio::task::JoinHandle<Result<(), flotilla_hub::runtime::HubError>>;
 
 fn start_writer(hub: &Hub<RedbLog>) -> Writer {
     let hub = hub.clone();

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_adapters::store::AnyLog;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input};
 use flotilla_eventstore::EventLog;
 use flotilla_eventstore::nats_test_server::NatsTestServer;
+use flotilla_hub::runtime::{Hub, HubConfig};
 use flotilla_tests::support::copy_dir;
 use serde_json::Value;
 use uuid::Uuid;
@@ -94,7 +94,7 @@ async fn serve_api<L: EventLog>(hub: &Hub<L>) -> Result<String, String> {
         .await
         .map_err(|e| e.to_string())?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let router = flotilla_adapters::http::router(hub.clone());
+    let router = flotilla_hub::http::router(hub.clone());
     tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, router).await {
             eprintln!("API stopped: {error}");

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_adapters::store::AnyLog;
 use flotilla_core::{Decision, Envelope, Input};
 use flotilla_eventstore::AppendTime;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
+use flotilla_hub::runtime::{Hub, HubConfig};
 use uuid::Uuid;
 
 type TestResult = Result<(), String>;

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_adapters::runtime::{Hub, HubConfig, analysis, clock};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_hub::runtime::{Hub, HubConfig, analysis, clock};
 
 /// Far more than a task needs to notice a stop; far less than forever.
 const STOP_BOUND: Duration = Duration::from_secs(10);

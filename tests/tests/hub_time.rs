@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
-use flotilla_adapters::ingest::submit_json;
-use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_eventstore::LogReader;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_hub::ingest::submit_json;
+use flotilla_hub::runtime::{Hub, HubConfig};
 
 const MEMBER: &str = r#"{"type":"apply","manifest":{"apiVersion":"cluster.kubernetes-fleet.io/v1beta1","kind":"MemberCluster","metadata":{"name":"NAME"},"spec":{"heartbeatPeriodSeconds":60}}}"#;
 

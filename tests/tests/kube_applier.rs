@@ -6,7 +6,7 @@
 //! No API server can be installed on the machines this project builds on, so without
 //! `FLOTILLA_TEST_KUBECONFIG` that test prints `skipped: no cluster` and passes; the request
 //! building, diffing, drift, takeover and availability it would exercise are proven against
-//! recorded API objects by the unit tests in `adapters/src/agent/kube/tests*.rs`. A second test
+//! recorded API objects by the unit tests in `adapters/agent/src/kube/tests*.rs`. A second test
 //! runs the same steps everywhere with a second hub's Kubernetes API standing in for the
 //! cluster: it proves the agent's kubeconfig loading, HTTP calls and create, patch and delete
 //! round trips, not a real API server's merge semantics.

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
-use flotilla_adapters::runtime::{Hub, HubConfig, HubError};
 use flotilla_core::{Envelope, Heartbeat, Input};
 use flotilla_eventstore::LogReader;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
+use flotilla_hub::runtime::{Hub, HubConfig, HubError};
 use uuid::Uuid;
 
 fn fleet() -> Vec<Envelope> {

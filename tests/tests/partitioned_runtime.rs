@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_adapters::ingest::submit_json;
-use flotilla_adapters::runtime::{Hub, HubConfig, clock};
 use flotilla_core::placement::BindingState;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_hub::ingest::submit_json;
+use flotilla_hub::runtime::{Hub, HubConfig, clock};
 use serde_json::{Value, json};
 
 const CLUSTERS: usize = 35;

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_adapters::store::{AnyLog, LOG_FILE};
 use flotilla_core::{Decision, Envelope, Heartbeat, Input};
 use flotilla_eventstore::DecisionBatch;
+use flotilla_hub::runtime::{Hub, HubConfig};
 use flotilla_replay::{ReplayError, compare_batch};
 use flotilla_tests::support::copy_dir;
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};

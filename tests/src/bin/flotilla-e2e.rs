@@ -2,5 +2,5 @@
 //! path (`CARGO_BIN_EXE_flotilla-e2e`): the same entry point as the shipped binary.
 
 fn main() -> std::process::ExitCode {
-    flotilla_adapters::entry::main()
+    flotilla_cli::entry::main()
 }

@@ -1,5 +1,5 @@
-//! Simulated member clusters, the `sim` applier's model (`adapters/src/agent/sim.rs`,
-//! `adapters/src/loadgen/members.rs`): each agent beats every heartbeat period; follows its
+//! Simulated member clusters, the `sim` applier's model (`adapters/agent/src/sim.rs`,
+//! `adapters/cli/src/loadgen/members.rs`): each agent beats every heartbeat period; follows its
 //! cluster's Works as the hub serves them (`flotilla_projections::works_for_cluster`, what the
 //! agent's watch reads); applies a new Work after a drawn delay (sometimes failing, and then
 //! trying again); reports it applied, then available once its objects are ready; and, like the

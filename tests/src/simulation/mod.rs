@@ -57,7 +57,7 @@ pub enum SimError {
     Replay(#[from] flotilla_replay::ReplayError),
     /// The hub's restart failed.
     #[error("hub: {0}")]
-    Hub(#[from] flotilla_adapters::runtime::HubError),
+    Hub(#[from] flotilla_hub::runtime::HubError),
     /// The state could not be hashed.
     #[error("codec: {0}")]
     Codec(#[from] flotilla_core::codec::CodecError),

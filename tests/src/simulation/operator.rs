@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use flotilla_adapters::loadgen::fleet::{self, Strategy};
+use flotilla_cli::loadgen::fleet::{self, Strategy};
 use flotilla_core::model::placement::StrategyType;
 use flotilla_core::placement::BindingState;
 use flotilla_core::{Envelope, Input, State};

@@ -3,7 +3,7 @@
 //! through [`Rng`]; nothing else (no wall clock, no thread timing, no hash-map order) decides
 //! anything.
 
-use flotilla_adapters::loadgen::seeded::Seeded;
+use flotilla_cli::loadgen::seeded::Seeded;
 
 /// The simulation's draws over one seeded generator.
 #[derive(Debug, Clone)]

@@ -14,12 +14,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use flotilla_adapters::runtime::{Hub, HubConfig};
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_core::{Decisions, Envelope, Input, State, StateHash, invariants, next_deadline};
 use flotilla_eventstore::fold::{FoldError, Folder, first_folded};
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError, LogReader};
+use flotilla_hub::runtime::{Hub, HubConfig};
 use uuid::Uuid;
 
 use super::SimError;
