@@ -222,4 +222,34 @@ impl Client {
             .await
             .map_err(|e| ClientError::Protocol(e.to_string()))
     }
+
+    /// GETs a document of any size into `file`, a chunk at a time.
+    ///
+    /// # Errors
+    /// When the hub is unreachable, answers with an error or cuts the body short, or the file
+    /// cannot be written.
+    pub async fn get_to_file(
+        &self,
+        path: &str,
+        file: &std::path::Path,
+    ) -> Result<u64, ClientError> {
+        use std::io::Write;
+        let mut response = self.send(self.http.get(self.url(path))).await?;
+        let written = std::fs::File::create(file)
+            .map_err(|e| ClientError::Protocol(format!("creating {}: {e}", file.display())))?;
+        let mut out = std::io::BufWriter::new(written);
+        let mut bytes = 0_u64;
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| ClientError::Protocol(format!("reading {path}: {e}")))?
+        {
+            out.write_all(&chunk)
+                .map_err(|e| ClientError::Protocol(format!("writing {}: {e}", file.display())))?;
+            bytes += chunk.len() as u64;
+        }
+        out.flush()
+            .map_err(|e| ClientError::Protocol(format!("writing {}: {e}", file.display())))?;
+        Ok(bytes)
+    }
 }

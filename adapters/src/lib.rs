@@ -10,6 +10,7 @@ pub mod api_error;
 pub mod client;
 pub mod connections;
 pub mod json_event;
+pub mod log_export;
 pub mod manifests;
 pub mod nats_auth;
 pub mod nats_names;

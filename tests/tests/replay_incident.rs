@@ -185,6 +185,50 @@ fn an_incident_recorded_on_nats_is_exported_imported_and_explained() -> Result<(
     answer_from_an_import(scratch.path(), &["--nats", &url])
 }
 
+/// The engineer without the hub's disk: every answer through the hub's API
+/// (`replay --server URL --token FILE`), the same files; a namespace token may not read the
+/// whole log.
+#[test]
+fn the_incident_is_answered_through_a_hubs_api() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let data = scratch.path().join("hub");
+    record_incident(&data, &[])?;
+    let tokens = scratch.path().join("tokens.yaml");
+    std::fs::write(
+        &tokens,
+        "tokens:\n\
+         - {name: oncall, token: oncall-token-0123456789, role: admin}\n\
+         - {name: shop-team, token: shop-token-0123456789, role: namespace, namespaces: [shop]}\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let admin = scratch.path().join("oncall.token");
+    let team = scratch.path().join("team.token");
+    std::fs::write(&admin, "oncall-token-0123456789\n").map_err(|e| e.to_string())?;
+    std::fs::write(&team, "shop-token-0123456789\n").map_err(|e| e.to_string())?;
+    // The hub's test clock stands before the log's last input, so it appends no tick: the log
+    // it serves is the one recorded.
+    let tokens_arg = tokens.display().to_string();
+    let hub = HubProcess::start(
+        &binary(),
+        &data,
+        &["--test-clock", START, "--tokens", &tokens_arg],
+    )?;
+    let admin_arg = admin.display().to_string();
+    let server = ["--server", hub.url.as_str(), "--token", admin_arg.as_str()];
+    answer_with(|args: &[&str]| replay(&[&server[..], args].concat()))?;
+    let team_arg = team.display().to_string();
+    let refused = std::process::Command::new(binary())
+        .args([
+            "replay", "--server", &hub.url, "--token", &team_arg, "verify",
+        ])
+        .output()
+        .map_err(|e| e.to_string())?;
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "a namespace token read the log");
+    assert!(said.contains("cannot read /v1/log/export"), "{said}");
+    hub.stop()
+}
+
 /// Exports the recorded log from `source`, imports it into a fresh data directory, and checks
 /// each command's answer there.
 fn answer_from_an_import(scratch: &Path, source: &[&str]) -> Result<(), String> {
@@ -193,8 +237,11 @@ fn answer_from_an_import(scratch: &Path, source: &[&str]) -> Result<(), String> 
     let copy = scratch.join("copy").display().to_string();
     replay(&["import", &export, "--data", &copy])?;
     let data = ["--data", copy.as_str()];
-    let ask = |args: &[&str]| replay(&[&data[..], args].concat());
+    answer_with(|args: &[&str]| replay(&[&data[..], args].concat()))
+}
 
+/// Checks each command's answer, asked through `ask` (the replay arguments after the source).
+fn answer_with(ask: impl Fn(&[&str]) -> Result<String, String>) -> Result<(), String> {
     expect("verify.txt", &ask(&["verify"])?)?;
     // Who had what when production started?
     expect(

@@ -86,6 +86,15 @@ impl ManifestOutcome {
             findings: Findings::default(),
         }
     }
+
+    /// The failed outcome of a manifest that names no object (no apiVersion, kind or name).
+    #[must_use]
+    pub fn unnamed() -> Self {
+        Self::failed(
+            ManifestId::unnamed(),
+            "a manifest without apiVersion, kind or name",
+        )
+    }
 }
 
 /// Why an applier could not do its job at all (as opposed to one manifest failing).

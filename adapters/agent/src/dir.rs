@@ -72,10 +72,7 @@ impl DirApplier {
             .iter()
             .map(|manifest| {
                 let Some(id) = ManifestId::of(manifest) else {
-                    return ManifestOutcome::failed(
-                        ManifestId::unnamed(),
-                        "a manifest without apiVersion, kind or name",
-                    );
+                    return ManifestOutcome::unnamed();
                 };
                 if !names.insert(file_name(&id)) {
                     return ManifestOutcome::failed(

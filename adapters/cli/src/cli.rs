@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use flotilla_adapters::client::DEFAULT_SERVER;
 use flotilla_adapters::output::{Output, RecordOutput};
 use flotilla_hub::serve::{DEFAULT_DATA_DIR, DEFAULT_LISTEN};
 
@@ -14,9 +13,11 @@ use flotilla_hub::serve::{DEFAULT_DATA_DIR, DEFAULT_LISTEN};
 #[derive(Debug, Parser)]
 #[command(name = "flotilla", version, about)]
 pub struct Cli {
-    /// Address of the hub's API.
-    #[arg(long, global = true, env = "FLOTILLA_SERVER", default_value = DEFAULT_SERVER)]
-    pub server: String,
+    /// Address of the hub's API (default `http://127.0.0.1:7420`). For `replay`, naming a
+    /// server (here or in `FLOTILLA_SERVER`) reads that hub's log through its API when no
+    /// `--data`, `--nats` or `--file` says where else.
+    #[arg(long, global = true, env = "FLOTILLA_SERVER")]
+    pub server: Option<String>,
     /// File holding the bearer token to send to the hub (see docs/security.md).
     #[arg(long = "token", global = true, env = "FLOTILLA_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
@@ -175,26 +176,9 @@ pub enum Command {
         /// `text` (default) or `json` (one JSON object per line).
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
-        /// Only events of these types (`heartbeat`, `apply`, `report`, `approve`, …;
-        /// comma-separated or repeated).
-        #[arg(long = "type", value_delimiter = ',')]
-        types: Vec<String>,
-        /// Only events about this member cluster (heartbeats, reports, leaves).
-        #[arg(long)]
-        cluster: Option<String>,
-        /// Only events that decided something: hides the heartbeats that changed nothing.
-        #[arg(long)]
-        decided: bool,
-        /// Only events sent by this caller: a token's name or an agent's cluster as the hub
-        /// authenticated them (`token/NAME`, `agent/CLUSTER`, or the bare name), or a source.
-        #[arg(long)]
-        actor: Option<String>,
-        /// Only events on this placement: reports on it, applies and deletes of it.
-        #[arg(long)]
-        placement: Option<String>,
-        /// Only events the hub rejected.
-        #[arg(long)]
-        rejected: bool,
+        /// Which events to print.
+        #[command(flatten)]
+        filter: crate::commands::EventFilter,
     },
     /// Ask a log what happened: state at a point, verify, export and import.
     Replay(crate::replay_cmd::ReplayArgs),

@@ -352,20 +352,27 @@ pub async fn events(
 }
 
 /// Which events `flotilla events` prints; every one when empty.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct EventFilter {
-    /// Event types (`heartbeat`, `apply`, …); any when empty.
+    /// Only events of these types (`heartbeat`, `apply`, `report`, `approve`, …;
+    /// comma-separated or repeated).
+    #[arg(long = "type", value_delimiter = ',')]
     pub types: Vec<String>,
-    /// The member cluster an event is about.
+    /// Only events about this member cluster (heartbeats, reports, leaves).
+    #[arg(long)]
     pub cluster: Option<String>,
-    /// Only events that decided something.
+    /// Only events that decided something: hides the heartbeats that changed nothing.
+    #[arg(long)]
     pub decided: bool,
-    /// Who sent it: the token's name or the agent's cluster the hub authenticated
-    /// (`token/NAME`, `agent/CLUSTER` or the bare name), or else the source as written.
+    /// Only events sent by this caller: a token's name or an agent's cluster as the hub
+    /// authenticated them (`token/NAME`, `agent/CLUSTER`, or the bare name), or a source.
+    #[arg(long)]
     pub actor: Option<String>,
-    /// The placement it is on: a report on it, an apply or delete of it.
+    /// Only events on this placement: reports on it, applies and deletes of it.
+    #[arg(long)]
     pub placement: Option<String>,
     /// Only events the hub rejected.
+    #[arg(long)]
     pub rejected: bool,
 }
 

@@ -3,7 +3,7 @@
 use crate::cli::{Cli, Command, RolloutCommand, RunCommand, ScenarioCommand};
 use crate::{commands, demo};
 use clap::Parser;
-use flotilla_adapters::client::Client;
+use flotilla_adapters::client::{Client, DEFAULT_SERVER};
 use flotilla_hub::runtime::HubConfig;
 use flotilla_hub::serve::{ServeOptions, serve};
 use std::time::Duration;
@@ -69,7 +69,7 @@ async fn main_async() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let mut client = Client::new(&cli.server);
+    let mut client = Client::new(cli.server.as_deref().unwrap_or(DEFAULT_SERVER));
     if let Some(ca) = &cli.ca_file {
         client = client.with_tls_roots(flotilla_adapters::tls::client_config(ca)?)?;
     }
@@ -190,25 +190,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             from,
             follow,
             output,
-            types,
-            cluster,
-            decided,
-            actor,
-            placement,
-            rejected,
-        } => {
-            let filter = commands::EventFilter {
-                types,
-                cluster,
-                decided,
-                actor,
-                placement,
-                rejected,
-            };
-            commands::events(&client, (from, follow), output, &filter).await
-        }
+            filter,
+        } => commands::events(&client, (from, follow), output, &filter).await,
         Command::Schema => commands::schema(),
-        Command::Replay(args) => crate::replay_cmd::run(args).await,
+        Command::Replay(args) => {
+            let remote = cli.server.is_some().then_some(&client);
+            crate::replay_cmd::run(args, remote).await
+        }
         Command::AgentCreds {
             cluster,
             hub: _,

@@ -22,7 +22,8 @@ use utoipa::{OpenApi, ToSchema};
                        token, 403 when its role may not).",
     ),
     paths(
-        healthz, status, events, kinds, objects, table, describe, log, timeline, explain, metrics
+        healthz, status, events, kinds, objects, table, describe, log, log_export, timeline,
+        explain, metrics
     ),
     components(schemas(ErrorBody, StatusBody, LogPage))
 )]
@@ -178,6 +179,14 @@ fn describe() {}
     ))]
 #[allow(dead_code)]
 fn log() {}
+
+#[utoipa::path(get, path = "/v1/log/export",
+    responses(
+        (status = 200, description = "The log and its decisions as `flotilla replay export` writes them: JSON lines (docs/replay.md)",
+            body = String, content_type = "application/x-ndjson"),
+    ))]
+#[allow(dead_code)]
+fn log_export() {}
 
 #[utoipa::path(get, path = "/v1/timeline",
     params(

@@ -54,6 +54,7 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/table/{kind}", get(table::<L>))
         .route("/v1/describe/{kind}/{name}", get(describe::<L>))
         .route("/v1/log", get(log::<L>))
+        .route("/v1/log/export", get(crate::http_replay::log_export::<L>))
         .route("/v1/test/clock", post(test_clock::<L>))
         .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
         .route("/v1/explain", get(crate::http_replay::explain::<L>))
@@ -195,23 +196,17 @@ async fn objects<L: EventLog>(
     Path(kind): Path<String>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
-        Ok(snapshot) => snapshot,
+    let (snapshot, info) = match kind_at(&hub, &kind, query.at.as_deref()).await {
+        Ok(found) => found,
         Err(response) => return response,
     };
     let state = snapshot.state();
-    let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return unknown_kind(&kind);
-    };
     match query.name {
         Some(name) => {
             let key = info.key(query.namespace.as_deref(), &name);
             match flotilla_projections::render_object(state, &key) {
                 Some(object) => Json(object).into_response(),
-                None => error(
-                    StatusCode::NOT_FOUND,
-                    format!("{} {name:?} not found", info.kind),
-                ),
+                None => not_found(&info, name),
             }
         }
         None => Json(flotilla_projections::list(
@@ -221,6 +216,28 @@ async fn objects<L: EventLog>(
         ))
         .into_response(),
     }
+}
+
+/// The state at the request's point (`?at=`) and the kind its path names, or the answer to
+/// give instead.
+async fn kind_at<'a, L: EventLog>(
+    hub: &'a Hub<L>,
+    kind: &str,
+    at: Option<&str>,
+) -> Result<(Snapshot<'a>, flotilla_projections::KindInfo), Response> {
+    let snapshot = snapshot(hub, at).await?;
+    match flotilla_projections::resolve_kind(snapshot.state(), kind) {
+        Some(info) => Ok((snapshot, info)),
+        None => Err(unknown_kind(kind)),
+    }
+}
+
+/// The 404 for an object of a known kind that does not exist.
+fn not_found(info: &flotilla_projections::KindInfo, name: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!("{} {name:?} not found", info.kind),
+    )
 }
 
 /// The 404 for a kind name that resolves to nothing, worded as kubectl words it.
@@ -236,24 +253,18 @@ async fn table<L: EventLog>(
     Path(kind): Path<String>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
-        Ok(snapshot) => snapshot,
+    let (snapshot, info) = match kind_at(&hub, &kind, query.at.as_deref()).await {
+        Ok(found) => found,
         Err(response) => return response,
     };
     let state = snapshot.state();
-    let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return unknown_kind(&kind);
-    };
     let namespace = query.namespace.as_deref();
     match &query.name {
         None => flotilla_projections::table(state, &info, namespace, query.wide).into_response(),
         Some(name) => {
             match flotilla_projections::table_named(state, &info, namespace, name, query.wide) {
                 Some(text) => text.into_response(),
-                None => error(
-                    StatusCode::NOT_FOUND,
-                    format!("{} {name:?} not found", info.kind),
-                ),
+                None => not_found(&info, name),
             }
         }
     }
@@ -264,21 +275,15 @@ async fn describe<L: EventLog>(
     Path((kind, name)): Path<(String, String)>,
     Query(query): Query<ObjectQuery>,
 ) -> Response {
-    let snapshot = match snapshot(&hub, query.at.as_deref()).await {
-        Ok(snapshot) => snapshot,
+    let (snapshot, info) = match kind_at(&hub, &kind, query.at.as_deref()).await {
+        Ok(found) => found,
         Err(response) => return response,
     };
     let state = snapshot.state();
-    let Some(info) = flotilla_projections::resolve_kind(state, &kind) else {
-        return unknown_kind(&kind);
-    };
     let key = info.key(query.namespace.as_deref(), &name);
     match flotilla_projections::describe(state, &key) {
         Some(text) => text.into_response(),
-        None => error(
-            StatusCode::NOT_FOUND,
-            format!("{} {name:?} not found", info.kind),
-        ),
+        None => not_found(&info, &name),
     }
 }
 

@@ -2,9 +2,13 @@
 //! `GET /v1/explain` answer what `flotilla replay timeline` and `replay explain` print, from
 //! the hub's own log (the web page's incident views use them).
 
+use std::sync::Arc;
+
 use axum::Json;
+use axum::body::Body;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use flotilla_eventstore::EventLog;
 use flotilla_replay::{PlacementRef, Point, RunRef, TimelineFilter};
@@ -12,6 +16,7 @@ use serde::Deserialize;
 
 use crate::runtime::Hub;
 use flotilla_adapters::api_error::{error, internal};
+use flotilla_adapters::log_export::ExportPages;
 
 /// `GET /v1/timeline`'s query.
 #[derive(Deserialize)]
@@ -89,4 +94,30 @@ pub(crate) async fn explain<L: EventLog>(
             .map(|why| Json(why).into_response()),
     };
     answer.unwrap_or_else(internal)
+}
+
+/// `GET /v1/log/export`: the log and its decisions as `flotilla replay export` writes them
+/// (`flotilla_adapters::log_export`), streamed a page at a time; what `flotilla replay
+/// --server` reads, so every replay verb works without the hub's disk. It reads the whole
+/// log, every namespace's inputs included, so only an admin token may (`auth::rules`).
+pub(crate) async fn log_export<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
+    let pages = match ExportPages::open(Arc::clone(hub.log())).await {
+        Ok(pages) => pages,
+        Err(e) => return internal(e),
+    };
+    let stream = futures::stream::unfold(Some(pages), |pages| async move {
+        let mut pages = pages?;
+        match pages.next_page().await {
+            Ok(Some(text)) => Some((Ok(text), Some(pages))),
+            Ok(None) => None,
+            // The status line is gone by now: cutting the body short is how the reader
+            // learns (its import fails on the missing lines).
+            Err(e) => Some((Err(std::io::Error::other(e.to_string())), None)),
+        }
+    });
+    (
+        [(CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(stream),
+    )
+        .into_response()
 }

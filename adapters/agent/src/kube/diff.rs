@@ -16,6 +16,7 @@
 
 use serde_json::{Map, Value};
 
+use super::marks::SERVER_METADATA;
 use crate::applier::PatchDetail;
 use crate::report::DIFFS_PER_MANIFEST_MAX;
 
@@ -25,22 +26,9 @@ pub const REDACTED: &str = "(redacted)";
 /// Label and annotation domains that users do not set (Kubernetes' own and the fleet's).
 const RESERVED_DOMAINS: [&str; 3] = ["kubernetes.io/", "k8s.io/", "kubernetes-fleet.io/"];
 
-/// Metadata fields the API server owns or that never differ between the two sides.
-const SERVER_METADATA: [&str; 13] = [
-    "name",
-    "namespace",
-    "generateName",
-    "finalizers",
-    "managedFields",
-    "ownerReferences",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "generation",
-    "resourceVersion",
-    "selfLink",
-    "uid",
-    "creationTimestamp",
-];
+/// Metadata fields that name the object or that the API server owns (`marks::SERVER_METADATA`):
+/// the two sides never differ in them in a way a user set.
+const IDENTITY_METADATA: [&str; 4] = ["name", "namespace", "generateName", "finalizers"];
 
 fn remove_path(object: &mut Value, path: &[&str]) {
     let Some((last, parents)) = path.split_last() else {
@@ -70,8 +58,8 @@ pub fn comparable(object: &Value) -> Value {
     let mut object = object.clone();
     if let Some(metadata) = object.get_mut("metadata") {
         if let Some(map) = metadata.as_object_mut() {
-            for field in SERVER_METADATA {
-                map.remove(field);
+            for field in IDENTITY_METADATA.iter().chain(&SERVER_METADATA) {
+                map.remove(*field);
             }
         }
         for field in ["labels", "annotations"] {

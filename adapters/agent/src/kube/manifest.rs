@@ -98,10 +98,7 @@ impl KubeApplier {
         manifest: &Value,
     ) -> Result<ManifestOutcome, CallError> {
         let Some(id) = ManifestId::of(manifest) else {
-            return Ok(ManifestOutcome::failed(
-                ManifestId::unnamed(),
-                "a manifest without apiVersion, kind or name",
-            ));
+            return Ok(ManifestOutcome::unnamed());
         };
         let mut failures = 0_u32;
         loop {
@@ -511,10 +508,7 @@ impl KubeApplier {
         manifest: &Value,
     ) -> Result<ManifestOutcome, CallError> {
         let Some(id) = ManifestId::of(manifest) else {
-            return Ok(ManifestOutcome::failed(
-                ManifestId::unnamed(),
-                "a manifest without apiVersion, kind or name",
-            ));
+            return Ok(ManifestOutcome::unnamed());
         };
         let target = self.target(manifest, &id).await?;
         let live = self

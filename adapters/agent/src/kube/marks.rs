@@ -33,7 +33,7 @@ const ANNOTATION_DEPLOYMENT_REVISION: &str = "deployment.kubernetes.io/revision"
 pub const ANNOTATIONS_BYTES_MAX: usize = 256 * 1024;
 
 /// Metadata a manifest may not carry into an apply (the API server owns it).
-const SERVER_METADATA: [&str; 9] = [
+pub(super) const SERVER_METADATA: [&str; 9] = [
     "ownerReferences",
     "managedFields",
     "creationTimestamp",

@@ -1,9 +1,9 @@
 //! `flotilla replay`: ask a log what happened. The log is read where it is — a redb data
-//! directory opened read-only (also while a hub writes it), a NATS stream, or an exported file
-//! (rebuilt into a temporary directory) — and never written. See `docs/replay.md`.
+//! directory opened read-only (also while a hub writes it), a NATS stream, an exported file
+//! (rebuilt into a temporary directory), or a hub's API (`--server`: its export, rebuilt the
+//! same way) — and never written. See `docs/replay.md`.
 
 pub mod args;
-pub mod export;
 
 use std::io::Write;
 
@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 pub use args::{ReplayArgs, ReplayCommand, SourceArgs};
 
+use flotilla_adapters::client::Client;
 use flotilla_adapters::output::{Output, RecordOutput, print_value};
 use flotilla_adapters::store::LOG_FILE;
 use flotilla_hub::serve::DEFAULT_DATA_DIR;
@@ -24,14 +25,14 @@ use flotilla_hub::serve::DEFAULT_DATA_DIR;
 ///
 /// # Errors
 /// When the log cannot be opened or read, or the command's arguments are wrong.
-pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
+pub async fn run(args: ReplayArgs, remote: Option<&Client>) -> anyhow::Result<()> {
     if let ReplayCommand::Import { export: file } = &args.command {
         let data = args
             .source
             .data
             .clone()
             .context("replay import FILE --data DIR: name the directory to rebuild into")?;
-        let (records, batches) = export::import(file, &data).await?;
+        let (records, batches) = flotilla_adapters::log_export::import(file, &data).await?;
         println!(
             "imported {records} records and {batches} decision batches into {}",
             data.display()
@@ -50,8 +51,13 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     }
     if let Some(file) = &source.file {
         let scratch = tempfile::tempdir().context("creating a scratch directory")?;
-        export::import(file, scratch.path()).await?;
+        flotilla_adapters::log_export::import(file, scratch.path()).await?;
         let log = RedbReader::open(&scratch.path().join(LOG_FILE))?;
+        return execute(&log, args.command).await;
+    }
+    if let (Some(client), None) = (remote, &source.data) {
+        let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+        let log = fetch_remote(client, scratch.path()).await?;
         return execute(&log, args.command).await;
     }
     let data = source
@@ -64,6 +70,19 @@ pub async fn run(args: ReplayArgs) -> anyhow::Result<()> {
     }
     let log = RedbReader::open(&path)?;
     execute(&log, args.command).await
+}
+
+/// Rebuilds a hub's log, read through its API as `replay export` would write it, in a
+/// scratch directory: every verb then runs as it does on a data directory.
+async fn fetch_remote(client: &Client, scratch: &std::path::Path) -> anyhow::Result<RedbReader> {
+    let file = scratch.join("export.jsonl");
+    client
+        .get_to_file("/v1/log/export", &file)
+        .await
+        .context("reading the hub's log (GET /v1/log/export; an admin token reads it)")?;
+    let data = scratch.join("log");
+    flotilla_adapters::log_export::import(&file, &data).await?;
+    Ok(RedbReader::open(&data.join(LOG_FILE))?)
 }
 
 /// One command against an open log.
@@ -87,7 +106,7 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
         }
         ReplayCommand::Verify { strict } => verify(log, strict).await,
         ReplayCommand::Export { to } => {
-            let (records, batches) = export::export(log, &to).await?;
+            let (records, batches) = flotilla_adapters::log_export::export(log, &to).await?;
             println!(
                 "exported {records} records and {batches} decision batches to {}",
                 to.display()

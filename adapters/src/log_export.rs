@@ -1,4 +1,5 @@
-//! `replay export` and `replay import`: a log and its decisions as JSON lines, and back.
+//! `replay export` and `replay import`: a log and its decisions as JSON lines, and back; the
+//! hub serves the same lines at `GET /v1/log/export` (what `replay --server` reads).
 //!
 //! The file's first line is `{"flotillaExport": 1, "lastSeq": N, "decidedSeq": D}`; then one
 //! line per input record in sequence order — `{"seq", "event"}` with the event in its listed
@@ -54,36 +55,90 @@ struct ExportedDecisions {
 pub async fn export<L: LogReader>(log: &L, to: &Path) -> anyhow::Result<(u64, u64)> {
     let file = std::fs::File::create(to).with_context(|| format!("creating {}", to.display()))?;
     let mut out = BufWriter::new(file);
-    let last = log.last_seq().await?;
-    let decided = log.last_decided_seq().await?;
-    let header = json!({"flotillaExport": EXPORT_VERSION, "lastSeq": last, "decidedSeq": decided});
-    writeln!(out, "{header}")?;
-    let mut next = 1;
-    while next <= last {
-        let page = log.read(next, PAGE).await?;
-        let Some(end) = page.last().map(|record| record.seq) else {
-            break;
-        };
-        for record in &page {
-            writeln!(out, "{}", exported_record(record)?)?;
-        }
-        next = end + 1;
-    }
-    let mut batches = 0;
-    let mut from = 1;
-    while from <= decided {
-        let page = log.read_decisions(from, PAGE).await?;
-        let Some(end) = page.last().map(|batch| batch.last_input_seq) else {
-            break;
-        };
-        for batch in page {
-            writeln!(out, "{}", json!({"batch": exported_batch(batch)}))?;
-            batches += 1;
-        }
-        from = end + 1;
+    let mut pages = ExportPages::open(log).await?;
+    while let Some(page) = pages.next_page().await? {
+        out.write_all(page.as_bytes())?;
     }
     out.flush()?;
-    Ok((next - 1, batches))
+    Ok((pages.records, pages.batches))
+}
+
+/// A log's export, a page of lines at a time: the header, then its input records, then its
+/// decision batches. `R` is what reaches the log (`&L` for a command, an `Arc<L>` for the
+/// hub's `GET /v1/log/export`, which streams it).
+pub struct ExportPages<R> {
+    log: R,
+    last: u64,
+    decided: u64,
+    header: Option<String>,
+    next_record: u64,
+    next_batch: u64,
+    /// Input records written so far.
+    pub records: u64,
+    /// Decision batches written so far.
+    pub batches: u64,
+}
+
+impl<R, L> ExportPages<R>
+where
+    R: std::ops::Deref<Target = L>,
+    L: LogReader + ?Sized,
+{
+    /// Starts the export of the log as it is now: what is appended later is not in it.
+    ///
+    /// # Errors
+    /// When the log cannot be read.
+    pub async fn open(log: R) -> anyhow::Result<Self> {
+        let last = log.last_seq().await?;
+        let decided = log.last_decided_seq().await?;
+        let header =
+            json!({"flotillaExport": EXPORT_VERSION, "lastSeq": last, "decidedSeq": decided});
+        Ok(Self {
+            log,
+            last,
+            decided,
+            header: Some(format!("{header}\n")),
+            next_record: 1,
+            next_batch: 1,
+            records: 0,
+            batches: 0,
+        })
+    }
+
+    /// The next page of lines, each ending in a newline; `None` at the end.
+    ///
+    /// # Errors
+    /// When the log cannot be read or holds a record of a newer build.
+    pub async fn next_page(&mut self) -> anyhow::Result<Option<String>> {
+        if let Some(header) = self.header.take() {
+            return Ok(Some(header));
+        }
+        let mut text = String::new();
+        if self.next_record <= self.last {
+            let page = self.log.read(self.next_record, PAGE).await?;
+            if let Some(end) = page.last().map(|record| record.seq) {
+                for record in &page {
+                    text.push_str(&format!("{}\n", exported_record(record)?));
+                }
+                self.records += page.len() as u64;
+                self.next_record = end + 1;
+                return Ok(Some(text));
+            }
+            self.next_record = self.last + 1;
+        }
+        if self.next_batch <= self.decided {
+            let page = self.log.read_decisions(self.next_batch, PAGE).await?;
+            if let Some(end) = page.last().map(|batch| batch.last_input_seq) {
+                for batch in page {
+                    text.push_str(&format!("{}\n", json!({"batch": exported_batch(batch)})));
+                    self.batches += 1;
+                }
+                self.next_batch = end + 1;
+                return Ok(Some(text));
+            }
+        }
+        Ok(None)
+    }
 }
 
 fn exported_record(record: &StoredEvent) -> anyhow::Result<Value> {
@@ -132,7 +187,7 @@ fn exported_batch(batch: DecisionBatch) -> ExportedBatch {
 /// storage fails.
 pub async fn import(file: &Path, data: &Path) -> anyhow::Result<(u64, u64)> {
     std::fs::create_dir_all(data).with_context(|| format!("creating {}", data.display()))?;
-    let path = data.join(flotilla_adapters::store::LOG_FILE);
+    let path = data.join(crate::store::LOG_FILE);
     let log = RedbLog::open(&path, RedbOptions::default())?;
     if log.last_seq().await? > 0 {
         bail!(
