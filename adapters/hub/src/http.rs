@@ -206,7 +206,7 @@ async fn objects<L: EventLog>(
             let key = info.key(query.namespace.as_deref(), &name);
             match flotilla_projections::render_object(state, &key) {
                 Some(object) => Json(object).into_response(),
-                None => not_found(&info, name),
+                None => not_found(&info, &name),
             }
         }
         None => Json(flotilla_projections::list(
