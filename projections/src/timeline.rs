@@ -48,7 +48,8 @@ pub fn event_line(seq: u64, envelope: &Envelope) -> String {
 /// own NATS subjects by its cluster — with the source the poster wrote in brackets when that
 /// says something else; where the hub authenticated no one (an open hub, its own inputs, a
 /// record older than principals) the source as written.
-fn actor(envelope: &Envelope) -> String {
+#[must_use]
+pub fn actor(envelope: &Envelope) -> String {
     let known = match &envelope.principal {
         Principal::Token { name, .. } => format!("token/{name}"),
         Principal::Agent { cluster } => format!("agent/{cluster}"),

@@ -23,7 +23,10 @@ pub use bisect::{
     scan,
 };
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
-pub use explain::{ClusterExplanation, PlacementExplanation, explain_cluster, explain_placement};
+pub use explain::{
+    ClusterExplanation, DEFAULT_MIN_SOAK_SECONDS, PlacementExplanation, explain_cluster,
+    explain_placement,
+};
 pub use flotilla_eventstore::fold::{
     FoldError, Folded, Folder, Known, READ_BATCH_MAX, first_folded,
 };

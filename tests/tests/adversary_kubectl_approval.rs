@@ -3,7 +3,7 @@
 //! the seed's approval command (`kubectl patch clusterapprovalrequests … --subresource=status`)
 //! run by a second token; `flotilla events` lists the approval with that token's name and role,
 //! not the `kube-api` source every Kubernetes API write carries, and so do `replay timeline` and
-//! `replay explain` afterwards.
+//! `replay explain` afterwards, whose gate names the approver.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -182,5 +182,19 @@ fn a_kubectl_approval_records_the_token_that_made_it() -> HarnessResult<()> {
         ],
     )?;
     assert!(explained.contains(by_token), "{explained}");
+    // The run's gate names its approver, and flags an approval given with no soak after its
+    // request.
+    let gate = explained
+        .lines()
+        .find(|line| {
+            line.trim_start()
+                .starts_with("gate: approval example-run-after-staging")
+        })
+        .ok_or_else(|| format!("no approval gate: {explained}"))?;
+    assert!(
+        gate.contains(" by token/release-manager[kube-api]"),
+        "{gate}"
+    );
+    assert!(gate.contains("under the 60 s soak"), "{gate}");
     Ok(())
 }

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::budget::Budget;
 use super::facts::{BindingNow, MemberNow, ReportNow, member_now};
-use super::gates::{RunCluster, cluster_in_run, runs_of};
+use super::gates::{DEFAULT_MIN_SOAK_SECONDS, RunCluster, cluster_in_run, runs_of};
 use super::placement::waits;
 use super::{Wait, clock, point_text};
 use crate::seek::{Point, fold_on, fold_to, resolve};
@@ -152,6 +152,30 @@ pub struct HistoryStep {
 }
 
 impl ClusterExplanation {
+    /// Flags each approval of its runs' gates that came sooner than `min_soak` seconds after
+    /// its request (`explain_cluster` flags against [`DEFAULT_MIN_SOAK_SECONDS`]).
+    pub fn flag_soak(&mut self, min_soak: u64) {
+        for gate in self.runs.iter_mut().flat_map(|run| run.gates.iter_mut()) {
+            gate.flag_soak(min_soak);
+        }
+    }
+
+    /// Names who approved each approval gate, from the approving input in the history.
+    fn name_approvers(&mut self) {
+        for gate in self.runs.iter_mut().flat_map(|run| run.gates.iter_mut()) {
+            let Some(request) = gate.request.as_deref() else {
+                continue;
+            };
+            let approving = self.history.iter().rev().find(|step| {
+                step.entry.decisions.iter().any(|line| {
+                    matches!(&line.decision,
+                        Decision::ApprovalGranted { request: granted } if granted.name == request)
+                })
+            });
+            gate.approved_by = approving.map(|step| step.entry.actor.clone());
+        }
+    }
+
     /// The explanation as text: the answer, the cluster now, the scheduling decision, its runs
     /// and gates, the waits, then its history.
     #[must_use]
@@ -273,6 +297,8 @@ pub async fn explain_cluster<L: LogReader>(
     let mut explanation = explain_state(&folder.state, seq, &key, cluster);
     explanation.history = history;
     explanation.history_omitted = history_omitted;
+    explanation.name_approvers();
+    explanation.flag_soak(DEFAULT_MIN_SOAK_SECONDS);
     Ok(explanation)
 }
 

@@ -37,6 +37,14 @@ pub struct Gate {
     /// When someone approved it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approved_at: Option<DateTime<Utc>>,
+    /// Who approved it: the approving input's sender, as the hub authenticated it
+    /// (`token/NAME`), when that input is in the explanation's history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
+    /// The soak the approval fell short of, in seconds: it came sooner than that after its
+    /// request ([`DEFAULT_MIN_SOAK_SECONDS`] unless the caller asks for another).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub short_of_soak: Option<u64>,
     /// How long a TimedWait waits (Go's duration text, `1m0s`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait: Option<String>,
@@ -57,7 +65,26 @@ pub struct Gate {
     wait_secs: u64,
 }
 
+/// The soak an approval is expected to leave after its request before it is flagged (one
+/// minute: the `waitTime` KubeFleet's example strategies put before an approval).
+pub const DEFAULT_MIN_SOAK_SECONDS: u64 = 60;
+
 impl Gate {
+    /// Milliseconds from the approval request to its approval, once approved.
+    #[must_use]
+    pub fn approval_delay_ms(&self) -> Option<u64> {
+        let delay = self.approved_at? - self.requested_at?;
+        u64::try_from(delay.num_milliseconds()).ok()
+    }
+
+    /// Flags the approval when it came sooner than `min_soak` seconds after its request.
+    pub fn flag_soak(&mut self, min_soak: u64) {
+        self.short_of_soak = self
+            .approval_delay_ms()
+            .filter(|delay| *delay < min_soak.saturating_mul(1_000))
+            .map(|_| min_soak);
+    }
+
     /// `approval example-run-after-staging (after stage staging): requested 23:21:54,
     /// approved 23:22:55`.
     pub(crate) fn text(&self, now: Option<DateTime<Utc>>) -> String {
@@ -83,6 +110,15 @@ impl Gate {
                     Some(approved) => text.push_str(&format!(", approved {approved}")),
                     None if self.requested_at.is_some() => text.push_str(", not approved"),
                     None => {}
+                }
+                if let Some(by) = &self.approved_by {
+                    text.push_str(&format!(" by {by}"));
+                }
+                if let (Some(soak), Some(ms)) = (self.short_of_soak, self.approval_delay_ms()) {
+                    text.push_str(&format!(
+                        " — {} after its request, under the {soak} s soak",
+                        seconds_text(ms)
+                    ));
                 }
                 text
             }
@@ -190,6 +226,8 @@ impl Gate {
             request: gate.request.map(str::to_owned),
             requested_at: gate.requested_at,
             approved_at: gate.approved_at,
+            approved_by: None,
+            short_of_soak: None,
             wait: timed.then(|| WaitTime(gate.wait_seconds).to_string()),
             wait_until: gate.wait_until,
             passed_at: gate.passed_at,
@@ -336,5 +374,16 @@ fn gate_wait(gate: &Gate, now: Option<DateTime<Utc>>) -> Wait {
             let since = gate.wait_until.map(|until| until - seconds(gate.wait_secs));
             Wait::new(WaitReason::TimedWait, text).since(since)
         }
+    }
+}
+
+/// `2 s`, `0.13 s`: milliseconds as seconds, without trailing zeros.
+fn seconds_text(ms: u64) -> String {
+    let (whole, part) = (ms / 1_000, ms % 1_000);
+    if part == 0 {
+        format!("{whole} s")
+    } else {
+        let fraction = format!("{part:03}");
+        format!("{whole}.{} s", fraction.trim_end_matches('0'))
     }
 }

@@ -27,7 +27,7 @@ pub use cluster::{
     ClusterExplanation, HISTORY_STEPS_MAX, HistoryStep, Scheduling, ScoredCluster, explain_cluster,
 };
 pub use facts::{BindingNow, MemberNow, ReportNow};
-pub use gates::{Gate, RunCluster};
+pub use gates::{DEFAULT_MIN_SOAK_SECONDS, Gate, RunCluster};
 pub use placement::{ClusterLine, ConditionLine, PlacementExplanation, explain_placement};
 
 use chrono::{DateTime, Utc};

@@ -27,7 +27,7 @@ use flotilla_core::model::ObjectKey;
 use flotilla_core::staged::Scope;
 use flotilla_core::{Decision, Envelope};
 use flotilla_eventstore::LogReader;
-use flotilla_projections::{decision_line, event_line};
+use flotilla_projections::{actor, decision_line, event_line};
 use serde::Serialize;
 
 pub(crate) use inputs::{Inputs, LoggedInput};
@@ -112,8 +112,12 @@ pub struct TimelineEntry {
     pub seq: u64,
     /// Its event time (the log's).
     pub time: DateTime<Utc>,
-    /// Who published it.
+    /// Who published it, as the poster wrote it.
     pub source: String,
+    /// Who sent it, as the hub authenticated it (`token/NAME`, `agent/CLUSTER`, with the
+    /// written source in brackets when it says something else), or the source where the hub
+    /// authenticated no one.
+    pub actor: String,
     /// Its kind (`apply`, `heartbeat`, `report`, …).
     pub input: String,
     /// Its line, as `flotilla events` prints it.
@@ -345,6 +349,7 @@ pub(crate) fn entry_of(
         seq: input.seq,
         time: envelope.time,
         source: envelope.source.clone(),
+        actor: actor(envelope),
         input: envelope.payload.kind_name().to_owned(),
         line: event_line(input.seq, envelope),
         recorded: input.recorded,

@@ -199,6 +199,7 @@ history:
   "seq": 13,
   "time": "2025-03-12T23:00:05Z",
   "source": "test",
+  "actor": "test",
   "input": "report",
   "line": "#13 2025-03-12T23:00:05Z test report cluster-3 on ClusterResourcePlacement/crp-1 at resource index 0: applied, available",
   "recorded": true,
@@ -488,7 +489,7 @@ member2 carries resource index 0 (bound 23:22:55 by run example-run), the latest
 member: healthy since 23:20:00, last heartbeat 23:20:00
 scheduling: policy snapshot 0, PickAll: picked, affinity 0, topology spread 0 (picked by scheduling policy)
 run ClusterStagedUpdateRun/example-run, stage canary: started 23:22:55, succeeded 23:23:10
-  gate: approval example-run-after-staging (after stage staging): requested 23:21:54, approved 23:22:55
+  gate: approval example-run-after-staging (after stage staging): requested 23:21:54, approved 23:22:55 by test
 history:
 #2 2025-03-12T23:20:00Z test apply MemberCluster/member2
     #2 -> created MemberCluster/member2 (resourceVersion 2, generation 1)
@@ -542,6 +543,7 @@ history:
         "request": "example-run-after-staging",
         "requestedAt": "2025-03-12T23:21:54Z",
         "approvedAt": "2025-03-12T23:22:55Z",
+        "approvedBy": "test",
         "passedAt": "2025-03-12T23:22:55Z"
       }
     ]

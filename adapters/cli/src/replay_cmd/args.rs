@@ -127,6 +127,9 @@ pub enum ReplayCommand {
         /// The point (default: the end of the log).
         #[arg(long)]
         at: Option<String>,
+        /// Flag an approval that came sooner than this many seconds after its request.
+        #[arg(long, value_name = "SECONDS", default_value_t = flotilla_replay::DEFAULT_MIN_SOAK_SECONDS)]
+        min_soak: u64,
         /// `text` or `json`.
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,

@@ -162,6 +162,7 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             cluster,
             namespace,
             at,
+            min_soak,
             output,
         } => {
             let placement = PlacementRef {
@@ -171,8 +172,9 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             let at = at.map(|p| p.parse()).transpose()?;
             match cluster {
                 Some(cluster) => {
-                    let why =
+                    let mut why =
                         flotilla_replay::explain_cluster(log, &cluster, &placement, at).await?;
+                    why.flag_soak(min_soak);
                     print_report(&why, &why.text(), output)
                 }
                 None => {
