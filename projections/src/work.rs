@@ -275,7 +275,6 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     if !owner.is_cluster_placement() {
         labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
     }
-    json::insert(&mut metadata, "labels", derived::string_pairs(&labels));
     let annotations = [
         (
             ANNOTATION_SNAPSHOT_NAME,
@@ -290,14 +289,10 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
             list_hash(&override_list(&rendered.resource_overrides)),
         ),
     ];
-    json::insert(
+    derived::insert_labels_and_owners(
         &mut metadata,
-        "annotations",
-        derived::string_pairs(&annotations),
-    );
-    json::insert(
-        &mut metadata,
-        "ownerReferences",
+        &labels,
+        &annotations,
         Value::Array(vec![binding_reference(owner, binding)]),
     );
     // The manifests were canonical JSON when rendered; one that no longer parses keeps its place
