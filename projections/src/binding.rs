@@ -76,20 +76,11 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
             "applyStrategy",
             placement::apply_strategy(&owner.placement.spec.strategy.apply_strategy),
         );
-        if !progress.cluster_resource_overrides.is_empty() {
-            json::insert(
-                &mut spec,
-                "clusterResourceOverrideSnapshots",
-                work::cluster_override_list(&progress.cluster_resource_overrides),
-            );
-        }
-        if !progress.resource_overrides.is_empty() {
-            json::insert(
-                &mut spec,
-                "resourceOverrideSnapshots",
-                work::override_list(&progress.resource_overrides),
-            );
-        }
+        progress.insert_overrides(
+            &mut spec,
+            "clusterResourceOverrideSnapshots",
+            "resourceOverrideSnapshots",
+        );
     }
     let mut status = json::empty_object();
     if !progress.binding.is_empty() {

@@ -129,6 +129,24 @@ pub(crate) struct Progress {
     pub(crate) resource_overrides: Vec<(String, String)>,
 }
 
+impl Progress {
+    /// Adds the override snapshots the binding's work applies to `target`, each list under
+    /// its own field and left out when empty: the binding's spec and the placement's status
+    /// name the same two lists differently.
+    pub(crate) fn insert_overrides(&self, target: &mut Value, cluster_field: &str, field: &str) {
+        if !self.cluster_resource_overrides.is_empty() {
+            json::insert(
+                target,
+                cluster_field,
+                work::cluster_override_list(&self.cluster_resource_overrides),
+            );
+        }
+        if !self.resource_overrides.is_empty() {
+            json::insert(target, field, work::override_list(&self.resource_overrides));
+        }
+    }
+}
+
 /// The rollout's progress on one binding.
 pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> Progress {
     let placement = owner.placement;
