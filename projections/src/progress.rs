@@ -102,14 +102,14 @@ pub(crate) fn condition_json(
     since: DateTime<Utc>,
     observed_generation: u64,
 ) -> Value {
-    json::object([
-        ("type", Value::from(condition_type)),
-        ("status", Value::from(status.as_str())),
-        ("reason", Value::from(reason)),
-        ("message", Value::from(message)),
-        ("lastTransitionTime", Value::from(json::timestamp(since))),
-        ("observedGeneration", Value::from(observed_generation)),
-    ])
+    crate::derived::metav1_condition(
+        condition_type,
+        status.as_str(),
+        reason,
+        message,
+        since,
+        observed_generation,
+    )
 }
 
 /// One binding's progress.

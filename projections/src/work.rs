@@ -44,7 +44,6 @@
 //! everything deleted by overrides) is still shown, empty: KubeFleet would delete it, but core's
 //! rollout waits for the member's report on every bound binding, so the member must see it.
 
-use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
@@ -56,7 +55,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::derived::{self, DerivedKind, DerivedObject, LABEL_PARENT, Owner};
-use crate::{json, placement};
+use crate::{json, placement, progress};
 
 /// The kind name.
 pub(crate) const WORK_KIND: &str = "Work";
@@ -399,7 +398,7 @@ fn conditions(report: Option<&WorkStatus>, generation: u64) -> Vec<Value> {
         return Vec::new();
     };
     let condition = |kind: &str, status: ConditionStatus, reason: &str, message: &str, since| {
-        work_condition(kind, status, reason, message, since, generation)
+        progress::condition_json(kind, status, reason, message, since, generation)
     };
     match report.applied {
         None => Vec::new(),
@@ -472,7 +471,7 @@ fn diff_reported(report: &WorkStatus, generation: u64) -> Vec<Value> {
             report.message(),
         ),
     };
-    vec![work_condition(
+    vec![progress::condition_json(
         "DiffReported",
         status,
         reason,
@@ -480,24 +479,6 @@ fn diff_reported(report: &WorkStatus, generation: u64) -> Vec<Value> {
         report.reported_at,
         generation,
     )]
-}
-
-fn work_condition(
-    kind: &str,
-    status: ConditionStatus,
-    reason: &str,
-    message: &str,
-    since: DateTime<Utc>,
-    generation: u64,
-) -> Value {
-    json::object([
-        ("type", Value::from(kind)),
-        ("status", Value::from(status.as_str())),
-        ("reason", Value::from(reason)),
-        ("message", Value::from(message)),
-        ("lastTransitionTime", Value::from(json::timestamp(since))),
-        ("observedGeneration", Value::from(generation)),
-    ])
 }
 
 /// The key of a binding's work.
