@@ -5,7 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, join, uid};
+use super::{Hub, at_20, join, test_namespace, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind};
 
@@ -28,15 +28,7 @@ fn pick_two_of_three() -> Hub {
     join(&mut hub, 0, "member1", &json!({"env": "prod"}));
     join(&mut hub, 2, "member2", &json!({"env": "prod"}));
     join(&mut hub, 4, "member3", &json!({"env": "test"}));
-    hub.apply(
-        10,
-        &json!({
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
-            "spec": {"finalizers": ["kubernetes"]}
-        }),
-    );
+    hub.apply(10, &test_namespace());
     hub.apply(
         11,
         &json!({
@@ -318,22 +310,12 @@ fn the_resource_snapshot_holds_the_selected_manifests_in_apply_order() {
 #[test]
 fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster() {
     let hub = pick_two_of_three();
-    let at_40 = |kind: &str, status: &str, reason: &str, message: &str| {
-        json!({
-            "lastTransitionTime": "2024-04-29T09:58:40Z",
-            "message": message,
-            "observedGeneration": 1,
-            "reason": reason,
-            "status": status,
-            "type": kind
-        })
-    };
     // Bound by the rollout at once; no member has reported on its work yet.
     let picked = |cluster: &str| {
         json!({
             "clusterName": cluster,
             "conditions": [
-                at_40(
+                at_20(
                     "Scheduled",
                     "True",
                     "Scheduled",
@@ -342,25 +324,25 @@ fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster(
                          score: 20, topology spread score: 0): picked by scheduling policy"
                     )
                 ),
-                at_40(
+                at_20(
                     "RolloutStarted",
                     "True",
                     "RolloutStarted",
                     "Detected the new changes on the resources and started the rollout process"
                 ),
-                at_40(
+                at_20(
                     "Overridden",
                     "True",
                     "NoOverrideSpecified",
                     "No override rules are configured for the selected resources"
                 ),
-                at_40(
+                at_20(
                     "WorkSynchronized",
                     "True",
                     "AllWorkSynced",
                     "All of the works are synchronized to the latest"
                 ),
-                at_40(
+                at_20(
                     "Applied",
                     "Unknown",
                     "ApplyPending",
@@ -371,31 +353,31 @@ fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster(
     };
     let expected = json!({
         "conditions": [
-            at_40(
+            at_20(
                 "ClusterResourcePlacementScheduled",
                 "True",
                 "SchedulingPolicyFulfilled",
                 "found all the clusters needed as specified by the scheduling policy"
             ),
-            at_40(
+            at_20(
                 "ClusterResourcePlacementRolloutStarted",
                 "True",
                 "RolloutStarted",
                 "All 2 cluster(s) start rolling out the latest resource"
             ),
-            at_40(
+            at_20(
                 "ClusterResourcePlacementOverridden",
                 "True",
                 "NoOverrideSpecified",
                 "No override rules are configured for the selected resources"
             ),
-            at_40(
+            at_20(
                 "ClusterResourcePlacementWorkSynchronized",
                 "True",
                 "WorkSynchronized",
                 "Works(s) are succcesfully created or updated in the 2 target clusters' namespaces"
             ),
-            at_40(
+            at_20(
                 "ClusterResourcePlacementApplied",
                 "Unknown",
                 "ApplyPending",

@@ -148,6 +148,29 @@ pub(crate) fn join(hub: &mut Hub, seconds: i64, name: &str, labels: &Value) {
     hub.heartbeat(seconds + 1, sample_heartbeat(name));
 }
 
+/// A condition as the placement's controllers set it at t=20s (09:58:40), when the tests'
+/// placements are applied.
+pub(crate) fn at_20(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+    serde_json::json!({
+        "lastTransitionTime": "2024-04-29T09:58:40Z",
+        "message": message,
+        "observedGeneration": 1,
+        "reason": reason,
+        "status": status,
+        "type": kind
+    })
+}
+
+/// KubeFleet's sample namespace `test`, as `kubectl get -o yaml` shows it.
+pub(crate) fn test_namespace() -> Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
+        "spec": {"finalizers": ["kubernetes"]}
+    })
+}
+
 /// The uid the hub gives an object created by event number `n` of a [`Hub`].
 pub(crate) fn uid(n: u128) -> String {
     Uuid::from_u128(n).to_string()

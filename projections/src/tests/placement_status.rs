@@ -9,7 +9,7 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, join};
+use super::{Hub, at_20, join};
 use crate::render_object;
 
 fn crp(name: &str, policy: &Value) -> Value {
@@ -26,18 +26,6 @@ fn crp(name: &str, policy: &Value) -> Value {
 
 fn crp_key(name: &str) -> ObjectKey {
     key("ClusterResourcePlacement", "", name)
-}
-
-/// A condition at t=20s (09:58:40), when the placement was applied.
-fn at_20(kind: &str, status: &str, reason: &str, message: &str) -> Value {
-    json!({
-        "lastTransitionTime": "2024-04-29T09:58:40Z",
-        "message": message,
-        "observedGeneration": 1,
-        "reason": reason,
-        "status": status,
-        "type": kind
-    })
 }
 
 /// The per-cluster entry of a picked cluster, picked and bound at t=20s (09:58:40), waiting

@@ -4,7 +4,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, sample_heartbeat, uid};
+use super::{Hub, sample_heartbeat, test_namespace, uid};
 use crate::{list, render_all, render_object, resolve_kind};
 
 fn config_map() -> Value {
@@ -32,15 +32,7 @@ fn fleet() -> Hub {
             }),
         );
     }
-    hub.apply(
-        10,
-        &json!({
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
-            "spec": {"finalizers": ["kubernetes"]}
-        }),
-    );
+    hub.apply(10, &test_namespace());
     hub.apply(20, &config_map());
     let mut other = config_map();
     other["metadata"] = json!({"name": "app", "namespace": "other"});
