@@ -5,6 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
+use super::placement_status::picked;
 use super::{Hub, at_20, join, test_namespace, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind};
@@ -311,46 +312,6 @@ fn the_resource_snapshot_holds_the_selected_manifests_in_apply_order() {
 fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster() {
     let hub = pick_two_of_three();
     // Bound by the rollout at once; no member has reported on its work yet.
-    let picked = |cluster: &str| {
-        json!({
-            "clusterName": cluster,
-            "conditions": [
-                at_20(
-                    "Scheduled",
-                    "True",
-                    "Scheduled",
-                    &format!(
-                        "Successfully scheduled resources for placement in {cluster} (affinity \
-                         score: 20, topology spread score: 0): picked by scheduling policy"
-                    )
-                ),
-                at_20(
-                    "RolloutStarted",
-                    "True",
-                    "RolloutStarted",
-                    "Detected the new changes on the resources and started the rollout process"
-                ),
-                at_20(
-                    "Overridden",
-                    "True",
-                    "NoOverrideSpecified",
-                    "No override rules are configured for the selected resources"
-                ),
-                at_20(
-                    "WorkSynchronized",
-                    "True",
-                    "AllWorkSynced",
-                    "All of the works are synchronized to the latest"
-                ),
-                at_20(
-                    "Applied",
-                    "Unknown",
-                    "ApplyPending",
-                    "In the process of applying the resources on the member cluster"
-                )
-            ]
-        })
-    };
     let expected = json!({
         "conditions": [
             at_20(
@@ -386,7 +347,10 @@ fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster(
             )
         ],
         "observedResourceIndex": "0",
-        "placementStatuses": [picked("member1"), picked("member2")],
+        "placementStatuses": [
+            picked("member1", Some((20, 0))),
+            picked("member2", Some((20, 0)))
+        ],
         "selectedResources": [
             {"kind": "Namespace", "name": "test", "version": "v1"},
             {"kind": "ConfigMap", "name": "test-1", "namespace": "test", "version": "v1"}

@@ -30,7 +30,7 @@ fn crp_key(name: &str) -> ObjectKey {
 
 /// The per-cluster entry of a picked cluster, picked and bound at t=20s (09:58:40), waiting
 /// for its member to apply the work.
-fn picked(cluster: &str, scores: Option<(i32, i32)>) -> Value {
+pub(super) fn picked(cluster: &str, scores: Option<(i32, i32)>) -> Value {
     let message = match scores {
         Some((affinity, spread)) => format!(
             "Successfully scheduled resources for placement in {cluster} (affinity score: \
