@@ -24,6 +24,14 @@ fn crp(name: &str, policy: &Value) -> Value {
     })
 }
 
+/// A fleet of two joined members without labels (`member1` at t=0s, `member2` at t=2s).
+fn two_members() -> Hub {
+    let mut hub = Hub::new();
+    join(&mut hub, 0, "member1", &json!({}));
+    join(&mut hub, 2, "member2", &json!({}));
+    hub
+}
+
 fn crp_key(name: &str) -> ObjectKey {
     key("ClusterResourcePlacement", "", name)
 }
@@ -126,9 +134,7 @@ fn unfulfilled(found: usize) -> Value {
 
 /// member1 and member2 join; member3 is registered but its agent never joins.
 fn two_joined_one_silent() -> Hub {
-    let mut hub = Hub::new();
-    join(&mut hub, 0, "member1", &json!({}));
-    join(&mut hub, 2, "member2", &json!({}));
+    let mut hub = two_members();
     hub.apply(
         4,
         &json!({
@@ -185,9 +191,7 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
 fn pick_n_short_of_clusters_without_unselected_decisions_adds_no_slot() {
     // KubeFleet caps the failed slots at the number of unselected decisions: with two clusters
     // in the fleet and both picked there is nothing to report them with.
-    let mut hub = Hub::new();
-    join(&mut hub, 0, "member1", &json!({}));
-    join(&mut hub, 2, "member2", &json!({}));
+    let mut hub = two_members();
     hub.apply(
         20,
         &crp(
@@ -262,9 +266,7 @@ fn an_unscored_pick_reads_without_scores() {
 
 #[test]
 fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
-    let mut hub = Hub::new();
-    join(&mut hub, 0, "member1", &json!({}));
-    join(&mut hub, 2, "member2", &json!({}));
+    let mut hub = two_members();
     hub.apply(
         20,
         &crp(
