@@ -5,7 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::placement_status::picked;
+use super::placement_status::{bound_at_once, picked};
 use super::{Hub, at_20, join, test_namespace, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind};
@@ -313,39 +313,15 @@ fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster(
     let hub = pick_two_of_three();
     // Bound by the rollout at once; no member has reported on its work yet.
     let expected = json!({
-        "conditions": [
+        "conditions": bound_at_once(
             at_20(
                 "ClusterResourcePlacementScheduled",
                 "True",
                 "SchedulingPolicyFulfilled",
                 "found all the clusters needed as specified by the scheduling policy"
             ),
-            at_20(
-                "ClusterResourcePlacementRolloutStarted",
-                "True",
-                "RolloutStarted",
-                "All 2 cluster(s) start rolling out the latest resource"
-            ),
-            at_20(
-                "ClusterResourcePlacementOverridden",
-                "True",
-                "NoOverrideSpecified",
-                "No override rules are configured for the selected resources"
-            ),
-            at_20(
-                "ClusterResourcePlacementWorkSynchronized",
-                "True",
-                "WorkSynchronized",
-                "Works(s) are succcesfully created or updated in the 2 target clusters' namespaces"
-            ),
-            at_20(
-                "ClusterResourcePlacementApplied",
-                "Unknown",
-                "ApplyPending",
-                "There are still 2 cluster(s) in the process of applying the resources on the \
-                 member cluster"
-            )
-        ],
+            2
+        ),
         "observedResourceIndex": "0",
         "placementStatuses": [
             picked("member1", Some((20, 0))),

@@ -89,16 +89,23 @@ fn unfilled(reason: &str) -> Value {
 /// The placement's conditions: scheduling unfulfilled with `found` clusters, which the rollout
 /// bound at once.
 fn unfulfilled(found: usize) -> Value {
-    json!([
-        at_20(
-            "ClusterResourcePlacementScheduled",
-            "False",
-            "SchedulingPolicyUnfulfilled",
-            &format!(
-                "could not find all clusters needed as specified by the scheduling policy, found \
-                 {found} cluster(s) instead"
-            )
+    let scheduled = at_20(
+        "ClusterResourcePlacementScheduled",
+        "False",
+        "SchedulingPolicyUnfulfilled",
+        &format!(
+            "could not find all clusters needed as specified by the scheduling policy, found \
+             {found} cluster(s) instead"
         ),
+    );
+    bound_at_once(scheduled, found)
+}
+
+/// The placement's conditions: `scheduled`, then those of a rollout that bound its `found`
+/// clusters at once, before any member reported on its work.
+pub(super) fn bound_at_once(scheduled: Value, found: usize) -> Value {
+    json!([
+        scheduled,
         at_20(
             "ClusterResourcePlacementRolloutStarted",
             "True",
