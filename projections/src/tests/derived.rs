@@ -131,14 +131,12 @@ fn the_policy_snapshot_lists_picked_then_unpicked_clusters_with_priority_scores(
             "policyHash": policy_hash
         },
         "status": {
-            "conditions": [{
-                "lastTransitionTime": "2024-04-29T09:58:40Z",
-                "message": "found all the clusters needed as specified by the scheduling policy",
-                "observedGeneration": 1,
-                "reason": "SchedulingPolicyFulfilled",
-                "status": "True",
-                "type": "Scheduled"
-            }],
+            "conditions": [at_20(
+                "Scheduled",
+                "True",
+                "SchedulingPolicyFulfilled",
+                "found all the clusters needed as specified by the scheduling policy"
+            )],
             "observedCRPGeneration": 1,
             "targetClusters": [
                 {

@@ -5,7 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::json;
 
-use super::{Hub, Report, sample_heartbeat};
+use super::{Hub, Report, member_cluster, sample_heartbeat};
 use crate::describe;
 
 #[test]
@@ -14,15 +14,7 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     // The fleet of KubeFleet's `kubectl describe crp` sample: three joined clusters, the
     // namespace `application-1` with a ConfigMap, everything at the sample's time.
     for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {
-        hub.apply(
-            0,
-            &json!({
-                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-                "kind": "MemberCluster",
-                "metadata": {"name": name},
-                "spec": {}
-            }),
-        );
+        hub.apply(0, &member_cluster(name));
         hub.heartbeat(0, sample_heartbeat(name));
     }
     hub.apply(

@@ -133,6 +133,16 @@ pub(crate) fn sample_heartbeat(cluster: &str) -> Heartbeat {
     }
 }
 
+/// A `MemberCluster` manifest with nothing but its name.
+pub(crate) fn member_cluster(name: &str) -> Value {
+    serde_json::json!({
+        "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+        "kind": "MemberCluster",
+        "metadata": {"name": name},
+        "spec": {}
+    })
+}
+
 /// Applies a `MemberCluster` with `labels` at `seconds` and joins it with a heartbeat one second
 /// later (two events).
 pub(crate) fn join(hub: &mut Hub, seconds: i64, name: &str, labels: &Value) {

@@ -9,7 +9,7 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, at_20, join};
+use super::{Hub, at_20, join, member_cluster};
 use crate::render_object;
 
 fn crp(name: &str, policy: &Value) -> Value {
@@ -142,15 +142,7 @@ pub(super) fn bound_at_once(scheduled: Value, found: usize) -> Value {
 /// member1 and member2 join; member3 is registered but its agent never joins.
 fn two_joined_one_silent() -> Hub {
     let mut hub = two_members();
-    hub.apply(
-        4,
-        &json!({
-            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-            "kind": "MemberCluster",
-            "metadata": {"name": "member3"},
-            "spec": {}
-        }),
-    );
+    hub.apply(4, &member_cluster("member3"));
     hub
 }
 

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, join, uid};
+use super::{Hub, at_20, join, uid};
 use crate::derived::derived_uid;
 use crate::{describe, list, render_all, render_object, resolve_kind, table};
 
@@ -85,14 +85,12 @@ fn a_resource_placement_derives_namespaced_snapshots_and_bindings() {
             "policyHash": placement.policy_snapshots[0].policy_hash
         },
         "status": {
-            "conditions": [{
-                "lastTransitionTime": "2024-04-29T09:58:40Z",
-                "message": "found all the clusters needed as specified by the scheduling policy",
-                "observedGeneration": 1,
-                "reason": "SchedulingPolicyFulfilled",
-                "status": "True",
-                "type": "Scheduled"
-            }],
+            "conditions": [at_20(
+                "Scheduled",
+                "True",
+                "SchedulingPolicyFulfilled",
+                "found all the clusters needed as specified by the scheduling policy"
+            )],
             "observedCRPGeneration": 1,
             "targetClusters": [picked("member1"), picked("member2")]
         }

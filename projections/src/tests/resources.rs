@@ -4,7 +4,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, sample_heartbeat, test_namespace, uid};
+use super::{Hub, member_cluster, sample_heartbeat, test_namespace, uid};
 use crate::{list, render_all, render_object, resolve_kind};
 
 fn config_map() -> Value {
@@ -22,15 +22,7 @@ fn fleet() -> Hub {
     let mut hub = Hub::new();
     for (n, name) in ["member2", "member1"].into_iter().enumerate() {
         let seconds = i64::try_from(n).expect("small");
-        hub.apply(
-            seconds,
-            &json!({
-                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-                "kind": "MemberCluster",
-                "metadata": {"name": name},
-                "spec": {}
-            }),
-        );
+        hub.apply(seconds, &member_cluster(name));
     }
     hub.apply(10, &test_namespace());
     hub.apply(20, &config_map());

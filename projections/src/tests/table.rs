@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{Hub, sample_heartbeat};
+use super::{Hub, member_cluster, sample_heartbeat};
 use crate::{resolve_kind, table};
 
 /// member1 joins at t=30 and times out at t=330; member2 never joins; "now" is t=3600.
@@ -17,15 +17,7 @@ fn fleet() -> Hub {
             "spec": {"taints": [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}
         }),
     );
-    hub.apply(
-        5,
-        &json!({
-            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-            "kind": "MemberCluster",
-            "metadata": {"name": "member2-long-name"},
-            "spec": {}
-        }),
-    );
+    hub.apply(5, &member_cluster("member2-long-name"));
     hub.heartbeat(30, sample_heartbeat("member1"));
     hub.apply(
         100,
