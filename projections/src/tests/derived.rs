@@ -6,7 +6,7 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::placement_status::{bound_at_once, picked};
-use super::{Hub, at_20, join, test_namespace, uid};
+use super::{Hub, at_20, join, policy_fulfilled, test_namespace, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind};
 
@@ -131,12 +131,7 @@ fn the_policy_snapshot_lists_picked_then_unpicked_clusters_with_priority_scores(
             "policyHash": policy_hash
         },
         "status": {
-            "conditions": [at_20(
-                "Scheduled",
-                "True",
-                "SchedulingPolicyFulfilled",
-                "found all the clusters needed as specified by the scheduling policy"
-            )],
+            "conditions": [policy_fulfilled()],
             "observedCRPGeneration": 1,
             "targetClusters": [
                 {

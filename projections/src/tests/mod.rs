@@ -171,6 +171,16 @@ pub(crate) fn at_20(kind: &str, status: &str, reason: &str, message: &str) -> Va
     })
 }
 
+/// A policy snapshot's `Scheduled` condition once every cluster it asks for was found.
+pub(crate) fn policy_fulfilled() -> Value {
+    at_20(
+        "Scheduled",
+        "True",
+        "SchedulingPolicyFulfilled",
+        "found all the clusters needed as specified by the scheduling policy",
+    )
+}
+
 /// KubeFleet's sample namespace `test`, as `kubectl get -o yaml` shows it.
 pub(crate) fn test_namespace() -> Value {
     serde_json::json!({

@@ -32,6 +32,15 @@ fn two_members() -> Hub {
     hub
 }
 
+/// The rendered scheduling policy snapshot called `name`.
+fn policy_snapshot(hub: &Hub, name: &str) -> Value {
+    render_object(
+        &hub.state,
+        &key("ClusterSchedulingPolicySnapshot", "", name),
+    )
+    .expect("derived")
+}
+
 fn crp_key(name: &str) -> ObjectKey {
     key("ClusterResourcePlacement", "", name)
 }
@@ -171,11 +180,7 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
             ]
         })
     );
-    let snapshot = render_object(
-        &hub.state,
-        &key("ClusterSchedulingPolicySnapshot", "", "crp-3-0"),
-    )
-    .expect("derived");
+    let snapshot = policy_snapshot(&hub, "crp-3-0");
     assert_eq!(
         snapshot["status"]["conditions"][0]["reason"],
         "SchedulingPolicyUnfulfilled"
@@ -229,11 +234,7 @@ fn pick_fixed_with_a_missing_name_reports_it_as_a_failed_slot() {
             ]
         })
     );
-    let snapshot = render_object(
-        &hub.state,
-        &key("ClusterSchedulingPolicySnapshot", "", "fixed-0"),
-    )
-    .expect("derived");
+    let snapshot = policy_snapshot(&hub, "fixed-0");
     assert_eq!(
         snapshot["spec"]["policy"],
         json!({"clusterNames": ["member2", "ghost", "member1"], "placementType": "PickFixed"})
@@ -303,11 +304,7 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
         json!({"kubernetes-fleet.io/previous-binding-state": "Bound"})
     );
     assert_eq!(binding["metadata"]["generation"], 3);
-    let snapshot = render_object(
-        &hub.state,
-        &key("ClusterSchedulingPolicySnapshot", "", "crp-1-0"),
-    )
-    .expect("derived");
+    let snapshot = policy_snapshot(&hub, "crp-1-0");
     assert_eq!(
         snapshot["metadata"]["annotations"],
         json!({

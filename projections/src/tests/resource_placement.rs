@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, at_20, join, uid};
+use super::{Hub, join, policy_fulfilled, uid};
 use crate::derived::derived_uid;
 use crate::{describe, list, render_all, render_object, resolve_kind, table};
 
@@ -85,12 +85,7 @@ fn a_resource_placement_derives_namespaced_snapshots_and_bindings() {
             "policyHash": placement.policy_snapshots[0].policy_hash
         },
         "status": {
-            "conditions": [at_20(
-                "Scheduled",
-                "True",
-                "SchedulingPolicyFulfilled",
-                "found all the clusters needed as specified by the scheduling policy"
-            )],
+            "conditions": [policy_fulfilled()],
             "observedCRPGeneration": 1,
             "targetClusters": [picked("member1"), picked("member2")]
         }
