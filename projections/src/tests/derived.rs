@@ -6,7 +6,7 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::placement_status::{bound_at_once, picked};
-use super::{Hub, at_20, join, policy_fulfilled, test_namespace, uid};
+use super::{Hub, at_20, crp_1, join, policy_fulfilled, test_namespace, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind};
 
@@ -41,25 +41,20 @@ fn pick_two_of_three() -> Hub {
     );
     hub.apply(
         20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "test", "version": "v1"}
-                ],
-                "policy": {
-                    "placementType": "PickN",
-                    "numberOfClusters": 2,
-                    "affinity": {"clusterAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": 20, "preference": {"labelSelector": {"matchLabels": {"env": "prod"}}}}
-                        ]
-                    }}
-                }
+        &crp_1(json!({
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "test", "version": "v1"}
+            ],
+            "policy": {
+                "placementType": "PickN",
+                "numberOfClusters": 2,
+                "affinity": {"clusterAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 20, "preference": {"labelSelector": {"matchLabels": {"env": "prod"}}}}
+                    ]
+                }}
             }
-        }),
+        })),
     );
     hub
 }

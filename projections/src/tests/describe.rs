@@ -5,7 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::json;
 
-use super::{Hub, Report, member_cluster, sample_heartbeat};
+use super::{Hub, Report, crp_1, member_cluster, sample_heartbeat};
 use crate::describe;
 
 #[test]
@@ -32,26 +32,21 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     // The spec of the sample.
     hub.apply(
         0,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "policy": {"placementType": "PickAll"},
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
-                ],
-                "revisionHistoryLimit": 10,
-                "strategy": {
-                    "rollingUpdate": {
-                        "maxSurge": "25%",
-                        "maxUnavailable": "25%",
-                        "unavailablePeriodSeconds": 2
-                    },
-                    "type": "RollingUpdate"
-                }
+        &crp_1(json!({
+            "policy": {"placementType": "PickAll"},
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
+            ],
+            "revisionHistoryLimit": 10,
+            "strategy": {
+                "rollingUpdate": {
+                    "maxSurge": "25%",
+                    "maxUnavailable": "25%",
+                    "unavailablePeriodSeconds": 2
+                },
+                "type": "RollingUpdate"
             }
-        }),
+        })),
     );
     // Each member applies the namespace and the ConfigMap: available, but not trackable.
     for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {

@@ -133,6 +133,16 @@ pub(crate) fn sample_heartbeat(cluster: &str) -> Heartbeat {
     }
 }
 
+/// The v1 `ClusterResourcePlacement` `crp-1` the tests apply, with `spec`.
+pub(crate) fn crp_1(spec: Value) -> Value {
+    serde_json::json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1",
+        "kind": "ClusterResourcePlacement",
+        "metadata": {"name": "crp-1"},
+        "spec": spec
+    })
+}
+
 /// A `MemberCluster` manifest with nothing but its name.
 pub(crate) fn member_cluster(name: &str) -> Value {
     serde_json::json!({

@@ -4,7 +4,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, member_cluster, sample_heartbeat, test_namespace, uid};
+use super::{Hub, crp_1, member_cluster, sample_heartbeat, test_namespace, uid};
 use crate::{list, render_all, render_object, resolve_kind};
 
 fn config_map() -> Value {
@@ -29,12 +29,12 @@ fn fleet() -> Hub {
     let mut other = config_map();
     other["metadata"] = json!({"name": "app", "namespace": "other"});
     hub.apply(25, &other);
-    hub.apply(30, &json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "crp-1"},
-        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]}
-    }));
+    hub.apply(
+        30,
+        &crp_1(json!({
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]
+        })),
+    );
     hub.heartbeat(40, sample_heartbeat("member1"));
     hub
 }

@@ -8,7 +8,7 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, Report, join, uid};
+use super::{Hub, Report, crp_1, join, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind, table, works_for_cluster};
 
@@ -29,21 +29,16 @@ pub(super) fn seed_fleet(strategy_type: &str) -> Hub {
     hub.apply(11, &config_map("v1"));
     hub.apply(
         20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "policy": {"placementType": "PickAll"},
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
-                ],
-                "strategy": {
-                    "type": strategy_type,
-                    "rollingUpdate": {"unavailablePeriodSeconds": 2}
-                }
+        &crp_1(json!({
+            "policy": {"placementType": "PickAll"},
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
+            ],
+            "strategy": {
+                "type": strategy_type,
+                "rollingUpdate": {"unavailablePeriodSeconds": 2}
             }
-        }),
+        })),
     );
     hub
 }
