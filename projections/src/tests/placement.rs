@@ -16,7 +16,7 @@ fn crp_key(name: &str) -> ObjectKey {
 }
 
 /// The webhook's `applyStrategy` defaults.
-fn default_apply_strategy() -> Value {
+pub(super) fn default_apply_strategy() -> Value {
     json!({
         "comparisonOption": "PartialComparison",
         "serverSideApplyConfig": {"force": false},

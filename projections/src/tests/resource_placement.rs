@@ -9,7 +9,8 @@ use super::{Hub, join, policy_fulfilled, uid};
 use crate::derived::derived_uid;
 use crate::{describe, list, render_all, render_object, resolve_kind, table};
 
-fn config_map(name: &str, data: &str) -> Value {
+/// A ConfigMap `name` in `team-a` holding `data`.
+pub(super) fn config_map(name: &str, data: &str) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -25,16 +26,18 @@ fn team_a() -> Hub {
     join(&mut hub, 0, "member1", &json!({}));
     join(&mut hub, 2, "member2", &json!({}));
     hub.apply(10, &config_map("settings", "on"));
-    hub.apply(
-        20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ResourcePlacement",
-            "metadata": {"name": "app", "namespace": "team-a"},
-            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap"}]}
-        }),
-    );
+    hub.apply(20, &team_a_placement());
     hub
+}
+
+/// The RP `app` placing every ConfigMap of `team-a` on all clusters.
+pub(super) fn team_a_placement() -> Value {
+    json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1",
+        "kind": "ResourcePlacement",
+        "metadata": {"name": "app", "namespace": "team-a"},
+        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap"}]}
+    })
 }
 
 fn owner_reference() -> Value {
