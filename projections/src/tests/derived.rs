@@ -5,6 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
+use super::placement::default_apply_strategy;
 use super::placement_status::{bound_at_once, picked};
 use super::{Hub, at_20, crp_1, join, policy_fulfilled, test_namespace, uid};
 use crate::derived::derived_uid;
@@ -190,13 +191,7 @@ fn bindings_carry_the_decision_the_snapshot_names_and_the_rollouts_progress() {
             "uid": derived_uid(&uid(9), kind, &name)
         },
         "spec": {
-            "applyStrategy": {
-                "comparisonOption": "PartialComparison",
-                "serverSideApplyConfig": {"force": false},
-                "type": "ClientSideApply",
-                "whenToApply": "Always",
-                "whenToTakeOver": "Always"
-            },
+            "applyStrategy": default_apply_strategy(),
             "clusterDecision": {
                 "clusterName": "member1",
                 "clusterScore": {"affinityScore": 20, "priorityScore": 0},

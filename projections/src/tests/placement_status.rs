@@ -155,9 +155,8 @@ fn two_joined_one_silent() -> Hub {
     hub
 }
 
-#[test]
-fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decision() {
-    let mut hub = two_joined_one_silent();
+/// Applies `crp-3` at t=20s, asking for three clusters (PickN).
+fn apply_pick_three(hub: &mut Hub) {
     hub.apply(
         20,
         &crp(
@@ -165,6 +164,12 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
             &json!({"placementType": "PickN", "numberOfClusters": 3}),
         ),
     );
+}
+
+#[test]
+fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decision() {
+    let mut hub = two_joined_one_silent();
+    apply_pick_three(&mut hub);
     let not_joined =
         "ClusterUnschedulable, cluster is not connected to the fleet: member agent not online yet";
     let object = render_object(&hub.state, &crp_key("crp-3")).expect("stored");
@@ -196,13 +201,7 @@ fn pick_n_short_of_clusters_without_unselected_decisions_adds_no_slot() {
     // KubeFleet caps the failed slots at the number of unselected decisions: with two clusters
     // in the fleet and both picked there is nothing to report them with.
     let mut hub = two_members();
-    hub.apply(
-        20,
-        &crp(
-            "crp-3",
-            &json!({"placementType": "PickN", "numberOfClusters": 3}),
-        ),
-    );
+    apply_pick_three(&mut hub);
     let object = render_object(&hub.state, &crp_key("crp-3")).expect("stored");
     assert_eq!(object["status"]["conditions"], unfulfilled(2));
     assert_eq!(

@@ -385,13 +385,7 @@ fn each_bound_cluster_gets_a_work_with_the_placements_manifests() {
             "uid": derived_uid(&placement_uid, "Work", "fleet-member-kind-cluster-1/crp-1-work")
         },
         "spec": {
-            "applyStrategy": {
-                "comparisonOption": "PartialComparison",
-                "serverSideApplyConfig": {"force": false},
-                "type": "ClientSideApply",
-                "whenToApply": "Always",
-                "whenToTakeOver": "Always"
-            },
+            "applyStrategy": default_apply_strategy(),
             "workload": {"manifests": [
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "application-1"}},
                 {
