@@ -32,7 +32,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     json::insert(
         &mut metadata,
         "labels",
-        derived::string_pairs(&[(LABEL_PARENT, owner.key.name.to_string())]),
+        json::string_pairs(&[(LABEL_PARENT, owner.key.name.to_string())]),
     );
     if binding.state == BindingState::Unscheduled
         && let Some(previous) = binding.previous_state
@@ -41,7 +41,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
         json::insert(
             &mut metadata,
             "annotations",
-            derived::string_pairs(&annotations),
+            json::string_pairs(&annotations),
         );
     }
     let mut finalizers = vec![Value::from(FINALIZER_SCHEDULER_CLEANUP)];

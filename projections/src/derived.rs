@@ -486,29 +486,6 @@ pub(crate) fn owner_references(owner: &Owner<'_>) -> Value {
     ])])
 }
 
-/// Adds `labels`, `annotations` and `ownerReferences` to a derived object's `metadata`, in that
-/// order, as snapshots and works carry all three.
-pub(crate) fn insert_labels_and_owners(
-    metadata: &mut Value,
-    labels: &[(&str, String)],
-    annotations: &[(&str, String)],
-    owner_references: Value,
-) {
-    json::insert(metadata, "labels", string_pairs(labels));
-    json::insert(metadata, "annotations", string_pairs(annotations));
-    json::insert(metadata, "ownerReferences", owner_references);
-}
-
-/// A string map from `(key, value)` pairs, for labels and annotations.
-pub(crate) fn string_pairs(pairs: &[(&str, String)]) -> Value {
-    Value::Object(
-        pairs
-            .iter()
-            .map(|(key, value)| ((*key).to_owned(), Value::from(value.as_str())))
-            .collect(),
-    )
-}
-
 /// A `metav1.Condition`.
 pub(crate) fn condition(condition: &Condition) -> Value {
     metav1_condition(

@@ -54,7 +54,7 @@ pub(crate) fn policy_snapshot(object: &DerivedObject<'_>, snapshot: &PolicySnaps
     {
         annotations.push((ANNOTATION_NUMBER_OF_CLUSTERS, count.to_string()));
     }
-    derived::insert_labels_and_owners(
+    json::insert_labels_and_owners(
         &mut metadata,
         &labels,
         &annotations,
@@ -136,7 +136,7 @@ pub(crate) fn resource_snapshot(
         }
         Some(subindex) => vec![(ANNOTATION_SUBINDEX, subindex.to_string())],
     };
-    derived::insert_labels_and_owners(
+    json::insert_labels_and_owners(
         &mut metadata,
         &labels,
         &annotations,

@@ -288,7 +288,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
             list_hash(&override_list(&rendered.resource_overrides)),
         ),
     ];
-    derived::insert_labels_and_owners(
+    json::insert_labels_and_owners(
         &mut metadata,
         &labels,
         &annotations,
