@@ -167,3 +167,13 @@ pub(crate) fn string_pairs(pairs: &[(&str, String)]) -> Value {
             .collect(),
     )
 }
+
+/// Manifests stored as canonical JSON, as a list: one that no longer parses still takes its
+/// place (as null) rather than silently shifting the others.
+pub(crate) fn manifest_list<'a>(manifests: impl Iterator<Item = &'a str>) -> Value {
+    Value::Array(
+        manifests
+            .map(|manifest| serde_json::from_str::<Value>(manifest).unwrap_or(Value::Null))
+            .collect(),
+    )
+}

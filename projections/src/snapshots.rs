@@ -142,19 +142,11 @@ pub(crate) fn resource_snapshot(
         &annotations,
         derived::owner_references(owner),
     );
-    // The manifests were stored as canonical JSON; one that no longer parses still takes its
-    // place in the list (as null) rather than silently shifting the others.
-    let manifests = resources
-        .iter()
-        .map(|resource| serde_json::from_str::<Value>(&resource.manifest).unwrap_or(Value::Null))
-        .collect();
+    let manifests = json::manifest_list(resources.iter().map(|r| r.manifest.as_str()));
     json::object([
         ("apiVersion", Value::from(derived::api_version(owner))),
         ("kind", Value::from(object.key.kind.as_str())),
         ("metadata", metadata),
-        (
-            "spec",
-            json::object([("selectedResources", Value::Array(manifests))]),
-        ),
+        ("spec", json::object([("selectedResources", manifests)])),
     ])
 }

@@ -233,6 +233,43 @@ pub fn works_for_cluster(state: &State, cluster: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A work's labels: its placement, binding and resource index, and a `ResourcePlacement`'s
+/// namespace.
+fn labels(owner: &Owner<'_>, binding: &Binding, index: u64) -> Vec<(&'static str, String)> {
+    let mut labels = vec![
+        (LABEL_PARENT, owner.key.name.to_string()),
+        (LABEL_PARENT_BINDING, binding.name(&owner.key.name)),
+        (LABEL_PARENT_INDEX, index.to_string()),
+    ];
+    if !owner.is_cluster_placement() {
+        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
+    }
+    labels
+}
+
+/// A work's annotations: the resource snapshot it was rendered from and the hashes of the
+/// override snapshots applied.
+fn annotations(
+    owner: &Owner<'_>,
+    index: u64,
+    rendered: &RenderedWork,
+) -> [(&'static str, String); 3] {
+    [
+        (
+            ANNOTATION_SNAPSHOT_NAME,
+            derived::resource_snapshot_name(&owner.key.name, index),
+        ),
+        (
+            ANNOTATION_CRO_HASH,
+            list_hash(&cluster_override_list(&rendered.cluster_resource_overrides)),
+        ),
+        (
+            ANNOTATION_RO_HASH,
+            list_hash(&override_list(&rendered.resource_overrides)),
+        ),
+    ]
+}
+
 /// Every work of every member cluster, with its cluster, in work key order: what the hub
 /// publishes for agents that follow their works on NATS.
 #[must_use]
@@ -266,46 +303,15 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
         &format!("{}/{}", object.key.namespace, object.key.name),
     );
     json::insert(&mut metadata, "uid", Value::from(uid));
-    let mut labels = vec![
-        (LABEL_PARENT, owner.key.name.to_string()),
-        (LABEL_PARENT_BINDING, binding.name(&owner.key.name)),
-        (LABEL_PARENT_INDEX, index.to_string()),
-    ];
-    if !owner.is_cluster_placement() {
-        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
-    }
-    let annotations = [
-        (
-            ANNOTATION_SNAPSHOT_NAME,
-            derived::resource_snapshot_name(&owner.key.name, index),
-        ),
-        (
-            ANNOTATION_CRO_HASH,
-            list_hash(&cluster_override_list(&rendered.cluster_resource_overrides)),
-        ),
-        (
-            ANNOTATION_RO_HASH,
-            list_hash(&override_list(&rendered.resource_overrides)),
-        ),
-    ];
     json::insert_labels_and_owners(
         &mut metadata,
-        &labels,
-        &annotations,
+        &labels(owner, binding, index),
+        &annotations(owner, index, rendered),
         Value::Array(vec![binding_reference(owner, binding)]),
     );
-    // The manifests were canonical JSON when rendered; one that no longer parses keeps its place
-    // (as null) rather than shifting the others.
-    let manifests = rendered
-        .manifests
-        .iter()
-        .map(|manifest| serde_json::from_str::<Value>(manifest).unwrap_or(Value::Null))
-        .collect();
+    let manifests = json::manifest_list(rendered.manifests.iter().map(String::as_str));
     let spec = json::object([
-        (
-            "workload",
-            json::object([("manifests", Value::Array(manifests))]),
-        ),
+        ("workload", json::object([("manifests", manifests)])),
         (
             "applyStrategy",
             placement::apply_strategy(&owner.placement.spec.strategy.apply_strategy),
