@@ -61,6 +61,7 @@
 mod checkpoint_files;
 mod checkpoint_store;
 pub mod faults;
+mod file_reads;
 mod groups;
 mod open;
 pub mod reader;
@@ -76,21 +77,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use std::collections::BTreeMap;
-
 use chrono::Utc;
 use flotilla_core::Envelope;
 use flotilla_core::codec::CodecError;
 use flotilla_core::wire;
 use flotilla_core::wire::encode_envelope;
-use redb::{Database, ReadTransaction, ReadableDatabase, StorageBackend};
+use redb::{Database, ReadableDatabase, StorageBackend};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{
     AppendTime, Appended, Checkpoint, DecisionBatch, EncodedCheckpoint, EventLog, LogError,
-    LogReader, StoredEvent, event_size,
+    event_size,
 };
 pub use checkpoint_files::{CheckpointDir, CheckpointFile, WrittenCheckpoint};
+use file_reads::RedbFile;
 use open::{builder, create_if_missing, file_backend, open_error, prepare};
 pub use recovery::{LostAcknowledged, OpenReport};
 use tables::{encode_checkpoint_record, storage};
@@ -393,25 +393,6 @@ impl RedbLog {
             .map_err(|_| LogError::Closed)?;
         answer.await.map_err(|_| LogError::Closed)?
     }
-
-    /// Runs `read` in a fresh read transaction on tokio's blocking pool.
-    ///
-    /// Why not on the caller's task: a redb read is a synchronous `pread` on a cache miss, and
-    /// decoding up to [`READ_MAX`] records is real CPU work; either would stall every other task
-    /// on that runtime worker. The hand-off costs microseconds, small next to a batch read.
-    async fn read_blocking<T, F>(&self, what: &'static str, read: F) -> Result<T, LogError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&ReadTransaction) -> Result<T, LogError> + Send + 'static,
-    {
-        let db = Arc::clone(&self.db);
-        let task = tokio::task::spawn_blocking(move || {
-            let txn = db.begin_read().map_err(storage("begin read transaction"))?;
-            read(&txn)
-        });
-        task.await
-            .map_err(|error| LogError::Storage(format!("{what}: read task failed: {error}")))?
-    }
 }
 
 impl Drop for RedbLog {
@@ -432,63 +413,27 @@ impl fmt::Debug for RedbLog {
     }
 }
 
-impl LogReader for RedbLog {
-    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
-        let max = max.min(READ_MAX);
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        self.read_blocking("read inputs", move |txn| reads::inputs(txn, from, max))
-            .await
+impl RedbFile for RedbLog {
+    type Database = Database;
+
+    fn database(&self) -> &Arc<Database> {
+        &self.db
     }
 
-    async fn last_seq(&self) -> Result<u64, LogError> {
+    fn checkpoint_dir(&self) -> Option<&CheckpointDir> {
+        self.checkpoint_files.as_ref()
+    }
+
+    async fn head_seq(&self) -> Result<u64, LogError> {
         Ok(*self.last_seq.borrow())
     }
 
-    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
+    async fn wait_past(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
         crate::error::wait_past(self.last_seq.clone(), after, timeout).await
     }
 
-    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
-        let max = max.min(READ_MAX);
-        if max == 0 {
-            return Ok(Vec::new());
-        }
-        self.read_blocking("read decisions", move |txn| reads::batches(txn, from, max))
-            .await
-    }
-
-    async fn last_decided_seq(&self) -> Result<u64, LogError> {
+    async fn decided_seq(&self) -> Result<u64, LogError> {
         Ok(self.progress.decided.load(Ordering::Acquire))
-    }
-
-    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
-        self.load_checkpoint_before(u64::MAX).await
-    }
-
-    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
-        let files = self.checkpoint_files.clone();
-        self.read_blocking("load checkpoint", move |txn| {
-            reads::checkpoint_before(txn, files.as_ref(), seq)
-        })
-        .await
-    }
-
-    fn deduplicates_every_append(&self) -> bool {
-        true
-    }
-
-    async fn first_seq_of(
-        &self,
-        ids: &[uuid::Uuid],
-    ) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
-        if ids.is_empty() {
-            return Ok(BTreeMap::new());
-        }
-        let ids = ids.to_vec();
-        self.read_blocking("look up event ids", move |txn| reads::event_ids(txn, &ids))
-            .await
     }
 }
 

@@ -28,27 +28,7 @@ const FINALIZER_WORK_CLEANUP: &str = "kubernetes-fleet.io/work-cleanup";
 /// One binding.
 pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Binding) -> Value {
     let owner = &object.owner;
-    let mut metadata = derived::metadata(object, binding.generation, binding.created);
-    json::insert(
-        &mut metadata,
-        "labels",
-        derived::string_pairs(&[(LABEL_PARENT, owner.key.name.to_string())]),
-    );
-    if binding.state == BindingState::Unscheduled
-        && let Some(previous) = binding.previous_state
-    {
-        let annotations = [(ANNOTATION_PREVIOUS_STATE, previous.as_str().to_owned())];
-        json::insert(
-            &mut metadata,
-            "annotations",
-            derived::string_pairs(&annotations),
-        );
-    }
-    let mut finalizers = vec![Value::from(FINALIZER_SCHEDULER_CLEANUP)];
-    if work::carries_resources(binding) {
-        finalizers.push(Value::from(FINALIZER_WORK_CLEANUP));
-    }
-    json::insert(&mut metadata, "finalizers", Value::Array(finalizers));
+    let metadata = metadata(object, binding);
     let resource_snapshot = binding
         .resource_index
         .map(|index| derived::resource_snapshot_name(&owner.key.name, index))
@@ -76,20 +56,11 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
             "applyStrategy",
             placement::apply_strategy(&owner.placement.spec.strategy.apply_strategy),
         );
-        if !progress.cluster_resource_overrides.is_empty() {
-            json::insert(
-                &mut spec,
-                "clusterResourceOverrideSnapshots",
-                work::cluster_override_list(&progress.cluster_resource_overrides),
-            );
-        }
-        if !progress.resource_overrides.is_empty() {
-            json::insert(
-                &mut spec,
-                "resourceOverrideSnapshots",
-                work::override_list(&progress.resource_overrides),
-            );
-        }
+        progress.insert_overrides(
+            &mut spec,
+            "clusterResourceOverrideSnapshots",
+            "resourceOverrideSnapshots",
+        );
     }
     let mut status = json::empty_object();
     if !progress.binding.is_empty() {
@@ -108,4 +79,32 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
         ("spec", spec),
         ("status", status),
     ])
+}
+
+/// The binding's `metadata`: its placement's label, the state it had before it was
+/// unscheduled, and the finalizers of the controllers that act on it.
+fn metadata(object: &DerivedObject<'_>, binding: &Binding) -> Value {
+    let owner = &object.owner;
+    let mut metadata = derived::metadata(object, binding.generation, binding.created);
+    json::insert(
+        &mut metadata,
+        "labels",
+        json::string_pairs(&[(LABEL_PARENT, owner.key.name.to_string())]),
+    );
+    if binding.state == BindingState::Unscheduled
+        && let Some(previous) = binding.previous_state
+    {
+        let annotations = [(ANNOTATION_PREVIOUS_STATE, previous.as_str().to_owned())];
+        json::insert(
+            &mut metadata,
+            "annotations",
+            json::string_pairs(&annotations),
+        );
+    }
+    let mut finalizers = vec![Value::from(FINALIZER_SCHEDULER_CLEANUP)];
+    if work::carries_resources(binding) {
+        finalizers.push(Value::from(FINALIZER_WORK_CLEANUP));
+    }
+    json::insert(&mut metadata, "finalizers", Value::Array(finalizers));
+    metadata
 }

@@ -486,31 +486,38 @@ pub(crate) fn owner_references(owner: &Owner<'_>) -> Value {
     ])])
 }
 
-/// A string map from `(key, value)` pairs, for labels and annotations.
-pub(crate) fn string_pairs(pairs: &[(&str, String)]) -> Value {
-    Value::Object(
-        pairs
-            .iter()
-            .map(|(key, value)| ((*key).to_owned(), Value::from(value.as_str())))
-            .collect(),
+/// A `metav1.Condition`.
+pub(crate) fn condition(condition: &Condition) -> Value {
+    metav1_condition(
+        &condition.condition_type,
+        condition.status.as_str(),
+        &condition.reason,
+        &condition.message,
+        condition.last_transition_time,
+        condition.observed_generation,
     )
 }
 
-/// A `metav1.Condition`.
-pub(crate) fn condition(condition: &Condition) -> Value {
+/// A `metav1.Condition` from its fields, for the conditions computed at render time rather
+/// than stored.
+pub(crate) fn metav1_condition(
+    condition_type: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    last_transition: DateTime<Utc>,
+    observed_generation: u64,
+) -> Value {
     json::object([
-        ("type", Value::from(condition.condition_type.as_str())),
-        ("status", Value::from(condition.status.as_str())),
-        ("reason", Value::from(condition.reason.as_str())),
-        ("message", Value::from(condition.message.as_str())),
+        ("type", Value::from(condition_type)),
+        ("status", Value::from(status)),
+        ("reason", Value::from(reason)),
+        ("message", Value::from(message)),
         (
             "lastTransitionTime",
-            Value::from(json::timestamp(condition.last_transition_time)),
+            Value::from(json::timestamp(last_transition)),
         ),
-        (
-            "observedGeneration",
-            Value::from(condition.observed_generation),
-        ),
+        ("observedGeneration", Value::from(observed_generation)),
     ])
 }
 

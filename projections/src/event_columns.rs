@@ -24,60 +24,37 @@ fn object_cell(object: &Value) -> String {
     format!("{}/{name}", kind.to_ascii_lowercase())
 }
 
+/// A column that reads the event's field in either shape.
+fn either_scalar(header: &'static str, core: &'static str, events: &'static str) -> Column {
+    Column::new(header, move |object, _| {
+        scalar_text(either(object, core, events))
+    })
+}
+
+/// A column that shows the age of the event's time in either shape.
+fn either_age(header: &'static str, core: &'static str, events: &'static str) -> Column {
+    Column::new(header, move |object, now| {
+        date_age(either(object, core, events), now)
+    })
+}
+
 pub(crate) fn columns(wide: bool) -> Vec<Column> {
     let mut columns = vec![
-        Column {
-            header: "LAST SEEN",
-            cell: |object, now| {
-                date_age(
-                    either(object, "lastTimestamp", "deprecatedLastTimestamp"),
-                    now,
-                )
-            },
-        },
-        Column {
-            header: "TYPE",
-            cell: |object, _| scalar_text(object.get("type")),
-        },
-        Column {
-            header: "REASON",
-            cell: |object, _| scalar_text(object.get("reason")),
-        },
-        Column {
-            header: "OBJECT",
-            cell: |object, _| object_cell(object),
-        },
-        Column {
-            header: "MESSAGE",
-            cell: |object, _| scalar_text(either(object, "message", "note")),
-        },
+        either_age("LAST SEEN", "lastTimestamp", "deprecatedLastTimestamp"),
+        Column::scalar("TYPE", &["type"]),
+        Column::scalar("REASON", &["reason"]),
+        Column::new("OBJECT", |object, _| object_cell(object)),
+        either_scalar("MESSAGE", "message", "note"),
     ];
     if wide {
         columns.extend([
-            Column {
-                header: "SOURCE",
-                cell: |object, _| {
-                    let source = either(object, "source", "deprecatedSource");
-                    scalar_text(source.and_then(|s| s.get("component")))
-                },
-            },
-            Column {
-                header: "FIRST SEEN",
-                cell: |object, now| {
-                    date_age(
-                        either(object, "firstTimestamp", "deprecatedFirstTimestamp"),
-                        now,
-                    )
-                },
-            },
-            Column {
-                header: "COUNT",
-                cell: |object, _| scalar_text(either(object, "count", "deprecatedCount")),
-            },
-            Column {
-                header: "NAME",
-                cell: |object, _| scalar_text(object.pointer("/metadata/name")),
-            },
+            Column::new("SOURCE", |object, _| {
+                let source = either(object, "source", "deprecatedSource");
+                scalar_text(source.and_then(|s| s.get("component")))
+            }),
+            either_age("FIRST SEEN", "firstTimestamp", "deprecatedFirstTimestamp"),
+            either_scalar("COUNT", "count", "deprecatedCount"),
+            Column::name(),
         ]);
     }
     columns

@@ -144,3 +144,36 @@ pub(crate) fn remove_empty_strings(target: &mut Value, fields: &[&str]) {
 pub(crate) fn empty_object() -> Value {
     Value::Object(Map::new())
 }
+
+/// Adds `labels`, `annotations` and `ownerReferences` to a derived object's `metadata`, in that
+/// order, as snapshots and works carry all three.
+pub(crate) fn insert_labels_and_owners(
+    metadata: &mut Value,
+    labels: &[(&str, String)],
+    annotations: &[(&str, String)],
+    owner_references: Value,
+) {
+    insert(metadata, "labels", string_pairs(labels));
+    insert(metadata, "annotations", string_pairs(annotations));
+    insert(metadata, "ownerReferences", owner_references);
+}
+
+/// A string map from `(key, value)` pairs, for labels and annotations.
+pub(crate) fn string_pairs(pairs: &[(&str, String)]) -> Value {
+    Value::Object(
+        pairs
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), Value::from(value.as_str())))
+            .collect(),
+    )
+}
+
+/// Manifests stored as canonical JSON, as a list: one that no longer parses still takes its
+/// place (as null) rather than silently shifting the others.
+pub(crate) fn manifest_list<'a>(manifests: impl Iterator<Item = &'a str>) -> Value {
+    Value::Array(
+        manifests
+            .map(|manifest| serde_json::from_str::<Value>(manifest).unwrap_or(Value::Null))
+            .collect(),
+    )
+}

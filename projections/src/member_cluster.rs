@@ -22,7 +22,6 @@
 //!   stays as the agent last said until the agent confirms, as in KubeFleet, whose
 //!   `markMemberClusterLeft` sets `Joined=False` (`MemberClusterLeft`) only then.
 
-use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::member::{
     AgentStatus, Member, REASON_HEARTBEAT_RESUMED, REASON_HEARTBEAT_TIMEOUT,
@@ -30,6 +29,7 @@ use flotilla_core::member::{
 use flotilla_core::model::MemberClusterSpec;
 use serde_json::Value;
 
+use crate::derived::metav1_condition;
 use crate::json;
 use crate::objects;
 
@@ -121,7 +121,7 @@ fn spec(spec: &MemberClusterSpec) -> Value {
 fn status(name: &str, member: &Member) -> Value {
     let generation = member.meta.generation;
     let ready_to_join = match member.leaving_since {
-        None => condition(
+        None => metav1_condition(
             CONDITION_READY_TO_JOIN,
             "True",
             REASON_READY_TO_JOIN,
@@ -129,7 +129,7 @@ fn status(name: &str, member: &Member) -> Value {
             member.meta.creation_timestamp,
             generation,
         ),
-        Some(since) => condition(
+        Some(since) => metav1_condition(
             CONDITION_READY_TO_JOIN,
             "False",
             REASON_NOT_READY_TO_JOIN,
@@ -184,7 +184,7 @@ fn not_joined_conditions(name: &str, member: &Member) -> Vec<Value> {
          {AGENTS_EXPECTED}, got 0"
     );
     vec![
-        condition(
+        metav1_condition(
             CONDITION_JOINED,
             "Unknown",
             REASON_JOIN_STATE_UNKNOWN,
@@ -192,7 +192,7 @@ fn not_joined_conditions(name: &str, member: &Member) -> Vec<Value> {
             since,
             generation,
         ),
-        condition(
+        metav1_condition(
             CONDITION_HEALTHY,
             "Unknown",
             REASON_HEARTBEAT_NOT_RECEIVED,
@@ -215,7 +215,7 @@ fn joined_conditions(member: &Member, agent: &AgentStatus) -> Vec<Value> {
             REASON_HEARTBEAT_RECEIVED
         };
         let message = format!("heartbeats from the member agent arrive within {timeout_secs}s");
-        condition(
+        metav1_condition(
             CONDITION_HEALTHY,
             "True",
             reason,
@@ -229,7 +229,7 @@ fn joined_conditions(member: &Member, agent: &AgentStatus) -> Vec<Value> {
              received {})",
             json::timestamp(agent.last_heartbeat)
         );
-        condition(
+        metav1_condition(
             CONDITION_HEALTHY,
             "False",
             REASON_HEARTBEAT_TIMEOUT,
@@ -239,7 +239,7 @@ fn joined_conditions(member: &Member, agent: &AgentStatus) -> Vec<Value> {
         )
     };
     vec![
-        condition(
+        metav1_condition(
             CONDITION_JOINED,
             "True",
             REASON_JOINED,
@@ -256,7 +256,7 @@ fn joined_conditions(member: &Member, agent: &AgentStatus) -> Vec<Value> {
 /// carry no message, which `metav1.Condition` still serializes as `""`.
 fn agent_status(agent: &AgentStatus, generation: u64) -> Value {
     let conditions = vec![
-        condition(
+        metav1_condition(
             CONDITION_JOINED,
             "True",
             REASON_AGENT_JOINED,
@@ -264,7 +264,7 @@ fn agent_status(agent: &AgentStatus, generation: u64) -> Value {
             agent.joined_at,
             generation,
         ),
-        condition(
+        metav1_condition(
             CONDITION_HEALTHY,
             "True",
             REASON_AGENT_HEALTHY,
@@ -303,26 +303,4 @@ fn resource_usage(member: &Member) -> Value {
         }
     }
     usage
-}
-
-/// A `metav1.Condition`.
-fn condition(
-    condition_type: &str,
-    status: &str,
-    reason: &str,
-    message: &str,
-    last_transition: DateTime<Utc>,
-    observed_generation: u64,
-) -> Value {
-    json::object([
-        ("type", Value::from(condition_type)),
-        ("status", Value::from(status)),
-        ("reason", Value::from(reason)),
-        ("message", Value::from(message)),
-        (
-            "lastTransitionTime",
-            Value::from(json::timestamp(last_transition)),
-        ),
-        ("observedGeneration", Value::from(observed_generation)),
-    ])
 }

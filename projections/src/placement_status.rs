@@ -34,8 +34,8 @@ use flotilla_core::rollout::readiness::ApplyMode;
 use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, Owner};
+use crate::json;
 use crate::progress::{self, Progress, Step};
-use crate::{json, work};
 
 /// The per-cluster condition type for scheduling.
 const CONDITION_SCHEDULED: &str = "Scheduled";
@@ -207,20 +207,11 @@ fn cluster_entry(binding: &Binding, progress: &Progress, generation: u64) -> Val
     if !progress.up_to_date {
         return entry;
     }
-    if !progress.cluster_resource_overrides.is_empty() {
-        json::insert(
-            &mut entry,
-            "applicableClusterResourceOverrides",
-            work::cluster_override_list(&progress.cluster_resource_overrides),
-        );
-    }
-    if !progress.resource_overrides.is_empty() {
-        json::insert(
-            &mut entry,
-            "applicableResourceOverrides",
-            work::override_list(&progress.resource_overrides),
-        );
-    }
+    progress.insert_overrides(
+        &mut entry,
+        "applicableClusterResourceOverrides",
+        "applicableResourceOverrides",
+    );
     progress.listed.insert_into(&mut entry);
     entry
 }
@@ -248,14 +239,14 @@ fn scheduled_condition(
     observed_generation: u64,
     since: DateTime<Utc>,
 ) -> Value {
-    json::object([
-        ("type", Value::from(CONDITION_SCHEDULED)),
-        ("status", Value::from(status)),
-        ("reason", Value::from(reason)),
-        ("message", Value::from(message)),
-        ("lastTransitionTime", Value::from(json::timestamp(since))),
-        ("observedGeneration", Value::from(observed_generation)),
-    ])
+    derived::metav1_condition(
+        CONDITION_SCHEDULED,
+        status,
+        reason,
+        message,
+        since,
+        observed_generation,
+    )
 }
 
 /// The namespace of a `ClusterResourcePlacement`'s status mirror, when it has one: the one

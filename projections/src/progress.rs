@@ -102,14 +102,14 @@ pub(crate) fn condition_json(
     since: DateTime<Utc>,
     observed_generation: u64,
 ) -> Value {
-    json::object([
-        ("type", Value::from(condition_type)),
-        ("status", Value::from(status.as_str())),
-        ("reason", Value::from(reason)),
-        ("message", Value::from(message)),
-        ("lastTransitionTime", Value::from(json::timestamp(since))),
-        ("observedGeneration", Value::from(observed_generation)),
-    ])
+    crate::derived::metav1_condition(
+        condition_type,
+        status.as_str(),
+        reason,
+        message,
+        since,
+        observed_generation,
+    )
 }
 
 /// One binding's progress.
@@ -127,6 +127,24 @@ pub(crate) struct Progress {
     pub(crate) cluster_resource_overrides: Vec<String>,
     /// The resource override snapshots its work applies (`namespace`, `name`), sorted.
     pub(crate) resource_overrides: Vec<(String, String)>,
+}
+
+impl Progress {
+    /// Adds the override snapshots the binding's work applies to `target`, each list under
+    /// its own field and left out when empty: the binding's spec and the placement's status
+    /// name the same two lists differently.
+    pub(crate) fn insert_overrides(&self, target: &mut Value, cluster_field: &str, field: &str) {
+        if !self.cluster_resource_overrides.is_empty() {
+            json::insert(
+                target,
+                cluster_field,
+                work::cluster_override_list(&self.cluster_resource_overrides),
+            );
+        }
+        if !self.resource_overrides.is_empty() {
+            json::insert(target, field, work::override_list(&self.resource_overrides));
+        }
+    }
 }
 
 /// The rollout's progress on one binding.

@@ -45,7 +45,6 @@ pub(crate) fn policy_snapshot(object: &DerivedObject<'_>, snapshot: &PolicySnaps
         (LABEL_IS_LATEST, latest.to_string()),
         (LABEL_POLICY_INDEX, snapshot.index.to_string()),
     ];
-    json::insert(&mut metadata, "labels", derived::string_pairs(&labels));
     let mut annotations = vec![(
         ANNOTATION_PLACEMENT_GENERATION,
         snapshot.placement_generation.to_string(),
@@ -55,14 +54,10 @@ pub(crate) fn policy_snapshot(object: &DerivedObject<'_>, snapshot: &PolicySnaps
     {
         annotations.push((ANNOTATION_NUMBER_OF_CLUSTERS, count.to_string()));
     }
-    json::insert(
+    json::insert_labels_and_owners(
         &mut metadata,
-        "annotations",
-        derived::string_pairs(&annotations),
-    );
-    json::insert(
-        &mut metadata,
-        "ownerReferences",
+        &labels,
+        &annotations,
         derived::owner_references(owner),
     );
     let spec = json::object([
@@ -141,30 +136,17 @@ pub(crate) fn resource_snapshot(
         }
         Some(subindex) => vec![(ANNOTATION_SUBINDEX, subindex.to_string())],
     };
-    json::insert(&mut metadata, "labels", derived::string_pairs(&labels));
-    json::insert(
+    json::insert_labels_and_owners(
         &mut metadata,
-        "annotations",
-        derived::string_pairs(&annotations),
-    );
-    json::insert(
-        &mut metadata,
-        "ownerReferences",
+        &labels,
+        &annotations,
         derived::owner_references(owner),
     );
-    // The manifests were stored as canonical JSON; one that no longer parses still takes its
-    // place in the list (as null) rather than silently shifting the others.
-    let manifests = resources
-        .iter()
-        .map(|resource| serde_json::from_str::<Value>(&resource.manifest).unwrap_or(Value::Null))
-        .collect();
+    let manifests = json::manifest_list(resources.iter().map(|r| r.manifest.as_str()));
     json::object([
         ("apiVersion", Value::from(derived::api_version(owner))),
         ("kind", Value::from(object.key.kind.as_str())),
         ("metadata", metadata),
-        (
-            "spec",
-            json::object([("selectedResources", Value::Array(manifests))]),
-        ),
+        ("spec", json::object([("selectedResources", manifests)])),
     ])
 }

@@ -38,12 +38,60 @@ use crate::objects;
 use crate::tabwriter::{self, TABLE};
 
 /// Reads one cell from a rendered object, given the state's event time.
-pub(crate) type CellFn = fn(&Value, Option<DateTime<Utc>>) -> String;
+type ReadCell = dyn Fn(&Value, Option<DateTime<Utc>>) -> String;
 
 /// One column: its header and how to read its cell.
 pub(crate) struct Column {
     pub(crate) header: &'static str,
-    pub(crate) cell: CellFn,
+    read: Box<ReadCell>,
+}
+
+impl Column {
+    pub(crate) fn new(
+        header: &'static str,
+        read: impl Fn(&Value, Option<DateTime<Utc>>) -> String + 'static,
+    ) -> Self {
+        Self {
+            header,
+            read: Box::new(read),
+        }
+    }
+
+    /// The cell of `object`, ages counted to `now`.
+    pub(crate) fn cell(&self, object: &Value, now: Option<DateTime<Utc>>) -> String {
+        (self.read)(object, now)
+    }
+
+    /// The scalar at a path of object fields (a JSONPath column such as `.spec.state`).
+    pub(crate) fn scalar(header: &'static str, path: &'static [&'static str]) -> Self {
+        Self::new(header, move |object, _| scalar_text(at(object, path)))
+    }
+
+    /// `.status.conditions[?(@.type==T)].status`.
+    fn condition(header: &'static str, condition_type: &'static str) -> Self {
+        Self::condition_field(header, condition_type, "status")
+    }
+
+    /// `.status.conditions[?(@.type==T)].<field>`.
+    fn condition_field(
+        header: &'static str,
+        condition_type: &'static str,
+        field: &'static str,
+    ) -> Self {
+        Self::new(header, move |object, _| {
+            condition_field(object, condition_type, field)
+        })
+    }
+
+    pub(crate) fn name() -> Self {
+        Self::scalar("NAME", &["metadata", "name"])
+    }
+
+    fn age() -> Self {
+        Self::new("AGE", |object, now| {
+            date_age(at(object, &["metadata", "creationTimestamp"]), now)
+        })
+    }
 }
 
 /// The `get` table of one kind, aligned with spaces; `No resources found…` when there is
@@ -88,17 +136,14 @@ fn table_of(
     }
     let mut columns = Vec::new();
     if kind.namespaced && namespace.is_none() {
-        columns.push(Column {
-            header: "NAMESPACE",
-            cell: namespace_cell,
-        });
+        columns.push(Column::scalar("NAMESPACE", &["metadata", "namespace"]));
     }
     columns.extend(kind_columns(kind, wide));
     let mut text = row(columns.iter().map(|column| column.header.to_owned()));
     for object in &objects {
         text.push_str(&row(columns
             .iter()
-            .map(|column| (column.cell)(object, state.now()))));
+            .map(|column| column.cell(object, state.now()))));
     }
     tabwriter::align(&text, TABLE)
 }
@@ -145,7 +190,7 @@ pub fn table_data(kind: &KindInfo, objects: &[Value], clock: Option<DateTime<Utc
             .iter()
             .map(|object| {
                 wide.iter()
-                    .map(|column| (column.cell)(object, clock))
+                    .map(|column| column.cell(object, clock))
                     .collect()
             })
             .collect(),
@@ -166,246 +211,93 @@ fn kind_columns(kind: &KindInfo, wide: bool) -> Vec<Column> {
     } else if kind.group == PLACEMENT_GROUP && kind.kind == RESOURCE_PLACEMENT {
         placement_columns(wide, &PlacementConditions::NAMESPACED)
     } else if kind.group == PLACEMENT_GROUP && kind.kind == CLUSTER_RESOURCE_PLACEMENT_EVICTION {
-        eviction_columns()
+        // KubeFleet's printer columns for evictions: the Valid and Executed condition statuses.
+        vec![
+            Column::name(),
+            Column::condition("VALID", "Valid"),
+            Column::condition("EXECUTED", "Executed"),
+        ]
     } else if crate::events::is_event_kind(&kind.group, &kind.kind) {
         crate::event_columns::columns(wide)
-    } else if kind.group == PLACEMENT_GROUP
-        && matches!(
-            kind.kind.as_str(),
-            "ClusterStagedUpdateRun" | "StagedUpdateRun"
-        )
-    {
-        update_run_columns()
-    } else if kind.group == PLACEMENT_GROUP
-        && matches!(
-            kind.kind.as_str(),
-            "ClusterApprovalRequest" | "ApprovalRequest"
-        )
-    {
-        approval_request_columns()
+    } else {
+        let mut columns = vec![Column::name()];
+        columns.extend(columns_between_name_and_age(kind));
+        columns.push(Column::age());
+        columns
+    }
+}
+
+/// The columns KubeFleet prints between NAME and AGE for the kinds it frames that way; none for
+/// the kinds it has no printer columns for (the status mirror included), which show NAME and AGE
+/// alone.
+fn columns_between_name_and_age(kind: &KindInfo) -> Vec<Column> {
+    let placement_kind =
+        |kinds: [&str; 2]| kind.group == PLACEMENT_GROUP && kinds.contains(&kind.kind.as_str());
+    if placement_kind(["ClusterStagedUpdateRun", "StagedUpdateRun"]) {
+        vec![
+            Column::scalar("PLACEMENT", &["spec", "placementName"]),
+            Column::scalar(
+                "RESOURCE-SNAPSHOT-INDEX",
+                &["status", "resourceSnapshotIndexUsed"],
+            ),
+            Column::scalar(
+                "POLICY-SNAPSHOT-INDEX",
+                &["status", "policySnapshotIndexUsed"],
+            ),
+            Column::condition("INITIALIZED", "Initialized"),
+            Column::condition("PROGRESSING", "Progressing"),
+            Column::condition("SUCCEEDED", "Succeeded"),
+        ]
+    } else if placement_kind(["ClusterApprovalRequest", "ApprovalRequest"]) {
+        vec![
+            Column::scalar("UPDATE-RUN", &["spec", "parentStageRollout"]),
+            Column::scalar("STAGE", &["spec", "targetStage"]),
+            Column::condition("APPROVED", "Approved"),
+            Column::condition("APPROVAL-ACCEPTED", "ApprovalAccepted"),
+        ]
     } else {
         match DerivedKind::parse(&kind.group, &kind.kind) {
             Some((DerivedKind::PolicySnapshot | DerivedKind::ResourceSnapshot, _)) => {
-                snapshot_columns()
+                vec![Column::scalar("GEN", &["metadata", "generation"])]
             }
-            Some((DerivedKind::Binding, _)) => binding_columns(),
-            Some((DerivedKind::Work, _)) => work_columns(),
-            Some((DerivedKind::PlacementStatus, _)) | None => vec![
-                Column {
-                    header: "NAME",
-                    cell: name_cell,
-                },
-                Column {
-                    header: "AGE",
-                    cell: age_cell,
-                },
+            // KubeFleet shows WORKSYNCHRONIZED and RESOURCESAPPLIED instead.
+            Some((DerivedKind::Binding, _)) => vec![
+                Column::scalar("STATE", &["spec", "state"]),
+                Column::scalar("TARGET-CLUSTER", &["spec", "targetCluster"]),
             ],
+            Some((DerivedKind::Work, _)) => vec![
+                Column::condition("APPLIED", "Applied"),
+                Column::condition("AVAILABLE", "Available"),
+            ],
+            Some((DerivedKind::PlacementStatus, _)) | None => Vec::new(),
         }
     }
 }
 
-/// KubeFleet's printer columns for update runs.
-fn update_run_columns() -> Vec<Column> {
-    vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "PLACEMENT",
-            cell: |object, _| scalar_text(object.pointer("/spec/placementName")),
-        },
-        Column {
-            header: "RESOURCE-SNAPSHOT-INDEX",
-            cell: |object, _| scalar_text(object.pointer("/status/resourceSnapshotIndexUsed")),
-        },
-        Column {
-            header: "POLICY-SNAPSHOT-INDEX",
-            cell: |object, _| scalar_text(object.pointer("/status/policySnapshotIndexUsed")),
-        },
-        Column {
-            header: "INITIALIZED",
-            cell: |object, _| condition_field(object, "Initialized", "status"),
-        },
-        Column {
-            header: "PROGRESSING",
-            cell: |object, _| condition_field(object, "Progressing", "status"),
-        },
-        Column {
-            header: "SUCCEEDED",
-            cell: |object, _| condition_field(object, "Succeeded", "status"),
-        },
-        Column {
-            header: "AGE",
-            cell: age_cell,
-        },
-    ]
-}
-
-/// KubeFleet's printer columns for approval requests.
-fn approval_request_columns() -> Vec<Column> {
-    vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "UPDATE-RUN",
-            cell: |object, _| scalar_text(object.pointer("/spec/parentStageRollout")),
-        },
-        Column {
-            header: "STAGE",
-            cell: |object, _| scalar_text(object.pointer("/spec/targetStage")),
-        },
-        Column {
-            header: "APPROVED",
-            cell: |object, _| condition_field(object, "Approved", "status"),
-        },
-        Column {
-            header: "APPROVAL-ACCEPTED",
-            cell: |object, _| condition_field(object, "ApprovalAccepted", "status"),
-        },
-        Column {
-            header: "AGE",
-            cell: age_cell,
-        },
-    ]
-}
-
-/// KubeFleet's printer columns for evictions: the Valid and Executed condition statuses.
-fn eviction_columns() -> Vec<Column> {
-    vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "VALID",
-            cell: |object, _| condition_field(object, "Valid", "status"),
-        },
-        Column {
-            header: "EXECUTED",
-            cell: |object, _| condition_field(object, "Executed", "status"),
-        },
-    ]
-}
-
-fn snapshot_columns() -> Vec<Column> {
-    vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "GEN",
-            cell: |object, _| scalar_text(at(object, &["metadata", "generation"])),
-        },
-        Column {
-            header: "AGE",
-            cell: age_cell,
-        },
-    ]
-}
-
-fn binding_columns() -> Vec<Column> {
-    vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "STATE",
-            cell: |object, _| scalar_text(at(object, &["spec", "state"])),
-        },
-        Column {
-            header: "TARGET-CLUSTER",
-            cell: |object, _| scalar_text(at(object, &["spec", "targetCluster"])),
-        },
-        Column {
-            header: "AGE",
-            cell: age_cell,
-        },
-    ]
-}
-
-fn work_columns() -> Vec<Column> {
-    vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "APPLIED",
-            cell: |object, _| condition_field(object, "Applied", "status"),
-        },
-        Column {
-            header: "AVAILABLE",
-            cell: |object, _| condition_field(object, "Available", "status"),
-        },
-        Column {
-            header: "AGE",
-            cell: age_cell,
-        },
-    ]
-}
-
 fn member_cluster_columns(wide: bool) -> Vec<Column> {
     let mut columns = vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "JOINED",
-            cell: |object, _| condition_field(object, "Joined", "status"),
-        },
-        Column {
-            header: "AGE",
-            cell: age_cell,
-        },
-        Column {
-            header: "MEMBER-AGENT-LAST-SEEN",
-            cell: last_seen_cell,
-        },
-        Column {
-            header: "NODE-COUNT",
-            cell: |object, _| {
-                let path = [
-                    "status",
-                    "properties",
-                    "kubernetes-fleet.io/node-count",
-                    "value",
-                ];
-                scalar_text(at(object, &path))
-            },
-        },
-        Column {
-            header: "AVAILABLE-CPU",
-            cell: |object, _| usage(object, "available", "cpu"),
-        },
-        Column {
-            header: "AVAILABLE-MEMORY",
-            cell: |object, _| usage(object, "available", "memory"),
-        },
+        Column::name(),
+        Column::condition("JOINED", "Joined"),
+        Column::age(),
+        Column::new("MEMBER-AGENT-LAST-SEEN", last_seen_cell),
+        Column::scalar(
+            "NODE-COUNT",
+            &[
+                "status",
+                "properties",
+                "kubernetes-fleet.io/node-count",
+                "value",
+            ],
+        ),
+        usage("AVAILABLE-CPU", "available", "cpu"),
+        usage("AVAILABLE-MEMORY", "available", "memory"),
     ];
     if wide {
         columns.extend([
-            Column {
-                header: "ALLOCATABLE-CPU",
-                cell: |object, _| usage(object, "allocatable", "cpu"),
-            },
-            Column {
-                header: "ALLOCATABLE-MEMORY",
-                cell: |object, _| usage(object, "allocatable", "memory"),
-            },
-            Column {
-                header: "HEALTHY",
-                cell: |object, _| condition_field(object, "Healthy", "status"),
-            },
-            Column {
-                header: "TAINTS",
-                cell: taints_cell,
-            },
+            usage("ALLOCATABLE-CPU", "allocatable", "cpu"),
+            usage("ALLOCATABLE-MEMORY", "allocatable", "memory"),
+            Column::condition("HEALTHY", "Healthy"),
+            Column::new("TAINTS", taints_cell),
         ]);
     }
     columns
@@ -413,127 +305,71 @@ fn member_cluster_columns(wide: bool) -> Vec<Column> {
 
 /// The condition types a placement kind's columns read.
 struct PlacementConditions {
-    scheduled: CellFn,
-    scheduled_gen: CellFn,
-    work_synchronized: CellFn,
-    work_synchronized_gen: CellFn,
-    available: CellFn,
-    available_gen: CellFn,
+    scheduled: &'static str,
+    work_synchronized: &'static str,
+    available: &'static str,
 }
 
 impl PlacementConditions {
     const CLUSTER: Self = Self {
-        scheduled: |o, _| condition_field(o, "ClusterResourcePlacementScheduled", "status"),
-        scheduled_gen: |o, _| {
-            condition_field(o, "ClusterResourcePlacementScheduled", "observedGeneration")
-        },
-        work_synchronized: |o, _| {
-            condition_field(o, "ClusterResourcePlacementWorkSynchronized", "status")
-        },
-        work_synchronized_gen: |o, _| {
-            condition_field(
-                o,
-                "ClusterResourcePlacementWorkSynchronized",
-                "observedGeneration",
-            )
-        },
-        available: |o, _| condition_field(o, "ClusterResourcePlacementAvailable", "status"),
-        available_gen: |o, _| {
-            condition_field(o, "ClusterResourcePlacementAvailable", "observedGeneration")
-        },
+        scheduled: "ClusterResourcePlacementScheduled",
+        work_synchronized: "ClusterResourcePlacementWorkSynchronized",
+        available: "ClusterResourcePlacementAvailable",
     };
     const NAMESPACED: Self = Self {
-        scheduled: |o, _| condition_field(o, "ResourcePlacementScheduled", "status"),
-        scheduled_gen: |o, _| {
-            condition_field(o, "ResourcePlacementScheduled", "observedGeneration")
-        },
-        work_synchronized: |o, _| condition_field(o, "ResourcePlacementWorkSynchronized", "status"),
-        work_synchronized_gen: |o, _| {
-            condition_field(o, "ResourcePlacementWorkSynchronized", "observedGeneration")
-        },
-        available: |o, _| condition_field(o, "ResourcePlacementAvailable", "status"),
-        available_gen: |o, _| {
-            condition_field(o, "ResourcePlacementAvailable", "observedGeneration")
-        },
+        scheduled: "ResourcePlacementScheduled",
+        work_synchronized: "ResourcePlacementWorkSynchronized",
+        available: "ResourcePlacementAvailable",
     };
 }
 
 fn placement_columns(wide: bool, conditions: &PlacementConditions) -> Vec<Column> {
+    let generation = "observedGeneration";
     let mut columns = vec![
-        Column {
-            header: "NAME",
-            cell: name_cell,
-        },
-        Column {
-            header: "GEN",
-            cell: |object, _| scalar_text(at(object, &["metadata", "generation"])),
-        },
+        Column::name(),
+        Column::scalar("GEN", &["metadata", "generation"]),
     ];
     if wide {
-        columns.push(Column {
-            header: "TYPE",
-            cell: |object, _| scalar_text(at(object, &["spec", "policy", "placementType"])),
-        });
+        columns.push(Column::scalar("TYPE", &["spec", "policy", "placementType"]));
     }
-    columns.push(Column {
-        header: "SCHEDULED",
-        cell: conditions.scheduled,
-    });
-    columns.push(Column {
-        header: "SCHEDULED-GEN",
-        cell: conditions.scheduled_gen,
-    });
+    columns.extend([
+        Column::condition("SCHEDULED", conditions.scheduled),
+        Column::condition_field("SCHEDULED-GEN", conditions.scheduled, generation),
+    ]);
     if wide {
-        columns.push(Column {
-            header: "WORK-SYNCHRONIZED",
-            cell: conditions.work_synchronized,
-        });
-        columns.push(Column {
-            header: "WORK-SYNCHRONIZED-GEN",
-            cell: conditions.work_synchronized_gen,
-        });
+        columns.extend([
+            Column::condition("WORK-SYNCHRONIZED", conditions.work_synchronized),
+            Column::condition_field(
+                "WORK-SYNCHRONIZED-GEN",
+                conditions.work_synchronized,
+                generation,
+            ),
+        ]);
     }
-    columns.push(Column {
-        header: "AVAILABLE",
-        cell: conditions.available,
-    });
-    columns.push(Column {
-        header: "AVAILABLE-GEN",
-        cell: conditions.available_gen,
-    });
-    columns.push(Column {
-        header: "AGE",
-        cell: age_cell,
-    });
+    columns.extend([
+        Column::condition("AVAILABLE", conditions.available),
+        Column::condition_field("AVAILABLE-GEN", conditions.available, generation),
+        Column::age(),
+    ]);
     columns
 }
 
-fn name_cell(object: &Value, _: Option<DateTime<Utc>>) -> String {
-    scalar_text(at(object, &["metadata", "name"]))
-}
-
-fn namespace_cell(object: &Value, _: Option<DateTime<Utc>>) -> String {
-    scalar_text(at(object, &["metadata", "namespace"]))
-}
-
-fn age_cell(object: &Value, now: Option<DateTime<Utc>>) -> String {
-    date_age(at(object, &["metadata", "creationTimestamp"]), now)
-}
-
 fn last_seen_cell(object: &Value, now: Option<DateTime<Utc>>) -> String {
-    let heartbeat = object
-        .pointer("/status/agentStatus")
-        .and_then(Value::as_array)
-        .and_then(|agents| {
-            agents
-                .iter()
-                .find(|agent| agent.get("type") == Some(&"MemberAgent".into()))
-        })
-        .and_then(|agent| agent.get("lastReceivedHeartbeat"));
-    match heartbeat {
+    let agent = typed_entry(object, "/status/agentStatus", "MemberAgent");
+    match agent.and_then(|agent| agent.get("lastReceivedHeartbeat")) {
         Some(time) => date_age(Some(time), now),
         None => String::new(),
     }
+}
+
+/// The entry of the list at `pointer` whose `type` is `entry_type`: KubeFleet keys its
+/// conditions and agent statuses by type.
+fn typed_entry<'a>(object: &'a Value, pointer: &str, entry_type: &str) -> Option<&'a Value> {
+    object
+        .pointer(pointer)
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|entry| entry.get("type").and_then(Value::as_str) == Some(entry_type))
 }
 
 /// A `type: date` printer column: the age of an RFC 3339 time.
@@ -549,19 +385,15 @@ pub(crate) fn date_age(value: Option<&Value>, now: Option<DateTime<Utc>>) -> Str
 
 /// `.status.conditions[?(@.type==T)].<field>`, empty when there is no such condition.
 fn condition_field(object: &Value, condition_type: &str, field: &str) -> String {
-    let condition = object
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|conditions| {
-            conditions
-                .iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some(condition_type))
-        });
+    let condition = typed_entry(object, "/status/conditions", condition_type);
     scalar_text(condition.and_then(|condition| condition.get(field)))
 }
 
-fn usage(object: &Value, list: &str, resource: &str) -> String {
-    scalar_text(at(object, &["status", "resourceUsage", list, resource]))
+/// `.status.resourceUsage.<list>.<resource>`.
+fn usage(header: &'static str, list: &'static str, resource: &'static str) -> Column {
+    Column::new(header, move |object, _| {
+        scalar_text(at(object, &["status", "resourceUsage", list, resource]))
+    })
 }
 
 /// Taints as kubectl shows node taints: `key=value:Effect`, comma-separated.

@@ -44,7 +44,6 @@
 //! everything deleted by overrides) is still shown, empty: KubeFleet would delete it, but core's
 //! rollout waits for the member's report on every bound binding, so the member must see it.
 
-use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
@@ -56,7 +55,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::derived::{self, DerivedKind, DerivedObject, LABEL_PARENT, Owner};
-use crate::{json, placement};
+use crate::{json, placement, progress};
 
 /// The kind name.
 pub(crate) const WORK_KIND: &str = "Work";
@@ -234,6 +233,43 @@ pub fn works_for_cluster(state: &State, cluster: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A work's labels: its placement, binding and resource index, and a `ResourcePlacement`'s
+/// namespace.
+fn labels(owner: &Owner<'_>, binding: &Binding, index: u64) -> Vec<(&'static str, String)> {
+    let mut labels = vec![
+        (LABEL_PARENT, owner.key.name.to_string()),
+        (LABEL_PARENT_BINDING, binding.name(&owner.key.name)),
+        (LABEL_PARENT_INDEX, index.to_string()),
+    ];
+    if !owner.is_cluster_placement() {
+        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
+    }
+    labels
+}
+
+/// A work's annotations: the resource snapshot it was rendered from and the hashes of the
+/// override snapshots applied.
+fn annotations(
+    owner: &Owner<'_>,
+    index: u64,
+    rendered: &RenderedWork,
+) -> [(&'static str, String); 3] {
+    [
+        (
+            ANNOTATION_SNAPSHOT_NAME,
+            derived::resource_snapshot_name(&owner.key.name, index),
+        ),
+        (
+            ANNOTATION_CRO_HASH,
+            list_hash(&cluster_override_list(&rendered.cluster_resource_overrides)),
+        ),
+        (
+            ANNOTATION_RO_HASH,
+            list_hash(&override_list(&rendered.resource_overrides)),
+        ),
+    ]
+}
+
 /// Every work of every member cluster, with its cluster, in work key order: what the hub
 /// publishes for agents that follow their works on NATS.
 #[must_use]
@@ -267,51 +303,15 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
         &format!("{}/{}", object.key.namespace, object.key.name),
     );
     json::insert(&mut metadata, "uid", Value::from(uid));
-    let mut labels = vec![
-        (LABEL_PARENT, owner.key.name.to_string()),
-        (LABEL_PARENT_BINDING, binding.name(&owner.key.name)),
-        (LABEL_PARENT_INDEX, index.to_string()),
-    ];
-    if !owner.is_cluster_placement() {
-        labels.push((LABEL_PARENT_NAMESPACE, owner.key.namespace.to_string()));
-    }
-    json::insert(&mut metadata, "labels", derived::string_pairs(&labels));
-    let annotations = [
-        (
-            ANNOTATION_SNAPSHOT_NAME,
-            derived::resource_snapshot_name(&owner.key.name, index),
-        ),
-        (
-            ANNOTATION_CRO_HASH,
-            list_hash(&cluster_override_list(&rendered.cluster_resource_overrides)),
-        ),
-        (
-            ANNOTATION_RO_HASH,
-            list_hash(&override_list(&rendered.resource_overrides)),
-        ),
-    ];
-    json::insert(
+    json::insert_labels_and_owners(
         &mut metadata,
-        "annotations",
-        derived::string_pairs(&annotations),
-    );
-    json::insert(
-        &mut metadata,
-        "ownerReferences",
+        &labels(owner, binding, index),
+        &annotations(owner, index, rendered),
         Value::Array(vec![binding_reference(owner, binding)]),
     );
-    // The manifests were canonical JSON when rendered; one that no longer parses keeps its place
-    // (as null) rather than shifting the others.
-    let manifests = rendered
-        .manifests
-        .iter()
-        .map(|manifest| serde_json::from_str::<Value>(manifest).unwrap_or(Value::Null))
-        .collect();
+    let manifests = json::manifest_list(rendered.manifests.iter().map(String::as_str));
     let spec = json::object([
-        (
-            "workload",
-            json::object([("manifests", Value::Array(manifests))]),
-        ),
+        ("workload", json::object([("manifests", manifests)])),
         (
             "applyStrategy",
             placement::apply_strategy(&owner.placement.spec.strategy.apply_strategy),
@@ -404,7 +404,7 @@ fn conditions(report: Option<&WorkStatus>, generation: u64) -> Vec<Value> {
         return Vec::new();
     };
     let condition = |kind: &str, status: ConditionStatus, reason: &str, message: &str, since| {
-        work_condition(kind, status, reason, message, since, generation)
+        progress::condition_json(kind, status, reason, message, since, generation)
     };
     match report.applied {
         None => Vec::new(),
@@ -477,7 +477,7 @@ fn diff_reported(report: &WorkStatus, generation: u64) -> Vec<Value> {
             report.message(),
         ),
     };
-    vec![work_condition(
+    vec![progress::condition_json(
         "DiffReported",
         status,
         reason,
@@ -485,24 +485,6 @@ fn diff_reported(report: &WorkStatus, generation: u64) -> Vec<Value> {
         report.reported_at,
         generation,
     )]
-}
-
-fn work_condition(
-    kind: &str,
-    status: ConditionStatus,
-    reason: &str,
-    message: &str,
-    since: DateTime<Utc>,
-    generation: u64,
-) -> Value {
-    json::object([
-        ("type", Value::from(kind)),
-        ("status", Value::from(status.as_str())),
-        ("reason", Value::from(reason)),
-        ("message", Value::from(message)),
-        ("lastTransitionTime", Value::from(json::timestamp(since))),
-        ("observedGeneration", Value::from(generation)),
-    ])
 }
 
 /// The key of a binding's work.

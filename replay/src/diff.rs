@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::ReplayError;
 use crate::seek::{Point, fold_on, fold_to, resolve};
+use crate::text::string_field;
 
 /// Fields that name a list element for condition paths, in order of preference.
 const ELEMENT_NAMES: [&str; 4] = ["clusterName", "stageName", "name", "type"];
@@ -498,13 +499,7 @@ fn collect_conditions(object: &str, path: &mut Vec<String>, value: &Value, out: 
 }
 
 fn note_conditions(object: &str, path: &str, conditions: &[Value], out: &mut Conditions) {
-    let text = |condition: &Value, field: &str| {
-        condition
-            .get(field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let text = |condition: &Value, field: &str| string_field(condition, field).to_owned();
     for condition in conditions {
         let side = ConditionSide {
             status: text(condition, "status"),

@@ -14,6 +14,7 @@ pub mod bisect;
 pub mod diff;
 pub mod explain;
 pub mod seek;
+mod text;
 pub mod timeline;
 mod verify;
 pub mod what_if;

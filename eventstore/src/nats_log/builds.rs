@@ -12,14 +12,15 @@
 
 use std::time::Duration;
 
+use async_nats::jetstream;
 use async_nats::jetstream::kv;
-use async_nats::jetstream::{self, stream::StorageType};
 use bytes::Bytes;
 use flotilla_core::SCHEMA_VERSION;
 use flotilla_core::wire::{CHECKPOINT_VERSION, DECISION_VERSION};
 use serde::{Deserialize, Serialize};
 
 use super::NatsOptions;
+use super::placing::{create_key_value, key_value_config};
 use crate::LogError;
 
 /// The bucket's one key.
@@ -89,18 +90,9 @@ pub(crate) async fn bucket(
     if let Ok(store) = context.get_key_value(&bucket).await {
         return Ok(store);
     }
-    let config = kv::Config {
-        bucket: bucket.clone(),
-        description: "flotilla: the newest build of any hub of this log".to_owned(),
-        history: 1,
-        max_age: Duration::ZERO,
-        storage: StorageType::File,
-        num_replicas: options.replicas,
-        ..kv::Config::default()
-    };
-    super::placing::patiently(&bucket, || context.create_key_value(config.clone()))
-        .await
-        .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))
+    let description = "flotilla: the newest build of any hub of this log";
+    let config = key_value_config(&bucket, description, Duration::ZERO, options);
+    create_key_value(context, config, "key-value bucket").await
 }
 
 /// The newest build announced, if any hub announced one. A value that is not the JSON form is

@@ -10,10 +10,11 @@
 
 use std::time::Duration;
 
+use async_nats::jetstream;
 use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
-use async_nats::jetstream::{self, stream::StorageType};
 use bytes::Bytes;
 
+use super::placing::{create_key_value, key_value_config};
 use super::{NatsOptions, resend};
 use crate::LogError;
 
@@ -60,18 +61,8 @@ impl WriterLease {
         let store = match context.get_key_value(&bucket).await {
             Ok(store) => store,
             Err(_) => {
-                let config = kv::Config {
-                    bucket: bucket.clone(),
-                    description: "flotilla writer lease".to_owned(),
-                    history: 1,
-                    max_age: ttl,
-                    storage: StorageType::File,
-                    num_replicas: options.replicas,
-                    ..kv::Config::default()
-                };
-                super::placing::patiently(&bucket, || context.create_key_value(config.clone()))
-                    .await
-                    .map_err(|err| LogError::Nats(format!("create lease bucket {bucket}: {err}")))?
+                let config = key_value_config(&bucket, "flotilla writer lease", ttl, options);
+                create_key_value(context, config, "lease bucket").await?
             }
         };
         let ttl = match store.status().await {

@@ -8,6 +8,11 @@
 use std::future::Future;
 use std::time::Duration;
 
+use async_nats::jetstream::{self, kv, stream::StorageType};
+
+use super::NatsOptions;
+use crate::LogError;
+
 /// How long a create is retried while the cluster has no peers to place it on.
 pub const PLACING_PATIENCE: Duration = Duration::from_secs(30);
 /// First pause between two tries; it doubles up to a second.
@@ -42,6 +47,39 @@ where
             result => return result,
         }
     }
+}
+
+/// A key-value bucket as the log keeps its buckets: one value per key, entries older than
+/// `max_age` dropped (zero: never), on file storage with the log's replicas. A caller sets
+/// anything else over it.
+pub(crate) fn key_value_config(
+    bucket: &str,
+    description: &str,
+    max_age: Duration,
+    options: &NatsOptions,
+) -> kv::Config {
+    kv::Config {
+        bucket: bucket.to_owned(),
+        description: description.to_owned(),
+        history: 1,
+        max_age,
+        storage: StorageType::File,
+        num_replicas: options.replicas,
+        ..kv::Config::default()
+    }
+}
+
+/// Creates the key-value bucket `config` describes, [`patiently`]; the error names it as
+/// `create {what} {bucket}`.
+pub(crate) async fn create_key_value(
+    context: &jetstream::Context,
+    config: kv::Config,
+    what: &str,
+) -> Result<kv::Store, LogError> {
+    let bucket = config.bucket.clone();
+    patiently(&bucket, || context.create_key_value(config.clone()))
+        .await
+        .map_err(|err| LogError::Nats(format!("create {what} {bucket}: {err}")))
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use async_nats::jetstream::stream::{
 use async_nats::jetstream::{self, ErrorCode, context::CreateStreamErrorKind};
 
 use super::NatsOptions;
+use super::placing::{create_key_value, key_value_config};
 use super::subjects::{DECISIONS_SUBJECT, INPUT_SUBJECTS};
 use crate::LogError;
 
@@ -277,21 +278,14 @@ pub(crate) async fn event_id_bucket(
     if let Ok(store) = context.get_key_value(&bucket).await {
         return Ok(store);
     }
+    let description = "flotilla folded event ids: id -> first input sequence";
     let config = kv::Config {
-        bucket: bucket.clone(),
-        description: "flotilla folded event ids: id -> first input sequence".to_owned(),
-        history: 1,
-        max_age: Duration::ZERO,
         max_bytes: -1,
         max_value_size: -1,
-        storage: StorageType::File,
-        num_replicas: options.replicas,
         compression: false,
-        ..kv::Config::default()
+        ..key_value_config(&bucket, description, Duration::ZERO, options)
     };
-    let store = super::placing::patiently(&bucket, || context.create_key_value(config.clone()))
-        .await
-        .map_err(|err| LogError::Nats(format!("create key-value bucket {bucket}: {err}")))?;
+    let store = create_key_value(context, config, "key-value bucket").await?;
     allow_atomic_batches(context, &store).await;
     context
         .get_key_value(&bucket)

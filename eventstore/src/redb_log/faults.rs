@@ -24,7 +24,6 @@
 //! Calls are counted from 1 per plan, across every backend the plan made.
 
 use std::fmt;
-use std::fs::OpenOptions;
 use std::io;
 use std::ops::Bound;
 use std::path::Path;
@@ -202,12 +201,7 @@ impl FaultPlan {
             io::ErrorKind::NotFound => Ok(Vec::new()),
             _ => Err(error),
         })?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+        let file = super::open::open_log_file(path)?;
         let mut disk = self.disk();
         disk.durable = durable;
         disk.unsynced.clear();

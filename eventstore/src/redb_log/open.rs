@@ -168,11 +168,17 @@ where
 
 /// The storage of a log file on disk, as `redb::Builder::create` would open it.
 pub(crate) fn file_backend(path: &Path) -> io::Result<FileBackend> {
-    let file = OpenOptions::new()
+    let file = open_log_file(path)?;
+    FileBackend::new(file).map_err(io::Error::other)
+}
+
+/// Opens (or creates) a log file for reading and writing without truncating it, the way
+/// `redb::Builder::create` opens one.
+pub(crate) fn open_log_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(path)?;
-    FileBackend::new(file).map_err(io::Error::other)
+        .open(path)
 }

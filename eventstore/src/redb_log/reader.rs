@@ -6,17 +6,16 @@
 //! make: the reader then repairs a copy in a temporary directory and reads that — everything
 //! committed before the crash — leaving the original for the hub to repair when it restarts.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use redb::{Builder, ConcurrencyMode, ReadOnlyDatabase, ReadTransaction, ReadableDatabase};
+use redb::{Builder, ConcurrencyMode, ReadOnlyDatabase};
 
 use super::checkpoint_files::CheckpointDir;
+use super::file_reads::{RedbFile, read_blocking};
 use super::reads;
-use super::tables::storage;
-use crate::{Checkpoint, DecisionBatch, LogError, LogReader, StoredEvent};
+use crate::LogError;
 
 /// Pause between two looks at the file in [`LogReader::wait_for`].
 const WAIT_POLL: Duration = Duration::from_millis(50);
@@ -75,22 +74,10 @@ impl RedbReader {
     /// # Errors
     /// When the file cannot be read.
     pub async fn input_bytes(&self, seq: u64) -> Result<Option<Vec<u8>>, LogError> {
-        self.read("read input", move |txn| reads::input_bytes(txn, seq))
-            .await
-    }
-
-    async fn read<T, F>(&self, what: &'static str, read: F) -> Result<T, LogError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&ReadTransaction) -> Result<T, LogError> + Send + 'static,
-    {
-        let db = Arc::clone(&self.db);
-        tokio::task::spawn_blocking(move || {
-            let txn = db.begin_read().map_err(storage("begin read transaction"))?;
-            read(&txn)
+        read_blocking(&self.db, "read input", move |txn| {
+            reads::input_bytes(txn, seq)
         })
         .await
-        .map_err(|error| LogError::Storage(format!("{what}: read task failed: {error}")))?
     }
 }
 
@@ -118,21 +105,25 @@ fn open_repaired_copy(path: &Path) -> Result<(ReadOnlyDatabase, tempfile::TempDi
     Ok((db, scratch))
 }
 
-impl LogReader for RedbReader {
-    async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
-        let max = max.min(super::READ_MAX);
-        self.read("read inputs", move |txn| reads::inputs(txn, from, max))
-            .await
+impl RedbFile for RedbReader {
+    type Database = ReadOnlyDatabase;
+
+    fn database(&self) -> &Arc<ReadOnlyDatabase> {
+        &self.db
     }
 
-    async fn last_seq(&self) -> Result<u64, LogError> {
-        Ok(self.read("read heads", reads::heads).await?.0)
+    fn checkpoint_dir(&self) -> Option<&CheckpointDir> {
+        Some(&self.checkpoint_files)
     }
 
-    async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
+    async fn head_seq(&self) -> Result<u64, LogError> {
+        Ok(read_blocking(&self.db, "read heads", reads::heads).await?.0)
+    }
+
+    async fn wait_past(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let last = self.last_seq().await?;
+            let last = self.head_seq().await?;
             if last > after || tokio::time::Instant::now() >= deadline {
                 return Ok(last);
             }
@@ -140,39 +131,7 @@ impl LogReader for RedbReader {
         }
     }
 
-    async fn read_decisions(&self, from: u64, max: usize) -> Result<Vec<DecisionBatch>, LogError> {
-        let max = max.min(super::READ_MAX);
-        self.read("read decisions", move |txn| reads::batches(txn, from, max))
-            .await
-    }
-
-    async fn last_decided_seq(&self) -> Result<u64, LogError> {
-        Ok(self.read("read heads", reads::heads).await?.1)
-    }
-
-    async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {
-        self.load_checkpoint_before(u64::MAX).await
-    }
-
-    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
-        let files = self.checkpoint_files.clone();
-        self.read("load checkpoint", move |txn| {
-            reads::checkpoint_before(txn, Some(&files), seq)
-        })
-        .await
-    }
-
-    /// The writer that stored these events refused every repeat.
-    fn deduplicates_every_append(&self) -> bool {
-        true
-    }
-
-    async fn first_seq_of(
-        &self,
-        ids: &[uuid::Uuid],
-    ) -> Result<BTreeMap<uuid::Uuid, u64>, LogError> {
-        let ids = ids.to_vec();
-        self.read("look up event ids", move |txn| reads::event_ids(txn, &ids))
-            .await
+    async fn decided_seq(&self) -> Result<u64, LogError> {
+        Ok(read_blocking(&self.db, "read heads", reads::heads).await?.1)
     }
 }

@@ -5,7 +5,9 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, join, uid};
+use super::placement::default_apply_strategy;
+use super::placement_status::{bound_at_once, picked};
+use super::{Hub, at_20, crp_1, join, policy_fulfilled, test_namespace, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind};
 
@@ -28,15 +30,7 @@ fn pick_two_of_three() -> Hub {
     join(&mut hub, 0, "member1", &json!({"env": "prod"}));
     join(&mut hub, 2, "member2", &json!({"env": "prod"}));
     join(&mut hub, 4, "member3", &json!({"env": "test"}));
-    hub.apply(
-        10,
-        &json!({
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
-            "spec": {"finalizers": ["kubernetes"]}
-        }),
-    );
+    hub.apply(10, &test_namespace());
     hub.apply(
         11,
         &json!({
@@ -48,25 +42,20 @@ fn pick_two_of_three() -> Hub {
     );
     hub.apply(
         20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "test", "version": "v1"}
-                ],
-                "policy": {
-                    "placementType": "PickN",
-                    "numberOfClusters": 2,
-                    "affinity": {"clusterAffinity": {
-                        "preferredDuringSchedulingIgnoredDuringExecution": [
-                            {"weight": 20, "preference": {"labelSelector": {"matchLabels": {"env": "prod"}}}}
-                        ]
-                    }}
-                }
+        &crp_1(json!({
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "test", "version": "v1"}
+            ],
+            "policy": {
+                "placementType": "PickN",
+                "numberOfClusters": 2,
+                "affinity": {"clusterAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 20, "preference": {"labelSelector": {"matchLabels": {"env": "prod"}}}}
+                    ]
+                }}
             }
-        }),
+        })),
     );
     hub
 }
@@ -138,14 +127,7 @@ fn the_policy_snapshot_lists_picked_then_unpicked_clusters_with_priority_scores(
             "policyHash": policy_hash
         },
         "status": {
-            "conditions": [{
-                "lastTransitionTime": "2024-04-29T09:58:40Z",
-                "message": "found all the clusters needed as specified by the scheduling policy",
-                "observedGeneration": 1,
-                "reason": "SchedulingPolicyFulfilled",
-                "status": "True",
-                "type": "Scheduled"
-            }],
+            "conditions": [policy_fulfilled()],
             "observedCRPGeneration": 1,
             "targetClusters": [
                 {
@@ -209,13 +191,7 @@ fn bindings_carry_the_decision_the_snapshot_names_and_the_rollouts_progress() {
             "uid": derived_uid(&uid(9), kind, &name)
         },
         "spec": {
-            "applyStrategy": {
-                "comparisonOption": "PartialComparison",
-                "serverSideApplyConfig": {"force": false},
-                "type": "ClientSideApply",
-                "whenToApply": "Always",
-                "whenToTakeOver": "Always"
-            },
+            "applyStrategy": default_apply_strategy(),
             "clusterDecision": {
                 "clusterName": "member1",
                 "clusterScore": {"affinityScore": 20, "priorityScore": 0},
@@ -318,93 +294,22 @@ fn the_resource_snapshot_holds_the_selected_manifests_in_apply_order() {
 #[test]
 fn the_placement_status_reports_the_condition_resources_and_each_picked_cluster() {
     let hub = pick_two_of_three();
-    let at_40 = |kind: &str, status: &str, reason: &str, message: &str| {
-        json!({
-            "lastTransitionTime": "2024-04-29T09:58:40Z",
-            "message": message,
-            "observedGeneration": 1,
-            "reason": reason,
-            "status": status,
-            "type": kind
-        })
-    };
     // Bound by the rollout at once; no member has reported on its work yet.
-    let picked = |cluster: &str| {
-        json!({
-            "clusterName": cluster,
-            "conditions": [
-                at_40(
-                    "Scheduled",
-                    "True",
-                    "Scheduled",
-                    &format!(
-                        "Successfully scheduled resources for placement in {cluster} (affinity \
-                         score: 20, topology spread score: 0): picked by scheduling policy"
-                    )
-                ),
-                at_40(
-                    "RolloutStarted",
-                    "True",
-                    "RolloutStarted",
-                    "Detected the new changes on the resources and started the rollout process"
-                ),
-                at_40(
-                    "Overridden",
-                    "True",
-                    "NoOverrideSpecified",
-                    "No override rules are configured for the selected resources"
-                ),
-                at_40(
-                    "WorkSynchronized",
-                    "True",
-                    "AllWorkSynced",
-                    "All of the works are synchronized to the latest"
-                ),
-                at_40(
-                    "Applied",
-                    "Unknown",
-                    "ApplyPending",
-                    "In the process of applying the resources on the member cluster"
-                )
-            ]
-        })
-    };
     let expected = json!({
-        "conditions": [
-            at_40(
+        "conditions": bound_at_once(
+            at_20(
                 "ClusterResourcePlacementScheduled",
                 "True",
                 "SchedulingPolicyFulfilled",
                 "found all the clusters needed as specified by the scheduling policy"
             ),
-            at_40(
-                "ClusterResourcePlacementRolloutStarted",
-                "True",
-                "RolloutStarted",
-                "All 2 cluster(s) start rolling out the latest resource"
-            ),
-            at_40(
-                "ClusterResourcePlacementOverridden",
-                "True",
-                "NoOverrideSpecified",
-                "No override rules are configured for the selected resources"
-            ),
-            at_40(
-                "ClusterResourcePlacementWorkSynchronized",
-                "True",
-                "WorkSynchronized",
-                "Works(s) are succcesfully created or updated in the 2 target clusters' namespaces"
-            ),
-            at_40(
-                "ClusterResourcePlacementApplied",
-                "Unknown",
-                "ApplyPending",
-                "There are still 2 cluster(s) in the process of applying the resources on the \
-                 member cluster"
-            )
-        ],
+            2
+        ),
         "observedResourceIndex": "0",
-        "placementStatuses": [picked("member1"), picked("member2")],
+        "placementStatuses": [
+            picked("member1", Some((20, 0))),
+            picked("member2", Some((20, 0)))
+        ],
         "selectedResources": [
             {"kind": "Namespace", "name": "test", "version": "v1"},
             {"kind": "ConfigMap", "name": "test-1", "namespace": "test", "version": "v1"}

@@ -5,7 +5,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::json;
 
-use super::{Hub, Report, sample_heartbeat};
+use super::{Hub, Report, crp_1, member_cluster, sample_heartbeat};
 use crate::describe;
 
 #[test]
@@ -14,15 +14,7 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     // The fleet of KubeFleet's `kubectl describe crp` sample: three joined clusters, the
     // namespace `application-1` with a ConfigMap, everything at the sample's time.
     for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {
-        hub.apply(
-            0,
-            &json!({
-                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-                "kind": "MemberCluster",
-                "metadata": {"name": name},
-                "spec": {}
-            }),
-        );
+        hub.apply(0, &member_cluster(name));
         hub.heartbeat(0, sample_heartbeat(name));
     }
     hub.apply(
@@ -40,26 +32,21 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     // The spec of the sample.
     hub.apply(
         0,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "policy": {"placementType": "PickAll"},
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
-                ],
-                "revisionHistoryLimit": 10,
-                "strategy": {
-                    "rollingUpdate": {
-                        "maxSurge": "25%",
-                        "maxUnavailable": "25%",
-                        "unavailablePeriodSeconds": 2
-                    },
-                    "type": "RollingUpdate"
-                }
+        &crp_1(json!({
+            "policy": {"placementType": "PickAll"},
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
+            ],
+            "revisionHistoryLimit": 10,
+            "strategy": {
+                "rollingUpdate": {
+                    "maxSurge": "25%",
+                    "maxUnavailable": "25%",
+                    "unavailablePeriodSeconds": 2
+                },
+                "type": "RollingUpdate"
             }
-        }),
+        })),
     );
     // Each member applies the namespace and the ConfigMap: available, but not trackable.
     for name in ["kind-cluster-1", "kind-cluster-2", "kind-cluster-3"] {
@@ -72,211 +59,23 @@ fn a_placement_reads_like_the_seeds_kubectl_describe_crp() {
     );
     // Field by field the seed's sample (times aside; flotilla shows the apply strategy the
     // webhook defaults, and records no Kubernetes events).
-    let expected = "\
-Name:         crp-1
-Namespace:
-Labels:       <none>
-Annotations:  <none>
-API Version:  placement.kubernetes-fleet.io/v1
-Kind:         ClusterResourcePlacement
-Metadata:
-  Creation Timestamp:  2024-04-29T09:58:20Z
-  Generation:          1
-  Resource Version:    6
-  UID:                 00000000-0000-0000-0000-000000000009
-Spec:
-  Policy:
-    Placement Type:  PickAll
-  Resource Selectors:
-    Group:
-    Kind:                  Namespace
-    Name:                  application-1
-    Version:               v1
-  Revision History Limit:  10
-  Strategy:
-    Apply Strategy:
-      Comparison Option:  PartialComparison
-      Server Side Apply Config:
-        Force:            false
-      Type:               ClientSideApply
-      When To Apply:      Always
-      When To Take Over:  Always
-    Rolling Update:
-      Max Surge:                   25%
-      Max Unavailable:             25%
-      Unavailable Period Seconds:  2
-    Type:                          RollingUpdate
-Status:
-  Conditions:
-    Last Transition Time:   2024-04-29T09:58:20Z
-    Message:                found all the clusters needed as specified by the scheduling policy
-    Observed Generation:    1
-    Reason:                 SchedulingPolicyFulfilled
-    Status:                 True
-    Type:                   ClusterResourcePlacementScheduled
-    Last Transition Time:   2024-04-29T09:58:20Z
-    Message:                All 3 cluster(s) start rolling out the latest resource
-    Observed Generation:    1
-    Reason:                 RolloutStarted
-    Status:                 True
-    Type:                   ClusterResourcePlacementRolloutStarted
-    Last Transition Time:   2024-04-29T09:58:20Z
-    Message:                No override rules are configured for the selected resources
-    Observed Generation:    1
-    Reason:                 NoOverrideSpecified
-    Status:                 True
-    Type:                   ClusterResourcePlacementOverridden
-    Last Transition Time:   2024-04-29T09:58:20Z
-    Message:                Works(s) are succcesfully created or updated in the 3 target clusters' namespaces
-    Observed Generation:    1
-    Reason:                 WorkSynchronized
-    Status:                 True
-    Type:                   ClusterResourcePlacementWorkSynchronized
-    Last Transition Time:   2024-04-29T09:58:20Z
-    Message:                The selected resources are successfully applied to 3 clusters
-    Observed Generation:    1
-    Reason:                 ApplySucceeded
-    Status:                 True
-    Type:                   ClusterResourcePlacementApplied
-    Last Transition Time:   2024-04-29T09:58:20Z
-    Message:                The selected resources in 3 cluster are available now
-    Observed Generation:    1
-    Reason:                 ResourceAvailable
-    Status:                 True
-    Type:                   ClusterResourcePlacementAvailable
-  Observed Resource Index:  0
-  Placement Statuses:
-    Cluster Name:  kind-cluster-1
-    Conditions:
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               Successfully scheduled resources for placement in kind-cluster-1 (affinity score: 0, topology spread score: 0): picked by scheduling policy
-      Observed Generation:   1
-      Reason:                Scheduled
-      Status:                True
-      Type:                  Scheduled
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               Detected the new changes on the resources and started the rollout process
-      Observed Generation:   1
-      Reason:                RolloutStarted
-      Status:                True
-      Type:                  RolloutStarted
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               No override rules are configured for the selected resources
-      Observed Generation:   1
-      Reason:                NoOverrideSpecified
-      Status:                True
-      Type:                  Overridden
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               All of the works are synchronized to the latest
-      Observed Generation:   1
-      Reason:                AllWorkSynced
-      Status:                True
-      Type:                  WorkSynchronized
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               All corresponding work objects are applied
-      Observed Generation:   1
-      Reason:                AllWorkHaveBeenApplied
-      Status:                True
-      Type:                  Applied
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               The availability of work object crp-1-work is not trackable
-      Observed Generation:   1
-      Reason:                WorkNotTrackable
-      Status:                True
-      Type:                  Available
-    Cluster Name:            kind-cluster-2
-    Conditions:
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               Successfully scheduled resources for placement in kind-cluster-2 (affinity score: 0, topology spread score: 0): picked by scheduling policy
-      Observed Generation:   1
-      Reason:                Scheduled
-      Status:                True
-      Type:                  Scheduled
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               Detected the new changes on the resources and started the rollout process
-      Observed Generation:   1
-      Reason:                RolloutStarted
-      Status:                True
-      Type:                  RolloutStarted
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               No override rules are configured for the selected resources
-      Observed Generation:   1
-      Reason:                NoOverrideSpecified
-      Status:                True
-      Type:                  Overridden
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               All of the works are synchronized to the latest
-      Observed Generation:   1
-      Reason:                AllWorkSynced
-      Status:                True
-      Type:                  WorkSynchronized
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               All corresponding work objects are applied
-      Observed Generation:   1
-      Reason:                AllWorkHaveBeenApplied
-      Status:                True
-      Type:                  Applied
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               The availability of work object crp-1-work is not trackable
-      Observed Generation:   1
-      Reason:                WorkNotTrackable
-      Status:                True
-      Type:                  Available
-    Cluster Name:            kind-cluster-3
-    Conditions:
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               Successfully scheduled resources for placement in kind-cluster-3 (affinity score: 0, topology spread score: 0): picked by scheduling policy
-      Observed Generation:   1
-      Reason:                Scheduled
-      Status:                True
-      Type:                  Scheduled
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               Detected the new changes on the resources and started the rollout process
-      Observed Generation:   1
-      Reason:                RolloutStarted
-      Status:                True
-      Type:                  RolloutStarted
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               No override rules are configured for the selected resources
-      Observed Generation:   1
-      Reason:                NoOverrideSpecified
-      Status:                True
-      Type:                  Overridden
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               All of the works are synchronized to the latest
-      Observed Generation:   1
-      Reason:                AllWorkSynced
-      Status:                True
-      Type:                  WorkSynchronized
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               All corresponding work objects are applied
-      Observed Generation:   1
-      Reason:                AllWorkHaveBeenApplied
-      Status:                True
-      Type:                  Applied
-      Last Transition Time:  2024-04-29T09:58:20Z
-      Message:               The availability of work object crp-1-work is not trackable
-      Observed Generation:   1
-      Reason:                WorkNotTrackable
-      Status:                True
-      Type:                  Available
-  Selected Resources:
-    Kind:       Namespace
-    Name:       application-1
-    Version:    v1
-    Kind:       ConfigMap
-    Name:       app-config-1
-    Namespace:  application-1
-    Version:    v1
-Events:
-  Type    Reason                        Age   From                                   Message
-  ----    ------                        ----  ----                                   -------
-  Normal  PlacementRolloutStarted       0s    cluster-resource-placement-controller  Started rolling out the latest resources
-  Normal  PlacementOverriddenSucceeded  0s    cluster-resource-placement-controller  Placement has been successfully overridden
-  Normal  PlacementWorkSynchronized     0s    cluster-resource-placement-controller  Work(s) have been created or updated successfully for the selected cluster(s)
-  Normal  PlacementApplied              0s    cluster-resource-placement-controller  Resources have been applied to the selected cluster(s)
-  Normal  PlacementRolloutCompleted     0s    cluster-resource-placement-controller  Resources are available in the selected clusters
-";
+    // The sample's three clusters report the same conditions: only the names differ, and the
+    // padding of the name line (kubectl's tab writer aligns the later ones with the conditions
+    // above them).
+    let expected = [
+        SAMPLE_HEAD.to_owned(),
+        sample_cluster_status("    Cluster Name:  kind-cluster-1", "kind-cluster-1"),
+        sample_cluster_status(
+            "    Cluster Name:            kind-cluster-2",
+            "kind-cluster-2",
+        ),
+        sample_cluster_status(
+            "    Cluster Name:            kind-cluster-3",
+            "kind-cluster-3",
+        ),
+        SAMPLE_TAIL.to_owned(),
+    ]
+    .concat();
     assert_eq!(describe(&hub.state, &key).expect("stored"), expected);
 }
 
@@ -413,3 +212,142 @@ Metadata:
     };
     assert_eq!(describe(&hub.state, &missing), None);
 }
+
+/// The sample's `kubectl describe crp` text down to its first placement status.
+const SAMPLE_HEAD: &str = "\
+Name:         crp-1
+Namespace:
+Labels:       <none>
+Annotations:  <none>
+API Version:  placement.kubernetes-fleet.io/v1
+Kind:         ClusterResourcePlacement
+Metadata:
+  Creation Timestamp:  2024-04-29T09:58:20Z
+  Generation:          1
+  Resource Version:    6
+  UID:                 00000000-0000-0000-0000-000000000009
+Spec:
+  Policy:
+    Placement Type:  PickAll
+  Resource Selectors:
+    Group:
+    Kind:                  Namespace
+    Name:                  application-1
+    Version:               v1
+  Revision History Limit:  10
+  Strategy:
+    Apply Strategy:
+      Comparison Option:  PartialComparison
+      Server Side Apply Config:
+        Force:            false
+      Type:               ClientSideApply
+      When To Apply:      Always
+      When To Take Over:  Always
+    Rolling Update:
+      Max Surge:                   25%
+      Max Unavailable:             25%
+      Unavailable Period Seconds:  2
+    Type:                          RollingUpdate
+Status:
+  Conditions:
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                found all the clusters needed as specified by the scheduling policy
+    Observed Generation:    1
+    Reason:                 SchedulingPolicyFulfilled
+    Status:                 True
+    Type:                   ClusterResourcePlacementScheduled
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                All 3 cluster(s) start rolling out the latest resource
+    Observed Generation:    1
+    Reason:                 RolloutStarted
+    Status:                 True
+    Type:                   ClusterResourcePlacementRolloutStarted
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                No override rules are configured for the selected resources
+    Observed Generation:    1
+    Reason:                 NoOverrideSpecified
+    Status:                 True
+    Type:                   ClusterResourcePlacementOverridden
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                Works(s) are succcesfully created or updated in the 3 target clusters' namespaces
+    Observed Generation:    1
+    Reason:                 WorkSynchronized
+    Status:                 True
+    Type:                   ClusterResourcePlacementWorkSynchronized
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                The selected resources are successfully applied to 3 clusters
+    Observed Generation:    1
+    Reason:                 ApplySucceeded
+    Status:                 True
+    Type:                   ClusterResourcePlacementApplied
+    Last Transition Time:   2024-04-29T09:58:20Z
+    Message:                The selected resources in 3 cluster are available now
+    Observed Generation:    1
+    Reason:                 ResourceAvailable
+    Status:                 True
+    Type:                   ClusterResourcePlacementAvailable
+  Observed Resource Index:  0
+  Placement Statuses:
+";
+
+/// One cluster's entry under the sample's `Placement Statuses`: its name line, then its conditions.
+fn sample_cluster_status(name_line: &str, cluster: &str) -> String {
+    let conditions = "    Conditions:
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Successfully scheduled resources for placement in {cluster} (affinity score: 0, topology spread score: 0): picked by scheduling policy
+      Observed Generation:   1
+      Reason:                Scheduled
+      Status:                True
+      Type:                  Scheduled
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               Detected the new changes on the resources and started the rollout process
+      Observed Generation:   1
+      Reason:                RolloutStarted
+      Status:                True
+      Type:                  RolloutStarted
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               No override rules are configured for the selected resources
+      Observed Generation:   1
+      Reason:                NoOverrideSpecified
+      Status:                True
+      Type:                  Overridden
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All of the works are synchronized to the latest
+      Observed Generation:   1
+      Reason:                AllWorkSynced
+      Status:                True
+      Type:                  WorkSynchronized
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               All corresponding work objects are applied
+      Observed Generation:   1
+      Reason:                AllWorkHaveBeenApplied
+      Status:                True
+      Type:                  Applied
+      Last Transition Time:  2024-04-29T09:58:20Z
+      Message:               The availability of work object crp-1-work is not trackable
+      Observed Generation:   1
+      Reason:                WorkNotTrackable
+      Status:                True
+      Type:                  Available
+";
+    format!("{name_line}\n{}", conditions.replace("{cluster}", cluster))
+}
+
+/// The sample's text after the placement statuses: the selected resources and the events.
+const SAMPLE_TAIL: &str = "  Selected Resources:
+    Kind:       Namespace
+    Name:       application-1
+    Version:    v1
+    Kind:       ConfigMap
+    Name:       app-config-1
+    Namespace:  application-1
+    Version:    v1
+Events:
+  Type    Reason                        Age   From                                   Message
+  ----    ------                        ----  ----                                   -------
+  Normal  PlacementRolloutStarted       0s    cluster-resource-placement-controller  Started rolling out the latest resources
+  Normal  PlacementOverriddenSucceeded  0s    cluster-resource-placement-controller  Placement has been successfully overridden
+  Normal  PlacementWorkSynchronized     0s    cluster-resource-placement-controller  Work(s) have been created or updated successfully for the selected cluster(s)
+  Normal  PlacementApplied              0s    cluster-resource-placement-controller  Resources have been applied to the selected cluster(s)
+  Normal  PlacementRolloutCompleted     0s    cluster-resource-placement-controller  Resources are available in the selected clusters
+";

@@ -119,16 +119,7 @@ fn last_condition(conditions: &Value) -> Value {
 #[test]
 fn a_takeover_diff_shows_in_diffed_placements_with_the_hubs_times_and_the_failure_reason() {
     let mut hub = fleet(&json!({"whenToTakeOver": "IfNoDiff"}));
-    let not_taken_over = ManifestFailure {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "Namespace".into(),
-        namespace: String::new(),
-        name: "app".into(),
-        condition: ManifestCondition::Applied,
-        message: "found configuration differences".into(),
-        reason: Some("NotTakenOver".into()),
-    };
+    let not_taken_over = namespace_not_applied("found configuration differences", "NotTakenOver");
     let diffed = |details| Differences {
         diffed_manifests: vec![namespace_difference(details)],
         ..Differences::default()
@@ -198,16 +189,7 @@ fn drifts_show_in_drifted_placements_whether_or_not_the_apply_succeeded() {
     );
     assert_eq!(last_condition(&status["conditions"])["type"], "Available");
     // The drift blocks the next apply: the member says so with KubeFleet's reason.
-    let found_drifts = ManifestFailure {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "Namespace".into(),
-        namespace: String::new(),
-        name: "app".into(),
-        condition: ManifestCondition::Applied,
-        message: "found drifts".into(),
-        reason: Some("FoundDrifts".into()),
-    };
+    let found_drifts = namespace_not_applied("found drifts", "FoundDrifts");
     report_failing(&mut hub, 70, Some(false), vec![found_drifts], drifted());
     let status = cluster_status(&hub);
     assert_eq!(
@@ -304,4 +286,18 @@ fn a_report_diff_placement_ends_its_conditions_with_diff_reported() {
         condition_types(&work["status"]["conditions"]),
         ["DiffReported"]
     );
+}
+
+/// The member's failure to apply the placed namespace `app`.
+fn namespace_not_applied(message: &str, reason: &str) -> ManifestFailure {
+    ManifestFailure {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "Namespace".into(),
+        namespace: String::new(),
+        name: "app".into(),
+        condition: ManifestCondition::Applied,
+        message: message.into(),
+        reason: Some(reason.into()),
+    }
 }

@@ -6,7 +6,7 @@ use flotilla_core::Decision;
 use flotilla_core::model::{ObjectKey, PLACEMENT_GROUP};
 use serde_json::{Value, json};
 
-use super::{Hub, Report, join, uid};
+use super::{Hub, Report, crp_1, join, uid};
 use crate::{decision_line, describe, render_object, resolve_kind, table};
 
 /// member1 holds `crp-1`'s work (available); a budget `crp-1` allows one disruption; eviction
@@ -18,12 +18,12 @@ fn evicted() -> Hub {
         2,
         &json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "test"}}),
     );
-    hub.apply(3, &json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "crp-1"},
-        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]}
-    }));
+    hub.apply(
+        3,
+        &crp_1(json!({
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]
+        })),
+    );
     hub.report(4, Report::untrackable("member1", "crp-1"));
     hub.apply(
         5,

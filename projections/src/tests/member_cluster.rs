@@ -161,25 +161,26 @@ fn before_the_first_heartbeat_the_cluster_is_ready_but_not_joined() {
     assert_eq!(render(&hub), expected);
 }
 
+/// The member joined by its first heartbeat at t=30s, with `healthy` as its Healthy condition.
+fn joined_with_health(healthy: &Value) -> Value {
+    with_status(&json!({
+        "agentStatus": agent_status("2024-04-29T09:58:50Z"),
+        "conditions": [ready_to_join(), joined(), healthy],
+        "properties": properties(),
+        "resourceUsage": resource_usage()
+    }))
+}
+
 #[test]
 fn the_first_heartbeat_joins_and_reports_properties() {
     let hub = joined_hub();
-    let expected = with_status(&json!({
-        "agentStatus": agent_status("2024-04-29T09:58:50Z"),
-        "conditions": [
-            ready_to_join(),
-            joined(),
-            {
-                "type": "Healthy",
-                "status": "True",
-                "reason": "HeartbeatReceived",
-                "message": "heartbeats from the member agent arrive within 300s",
-                "lastTransitionTime": "2024-04-29T09:58:50Z",
-                "observedGeneration": 1
-            }
-        ],
-        "properties": properties(),
-        "resourceUsage": resource_usage()
+    let expected = joined_with_health(&json!({
+        "type": "Healthy",
+        "status": "True",
+        "reason": "HeartbeatReceived",
+        "message": "heartbeats from the member agent arrive within 300s",
+        "lastTransitionTime": "2024-04-29T09:58:50Z",
+        "observedGeneration": 1
     }));
     assert_eq!(render(&hub), expected);
 }
@@ -189,23 +190,14 @@ fn a_heartbeat_timeout_makes_the_cluster_unhealthy_but_still_joined() {
     let mut hub = joined_hub();
     // 5 × 60 s after the heartbeat at t=30.
     hub.tick(330);
-    let expected = with_status(&json!({
-        "agentStatus": agent_status("2024-04-29T09:58:50Z"),
-        "conditions": [
-            ready_to_join(),
-            joined(),
-            {
-                "type": "Healthy",
-                "status": "False",
-                "reason": "HeartbeatTimeout",
-                "message": "cluster is not connected to the fleet: no heartbeat for 300s \
-                            (last received 2024-04-29T09:58:50Z)",
-                "lastTransitionTime": "2024-04-29T10:03:50Z",
-                "observedGeneration": 1
-            }
-        ],
-        "properties": properties(),
-        "resourceUsage": resource_usage()
+    let expected = joined_with_health(&json!({
+        "type": "Healthy",
+        "status": "False",
+        "reason": "HeartbeatTimeout",
+        "message": "cluster is not connected to the fleet: no heartbeat for 300s \
+                    (last received 2024-04-29T09:58:50Z)",
+        "lastTransitionTime": "2024-04-29T10:03:50Z",
+        "observedGeneration": 1
     }));
     assert_eq!(render(&hub), expected);
 }

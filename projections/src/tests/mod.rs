@@ -133,6 +133,26 @@ pub(crate) fn sample_heartbeat(cluster: &str) -> Heartbeat {
     }
 }
 
+/// The v1 `ClusterResourcePlacement` `crp-1` the tests apply, with `spec`.
+pub(crate) fn crp_1(spec: Value) -> Value {
+    serde_json::json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1",
+        "kind": "ClusterResourcePlacement",
+        "metadata": {"name": "crp-1"},
+        "spec": spec
+    })
+}
+
+/// A `MemberCluster` manifest with nothing but its name.
+pub(crate) fn member_cluster(name: &str) -> Value {
+    serde_json::json!({
+        "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
+        "kind": "MemberCluster",
+        "metadata": {"name": name},
+        "spec": {}
+    })
+}
+
 /// Applies a `MemberCluster` with `labels` at `seconds` and joins it with a heartbeat one second
 /// later (two events).
 pub(crate) fn join(hub: &mut Hub, seconds: i64, name: &str, labels: &Value) {
@@ -146,6 +166,39 @@ pub(crate) fn join(hub: &mut Hub, seconds: i64, name: &str, labels: &Value) {
         }),
     );
     hub.heartbeat(seconds + 1, sample_heartbeat(name));
+}
+
+/// A condition as the placement's controllers set it at t=20s (09:58:40), when the tests'
+/// placements are applied.
+pub(crate) fn at_20(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+    serde_json::json!({
+        "lastTransitionTime": "2024-04-29T09:58:40Z",
+        "message": message,
+        "observedGeneration": 1,
+        "reason": reason,
+        "status": status,
+        "type": kind
+    })
+}
+
+/// A policy snapshot's `Scheduled` condition once every cluster it asks for was found.
+pub(crate) fn policy_fulfilled() -> Value {
+    at_20(
+        "Scheduled",
+        "True",
+        "SchedulingPolicyFulfilled",
+        "found all the clusters needed as specified by the scheduling policy",
+    )
+}
+
+/// KubeFleet's sample namespace `test`, as `kubectl get -o yaml` shows it.
+pub(crate) fn test_namespace() -> Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
+        "spec": {"finalizers": ["kubernetes"]}
+    })
 }
 
 /// The uid the hub gives an object created by event number `n` of a [`Hub`].

@@ -4,7 +4,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, uid};
+use super::{Hub, crp_1, uid};
 use crate::render_object;
 
 fn crp_key(name: &str) -> ObjectKey {
@@ -16,7 +16,7 @@ fn crp_key(name: &str) -> ObjectKey {
 }
 
 /// The webhook's `applyStrategy` defaults.
-fn default_apply_strategy() -> Value {
+pub(super) fn default_apply_strategy() -> Value {
     json!({
         "comparisonOption": "PartialComparison",
         "serverSideApplyConfig": {"force": false},
@@ -32,32 +32,27 @@ fn the_seed_sample_renders_with_its_values_and_the_defaults() {
     // KubeFleet's "A simple ClusterResourcePlacement looks like this".
     hub.apply(
         0,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "policy": {
-                    "placementType": "PickN",
-                    "numberOfClusters": 2,
-                    "topologySpreadConstraints": [
-                        {"maxSkew": 1, "topologyKey": "env", "whenUnsatisfiable": "DoNotSchedule"}
-                    ]
+        &crp_1(json!({
+            "policy": {
+                "placementType": "PickN",
+                "numberOfClusters": 2,
+                "topologySpreadConstraints": [
+                    {"maxSkew": 1, "topologyKey": "env", "whenUnsatisfiable": "DoNotSchedule"}
+                ]
+            },
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "test-deployment", "version": "v1"}
+            ],
+            "revisionHistoryLimit": 100,
+            "strategy": {
+                "rollingUpdate": {
+                    "maxSurge": "25%",
+                    "maxUnavailable": "25%",
+                    "unavailablePeriodSeconds": 5
                 },
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "test-deployment", "version": "v1"}
-                ],
-                "revisionHistoryLimit": 100,
-                "strategy": {
-                    "rollingUpdate": {
-                        "maxSurge": "25%",
-                        "maxUnavailable": "25%",
-                        "unavailablePeriodSeconds": 5
-                    },
-                    "type": "RollingUpdate"
-                }
+                "type": "RollingUpdate"
             }
-        }),
+        })),
     );
     let expected = json!({
         "apiVersion": "placement.kubernetes-fleet.io/v1",

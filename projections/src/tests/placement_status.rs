@@ -9,7 +9,7 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, join};
+use super::{Hub, at_20, join, member_cluster};
 use crate::render_object;
 
 fn crp(name: &str, policy: &Value) -> Value {
@@ -24,25 +24,30 @@ fn crp(name: &str, policy: &Value) -> Value {
     })
 }
 
+/// A fleet of two joined members without labels (`member1` at t=0s, `member2` at t=2s).
+fn two_members() -> Hub {
+    let mut hub = Hub::new();
+    join(&mut hub, 0, "member1", &json!({}));
+    join(&mut hub, 2, "member2", &json!({}));
+    hub
+}
+
+/// The rendered scheduling policy snapshot called `name`.
+fn policy_snapshot(hub: &Hub, name: &str) -> Value {
+    render_object(
+        &hub.state,
+        &key("ClusterSchedulingPolicySnapshot", "", name),
+    )
+    .expect("derived")
+}
+
 fn crp_key(name: &str) -> ObjectKey {
     key("ClusterResourcePlacement", "", name)
 }
 
-/// A condition at t=20s (09:58:40), when the placement was applied.
-fn at_20(kind: &str, status: &str, reason: &str, message: &str) -> Value {
-    json!({
-        "lastTransitionTime": "2024-04-29T09:58:40Z",
-        "message": message,
-        "observedGeneration": 1,
-        "reason": reason,
-        "status": status,
-        "type": kind
-    })
-}
-
 /// The per-cluster entry of a picked cluster, picked and bound at t=20s (09:58:40), waiting
 /// for its member to apply the work.
-fn picked(cluster: &str, scores: Option<(i32, i32)>) -> Value {
+pub(super) fn picked(cluster: &str, scores: Option<(i32, i32)>) -> Value {
     let message = match scores {
         Some((affinity, spread)) => format!(
             "Successfully scheduled resources for placement in {cluster} (affinity score: \
@@ -93,16 +98,23 @@ fn unfilled(reason: &str) -> Value {
 /// The placement's conditions: scheduling unfulfilled with `found` clusters, which the rollout
 /// bound at once.
 fn unfulfilled(found: usize) -> Value {
-    json!([
-        at_20(
-            "ClusterResourcePlacementScheduled",
-            "False",
-            "SchedulingPolicyUnfulfilled",
-            &format!(
-                "could not find all clusters needed as specified by the scheduling policy, found \
-                 {found} cluster(s) instead"
-            )
+    let scheduled = at_20(
+        "ClusterResourcePlacementScheduled",
+        "False",
+        "SchedulingPolicyUnfulfilled",
+        &format!(
+            "could not find all clusters needed as specified by the scheduling policy, found \
+             {found} cluster(s) instead"
         ),
+    );
+    bound_at_once(scheduled, found)
+}
+
+/// The placement's conditions: `scheduled`, then those of a rollout that bound its `found`
+/// clusters at once, before any member reported on its work.
+pub(super) fn bound_at_once(scheduled: Value, found: usize) -> Value {
+    json!([
+        scheduled,
         at_20(
             "ClusterResourcePlacementRolloutStarted",
             "True",
@@ -138,24 +150,13 @@ fn unfulfilled(found: usize) -> Value {
 
 /// member1 and member2 join; member3 is registered but its agent never joins.
 fn two_joined_one_silent() -> Hub {
-    let mut hub = Hub::new();
-    join(&mut hub, 0, "member1", &json!({}));
-    join(&mut hub, 2, "member2", &json!({}));
-    hub.apply(
-        4,
-        &json!({
-            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-            "kind": "MemberCluster",
-            "metadata": {"name": "member3"},
-            "spec": {}
-        }),
-    );
+    let mut hub = two_members();
+    hub.apply(4, &member_cluster("member3"));
     hub
 }
 
-#[test]
-fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decision() {
-    let mut hub = two_joined_one_silent();
+/// Applies `crp-3` at t=20s, asking for three clusters (PickN).
+fn apply_pick_three(hub: &mut Hub) {
     hub.apply(
         20,
         &crp(
@@ -163,6 +164,12 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
             &json!({"placementType": "PickN", "numberOfClusters": 3}),
         ),
     );
+}
+
+#[test]
+fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decision() {
+    let mut hub = two_joined_one_silent();
+    apply_pick_three(&mut hub);
     let not_joined =
         "ClusterUnschedulable, cluster is not connected to the fleet: member agent not online yet";
     let object = render_object(&hub.state, &crp_key("crp-3")).expect("stored");
@@ -178,11 +185,7 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
             ]
         })
     );
-    let snapshot = render_object(
-        &hub.state,
-        &key("ClusterSchedulingPolicySnapshot", "", "crp-3-0"),
-    )
-    .expect("derived");
+    let snapshot = policy_snapshot(&hub, "crp-3-0");
     assert_eq!(
         snapshot["status"]["conditions"][0]["reason"],
         "SchedulingPolicyUnfulfilled"
@@ -197,16 +200,8 @@ fn pick_n_short_of_clusters_reports_an_unnamed_failed_slot_per_unselected_decisi
 fn pick_n_short_of_clusters_without_unselected_decisions_adds_no_slot() {
     // KubeFleet caps the failed slots at the number of unselected decisions: with two clusters
     // in the fleet and both picked there is nothing to report them with.
-    let mut hub = Hub::new();
-    join(&mut hub, 0, "member1", &json!({}));
-    join(&mut hub, 2, "member2", &json!({}));
-    hub.apply(
-        20,
-        &crp(
-            "crp-3",
-            &json!({"placementType": "PickN", "numberOfClusters": 3}),
-        ),
-    );
+    let mut hub = two_members();
+    apply_pick_three(&mut hub);
     let object = render_object(&hub.state, &crp_key("crp-3")).expect("stored");
     assert_eq!(object["status"]["conditions"], unfulfilled(2));
     assert_eq!(
@@ -238,11 +233,7 @@ fn pick_fixed_with_a_missing_name_reports_it_as_a_failed_slot() {
             ]
         })
     );
-    let snapshot = render_object(
-        &hub.state,
-        &key("ClusterSchedulingPolicySnapshot", "", "fixed-0"),
-    )
-    .expect("derived");
+    let snapshot = policy_snapshot(&hub, "fixed-0");
     assert_eq!(
         snapshot["spec"]["policy"],
         json!({"clusterNames": ["member2", "ghost", "member1"], "placementType": "PickFixed"})
@@ -274,9 +265,7 @@ fn an_unscored_pick_reads_without_scores() {
 
 #[test]
 fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
-    let mut hub = Hub::new();
-    join(&mut hub, 0, "member1", &json!({}));
-    join(&mut hub, 2, "member2", &json!({}));
+    let mut hub = two_members();
     hub.apply(
         20,
         &crp(
@@ -314,11 +303,7 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
         json!({"kubernetes-fleet.io/previous-binding-state": "Bound"})
     );
     assert_eq!(binding["metadata"]["generation"], 3);
-    let snapshot = render_object(
-        &hub.state,
-        &key("ClusterSchedulingPolicySnapshot", "", "crp-1-0"),
-    )
-    .expect("derived");
+    let snapshot = policy_snapshot(&hub, "crp-1-0");
     assert_eq!(
         snapshot["metadata"]["annotations"],
         json!({

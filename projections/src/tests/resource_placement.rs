@@ -5,11 +5,12 @@
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, join, uid};
+use super::{Hub, join, policy_fulfilled, uid};
 use crate::derived::derived_uid;
 use crate::{describe, list, render_all, render_object, resolve_kind, table};
 
-fn config_map(name: &str, data: &str) -> Value {
+/// A ConfigMap `name` in `team-a` holding `data`.
+pub(super) fn config_map(name: &str, data: &str) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -25,16 +26,18 @@ fn team_a() -> Hub {
     join(&mut hub, 0, "member1", &json!({}));
     join(&mut hub, 2, "member2", &json!({}));
     hub.apply(10, &config_map("settings", "on"));
-    hub.apply(
-        20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ResourcePlacement",
-            "metadata": {"name": "app", "namespace": "team-a"},
-            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap"}]}
-        }),
-    );
+    hub.apply(20, &team_a_placement());
     hub
+}
+
+/// The RP `app` placing every ConfigMap of `team-a` on all clusters.
+pub(super) fn team_a_placement() -> Value {
+    json!({
+        "apiVersion": "placement.kubernetes-fleet.io/v1",
+        "kind": "ResourcePlacement",
+        "metadata": {"name": "app", "namespace": "team-a"},
+        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap"}]}
+    })
 }
 
 fn owner_reference() -> Value {
@@ -85,14 +88,7 @@ fn a_resource_placement_derives_namespaced_snapshots_and_bindings() {
             "policyHash": placement.policy_snapshots[0].policy_hash
         },
         "status": {
-            "conditions": [{
-                "lastTransitionTime": "2024-04-29T09:58:40Z",
-                "message": "found all the clusters needed as specified by the scheduling policy",
-                "observedGeneration": 1,
-                "reason": "SchedulingPolicyFulfilled",
-                "status": "True",
-                "type": "Scheduled"
-            }],
+            "conditions": [policy_fulfilled()],
             "observedCRPGeneration": 1,
             "targetClusters": [picked("member1"), picked("member2")]
         }

@@ -4,7 +4,7 @@
 use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
-use super::{Hub, sample_heartbeat, uid};
+use super::{Hub, crp_1, member_cluster, sample_heartbeat, test_namespace, uid};
 use crate::{list, render_all, render_object, resolve_kind};
 
 fn config_map() -> Value {
@@ -22,35 +22,19 @@ fn fleet() -> Hub {
     let mut hub = Hub::new();
     for (n, name) in ["member2", "member1"].into_iter().enumerate() {
         let seconds = i64::try_from(n).expect("small");
-        hub.apply(
-            seconds,
-            &json!({
-                "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-                "kind": "MemberCluster",
-                "metadata": {"name": name},
-                "spec": {}
-            }),
-        );
+        hub.apply(seconds, &member_cluster(name));
     }
-    hub.apply(
-        10,
-        &json!({
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": "test", "labels": {"kubernetes.io/metadata.name": "test"}},
-            "spec": {"finalizers": ["kubernetes"]}
-        }),
-    );
+    hub.apply(10, &test_namespace());
     hub.apply(20, &config_map());
     let mut other = config_map();
     other["metadata"] = json!({"name": "app", "namespace": "other"});
     hub.apply(25, &other);
-    hub.apply(30, &json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "crp-1"},
-        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]}
-    }));
+    hub.apply(
+        30,
+        &crp_1(json!({
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]
+        })),
+    );
     hub.heartbeat(40, sample_heartbeat("member1"));
     hub
 }

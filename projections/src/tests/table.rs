@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::{Hub, sample_heartbeat};
+use super::{Hub, crp_1, member_cluster, sample_heartbeat};
 use crate::{resolve_kind, table};
 
 /// member1 joins at t=30 and times out at t=330; member2 never joins; "now" is t=3600.
@@ -17,15 +17,7 @@ fn fleet() -> Hub {
             "spec": {"taints": [{"key": "maintenance", "value": "true", "effect": "NoSchedule"}]}
         }),
     );
-    hub.apply(
-        5,
-        &json!({
-            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-            "kind": "MemberCluster",
-            "metadata": {"name": "member2-long-name"},
-            "spec": {}
-        }),
-    );
+    hub.apply(5, &member_cluster("member2-long-name"));
     hub.heartbeat(30, sample_heartbeat("member1"));
     hub.apply(
         100,
@@ -41,12 +33,12 @@ fn fleet() -> Hub {
             "metadata": {"name": "app-config", "namespace": "application-1"}, "data": {}
         }),
     );
-    hub.apply(300, &json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "crp-1"},
-        "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]}
-    }));
+    hub.apply(
+        300,
+        &crp_1(json!({
+            "resourceSelectors": [{"group": "", "version": "v1", "kind": "Namespace", "name": "test"}]
+        })),
+    );
     hub.tick(3600);
     hub
 }

@@ -5,7 +5,7 @@ use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, RejectCode,
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{Hub, at, sample_heartbeat};
+use super::{Hub, at, member_cluster, sample_heartbeat};
 use crate::{decision_line, event_line};
 
 fn envelope(source: &str, input: Input) -> Envelope {
@@ -194,15 +194,7 @@ fn decision_lines_say_what_was_decided() {
 #[test]
 fn folded_decisions_render_in_order() {
     let mut hub = Hub::new();
-    hub.apply(
-        0,
-        &json!({
-            "apiVersion": "cluster.kubernetes-fleet.io/v1beta1",
-            "kind": "MemberCluster",
-            "metadata": {"name": "member1"},
-            "spec": {}
-        }),
-    );
+    hub.apply(0, &member_cluster("member1"));
     hub.heartbeat(10, sample_heartbeat("member1"));
     let lines: Vec<String> = hub
         .tick(400)

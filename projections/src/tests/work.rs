@@ -8,7 +8,9 @@ use flotilla_core::model::ObjectKey;
 use serde_json::{Value, json};
 
 use super::derived::key;
-use super::{Hub, Report, join, uid};
+use super::placement::default_apply_strategy;
+use super::resource_placement::{config_map as team_a_config_map, team_a_placement};
+use super::{Hub, Report, crp_1, join, uid};
 use crate::derived::derived_uid;
 use crate::{list, render_all, render_object, resolve_kind, table, works_for_cluster};
 
@@ -29,21 +31,16 @@ pub(super) fn seed_fleet(strategy_type: &str) -> Hub {
     hub.apply(11, &config_map("v1"));
     hub.apply(
         20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ClusterResourcePlacement",
-            "metadata": {"name": "crp-1"},
-            "spec": {
-                "policy": {"placementType": "PickAll"},
-                "resourceSelectors": [
-                    {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
-                ],
-                "strategy": {
-                    "type": strategy_type,
-                    "rollingUpdate": {"unavailablePeriodSeconds": 2}
-                }
+        &crp_1(json!({
+            "policy": {"placementType": "PickAll"},
+            "resourceSelectors": [
+                {"group": "", "kind": "Namespace", "name": "application-1", "version": "v1"}
+            ],
+            "strategy": {
+                "type": strategy_type,
+                "rollingUpdate": {"unavailablePeriodSeconds": 2}
             }
-        }),
+        })),
     );
     hub
 }
@@ -248,16 +245,7 @@ fn three_untrackable_reports_give_the_seeds_placement_status() {
             "kubernetes-fleet.io/work-cleanup"
         ])
     );
-    assert_eq!(
-        binding["spec"]["applyStrategy"],
-        json!({
-            "comparisonOption": "PartialComparison",
-            "serverSideApplyConfig": {"force": false},
-            "type": "ClientSideApply",
-            "whenToApply": "Always",
-            "whenToTakeOver": "Always"
-        })
-    );
+    assert_eq!(binding["spec"]["applyStrategy"], default_apply_strategy());
 }
 
 #[test]
@@ -397,13 +385,7 @@ fn each_bound_cluster_gets_a_work_with_the_placements_manifests() {
             "uid": derived_uid(&placement_uid, "Work", "fleet-member-kind-cluster-1/crp-1-work")
         },
         "spec": {
-            "applyStrategy": {
-                "comparisonOption": "PartialComparison",
-                "serverSideApplyConfig": {"force": false},
-                "type": "ClientSideApply",
-                "whenToApply": "Always",
-                "whenToTakeOver": "Always"
-            },
+            "applyStrategy": default_apply_strategy(),
             "workload": {"manifests": [
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "application-1"}},
                 {
@@ -481,22 +463,8 @@ fn each_bound_cluster_gets_a_work_with_the_placements_manifests() {
 fn a_resource_placements_work_names_its_namespace() {
     let mut hub = Hub::new();
     join(&mut hub, 0, "member1", &json!({}));
-    hub.apply(
-        10,
-        &json!({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "settings", "namespace": "team-a"}, "data": {"value": "on"}
-        }),
-    );
-    hub.apply(
-        20,
-        &json!({
-            "apiVersion": "placement.kubernetes-fleet.io/v1",
-            "kind": "ResourcePlacement",
-            "metadata": {"name": "app", "namespace": "team-a"},
-            "spec": {"resourceSelectors": [{"group": "", "version": "v1", "kind": "ConfigMap"}]}
-        }),
-    );
+    hub.apply(10, &team_a_config_map("settings", "on"));
+    hub.apply(20, &team_a_placement());
     let works = works_for_cluster(&hub.state, "member1");
     assert_eq!(works.len(), 1);
     let binding = hub.state.placements()[&key("ResourcePlacement", "team-a", "app")]

@@ -39,7 +39,8 @@ use serde::Serialize;
 
 use crate::{Folder, ReplayError, fold_on};
 pub use predicate::{
-    FieldTest, Predicate, PredicateError, StatePredicate, Unavailable, unavailable_clusters,
+    FieldTest, NamedObject, Predicate, PredicateError, StatePredicate, Unavailable,
+    unavailable_clusters,
 };
 use walk::Walk;
 

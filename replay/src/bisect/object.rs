@@ -7,36 +7,33 @@ use flotilla_core::model::ObjectKey;
 use serde_json::Value;
 
 use super::predicate::{FieldTest, Predicate};
+use crate::text::string_field;
 
-/// The object a predicate names, as typed.
-pub(crate) struct Named<'a> {
-    kind: &'a str,
-    namespace: Option<&'a str>,
-    name: &'a str,
+/// The object an `object:` or `condition:` predicate names, as typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedObject {
+    /// Kind as typed (resolved against each state, as `get` does).
+    pub kind: String,
+    /// Namespace, when given.
+    pub namespace: Option<String>,
+    /// Name.
+    pub name: String,
 }
 
-impl<'a> Named<'a> {
-    pub(crate) fn new(kind: &'a str, namespace: Option<&'a str>, name: &'a str) -> Self {
-        Self {
-            kind,
-            namespace,
-            name,
-        }
-    }
-
+impl NamedObject {
     /// Its key and its rendering in `state`, if the kind resolves and the object exists.
     fn render(&self, state: &State) -> Option<(ObjectKey, Value)> {
-        let info = flotilla_projections::resolve_kind(state, self.kind)?;
-        let key = info.key(self.namespace, self.name);
+        let info = flotilla_projections::resolve_kind(state, &self.kind)?;
+        let key = info.key(self.namespace.as_deref(), &self.name);
         let object = flotilla_projections::render_object(state, &key)?;
         Some((key, object))
     }
 }
 
 /// `KIND/NAME` or `KIND/NS/NAME`, as typed.
-impl std::fmt::Display for Named<'_> {
+impl std::fmt::Display for NamedObject {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.namespace {
+        match &self.namespace {
             Some(namespace) => write!(f, "{}/{namespace}/{}", self.kind, self.name),
             None => write!(f, "{}/{}", self.kind, self.name),
         }
@@ -44,36 +41,35 @@ impl std::fmt::Display for Named<'_> {
 }
 
 /// `KIND/NAME` or `KIND/NS/NAME`, then `:` and the rest.
-fn split_object(rest: &str) -> Result<(String, Option<String>, String, &str), String> {
+fn split_object(rest: &str) -> Result<(NamedObject, &str), String> {
     let (object, expression) = rest
         .split_once(':')
         .ok_or("expected KIND/[NS/]NAME: and a test")?;
     let (kind, namespace, name) = match object.split('/').collect::<Vec<_>>().as_slice() {
-        [kind, name] => ((*kind).to_owned(), None, (*name).to_owned()),
-        [kind, namespace, name] => (
-            (*kind).to_owned(),
-            Some((*namespace).to_owned()),
-            (*name).to_owned(),
-        ),
+        [kind, name] => (*kind, None, *name),
+        [kind, namespace, name] => (*kind, Some(*namespace), *name),
         _ => return Err("the object is KIND/NAME or KIND/NS/NAME".into()),
     };
-    if kind.is_empty() || name.is_empty() || namespace.as_deref() == Some("") {
+    if kind.is_empty() || name.is_empty() || namespace == Some("") {
         return Err("the object is KIND/NAME or KIND/NS/NAME".into());
     }
-    Ok((kind, namespace, name, expression))
+    let object = NamedObject {
+        kind: kind.to_owned(),
+        namespace: namespace.map(str::to_owned),
+        name: name.to_owned(),
+    };
+    Ok((object, expression))
 }
 
 /// `condition:KIND/[NS/]NAME:TYPE=STATUS`.
 pub(crate) fn parse_condition(rest: &str) -> Result<Predicate, String> {
-    let (kind, namespace, name, expression) = split_object(rest)?;
+    let (object, expression) = split_object(rest)?;
     let (condition_type, status) = expression
         .split_once('=')
         .filter(|(t, s)| !t.is_empty() && !s.is_empty())
         .ok_or("expected condition:KIND/[NS/]NAME:TYPE=STATUS (e.g. Healthy=False)")?;
     Ok(Predicate::Condition {
-        kind,
-        namespace,
-        name,
+        object,
         condition_type: condition_type.to_owned(),
         status: status.to_owned(),
     })
@@ -83,7 +79,7 @@ pub(crate) fn parse_condition(rest: &str) -> Result<Predicate, String> {
 /// reason and message.
 pub(crate) fn condition_holds(
     state: &State,
-    named: &Named<'_>,
+    named: &NamedObject,
     condition_type: &str,
     status: &str,
 ) -> Option<String> {
@@ -92,7 +88,7 @@ pub(crate) fn condition_holds(
     let condition = conditions
         .iter()
         .find(|c| c.get("type").and_then(Value::as_str) == Some(condition_type))?;
-    let text = |field: &str| condition.get(field).and_then(Value::as_str).unwrap_or("");
+    let text = |field: &str| string_field(condition, field);
     if text("status") != status {
         return None;
     }
@@ -113,7 +109,7 @@ pub(crate) fn condition_holds(
 }
 
 pub(crate) fn parse_object(rest: &str) -> Result<Predicate, String> {
-    let (kind, namespace, name, expression) = split_object(rest)?;
+    let (object, expression) = split_object(rest)?;
     let (pointer, test) = if let Some(pointer) = expression.strip_suffix(" exists") {
         (pointer, FieldTest::Exists)
     } else if let Some((pointer, value)) = expression.split_once("==") {
@@ -129,9 +125,7 @@ pub(crate) fn parse_object(rest: &str) -> Result<Predicate, String> {
         ));
     }
     Ok(Predicate::Object {
-        kind,
-        namespace,
-        name,
+        object,
         pointer: pointer.to_owned(),
         test,
     })
@@ -139,7 +133,7 @@ pub(crate) fn parse_object(rest: &str) -> Result<Predicate, String> {
 
 pub(crate) fn object_field(
     state: &State,
-    named: &Named<'_>,
+    named: &NamedObject,
     pointer: &str,
     test: &FieldTest,
 ) -> Option<String> {

@@ -34,7 +34,8 @@ use flotilla_core::staged::model::TaskType;
 use flotilla_core::staged::run::{StageStatus, TaskStatus};
 use flotilla_core::staged::{CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN, Scope};
 
-use super::object::{self, Named};
+use super::object;
+pub use super::object::NamedObject;
 
 /// A test on a folded state: why it holds, or `None`.
 ///
@@ -77,12 +78,8 @@ pub enum Predicate {
     },
     /// A field of an object as `get` renders it.
     Object {
-        /// Kind as typed (resolved against each state, as `get` does).
-        kind: String,
-        /// Namespace, when given.
-        namespace: Option<String>,
-        /// Name.
-        name: String,
+        /// The object.
+        object: NamedObject,
         /// JSON pointer into the rendered object (`/spec/replicas`).
         pointer: String,
         /// The test.
@@ -90,12 +87,8 @@ pub enum Predicate {
     },
     /// A condition of an object as `get` renders it (`status.conditions`), named by type.
     Condition {
-        /// Kind as typed (resolved against each state, as `get` does).
-        kind: String,
-        /// Namespace, when given.
-        namespace: Option<String>,
-        /// Name.
-        name: String,
+        /// The object.
+        object: NamedObject,
         /// The condition's `type`.
         condition_type: String,
         /// The `status` it must have (`True`, `False`, `Unknown`).
@@ -231,14 +224,11 @@ impl fmt::Display for Predicate {
                 write!(f, "stage-before-approval:{}", scoped_text(run))
             }
             Predicate::Object {
-                kind,
-                namespace,
-                name,
+                object,
                 pointer,
                 test,
             } => {
-                let named = Named::new(kind, namespace.as_deref(), name);
-                write!(f, "object:{named}:{pointer}")?;
+                write!(f, "object:{object}:{pointer}")?;
                 match test {
                     FieldTest::Equals(value) => write!(f, "=={value}"),
                     FieldTest::Differs(value) => write!(f, "!={value}"),
@@ -246,15 +236,10 @@ impl fmt::Display for Predicate {
                 }
             }
             Predicate::Condition {
-                kind,
-                namespace,
-                name,
+                object,
                 condition_type,
                 status,
-            } => {
-                let named = Named::new(kind, namespace.as_deref(), name);
-                write!(f, "condition:{named}:{condition_type}={status}")
-            }
+            } => write!(f, "condition:{object}:{condition_type}={status}"),
         }
     }
 }
@@ -271,25 +256,15 @@ impl StatePredicate for Predicate {
             } => at_index(state, placement, cluster, *index, *or_later),
             Predicate::StageBeforeApproval { run } => stage_before_approval(state, run),
             Predicate::Object {
-                kind,
-                namespace,
-                name,
+                object,
                 pointer,
                 test,
-            } => {
-                let named = Named::new(kind, namespace.as_deref(), name);
-                object::object_field(state, &named, pointer, test)
-            }
+            } => object::object_field(state, object, pointer, test),
             Predicate::Condition {
-                kind,
-                namespace,
-                name,
+                object,
                 condition_type,
                 status,
-            } => {
-                let named = Named::new(kind, namespace.as_deref(), name);
-                object::condition_holds(state, &named, condition_type, status)
-            }
+            } => object::condition_holds(state, object, condition_type, status),
         }
     }
 }

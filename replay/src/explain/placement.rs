@@ -21,6 +21,7 @@ use super::gates::{run_waits, runs_of};
 use super::{Wait, WaitReason, clock, clusters, point_text};
 use crate::ReplayError;
 use crate::seek::{Point, fold_to, resolve};
+use crate::text::string_field;
 use crate::timeline::PlacementRef;
 
 /// Why a placement's rollout waits at a point.
@@ -425,16 +426,10 @@ fn conditions_not_true(state: &State, key: &ObjectKey) -> Vec<ConditionLine> {
     let Some(Value::Array(conditions)) = object.pointer("/status/conditions") else {
         return Vec::new();
     };
-    let text = |condition: &Value, field: &str| {
-        condition
-            .get(field)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let text = |condition: &Value, field: &str| string_field(condition, field).to_owned();
     conditions
         .iter()
-        .filter(|c| c.get("status").and_then(Value::as_str) != Some("True"))
+        .filter(|c| string_field(c, "status") != "True")
         .map(|c| ConditionLine {
             condition_type: text(c, "type"),
             status: text(c, "status"),
