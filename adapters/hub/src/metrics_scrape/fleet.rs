@@ -139,12 +139,15 @@ fn run_state(run: &UpdateRun) -> &'static str {
     }
 }
 
+/// Whether a stage still waits: a finished stage keeps its `StageUpdatingWaiting` progressing
+/// condition beside its `Succeeded` one, and waits on nothing any more.
 fn stage_waits(run: &UpdateRun) -> bool {
     run.status.stages.iter().any(|stage| {
-        stage
-            .progressing
-            .as_ref()
-            .is_some_and(|c| c.reason == "StageUpdatingWaiting")
+        stage.succeeded.is_none()
+            && stage
+                .progressing
+                .as_ref()
+                .is_some_and(|c| c.reason == "StageUpdatingWaiting")
     })
 }
 
