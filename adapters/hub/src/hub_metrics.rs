@@ -302,3 +302,44 @@ pub fn record_checkpoint_pause(took: Duration) {
     handle();
     metrics::histogram!(CHECKPOINT_PAUSE_SECONDS).record(took.as_secs_f64());
 }
+
+#[cfg(test)]
+mod tests {
+    use flotilla_core::event::{ManifestCondition, WorkReport};
+    use flotilla_core::{Envelope, Input};
+    use flotilla_eventstore::{LogRecord, StoredEvent};
+
+    fn stored(seq: u64, payload: Input) -> StoredEvent {
+        let envelope = Envelope::new(uuid::Uuid::nil(), chrono::Utc::now(), "test", payload);
+        StoredEvent {
+            seq,
+            record: LogRecord::Event(envelope),
+        }
+    }
+
+    #[test]
+    fn a_report_fails_on_apply_before_availability() {
+        let fine = WorkReport::available("m1", "p", 0);
+        let unavailable = WorkReport {
+            available: Some(false),
+            ..fine.clone()
+        };
+        let unapplied = WorkReport {
+            applied: Some(false),
+            available: Some(false),
+            ..fine.clone()
+        };
+        let events = [
+            stored(1, Input::WorkReport(fine)),
+            stored(2, Input::WorkReport(unavailable)),
+            stored(4, Input::WorkReport(unapplied)),
+            stored(5, Input::Tick),
+        ];
+        let failed = |seq| super::failed_condition(&events, seq);
+        assert_eq!(failed(1), None);
+        assert_eq!(failed(2), Some(ManifestCondition::Available.as_str()));
+        assert_eq!(failed(3), None, "no such record");
+        assert_eq!(failed(4), Some(ManifestCondition::Applied.as_str()));
+        assert_eq!(failed(5), None, "not a report");
+    }
+}

@@ -293,3 +293,21 @@ fn to_labels(series: &Labels) -> Vec<metrics::Label> {
 fn as_f64(count: u64) -> f64 {
     count as f64
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::runtime::View;
+
+    #[test]
+    fn a_hub_is_the_writer_until_it_follows_and_a_follower_when_read_only() {
+        let mut view = View::default();
+        assert_eq!(super::role(&view), "writer");
+        view.following = true;
+        assert_eq!(super::role(&view), "standby");
+        view.following = false;
+        view.fenced = Some("lost the lease".to_owned());
+        assert_eq!(super::role(&view), "standby");
+        view.read_only = true;
+        assert_eq!(super::role(&view), "follower");
+    }
+}
