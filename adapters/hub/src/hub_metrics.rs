@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use flotilla_core::{Decision, Decisions};
+use flotilla_core::event::ManifestCondition;
+use flotilla_core::{Decision, Decisions, Input};
+use flotilla_eventstore::StoredEvent;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// Inputs folded by this process's writer or follower (not the re-fold at start).
@@ -45,6 +47,21 @@ pub const CHECKPOINT_BYTES: &str = "flotilla_checkpoint_bytes";
 pub const CHECKPOINT_SECONDS: &str = "flotilla_checkpoint_seconds";
 /// Seconds the writer paused for each checkpoint's snapshot.
 pub const CHECKPOINT_PAUSE_SECONDS: &str = "flotilla_checkpoint_pause_seconds";
+/// Appends the log refused (`Hub::submit`).
+pub const APPEND_ERRORS: &str = "flotilla_append_errors_total";
+/// Work reports recorded with a manifest that failed to apply or is not available, by
+/// `condition` (`Applied`, `Available`).
+pub const WORK_REPORTS_FAILED: &str = "flotilla_work_reports_failed_total";
+/// Always 1, labelled with this build's version and wire versions.
+pub const BUILD_INFO: &str = "flotilla_build_info";
+/// 1 for the role this hub has now, 0 for the others, by `role`.
+pub const WRITER: &str = "flotilla_writer";
+/// The oldest heartbeat among the members of each `health`, in seconds.
+pub const HEARTBEAT_AGE_SECONDS: &str = "flotilla_heartbeat_age_seconds";
+/// API requests answered, by `method`, `route` and `code`.
+pub const HTTP_REQUESTS: &str = "flotilla_http_requests_total";
+/// Seconds until each API request's answer began, by `method` and `route`.
+pub const HTTP_REQUEST_SECONDS: &str = "flotilla_http_request_duration_seconds";
 
 /// Buckets of the append latency histogram, in seconds.
 const APPEND_BUCKETS_SECONDS: [f64; 12] = [
@@ -52,6 +69,12 @@ const APPEND_BUCKETS_SECONDS: [f64; 12] = [
 ];
 /// Buckets of the checkpoint time histogram, in seconds.
 const CHECKPOINT_BUCKETS_SECONDS: [f64; 9] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0];
+/// Buckets of the API request time histogram, in seconds.
+const HTTP_BUCKETS_SECONDS: [f64; 11] = [
+    0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+];
+/// The `condition` of a failed work report: what KubeFleet's work applier reports.
+pub const REPORT_CONDITIONS: [&str; 2] = ["Applied", "Available"];
 /// How often the recorder drains histogram samples between scrapes (they pile up otherwise).
 pub const UPKEEP_EVERY: Duration = Duration::from_secs(5);
 
@@ -90,12 +113,42 @@ fn builder() -> PrometheusBuilder {
                 Matcher::Full(CHECKPOINT_PAUSE_SECONDS.to_owned()),
                 &CHECKPOINT_BUCKETS_SECONDS,
             )
+        })
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                Matcher::Full(HTTP_REQUEST_SECONDS.to_owned()),
+                &HTTP_BUCKETS_SECONDS,
+            )
         });
     bucketed.unwrap_or(plain)
 }
 
-/// Help texts, and the counters every scrape shows from the start (at 0).
+/// Help texts, and the series every scrape shows from the start: the counters at 0, the
+/// checkpoint's size at 0 and its histograms empty until this process writes one (a restarted
+/// hub shows them before its first checkpoint), and the build.
 fn describe() {
+    describe_fold();
+    describe_checkpoints();
+    describe_more();
+    metrics::counter!(EVENTS_FOLDED).increment(0);
+    metrics::counter!(APPEND_ERRORS).increment(0);
+    for condition in REPORT_CONDITIONS {
+        metrics::counter!(WORK_REPORTS_FAILED, "condition" => condition).increment(0);
+    }
+    metrics::gauge!(CHECKPOINT_BYTES).set(0.0);
+    // Registered, not recorded: the exporter renders a registered histogram with count 0.
+    let _registered = metrics::histogram!(CHECKPOINT_SECONDS);
+    let _registered = metrics::histogram!(CHECKPOINT_PAUSE_SECONDS);
+    metrics::gauge!(
+        BUILD_INFO,
+        "version" => env!("CARGO_PKG_VERSION"),
+        "schema_version" => flotilla_core::event::SCHEMA_VERSION.to_string(),
+        "decision_version" => flotilla_core::wire::DECISION_VERSION.to_string(),
+    )
+    .set(1.0);
+}
+
+fn describe_fold() {
     metrics::describe_counter!(
         EVENTS_FOLDED,
         "Inputs folded by this process's writer or follower"
@@ -112,6 +165,9 @@ fn describe() {
     metrics::describe_gauge!(PLACEMENTS, "Placements by last shown condition and status");
     metrics::describe_gauge!(UPDATE_RUNS, "Staged update runs by state");
     metrics::describe_histogram!(APPEND_SECONDS, "Seconds per append to the log");
+}
+
+fn describe_checkpoints() {
     metrics::describe_gauge!(
         CHECKPOINT_BYTES,
         "Size of the last checkpoint written, bytes"
@@ -124,21 +180,50 @@ fn describe() {
         CHECKPOINT_PAUSE_SECONDS,
         "Seconds the writer paused for a checkpoint's snapshot"
     );
-    metrics::counter!(EVENTS_FOLDED).increment(0);
 }
 
-/// Counts one fold round: every input folded, its decisions by kind and rejections by code.
-/// Tallied first, so the registry is looked up once per kind, not once per decision.
-pub fn record_folded(folded: &[(u64, Decisions)]) {
+fn describe_more() {
+    metrics::describe_counter!(APPEND_ERRORS, "Appends the log refused");
+    metrics::describe_counter!(
+        WORK_REPORTS_FAILED,
+        "Work reports recorded with a manifest failed to apply or not available, by condition"
+    );
+    metrics::describe_gauge!(BUILD_INFO, "This build: version and wire versions");
+    metrics::describe_gauge!(WRITER, "1 for this hub's role (writer, standby, follower)");
+    metrics::describe_gauge!(
+        HEARTBEAT_AGE_SECONDS,
+        "Oldest heartbeat among the members of each health, seconds"
+    );
+    metrics::describe_counter!(HTTP_REQUESTS, "API requests by method, route and code");
+    metrics::describe_histogram!(
+        HTTP_REQUEST_SECONDS,
+        "Seconds until an API request's answer began, by method and route"
+    );
+}
+
+/// Counts one fold round: every input folded, its decisions by kind, rejections by code, and
+/// the failed work reports among the recorded ones (looked up in `events`, the records folded,
+/// by sequence). Tallied first, so the registry is looked up once per kind, not once per
+/// decision.
+pub fn record_folded(folded: &[(u64, Decisions)], events: &[StoredEvent]) {
     handle();
     let inputs = u64::try_from(folded.len()).unwrap_or(u64::MAX);
     metrics::counter!(EVENTS_FOLDED).increment(inputs);
     let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut codes: BTreeMap<&'static str, u64> = BTreeMap::new();
-    for decision in folded.iter().flat_map(|(_, decisions)| decisions) {
-        *kinds.entry(decision.kind_name()).or_default() += 1;
-        if let Decision::Rejected { code, .. } = decision {
-            *codes.entry(code.as_str()).or_default() += 1;
+    let mut failed: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for (seq, decisions) in folded {
+        for decision in decisions {
+            *kinds.entry(decision.kind_name()).or_default() += 1;
+            match decision {
+                Decision::Rejected { code, .. } => *codes.entry(code.as_str()).or_default() += 1,
+                Decision::WorkReported { .. } => {
+                    if let Some(condition) = failed_condition(events, *seq) {
+                        *failed.entry(condition).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
         }
     }
     for (kind, count) in kinds {
@@ -147,12 +232,61 @@ pub fn record_folded(folded: &[(u64, Decisions)]) {
     for (code, count) in codes {
         metrics::counter!(REJECTIONS, "code" => code).increment(count);
     }
+    for (condition, count) in failed {
+        metrics::counter!(WORK_REPORTS_FAILED, "condition" => condition).increment(count);
+    }
+}
+
+/// The condition a recorded work report failed on, as the member reported it: `Applied` when
+/// the work or one of its manifests did not apply, else `Available` when it or one of them is
+/// not available; `None` for a report without a failure (or an input that is not a report).
+fn failed_condition(events: &[StoredEvent], seq: u64) -> Option<&'static str> {
+    let index = events.binary_search_by_key(&seq, |event| event.seq).ok()?;
+    let Input::WorkReport(report) = &events.get(index)?.event()?.payload else {
+        return None;
+    };
+    let failed_on = |condition: ManifestCondition| {
+        report
+            .failed_manifests
+            .iter()
+            .any(|failure| failure.condition == condition)
+    };
+    if report.applied == Some(false) || failed_on(ManifestCondition::Applied) {
+        Some(ManifestCondition::Applied.as_str())
+    } else if report.available == Some(false) || failed_on(ManifestCondition::Available) {
+        Some(ManifestCondition::Available.as_str())
+    } else {
+        None
+    }
 }
 
 /// Records how long one append took.
 pub fn record_append(took: Duration) {
     handle();
     metrics::histogram!(APPEND_SECONDS).record(took.as_secs_f64());
+}
+
+/// Counts an append the log refused.
+pub fn record_append_error() {
+    handle();
+    metrics::counter!(APPEND_ERRORS).increment(1);
+}
+
+/// Records one answered API request: `route` is the matched route's template (never the
+/// request's path, so the series stay as few as the routes), `method` one of the standard
+/// methods or `OTHER`.
+pub fn record_http(method: &'static str, route: &str, code: u16, took: Duration) {
+    handle();
+    let route = route.to_owned();
+    metrics::counter!(
+        HTTP_REQUESTS,
+        "method" => method,
+        "route" => route.clone(),
+        "code" => code.to_string(),
+    )
+    .increment(1);
+    metrics::histogram!(HTTP_REQUEST_SECONDS, "method" => method, "route" => route)
+        .record(took.as_secs_f64());
 }
 
 /// Records a checkpoint written: its size and how long it took.
@@ -167,4 +301,45 @@ pub fn record_checkpoint(bytes: u64, took: Duration) {
 pub fn record_checkpoint_pause(took: Duration) {
     handle();
     metrics::histogram!(CHECKPOINT_PAUSE_SECONDS).record(took.as_secs_f64());
+}
+
+#[cfg(test)]
+mod tests {
+    use flotilla_core::event::{ManifestCondition, WorkReport};
+    use flotilla_core::{Envelope, Input};
+    use flotilla_eventstore::{LogRecord, StoredEvent};
+
+    fn stored(seq: u64, payload: Input) -> StoredEvent {
+        let envelope = Envelope::new(uuid::Uuid::nil(), chrono::Utc::now(), "test", payload);
+        StoredEvent {
+            seq,
+            record: LogRecord::Event(envelope),
+        }
+    }
+
+    #[test]
+    fn a_report_fails_on_apply_before_availability() {
+        let fine = WorkReport::available("m1", "p", 0);
+        let unavailable = WorkReport {
+            available: Some(false),
+            ..fine.clone()
+        };
+        let unapplied = WorkReport {
+            applied: Some(false),
+            available: Some(false),
+            ..fine.clone()
+        };
+        let events = [
+            stored(1, Input::WorkReport(fine)),
+            stored(2, Input::WorkReport(unavailable)),
+            stored(4, Input::WorkReport(unapplied)),
+            stored(5, Input::Tick),
+        ];
+        let failed = |seq| super::failed_condition(&events, seq);
+        assert_eq!(failed(1), None);
+        assert_eq!(failed(2), Some(ManifestCondition::Available.as_str()));
+        assert_eq!(failed(3), None, "no such record");
+        assert_eq!(failed(4), Some(ManifestCondition::Applied.as_str()));
+        assert_eq!(failed(5), None, "not a report");
+    }
 }

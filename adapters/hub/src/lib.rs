@@ -11,6 +11,7 @@ pub mod api_doc;
 pub mod api_server;
 pub mod auth;
 pub mod http;
+pub mod http_metrics;
 mod http_replay;
 pub mod hub_metrics;
 pub mod ingest;

@@ -70,6 +70,9 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     if nats.is_some() {
         // Until it holds the writer lease, a hub on NATS follows (no ticks, no checkpoints).
         hub.set_following(true)?;
+        if options.role == crate::standby::Role::ReadOnly {
+            hub.set_read_only()?;
+        }
     }
     let listener = bind(options.listen, tls.is_some()).await?;
     let security = ApiSecurity {
@@ -251,12 +254,12 @@ pub async fn run_with<L: EventLog>(
 ) -> anyhow::Result<()> {
     let address = listener.local_addr().context("reading the bound address")?;
     security.access.check_listener(address)?;
-    let app = crate::auth::protect(
+    let app = crate::http_metrics::track(crate::auth::protect(
         crate::http::router(hub.clone()),
         security.access,
         kind_scope(&hub),
         known_scope(&hub),
-    );
+    ));
     let writer = tokio::spawn({
         let hub = hub.clone();
         async move {

@@ -27,6 +27,17 @@ impl<L: EventLog> Hub<L> {
         Ok(())
     }
 
+    /// Marks this hub as one that only follows (`--read-only`): it never becomes the writer.
+    ///
+    /// # Errors
+    /// When the view's lock is poisoned.
+    pub fn set_read_only(&self) -> Result<(), HubError> {
+        let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
+        view.read_only = true;
+        view.following = true;
+        Ok(())
+    }
+
     /// Whether this hub writes: it neither follows, nor declined, nor lost the role.
     #[must_use]
     pub fn is_writing(&self) -> bool {
@@ -79,7 +90,7 @@ impl<L: EventLog> Hub<L> {
         let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
         let from = view.folder.seq + 1;
         let folded = view.folder.fold_records(events, first, batches)?;
-        crate::hub_metrics::record_folded(&folded.decisions);
+        crate::hub_metrics::record_folded(&folded.decisions, events);
         let upto = view.folder.seq;
         let mut verification = Verification::default();
         for batch in batches {

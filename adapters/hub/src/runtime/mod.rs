@@ -106,15 +106,16 @@ impl<L: EventLog> Hub<L> {
     pub async fn submit(&self, mut events: Vec<Envelope>) -> Result<Vec<Appended>, HubError> {
         let started = std::time::Instant::now();
         let appended = match &self.config.test_clock {
-            None => self.log.append(events, AppendTime::Assigned).await?,
+            None => self.log.append(events, AppendTime::Assigned).await,
             Some(clock) => {
                 let now = clock.now();
                 for event in &mut events {
                     event.time = now;
                 }
-                self.log.append(events, AppendTime::AsGiven).await?
+                self.log.append(events, AppendTime::AsGiven).await
             }
         };
+        let appended = appended.inspect_err(|_| crate::hub_metrics::record_append_error())?;
         crate::hub_metrics::record_append(started.elapsed());
         Ok(appended)
     }
@@ -229,11 +230,11 @@ impl<L: EventLog> Hub<L> {
         )
         .entered();
         let mut folded = Folded::default();
-        for part in events.chunks(self.config.fold_batch_max.max(1)) {
+        for records in events.chunks(self.config.fold_batch_max.max(1)) {
             let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
-            let part = view.folder.fold_records_with(part, &mut first, &[])?;
+            let part = view.folder.fold_records_with(records, &mut first, &[])?;
             drop(view);
-            crate::hub_metrics::record_folded(&part.decisions);
+            crate::hub_metrics::record_folded(&part.decisions, records);
             folded.decisions.extend(part.decisions);
             folded.first_seen.extend(part.first_seen);
             if part.stopped.is_some() {

@@ -30,6 +30,8 @@ pub struct View {
     pub versions: VecDeque<(u64, u64)>,
     /// Set while this hub follows another writer (a standby or read follower on NATS).
     pub following: bool,
+    /// Set on a hub that only follows and never contends for the writer role (`--read-only`).
+    pub read_only: bool,
 }
 
 impl View {
