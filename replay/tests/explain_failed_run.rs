@@ -58,7 +58,7 @@ async fn a_failed_run_leads_the_placement_explanation() {
     for words in [
         "run ClusterStagedUpdateRun/release failed at stage canary",
         "cluster `member-2` in stage `canary` failed to update",
-        "; member-2 Deployment app/web: image pull: registry.example/web:bad not found",
+        "; member-2 Deployment app/web (Applied): image pull: registry.example/web:bad not found",
     ] {
         assert!(first.text.contains(words), "{words:?} in {}", first.text);
     }

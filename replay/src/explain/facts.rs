@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
+use flotilla_core::event::ManifestFailure;
 use flotilla_core::member::Member;
 use flotilla_core::placement::{Binding, BindingState, Placement};
 use flotilla_core::rollout::readiness::Readiness;
@@ -85,6 +86,9 @@ pub struct ReportNow {
     /// The member's message.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// The manifests it reported failed: `Deployment shop/web (Available): MESSAGE`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_manifests: Vec<String>,
     /// When it reported.
     pub reported_at: DateTime<Utc>,
     /// Since when it has been reported as available as it is.
@@ -99,6 +103,11 @@ impl ReportNow {
             available: report.available,
             trackable: report.trackable,
             message: report.message().to_owned(),
+            failed_manifests: report
+                .failed_manifests()
+                .iter()
+                .map(failed_manifest)
+                .collect(),
             reported_at: report.reported_at,
             available_since: report.available_since,
         }
@@ -125,8 +134,32 @@ impl ReportNow {
         if !self.message.is_empty() {
             text.push_str(&format!(" ({})", self.message));
         }
+        for manifest in &self.failed_manifests {
+            // The report's own message is usually its one failed manifest's: say it once.
+            let short = manifest
+                .strip_suffix(&self.message)
+                .and_then(|m| m.strip_suffix(": "))
+                .filter(|_| !self.message.is_empty());
+            text.push_str(&format!("; failed {}", short.unwrap_or(manifest)));
+        }
         text
     }
+}
+
+/// `Deployment shop/web (Available): MESSAGE`: a manifest the member reported failed, with the
+/// condition it failed and its message.
+pub(crate) fn failed_manifest(failure: &ManifestFailure) -> String {
+    let name = if failure.namespace.is_empty() {
+        failure.name.clone()
+    } else {
+        format!("{}/{}", failure.namespace, failure.name)
+    };
+    format!(
+        "{} {name} ({}): {}",
+        failure.kind,
+        failure.condition.as_str(),
+        failure.message
+    )
 }
 
 /// The member cluster's liveness at the point.

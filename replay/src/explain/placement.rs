@@ -356,7 +356,7 @@ fn run_failures(
         .collect()
 }
 
-/// `Deployment shop/shop-web: MESSAGE` for each manifest the cluster's member reported failed.
+/// `Deployment shop/shop-web (Available): MESSAGE` for each manifest the cluster's member reported failed.
 fn failed_manifests(placement: &Placement, cluster: &str) -> Vec<String> {
     let Some(binding) = placement.bindings.get(cluster) else {
         return Vec::new();
@@ -367,14 +367,7 @@ fn failed_manifests(placement: &Placement, cluster: &str) -> Vec<String> {
     report
         .failed_manifests()
         .iter()
-        .map(|m| {
-            let at = if m.namespace.is_empty() {
-                m.name.clone()
-            } else {
-                format!("{}/{}", m.namespace, m.name)
-            };
-            format!("{} {at}: {}", m.kind, m.message)
-        })
+        .map(super::facts::failed_manifest)
         .collect()
 }
 
