@@ -84,11 +84,6 @@ const BACK_EDGES: &[(&str, &str, &str)] = &[
         "staged",
         "placement::retention keeps the snapshots runs hold",
     ),
-    (
-        "placement",
-        "rollout",
-        "a placement holds its rollout's safety guard",
-    ),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {
@@ -296,12 +291,15 @@ fn an_import_that_runs_back_up_is_caught() {
             .iter()
             .any(|w| w.contains("`nowhere` stands on no floor"))
     );
-    imports.remove(&("placement".to_owned(), "rollout".to_owned()));
-    let wrong = violations(&imports);
-    assert!(
-        wrong
-            .iter()
-            .any(|w| w.contains("strike it from BACK_EDGES")),
-        "{wrong:?}"
-    );
+    // A listed edge that is gone is caught too (while any is listed).
+    if let Some((from, to, _)) = BACK_EDGES.first() {
+        imports.remove(&((*from).to_owned(), (*to).to_owned()));
+        let wrong = violations(&imports);
+        assert!(
+            wrong
+                .iter()
+                .any(|w| w.contains("strike it from BACK_EDGES")),
+            "{wrong:?}"
+        );
+    }
 }

@@ -5,6 +5,7 @@
 pub mod binding;
 pub mod bindings;
 pub mod envelope;
+pub mod guard;
 pub(crate) mod lifecycle;
 pub mod namespaces;
 pub mod policy_snapshot;
@@ -51,7 +52,7 @@ pub struct Placement {
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
     pub selection_error: Option<String>,
     /// The guard of its rolling update when it has safety fields (docs/rollout-safety.md).
-    pub guard: Option<crate::rollout::safety::Guard>,
+    pub guard: Option<guard::Guard>,
 }
 
 impl Placement {
@@ -210,7 +211,7 @@ impl Placement {
 /// Binds `cluster`'s binding to `work` for a rolling or partitioned pass, first telling the
 /// placement's safety guard, when it has one, what the binding carried.
 fn roll(
-    guard: &mut Option<crate::rollout::safety::Guard>,
+    guard: &mut Option<guard::Guard>,
     cluster: &str,
     binding: &mut Binding,
     work: Work,
