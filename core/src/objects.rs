@@ -5,18 +5,17 @@
 use chrono::{DateTime, Utc};
 
 use crate::change::Changes;
+use crate::coordinate::{self, lifecycle};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::eviction;
 use crate::manifest::{self, Body, Manifest};
-use crate::member;
 use crate::model::{
     CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
     MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
 use crate::overrides::{self, OverrideKind};
-use crate::placement::{self, lifecycle};
 use crate::revision::{Origin, next_meta, stored};
 use crate::staged;
 use crate::state::{Resource, State};
@@ -40,10 +39,10 @@ pub(crate) fn apply(
     } = manifest;
     match body {
         Body::MemberCluster(spec) => {
-            member::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::members::apply(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
-            placement::store::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::placements::apply(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourceOverride(spec) => overrides::store::apply(
             state,
@@ -76,11 +75,17 @@ pub(crate) fn apply(
             staged::store::apply_run(state, key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourcePlacementEviction(spec) => {
-            eviction::apply_eviction(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::evictions::apply(state, &key, &api_version, user, spec, origin, changes)
         }
-        Body::ClusterResourcePlacementDisruptionBudget(spec) => {
-            eviction::apply_budget(state, &key, &api_version, user, spec, origin, changes)
-        }
+        Body::ClusterResourcePlacementDisruptionBudget(spec) => eviction::apply_budget(
+            &mut state.eviction_store(),
+            &key,
+            &api_version,
+            user,
+            spec,
+            origin,
+            changes,
+        ),
         Body::Resource { content } => {
             apply_resource(state, key, &api_version, user, content, origin, changes)
         }
@@ -198,9 +203,9 @@ pub(crate) fn delete(
         return not_found();
     };
     let deleted = if key.is_member_cluster() {
-        member::delete(state, &key, now, changes)
+        coordinate::members::delete(state, &key, now, changes)
     } else if key.is_placement() {
-        placement::store::delete(state, &key, changes)
+        coordinate::placements::delete(state, &key, changes)
     } else if key.is_override() {
         overrides::store::delete(state, &key, changes)
     } else {
@@ -211,7 +216,7 @@ pub(crate) fn delete(
     }
     // Hub resources never hold a fleet kind's key (parsing routes those to their aggregates),
     // so a fleet object that does not exist ends as not found below.
-    if let Some(decisions) = eviction::delete(state, &key, changes) {
+    if let Some(decisions) = eviction::delete(&mut state.disruptions, &key, changes) {
         return decisions;
     }
     if state.resources.remove(&key).is_none() {

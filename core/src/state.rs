@@ -2,15 +2,13 @@
 //! deterministic, plus a canonical hash.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::codec;
-use crate::member::Member;
-use crate::model::{ObjectKey, ObjectMeta};
+use crate::model::ObjectKey;
 use crate::overrides::Override;
 pub use crate::placement::Placement;
 pub use crate::work_status::{ReportDetails, WorkStatus};
@@ -63,24 +61,11 @@ pub struct State {
     pub(crate) partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
 }
 
-/// Member clusters by name. Each member is behind a pointer, for two reasons: a map node holds
-/// eleven entries inline and is about half full when names arrive in order, so an inline
-/// 256-byte member would leave about as much room empty as it uses
-/// (`core/benches/state_memory.rs`); and a checkpoint's snapshot ([`State::snapshot`]) shares
-/// the members instead of copying them, the fold copying only those it changes while the
-/// snapshot lives (`Arc::make_mut`).
-pub type Members = BTreeMap<ClusterName, Arc<Member>>;
+pub use crate::member::Members;
 
 pub use crate::model::ClusterName;
 
-/// A stored hub resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Resource {
-    /// Metadata.
-    pub meta: ObjectMeta,
-    /// Canonical JSON of everything but apiVersion/kind/metadata.
-    pub content: String,
-}
+pub use crate::model::Resource;
 
 pub use crate::work_status::{
     DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX,
@@ -241,6 +226,34 @@ impl State {
     #[must_use]
     pub fn partitioned_rollouts(&self) -> &BTreeMap<ObjectKey, crate::rollout::partitioned::Plan> {
         &self.partitioned_rollouts
+    }
+
+    /// The member store, for a member verb.
+    pub(crate) fn member_store(&mut self) -> crate::member::Store<'_> {
+        crate::member::Store {
+            members: &mut self.members,
+            growth: &mut self.members_growth,
+            heartbeat_deadlines: &mut self.heartbeat_deadlines,
+            resource_version: &mut self.resource_version,
+        }
+    }
+
+    /// The placement store, for a placement verb.
+    pub(crate) fn placement_store(&mut self) -> crate::placement::store::Store<'_> {
+        crate::placement::store::Store {
+            placements: &mut self.placements,
+            selector_index: &mut self.selector_index,
+            resource_version: &mut self.resource_version,
+        }
+    }
+
+    /// The eviction store, for an eviction verb.
+    pub(crate) fn eviction_store(&mut self) -> crate::eviction::Store<'_> {
+        crate::eviction::Store {
+            disruptions: &mut self.disruptions,
+            resource_version: &mut self.resource_version,
+            placements: &self.placements,
+        }
     }
 
     /// Hands out the next resource version.

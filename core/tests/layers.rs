@@ -32,6 +32,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("staged runs", &["staged"]),
     ("evictions", &["eviction"]),
     ("the state", &["state"]),
+    ("coordination", &["coordinate"]),
     ("inputs", &["manifest", "report"]),
     ("objects", &["objects"]),
     ("passes", &["fold", "query", "invariants", "wire"]),
@@ -39,21 +40,6 @@ const FLOORS: &[(&str, &[&str])] = &[
 
 /// The imports that still run back up, and why.
 const BACK_EDGES: &[(&str, &str, &str)] = &[
-    (
-        "placement",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
-    (
-        "member",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
-    (
-        "scheduler",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
     (
         "overrides",
         "state",
@@ -68,21 +54,6 @@ const BACK_EDGES: &[(&str, &str, &str)] = &[
         "staged",
         "state",
         "verbs take the whole State, which holds every store",
-    ),
-    (
-        "eviction",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
-    (
-        "placement",
-        "scheduler",
-        "placement::lifecycle reschedules on a change",
-    ),
-    (
-        "placement",
-        "staged",
-        "placement::retention keeps the snapshots runs hold",
     ),
 ];
 
