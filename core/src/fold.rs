@@ -12,7 +12,6 @@ use crate::decision::{Decision, Decisions, RejectCode, rejected};
 use crate::event::{Envelope, Input, SCHEMA_VERSION};
 use crate::member;
 use crate::objects;
-use crate::overrides;
 use crate::report;
 use crate::revision::Origin;
 use crate::rollout;
@@ -79,7 +78,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     rollout::roll_out(state, &mut changes, now, &mut decisions);
     let staged = staged::drive_touched(state, &mut changes, now);
     decisions.extend(staged);
-    overrides::verdict::judge_bound(state, &changes);
+    coordinate::override_verdicts::judge_bound(state, &changes);
     decisions
 }
 

@@ -45,7 +45,7 @@ pub(crate) fn apply(
             coordinate::placements::apply(state, &key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourceOverride(spec) => overrides::store::apply(
-            state,
+            &mut state.override_store(),
             key,
             &api_version,
             user,
@@ -57,7 +57,7 @@ pub(crate) fn apply(
             changes,
         ),
         Body::ResourceOverride(spec) => overrides::store::apply(
-            state,
+            &mut state.override_store(),
             key,
             &api_version,
             user,
@@ -207,7 +207,7 @@ pub(crate) fn delete(
     } else if key.is_placement() {
         coordinate::placements::delete(state, &key, changes)
     } else if key.is_override() {
-        overrides::store::delete(state, &key, changes)
+        overrides::store::delete(&mut state.override_store(), &key, changes)
     } else {
         staged::store::delete(state, &key, changes)
     };

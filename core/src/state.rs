@@ -92,6 +92,19 @@ impl std::fmt::Display for StateHash {
     }
 }
 
+impl<'a> From<&'a State> for crate::overrides::Sources<'a> {
+    fn from(state: &'a State) -> Self {
+        state.override_sources()
+    }
+}
+
+impl<'a> From<&'a mut State> for crate::overrides::Sources<'a> {
+    fn from(state: &'a mut State) -> Self {
+        let state: &'a State = state;
+        state.override_sources()
+    }
+}
+
 impl State {
     /// A copy to checkpoint from, cheap to take: members and bindings are shared, not copied
     /// (the fold copies one only when it changes it while the copy lives, `Arc::make_mut`),
@@ -253,6 +266,26 @@ impl State {
             disruptions: &mut self.disruptions,
             resource_version: &mut self.resource_version,
             placements: &self.placements,
+        }
+    }
+
+    /// The override store, for an override verb.
+    pub(crate) fn override_store(&mut self) -> crate::overrides::Store<'_> {
+        crate::overrides::Store {
+            overrides: &mut self.overrides,
+            retired: &mut self.retired_overrides,
+            resource_version: &mut self.resource_version,
+            placements: &self.placements,
+        }
+    }
+
+    /// What rendering and matching overrides read.
+    #[must_use]
+    pub fn override_sources(&self) -> crate::overrides::Sources<'_> {
+        crate::overrides::Sources {
+            overrides: &self.overrides,
+            retired: &self.retired_overrides,
+            members: &self.members,
         }
     }
 

@@ -41,11 +41,6 @@ const FLOORS: &[(&str, &[&str])] = &[
 /// The imports that still run back up, and why.
 const BACK_EDGES: &[(&str, &str, &str)] = &[
     (
-        "overrides",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
-    (
         "rollout",
         "state",
         "verbs take the whole State, which holds every store",

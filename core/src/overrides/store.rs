@@ -5,9 +5,8 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, rejected};
 use crate::model::{ObjectKey, UserMeta};
 use crate::revision::{Origin, Previous, Revision, revise};
-use crate::state::State;
 
-use super::{Override, OverrideKind, OverrideSpec};
+use super::{Override, OverrideKind, OverrideSpec, Store};
 
 /// An override as its manifest gives it: a ClusterResourceOverride or a ResourceOverride, and
 /// its validated spec.
@@ -21,7 +20,7 @@ pub(crate) struct OverrideManifest {
 /// Stores an override after checking it against the stored ones, and takes a snapshot when its
 /// spec is new or changed.
 pub(crate) fn apply(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: ObjectKey,
     api_version: &str,
     user: UserMeta,
@@ -31,14 +30,15 @@ pub(crate) fn apply(
 ) -> Vec<Decision> {
     let OverrideManifest { kind, spec } = manifest;
     let object = key.clone();
-    let previous = state.overrides.get(&key).map(|o| Previous {
+    let previous = store.overrides.get(&key).map(|o| Previous {
         meta: o.meta.clone(),
         same_spec: o.spec == spec,
     });
     let unchanged = previous.as_ref().is_some_and(|p| {
         p.same_spec && p.meta.labels == user.labels && p.meta.annotations == user.annotations
     });
-    if !unchanged && let Err(conflict) = super::validation::against_stored(state, &key, kind, &spec)
+    if !unchanged
+        && let Err(conflict) = super::validation::against_stored(store.overrides, &key, kind, &spec)
     {
         return vec![rejected(conflict.code, conflict.message)];
     }
@@ -47,7 +47,7 @@ pub(crate) fn apply(
         decision,
         spec_changed,
     } = match revise(
-        &mut state.resource_version,
+        store.resource_version,
         &key,
         previous,
         api_version,
@@ -60,7 +60,7 @@ pub(crate) fn apply(
     };
     let mut decisions = vec![decision];
     let override_key = key.clone();
-    let index = match state.overrides.get_mut(&key) {
+    let index = match store.overrides.get_mut(&key) {
         Some(stored) => {
             stored.meta = meta;
             let taken = spec_changed.then(|| {
@@ -68,12 +68,12 @@ pub(crate) fn apply(
                 stored.take_snapshot(origin.now)
             });
             taken.map(|(index, pruned)| {
-                super::retired::retire(state, &override_key, pruned);
+                super::retired::retire(store.retired, store.placements, &override_key, pruned);
                 index
             })
         }
         None => {
-            state
+            store
                 .overrides
                 .insert(key, Override::new(kind, meta, spec, origin.now));
             Some(0)
@@ -91,11 +91,11 @@ pub(crate) fn apply(
 
 /// Deletes an override (its snapshots go with it); `None` when it does not exist.
 pub(crate) fn delete(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: &ObjectKey,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
-    let removed = state.overrides.remove(key)?;
-    super::retired::retire(state, key, removed.snapshots);
+    let removed = store.overrides.remove(key)?;
+    super::retired::retire(store.retired, store.placements, key, removed.snapshots);
     Some(vec![changes.object_deleted(key)])
 }

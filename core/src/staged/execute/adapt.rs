@@ -86,7 +86,7 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
         })
         .map(|s| s.resources.clone());
     if let (Some(resources), false) = (resources, pass.state.overrides.is_empty()) {
-        let (cro, ro) = overrides::applicable_overrides(pass.state, &key, &resources, cluster);
+        let (cro, ro) = overrides::applicable_overrides(&*pass.state, &key, &resources, cluster);
         status.cluster_resource_overrides = cro;
         status.resource_overrides = ro;
     }
