@@ -75,7 +75,12 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         now,
         &mut changes,
     ));
-    rollout::roll_out(state, &mut changes, now, &mut decisions);
+    rollout::roll_out(
+        &mut state.rollout_store(),
+        &mut changes,
+        now,
+        &mut decisions,
+    );
     let staged = staged::drive_touched(state, &mut changes, now);
     decisions.extend(staged);
     coordinate::override_verdicts::judge_bound(state, &changes);

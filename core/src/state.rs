@@ -98,6 +98,12 @@ impl<'a> From<&'a State> for crate::overrides::Sources<'a> {
     }
 }
 
+impl<'a> From<&'a State> for crate::rollout::View<'a> {
+    fn from(state: &'a State) -> Self {
+        state.rollout_view()
+    }
+}
+
 impl<'a> From<&'a mut State> for crate::overrides::Sources<'a> {
     fn from(state: &'a mut State) -> Self {
         let state: &'a State = state;
@@ -286,6 +292,32 @@ impl State {
             overrides: &self.overrides,
             retired: &self.retired_overrides,
             members: &self.members,
+        }
+    }
+
+    /// The rollout's store, for a rollout pass.
+    pub(crate) fn rollout_store(&mut self) -> crate::rollout::Store<'_> {
+        crate::rollout::Store {
+            placements: &mut self.placements,
+            rollout_deadlines: &mut self.rollout_deadlines,
+            rollout_index: &mut self.rollout_index,
+            partitioned_rollouts: &mut self.partitioned_rollouts,
+            resources: &self.resources,
+            sources: crate::overrides::Sources {
+                overrides: &self.overrides,
+                retired: &self.retired_overrides,
+                members: &self.members,
+            },
+        }
+    }
+
+    /// What the rollout reads.
+    #[must_use]
+    pub fn rollout_view(&self) -> crate::rollout::View<'_> {
+        crate::rollout::View {
+            placements: &self.placements,
+            resources: &self.resources,
+            sources: self.override_sources(),
         }
     }
 

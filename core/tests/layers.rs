@@ -39,18 +39,11 @@ const FLOORS: &[(&str, &[&str])] = &[
 ];
 
 /// The imports that still run back up, and why.
-const BACK_EDGES: &[(&str, &str, &str)] = &[
-    (
-        "rollout",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
-    (
-        "staged",
-        "state",
-        "verbs take the whole State, which holds every store",
-    ),
-];
+const BACK_EDGES: &[(&str, &str, &str)] = &[(
+    "staged",
+    "state",
+    "verbs take the whole State, which holds every store",
+)];
 
 fn floor_of(module: &str) -> Option<usize> {
     FLOORS
