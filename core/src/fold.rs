@@ -44,16 +44,24 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         Input::Delete { target } => objects::delete(state, target, now, &mut changes),
         Input::Heartbeat(beat) => coordinate::members::heartbeat(state, beat, now, &mut changes),
         Input::WorkReport(work) => report::record_report(state, work, now, &mut changes),
-        Input::Approve { name, namespace } => {
-            staged::approval::approve(state, name, namespace.as_deref(), now, &mut changes)
-        }
+        Input::Approve { name, namespace } => staged::approval::approve(
+            &mut state.staged_store(),
+            name,
+            namespace.as_deref(),
+            now,
+            &mut changes,
+        ),
         Input::Tick => Vec::new(),
         Input::Leave { cluster } => {
             coordinate::members::confirm_leave(state, cluster, now, &mut changes)
         }
-        Input::AnalysisResult(result) => {
-            staged::analysis::measure::record(state, result, event.id, now, &mut changes)
-        }
+        Input::AnalysisResult(result) => staged::analysis::measure::record(
+            &mut state.staged_store(),
+            result,
+            event.id,
+            now,
+            &mut changes,
+        ),
     };
     if is_refusal(&answer) {
         // A refused input changes nothing: not the clock, not the heartbeats it would have
@@ -81,7 +89,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         now,
         &mut decisions,
     );
-    let staged = staged::drive_touched(state, &mut changes, now);
+    let staged = staged::drive_touched(&mut state.staged_store(), &mut changes, now);
     decisions.extend(staged);
     coordinate::override_verdicts::judge_bound(state, &changes);
     decisions

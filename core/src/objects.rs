@@ -44,48 +44,31 @@ pub(crate) fn apply(
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
             coordinate::placements::apply(state, &key, &api_version, user, spec, origin, changes)
         }
-        Body::ClusterResourceOverride(spec) => overrides::store::apply(
-            &mut state.override_store(),
-            key,
-            &api_version,
-            user,
-            overrides::store::OverrideManifest {
-                kind: OverrideKind::ClusterResourceOverride,
-                spec,
-            },
-            origin,
-            changes,
-        ),
-        Body::ResourceOverride(spec) => overrides::store::apply(
-            &mut state.override_store(),
-            key,
-            &api_version,
-            user,
-            overrides::store::OverrideManifest {
-                kind: OverrideKind::ResourceOverride,
-                spec,
-            },
-            origin,
-            changes,
-        ),
+        Body::ClusterResourceOverride(spec) => {
+            let manifest = OverrideKind::ClusterResourceOverride.manifest(spec);
+            let store = &mut state.override_store();
+            overrides::store::apply(store, key, &api_version, user, manifest, origin, changes)
+        }
+        Body::ResourceOverride(spec) => {
+            let manifest = OverrideKind::ResourceOverride.manifest(spec);
+            let store = &mut state.override_store();
+            overrides::store::apply(store, key, &api_version, user, manifest, origin, changes)
+        }
         Body::StagedUpdateStrategy(spec) => {
-            staged::store::apply_strategy(state, key, &api_version, user, spec, origin, changes)
+            let store = &mut state.staged_store();
+            staged::store::apply_strategy(store, key, &api_version, user, spec, origin, changes)
         }
         Body::StagedUpdateRun(spec) => {
-            staged::store::apply_run(state, key, &api_version, user, spec, origin, changes)
+            let store = &mut state.staged_store();
+            staged::store::apply_run(store, key, &api_version, user, spec, origin, changes)
         }
         Body::ClusterResourcePlacementEviction(spec) => {
             coordinate::evictions::apply(state, &key, &api_version, user, spec, origin, changes)
         }
-        Body::ClusterResourcePlacementDisruptionBudget(spec) => eviction::apply_budget(
-            &mut state.eviction_store(),
-            &key,
-            &api_version,
-            user,
-            spec,
-            origin,
-            changes,
-        ),
+        Body::ClusterResourcePlacementDisruptionBudget(spec) => {
+            let store = &mut state.eviction_store();
+            eviction::apply_budget(store, &key, &api_version, user, spec, origin, changes)
+        }
         Body::Resource { content } => {
             apply_resource(state, key, &api_version, user, content, origin, changes)
         }
@@ -209,7 +192,7 @@ pub(crate) fn delete(
     } else if key.is_override() {
         overrides::store::delete(&mut state.override_store(), &key, changes)
     } else {
-        staged::store::delete(state, &key, changes)
+        staged::store::delete(&mut state.staged_store(), &key, changes)
     };
     if let Some(decisions) = deleted {
         return decisions;

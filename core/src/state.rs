@@ -104,6 +104,15 @@ impl<'a> From<&'a State> for crate::rollout::View<'a> {
     }
 }
 
+impl<'a> From<&'a State> for crate::staged::View<'a> {
+    fn from(state: &'a State) -> Self {
+        crate::staged::View {
+            update_runs: &state.update_runs,
+            approvals: &state.approvals,
+        }
+    }
+}
+
 impl<'a> From<&'a mut State> for crate::overrides::Sources<'a> {
     fn from(state: &'a mut State) -> Self {
         let state: &'a State = state;
@@ -321,8 +330,20 @@ impl State {
         }
     }
 
-    /// Hands out the next resource version.
-    pub(crate) fn next_resource_version(&mut self) -> u64 {
-        crate::revision::next_version(&mut self.resource_version)
+    /// The staged runs' store, for a staged verb.
+    pub(crate) fn staged_store(&mut self) -> crate::staged::Store<'_> {
+        crate::staged::Store {
+            placements: &mut self.placements,
+            strategies: &mut self.strategies,
+            update_runs: &mut self.update_runs,
+            approvals: &mut self.approvals,
+            run_deadlines: &mut self.run_deadlines,
+            resource_version: &mut self.resource_version,
+            sources: crate::overrides::Sources {
+                overrides: &self.overrides,
+                retired: &self.retired_overrides,
+                members: &self.members,
+            },
+        }
     }
 }

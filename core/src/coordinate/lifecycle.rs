@@ -1,5 +1,5 @@
 //! What happens to placements when something changes: the placement itself, the hub's
-//! resources, or a member cluster. This is where the seeds' scheduling triggers live:
+//! resources, or a member cluster. This is where the scheduling triggers live:
 //! a policy change, a cluster becoming eligible and a cluster leaving trigger scheduling;
 //! resource-only changes never do (they only take a new resource snapshot).
 

@@ -17,6 +17,13 @@ pub(crate) struct OverrideManifest {
     pub spec: OverrideSpec,
 }
 
+impl OverrideKind {
+    /// An override of this kind with this spec, as its manifest gives it.
+    pub(crate) fn manifest(self, spec: OverrideSpec) -> OverrideManifest {
+        OverrideManifest { kind: self, spec }
+    }
+}
+
 /// Stores an override after checking it against the stored ones, and takes a snapshot when its
 /// spec is new or changed.
 pub(crate) fn apply(

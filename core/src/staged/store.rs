@@ -7,7 +7,7 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, UserMeta};
 use crate::revision::{Origin, Previous, Revision, revise};
-use crate::state::State;
+use crate::staged::Store;
 
 use super::Strategy;
 use super::model::{RunSpec, StrategySpec};
@@ -16,7 +16,7 @@ use super::run::UpdateRun;
 /// Stores a strategy. Runs snapshot it when they initialize, so an edit never reaches a run
 /// that has started.
 pub(crate) fn apply_strategy(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: ObjectKey,
     api_version: &str,
     user: UserMeta,
@@ -29,7 +29,7 @@ pub(crate) fn apply_strategy(
         same_spec: s.spec == spec,
     });
     match revise(
-        &mut state.resource_version,
+        state.resource_version,
         &key,
         previous,
         api_version,
@@ -48,7 +48,7 @@ pub(crate) fn apply_strategy(
 /// Stores a run, refusing changes to its immutable fields and invalid state transitions; the
 /// run is then driven (initialized on creation) by the fold.
 pub(crate) fn apply_run(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: ObjectKey,
     api_version: &str,
     user: UserMeta,
@@ -68,7 +68,7 @@ pub(crate) fn apply_run(
         same_spec: r.spec == spec,
     });
     match revise(
-        &mut state.resource_version,
+        state.resource_version,
         &key,
         previous,
         api_version,
@@ -96,7 +96,7 @@ pub(crate) fn apply_run(
 /// Deletes a run (and its approval requests), an approval request or a strategy; `None` when
 /// `key` is none of these stored.
 pub(crate) fn delete(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: &ObjectKey,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
@@ -116,7 +116,7 @@ pub(crate) fn delete(
 /// Deletes an approval request and tells its run, which makes it again at once unless it has
 /// already accepted the approval: KubeFleet's updaterun controller watches approval request
 /// deletions and re-creates the request while the stage task is not `ApprovalRequestApproved`.
-fn delete_approval(state: &mut State, key: &ObjectKey, changes: &mut Changes) -> bool {
+fn delete_approval(state: &mut Store<'_>, key: &ObjectKey, changes: &mut Changes) -> bool {
     let Some(request) = state.approvals.remove(key) else {
         return false;
     };
@@ -131,7 +131,7 @@ fn delete_approval(state: &mut State, key: &ObjectKey, changes: &mut Changes) ->
 }
 
 /// Deletes a run and the approval requests it created.
-fn delete_run(state: &mut State, key: &ObjectKey) -> bool {
+fn delete_run(state: &mut Store<'_>, key: &ObjectKey) -> bool {
     if state.update_runs.remove(key).is_none() {
         return false;
     }
