@@ -27,7 +27,9 @@ use crate::event::{Heartbeat, ResourceUsage};
 use crate::model::{
     CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta, VecMap,
 };
-use crate::revision::{Origin, Previous, Revision, revise};
+use crate::revision::{Applied, Origin, Revision, previous_of, revise};
+
+crate::revision::stored_objects!(Member => MemberClusterSpec);
 
 /// Member clusters by name. Each member is behind a pointer, for two reasons: a map node holds
 /// eleven entries inline and is about half full when names arrive in order, so an inline
@@ -162,21 +164,12 @@ pub(crate) fn apply(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Result<Decision, Box<Decision>> {
-    let existing = store.members.get(key.name.as_str());
+    let existing = store.members.get(key.name.as_str()).map(|m| &**m);
     let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
-    let previous = existing.map(|m| Previous {
-        meta: m.meta.clone(),
-        same_spec: m.spec == spec,
-    });
-    let Revision { meta, decision, .. } = revise(
-        store.resource_version,
-        key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    )?;
+    let previous = previous_of(existing, &spec);
+    let applied = Applied::new(api_version, user, origin);
+    let Revision { meta, decision, .. } =
+        revise(store.resource_version, key, previous, applied, changes)?;
     match store
         .members
         .get_mut(key.name.as_str())

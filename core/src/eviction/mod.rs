@@ -37,7 +37,7 @@ use crate::model::{
     ObjectMeta, PLACEMENT_GROUP, UserMeta,
 };
 use crate::placement::Placement;
-use crate::revision::{Origin, Previous, Revision, next_meta, revise, stored};
+use crate::revision::{Applied, Origin, Revision, next_meta, previous_of, revise, stored};
 
 /// A stored eviction and the outcome of its one reconciliation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +67,8 @@ pub struct Disruptions {
     /// `ClusterResourcePlacementDisruptionBudget`s; each guards the placement of its name.
     pub budgets: BTreeMap<String, DisruptionBudget>,
 }
+
+crate::revision::stored_objects!(DisruptionBudget => DisruptionBudgetSpec);
 
 /// What an eviction verb changes and reads, borrowed from the state: the evictions and budgets,
 /// the hub's resource version counter, and the placements an eviction is judged against.
@@ -232,26 +234,13 @@ pub(crate) fn apply_budget(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let previous = store
-        .disruptions
-        .budgets
-        .get(key.name.as_str())
-        .map(|b| Previous {
-            meta: b.meta.clone(),
-            same_spec: b.spec == spec,
-        });
-    let Revision { meta, decision, .. } = match revise(
-        store.resource_version,
-        key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
-        Ok(revision) => revision,
-        Err(unchanged) => return vec![*unchanged],
-    };
+    let previous = previous_of(store.disruptions.budgets.get(key.name.as_str()), &spec);
+    let applied = Applied::new(api_version, user, origin);
+    let Revision { meta, decision, .. } =
+        match revise(store.resource_version, key, previous, applied, changes) {
+            Ok(revision) => revision,
+            Err(unchanged) => return vec![*unchanged],
+        };
     store
         .disruptions
         .budgets

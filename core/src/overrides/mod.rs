@@ -40,6 +40,8 @@ use crate::member::Members;
 use crate::model::{ObjectKey, ObjectMeta};
 use crate::placement::Placement;
 
+crate::revision::stored_objects!(Override => OverrideSpec);
+
 /// What rendering and matching overrides read, borrowed from the state: the stored overrides,
 /// the snapshots retired from them that works still use, and the member clusters (their rules
 /// select clusters by label). A `&State` converts into it.

@@ -4,7 +4,7 @@
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, rejected};
 use crate::model::{ObjectKey, UserMeta};
-use crate::revision::{Origin, Previous, Revision, revise};
+use crate::revision::{Applied, Origin, Revision, previous_of, revise};
 
 use super::{Override, OverrideKind, OverrideSpec, Store};
 
@@ -37,31 +37,19 @@ pub(crate) fn apply(
 ) -> Vec<Decision> {
     let OverrideManifest { kind, spec } = manifest;
     let object = key.clone();
-    let previous = store.overrides.get(&key).map(|o| Previous {
-        meta: o.meta.clone(),
-        same_spec: o.spec == spec,
-    });
-    let unchanged = previous.as_ref().is_some_and(|p| {
-        p.same_spec && p.meta.labels == user.labels && p.meta.annotations == user.annotations
-    });
+    let previous = previous_of(store.overrides.get(&key), &spec);
+    let unchanged = previous.as_ref().is_some_and(|p| p.unchanged_by(&user));
     if !unchanged
         && let Err(conflict) = super::validation::against_stored(store.overrides, &key, kind, &spec)
     {
         return vec![rejected(conflict.code, conflict.message)];
     }
+    let applied = Applied::new(api_version, user, origin);
     let Revision {
         meta,
         decision,
         spec_changed,
-    } = match revise(
-        store.resource_version,
-        &key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
+    } = match revise(store.resource_version, &key, previous, applied, changes) {
         Ok(revision) => revision,
         Err(unchanged) => return vec![*unchanged],
     };

@@ -52,6 +52,8 @@ pub struct Placement {
     pub guard: Option<guard::Guard>,
 }
 
+crate::revision::stored_objects!(Placement => PlacementSpec);
+
 impl Placement {
     /// A placement with nothing derived yet.
     #[must_use]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::change::Changes;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, PlacementSpec, UserMeta, placement_validation};
-use crate::revision::{Origin, Previous, Revision, revise};
+use crate::revision::{Applied, Origin, Revision, previous_of, revise};
 
 use super::Placement;
 use super::selector_index::SelectorIndex;
@@ -43,19 +43,10 @@ pub(crate) fn apply(
             error.to_string(),
         )));
     }
-    let previous = existing.map(|p| Previous {
-        meta: p.meta.clone(),
-        same_spec: p.spec == spec,
-    });
-    let Revision { meta, decision, .. } = revise(
-        store.resource_version,
-        key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    )?;
+    let previous = previous_of(existing, &spec);
+    let applied = Applied::new(api_version, user, origin);
+    let Revision { meta, decision, .. } =
+        revise(store.resource_version, key, previous, applied, changes)?;
     match store.placements.get_mut(key) {
         Some(placement) => {
             placement.meta = meta;

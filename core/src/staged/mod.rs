@@ -239,6 +239,8 @@ fn runs_placement(key: &ObjectKey, run: &run::UpdateRun, placement: &ObjectKey) 
 /// that reported; the others cannot have changed).
 type Focus = Option<BTreeSet<ClusterName>>;
 
+crate::revision::stored_objects!(Strategy => StrategySpec, run::UpdateRun => model::RunSpec);
+
 /// What a staged run's verbs change and read, borrowed from the state: the placements whose
 /// bindings runs roll out, the strategies, runs, approval requests and run deadlines, the hub's
 /// resource version counter, and what overrides render with (the overrides and the member

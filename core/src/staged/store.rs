@@ -6,7 +6,7 @@
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, UserMeta};
-use crate::revision::{Origin, Previous, Revision, revise};
+use crate::revision::{Applied, Origin, Revision, previous_of, revise};
 use crate::staged::Store;
 
 use super::Strategy;
@@ -24,19 +24,9 @@ pub(crate) fn apply_strategy(
     origin: &Origin,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let previous = state.strategies.get(&key).map(|s| Previous {
-        meta: s.meta.clone(),
-        same_spec: s.spec == spec,
-    });
-    match revise(
-        state.resource_version,
-        &key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
+    let previous = previous_of(state.strategies.get(&key), &spec);
+    let applied = Applied::new(api_version, user, origin);
+    match revise(state.resource_version, &key, previous, applied, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.strategies.insert(key, Strategy { meta, spec });
@@ -63,19 +53,9 @@ pub(crate) fn apply_run(
         return vec![rejected(RejectCode::ImmutableField, error.to_string())];
     }
     let status = existing.map(|r| r.status.clone()).unwrap_or_default();
-    let previous = existing.map(|r| Previous {
-        meta: r.meta.clone(),
-        same_spec: r.spec == spec,
-    });
-    match revise(
-        state.resource_version,
-        &key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
+    let previous = previous_of(existing, &spec);
+    let applied = Applied::new(api_version, user, origin);
+    match revise(state.resource_version, &key, previous, applied, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.update_runs.insert(
