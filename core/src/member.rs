@@ -25,9 +25,9 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
 use crate::model::{
-    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta, VecMap,
+    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, VecMap,
 };
-use crate::revision::{Applied, Origin, Revision, previous_of, revise};
+use crate::revision::{Applied, Revision, previous_of, revise};
 
 crate::revision::stored_objects!(Member => MemberClusterSpec);
 
@@ -158,16 +158,13 @@ impl Member {
 pub(crate) fn apply(
     store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: MemberClusterSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Result<Decision, Box<Decision>> {
     let existing = store.members.get(key.name.as_str()).map(|m| &**m);
     let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
     let previous = previous_of(existing, &spec);
-    let applied = Applied::new(api_version, user, origin);
     let Revision { meta, decision, .. } =
         revise(store.resource_version, key, previous, applied, changes)?;
     match store

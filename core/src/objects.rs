@@ -16,7 +16,7 @@ use crate::model::{
     MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
 use crate::overrides::{self, OverrideKind};
-use crate::revision::{Origin, next_meta, stored};
+use crate::revision::{Applied, Origin, next_meta, stored};
 use crate::staged;
 use crate::state::{Resource, State};
 
@@ -37,41 +37,40 @@ pub(crate) fn apply(
         meta: user,
         body,
     } = manifest;
+    let applied = Applied::new(&api_version, user, origin);
     match body {
         Body::MemberCluster(spec) => {
-            coordinate::members::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::members::apply(state, &key, spec, applied, changes)
         }
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
-            coordinate::placements::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::placements::apply(state, &key, spec, applied, changes)
         }
         Body::ClusterResourceOverride(spec) => {
             let manifest = OverrideKind::ClusterResourceOverride.manifest(spec);
             let store = &mut state.override_store();
-            overrides::store::apply(store, key, &api_version, user, manifest, origin, changes)
+            overrides::store::apply(store, key, manifest, applied, changes)
         }
         Body::ResourceOverride(spec) => {
             let manifest = OverrideKind::ResourceOverride.manifest(spec);
             let store = &mut state.override_store();
-            overrides::store::apply(store, key, &api_version, user, manifest, origin, changes)
+            overrides::store::apply(store, key, manifest, applied, changes)
         }
         Body::StagedUpdateStrategy(spec) => {
             let store = &mut state.staged_store();
-            staged::store::apply_strategy(store, key, &api_version, user, spec, origin, changes)
+            staged::store::apply_strategy(store, key, spec, applied, changes)
         }
         Body::StagedUpdateRun(spec) => {
             let store = &mut state.staged_store();
-            staged::store::apply_run(store, key, &api_version, user, spec, origin, changes)
+            staged::store::apply_run(store, key, spec, applied, changes)
         }
         Body::ClusterResourcePlacementEviction(spec) => {
-            coordinate::evictions::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::evictions::apply(state, &key, spec, applied, changes)
         }
         Body::ClusterResourcePlacementDisruptionBudget(spec) => {
             let store = &mut state.eviction_store();
-            eviction::apply_budget(store, &key, &api_version, user, spec, origin, changes)
+            eviction::apply_budget(store, &key, spec, applied, changes)
         }
-        Body::Resource { content } => {
-            apply_resource(state, key, &api_version, user, content, origin, changes)
-        }
+        Body::Resource { content } => apply_resource(state, key, content, applied, changes),
     }
 }
 
@@ -79,12 +78,15 @@ pub(crate) fn apply(
 fn apply_resource(
     state: &mut State,
     key: ObjectKey,
-    api_version: &str,
-    user: crate::model::UserMeta,
     content: String,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let Applied {
+        api_version,
+        user,
+        origin,
+    } = applied;
     let existing = state.resources.get(&key);
     if existing.is_some_and(|r| {
         r.content == content

@@ -7,8 +7,8 @@ use chrono::{DateTime, Utc};
 use crate::change::Changes;
 use crate::decision::Decision;
 use crate::eviction::{self, EvictionSpec, New, Verdict, reconcile};
-use crate::model::{ObjectKey, UserMeta};
-use crate::revision::Origin;
+use crate::model::ObjectKey;
+use crate::revision::Applied;
 use crate::scheduler;
 use crate::state::State;
 
@@ -17,18 +17,16 @@ use crate::state::State;
 pub(crate) fn apply(
     state: &mut State,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: EvictionSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let now = applied.origin.now;
     let mut store = state.eviction_store();
-    let new =
-        match eviction::apply_eviction(&mut store, key, api_version, user, spec, origin, changes) {
-            Ok(new) => new,
-            Err(decisions) => return decisions,
-        };
+    let new = match eviction::apply_eviction(&mut store, key, spec, applied, changes) {
+        Ok(new) => new,
+        Err(decisions) => return decisions,
+    };
     let New { stored, judged } = new;
     let executed = matches!(judged.verdict, Verdict::Executed(_));
     let placement = reconcile::placement_key(&judged.spec);
@@ -37,10 +35,10 @@ pub(crate) fn apply(
     if executed {
         decisions.extend(remove_binding(state, &placement, &cluster, changes));
     }
-    let reconciled = eviction::reconciled(&mut state.disruptions, judged, origin.now, changes);
+    let reconciled = eviction::reconciled(&mut state.disruptions, judged, now, changes);
     decisions.push(reconciled);
     if executed {
-        decisions.extend(reschedule(state, &placement, origin.now, changes));
+        decisions.extend(reschedule(state, &placement, now, changes));
     }
     decisions
 }

@@ -8,9 +8,9 @@ use crate::change::Changes;
 use crate::decision::Decision;
 use crate::event::Heartbeat;
 use crate::member;
-use crate::model::{MemberClusterSpec, ObjectKey, UserMeta};
+use crate::model::{MemberClusterSpec, ObjectKey};
 use crate::placement::{BindingState, Placement};
-use crate::revision::Origin;
+use crate::revision::Applied;
 use crate::state::State;
 
 use super::lifecycle;
@@ -19,21 +19,18 @@ use super::lifecycle;
 pub(crate) fn apply(
     state: &mut State,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: MemberClusterSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let now = applied.origin.now;
     let mut store = state.member_store();
-    let decision = match member::apply(&mut store, key, api_version, user, spec, origin, changes) {
+    let decision = match member::apply(&mut store, key, spec, applied, changes) {
         Ok(decision) => decision,
         Err(unchanged) => return vec![*unchanged],
     };
     let mut decisions = vec![decision];
-    decisions.extend(lifecycle::member_changed(
-        state, &key.name, origin.now, changes,
-    ));
+    decisions.extend(lifecycle::member_changed(state, &key.name, now, changes));
     decisions
 }
 

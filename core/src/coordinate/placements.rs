@@ -4,9 +4,9 @@
 
 use crate::change::Changes;
 use crate::decision::Decision;
-use crate::model::{ObjectKey, PlacementSpec, UserMeta};
+use crate::model::{ObjectKey, PlacementSpec};
 use crate::placement::store;
-use crate::revision::Origin;
+use crate::revision::Applied;
 use crate::state::State;
 
 use super::lifecycle;
@@ -16,19 +16,18 @@ use super::lifecycle;
 pub(crate) fn apply(
     state: &mut State,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: PlacementSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let now = applied.origin.now;
     let mut store = state.placement_store();
-    let decision = match store::apply(&mut store, key, api_version, user, spec, origin, changes) {
+    let decision = match store::apply(&mut store, key, spec, applied, changes) {
         Ok(decision) => decision,
         Err(refused) => return vec![*refused],
     };
     let mut decisions = vec![decision];
-    lifecycle::placement_applied(state, key, origin.now, changes, &mut decisions);
+    lifecycle::placement_applied(state, key, now, changes, &mut decisions);
     decisions
 }
 

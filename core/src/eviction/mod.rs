@@ -34,10 +34,10 @@ use crate::condition::Condition;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION, ObjectKey,
-    ObjectMeta, PLACEMENT_GROUP, UserMeta,
+    ObjectMeta, PLACEMENT_GROUP,
 };
 use crate::placement::Placement;
-use crate::revision::{Applied, Origin, Revision, next_meta, previous_of, revise, stored};
+use crate::revision::{Applied, Revision, next_meta, previous_of, revise, stored};
 
 /// A stored eviction and the outcome of its one reconciliation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,12 +108,15 @@ pub(crate) struct Judged {
 pub(crate) fn apply_eviction(
     store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: EvictionSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Result<New, Vec<Decision>> {
+    let Applied {
+        api_version,
+        user,
+        origin,
+    } = applied;
     let object = key.clone();
     if let Some(existing) = store.disruptions.evictions.get(key.name.as_str()) {
         if let Some(message) = changed_spec(&existing.spec, &spec) {
@@ -228,14 +231,11 @@ fn changed_spec(stored: &EvictionSpec, applied: &EvictionSpec) -> Option<String>
 pub(crate) fn apply_budget(
     store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: DisruptionBudgetSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let previous = previous_of(store.disruptions.budgets.get(key.name.as_str()), &spec);
-    let applied = Applied::new(api_version, user, origin);
     let Revision { meta, decision, .. } =
         match revise(store.resource_version, key, previous, applied, changes) {
             Ok(revision) => revision,

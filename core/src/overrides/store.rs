@@ -3,8 +3,8 @@
 
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, rejected};
-use crate::model::{ObjectKey, UserMeta};
-use crate::revision::{Applied, Origin, Revision, previous_of, revise};
+use crate::model::ObjectKey;
+use crate::revision::{Applied, Revision, previous_of, revise};
 
 use super::{Override, OverrideKind, OverrideSpec, Store};
 
@@ -29,22 +29,22 @@ impl OverrideKind {
 pub(crate) fn apply(
     store: &mut Store<'_>,
     key: ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     manifest: OverrideManifest,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let OverrideManifest { kind, spec } = manifest;
+    let now = applied.origin.now;
     let object = key.clone();
     let previous = previous_of(store.overrides.get(&key), &spec);
-    let unchanged = previous.as_ref().is_some_and(|p| p.unchanged_by(&user));
+    let unchanged = previous
+        .as_ref()
+        .is_some_and(|p| p.unchanged_by(&applied.user));
     if !unchanged
         && let Err(conflict) = super::validation::against_stored(store.overrides, &key, kind, &spec)
     {
         return vec![rejected(conflict.code, conflict.message)];
     }
-    let applied = Applied::new(api_version, user, origin);
     let Revision {
         meta,
         decision,
@@ -60,7 +60,7 @@ pub(crate) fn apply(
             stored.meta = meta;
             let taken = spec_changed.then(|| {
                 stored.spec = spec;
-                stored.take_snapshot(origin.now)
+                stored.take_snapshot(now)
             });
             taken.map(|(index, pruned)| {
                 super::retired::retire(store.retired, store.placements, &override_key, pruned);
@@ -70,7 +70,7 @@ pub(crate) fn apply(
         None => {
             store
                 .overrides
-                .insert(key, Override::new(kind, meta, spec, origin.now));
+                .insert(key, Override::new(kind, meta, spec, now));
             Some(0)
         }
     };

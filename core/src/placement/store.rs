@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::change::Changes;
 use crate::decision::{Decision, RejectCode, rejected};
-use crate::model::{ObjectKey, PlacementSpec, UserMeta, placement_validation};
-use crate::revision::{Applied, Origin, Revision, previous_of, revise};
+use crate::model::{ObjectKey, PlacementSpec, placement_validation};
+use crate::revision::{Applied, Revision, previous_of, revise};
 
 use super::Placement;
 use super::selector_index::SelectorIndex;
@@ -28,10 +28,8 @@ pub(crate) struct Store<'a> {
 pub(crate) fn apply(
     store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: PlacementSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Result<Decision, Box<Decision>> {
     let existing = store.placements.get(key);
@@ -44,7 +42,6 @@ pub(crate) fn apply(
         )));
     }
     let previous = previous_of(existing, &spec);
-    let applied = Applied::new(api_version, user, origin);
     let Revision { meta, decision, .. } =
         revise(store.resource_version, key, previous, applied, changes)?;
     match store.placements.get_mut(key) {

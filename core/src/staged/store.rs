@@ -5,8 +5,8 @@
 
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
-use crate::model::{ObjectKey, UserMeta};
-use crate::revision::{Applied, Origin, Revision, previous_of, revise};
+use crate::model::ObjectKey;
+use crate::revision::{Applied, Revision, previous_of, revise};
 use crate::staged::Store;
 
 use super::Strategy;
@@ -18,14 +18,11 @@ use super::run::UpdateRun;
 pub(crate) fn apply_strategy(
     state: &mut Store<'_>,
     key: ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: StrategySpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let previous = previous_of(state.strategies.get(&key), &spec);
-    let applied = Applied::new(api_version, user, origin);
     match revise(state.resource_version, &key, previous, applied, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
@@ -40,10 +37,8 @@ pub(crate) fn apply_strategy(
 pub(crate) fn apply_run(
     state: &mut Store<'_>,
     key: ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: RunSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let existing = state.update_runs.get(&key);
@@ -54,7 +49,6 @@ pub(crate) fn apply_run(
     }
     let status = existing.map(|r| r.status.clone()).unwrap_or_default();
     let previous = previous_of(existing, &spec);
-    let applied = Applied::new(api_version, user, origin);
     match revise(state.resource_version, &key, previous, applied, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
