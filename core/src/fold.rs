@@ -7,11 +7,11 @@
 use chrono::{DateTime, Utc};
 
 use crate::change::Changes;
+use crate::coordinate;
 use crate::decision::{Decision, Decisions, RejectCode, rejected};
 use crate::event::{Envelope, Input, SCHEMA_VERSION};
 use crate::member;
 use crate::objects;
-use crate::overrides;
 use crate::report;
 use crate::revision::Origin;
 use crate::rollout;
@@ -34,7 +34,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     // What the aggregates change, for the rollout passes below: decisions are the users'
     // record, never re-read.
     let mut changes = Changes::new();
-    let expiry = member::expire_heartbeats_reversibly(state, now, &mut changes);
+    let expiry = member::expire_heartbeats_reversibly(&mut state.member_store(), now, &mut changes);
     let origin = Origin {
         event_id: event.id,
         now,
@@ -42,21 +42,31 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     let answer = match &event.payload {
         Input::Apply { manifest } => objects::apply(state, manifest, &origin, &mut changes),
         Input::Delete { target } => objects::delete(state, target, now, &mut changes),
-        Input::Heartbeat(beat) => member::heartbeat(state, beat, now, &mut changes),
+        Input::Heartbeat(beat) => coordinate::members::heartbeat(state, beat, now, &mut changes),
         Input::WorkReport(work) => report::record_report(state, work, now, &mut changes),
-        Input::Approve { name, namespace } => {
-            staged::approval::approve(state, name, namespace.as_deref(), now, &mut changes)
-        }
+        Input::Approve { name, namespace } => staged::approval::approve(
+            &mut state.staged_store(),
+            name,
+            namespace.as_deref(),
+            now,
+            &mut changes,
+        ),
         Input::Tick => Vec::new(),
-        Input::Leave { cluster } => member::confirm_leave(state, cluster, now, &mut changes),
-        Input::AnalysisResult(result) => {
-            staged::analysis::measure::record(state, result, event.id, now, &mut changes)
+        Input::Leave { cluster } => {
+            coordinate::members::confirm_leave(state, cluster, now, &mut changes)
         }
+        Input::AnalysisResult(result) => staged::analysis::measure::record(
+            &mut state.staged_store(),
+            result,
+            event.id,
+            now,
+            &mut changes,
+        ),
     };
     if is_refusal(&answer) {
         // A refused input changes nothing: not the clock, not the heartbeats it would have
         // expired (a forged far-future time must not time the fleet out).
-        expiry.revert(state);
+        expiry.revert(&mut state.member_store());
         state.now = before;
         return answer;
     }
@@ -68,11 +78,20 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         false => decisions.extend(answer),
     }
     // A spec change (a shorter heartbeat period) can move a deadline into the past.
-    decisions.extend(member::expire_heartbeats(state, now, &mut changes));
-    rollout::roll_out(state, &mut changes, now, &mut decisions);
-    let staged = staged::drive_touched(state, &mut changes, now);
+    decisions.extend(member::expire_heartbeats(
+        &mut state.member_store(),
+        now,
+        &mut changes,
+    ));
+    rollout::roll_out(
+        &mut state.rollout_store(),
+        &mut changes,
+        now,
+        &mut decisions,
+    );
+    let staged = staged::drive_touched(&mut state.staged_store(), &mut changes, now);
     decisions.extend(staged);
-    overrides::verdict::judge_bound(state, &changes);
+    coordinate::override_verdicts::judge_bound(state, &changes);
     decisions
 }
 

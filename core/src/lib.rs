@@ -24,6 +24,7 @@ pub mod catalog;
 pub mod change;
 pub mod codec;
 pub mod condition;
+pub mod coordinate;
 pub mod decision;
 mod derived;
 pub mod event;

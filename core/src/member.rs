@@ -25,11 +25,35 @@ use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Heartbeat, ResourceUsage};
 use crate::model::{
-    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, UserMeta, VecMap,
+    CLUSTER_GROUP, MEMBER_CLUSTER, MemberClusterSpec, ObjectKey, ObjectMeta, VecMap,
 };
-use crate::placement::lifecycle;
-use crate::revision::{Origin, Previous, Revision, revise};
-use crate::state::State;
+use crate::revision::{Applied, Revision, previous_of, revise};
+
+crate::revision::stored_objects!(Member => MemberClusterSpec);
+
+/// Member clusters by name. Each member is behind a pointer, for two reasons: a map node holds
+/// eleven entries inline and is about half full when names arrive in order, so an inline
+/// 256-byte member would leave about as much room empty as it uses
+/// (`core/benches/state_memory.rs`); and a checkpoint's snapshot (`State::snapshot`) shares
+/// the members instead of copying them, the fold copying only those it changes while the
+/// snapshot lives (`Arc::make_mut`).
+pub type Members = std::collections::BTreeMap<crate::model::ClusterName, std::sync::Arc<Member>>;
+
+/// The member store a verb changes, borrowed from the state: the members, when their map last
+/// grew, their heartbeat deadlines, and the hub's resource version counter (a new revision
+/// takes the next one).
+pub(crate) struct Store<'a> {
+    /// Member clusters by name.
+    pub members: &'a mut Members,
+    /// When `members` was last rebuilt with full nodes.
+    pub growth: &'a mut crate::growth::Growth,
+    /// When each joined cluster's heartbeat times out: `(deadline, cluster)`, earliest first.
+    pub heartbeat_deadlines: &'a mut std::collections::BTreeSet<(DateTime<Utc>, ClusterName)>,
+    /// The last resource version handed out.
+    pub resource_version: &'a mut u64,
+}
+
+use crate::model::ClusterName;
 
 /// How many missed heartbeat periods make a cluster unhealthy.
 pub const HEARTBEAT_TIMEOUT_PERIODS: i64 = 5;
@@ -129,35 +153,21 @@ impl Member {
 }
 
 /// Stores a `MemberCluster`: a new one waits for its agent's first heartbeat; a changed one
-/// re-arms its heartbeat deadline (the period may have changed) and is scheduled again.
+/// re-arms its heartbeat deadline (the period may have changed). Returns its `ObjectStored`,
+/// or `ObjectUnchanged` as the error; the caller schedules the stored cluster again.
 pub(crate) fn apply(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: MemberClusterSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
-) -> Vec<Decision> {
-    let existing = state.members.get(key.name.as_str());
+) -> Result<Decision, Box<Decision>> {
+    let existing = store.members.get(key.name.as_str()).map(|m| &**m);
     let old_period = existing.map(|m| m.spec.heartbeat_period_seconds);
-    let previous = existing.map(|m| Previous {
-        meta: m.meta.clone(),
-        same_spec: m.spec == spec,
-    });
-    let Revision { meta, decision, .. } = match revise(
-        &mut state.resource_version,
-        key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
-        Ok(revision) => revision,
-        Err(unchanged) => return vec![*unchanged],
-    };
-    match state
+    let previous = previous_of(existing, &spec);
+    let Revision { meta, decision, .. } =
+        revise(store.resource_version, key, previous, applied, changes)?;
+    match store
         .members
         .get_mut(key.name.as_str())
         .map(std::sync::Arc::make_mut)
@@ -167,80 +177,29 @@ pub(crate) fn apply(
             member.spec = spec;
         }
         None => {
-            state.members.insert(
+            store.members.insert(
                 key.name.as_str().into(),
                 std::sync::Arc::new(Member::new(meta, spec)),
             );
-            state.members_growth.note_insert(&mut state.members);
+            store.growth.note_insert(store.members);
         }
     }
     if let Some(period) = old_period {
-        rearm_deadline(state, &key.name, period);
+        rearm_deadline(store, &key.name, period);
     }
-    let mut decisions = vec![decision];
-    decisions.extend(lifecycle::member_changed(
-        state, &key.name, origin.now, changes,
-    ));
-    decisions
-}
-
-/// Deletes a `MemberCluster`: one whose agent never connected leaves at once; one whose agent
-/// did is marked leaving until the agent confirms. Either way its bindings are released at
-/// once. Deleting a leaving member again changes nothing. `None` when no such member exists.
-pub(crate) fn delete(
-    state: &mut State,
-    key: &ObjectKey,
-    now: DateTime<Utc>,
-    changes: &mut Changes,
-) -> Option<Vec<Decision>> {
-    let member = state.members.get(key.name.as_str())?;
-    if member.is_leaving() {
-        return Some(vec![Decision::ObjectUnchanged {
-            object: key.clone(),
-        }]);
-    }
-    let mut decisions = if member.agent.is_none() {
-        let mut decisions = vec![changes.object_deleted(key)];
-        decisions.extend(leave(state, &key.name, changes));
-        decisions
-    } else {
-        start_leaving(state, key, now, changes)
-    };
-    decisions.extend(lifecycle::member_left(state, &key.name, now, changes));
-    decisions.extend(remove_bindings(state, &key.name, changes));
-    Some(decisions)
-}
-
-/// Removes the bindings the scheduler released from a cluster that left: KubeFleet deletes a
-/// deleted cluster's bindings and Works at once, without waiting for the rollout's budget
-/// (there is nothing left to keep available there).
-fn remove_bindings(state: &mut State, cluster: &str, changes: &mut Changes) -> Vec<Decision> {
-    state
-        .placements
-        .iter_mut()
-        .filter_map(|(key, placement)| {
-            let released = placement.bindings.get(cluster).is_some_and(|binding| {
-                binding.state == crate::placement::BindingState::Unscheduled
-            });
-            if released {
-                placement.remove_binding(key, cluster, changes)
-            } else {
-                None
-            }
-        })
-        .collect()
+    Ok(decision)
 }
 
 /// Marks a connected member leaving at `now`: a new resource version (its `deletionTimestamp`
 /// is set) and, for placements, the cluster has left.
-fn start_leaving(
-    state: &mut State,
+pub(crate) fn start_leaving(
+    store: &mut Store<'_>,
     key: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let resource_version = state.next_resource_version();
-    let Some(member) = state
+    let resource_version = crate::revision::next_version(store.resource_version);
+    let Some(member) = store
         .members
         .get_mut(key.name.as_str())
         .map(std::sync::Arc::make_mut)
@@ -261,57 +220,53 @@ fn start_leaving(
     ]
 }
 
-/// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline.
+/// What a heartbeat did to its member.
+pub(crate) struct Beat {
+    /// `ClusterJoined` or `ClusterHealthChanged` when the cluster joined or recovered.
+    pub decisions: Vec<Decision>,
+    /// Whether a property value changed.
+    pub properties_changed: bool,
+}
+
+/// Records a heartbeat at `now`: joins, revives, refreshes properties and the deadline. A
+/// heartbeat from a cluster that is not a member is refused (the error).
 pub(crate) fn heartbeat(
-    state: &mut State,
+    store: &mut Store<'_>,
     beat: &Heartbeat,
     now: DateTime<Utc>,
     changes: &mut Changes,
-) -> Vec<Decision> {
-    let Some(member) = state
+) -> Result<Beat, Vec<Decision>> {
+    let Some(member) = store
         .members
         .get_mut(beat.cluster.as_str())
         .map(std::sync::Arc::make_mut)
     else {
-        return vec![rejected(
+        return Err(vec![rejected(
             RejectCode::UnknownCluster,
             format!(
                 "heartbeat from {:?}, which is not a member cluster",
                 beat.cluster
             ),
-        )];
+        )]);
     };
     if let Some(old) = member.deadline() {
-        state
+        store
             .heartbeat_deadlines
             .remove(&(old, beat.cluster.as_str().into()));
     }
-    let mut decisions: Vec<Decision> = join_or_revive(member, &beat.cluster, now, changes)
+    let decisions: Vec<Decision> = join_or_revive(member, &beat.cluster, now, changes)
         .into_iter()
         .collect();
     let properties_changed = record_properties(member, beat, now);
     if let Some(deadline) = member.deadline() {
-        state
+        store
             .heartbeat_deadlines
             .insert((deadline, beat.cluster.as_str().into()));
     }
-    // Joining, recovering, or new property values can make the cluster eligible for more.
-    if !decisions.is_empty() {
-        decisions.extend(lifecycle::member_changed(
-            state,
-            &beat.cluster,
-            now,
-            changes,
-        ));
-    } else if properties_changed {
-        decisions.extend(lifecycle::member_properties_changed(
-            state,
-            &beat.cluster,
-            now,
-            changes,
-        ));
-    }
-    decisions
+    Ok(Beat {
+        decisions,
+        properties_changed,
+    })
 }
 
 /// A heartbeat's effect on the member's agent at `now`: the first one joins the cluster, one
@@ -402,11 +357,11 @@ fn record_properties(member: &mut Member, beat: &Heartbeat, now: DateTime<Utc>) 
 
 /// Marks every cluster whose heartbeat deadline is at or before `now` unhealthy.
 pub(crate) fn expire_heartbeats(
-    state: &mut State,
+    store: &mut Store<'_>,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    expire_heartbeats_reversibly(state, now, changes).decisions
+    expire_heartbeats_reversibly(store, now, changes).decisions
 }
 
 /// Heartbeat timeouts taken by one step, with what they replaced, so that a step whose input
@@ -428,10 +383,10 @@ type Expired = (
 
 impl Expiry {
     /// Puts back every deadline and agent status this expiry changed.
-    pub(crate) fn revert(self, state: &mut State) {
+    pub(crate) fn revert(self, store: &mut Store<'_>) {
         for ((deadline, cluster), agent) in self.undo.into_iter().rev() {
             if let (Some(member), Some(agent)) = (
-                state
+                store
                     .members
                     .get_mut(cluster.as_str())
                     .map(std::sync::Arc::make_mut),
@@ -439,26 +394,26 @@ impl Expiry {
             ) {
                 member.agent = Some(agent);
             }
-            state.heartbeat_deadlines.insert((deadline, cluster));
+            store.heartbeat_deadlines.insert((deadline, cluster));
         }
     }
 }
 
 /// As [`expire_heartbeats`], remembering what it changed ([`Expiry::revert`]).
 pub(crate) fn expire_heartbeats_reversibly(
-    state: &mut State,
+    store: &mut Store<'_>,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Expiry {
     let mut expiry = Expiry::default();
-    while let Some(first) = state.heartbeat_deadlines.first() {
+    while let Some(first) = store.heartbeat_deadlines.first() {
         if first.0 > now {
             break;
         }
-        let Some((deadline, cluster)) = state.heartbeat_deadlines.pop_first() else {
+        let Some((deadline, cluster)) = store.heartbeat_deadlines.pop_first() else {
             break;
         };
-        let agent = state
+        let agent = store
             .members
             .get_mut(&cluster)
             .map(std::sync::Arc::make_mut)
@@ -482,24 +437,24 @@ pub(crate) fn expire_heartbeats_reversibly(
 }
 
 /// Re-arms a cluster's deadline after its heartbeat period changed.
-pub(crate) fn rearm_deadline(state: &mut State, name: &str, old_period_secs: u32) {
-    let Some(member) = state.members.get(name) else {
+fn rearm_deadline(store: &mut Store<'_>, name: &str, old_period_secs: u32) {
+    let Some(member) = store.members.get(name) else {
         return;
     };
     let Some(agent) = &member.agent else { return };
     let old = agent.last_heartbeat
         + Duration::seconds(HEARTBEAT_TIMEOUT_PERIODS * i64::from(old_period_secs));
-    state.heartbeat_deadlines.remove(&(old, name.into()));
+    store.heartbeat_deadlines.remove(&(old, name.into()));
     if agent.healthy
         && let Some(deadline) = member.deadline()
     {
-        state.heartbeat_deadlines.insert((deadline, name.into()));
+        store.heartbeat_deadlines.insert((deadline, name.into()));
     }
 }
 
 /// Removes a member and everything keyed by it; the cluster leaves the fleet.
-pub(crate) fn leave(state: &mut State, name: &str, changes: &mut Changes) -> Vec<Decision> {
-    if !remove(state, name, changes) {
+pub(crate) fn leave(store: &mut Store<'_>, name: &str, changes: &mut Changes) -> Vec<Decision> {
+    if !remove(store, name, changes) {
         return Vec::new();
     }
     vec![Decision::ClusterLeft {
@@ -508,12 +463,12 @@ pub(crate) fn leave(state: &mut State, name: &str, changes: &mut Changes) -> Vec
 }
 
 /// Removes a member and its heartbeat deadline; `false` when there was none.
-fn remove(state: &mut State, name: &str, changes: &mut Changes) -> bool {
-    let Some(member) = state.members.remove(name) else {
+fn remove(store: &mut Store<'_>, name: &str, changes: &mut Changes) -> bool {
+    let Some(member) = store.members.remove(name) else {
         return false;
     };
     if let Some(deadline) = member.deadline() {
-        state.heartbeat_deadlines.remove(&(deadline, name.into()));
+        store.heartbeat_deadlines.remove(&(deadline, name.into()));
     }
     changes.push(Change::ClusterLeft {
         cluster: name.into(),
@@ -522,35 +477,30 @@ fn remove(state: &mut State, name: &str, changes: &mut Changes) -> bool {
 }
 
 /// A leaving member's agent confirms it left: the member is removed (`ObjectDeleted`; it was
-/// recorded as `ClusterLeft` when it started leaving). Refused for an unknown cluster
-/// (`UnknownCluster`) and for a member that is not leaving (`NotLeaving`).
+/// recorded as `ClusterLeft` when it started leaving). Refused (the error) for an unknown
+/// cluster (`UnknownCluster`) and for a member that is not leaving (`NotLeaving`).
 pub(crate) fn confirm_leave(
-    state: &mut State,
+    store: &mut Store<'_>,
     cluster: &str,
-    now: DateTime<Utc>,
     changes: &mut Changes,
-) -> Vec<Decision> {
-    let Some(member) = state.members.get(cluster) else {
-        return vec![rejected(
+) -> Result<Vec<Decision>, Vec<Decision>> {
+    let Some(member) = store.members.get(cluster) else {
+        return Err(vec![rejected(
             RejectCode::UnknownCluster,
             format!("leave from {cluster:?}, which is not a member cluster"),
-        )];
+        )]);
     };
     if !member.is_leaving() {
-        return vec![rejected(
+        return Err(vec![rejected(
             RejectCode::NotLeaving,
             format!(
                 "leave from cluster {cluster:?}, which is not leaving the fleet: its \
                  MemberCluster must be deleted first"
             ),
-        )];
+        )]);
     }
     let key = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, cluster);
-    let mut decisions = vec![changes.object_deleted(&key)];
-    remove(state, cluster, changes);
-    // Nothing should be left on the cluster since it started leaving; whatever is (a binding a
-    // later change made) goes with it.
-    decisions.extend(lifecycle::member_left(state, cluster, now, changes));
-    decisions.extend(remove_bindings(state, cluster, changes));
-    decisions
+    let decisions = vec![changes.object_deleted(&key)];
+    remove(store, cluster, changes);
+    Ok(decisions)
 }

@@ -5,19 +5,18 @@
 use chrono::{DateTime, Utc};
 
 use crate::change::Changes;
+use crate::coordinate::{self, lifecycle};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::ObjectRef;
 use crate::eviction;
 use crate::manifest::{self, Body, Manifest};
-use crate::member;
 use crate::model::{
     CLUSTER_GROUP, CLUSTER_RESOURCE_OVERRIDE, CLUSTER_RESOURCE_PLACEMENT,
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION,
     MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP, RESOURCE_OVERRIDE, RESOURCE_PLACEMENT,
 };
 use crate::overrides::{self, OverrideKind};
-use crate::placement::{self, lifecycle};
-use crate::revision::{Origin, next_meta, stored};
+use crate::revision::{Applied, Origin, next_meta, stored};
 use crate::staged;
 use crate::state::{Resource, State};
 
@@ -38,52 +37,40 @@ pub(crate) fn apply(
         meta: user,
         body,
     } = manifest;
+    let applied = Applied::new(&api_version, user, origin);
     match body {
         Body::MemberCluster(spec) => {
-            member::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::members::apply(state, &key, spec, applied, changes)
         }
         Body::ClusterResourcePlacement(spec) | Body::ResourcePlacement(spec) => {
-            placement::store::apply(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::placements::apply(state, &key, spec, applied, changes)
         }
-        Body::ClusterResourceOverride(spec) => overrides::store::apply(
-            state,
-            key,
-            &api_version,
-            user,
-            overrides::store::OverrideManifest {
-                kind: OverrideKind::ClusterResourceOverride,
-                spec,
-            },
-            origin,
-            changes,
-        ),
-        Body::ResourceOverride(spec) => overrides::store::apply(
-            state,
-            key,
-            &api_version,
-            user,
-            overrides::store::OverrideManifest {
-                kind: OverrideKind::ResourceOverride,
-                spec,
-            },
-            origin,
-            changes,
-        ),
+        Body::ClusterResourceOverride(spec) => {
+            let manifest = OverrideKind::ClusterResourceOverride.manifest(spec);
+            let store = &mut state.override_store();
+            overrides::store::apply(store, key, manifest, applied, changes)
+        }
+        Body::ResourceOverride(spec) => {
+            let manifest = OverrideKind::ResourceOverride.manifest(spec);
+            let store = &mut state.override_store();
+            overrides::store::apply(store, key, manifest, applied, changes)
+        }
         Body::StagedUpdateStrategy(spec) => {
-            staged::store::apply_strategy(state, key, &api_version, user, spec, origin, changes)
+            let store = &mut state.staged_store();
+            staged::store::apply_strategy(store, key, spec, applied, changes)
         }
         Body::StagedUpdateRun(spec) => {
-            staged::store::apply_run(state, key, &api_version, user, spec, origin, changes)
+            let store = &mut state.staged_store();
+            staged::store::apply_run(store, key, spec, applied, changes)
         }
         Body::ClusterResourcePlacementEviction(spec) => {
-            eviction::apply_eviction(state, &key, &api_version, user, spec, origin, changes)
+            coordinate::evictions::apply(state, &key, spec, applied, changes)
         }
         Body::ClusterResourcePlacementDisruptionBudget(spec) => {
-            eviction::apply_budget(state, &key, &api_version, user, spec, origin, changes)
+            let store = &mut state.eviction_store();
+            eviction::apply_budget(store, &key, spec, applied, changes)
         }
-        Body::Resource { content } => {
-            apply_resource(state, key, &api_version, user, content, origin, changes)
-        }
+        Body::Resource { content } => apply_resource(state, key, content, applied, changes),
     }
 }
 
@@ -91,12 +78,15 @@ pub(crate) fn apply(
 fn apply_resource(
     state: &mut State,
     key: ObjectKey,
-    api_version: &str,
-    user: crate::model::UserMeta,
     content: String,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let Applied {
+        api_version,
+        user,
+        origin,
+    } = applied;
     let existing = state.resources.get(&key);
     if existing.is_some_and(|r| {
         r.content == content
@@ -198,20 +188,20 @@ pub(crate) fn delete(
         return not_found();
     };
     let deleted = if key.is_member_cluster() {
-        member::delete(state, &key, now, changes)
+        coordinate::members::delete(state, &key, now, changes)
     } else if key.is_placement() {
-        placement::store::delete(state, &key, changes)
+        coordinate::placements::delete(state, &key, changes)
     } else if key.is_override() {
-        overrides::store::delete(state, &key, changes)
+        overrides::store::delete(&mut state.override_store(), &key, changes)
     } else {
-        staged::store::delete(state, &key, changes)
+        staged::store::delete(&mut state.staged_store(), &key, changes)
     };
     if let Some(decisions) = deleted {
         return decisions;
     }
     // Hub resources never hold a fleet kind's key (parsing routes those to their aggregates),
     // so a fleet object that does not exist ends as not found below.
-    if let Some(decisions) = eviction::delete(state, &key, changes) {
+    if let Some(decisions) = eviction::delete(&mut state.disruptions, &key, changes) {
         return decisions;
     }
     if state.resources.remove(&key).is_none() {

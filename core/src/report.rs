@@ -17,12 +17,12 @@ use std::borrow::Cow;
 use chrono::{DateTime, Utc};
 
 use crate::change::{Change, Changes};
+use crate::coordinate::namespaces;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::event::{Differences, ManifestDifference, RESOURCE_INDEX_CURRENT, WorkReport};
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT};
 use crate::placement::BindingState;
 use crate::placement::binding::Binding;
-use crate::placement::namespaces;
 use crate::state::State;
 use crate::work_status::{
     DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX, ReportDetails,

@@ -29,6 +29,78 @@ pub(crate) struct Previous {
     pub(crate) same_spec: bool,
 }
 
+impl Previous {
+    /// Whether an apply with these labels and annotations changes nothing: spec, labels and
+    /// annotations all as stored.
+    pub(crate) fn unchanged_by(&self, user: &crate::model::UserMeta) -> bool {
+        self.same_spec
+            && self.meta.labels == user.labels
+            && self.meta.annotations == user.annotations
+    }
+}
+
+/// What an apply brings besides the spec: the object's apiVersion, its labels and annotations,
+/// and the event it came with.
+pub(crate) struct Applied<'a> {
+    pub(crate) api_version: &'a str,
+    pub(crate) user: crate::model::UserMeta,
+    pub(crate) origin: &'a Origin,
+}
+
+impl<'a> Applied<'a> {
+    /// An apply of `api_version` with `user` metadata, from the event `origin`.
+    pub(crate) fn new(
+        api_version: &'a str,
+        user: crate::model::UserMeta,
+        origin: &'a Origin,
+    ) -> Self {
+        Self {
+            api_version,
+            user,
+            origin,
+        }
+    }
+}
+
+/// A typed object as stored, as an apply compares it: its metadata and its spec.
+pub(crate) trait Stored {
+    /// The spec an apply gives it.
+    type Spec: PartialEq;
+    /// Its metadata.
+    fn meta(&self) -> &ObjectMeta;
+    /// Its spec.
+    fn spec(&self) -> &Self::Spec;
+}
+
+/// Makes each named type, with `meta` and `spec` fields, a [`Stored`] object of that spec.
+macro_rules! stored_objects {
+    ($($object:ty => $spec:ty),+ $(,)?) => {
+        $(
+            impl crate::revision::Stored for $object {
+                type Spec = $spec;
+
+                fn meta(&self) -> &crate::model::ObjectMeta {
+                    &self.meta
+                }
+
+                fn spec(&self) -> &$spec {
+                    &self.spec
+                }
+            }
+        )+
+    };
+}
+
+pub(crate) use stored_objects;
+
+/// What stands before an apply that gives `spec` to the object stored as `existing`.
+pub(crate) fn previous_of<T: Stored>(existing: Option<&T>, spec: &T::Spec) -> Option<Previous> {
+    existing.map(|stored| Previous {
+        meta: stored.meta().clone(),
+        same_spec: stored.spec() == spec,
+    })
+}
+
 /// The new revision of a typed object an apply stores.
 pub(crate) struct Revision {
     /// Its metadata (resource version, generation bumped when the spec changed).
@@ -45,16 +117,15 @@ pub(crate) fn revise(
     resource_version: &mut u64,
     key: &ObjectKey,
     previous: Option<Previous>,
-    api_version: &str,
-    user: crate::model::UserMeta,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Result<Revision, Box<Decision>> {
-    if let Some(previous) = &previous
-        && previous.same_spec
-        && previous.meta.labels == user.labels
-        && previous.meta.annotations == user.annotations
-    {
+    let Applied {
+        api_version,
+        user,
+        origin,
+    } = applied;
+    if previous.as_ref().is_some_and(|p| p.unchanged_by(&user)) {
         return Err(Box::new(Decision::ObjectUnchanged {
             object: key.clone(),
         }));

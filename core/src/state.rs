@@ -2,15 +2,13 @@
 //! deterministic, plus a canonical hash.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::codec;
-use crate::member::Member;
-use crate::model::{ObjectKey, ObjectMeta};
+use crate::model::ObjectKey;
 use crate::overrides::Override;
 pub use crate::placement::Placement;
 pub use crate::work_status::{ReportDetails, WorkStatus};
@@ -63,24 +61,11 @@ pub struct State {
     pub(crate) partitioned_rollouts: BTreeMap<ObjectKey, crate::rollout::partitioned::Plan>,
 }
 
-/// Member clusters by name. Each member is behind a pointer, for two reasons: a map node holds
-/// eleven entries inline and is about half full when names arrive in order, so an inline
-/// 256-byte member would leave about as much room empty as it uses
-/// (`core/benches/state_memory.rs`); and a checkpoint's snapshot ([`State::snapshot`]) shares
-/// the members instead of copying them, the fold copying only those it changes while the
-/// snapshot lives (`Arc::make_mut`).
-pub type Members = BTreeMap<ClusterName, Arc<Member>>;
+pub use crate::member::Members;
 
 pub use crate::model::ClusterName;
 
-/// A stored hub resource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Resource {
-    /// Metadata.
-    pub meta: ObjectMeta,
-    /// Canonical JSON of everything but apiVersion/kind/metadata.
-    pub content: String,
-}
+pub use crate::model::Resource;
 
 pub use crate::work_status::{
     DIFFERENCES_MAX, FAILED_MANIFESTS_MAX, ObservedDifference, PATCH_DETAILS_MAX,
@@ -104,6 +89,34 @@ impl StateHash {
 impl std::fmt::Display for StateHash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+impl<'a> From<&'a State> for crate::overrides::Sources<'a> {
+    fn from(state: &'a State) -> Self {
+        state.override_sources()
+    }
+}
+
+impl<'a> From<&'a State> for crate::rollout::View<'a> {
+    fn from(state: &'a State) -> Self {
+        state.rollout_view()
+    }
+}
+
+impl<'a> From<&'a State> for crate::staged::View<'a> {
+    fn from(state: &'a State) -> Self {
+        crate::staged::View {
+            update_runs: &state.update_runs,
+            approvals: &state.approvals,
+        }
+    }
+}
+
+impl<'a> From<&'a mut State> for crate::overrides::Sources<'a> {
+    fn from(state: &'a mut State) -> Self {
+        let state: &'a State = state;
+        state.override_sources()
     }
 }
 
@@ -243,8 +256,94 @@ impl State {
         &self.partitioned_rollouts
     }
 
-    /// Hands out the next resource version.
-    pub(crate) fn next_resource_version(&mut self) -> u64 {
-        crate::revision::next_version(&mut self.resource_version)
+    /// The member store, for a member verb.
+    pub(crate) fn member_store(&mut self) -> crate::member::Store<'_> {
+        crate::member::Store {
+            members: &mut self.members,
+            growth: &mut self.members_growth,
+            heartbeat_deadlines: &mut self.heartbeat_deadlines,
+            resource_version: &mut self.resource_version,
+        }
+    }
+
+    /// The placement store, for a placement verb.
+    pub(crate) fn placement_store(&mut self) -> crate::placement::store::Store<'_> {
+        crate::placement::store::Store {
+            placements: &mut self.placements,
+            selector_index: &mut self.selector_index,
+            resource_version: &mut self.resource_version,
+        }
+    }
+
+    /// The eviction store, for an eviction verb.
+    pub(crate) fn eviction_store(&mut self) -> crate::eviction::Store<'_> {
+        crate::eviction::Store {
+            disruptions: &mut self.disruptions,
+            resource_version: &mut self.resource_version,
+            placements: &self.placements,
+        }
+    }
+
+    /// The override store, for an override verb.
+    pub(crate) fn override_store(&mut self) -> crate::overrides::Store<'_> {
+        crate::overrides::Store {
+            overrides: &mut self.overrides,
+            retired: &mut self.retired_overrides,
+            resource_version: &mut self.resource_version,
+            placements: &self.placements,
+        }
+    }
+
+    /// What rendering and matching overrides read.
+    #[must_use]
+    pub fn override_sources(&self) -> crate::overrides::Sources<'_> {
+        crate::overrides::Sources {
+            overrides: &self.overrides,
+            retired: &self.retired_overrides,
+            members: &self.members,
+        }
+    }
+
+    /// The rollout's store, for a rollout pass.
+    pub(crate) fn rollout_store(&mut self) -> crate::rollout::Store<'_> {
+        crate::rollout::Store {
+            placements: &mut self.placements,
+            rollout_deadlines: &mut self.rollout_deadlines,
+            rollout_index: &mut self.rollout_index,
+            partitioned_rollouts: &mut self.partitioned_rollouts,
+            resources: &self.resources,
+            sources: crate::overrides::Sources {
+                overrides: &self.overrides,
+                retired: &self.retired_overrides,
+                members: &self.members,
+            },
+        }
+    }
+
+    /// What the rollout reads.
+    #[must_use]
+    pub fn rollout_view(&self) -> crate::rollout::View<'_> {
+        crate::rollout::View {
+            placements: &self.placements,
+            resources: &self.resources,
+            sources: self.override_sources(),
+        }
+    }
+
+    /// The staged runs' store, for a staged verb.
+    pub(crate) fn staged_store(&mut self) -> crate::staged::Store<'_> {
+        crate::staged::Store {
+            placements: &mut self.placements,
+            strategies: &mut self.strategies,
+            update_runs: &mut self.update_runs,
+            approvals: &mut self.approvals,
+            run_deadlines: &mut self.run_deadlines,
+            resource_version: &mut self.resource_version,
+            sources: crate::overrides::Sources {
+                overrides: &self.overrides,
+                retired: &self.retired_overrides,
+                members: &self.members,
+            },
+        }
     }
 }

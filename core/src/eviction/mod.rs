@@ -23,6 +23,7 @@ pub mod status;
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub use model::{DisruptionBudgetSpec, EvictionSpec, parse_budget_spec, parse_eviction_spec};
@@ -33,10 +34,10 @@ use crate::condition::Condition;
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION, ObjectKey,
-    ObjectMeta, PLACEMENT_GROUP, UserMeta,
+    ObjectMeta, PLACEMENT_GROUP,
 };
-use crate::revision::{Origin, Previous, Revision, next_meta, revise, stored};
-use crate::state::State;
+use crate::placement::Placement;
+use crate::revision::{Applied, Revision, next_meta, previous_of, revise, stored};
 
 /// A stored eviction and the outcome of its one reconciliation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,31 +68,69 @@ pub struct Disruptions {
     pub budgets: BTreeMap<String, DisruptionBudget>,
 }
 
-/// Stores an eviction; a new one is reconciled at once, an existing one only takes new labels
-/// and annotations.
+crate::revision::stored_objects!(DisruptionBudget => DisruptionBudgetSpec);
+
+/// What an eviction verb changes and reads, borrowed from the state: the evictions and budgets,
+/// the hub's resource version counter, and the placements an eviction is judged against.
+pub(crate) struct Store<'a> {
+    /// Evictions and disruption budgets.
+    pub disruptions: &'a mut Disruptions,
+    /// The last resource version handed out.
+    pub resource_version: &'a mut u64,
+    /// ClusterResourcePlacements and ResourcePlacements.
+    pub placements: &'a BTreeMap<ObjectKey, Placement>,
+}
+
+/// A new eviction: its `ObjectStored`, and the eviction judged.
+pub(crate) struct New {
+    /// Its `ObjectStored`.
+    pub stored: Decision,
+    /// The eviction and its verdict.
+    pub judged: Judged,
+}
+
+/// A new eviction, judged and not yet stored, for the caller to carry its verdict out and then
+/// record it ([`reconciled`]).
+pub(crate) struct Judged {
+    /// The eviction's key.
+    pub key: ObjectKey,
+    /// Its metadata.
+    pub meta: ObjectMeta,
+    /// Its spec.
+    pub spec: EvictionSpec,
+    /// The one reconciliation's outcome.
+    pub verdict: Verdict,
+}
+
+/// Stores an eviction: an existing one only takes new labels and annotations (the error holds
+/// what that decided); a new one is judged at once, and is stored by [`reconciled`] once the
+/// caller carried its verdict out.
 pub(crate) fn apply_eviction(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: EvictionSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
-) -> Vec<Decision> {
+) -> Result<New, Vec<Decision>> {
+    let Applied {
+        api_version,
+        user,
+        origin,
+    } = applied;
     let object = key.clone();
-    if let Some(existing) = state.disruptions.evictions.get(key.name.as_str()) {
+    if let Some(existing) = store.disruptions.evictions.get(key.name.as_str()) {
         if let Some(message) = changed_spec(&existing.spec, &spec) {
-            return vec![rejected(
+            return Err(vec![rejected(
                 RejectCode::ImmutableField,
                 format!("{object}: {message}"),
-            )];
+            )]);
         }
         if existing.meta.labels == user.labels && existing.meta.annotations == user.annotations {
-            return vec![Decision::ObjectUnchanged { object }];
+            return Err(vec![Decision::ObjectUnchanged { object }]);
         }
         let old_meta = existing.meta.clone();
         let meta = next_meta(
-            &mut state.resource_version,
+            store.resource_version,
             Some(&old_meta),
             api_version,
             user,
@@ -99,40 +138,58 @@ pub(crate) fn apply_eviction(
             origin,
         );
         let decision = stored(key, &meta, false, changes);
-        if let Some(eviction) = state.disruptions.evictions.get_mut(key.name.as_str()) {
+        if let Some(eviction) = store.disruptions.evictions.get_mut(key.name.as_str()) {
             eviction.meta = meta;
         }
-        return vec![decision];
+        return Err(vec![decision]);
     }
     let meta = next_meta(
-        &mut state.resource_version,
+        store.resource_version,
         None,
         api_version,
         user,
         true,
         origin,
     );
-    let mut decisions = vec![stored(key, &meta, true, changes)];
-    let verdict = reconcile::judge(state, &spec, origin.now);
-    if matches!(verdict, Verdict::Executed(_)) {
-        decisions.extend(reconcile::remove_binding(state, &spec, changes));
-    }
+    let stored = stored(key, &meta, true, changes);
+    let budgets = &store.disruptions.budgets;
+    let verdict = reconcile::judge(store.placements, budgets, &spec, origin.now);
+    let judged = Judged {
+        key: object,
+        meta,
+        spec,
+        verdict,
+    };
+    Ok(New { stored, judged })
+}
+
+/// Records a judged eviction's one reconciliation, once its verdict was carried out, and stores
+/// it with its terminal conditions.
+pub(crate) fn reconciled(
+    disruptions: &mut Disruptions,
+    judged: Judged,
+    now: DateTime<Utc>,
+    changes: &mut Changes,
+) -> Decision {
+    let Judged {
+        key,
+        meta,
+        spec,
+        verdict,
+    } = judged;
     changes.push(Change::EvictionReconciled {
         placement: reconcile::placement_key(&spec),
     });
-    decisions.push(Decision::EvictionReconciled {
-        eviction: object,
+    let decision = Decision::EvictionReconciled {
+        eviction: key.clone(),
         placement: reconcile::placement_key(&spec),
         cluster: spec.cluster_name.clone(),
         valid: !matches!(verdict, Verdict::Invalid(_)),
         executed: matches!(verdict, Verdict::Executed(_)),
         message: verdict.message().to_owned(),
-    });
-    if matches!(verdict, Verdict::Executed(_)) {
-        decisions.extend(reconcile::reschedule(state, &spec, origin.now, changes));
-    }
-    let conditions = verdict.conditions(meta.generation, origin.now);
-    state.disruptions.evictions.insert(
+    };
+    let conditions = verdict.conditions(meta.generation, now);
+    disruptions.evictions.insert(
         key.name.to_string(),
         Eviction {
             meta,
@@ -140,7 +197,7 @@ pub(crate) fn apply_eviction(
             conditions,
         },
     );
-    decisions
+    decision
 }
 
 /// KubeFleet's CEL rules: both spec fields are immutable.
@@ -172,35 +229,19 @@ fn changed_spec(stored: &EvictionSpec, applied: &EvictionSpec) -> Option<String>
 
 /// Stores a disruption budget. Nothing else happens: budgets are read by evictions only.
 pub(crate) fn apply_budget(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: &ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: DisruptionBudgetSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let previous = state
-        .disruptions
-        .budgets
-        .get(key.name.as_str())
-        .map(|b| Previous {
-            meta: b.meta.clone(),
-            same_spec: b.spec == spec,
-        });
-    let Revision { meta, decision, .. } = match revise(
-        &mut state.resource_version,
-        key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
-        Ok(revision) => revision,
-        Err(unchanged) => return vec![*unchanged],
-    };
-    state
+    let previous = previous_of(store.disruptions.budgets.get(key.name.as_str()), &spec);
+    let Revision { meta, decision, .. } =
+        match revise(store.resource_version, key, previous, applied, changes) {
+            Ok(revision) => revision,
+            Err(unchanged) => return vec![*unchanged],
+        };
+    store
         .disruptions
         .budgets
         .insert(key.name.to_string(), DisruptionBudget { meta, spec });
@@ -210,7 +251,7 @@ pub(crate) fn apply_budget(
 /// Deletes an eviction or a budget; `None` when `key` is neither kind. Deleting an eviction
 /// never undoes it.
 pub(crate) fn delete(
-    state: &mut State,
+    disruptions: &mut Disruptions,
     key: &ObjectKey,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
@@ -218,16 +259,12 @@ pub(crate) fn delete(
         return None;
     }
     let removed = match key.kind.as_str() {
-        CLUSTER_RESOURCE_PLACEMENT_EVICTION => state
-            .disruptions
-            .evictions
-            .remove(key.name.as_str())
-            .map(|_| ()),
-        CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => state
-            .disruptions
-            .budgets
-            .remove(key.name.as_str())
-            .map(|_| ()),
+        CLUSTER_RESOURCE_PLACEMENT_EVICTION => {
+            disruptions.evictions.remove(key.name.as_str()).map(|_| ())
+        }
+        CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET => {
+            disruptions.budgets.remove(key.name.as_str()).map(|_| ())
+        }
         _ => return None,
     };
     Some(match removed {

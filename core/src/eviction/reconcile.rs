@@ -17,25 +17,29 @@
 //! KubeFleet's first execution rule (the binding is already being deleted) cannot match either:
 //! flotilla removes a binding in the step that decides to.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, Utc};
 
+use super::DisruptionBudget;
 use super::budget::{self, BudgetCount};
 use super::model::{DisruptionBudgetSpec, EvictionSpec};
 use super::status::{self, Verdict};
-use crate::change::Changes;
-use crate::decision::Decision;
 use crate::model::placement::PlacementType;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, IntOrPercent, ObjectKey, PLACEMENT_GROUP};
 use crate::placement::{Binding, Placement};
 use crate::rollout::readiness::{self, ApplyMode, Readiness};
-use crate::scheduler;
-use crate::state::State;
 
-/// Decides an eviction's verdict from the state as it is now.
+/// Decides an eviction's verdict from the placements and budgets as they are now.
 #[must_use]
-pub fn judge(state: &State, spec: &EvictionSpec, now: DateTime<Utc>) -> Verdict {
+pub fn judge(
+    placements: &BTreeMap<ObjectKey, Placement>,
+    budgets: &BTreeMap<String, DisruptionBudget>,
+    spec: &EvictionSpec,
+    now: DateTime<Utc>,
+) -> Verdict {
     let key = placement_key(spec);
-    let Some(placement) = state.placements.get(&key) else {
+    let Some(placement) = placements.get(&key) else {
         return Verdict::Invalid(status::MESSAGE_MISSING_PLACEMENT);
     };
     if placement.placement_type() == PlacementType::PickFixed {
@@ -50,7 +54,7 @@ pub fn judge(state: &State, spec: &EvictionSpec, now: DateTime<Utc>) -> Verdict 
     if has_failed(placement, &binding, now) {
         return Verdict::Executed(status::MESSAGE_PLACEMENT_FAILED.to_owned());
     }
-    let Some(budget) = state.disruptions.budgets.get(&spec.placement_name) else {
+    let Some(budget) = budgets.get(&spec.placement_name) else {
         return Verdict::Executed(status::MESSAGE_NO_BUDGET.to_owned());
     };
     judge_by_budget(placement, budget.spec)
@@ -92,49 +96,4 @@ pub fn placement_key(spec: &EvictionSpec) -> ObjectKey {
         CLUSTER_RESOURCE_PLACEMENT,
         &spec.placement_name,
     )
-}
-
-/// Carries out an executed eviction: removes the binding, and so the cluster's work.
-pub(crate) fn remove_binding(
-    state: &mut State,
-    spec: &EvictionSpec,
-    changes: &mut Changes,
-) -> Vec<Decision> {
-    let key = placement_key(spec);
-    let Some(placement) = state.placements.get_mut(&key) else {
-        return Vec::new();
-    };
-    placement
-        .remove_binding(&key, &spec.cluster_name, changes)
-        .into_iter()
-        .collect()
-}
-
-/// After an executed eviction the scheduler runs again for the placement: it may pick the
-/// cluster again unless a taint it does not tolerate keeps the cluster out.
-pub(crate) fn reschedule(
-    state: &mut State,
-    spec: &EvictionSpec,
-    now: DateTime<Utc>,
-    changes: &mut Changes,
-) -> Vec<Decision> {
-    let key = placement_key(spec);
-    let State {
-        members,
-        placements,
-        ..
-    } = state;
-    let Some(placement) = placements.get_mut(&key) else {
-        return Vec::new();
-    };
-    let mut decisions = Vec::new();
-    scheduler::schedule(
-        members,
-        (placement, &key),
-        now,
-        None,
-        changes,
-        &mut decisions,
-    );
-    decisions
 }

@@ -9,13 +9,13 @@ use json_patch::PatchOperation;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::Sources;
 use super::matching::{self, rule_selects_cluster, selects};
 use super::model::{JsonPatchOverride, OverrideKind, OverrideType, PatchOp};
 use super::snapshot::{OverrideSnapshot, parse_snapshot_name};
 use super::variables::substitute;
 use crate::model::{ObjectKey, PLACEMENT_GROUP};
 use crate::placement::SelectedResource;
-use crate::state::State;
 
 /// A placement's resources as one member cluster receives them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,16 +107,17 @@ struct Target<'a> {
 ///
 /// # Errors
 /// An unknown cluster, or an override that fails on one of the resources.
-pub fn render_for_cluster(
-    state: &State,
+pub fn render_for_cluster<'a>(
+    sources: impl Into<Sources<'a>>,
     placement: &ObjectKey,
     resources: &[SelectedResource],
     cluster: &str,
 ) -> Result<RenderedWork, OverrideError> {
+    let sources = sources.into();
     let (cluster_resource_overrides, resource_overrides) =
-        matching::applicable_overrides(state, placement, resources, cluster);
+        matching::applicable_overrides(sources, placement, resources, cluster);
     render_with_snapshots(
-        state,
+        sources,
         resources,
         cluster,
         &cluster_resource_overrides,
@@ -131,14 +132,15 @@ pub fn render_for_cluster(
 /// # Errors
 /// An unknown cluster, a snapshot that is not kept, an envelope that cannot be unwrapped, or
 /// an override that fails.
-pub fn render_with_snapshots(
-    state: &State,
+pub fn render_with_snapshots<'a>(
+    sources: impl Into<Sources<'a>>,
     resources: &[SelectedResource],
     cluster: &str,
     cluster_resource_overrides: &[String],
     resource_overrides: &[(String, String)],
 ) -> Result<RenderedWork, OverrideError> {
-    let member = state
+    let sources = sources.into();
+    let member = sources
         .members
         .get(cluster)
         .ok_or_else(|| OverrideError::UnknownCluster {
@@ -151,7 +153,7 @@ pub fn render_with_snapshots(
     let mut applied = Vec::new();
     for name in cluster_resource_overrides {
         applied.push(resolve(
-            state,
+            sources,
             OverrideKind::ClusterResourceOverride,
             "",
             name,
@@ -159,7 +161,7 @@ pub fn render_with_snapshots(
     }
     for (namespace, name) in resource_overrides {
         applied.push(resolve(
-            state,
+            sources,
             OverrideKind::ResourceOverride,
             namespace,
             name,
@@ -182,7 +184,7 @@ pub fn render_with_snapshots(
 }
 
 fn resolve<'a>(
-    state: &'a State,
+    sources: Sources<'a>,
     kind: OverrideKind,
     namespace: &str,
     snapshot: &str,
@@ -203,10 +205,10 @@ fn resolve<'a>(
         name: name.into(),
     };
     // A snapshot gone from its override is still found while a binding's work uses it.
-    let live = (state.overrides.get_key_value(&key))
+    let live = (sources.overrides.get_key_value(&key))
         .and_then(|(key, stored)| Some((key, stored.snapshot(index)?)));
     let retired = || {
-        let (key, snapshots) = state.retired_overrides.get_key_value(&key)?;
+        let (key, snapshots) = sources.retired.get_key_value(&key)?;
         Some((key, snapshots.iter().find(|s| s.index == index)?))
     };
     let (key, found) = live.or_else(retired).ok_or_else(not_found)?;

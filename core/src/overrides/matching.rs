@@ -6,11 +6,11 @@
 //! the override's namespace); and some rule's cluster selector must pick the cluster.
 
 use super::Override;
+use super::Sources;
 use super::model::{OverrideKind, OverrideRule, OverrideSelector, OverrideSpec, PlacementScope};
 use super::snapshot::snapshot_name;
 use crate::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, RESOURCE_PLACEMENT};
 use crate::placement::SelectedResource;
-use crate::state::State;
 
 /// Whether a rule's cluster selector picks a cluster with these labels: a nil selector picks
 /// none, a selector without terms picks all, and terms are OR'd.
@@ -83,12 +83,12 @@ fn for_placement(key: &ObjectKey, spec: &OverrideSpec, placement: &ObjectKey) ->
 /// The latest snapshots of the overrides that apply, in application order: CROs by name, then
 /// ROs by (namespace, name) — the order of `state.overrides`.
 pub(super) fn matching<'a>(
-    state: &'a State,
+    sources: Sources<'a>,
     placement: &ObjectKey,
     resources: &[SelectedResource],
     labels: &crate::model::StringMap,
 ) -> Vec<(&'a ObjectKey, &'a Override)> {
-    let mut found: Vec<(&ObjectKey, &Override)> = state
+    let mut found: Vec<(&ObjectKey, &Override)> = sources
         .overrides
         .iter()
         .filter(|(key, stored)| {
@@ -117,13 +117,14 @@ pub(super) fn matching<'a>(
 /// the binding and in `applicableClusterResourceOverrides` / `applicableResourceOverrides`.
 /// An unknown cluster has none.
 #[must_use]
-pub fn applicable_overrides(
-    state: &State,
+pub fn applicable_overrides<'a>(
+    sources: impl Into<Sources<'a>>,
     placement: &ObjectKey,
     resources: &[SelectedResource],
     cluster: &str,
 ) -> crate::placement::OverrideSnapshots {
-    let Some(member) = state.members.get(cluster) else {
+    let sources = sources.into();
+    let Some(member) = sources.members.get(cluster) else {
         return Default::default();
     };
     let mut cluster_resource_overrides = thin_vec::ThinVec::new();
@@ -131,7 +132,7 @@ pub fn applicable_overrides(
     // Overrides select the objects envelopes hold; a broken envelope fails the render anyway.
     let placed = crate::placement::envelope::unwrap_all(resources)
         .unwrap_or(std::borrow::Cow::Borrowed(resources));
-    for (key, stored) in matching(state, placement, &placed, &member.meta.labels) {
+    for (key, stored) in matching(sources, placement, &placed, &member.meta.labels) {
         let Some(latest) = stored.latest() else {
             continue;
         };

@@ -19,7 +19,6 @@ mod snapshot;
 pub(crate) mod store;
 pub mod validation;
 mod variables;
-pub(crate) mod verdict;
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +34,40 @@ pub use model::{
 pub use snapshot::{OVERRIDE_SNAPSHOTS_MAX, OverrideSnapshot, parse_snapshot_name, snapshot_name};
 pub use variables::{MEMBER_CLUSTER_LABEL_KEY_PREFIX, MEMBER_CLUSTER_NAME, substitute};
 
-use crate::model::ObjectMeta;
+use std::collections::BTreeMap;
+
+use crate::member::Members;
+use crate::model::{ObjectKey, ObjectMeta};
+use crate::placement::Placement;
+
+crate::revision::stored_objects!(Override => OverrideSpec);
+
+/// What rendering and matching overrides read, borrowed from the state: the stored overrides,
+/// the snapshots retired from them that works still use, and the member clusters (their rules
+/// select clusters by label). A `&State` converts into it.
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    /// ClusterResourceOverrides and ResourceOverrides, with their snapshots.
+    pub overrides: &'a BTreeMap<ObjectKey, Override>,
+    /// Snapshots gone from their override that a binding's work still uses, by override.
+    pub retired: &'a BTreeMap<ObjectKey, Vec<OverrideSnapshot>>,
+    /// Member clusters by name.
+    pub members: &'a Members,
+}
+
+/// The override store a verb changes, borrowed from the state: the overrides and their retired
+/// snapshots, the hub's resource version counter, and the placements whose bindings keep
+/// retired snapshots in use.
+pub(crate) struct Store<'a> {
+    /// ClusterResourceOverrides and ResourceOverrides, with their snapshots.
+    pub overrides: &'a mut BTreeMap<ObjectKey, Override>,
+    /// Snapshots gone from their override that a binding's work still uses, by override.
+    pub retired: &'a mut BTreeMap<ObjectKey, Vec<OverrideSnapshot>>,
+    /// The last resource version handed out.
+    pub resource_version: &'a mut u64,
+    /// ClusterResourcePlacements and ResourcePlacements.
+    pub placements: &'a BTreeMap<ObjectKey, Placement>,
+}
 
 /// Most overrides of one kind that can exist (KubeFleet's limit: the 101st create is denied).
 pub const OVERRIDES_PER_KIND_MAX: usize = 100;

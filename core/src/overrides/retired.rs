@@ -9,23 +9,27 @@
 //! dropped at the next retirement once no binding (nor the work a failed one keeps, nor a
 //! guarded rollout's prior work) names it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::{OverrideKind, OverrideSnapshot, snapshot_name};
 use crate::model::ObjectKey;
-use crate::placement::OverrideSnapshots;
-use crate::state::State;
+use crate::placement::{OverrideSnapshots, Placement};
 
 /// `(kind, namespace, snapshot name)` of a snapshot as works name it.
 type Named = (&'static str, String, String);
 
 /// Keeps those of `gone` (snapshots of the override `key`) that a binding's work uses, and
-/// drops the retired snapshots none uses any more.
-pub(crate) fn retire(state: &mut State, key: &ObjectKey, gone: Vec<OverrideSnapshot>) {
-    if gone.is_empty() && state.retired_overrides.is_empty() {
+/// drops the retired snapshots none uses any more (the `placements`' bindings name those in use).
+pub(crate) fn retire(
+    retired: &mut BTreeMap<ObjectKey, Vec<OverrideSnapshot>>,
+    placements: &BTreeMap<ObjectKey, Placement>,
+    key: &ObjectKey,
+    gone: Vec<OverrideSnapshot>,
+) {
+    if gone.is_empty() && retired.is_empty() {
         return;
     }
-    let used = in_use(state);
+    let used = in_use(placements);
     let named = |key: &ObjectKey, snapshot: &OverrideSnapshot| -> Named {
         (
             kind_of(key),
@@ -38,14 +42,12 @@ pub(crate) fn retire(state: &mut State, key: &ObjectKey, gone: Vec<OverrideSnaps
         .filter(|snapshot| used.contains(&named(key, snapshot)))
         .collect();
     if !kept.is_empty() {
-        (state.retired_overrides.entry(key.clone()).or_default()).extend(kept);
+        (retired.entry(key.clone()).or_default()).extend(kept);
     }
-    for (key, snapshots) in &mut state.retired_overrides {
+    for (key, snapshots) in retired.iter_mut() {
         snapshots.retain(|snapshot| used.contains(&named(key, snapshot)));
     }
-    state
-        .retired_overrides
-        .retain(|_, snapshots| !snapshots.is_empty());
+    retired.retain(|_, snapshots| !snapshots.is_empty());
 }
 
 /// The override kind a key names, as works name it.
@@ -59,7 +61,7 @@ fn kind_of(key: &ObjectKey) -> &'static str {
 
 /// Every override snapshot a binding's work names: what it carries, what a failed one's
 /// cluster keeps, and a guarded rollout's prior work.
-fn in_use(state: &State) -> BTreeSet<Named> {
+fn in_use(placements: &BTreeMap<ObjectKey, Placement>) -> BTreeSet<Named> {
     let mut used = BTreeSet::new();
     let mut add = |(cluster_overrides, resource_overrides): &OverrideSnapshots| {
         for name in cluster_overrides {
@@ -77,7 +79,7 @@ fn in_use(state: &State) -> BTreeSet<Named> {
             ));
         }
     };
-    for placement in state.placements.values() {
+    for placement in placements.values() {
         placement.bindings.for_each(|_, binding| {
             add(&binding.override_snapshots);
             let kept = binding

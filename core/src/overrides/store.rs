@@ -3,11 +3,10 @@
 
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, rejected};
-use crate::model::{ObjectKey, UserMeta};
-use crate::revision::{Origin, Previous, Revision, revise};
-use crate::state::State;
+use crate::model::ObjectKey;
+use crate::revision::{Applied, Revision, previous_of, revise};
 
-use super::{Override, OverrideKind, OverrideSpec};
+use super::{Override, OverrideKind, OverrideSpec, Store};
 
 /// An override as its manifest gives it: a ClusterResourceOverride or a ResourceOverride, and
 /// its validated spec.
@@ -18,27 +17,31 @@ pub(crate) struct OverrideManifest {
     pub spec: OverrideSpec,
 }
 
+impl OverrideKind {
+    /// An override of this kind with this spec, as its manifest gives it.
+    pub(crate) fn manifest(self, spec: OverrideSpec) -> OverrideManifest {
+        OverrideManifest { kind: self, spec }
+    }
+}
+
 /// Stores an override after checking it against the stored ones, and takes a snapshot when its
 /// spec is new or changed.
 pub(crate) fn apply(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     manifest: OverrideManifest,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let OverrideManifest { kind, spec } = manifest;
+    let now = applied.origin.now;
     let object = key.clone();
-    let previous = state.overrides.get(&key).map(|o| Previous {
-        meta: o.meta.clone(),
-        same_spec: o.spec == spec,
-    });
-    let unchanged = previous.as_ref().is_some_and(|p| {
-        p.same_spec && p.meta.labels == user.labels && p.meta.annotations == user.annotations
-    });
-    if !unchanged && let Err(conflict) = super::validation::against_stored(state, &key, kind, &spec)
+    let previous = previous_of(store.overrides.get(&key), &spec);
+    let unchanged = previous
+        .as_ref()
+        .is_some_and(|p| p.unchanged_by(&applied.user));
+    if !unchanged
+        && let Err(conflict) = super::validation::against_stored(store.overrides, &key, kind, &spec)
     {
         return vec![rejected(conflict.code, conflict.message)];
     }
@@ -46,36 +49,28 @@ pub(crate) fn apply(
         meta,
         decision,
         spec_changed,
-    } = match revise(
-        &mut state.resource_version,
-        &key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
+    } = match revise(store.resource_version, &key, previous, applied, changes) {
         Ok(revision) => revision,
         Err(unchanged) => return vec![*unchanged],
     };
     let mut decisions = vec![decision];
     let override_key = key.clone();
-    let index = match state.overrides.get_mut(&key) {
+    let index = match store.overrides.get_mut(&key) {
         Some(stored) => {
             stored.meta = meta;
             let taken = spec_changed.then(|| {
                 stored.spec = spec;
-                stored.take_snapshot(origin.now)
+                stored.take_snapshot(now)
             });
             taken.map(|(index, pruned)| {
-                super::retired::retire(state, &override_key, pruned);
+                super::retired::retire(store.retired, store.placements, &override_key, pruned);
                 index
             })
         }
         None => {
-            state
+            store
                 .overrides
-                .insert(key, Override::new(kind, meta, spec, origin.now));
+                .insert(key, Override::new(kind, meta, spec, now));
             Some(0)
         }
     };
@@ -91,11 +86,11 @@ pub(crate) fn apply(
 
 /// Deletes an override (its snapshots go with it); `None` when it does not exist.
 pub(crate) fn delete(
-    state: &mut State,
+    store: &mut Store<'_>,
     key: &ObjectKey,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
-    let removed = state.overrides.remove(key)?;
-    super::retired::retire(state, key, removed.snapshots);
+    let removed = store.overrides.remove(key)?;
+    super::retired::retire(store.retired, store.placements, key, removed.snapshots);
     Some(vec![changes.object_deleted(key)])
 }

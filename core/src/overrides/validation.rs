@@ -2,6 +2,8 @@
 //! time, as [`FieldError`]s naming the field), and against the overrides already stored (at
 //! apply time: the per-kind limit, one override per resource, the immutable placement).
 
+use std::collections::BTreeMap;
+
 use super::model::{
     OverrideKind, OverridePolicy, OverrideSelector, OverrideSpec, OverrideType, PatchOp,
     SelectorWire,
@@ -9,7 +11,6 @@ use super::model::{
 use super::{OVERRIDES_PER_KIND_MAX, Override};
 use crate::decision::RejectCode;
 use crate::model::{FieldError, ObjectKey};
-use crate::state::State;
 
 /// Most resource selectors one override may carry.
 pub const SELECTORS_MAX: usize = 20;
@@ -204,12 +205,12 @@ pub(crate) struct Conflict {
 /// [`OVERRIDES_PER_KIND_MAX`] of a kind exist, and no other override of the same kind (for a
 /// `ResourceOverride`: in the same namespace) selects one of its resources.
 pub(crate) fn against_stored(
-    state: &State,
+    overrides: &BTreeMap<ObjectKey, Override>,
     key: &ObjectKey,
     kind: OverrideKind,
     spec: &OverrideSpec,
 ) -> Result<(), Conflict> {
-    let existing = state.overrides.get(key);
+    let existing = overrides.get(key);
     if let Some(old) = existing
         && old.spec.placement != spec.placement
     {
@@ -227,7 +228,7 @@ pub(crate) fn against_stored(
             ),
         });
     }
-    let same_kind = || state.overrides.values().filter(|o| o.kind == kind);
+    let same_kind = || overrides.values().filter(|o| o.kind == kind);
     if existing.is_none() && same_kind().count() >= OVERRIDES_PER_KIND_MAX {
         return Err(Conflict {
             code: RejectCode::InvalidObject,
@@ -239,7 +240,7 @@ pub(crate) fn against_stored(
             ),
         });
     }
-    for (other_key, other) in &state.overrides {
+    for (other_key, other) in overrides {
         if other_key == key || other.kind != kind || other_key.namespace != key.namespace {
             continue;
         }

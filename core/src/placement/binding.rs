@@ -230,7 +230,7 @@ impl Binding {
     /// Before binding to `work`: when overrides are involved (in the work, or in what the
     /// cluster has), remember what the cluster has — or kept through an earlier failure — so
     /// that the work it keeps is known should the new one fail to render; the step judges it
-    /// ([`crate::overrides::verdict::judge_bound`]) before it ends. Binding the very work the
+    /// ([`crate::coordinate::override_verdicts::judge_bound`]) before it ends. Binding the very work the
     /// cluster kept ends the failure and gives back the report on it.
     fn await_override_verdict(&mut self, work: &Work) -> Option<crate::work_status::WorkStatus> {
         let overridden =

@@ -5,11 +5,9 @@
 pub mod binding;
 pub mod bindings;
 pub mod envelope;
-pub(crate) mod lifecycle;
-pub mod namespaces;
+pub mod guard;
 pub mod policy_snapshot;
 pub mod resource_snapshot;
-mod retention;
 pub mod selection;
 pub mod selector_index;
 pub(crate) mod store;
@@ -51,8 +49,10 @@ pub struct Placement {
     /// Why resource selection failed, when it did (e.g. a reserved namespace).
     pub selection_error: Option<String>,
     /// The guard of its rolling update when it has safety fields (docs/rollout-safety.md).
-    pub guard: Option<crate::rollout::safety::Guard>,
+    pub guard: Option<guard::Guard>,
 }
+
+crate::revision::stored_objects!(Placement => PlacementSpec);
 
 impl Placement {
     /// A placement with nothing derived yet.
@@ -210,7 +210,7 @@ impl Placement {
 /// Binds `cluster`'s binding to `work` for a rolling or partitioned pass, first telling the
 /// placement's safety guard, when it has one, what the binding carried.
 fn roll(
-    guard: &mut Option<crate::rollout::safety::Guard>,
+    guard: &mut Option<guard::Guard>,
     cluster: &str,
     binding: &mut Binding,
     work: Work,

@@ -11,9 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::resource_snapshot::SelectedResource;
+use crate::model::Resource;
 use crate::model::placement::ResourceSelector;
 use crate::model::{CLUSTER_GROUP, ObjectKey, PLACEMENT_GROUP, PlacementSpec};
-use crate::state::Resource;
 
 /// Namespace prefixes KubeFleet reserves; selecting one of these namespaces is an error.
 pub const RESERVED_NAMESPACE_PREFIXES: [&str; 2] = ["fleet-", "kube-"];

@@ -34,18 +34,60 @@ use chrono::{DateTime, Duration, Utc};
 use crate::change::{Change, Changes};
 use crate::decision::Decision;
 use crate::model::ClusterName;
+use crate::model::Resource;
 use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{ObjectKey, Rounding};
 use crate::overrides;
 use crate::placement::{BindingState, Placement, Work};
-use crate::state::State;
 use index::{BindingIndex, Class, OverrideSnapshots};
 use plan::{Budgets, Plan, plan};
+
+/// What the rollout reads besides its own store, borrowed from the state: the placements, the
+/// hub's resources (Fleet cluster groups choose partitions), and what overrides render with
+/// (the overrides and the member clusters, whose labels choose partitions too). A `&State`
+/// converts into it.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    /// ClusterResourcePlacements and ResourcePlacements.
+    pub placements: &'a BTreeMap<ObjectKey, Placement>,
+    /// Every other hub object.
+    pub resources: &'a BTreeMap<ObjectKey, Resource>,
+    /// The overrides, their retired snapshots and the member clusters.
+    pub sources: overrides::Sources<'a>,
+}
+
+/// The rollout's store, borrowed from the state: the placements it binds, its deadlines, its
+/// binding indexes and partitioned plans, and what it reads ([`View`]).
+pub(crate) struct Store<'a> {
+    /// ClusterResourcePlacements and ResourcePlacements.
+    pub placements: &'a mut BTreeMap<ObjectKey, Placement>,
+    /// When a placement's rollout must look again.
+    pub rollout_deadlines: &'a mut BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    /// The binding indexes (a derived cache).
+    pub rollout_index: &'a mut index::IndexCache,
+    /// Partitioned placements' rollout plans.
+    pub partitioned_rollouts: &'a mut BTreeMap<ObjectKey, partitioned::Plan>,
+    /// Every other hub object.
+    pub resources: &'a BTreeMap<ObjectKey, Resource>,
+    /// The overrides, their retired snapshots and the member clusters.
+    pub sources: overrides::Sources<'a>,
+}
+
+impl Store<'_> {
+    /// What the rollout reads, as the store holds it now.
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            placements: self.placements,
+            resources: self.resources,
+            sources: self.sources,
+        }
+    }
+}
 
 /// Runs a rollout pass for every placement the step's changes touched, and for placements
 /// whose readiness deadline has passed, adding what they decide to `decisions`.
 pub(crate) fn roll_out(
-    state: &mut State,
+    state: &mut Store<'_>,
     changes: &mut Changes,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
@@ -73,7 +115,7 @@ pub(crate) fn roll_out(
 /// Tells the binding indexes what the step changed: single bindings are marked for
 /// classification again; anything broader (a placement's spec, its snapshots, any override)
 /// drops the index, to be rebuilt by the next pass.
-fn note_changes(state: &mut State, changes: &[Change]) {
+fn note_changes(state: &mut Store<'_>, changes: &[Change]) {
     let indexes = &mut state.rollout_index.0;
     for change in changes {
         match change {
@@ -198,11 +240,14 @@ pub fn budgets(placement: &Placement, target: u64) -> (i64, i64) {
 /// The override snapshots these clusters' works should be rendered with now (empty when no
 /// override exists at all, which keeps the common case free).
 fn wanted_overrides<C: std::borrow::Borrow<ClusterName>>(
-    state: &State,
+    state: &Store<'_>,
     key: &ObjectKey,
     clusters: impl IntoIterator<Item = C>,
 ) -> BTreeMap<ClusterName, OverrideSnapshots> {
-    let (Some(placement), false) = (state.placements.get(key), state.overrides.is_empty()) else {
+    let (Some(placement), false) = (
+        state.placements.get(key),
+        state.sources.overrides.is_empty(),
+    ) else {
         return BTreeMap::new();
     };
     let Some(resources) = placement.latest_resources() else {
@@ -217,7 +262,8 @@ fn wanted_overrides<C: std::borrow::Borrow<ClusterName>>(
         })
         .map(|cluster| {
             let cluster = cluster.borrow();
-            let wanted = overrides::applicable_overrides(state, key, &resources.resources, cluster);
+            let wanted =
+                overrides::applicable_overrides(state.sources, key, &resources.resources, cluster);
             (cluster.clone(), wanted)
         })
         .collect()
@@ -256,7 +302,7 @@ impl Settings {
 
 /// One placement's pass: partitioned, left to staged runs (External), or rolling.
 fn pass(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
@@ -291,7 +337,7 @@ struct Pass<'a> {
 impl Pass<'_> {
     /// Classifies what changed, runs the safety guard, binds and removes what the budgets
     /// allow, lets a rollback move clusters back, and keeps the index for the next pass.
-    fn roll(&self, state: &mut State, changes: &mut Changes, decisions: &mut Vec<Decision>) {
+    fn roll(&self, state: &mut Store<'_>, changes: &mut Changes, decisions: &mut Vec<Decision>) {
         let key = self.key;
         let mut index = self.binding_index(state);
         let budgets = Budgets::of(&state.placements[key], &index);
@@ -343,7 +389,7 @@ impl Pass<'_> {
 
     /// The placement's binding index: the one kept from its last pass on the same snapshot,
     /// with the clusters due classified again, else a new one.
-    fn binding_index(&self, state: &mut State) -> BindingIndex {
+    fn binding_index(&self, state: &mut Store<'_>) -> BindingIndex {
         let kept =
             (state.rollout_index.0.remove(self.key)).filter(|i| i.latest == self.settings.latest);
         match kept {
@@ -362,7 +408,7 @@ impl Pass<'_> {
     /// every one, or no rollback).
     fn run_guard(
         &self,
-        state: &mut State,
+        state: &mut Store<'_>,
         index: &mut BindingIndex,
         judging: safety::Judging<'_>,
         decisions: &mut Vec<Decision>,
@@ -395,7 +441,7 @@ impl Pass<'_> {
     /// pass at its progress deadline.
     fn guard(
         &self,
-        state: &mut State,
+        state: &mut Store<'_>,
         judging: safety::Judging<'_>,
         seen: safety::Seen,
     ) -> Vec<Decision> {
@@ -418,7 +464,7 @@ impl Pass<'_> {
     /// The bindings this pass acts on. A tripped rollout moves no cluster to the failed
     /// snapshot: its plan only removes, and does not list the clusters it would have moved (a
     /// rollback makes most of them stale).
-    fn plan(&self, state: &State, index: &BindingIndex, budgets: &Budgets) -> Plan {
+    fn plan(&self, state: &Store<'_>, index: &BindingIndex, budgets: &Budgets) -> Plan {
         let placement = &state.placements[self.key];
         let progress = (placement.guard.as_ref()).is_none_or(safety::Guard::allows_progress);
         plan(index, &placement.bindings, budgets, progress)
@@ -452,7 +498,7 @@ impl Pass<'_> {
     /// Classifies the clusters this pass changed again, and keeps the index for the next pass.
     fn keep_index(
         &self,
-        state: &mut State,
+        state: &mut Store<'_>,
         mut index: BindingIndex,
         changed: &[ClusterName],
         wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
@@ -475,13 +521,13 @@ impl Pass<'_> {
     /// work becomes ready.
     fn classify(
         &self,
-        state: &mut State,
+        state: &mut Store<'_>,
         index: &mut BindingIndex,
         clusters: &[ClusterName],
         wanted: &BTreeMap<ClusterName, OverrideSnapshots>,
     ) {
         let none = OverrideSnapshots::default();
-        let State {
+        let Store {
             placements,
             rollout_deadlines,
             ..
@@ -506,7 +552,7 @@ impl Pass<'_> {
 
     /// Classifies every binding of the placement, in one walk over them, and asks for a pass
     /// when a not-trackable work becomes ready.
-    fn classify_all(&self, state: &mut State) -> BindingIndex {
+    fn classify_all(&self, state: &mut Store<'_>) -> BindingIndex {
         let classes = self.classes(state);
         let index = BindingIndex::of_all(self.settings.latest, &classes);
         if let Some(placement) = state.placements.get_mut(self.key) {
@@ -531,7 +577,7 @@ impl Pass<'_> {
     }
 
     /// Every binding of the placement with its class, in cluster order.
-    fn classes(&self, state: &State) -> Vec<(ClusterName, Class)> {
+    fn classes(&self, state: &Store<'_>) -> Vec<(ClusterName, Class)> {
         let Some(placement) = state.placements.get(self.key) else {
             return Vec::new();
         };
@@ -547,7 +593,7 @@ impl Pass<'_> {
 
     /// Whether the index is what a full classification gives, and each binding's tag its
     /// class: what the incremental index must always be (a debug check).
-    fn holds(&self, state: &State, index: &BindingIndex) -> bool {
+    fn holds(&self, state: &Store<'_>, index: &BindingIndex) -> bool {
         let classes = self.classes(state);
         let tags = (state.placements.get(self.key)).is_none_or(|placement| {
             BindingIndex::tags_hold(&placement.bindings, &classes)

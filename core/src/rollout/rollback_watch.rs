@@ -9,12 +9,12 @@
 //! clusters whose bindings changed since the last pass. Debug builds check every pass that
 //! uses it against one that walks everything ([`super::rollback::step`]).
 
-use std::collections::BTreeSet;
-
 use chrono::{DateTime, Utc};
 
 use super::readiness::Readiness;
 use super::safety::{Guard, Judging};
+pub use crate::placement::guard::RollbackWatch;
+pub(crate) use crate::placement::guard::Watch;
 use crate::placement::{Binding, BindingState, Bindings, OverrideSnapshots};
 
 /// The guard's record of what each rolled-back cluster carried before.
@@ -37,25 +37,6 @@ impl<'a> RollbackTargets<'a> {
             from: guard.resource_index,
         }
     }
-}
-
-/// The rollback's sets, once known.
-#[derive(Debug, Clone, Default)]
-pub struct RollbackWatch(Option<Watch>);
-
-crate::derived::derived_cache!(RollbackWatch);
-
-/// The sets, in cluster order.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Watch {
-    /// Rolled-back clusters still bound to the failed snapshot and ready on it: they move
-    /// within the budget.
-    pub(crate) to_move_ready: BTreeSet<String>,
-    /// Rolled-back clusters still bound to the failed snapshot and not ready on it: they move
-    /// at once.
-    pub(crate) to_move_unready: BTreeSet<String>,
-    /// Rolled-back clusters with a live binding that is not ready on their old work yet.
-    pub(crate) pending: BTreeSet<String>,
 }
 
 impl RollbackWatch {

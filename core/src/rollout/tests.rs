@@ -3,6 +3,7 @@
 use super::*;
 
 use crate::placement::Bindings;
+use crate::state::State;
 use readiness::Readiness;
 
 fn binding(
@@ -149,7 +150,10 @@ fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
         .0
         .insert(placement.clone(), BindingIndex::new(0));
     let custom = ObjectKey::cluster_scoped("example.com", MEMBER_CLUSTER, "member-1");
-    note_changes(&mut state, &[Change::ObjectStored(custom.clone())]);
+    note_changes(
+        &mut state.rollout_store(),
+        &[Change::ObjectStored(custom.clone())],
+    );
     let due = |state: &mut State| {
         state
             .rollout_index
@@ -167,7 +171,7 @@ fn a_custom_kind_named_member_cluster_is_not_a_member_cluster() {
         Touched::default()
     );
     let real = ObjectKey::cluster_scoped(CLUSTER_GROUP, MEMBER_CLUSTER, "member-1");
-    note_changes(&mut state, &[Change::ObjectStored(real)]);
+    note_changes(&mut state.rollout_store(), &[Change::ObjectStored(real)]);
     assert_eq!(
         due(&mut state).into_iter().collect::<Vec<_>>(),
         ["member-1"]

@@ -58,7 +58,7 @@ pub const MESSAGE_UNFULFILLED: &str =
 
 /// One scheduling cycle over one placement.
 struct Cycle<'a> {
-    members: &'a crate::state::Members,
+    members: &'a crate::member::Members,
     placement: &'a mut Placement,
     key: &'a ObjectKey,
     changes: &'a mut Changes,
@@ -88,7 +88,7 @@ fn picked(cluster: &str, score: Option<ClusterScore>) -> ClusterDecision {
 /// a PickAll pass to one cluster (a cluster changed and nothing else did); `None` is a full
 /// pass.
 pub(crate) fn schedule(
-    members: &crate::state::Members,
+    members: &crate::member::Members,
     (placement, key): (&mut Placement, &ObjectKey),
     now: DateTime<Utc>,
     only: Option<&str>,

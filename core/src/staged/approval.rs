@@ -10,11 +10,11 @@ use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::{Decision, RejectCode, rejected};
 use crate::model::{ObjectKey, ObjectMeta, PLACEMENT_GROUP};
-use crate::state::State;
+use crate::staged::Store;
 
 /// Creates the request unless it exists.
 pub(crate) fn create(
-    state: &mut State,
+    state: &mut Store<'_>,
     scope: &Scope,
     name: &str,
     stage: &str,
@@ -62,7 +62,7 @@ pub(crate) fn create(
 
 /// Whether the request is approved; if so, marks it `ApprovalAccepted` (once).
 pub(crate) fn accept(
-    state: &mut State,
+    state: &mut Store<'_>,
     scope: &Scope,
     name: &str,
     generation: u64,
@@ -89,7 +89,7 @@ pub(crate) fn accept(
 
 /// The `approve` input: sets `Approved=True` on an existing request.
 pub(crate) fn approve(
-    state: &mut State,
+    state: &mut Store<'_>,
     name: &str,
     namespace: Option<&str>,
     now: DateTime<Utc>,

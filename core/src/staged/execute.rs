@@ -20,7 +20,7 @@ use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::ClusterName;
 use crate::model::ObjectKey;
-use crate::state::State;
+use crate::staged::Store;
 use clusters::walk_clusters;
 use tasks::tasks_pass;
 
@@ -44,7 +44,7 @@ enum Outcome {
 
 /// Everything a pass works with.
 pub(crate) struct Pass<'a> {
-    pub state: &'a mut State,
+    pub state: Store<'a>,
     pub scope: &'a Scope,
     /// The key of the placement the run names, made once per pass (a pass checks and starts
     /// clusters by the thousand).

@@ -10,7 +10,7 @@ use super::analysis::measure::{self, TaskAt};
 use super::model::TaskType;
 use super::run::{StageStatus, TaskPosition, TaskStatus, UpdateRun};
 use crate::condition::ConditionStatus;
-use crate::state::State;
+use crate::staged::View;
 
 /// A TimedWait's condition once its wait has elapsed.
 pub const WAIT_TIME_ELAPSED: &str = "WaitTimeElapsed";
@@ -83,8 +83,12 @@ pub fn wait_until(run: &UpdateRun, at: TaskAt) -> Option<DateTime<Utc>> {
 
 /// When the approval request `name` of the run was approved (`Approved=True`), if it was.
 #[must_use]
-pub fn approved_at(state: &State, scope: &Scope, name: &str) -> Option<DateTime<Utc>> {
-    state
+pub fn approved_at<'a>(
+    view: impl Into<View<'a>>,
+    scope: &Scope,
+    name: &str,
+) -> Option<DateTime<Utc>> {
+    view.into()
         .approvals
         .get(&scope.approval_key(name))
         .and_then(|request| request.approved.as_ref())

@@ -16,7 +16,7 @@ use crate::model::placement::{PlacementType, StrategyType};
 use crate::model::{LabelSelector, ObjectKey};
 use crate::overrides;
 use crate::placement::{BindingState, Placement};
-use crate::state::State;
+use crate::staged::Store;
 
 /// KubeFleet's prefix for every initialization failure.
 const INITIALIZE_FAILED: &str = "cannot continue the updateRun: failed to initialize the updateRun";
@@ -51,7 +51,7 @@ impl InitError {
 /// Initializes `run` against the hub as it is now; on success the status carries the policy
 /// snapshot, the cluster count, the strategy snapshot, the stages and the delete stage.
 pub(crate) fn initialize(
-    state: &State,
+    state: &Store<'_>,
     scope: &Scope,
     run: &mut UpdateRun,
     now: DateTime<Utc>,
@@ -150,7 +150,7 @@ fn positions(stages: &[StageStatus]) -> BTreeMap<ClusterName, (usize, usize)> {
         .collect()
 }
 
-fn placement_of<'a>(state: &'a State, key: &ObjectKey) -> Result<&'a Placement, InitError> {
+fn placement_of<'a>(state: &'a Store<'_>, key: &ObjectKey) -> Result<&'a Placement, InitError> {
     let placement = state
         .placements
         .get(key)
@@ -181,7 +181,7 @@ pub(crate) fn collect_clusters(
     (names(selected), names(to_delete))
 }
 
-fn strategy_of(state: &State, scope: &Scope, name: &str) -> Result<StrategySpec, InitError> {
+fn strategy_of(state: &Store<'_>, scope: &Scope, name: &str) -> Result<StrategySpec, InitError> {
     state
         .strategies
         .get(&scope.strategy_key(name))
@@ -198,7 +198,7 @@ fn strategy_of(state: &State, scope: &Scope, name: &str) -> Result<StrategySpec,
 /// clusters (a million-cluster run looks each member up once, not once per stage); of several
 /// errors it returns the one a walk stage by stage, clusters in name order, meets first.
 fn stages(
-    state: &State,
+    state: &Store<'_>,
     strategy: &StrategySpec,
     selected: &BTreeSet<ClusterName>,
     run_name: &str,
@@ -207,7 +207,7 @@ fn stages(
     let mut first_error: Option<(usize, InitError)> = None;
     let mut missing: Vec<&str> = Vec::new();
     for cluster in selected {
-        let placed = match state.members.get(cluster.as_str()) {
+        let placed = match state.sources.members.get(cluster.as_str()) {
             Some(member) => place(strategy, member, cluster),
             None => Ok(None),
         };
@@ -364,7 +364,7 @@ fn resource_index(
 
 /// Records, per cluster, the override snapshots its work will be rendered with.
 fn record_overrides(
-    state: &State,
+    state: &Store<'_>,
     placement_key: &ObjectKey,
     placement: &Placement,
     index: u64,
@@ -373,14 +373,14 @@ fn record_overrides(
     let Some(snapshot) = placement.resource_snapshot(index) else {
         return;
     };
-    if state.overrides.is_empty() {
+    if state.sources.overrides.is_empty() {
         return;
     }
     for stage in &mut run.status.stages {
         for cluster in &mut stage.clusters {
             let cluster = Arc::make_mut(cluster);
             let (cro, ro) = overrides::applicable_overrides(
-                state,
+                state.sources,
                 placement_key,
                 &snapshot.resources,
                 &cluster.cluster,
@@ -394,7 +394,7 @@ fn record_overrides(
 /// Concurrent runs on one placement must follow identical strategies (their strategy snapshots;
 /// docs/staged-updates.md).
 fn check_concurrent_runs(
-    state: &State,
+    state: &Store<'_>,
     scope: &Scope,
     run: &UpdateRun,
     strategy: &StrategySpec,

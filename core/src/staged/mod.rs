@@ -33,7 +33,6 @@ use crate::model::ClusterName;
 use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
-use crate::state::State;
 pub use execute::STUCK_AFTER_SECS;
 use model::StrategySpec;
 use run::TaskPosition;
@@ -85,7 +84,7 @@ pub fn is_approval_request(key: &ObjectKey) -> bool {
 
 /// Drives every run the step's changes may have moved, and runs whose deadline passed.
 pub(crate) fn drive_touched(
-    state: &mut State,
+    state: &mut Store<'_>,
     changes: &mut Changes,
     now: DateTime<Utc>,
 ) -> Vec<Decision> {
@@ -113,11 +112,11 @@ pub(crate) fn drive_touched(
 }
 
 /// Runs whose placement's scheduling changed must check their clusters again before they go on.
-fn mark_rescheduled(state: &mut State, placements: &BTreeSet<ObjectKey>) {
+fn mark_rescheduled(state: &mut Store<'_>, placements: &BTreeSet<ObjectKey>) {
     if placements.is_empty() {
         return;
     }
-    for (key, run) in &mut state.update_runs {
+    for (key, run) in state.update_runs.iter_mut() {
         let placement = Scope::of(key).placement_key(&run.spec.placement_name);
         if placements.contains(&placement) {
             run.status.needs_validation = true;
@@ -139,7 +138,7 @@ struct Touched {
 }
 
 impl Touched {
-    fn note(&mut self, state: &State, change: &Change) {
+    fn note(&mut self, state: &Store<'_>, change: &Change) {
         match change {
             Change::ObjectStored(key) | Change::ObjectDeleted(key) => {
                 self.rescheduled.insert(key.clone());
@@ -191,7 +190,7 @@ impl Touched {
 
     /// The runs to drive, each with the clusters to check: `Some` when only work reports
     /// touched it (only those clusters can have finished), `None` for a full check.
-    fn runs(self, state: &State) -> BTreeMap<ObjectKey, Focus> {
+    fn runs(self, state: &Store<'_>) -> BTreeMap<ObjectKey, Focus> {
         let Self {
             full,
             reported,
@@ -201,7 +200,7 @@ impl Touched {
         if full.is_empty() && reported.is_empty() {
             return runs;
         }
-        for (key, run) in &state.update_runs {
+        for (key, run) in state.update_runs.iter() {
             if run.is_finished() {
                 continue;
             }
@@ -240,9 +239,62 @@ fn runs_placement(key: &ObjectKey, run: &run::UpdateRun, placement: &ObjectKey) 
 /// that reported; the others cannot have changed).
 type Focus = Option<BTreeSet<ClusterName>>;
 
+crate::revision::stored_objects!(Strategy => StrategySpec, run::UpdateRun => model::RunSpec);
+
+/// What a staged run's verbs change and read, borrowed from the state: the placements whose
+/// bindings runs roll out, the strategies, runs, approval requests and run deadlines, the hub's
+/// resource version counter, and what overrides render with (the overrides and the member
+/// clusters).
+pub(crate) struct Store<'a> {
+    /// ClusterResourcePlacements and ResourcePlacements.
+    pub placements: &'a mut BTreeMap<ObjectKey, crate::placement::Placement>,
+    /// Staged update strategies of both scopes.
+    pub strategies: &'a mut BTreeMap<ObjectKey, Strategy>,
+    /// Staged update runs of both scopes, with their status.
+    pub update_runs: &'a mut BTreeMap<ObjectKey, run::UpdateRun>,
+    /// Approval requests the runs created.
+    pub approvals: &'a mut BTreeMap<ObjectKey, run::ApprovalRequest>,
+    /// When a run must look again.
+    pub run_deadlines: &'a mut BTreeSet<(DateTime<Utc>, ObjectKey)>,
+    /// The last resource version handed out.
+    pub resource_version: &'a mut u64,
+    /// The overrides, their retired snapshots and the member clusters.
+    pub sources: crate::overrides::Sources<'a>,
+}
+
+impl Store<'_> {
+    /// The same store, borrowed again for a shorter while (a pass holds it by value).
+    pub(crate) fn reborrow(&mut self) -> Store<'_> {
+        Store {
+            placements: self.placements,
+            strategies: self.strategies,
+            update_runs: self.update_runs,
+            approvals: self.approvals,
+            run_deadlines: self.run_deadlines,
+            resource_version: self.resource_version,
+            sources: self.sources,
+        }
+    }
+
+    /// Hands out the next resource version.
+    pub(crate) fn next_resource_version(&mut self) -> u64 {
+        crate::revision::next_version(self.resource_version)
+    }
+}
+
+/// What the staged runs' public questions read, borrowed from the state: the runs and the
+/// approval requests. A `&State` converts into it.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    /// Staged update runs of both scopes, with their status.
+    pub update_runs: &'a BTreeMap<ObjectKey, run::UpdateRun>,
+    /// Approval requests the runs created.
+    pub approvals: &'a BTreeMap<ObjectKey, run::ApprovalRequest>,
+}
+
 /// Initializes (once) and executes one run as far as it can go now.
 pub(crate) fn drive(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: &ObjectKey,
     now: DateTime<Utc>,
     focus: Focus,
@@ -296,7 +348,7 @@ pub(crate) fn drive(
     if !run.is_finished() && run.spec.state != model::RunState::Initialize {
         let placement = scope.placement_key(&run.spec.placement_name);
         let mut pass = execute::Pass {
-            state,
+            state: state.reborrow(),
             scope: &scope,
             placement,
             run: &mut run,
@@ -320,7 +372,7 @@ pub(crate) fn drive(
 /// Why an initialized, unfinished run cannot go on because its placement no longer uses the
 /// `External` strategy (a user switched it to `RollingUpdate` or `Partitioned`): the run would
 /// otherwise keep bindings the new strategy now drives.
-fn strategy_changed(state: &State, scope: &Scope, run: &run::UpdateRun) -> Option<String> {
+fn strategy_changed(state: &Store<'_>, scope: &Scope, run: &run::UpdateRun) -> Option<String> {
     if run.is_finished() || run.status.initialized.is_none() {
         return None;
     }

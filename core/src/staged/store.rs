@@ -5,9 +5,9 @@
 
 use crate::change::{Change, Changes};
 use crate::decision::{Decision, RejectCode, rejected};
-use crate::model::{ObjectKey, UserMeta};
-use crate::revision::{Origin, Previous, Revision, revise};
-use crate::state::State;
+use crate::model::ObjectKey;
+use crate::revision::{Applied, Revision, previous_of, revise};
+use crate::staged::Store;
 
 use super::Strategy;
 use super::model::{RunSpec, StrategySpec};
@@ -16,27 +16,14 @@ use super::run::UpdateRun;
 /// Stores a strategy. Runs snapshot it when they initialize, so an edit never reaches a run
 /// that has started.
 pub(crate) fn apply_strategy(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: StrategySpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
-    let previous = state.strategies.get(&key).map(|s| Previous {
-        meta: s.meta.clone(),
-        same_spec: s.spec == spec,
-    });
-    match revise(
-        &mut state.resource_version,
-        &key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
+    let previous = previous_of(state.strategies.get(&key), &spec);
+    match revise(state.resource_version, &key, previous, applied, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.strategies.insert(key, Strategy { meta, spec });
@@ -48,12 +35,10 @@ pub(crate) fn apply_strategy(
 /// Stores a run, refusing changes to its immutable fields and invalid state transitions; the
 /// run is then driven (initialized on creation) by the fold.
 pub(crate) fn apply_run(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: ObjectKey,
-    api_version: &str,
-    user: UserMeta,
     spec: RunSpec,
-    origin: &Origin,
+    applied: Applied<'_>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
     let existing = state.update_runs.get(&key);
@@ -63,19 +48,8 @@ pub(crate) fn apply_run(
         return vec![rejected(RejectCode::ImmutableField, error.to_string())];
     }
     let status = existing.map(|r| r.status.clone()).unwrap_or_default();
-    let previous = existing.map(|r| Previous {
-        meta: r.meta.clone(),
-        same_spec: r.spec == spec,
-    });
-    match revise(
-        &mut state.resource_version,
-        &key,
-        previous,
-        api_version,
-        user,
-        origin,
-        changes,
-    ) {
+    let previous = previous_of(existing, &spec);
+    match revise(state.resource_version, &key, previous, applied, changes) {
         Err(unchanged) => vec![*unchanged],
         Ok(Revision { meta, decision, .. }) => {
             state.update_runs.insert(
@@ -96,7 +70,7 @@ pub(crate) fn apply_run(
 /// Deletes a run (and its approval requests), an approval request or a strategy; `None` when
 /// `key` is none of these stored.
 pub(crate) fn delete(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: &ObjectKey,
     changes: &mut Changes,
 ) -> Option<Vec<Decision>> {
@@ -116,7 +90,7 @@ pub(crate) fn delete(
 /// Deletes an approval request and tells its run, which makes it again at once unless it has
 /// already accepted the approval: KubeFleet's updaterun controller watches approval request
 /// deletions and re-creates the request while the stage task is not `ApprovalRequestApproved`.
-fn delete_approval(state: &mut State, key: &ObjectKey, changes: &mut Changes) -> bool {
+fn delete_approval(state: &mut Store<'_>, key: &ObjectKey, changes: &mut Changes) -> bool {
     let Some(request) = state.approvals.remove(key) else {
         return false;
     };
@@ -131,7 +105,7 @@ fn delete_approval(state: &mut State, key: &ObjectKey, changes: &mut Changes) ->
 }
 
 /// Deletes a run and the approval requests it created.
-fn delete_run(state: &mut State, key: &ObjectKey) -> bool {
+fn delete_run(state: &mut Store<'_>, key: &ObjectKey) -> bool {
     if state.update_runs.remove(key).is_none() {
         return false;
     }

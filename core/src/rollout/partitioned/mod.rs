@@ -54,7 +54,7 @@ use crate::model::ClusterName;
 use crate::model::ObjectKey;
 use crate::model::placement::StrategyType;
 use crate::placement::{BindingState, Placement, Work};
-use crate::state::State;
+use crate::rollout::{Store, View};
 use plan::Wanted;
 
 /// Whether a placement rolls out by partitions.
@@ -66,10 +66,15 @@ pub fn is_partitioned(placement: &Placement) -> bool {
 /// Builds a placement's plan from scratch, as a pass would after its inputs changed (`None`
 /// without a resource snapshot). Tests compare it with the plan kept up to date step by step.
 #[must_use]
-pub fn fresh_plan(state: &State, key: &ObjectKey, now: DateTime<Utc>) -> Option<Plan> {
-    let placement = state.placements.get(key)?;
+pub fn fresh_plan<'a>(
+    view: impl Into<View<'a>>,
+    key: &ObjectKey,
+    now: DateTime<Utc>,
+) -> Option<Plan> {
+    let view = view.into();
+    let placement = view.placements.get(key)?;
     let latest = placement.latest_resources()?.index;
-    let wanted = Wanted { state, key, latest };
+    let wanted = Wanted { view, key, latest };
     Some(Plan::build(&wanted, placement, now))
 }
 
@@ -77,7 +82,7 @@ pub fn fresh_plan(state: &State, key: &ObjectKey, now: DateTime<Utc>) -> Option<
 /// re-count, anything a plan was built from drops it. Returns the partitioned placements that
 /// must be looked at again although no change named them (member labels and cluster groups
 /// choose partitions).
-pub(crate) fn observe(state: &mut State, changes: &[Change]) -> BTreeSet<ObjectKey> {
+pub(crate) fn observe(state: &mut Store<'_>, changes: &[Change]) -> BTreeSet<ObjectKey> {
     let mut regroup = false;
     for change in changes {
         match change {
@@ -130,7 +135,7 @@ fn regroups(key: &ObjectKey) -> bool {
 
 /// The partitioned pass over one placement.
 pub(crate) fn pass(
-    state: &mut State,
+    state: &mut Store<'_>,
     key: &ObjectKey,
     now: DateTime<Utc>,
     changes: &mut Changes,
@@ -155,7 +160,7 @@ pub(crate) fn pass(
         plan
     } else {
         decisions.extend(remove_unscheduled(state, key, changes));
-        match fresh_plan(state, key, now) {
+        match fresh_plan(state.view(), key, now) {
             Some(plan) => plan,
             None => return decisions,
         }
@@ -203,10 +208,10 @@ pub(super) struct Pass<'a> {
 impl Pass<'_> {
     /// Classifies the clusters reported on since the plan's last pass again, and returns them
     /// (`None` when the placement is gone).
-    fn reclassify_reported(&self, state: &State, plan: &mut Plan) -> Option<BTreeSet<String>> {
+    fn reclassify_reported(&self, state: &Store<'_>, plan: &mut Plan) -> Option<BTreeSet<String>> {
         let placement = state.placements.get(self.key)?;
         let wanted = Wanted {
-            state,
+            view: state.view(),
             key: self.key,
             latest: self.latest,
         };
@@ -224,13 +229,13 @@ impl Pass<'_> {
     /// the decisions (`None` when the placement is gone).
     fn stage(
         &self,
-        state: &mut State,
+        state: &mut Store<'_>,
         plan: &mut Plan,
         changes: &mut Changes,
     ) -> Option<Vec<Decision>> {
         let placement = state.placements.get(self.key)?;
         let wanted = Wanted {
-            state,
+            view: state.view(),
             key: self.key,
             latest: self.latest,
         };
@@ -267,8 +272,8 @@ impl Pass<'_> {
 /// Debug builds: a plan kept from pass to pass, its reported clusters classified again, equals
 /// one built from scratch (but for the last pass's conclusion).
 #[cfg(debug_assertions)]
-fn check_kept(state: &State, key: &ObjectKey, plan: &Plan, now: DateTime<Utc>) {
-    let Some(mut fresh) = fresh_plan(state, key, now) else {
+fn check_kept(state: &Store<'_>, key: &ObjectKey, plan: &Plan, now: DateTime<Utc>) {
+    let Some(mut fresh) = fresh_plan(state.view(), key, now) else {
         return;
     };
     fresh.outcome = plan.outcome.clone();
@@ -281,7 +286,11 @@ fn check_kept(state: &State, key: &ObjectKey, plan: &Plan, now: DateTime<Utc>) {
 }
 
 /// Removes every Unscheduled binding, and so its work.
-fn remove_unscheduled(state: &mut State, key: &ObjectKey, changes: &mut Changes) -> Vec<Decision> {
+fn remove_unscheduled(
+    state: &mut Store<'_>,
+    key: &ObjectKey,
+    changes: &mut Changes,
+) -> Vec<Decision> {
     let Some(placement) = state.placements.get_mut(key) else {
         return Vec::new();
     };

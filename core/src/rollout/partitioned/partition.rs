@@ -17,7 +17,7 @@ use crate::model::partitioned::{
     CLUSTER_GROUP_NAMESPACE_DEFAULT, PartitionSpec, PartitionedRollout, limit,
 };
 use crate::model::{IntOrPercent, ObjectMeta, StringMap};
-use crate::state::State;
+use crate::rollout::View;
 
 /// One partition as the rollout walks it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,7 +45,7 @@ struct Group<'a> {
 
 /// Partitions `targets` (sorted by name) of the placement `key`.
 pub(crate) fn partition(
-    state: &State,
+    view: View<'_>,
     key: &ObjectKey,
     rollout: &PartitionedRollout,
     targets: &[&str],
@@ -53,7 +53,7 @@ pub(crate) fn partition(
     if rollout.partitions.is_empty() {
         automatic(rollout, targets.len() as u64)
     } else {
-        manual(state, key, rollout, targets)
+        manual(view, key, rollout, targets)
     }
 }
 
@@ -92,7 +92,7 @@ fn automatic(rollout: &PartitionedRollout, targets: u64) -> Partitioning {
 }
 
 fn manual(
-    state: &State,
+    view: View<'_>,
     key: &ObjectKey,
     rollout: &PartitionedRollout,
     targets: &[&str],
@@ -102,7 +102,7 @@ fn manual(
     } else {
         key.namespace.as_str()
     };
-    let groups: Vec<Group> = state
+    let groups: Vec<Group> = view
         .resources
         .iter()
         .filter(|(k, _)| {
@@ -118,7 +118,8 @@ fn manual(
     let membership: Vec<Vec<u32>> = targets
         .iter()
         .map(|cluster| {
-            let labels = state
+            let labels = view
+                .sources
                 .members
                 .get(*cluster)
                 .map_or(&no_labels, |m| labels_of(&m.meta));

@@ -17,8 +17,8 @@ use crate::model::ObjectKey;
 use crate::model::partitioned::limit;
 use crate::overrides;
 use crate::placement::{Binding, BindingState, Placement};
+use crate::rollout::View;
 use crate::rollout::readiness::{self, Readiness};
-use crate::state::State;
 
 /// What the rollout knows about one target cluster's work.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,7 +122,7 @@ pub struct Plan {
 
 /// The work a binding should carry now: latest snapshot, applicable override snapshots.
 pub(crate) struct Wanted<'a> {
-    pub(crate) state: &'a State,
+    pub(crate) view: View<'a>,
     pub(crate) key: &'a ObjectKey,
     pub(crate) latest: u64,
 }
@@ -135,8 +135,13 @@ impl Wanted<'_> {
         cluster: &str,
     ) -> crate::placement::OverrideSnapshots {
         match placement.latest_resources() {
-            Some(resources) if !self.state.overrides.is_empty() => {
-                overrides::applicable_overrides(self.state, self.key, &resources.resources, cluster)
+            Some(resources) if !self.view.sources.overrides.is_empty() => {
+                overrides::applicable_overrides(
+                    self.view.sources,
+                    self.key,
+                    &resources.resources,
+                    cluster,
+                )
             }
             _ => Default::default(),
         }
@@ -191,7 +196,7 @@ impl Plan {
             .map(|(cluster, _)| cluster)
             .collect();
         let names: Vec<&str> = owned.iter().map(|cluster| cluster.as_str()).collect();
-        let cut = partition::partition(wanted.state, wanted.key, &rollout, &names);
+        let cut = partition::partition(wanted.view, wanted.key, &rollout, &names);
         let mut plan = Plan {
             latest: wanted.latest,
             tallies: vec![Tally::default(); cut.partitions.len()],

@@ -16,10 +16,10 @@ use crate::model::ClusterName;
 use crate::model::Rounding;
 use crate::model::partitioned::PartitionedRollout;
 use crate::placement::{BindingState, Bindings};
+use crate::rollout::Store;
 use crate::rollout::readiness::ApplyMode;
 use crate::rollout::rollback;
 use crate::rollout::safety::{self, Failures, Judging};
-use crate::state::State;
 
 /// Where the fields live, for messages.
 const PATH: &str = "spec.strategy.rolloutStrategy";
@@ -120,7 +120,7 @@ fn complete(plan: &Plan, bindings: &Bindings, latest: u64, manual: bool) -> bool
 /// Returns the decisions, whether the rollout may stage clusters, and the clusters whose
 /// bindings the rollback moved (the plan must classify them again).
 pub(super) fn guard(
-    state: &mut State,
+    state: &mut Store<'_>,
     pass: &Pass<'_>,
     plan: &Plan,
     reclassified: Option<BTreeSet<ClusterName>>,

@@ -12,7 +12,7 @@ use crate::model::ObjectKey;
 use crate::staged::Scope;
 use crate::staged::model::{RunState, StageTask, TaskType};
 use crate::staged::run::{TaskPosition, TaskStatus, UpdateRun};
-use crate::state::State;
+use crate::staged::{Store, View};
 
 /// The condition an Analysis task sets when it starts measuring.
 pub const STARTED: &str = "AnalysisStarted";
@@ -44,7 +44,7 @@ impl TaskAt {
 
 /// Folds one measurement into the task it names, which must be measuring now.
 pub(crate) fn record(
-    state: &mut State,
+    state: &mut Store<'_>,
     result: &AnalysisResult,
     event_id: Uuid,
     now: DateTime<Utc>,
@@ -282,9 +282,10 @@ pub struct Measuring {
 
 /// Every Analysis task measuring now, in key order.
 #[must_use]
-pub fn measuring(state: &State) -> Vec<Measuring> {
+pub fn measuring<'a>(view: impl Into<View<'a>>) -> Vec<Measuring> {
+    let view = view.into();
     let mut out = Vec::new();
-    for (key, run) in &state.update_runs {
+    for (key, run) in view.update_runs {
         if run.is_finished() || run.spec.state != RunState::Run {
             continue;
         }

@@ -41,6 +41,7 @@ pub(super) fn adapt(
 fn join(pass: &mut Pass<'_>, cluster: &str) {
     let labels = pass
         .state
+        .sources
         .members
         .get(cluster)
         .map(|m| m.meta.labels.clone())
@@ -85,8 +86,9 @@ fn join(pass: &mut Pass<'_>, cluster: &str) {
                 .find(|s| Some(s.index) == index_used)
         })
         .map(|s| s.resources.clone());
-    if let (Some(resources), false) = (resources, pass.state.overrides.is_empty()) {
-        let (cro, ro) = overrides::applicable_overrides(pass.state, &key, &resources, cluster);
+    if let (Some(resources), false) = (resources, pass.state.sources.overrides.is_empty()) {
+        let (cro, ro) =
+            overrides::applicable_overrides(pass.state.sources, &key, &resources, cluster);
         status.cluster_resource_overrides = cro;
         status.resource_overrides = ro;
     }

@@ -130,7 +130,7 @@ fn approval_passes(
     if !pass.state.approvals.contains_key(&request) {
         let stage_name = pass.run.status.stages[at.index].name.clone();
         approval::create(
-            pass.state,
+            &mut pass.state,
             pass.scope,
             &name,
             &stage_name,
@@ -151,7 +151,7 @@ fn approval_passes(
         ));
     }
     let generation = pass.run.meta.generation;
-    if !approval::accept(pass.state, pass.scope, &name, generation, pass.now) {
+    if !approval::accept(&mut pass.state, pass.scope, &name, generation, pass.now) {
         return false;
     }
     conditions.push(pass.condition(

@@ -1,5 +1,6 @@
 //! Whether a binding's work renders for its cluster, judged when a rollout binds it to another
-//! work (the snapshots a work uses stay while it uses them: [`super::retired`]).
+//! work (the snapshots a work uses stay while it uses them: `crate::overrides::retired`). A
+//! failed binding marks the rollout's index and drives its placement's staged runs again.
 //!
 //! KubeFleet's work generator applies the overrides before it writes a Work; when they fail it
 //! leaves the Work as it was and sets the binding's `Overridden` condition False

@@ -1,19 +1,20 @@
 //! What happens to placements when something changes: the placement itself, the hub's
-//! resources, or a member cluster. This is where the seeds' scheduling triggers live:
+//! resources, or a member cluster. This is where the scheduling triggers live:
 //! a policy change, a cluster becoming eligible and a cluster leaving trigger scheduling;
 //! resource-only changes never do (they only take a new resource snapshot).
 
 use chrono::{DateTime, Utc};
 
-use super::policy_snapshot::{PolicySnapshot, policy_hash};
-use super::resource_snapshot::{ResourceSnapshot, resource_hash};
-use super::selection;
-use super::{BindingState, Placement};
+use super::retention;
 use crate::change::{Change, Changes};
 use crate::condition::{Condition, ConditionStatus};
 use crate::decision::Decision;
 use crate::model::ObjectKey;
 use crate::model::placement::PlacementType;
+use crate::placement::policy_snapshot::{PolicySnapshot, policy_hash};
+use crate::placement::resource_snapshot::{ResourceSnapshot, resource_hash};
+use crate::placement::selection;
+use crate::placement::{BindingState, Placement};
 use crate::scheduler;
 use crate::state::State;
 
@@ -38,15 +39,15 @@ pub(crate) fn placement_applied(
     if let Some(placement) = placements.get_mut(key) {
         refresh(members, resources, key, placement, now, decisions, changes);
     }
-    super::retention::prune(state, [key]);
+    retention::prune(state, [key]);
 }
 
 /// Re-selects resources (a new resource snapshot when they changed), refreshes the policy
 /// snapshot, and runs the scheduler when the policy changed. With invalid selectors the
 /// placement reports it and nothing else is derived, as in KubeFleet.
 fn refresh(
-    members: &crate::state::Members,
-    resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
+    members: &crate::member::Members,
+    resources: &std::collections::BTreeMap<ObjectKey, crate::model::Resource>,
     key: &ObjectKey,
     placement: &mut Placement,
     now: DateTime<Utc>,
@@ -156,7 +157,7 @@ fn refresh_policy_snapshot(
 fn refresh_resource_snapshot(
     placement: &mut Placement,
     key: &ObjectKey,
-    resources: &std::collections::BTreeMap<ObjectKey, crate::state::Resource>,
+    resources: &std::collections::BTreeMap<ObjectKey, crate::model::Resource>,
     now: DateTime<Utc>,
     decisions: &mut Vec<Decision>,
     changes: &mut Changes,
@@ -265,7 +266,7 @@ pub(crate) fn resources_changed(
             refresh_resource_snapshot(placement, key, resources, now, &mut decisions, changes);
         }
     }
-    super::retention::prune_all(state);
+    retention::prune_all(state);
     decisions
 }
 
