@@ -4,7 +4,7 @@
 //! one bad document rejects the whole file and nothing is written. Errors name the file, the
 //! document (1-based, as a person counts `---` sections) and the field.
 
-use flotilla_core::manifest::{self, Manifest};
+use flotilla_core::query::manifest::{self, Manifest};
 use serde_json::Value;
 
 /// One parsed document with where it came from.

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use criterion::{BatchSize, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use flotilla_core::member::HEARTBEAT_TIMEOUT_PERIODS;
 use flotilla_core::model::StringMap;
+use flotilla_core::query::member::HEARTBEAT_TIMEOUT_PERIODS;
 use flotilla_core::{Envelope, Heartbeat, Input, ResourceUsage, State, step};
 use uuid::Uuid;
 

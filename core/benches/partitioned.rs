@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use flotilla_core::{Decision, Envelope, Input, State, codec, step};
 use uuid::Uuid;
 

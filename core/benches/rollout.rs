@@ -13,7 +13,7 @@ mod support;
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use flotilla_core::{Envelope, Input, State, step};
 use uuid::Uuid;
 

@@ -15,8 +15,8 @@
 use std::alloc::System;
 
 use chrono::{DateTime, TimeZone, Utc};
-use flotilla_core::member::Member;
-use flotilla_core::placement::binding::Binding;
+use flotilla_core::query::member::Member;
+use flotilla_core::query::placement::binding::Binding;
 use flotilla_core::{Envelope, Heartbeat, Input, State, WorkReport, step};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use uuid::Uuid;

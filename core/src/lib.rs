@@ -17,39 +17,46 @@
 //! record kind — events, decision batches, checkpoints — and of the JSON form publishers send
 //! ([`wire`]): how a stored record reads back ([`wire::LogRecord`]) is decided here, without IO.
 
+//! The public surface is small: [`step`] and [`next_deadline`], the [`State`] they fold, the
+//! inputs ([`event`]) and outputs ([`decision`]), the object [`model`], the record formats
+//! ([`codec`], [`wire`]), the [`invariants`], and [`query`] — what other crates read of the
+//! aggregates (member clusters, placements, the scheduler, rollouts, overrides, staged runs,
+//! evictions), whose own modules are private, so an explanation reads the fold's own rules
+//! instead of writing them again.
+
 #![warn(clippy::too_many_lines)]
 
-pub mod availability;
-pub mod catalog;
-pub mod change;
+mod availability;
+mod catalog;
+mod change;
 pub mod codec;
 pub mod condition;
-pub mod coordinate;
+mod coordinate;
 pub mod decision;
 mod derived;
 pub mod event;
-pub mod eviction;
+mod eviction;
 pub mod fold;
 mod growth;
 pub mod invariants;
-pub mod kind_scope;
-pub mod manifest;
-pub mod member;
+mod kind_scope;
+mod manifest;
+mod member;
 pub mod model;
 mod objects;
-pub mod overrides;
-pub mod placement;
+mod overrides;
+mod placement;
 pub mod principal;
 pub mod query;
 mod report;
 mod revision;
-pub mod rollout;
-pub mod scheduler;
-pub mod staged;
+mod rollout;
+mod scheduler;
+mod staged;
 pub mod state;
 pub mod time_text;
 pub mod wire;
-pub mod work_status;
+mod work_status;
 
 pub use decision::{Decision, Decisions, RejectCode};
 pub use event::{

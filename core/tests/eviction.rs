@@ -13,7 +13,7 @@ use eviction_support::{
     invalid, not_executed, pick_all, pick_n, place, removed, report, tainted,
 };
 use flotilla_core::decision::{Decision, RejectCode};
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use serde_json::{Value, json};
 
 const THREE: [&str; 3] = ["member-1", "member-2", "member-3"];

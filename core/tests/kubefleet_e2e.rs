@@ -8,11 +8,11 @@ mod eviction_support;
 
 use common::{Hub, namespace};
 use eviction_support::{clusters_in, conditions, evict, executed, place};
-use flotilla_core::availability::{Availability, judge};
 use flotilla_core::decision::Decision;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::placement::BindingState;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::availability::{Availability, judge};
+use flotilla_core::query::placement::BindingState;
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::{Differences, Input, WorkReport};
 use serde_json::{Value, json};
 
@@ -284,7 +284,7 @@ fn switching_rolling_update_to_external_changes_only_the_observed_generation() {
         "only the spec is stored: {decisions:?}"
     );
     assert_eq!(after.meta.generation, before.meta.generation + 1);
-    let observed = |p: &flotilla_core::placement::Placement| {
+    let observed = |p: &flotilla_core::query::placement::Placement| {
         p.scheduled.as_ref().map(|c| c.observed_generation)
     };
     assert_eq!(observed(&after), Some(after.meta.generation));

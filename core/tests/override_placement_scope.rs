@@ -8,7 +8,7 @@ mod common;
 use common::{Hub, namespace};
 use flotilla_core::decision::{Decision, RejectCode};
 use flotilla_core::model::{ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::overrides::render_for_cluster;
+use flotilla_core::query::overrides::render_for_cluster;
 use serde_json::{Value, json};
 
 fn crp() -> Value {

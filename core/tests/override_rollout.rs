@@ -7,8 +7,8 @@
 mod common;
 
 use common::{Hub, crp, member, namespace};
-use flotilla_core::placement::Work;
-use flotilla_core::rollout::readiness::Readiness;
+use flotilla_core::query::placement::Work;
+use flotilla_core::query::rollout::readiness::Readiness;
 use flotilla_core::{Input, WorkReport};
 use serde_json::json;
 
@@ -104,10 +104,10 @@ fn failure_of(hub: &Hub, cluster: &str) -> Option<(String, Option<Work>)> {
 
 fn readiness_of(hub: &Hub, cluster: &str) -> Readiness {
     let binding = hub.placement("crp-1").bindings.get(cluster).expect("bound");
-    flotilla_core::rollout::readiness::judge(
+    flotilla_core::query::rollout::readiness::judge(
         &binding,
         binding.report.as_ref(),
-        flotilla_core::rollout::readiness::ApplyMode::Apply,
+        flotilla_core::query::rollout::readiness::ApplyMode::Apply,
         chrono::Duration::seconds(60),
         hub.now,
     )

@@ -7,10 +7,10 @@ mod common;
 use common::{Hub, namespace};
 use flotilla_core::decision::{Decision, RejectCode};
 use flotilla_core::model::{ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::overrides::{
+use flotilla_core::query::overrides::{
     OVERRIDE_SNAPSHOTS_MAX, OVERRIDES_PER_KIND_MAX, OverrideError, render_with_snapshots,
 };
-use flotilla_core::placement::SelectedResource;
+use flotilla_core::query::placement::SelectedResource;
 use serde_json::{Value, json};
 
 fn cro(name: &str, selectors: Value, rules: Value) -> Value {

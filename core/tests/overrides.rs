@@ -7,8 +7,8 @@ mod common;
 use common::{Hub, namespace};
 use flotilla_core::decision::Decision;
 use flotilla_core::model::{ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::overrides::{OverrideError, RenderedWork, render_for_cluster};
-use flotilla_core::placement::SelectedResource;
+use flotilla_core::query::overrides::{OverrideError, RenderedWork, render_for_cluster};
+use flotilla_core::query::placement::SelectedResource;
 use flotilla_core::{Input, ObjectRef};
 use serde_json::{Value, json};
 

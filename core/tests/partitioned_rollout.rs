@@ -5,8 +5,8 @@
 mod common;
 
 use common::{Hub, member, namespace};
-use flotilla_core::placement::BindingState;
-use flotilla_core::rollout::partitioned;
+use flotilla_core::query::placement::BindingState;
+use flotilla_core::query::rollout::partitioned;
 use flotilla_core::{Input, WorkReport};
 use serde_json::{Value, json};
 

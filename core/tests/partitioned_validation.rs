@@ -1,7 +1,7 @@
 //! Every validation error of the partitioned strategy and of `ClusterGroup`, with its message:
 //! the field path and what is wrong.
 
-use flotilla_core::manifest::parse_manifest;
+use flotilla_core::query::manifest::parse_manifest;
 use serde_json::{Value, json};
 
 fn crp(strategy: &Value) -> Value {

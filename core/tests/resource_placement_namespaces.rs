@@ -6,9 +6,9 @@
 mod common;
 
 use common::{Hub, namespace};
-use flotilla_core::coordinate::namespaces::{NAMESPACE_PROPERTY_PREFIX, namespace_exists};
 use flotilla_core::decision::Decision;
 use flotilla_core::model::{ObjectKey, PLACEMENT_GROUP};
+use flotilla_core::query::coordinate::namespaces::{NAMESPACE_PROPERTY_PREFIX, namespace_exists};
 use flotilla_core::state::WorkStatus;
 use flotilla_core::{Input, ManifestCondition, WorkReport};
 use serde_json::json;

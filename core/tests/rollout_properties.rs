@@ -7,8 +7,8 @@
 mod common;
 
 use common::{Hub, member, namespace};
-use flotilla_core::placement::BindingState;
-use flotilla_core::rollout::{budgets, target};
+use flotilla_core::query::placement::BindingState;
+use flotilla_core::query::rollout::{budgets, target};
 use flotilla_core::{Input, WorkReport};
 use proptest::prelude::*;
 use serde_json::{Value, json};

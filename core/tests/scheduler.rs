@@ -6,7 +6,7 @@ mod common;
 use common::{Hub, crp, names, namespace};
 use flotilla_core::decision::Decision;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use serde_json::json;
 
 fn four_clusters(hub: &mut Hub, labels: [serde_json::Value; 4]) {

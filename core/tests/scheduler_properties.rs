@@ -7,7 +7,7 @@ mod common;
 
 use common::{Hub, crp, member, namespace};
 use flotilla_core::decision::Decision;
-use flotilla_core::scheduler::filter;
+use flotilla_core::query::scheduler::filter;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -8,7 +8,7 @@ mod common;
 use common::{Hub, namespace};
 use flotilla_core::decision::{Decision, RejectCode};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::{Input, WorkReport};
 use proptest::prelude::*;
 use serde_json::{Value, json};

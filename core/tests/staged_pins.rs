@@ -9,7 +9,7 @@ mod common;
 
 use common::{Hub, namespace};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::{Input, WorkReport};
 use serde_json::{Value, json};
 

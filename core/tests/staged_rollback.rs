@@ -9,7 +9,7 @@ mod common;
 use common::{Hub, namespace};
 use flotilla_core::Decision;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::staged::run::UpdateRun;
 use serde_json::{Value, json};
 
 /// Members `a1` (stage `a`), `b1`, `b2` (stage `b`, `maxConcurrency` 2, `onFailure: Rollback`,

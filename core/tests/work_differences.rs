@@ -13,7 +13,7 @@ use chrono::Duration;
 use common::{Hub, crp, member, namespace};
 use flotilla_core::state::{DIFFERENCES_MAX, PATCH_DETAILS_MAX, WorkStatus};
 use flotilla_core::{
-    Differences, Input, ManifestDifference, PatchDetail, WorkReport, placement::BindingState,
+    Differences, Input, ManifestDifference, PatchDetail, WorkReport, query::placement::BindingState,
 };
 use serde_json::{Value, json};
 

@@ -12,7 +12,7 @@
 use chrono::{TimeZone, Utc};
 use flotilla_adapters::json_event::JsonInput;
 use flotilla_adapters::manifests::{self, Document};
-use flotilla_core::manifest::parse_manifest_text;
+use flotilla_core::query::manifest::parse_manifest_text;
 use flotilla_core::{Decision, Envelope, Input, RejectCode, State, invariants, step};
 use libfuzzer_sys::fuzz_target;
 use uuid::Uuid;

@@ -12,7 +12,7 @@
 //! `driftedPlacements` and `diffedPlacements` what the member's report names.
 
 use flotilla_core::State;
-use flotilla_core::placement::{Binding, BindingState};
+use flotilla_core::query::placement::{Binding, BindingState};
 use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, LABEL_PARENT};

@@ -22,7 +22,7 @@ use flotilla_core::condition::Condition;
 use flotilla_core::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
-use flotilla_core::placement::{
+use flotilla_core::query::placement::{
     Binding, ClusterDecision, Placement, PolicySnapshot, ResourceSnapshot, SelectedResource,
 };
 use serde_json::Value;

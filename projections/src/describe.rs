@@ -63,7 +63,7 @@ pub fn describe(state: &State, key: &ObjectKey) -> Option<String> {
         )
     {
         lines.extend(crate::placement_events::lines(&object, state.now()));
-    } else if flotilla_core::staged::is_run(key) {
+    } else if flotilla_core::query::staged::is_run(key) {
         // Runs record their history in their conditions; there are no Kubernetes events.
         lines.push("Events:  <none>".to_owned());
     }

@@ -4,11 +4,11 @@
 //! reconciled; a budget has no status.
 
 use flotilla_core::State;
-use flotilla_core::eviction::{DisruptionBudget, Eviction};
 use flotilla_core::model::{
     CLUSTER_RESOURCE_PLACEMENT_DISRUPTION_BUDGET, CLUSTER_RESOURCE_PLACEMENT_EVICTION, ObjectKey,
     PLACEMENT_GROUP,
 };
+use flotilla_core::query::eviction::{DisruptionBudget, Eviction};
 use serde_json::Value;
 
 use crate::derived::condition;

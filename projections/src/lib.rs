@@ -21,7 +21,7 @@
 
 mod age;
 mod binding;
-use flotilla_core::catalog;
+use flotilla_core::query::catalog;
 mod derived;
 mod describe;
 mod event_columns;

@@ -16,17 +16,17 @@
 //!   itself, and shows that judgement as the top-level `Healthy` condition, a type KubeFleet's API
 //!   defines but leaves unused. Its reasons are flotilla's. The agent status keeps what the agent
 //!   last said, as in KubeFleet.
-//! - A leaving member (deleted after its agent connected; see `flotilla_core::member`) shows its
+//! - A leaving member (deleted after its agent connected; see `flotilla_core::query::member`) shows its
 //!   `deletionTimestamp` and KubeFleet's finalizer, and `ReadyToJoin=False` with the reason and
 //!   message of KubeFleet's `markMemberClusterLeft`: the hub has told the agent to leave. `Joined`
 //!   stays as the agent last said until the agent confirms, as in KubeFleet, whose
 //!   `markMemberClusterLeft` sets `Joined=False` (`MemberClusterLeft`) only then.
 
 use flotilla_core::State;
-use flotilla_core::member::{
+use flotilla_core::model::MemberClusterSpec;
+use flotilla_core::query::member::{
     AgentStatus, Member, REASON_HEARTBEAT_RESUMED, REASON_HEARTBEAT_TIMEOUT,
 };
-use flotilla_core::model::MemberClusterSpec;
 use serde_json::Value;
 
 use crate::derived::metav1_condition;

@@ -11,7 +11,9 @@ use flotilla_core::State;
 use flotilla_core::model::{
     CLUSTER_RESOURCE_OVERRIDE, ObjectKey, PLACEMENT_GROUP, RESOURCE_OVERRIDE,
 };
-use flotilla_core::overrides::{Override, OverrideSnapshot, parse_snapshot_name, snapshot_name};
+use flotilla_core::query::overrides::{
+    Override, OverrideSnapshot, parse_snapshot_name, snapshot_name,
+};
 use serde_json::Value;
 
 use crate::json;

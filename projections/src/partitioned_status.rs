@@ -5,13 +5,13 @@
 //! `display` (`readyClusters` as `<ready>/<desiredReady>`, `state`: the worst non-ready state,
 //! `message`: why the rollout waits, e.g. `partition stable: 5 of 40 clusters NotReady,
 //! maxUnavailable 4`). States are the deployment view (see
-//! `flotilla_core::rollout::partitioned::status`).
+//! `flotilla_core::query::rollout::partitioned::status`).
 
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::placement::Placement;
-use flotilla_core::rollout::partitioned::status::{self, ClusterState, Summary};
-use flotilla_core::rollout::partitioned::{self, Plan};
+use flotilla_core::query::placement::Placement;
+use flotilla_core::query::rollout::partitioned::status::{self, ClusterState, Summary};
+use flotilla_core::query::rollout::partitioned::{self, Plan};
 use serde_json::Value;
 
 use crate::json;

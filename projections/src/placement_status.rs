@@ -27,10 +27,10 @@ use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::PlacementType;
-use flotilla_core::placement::{
+use flotilla_core::query::placement::{
     Binding, BindingState, ClusterDecision, Placement, SelectedResource,
 };
-use flotilla_core::rollout::readiness::ApplyMode;
+use flotilla_core::query::rollout::readiness::ApplyMode;
 use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, Owner};
@@ -90,7 +90,7 @@ pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> V
     if !per_cluster.is_empty() {
         json::insert(&mut status, "placementStatuses", Value::Array(per_cluster));
     }
-    if flotilla_core::rollout::partitioned::is_partitioned(placement) {
+    if flotilla_core::query::rollout::partitioned::is_partitioned(placement) {
         crate::partitioned_status::insert(state, key, placement, &mut status);
     }
     status
@@ -304,7 +304,7 @@ pub(crate) fn mirror(state: &State, object: &DerivedObject<'_>) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use flotilla_core::placement::{ClusterDecision, ClusterScore};
+    use flotilla_core::query::placement::{ClusterDecision, ClusterScore};
 
     use super::scheduled_message;
 

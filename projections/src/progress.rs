@@ -32,8 +32,8 @@ use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::placement::StrategyType;
-use flotilla_core::placement::{Binding, BindingState};
-use flotilla_core::rollout::readiness::ApplyMode;
+use flotilla_core::query::placement::{Binding, BindingState};
+use flotilla_core::query::rollout::readiness::ApplyMode;
 use serde_json::Value;
 
 use crate::derived::Owner;
@@ -158,7 +158,7 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
         binding.resource_index == Some(l.index)
             && (state.overrides().is_empty()
                 || binding.override_snapshots
-                    == flotilla_core::overrides::applicable_overrides(
+                    == flotilla_core::query::overrides::applicable_overrides(
                         state,
                         owner.key,
                         &l.resources,

@@ -5,7 +5,7 @@
 //! conditions after it, which KubeFleet shows only while the ones before are `True`.
 
 use flotilla_core::condition::ConditionStatus;
-use flotilla_core::rollout::safety::Guard;
+use flotilla_core::query::rollout::safety::Guard;
 use serde_json::Value;
 
 use crate::progress;

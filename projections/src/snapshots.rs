@@ -13,7 +13,9 @@
 //! snapshot was taken with.
 
 use flotilla_core::model::placement::PlacementType;
-use flotilla_core::placement::{BindingState, PolicySnapshot, ResourceSnapshot, SelectedResource};
+use flotilla_core::query::placement::{
+    BindingState, PolicySnapshot, ResourceSnapshot, SelectedResource,
+};
 use serde_json::Value;
 
 use crate::derived::{

@@ -4,12 +4,12 @@
 use flotilla_core::State;
 use flotilla_core::condition::Condition;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::staged::analysis::AnalysisStatus;
-use flotilla_core::staged::model::{StageTask, StrategySpec, TaskType};
-use flotilla_core::staged::run::{
+use flotilla_core::query::staged::analysis::AnalysisStatus;
+use flotilla_core::query::staged::model::{StageTask, StrategySpec, TaskType};
+use flotilla_core::query::staged::run::{
     ApprovalRequest, ClusterStatus, StageStatus, TaskStatus, UpdateRun,
 };
-use flotilla_core::staged::{self, Strategy};
+use flotilla_core::query::staged::{self, Strategy};
 use serde_json::Value;
 
 use crate::derived::condition;

@@ -27,7 +27,7 @@
 //!   (`AllManifestsDiffReported` "All the specified manifests have reported diff", or
 //!   `SomeManifestsHaveNotReportedDiff` with the member's message), dated from the report.
 //!
-//! - **Envelopes** (`flotilla_core::placement::envelope`): the wrapper is not placed; the objects
+//! - **Envelopes** (`flotilla_core::query::placement::envelope`): the wrapper is not placed; the objects
 //!   it holds take its place among the manifests, overridden like any other. One that cannot be
 //!   unwrapped leaves the binding without a work, its `WorkSynchronized` condition `False`
 //!   (`SyncWorkFailed`), as KubeFleet's work generator reports it.
@@ -47,9 +47,9 @@
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::overrides::{OverrideError, RenderedWork, render_with_snapshots};
-use flotilla_core::placement::{Binding, BindingState, OverrideSnapshots};
-use flotilla_core::rollout::readiness::ApplyMode;
+use flotilla_core::query::overrides::{OverrideError, RenderedWork, render_with_snapshots};
+use flotilla_core::query::placement::{Binding, BindingState, OverrideSnapshots};
+use flotilla_core::query::rollout::readiness::ApplyMode;
 use flotilla_core::state::WorkStatus;
 use serde_json::Value;
 use sha2::{Digest, Sha256};

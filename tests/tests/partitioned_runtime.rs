@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
 use flotilla_hub::ingest::submit_json;
 use flotilla_hub::runtime::{Hub, HubConfig, clock};

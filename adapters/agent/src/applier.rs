@@ -8,7 +8,7 @@
 
 use std::future::Future;
 
-use flotilla_core::availability::Availability;
+use flotilla_core::query::availability::Availability;
 use serde::{Deserialize, Serialize};
 
 use super::work::{DesiredWork, ManifestId, WorkTarget};

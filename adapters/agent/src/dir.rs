@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use flotilla_core::availability::Availability;
+use flotilla_core::query::availability::Availability;
 
 use super::applier::{Applied, Applier, ApplierError, Findings, ManifestOutcome};
 use super::state::write_atomically;
@@ -104,13 +104,14 @@ impl DirApplier {
 /// or a kind the hub serves) that names a namespace would be created cluster-wide by whatever
 /// reads the directory, though the hub holds it as a namespaced object.
 fn scope_mismatch(id: &ManifestId) -> Option<String> {
-    (!id.namespace.is_empty() && flotilla_core::kind_scope::is_cluster_scoped(&id.group, &id.kind))
-        .then(|| {
-            format!(
-                "{} is cluster-scoped but the work names namespace {:?}; not written",
-                id.kind, id.namespace
-            )
-        })
+    (!id.namespace.is_empty()
+        && flotilla_core::query::kind_scope::is_cluster_scoped(&id.group, &id.kind))
+    .then(|| {
+        format!(
+            "{} is cluster-scoped but the work names namespace {:?}; not written",
+            id.kind, id.namespace
+        )
+    })
 }
 
 impl Applier for DirApplier {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use chrono::Utc;
-use flotilla_core::availability::Availability;
+use flotilla_core::query::availability::Availability;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use uuid::Uuid;

@@ -2,7 +2,7 @@
 //! Applying a manifest takes a seeded delay and fails at a seeded rate; an applied object
 //! becomes ready after a seeded delay — except a Deployment running a "bad image" (an image
 //! containing the marker), which applies but never becomes available. Availability is judged
-//! by `flotilla_core::availability` from the status the simulated controllers would write.
+//! by `flotilla_core::query::availability` from the status the simulated controllers would write.
 //! The simulated cluster's objects live in `--state DIR` (`sim-cluster.json`), so a restarted
 //! agent finds what it applied.
 
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use chrono::Utc;
-use flotilla_core::availability::{Availability, judge};
+use flotilla_core::query::availability::{Availability, judge};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -81,7 +81,7 @@ pub fn observed(manifest: &Value, ready: bool, nodes: u32) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flotilla_core::availability::{Availability, judge};
+    use flotilla_core::query::availability::{Availability, judge};
 
     fn deployment(image: &str) -> Value {
         json!({"apiVersion": "apps/v1", "kind": "Deployment",

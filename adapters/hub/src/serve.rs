@@ -310,6 +310,6 @@ fn known_scope<L: EventLog>(hub: &Hub<L>) -> KnownScope {
     Arc::new(move |group: Option<&str>, kind: &str| {
         let view = hub.view().ok();
         let state = view.as_ref().map(|view| &view.folder.state);
-        flotilla_core::kind_scope::namespaced(state, group, kind)
+        flotilla_core::query::kind_scope::namespaced(state, group, kind)
     })
 }

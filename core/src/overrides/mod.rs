@@ -22,17 +22,11 @@ mod variables;
 
 use serde::{Deserialize, Serialize};
 
-pub use apply::{
-    OverrideError, PatchFailure, RenderedWork, render_for_cluster, render_with_snapshots,
-};
-pub use matching::{applicable_overrides, rule_selects_cluster};
+pub use apply::{OverrideError, RenderedWork, render_for_cluster, render_with_snapshots};
+pub use matching::applicable_overrides;
 pub(crate) use model::parse_spec;
-pub use model::{
-    JsonPatchOverride, OverrideKind, OverridePolicy, OverrideRule, OverrideSelector, OverrideSpec,
-    OverrideType, PatchOp, PlacementRef, PlacementScope,
-};
+pub use model::{OverrideKind, OverrideSpec};
 pub use snapshot::{OVERRIDE_SNAPSHOTS_MAX, OverrideSnapshot, parse_snapshot_name, snapshot_name};
-pub use variables::{MEMBER_CLUSTER_LABEL_KEY_PREFIX, MEMBER_CLUSTER_NAME, substitute};
 
 use std::collections::BTreeMap;
 

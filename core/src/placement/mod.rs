@@ -14,9 +14,7 @@ pub(crate) mod store;
 
 use serde::{Deserialize, Serialize};
 
-pub use binding::{
-    Binding, BindingState, ClusterDecision, ClusterScore, OverrideFailure, OverrideSnapshots, Work,
-};
+pub use binding::{Binding, BindingState, ClusterDecision, ClusterScore, OverrideSnapshots, Work};
 pub use policy_snapshot::PolicySnapshot;
 
 pub use bindings::Bindings;

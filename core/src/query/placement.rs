@@ -2,7 +2,6 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::placement::{Binding, Placement};
 pub use crate::rollout::readiness::Readiness;
 use crate::rollout::readiness::of_binding;
 
@@ -20,4 +19,20 @@ pub fn working_bindings(
             let readiness = of_binding(placement, &binding, now);
             (binding, readiness)
         })
+}
+
+// What other crates read of the aggregate, beside the questions above.
+pub use crate::placement::{
+    Binding, BindingState, ClusterDecision, ClusterScore, OverrideSnapshots, Placement,
+    PolicySnapshot, ResourceSnapshot, SelectedResource, Work,
+};
+
+/// `placement::binding`: what other crates read of it.
+pub mod binding {
+    pub use crate::placement::binding::Binding;
+}
+
+/// `placement::envelope`: what other crates read of it.
+pub mod envelope {
+    pub use crate::placement::envelope::unwrap;
 }

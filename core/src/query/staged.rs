@@ -5,10 +5,9 @@
 use chrono::{DateTime, Utc};
 
 use crate::model::ObjectKey;
-use crate::staged::Scope;
 use crate::staged::analysis::AnalysisStatus;
 use crate::staged::analysis::measure::{self, TaskAt};
-use crate::staged::gates::{self, APPROVAL_REQUEST_CREATED};
+use crate::staged::gates::APPROVAL_REQUEST_CREATED;
 use crate::staged::model::{StageTask, TaskType};
 use crate::staged::run::{TaskPosition, UpdateRun, failed_clusters};
 use crate::state::State;
@@ -68,13 +67,15 @@ pub fn task_gate<'a>(
             .iter()
             .find(|c| c.condition_type == APPROVAL_REQUEST_CREATED)
             .map(|c| c.last_transition_time),
-        approved_at: request.and_then(|name| gates::approved_at(state, &Scope::of(key), name)),
-        wait_seconds: gates::wait_seconds(run, at),
-        wait_until: gates::wait_until(run, at).filter(|_| waiting && is(TaskType::TimedWait)),
-        passed_at: gates::passed_at(status),
+        approved_at: request
+            .and_then(|name| crate::staged::gates::approved_at(state, &Scope::of(key), name)),
+        wait_seconds: crate::staged::gates::wait_seconds(run, at),
+        wait_until: crate::staged::gates::wait_until(run, at)
+            .filter(|_| waiting && is(TaskType::TimedWait)),
+        passed_at: crate::staged::gates::passed_at(status),
         spec: measure::task_spec(run, at).filter(|_| is(TaskType::Analysis)),
         measurements: status.analysis.as_ref(),
-        failed: gates::analysis_failure(status),
+        failed: crate::staged::gates::analysis_failure(status),
     })
 }
 
@@ -177,4 +178,40 @@ pub fn run_failure(run: &UpdateRun) -> Option<RunFailure<'_>> {
         at: failed.last_transition_time,
         clusters,
     })
+}
+
+// What other crates read of the aggregate, beside the questions above.
+pub use crate::staged::{
+    APPROVAL_REQUEST, CLUSTER_APPROVAL_REQUEST, CLUSTER_STAGED_UPDATE_RUN,
+    CLUSTER_STAGED_UPDATE_STRATEGY, STAGED_UPDATE_RUN, STAGED_UPDATE_STRATEGY, Scope, Strategy,
+    is_run,
+};
+
+/// `staged::analysis`: what other crates read of it.
+pub mod analysis {
+    pub use crate::staged::analysis::AnalysisStatus;
+
+    /// `staged::analysis::measure`: what other crates read of it.
+    pub mod measure {
+        pub use crate::staged::analysis::measure::{Measuring, measuring};
+    }
+}
+
+/// `staged::gates`: what other crates read of it.
+pub mod gates {
+    pub use crate::staged::gates::{approved_at, seconds};
+}
+
+/// `staged::model`: what other crates read of it.
+pub mod model {
+    pub use crate::staged::model::{
+        RunSpec, RunState, StageTask, StrategySpec, TaskType, WaitTime,
+    };
+}
+
+/// `staged::run`: what other crates read of it.
+pub mod run {
+    pub use crate::staged::run::{
+        ApprovalRequest, ClusterStatus, StageStatus, TaskStatus, UpdateRun,
+    };
 }

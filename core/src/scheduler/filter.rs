@@ -103,14 +103,7 @@ fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
     }
 }
 
-/// The first taint no toleration tolerates, as a reason (Go's `%+v` of the taint, as
-/// KubeFleet prints it).
-#[must_use]
-pub fn untolerated_taint(member: &Member, tolerations: &[Toleration]) -> Option<String> {
-    first_untolerated(member, tolerations).map(|rejection| rejection.reason())
-}
-
-/// [`untolerated_taint`], unformatted.
+/// The first taint no toleration tolerates.
 fn first_untolerated<'a>(member: &'a Member, tolerations: &[Toleration]) -> Option<Rejection<'a>> {
     member
         .spec
@@ -148,13 +141,8 @@ pub fn term_matches(member: &Member, term: &ClusterSelectorTerm) -> bool {
     labels_ok && properties_ok
 }
 
-/// Whether the required affinity terms (OR'd) accept the cluster; no terms accept everything.
-#[must_use]
-pub fn unmatched_affinity(member: &Member, policy: &PlacementPolicy) -> Option<String> {
-    affinity(member, policy).map(|rejection| rejection.reason())
-}
-
-/// [`unmatched_affinity`], unformatted.
+/// Why the required affinity terms (OR'd) refuse the cluster, if they do; no terms accept
+/// everything.
 fn affinity(member: &Member, policy: &PlacementPolicy) -> Option<Rejection<'static>> {
     let terms = required_terms(policy);
     if terms.is_empty() || terms.iter().any(|term| term_matches(member, term)) {

@@ -33,7 +33,6 @@ use crate::model::ClusterName;
 use crate::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, ObjectMeta, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
-pub use execute::STUCK_AFTER_SECS;
 use model::StrategySpec;
 use run::TaskPosition;
 

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use flotilla_core::decision::Decision;
 use flotilla_core::invariants;
-use flotilla_core::placement::{BindingState, Placement};
+use flotilla_core::query::placement::{BindingState, Placement};
 use flotilla_core::{Envelope, Heartbeat, Input, ObjectRef, State, WorkReport, step};
 use serde_json::{Value, json};
 use uuid::Uuid;

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use flotilla_core::decision::Decision;
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use flotilla_core::{Input, WorkReport};
 use serde_json::{Value, json};
 

@@ -378,7 +378,7 @@ fn approve(state: &State, pick: u8, namespaced: bool, after: bool) -> Input {
 
 /// A measurement for an Analysis task measuring now, or for one that is not (refused).
 fn analysis_result(state: &State, pick: u8, value: u8) -> Input {
-    let measuring = flotilla_core::staged::analysis::measure::measuring(state);
+    let measuring = flotilla_core::query::staged::analysis::measure::measuring(state);
     let (run, namespace, stage, task) =
         match measuring.get(usize::from(pick) % measuring.len().max(1)) {
             Some(m) => (

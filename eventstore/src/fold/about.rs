@@ -4,7 +4,7 @@
 //! depending on replay.
 
 use flotilla_core::model::{CLUSTER_GROUP, MEMBER_CLUSTER, ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::staged::{self, Scope};
+use flotilla_core::query::staged::{self, Scope};
 use flotilla_core::{Decision, Input};
 use serde_json::Value;
 

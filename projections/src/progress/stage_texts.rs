@@ -3,7 +3,10 @@
 //! Texts are the seed-era controller's; `DiffReported`'s are KubeFleet's
 //! (`pkg/utils/condition/condition.go`), which has no older ones.
 
-use flotilla_core::rollout::readiness::ApplyMode;
+use flotilla_core::query::overrides::{
+    REASON_NO_OVERRIDE_SPECIFIED, REASON_OVERRIDDEN_FAILED, REASON_OVERRIDDEN_SUCCEEDED,
+};
+use flotilla_core::query::rollout::readiness::ApplyMode;
 
 /// The conditions after scheduling, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,13 +114,13 @@ impl Stage {
                 format!("All {clusters} cluster(s) start rolling out the latest resource"),
             ),
             Stage::Overridden if overridden => (
-                "OverriddenSucceeded",
+                REASON_OVERRIDDEN_SUCCEEDED,
                 format!(
                     "The selected resources are successfully overridden in the {clusters} clusters"
                 ),
             ),
             Stage::Overridden => (
-                "NoOverrideSpecified",
+                REASON_NO_OVERRIDE_SPECIFIED,
                 "No override rules are configured for the selected resources".to_owned(),
             ),
             Stage::WorkSynchronized => (
@@ -152,7 +155,7 @@ impl Stage {
                 ),
             ),
             Stage::Overridden => (
-                "OverriddenFailed",
+                REASON_OVERRIDDEN_FAILED,
                 format!(
                     "Failed to override resources in {clusters} clusters, please check the \
                      `failedPlacements` status"

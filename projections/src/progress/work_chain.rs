@@ -5,7 +5,10 @@
 use chrono::{DateTime, Utc};
 use flotilla_core::ManifestCondition;
 use flotilla_core::condition::ConditionStatus;
-use flotilla_core::rollout::readiness::ApplyMode;
+use flotilla_core::query::overrides::{
+    REASON_NO_OVERRIDE_SPECIFIED, REASON_OVERRIDDEN_FAILED, REASON_OVERRIDDEN_SUCCEEDED,
+};
+use flotilla_core::query::rollout::readiness::ApplyMode;
 use flotilla_core::state::{FAILED_MANIFESTS_MAX, WorkStatus};
 use serde_json::Value;
 
@@ -49,7 +52,7 @@ pub(super) fn work_chain(
             chain.push(Step::new(
                 Stage::Overridden,
                 ConditionStatus::False,
-                "OverriddenFailed",
+                REASON_OVERRIDDEN_FAILED,
                 format!(
                     "Failed to apply the override rules on the resources: {}",
                     error.message()
@@ -120,7 +123,7 @@ fn overridden_step(overridden: bool, bound_at: DateTime<Utc>) -> Step {
         Step::new(
             Stage::Overridden,
             ConditionStatus::True,
-            "OverriddenSucceeded",
+            REASON_OVERRIDDEN_SUCCEEDED,
             "Successfully applied the override rules on the resources",
             bound_at,
         )
@@ -128,7 +131,7 @@ fn overridden_step(overridden: bool, bound_at: DateTime<Utc>) -> Step {
         Step::new(
             Stage::Overridden,
             ConditionStatus::True,
-            "NoOverrideSpecified",
+            REASON_NO_OVERRIDE_SPECIFIED,
             "No override rules are configured for the selected resources",
             bound_at,
         )

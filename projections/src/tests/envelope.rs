@@ -204,8 +204,8 @@ fn an_object_of_another_scope_or_namespace_is_refused() {
     let mut cluster_envelope = resource_envelope();
     cluster_envelope["kind"] = json!("ClusterResourceEnvelope");
     cluster_envelope["metadata"] = json!({"name": "cluster-policies"});
-    let error =
-        flotilla_core::placement::envelope::unwrap(&flotilla_core::placement::SelectedResource {
+    let error = flotilla_core::query::placement::envelope::unwrap(
+        &flotilla_core::query::placement::SelectedResource {
             key: flotilla_core::model::ObjectKey::cluster_scoped(
                 "placement.kubernetes-fleet.io",
                 "ClusterResourceEnvelope",
@@ -213,8 +213,9 @@ fn an_object_of_another_scope_or_namespace_is_refused() {
             ),
             api_version: "placement.kubernetes-fleet.io/v1beta1".into(),
             manifest: cluster_envelope.to_string(),
-        })
-        .expect_err("a namespaced object in a cluster envelope");
+        },
+    )
+    .expect_err("a namespaced object in a cluster envelope");
     assert!(
         error
             .reason

@@ -251,7 +251,7 @@ fn pick_fixed_with_a_missing_name_reports_it_as_a_failed_slot() {
 
 #[test]
 fn an_unscored_pick_reads_without_scores() {
-    let decision = flotilla_core::placement::ClusterDecision {
+    let decision = flotilla_core::query::placement::ClusterDecision {
         cluster: "member1".into(),
         selected: true,
         score: None,
@@ -282,7 +282,7 @@ fn scaling_in_unschedules_a_binding_and_only_annotates_the_snapshot() {
     );
     let placement = &hub.state.placements()[&crp_key("crp-1")];
     let (released, kept) = if placement.bindings.get("member1").expect("a binding").state
-        == flotilla_core::placement::BindingState::Unscheduled
+        == flotilla_core::query::placement::BindingState::Unscheduled
     {
         ("member1", "member2")
     } else {

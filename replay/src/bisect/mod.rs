@@ -33,7 +33,7 @@ use std::ops::RangeInclusive;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use flotilla_core::Decision;
-use flotilla_core::member::REASON_HEARTBEAT_TIMEOUT;
+use flotilla_core::query::member::REASON_HEARTBEAT_TIMEOUT;
 use flotilla_eventstore::{LogReader, LogRecord};
 use serde::Serialize;
 

@@ -26,13 +26,13 @@ use flotilla_core::model::placement::StrategyType;
 use flotilla_core::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
-use flotilla_core::placement::Placement;
+use flotilla_core::query::placement::Placement;
 use flotilla_core::query::placement::{Readiness, working_bindings};
-use flotilla_core::rollout::{budgets, target};
-use flotilla_core::staged::gates::approved_at;
-use flotilla_core::staged::model::TaskType;
-use flotilla_core::staged::run::{StageStatus, TaskStatus};
-use flotilla_core::staged::{CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN, Scope};
+use flotilla_core::query::rollout::{budgets, target};
+use flotilla_core::query::staged::gates::approved_at;
+use flotilla_core::query::staged::model::TaskType;
+use flotilla_core::query::staged::run::{StageStatus, TaskStatus};
+use flotilla_core::query::staged::{CLUSTER_STAGED_UPDATE_RUN, STAGED_UPDATE_RUN, Scope};
 
 use super::object;
 pub use super::object::NamedObject;

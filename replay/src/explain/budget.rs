@@ -6,10 +6,10 @@ use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::StrategyType;
-use flotilla_core::overrides::applicable_overrides;
-use flotilla_core::placement::{Binding, BindingState, Placement};
-use flotilla_core::rollout::readiness::{ApplyMode, Readiness, of_binding as readiness};
-use flotilla_core::rollout::{budgets, target};
+use flotilla_core::query::overrides::applicable_overrides;
+use flotilla_core::query::placement::{Binding, BindingState, Placement};
+use flotilla_core::query::rollout::readiness::{ApplyMode, Readiness, of_binding as readiness};
+use flotilla_core::query::rollout::{budgets, target};
 use serde::Serialize;
 
 use super::{Wait, WaitReason, clusters};

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use chrono::{DateTime, Utc};
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::PlacementType;
-use flotilla_core::placement::{BindingState, ClusterDecision, Placement};
+use flotilla_core::query::placement::{BindingState, ClusterDecision, Placement};
 use flotilla_core::{Decision, State};
 use flotilla_eventstore::LogReader;
 use serde::Serialize;

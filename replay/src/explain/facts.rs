@@ -4,14 +4,14 @@
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::event::ManifestFailure;
-use flotilla_core::member::Member;
-use flotilla_core::placement::{Binding, BindingState, Placement};
-use flotilla_core::rollout::readiness::Readiness;
+use flotilla_core::query::member::Member;
+use flotilla_core::query::placement::{Binding, BindingState, Placement};
+use flotilla_core::query::rollout::readiness::Readiness;
 use flotilla_core::state::WorkStatus;
 use serde::Serialize;
 
 use super::clock;
-use flotilla_core::rollout::readiness::of_binding as readiness;
+use flotilla_core::query::rollout::readiness::of_binding as readiness;
 
 /// A cluster's binding at the point.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

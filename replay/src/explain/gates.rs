@@ -6,11 +6,11 @@ use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
+use flotilla_core::query::staged::Scope;
+use flotilla_core::query::staged::gates::seconds;
+use flotilla_core::query::staged::model::{RunState, TaskType, WaitTime};
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::query::staged::{TaskGate, gates_before_stage, open_gates};
-use flotilla_core::staged::Scope;
-use flotilla_core::staged::gates::seconds;
-use flotilla_core::staged::model::{RunState, TaskType, WaitTime};
-use flotilla_core::staged::run::UpdateRun;
 use serde::Serialize;
 
 use super::budget::names;
@@ -315,7 +315,7 @@ fn stage_waits(
 ) -> Vec<Wait> {
     let stage = &run.status.stages[index];
     let mut waits = Vec::new();
-    let updating: Vec<&flotilla_core::staged::run::ClusterStatus> = stage
+    let updating: Vec<&flotilla_core::query::staged::run::ClusterStatus> = stage
         .clusters
         .iter()
         .map(std::sync::Arc::as_ref)

@@ -8,7 +8,7 @@
 //!   recorded decisions up to it. Nothing reads a clock: "now" is the state's event time.
 //! - The decisions do not record budgets or scores; they are recomputed from the state folded
 //!   just after the input that made the step, with the core's own functions
-//!   ([`flotilla_core::rollout::budgets`], [`flotilla_core::rollout::readiness::judge`]), and
+//!   ([`flotilla_core::query::rollout::budgets`], [`flotilla_core::query::rollout::readiness::judge`]), and
 //!   scores are read from the bindings' and policy snapshots' cluster decisions. A budget is
 //!   therefore the one in force *after* the step: what the step left for the next one.
 //! - Budgets apply to `RollingUpdate` placements only; staged (`External`) placements are

@@ -8,9 +8,9 @@ use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::model::placement::StrategyType;
-use flotilla_core::placement::Placement;
+use flotilla_core::query::placement::Placement;
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::query::staged::run_failure;
-use flotilla_core::staged::run::UpdateRun;
 use flotilla_eventstore::LogReader;
 use serde::Serialize;
 use serde_json::Value;
@@ -290,7 +290,7 @@ fn external(state: &State, key: &ObjectKey, placement: &Placement, latest: u64) 
     let behind: Vec<String> = placement
         .bindings
         .values()
-        .filter(|b| b.state != flotilla_core::placement::BindingState::Unscheduled)
+        .filter(|b| b.state != flotilla_core::query::placement::BindingState::Unscheduled)
         .filter(|b| b.resource_index != Some(latest))
         .map(|b| b.cluster.to_string())
         .collect();

@@ -24,7 +24,7 @@ pub(crate) mod names;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::staged::Scope;
+use flotilla_core::query::staged::Scope;
 use flotilla_core::{Decision, Envelope};
 use flotilla_eventstore::LogReader;
 use flotilla_projections::{actor, decision_line, event_line};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use flotilla_core::model::{ObjectKey, PLACEMENT_GROUP};
-use flotilla_core::staged::{self, Scope};
+use flotilla_core::query::staged::{self, Scope};
 use flotilla_core::{Decision, Input, State};
 pub(crate) use flotilla_eventstore::fold::about::About;
 use flotilla_eventstore::fold::about::manifest_key;

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::placement::{Binding, BindingState, Placement};
-use flotilla_core::rollout::readiness::{ApplyMode, Readiness, judge};
+use flotilla_core::query::placement::{Binding, BindingState, Placement};
+use flotilla_core::query::rollout::readiness::{ApplyMode, Readiness, judge};
 use serde::Serialize;
 
 /// Most steps kept per cluster and side; later ones are counted in [`Course::steps_dropped`].

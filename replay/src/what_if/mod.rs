@@ -35,10 +35,10 @@ mod render;
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
-use flotilla_core::manifest::parse_manifest;
 use flotilla_core::model::{
     CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP, RESOURCE_PLACEMENT,
 };
+use flotilla_core::query::manifest::parse_manifest;
 use flotilla_core::wire::LogRecord;
 use flotilla_core::{
     Decision, Envelope, Input, ObjectRef, RESOURCE_INDEX_CURRENT, State, WorkReport,

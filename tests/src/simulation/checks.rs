@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use flotilla_core::decision::Decision;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::placement::BindingState;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::placement::BindingState;
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::{RejectCode, State};
 use flotilla_eventstore::LogReader;
 use flotilla_replay::{PlacementRef, explain_placement, fold_from_zero, verify};

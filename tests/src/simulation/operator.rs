@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use flotilla_cli::loadgen::fleet::{self, Strategy};
 use flotilla_core::model::placement::StrategyType;
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use flotilla_core::{Envelope, Input, State};
 use serde_json::{Value, json};
 

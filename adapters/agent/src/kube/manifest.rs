@@ -4,7 +4,7 @@
 //! (client-side or server-side), look for drifts after the apply under a full comparison, and
 //! judge availability from what the API server returned.
 
-use flotilla_core::availability::{Availability, judge};
+use flotilla_core::query::availability::{Availability, judge};
 use serde_json::{Value, json};
 
 use super::KubeApplier;

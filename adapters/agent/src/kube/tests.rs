@@ -14,7 +14,7 @@ use super::tests_support::{
 use crate::applier::{Applied, Applier, ApplierError};
 use crate::report::{WorkReport, report_event};
 use crate::work::{ApplyStrategy, ApplyType, Comparison};
-use flotilla_core::availability::Availability;
+use flotilla_core::query::availability::Availability;
 
 // ---- client-side apply ----
 

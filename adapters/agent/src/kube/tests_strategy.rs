@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use flotilla_core::availability::{Availability, judge};
+use flotilla_core::query::availability::{Availability, judge};
 use serde_json::{Value, json};
 
 use super::marks::ANNOTATION_WORK;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use flotilla_core::eviction::status::{
+use flotilla_core::query::eviction::status::{
     CONDITION_EXECUTED, CONDITION_VALID, MESSAGE_MISSING_BINDING, MESSAGE_MISSING_PLACEMENT,
 };
 use reqwest::Method;

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use chrono::Utc;
-use flotilla_core::placement::BindingState;
+use flotilla_core::query::placement::BindingState;
 use flotilla_core::{Decision, Decisions, Envelope, Heartbeat, Input, State, WorkReport};
 use uuid::Uuid;
 

@@ -5,7 +5,7 @@
 //! refused, so the namespace and resource read here are the ones the router will act on.
 
 use axum::http::Method;
-use flotilla_core::manifest::parse_manifest;
+use flotilla_core::query::manifest::parse_manifest;
 use serde_json::Value;
 
 use super::tokens::{Grant, Role};
@@ -20,7 +20,7 @@ const MEMBER_NAMESPACE_PREFIX: &str = "fleet-member-";
 
 /// Whether a kind name (a kind, plural or alias) of a group (any group when `None`) is known as
 /// namespaced: `Some(true)` only when every kind it may name is namespaced, `Some(false)` when
-/// one is cluster-scoped, `None` when none is known (see `flotilla_core::kind_scope`).
+/// one is cluster-scoped, `None` when none is known (see `flotilla_core::query::kind_scope`).
 pub type Scope<'a> = &'a (dyn Fn(Option<&str>, &str) -> Option<bool> + Send + Sync);
 
 /// A refusal: 403 with a message, or 400 when the request cannot be judged at all.

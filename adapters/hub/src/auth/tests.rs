@@ -29,7 +29,7 @@ fn agent() -> Grant {
 
 /// What the hub knows with no CRDs held: the catalog and the Kubernetes built-ins.
 fn scope(group: Option<&str>, kind: &str) -> Option<bool> {
-    flotilla_core::kind_scope::namespaced(None, group, kind)
+    flotilla_core::query::kind_scope::namespaced(None, group, kind)
 }
 
 fn kube(grant: &Grant, method: &Method, path: &str) -> bool {

@@ -19,7 +19,7 @@
 
 use flotilla_core::model::placement::PlacementSpec;
 use flotilla_core::model::{CLUSTER_GROUP, MemberClusterSpec, PLACEMENT_GROUP, group_of};
-use flotilla_core::staged::model::{RunSpec, StrategySpec};
+use flotilla_core::query::staged::model::{RunSpec, StrategySpec};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 

@@ -182,7 +182,7 @@ fn access<L: EventLog>(
     let view = api.hub.view().map_err(ApiError::internal)?;
     let state = &view.folder.state;
     let scope = |group: Option<&str>, kind: &str| {
-        flotilla_core::kind_scope::namespaced(Some(state), group, kind)
+        flotilla_core::query::kind_scope::namespaced(Some(state), group, kind)
     };
     let requests = if let Some(attributes) = spec["resourceAttributes"].as_object() {
         resource_requests(attributes, &scope)

@@ -45,7 +45,7 @@ const SERVER_METADATA: [&str; 8] = [
 /// as KubeFleet's controllers would undo it.
 fn is_derived(target: &Target) -> bool {
     target.served.group == PLACEMENT_GROUP
-        && flotilla_core::manifest::DERIVED_KINDS.contains(&target.served.kind.as_str())
+        && flotilla_core::query::manifest::DERIVED_KINDS.contains(&target.served.kind.as_str())
 }
 
 fn is_approval_request(target: &Target) -> bool {
@@ -239,7 +239,7 @@ async fn store<L: EventLog>(
     let duplicates = body_duplicates(request);
     let Validated { object, warnings } =
         super::field_validation::validate(target, object, live, &duplicates, mode)?;
-    flotilla_core::manifest::parse_manifest(&object)
+    flotilla_core::query::manifest::parse_manifest(&object)
         .map_err(|error| ApiError::invalid(&subject, &error.field, &error.message))?;
     if dry_run(request) {
         return Ok(Stored {

@@ -9,9 +9,9 @@ use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::placement::BindingState;
-use flotilla_core::staged::Scope;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::placement::BindingState;
+use flotilla_core::query::staged::Scope;
+use flotilla_core::query::staged::run::UpdateRun;
 
 use super::fleet::{Shown, run_state, seconds_between};
 use super::text::Family;

@@ -11,9 +11,9 @@ use chrono::{DateTime, Utc};
 
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
-use flotilla_core::member::Member;
 use flotilla_core::model::ObjectKey;
-use flotilla_core::staged::run::UpdateRun;
+use flotilla_core::query::member::Member;
+use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_eventstore::EventLog;
 
 use super::attention::Attention;

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use flotilla_core::staged::analysis::measure::{self, Measuring};
+use flotilla_core::query::staged::analysis::measure::{self, Measuring};
 use flotilla_core::{AnalysisResult, Envelope, Input};
 use flotilla_eventstore::EventLog;
 use serde_json::Value;

@@ -45,8 +45,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 
-pub use partition::Partition;
-pub use plan::{Class, Outcome, Plan, Tally, Target};
+pub use plan::{Outcome, Plan};
 
 use crate::change::{Change, Changes};
 use crate::decision::Decision;
