@@ -2,7 +2,8 @@
 // its clusters, its tasks (approvals and timed waits) before and after it, and when it started
 // and ended; a pending approval has an `approve` button, and the run `start`, `stop` or
 // `resume` buttons as its state allows. Below, the run's own events (`/v1/timeline?run=`).
-// Buttons are drawn only when the page is live (`act` is null in the past).
+// Buttons are drawn only when the page is live (`act` is null in the past). The hub sends a
+// stage's first clusters only (`/v1/runs`); the rest are counted.
 
 import { badges, clock, condition, empty, fill, h, objectName, tag } from "./dom.js";
 
@@ -117,7 +118,8 @@ function stageBox(run, stage, approvals, act) {
     tasks(stage.beforeStageTaskStatus, "before", run, approvals, act),
     h("div", { class: "stage-name" }, stage.stageName),
     h("div", { class: "muted small" }, times(stage)),
-    h("ul", { class: "clusters" }, (stage.clusters || []).map(clusterLine)),
+    h("ul", { class: "clusters" }, (stage.clusters || []).map(clusterLine),
+      stage.clustersOmitted ? h("li", { class: "muted small" }, `… and ${stage.clustersOmitted} more`) : null),
     tasks(stage.afterStageTaskStatus || plannedTasks(stage), "after", run, approvals, act),
   );
 }
