@@ -7,6 +7,7 @@
 import * as api from "./api.js";
 import { follow } from "./live.js";
 import { renderSummary, pointTime } from "./summary.js";
+import { objectName } from "./dom.js";
 import { renderFleet } from "./fleet.js";
 import { placementName, renderPlacements } from "./placements.js";
 import { renderRuns } from "./runs.js";
@@ -17,8 +18,6 @@ import { loadMarks, placeMarks } from "./marks.js";
 const APPROVAL_KINDS = ["ClusterApprovalRequest", "ApprovalRequest"];
 /** Events the log view shows, ending at the point shown. */
 const LOG_WINDOW = 200;
-/** Runs whose own events are listed under them. */
-const TIMELINES_MAX = 10;
 /** Rows of the fleet table. */
 const PAGE_ROWS = 100;
 /** Folds closer together than this re-read the page once. */
@@ -34,6 +33,7 @@ const view = {
   loadedHead: -1, // the head the last refresh read
   filter: { health: "", q: "", offset: 0, limit: PAGE_ROWS },
   asked: new Map(), // placements whose details the user asked for, by name
+  histories: new Set(), // runs whose events the user opened, by name
 };
 
 const $ = (id) => document.getElementById(id);
@@ -56,7 +56,7 @@ async function lists(kinds, at) {
 async function load(at) {
   const point = at === null ? undefined : at;
   const [summary, page, runs, approvals, log] = await Promise.all([
-    api.getJson("/v1/summary", { at: point }),
+    api.getJson("/v1/summary", { at: point }).then((summary) => drawSummary(summary, at)),
     api.getJson("/v1/members", Object.assign({ at: point }, view.filter)),
     api.getJson("/v1/runs", { at: point }).then((answer) => answer.items || []),
     lists(APPROVAL_KINDS, point),
@@ -64,11 +64,13 @@ async function load(at) {
   ]);
   const placements = summary.placements || [];
   const wanted = placements.filter((p) => view.asked.has(placementName(p)));
-  const [details, timelines] = await Promise.all([
+  const opened = runs.filter((r) => view.histories.has(objectName(r)));
+  const [details, events] = await Promise.all([
     Promise.all(wanted.map((p) => detail(p, point))),
-    Promise.all(runs.slice(0, TIMELINES_MAX).map((r) => timeline(r, point))),
+    Promise.all(opened.map((r) => timeline(r, point))),
   ]);
   const byName = new Map(wanted.map((p, i) => [placementName(p), details[i]]));
+  const timelines = new Map(opened.map((r, i) => [objectName(r), events[i]]));
   return { summary, page, runs, approvals, log, details: byName, timelines };
 }
 
@@ -100,13 +102,21 @@ function logUpTo(seq) {
   return api.getJson("/v1/timeline", { after: Math.max(0, seq - LOG_WINDOW), until: seq });
 }
 
+/** Draws the summary as soon as it is read (the rest of the page follows), if still wanted. */
+function drawSummary(summary, at) {
+  if (at !== view.at) return summary;
+  view.time = pointTime(summary);
+  renderSummary(summary, (health) => setFilter({ health, offset: 0 }));
+  showPoint();
+  if (performance.getEntriesByName("flotilla-summary").length === 0) performance.mark("flotilla-summary");
+  return summary;
+}
+
 function render(loaded) {
   const live = view.at === null;
-  view.time = pointTime(loaded.summary);
-  renderSummary(loaded.summary, (health) => setFilter({ health, offset: 0 }));
   renderFleet(loaded.page, view.filter, setFilter);
   renderPlacements(loaded.summary, loaded.details, askDetails);
-  renderRuns(loaded.runs, loaded.approvals, loaded.timelines, live ? act : null);
+  renderRuns(loaded.runs, loaded.approvals, loaded.timelines, live ? act : null, showHistory);
   if (loaded.log) renderLog(loaded.log, live ? view.head : view.at);
   showPoint();
 }
@@ -147,13 +157,12 @@ async function refresh() {
 }
 
 /**
- * Performance marks a measurement reads: `flotilla-summary` when the summary is first drawn,
- * `flotilla-shown-SEQ` when the page first shows that point.
+ * The performance mark a measurement reads when the page first shows point SEQ:
+ * `flotilla-shown-SEQ` (`flotilla-summary` marks the summary's first draw).
  */
 function markShown(seq) {
-  for (const name of ["flotilla-summary", `flotilla-shown-${seq}`]) {
-    if (performance.getEntriesByName(name).length === 0) performance.mark(name);
-  }
+  const name = `flotilla-shown-${seq}`;
+  if (performance.getEntriesByName(name).length === 0) performance.mark(name);
 }
 
 /** A live refresh, at most once per LIVE_DEBOUNCE_MS however fast the hub folds. */
@@ -168,6 +177,13 @@ function refreshSoon() {
 
 function setFilter(change) {
   Object.assign(view.filter, change);
+  refresh();
+}
+
+function showHistory(name, open) {
+  if (open === view.histories.has(name)) return;
+  if (open) view.histories.add(name);
+  else view.histories.delete(name);
   refresh();
 }
 
