@@ -15,7 +15,7 @@ fn binary() -> PathBuf {
 }
 
 /// Every path the document must describe.
-const PATHS: [&str; 11] = [
+const PATHS: [&str; 15] = [
     "/healthz",
     "/v1/status",
     "/v1/events",
@@ -26,6 +26,10 @@ const PATHS: [&str; 11] = [
     "/v1/log",
     "/v1/timeline",
     "/v1/explain",
+    "/v1/summary",
+    "/v1/members",
+    "/v1/marks",
+    "/v1/runs",
     "/metrics",
 ];
 /// schemathesis's own time budget.

@@ -23,7 +23,7 @@ use utoipa::{OpenApi, ToSchema};
     ),
     paths(
         healthz, status, events, kinds, objects, table, describe, log, log_export, timeline,
-        explain, metrics
+        explain, summary, members, runs, marks, metrics
     ),
     components(schemas(ErrorBody, StatusBody, LogPage))
 )]
@@ -218,6 +218,50 @@ fn timeline() {}
     ))]
 #[allow(dead_code)]
 fn explain() {}
+
+#[utoipa::path(get, path = "/v1/summary",
+    params(
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)", example = "3"),
+    ),
+    responses(
+        (status = 200, description = "seq, time, member health counts, placements with binding counts, runs not done (progress, stage, why their placement waits), pending approvals; lists capped at 100 with their totals", body = Value),
+        (status = 400, description = "A query parameter is malformed", body = ErrorBody),
+    ))]
+#[allow(dead_code)]
+fn summary() {}
+
+#[utoipa::path(get, path = "/v1/members",
+    params(
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)", example = "3"),
+        ("offset" = Option<u64>, Query, description = "Matching members skipped, in name order (default 0)"),
+        ("limit" = Option<u64>, Query, description = "Most members answered (default 100, cap 500)"),
+        ("health" = Option<String>, Query, description = "Only `Healthy`, `Unhealthy`, `Unknown` or `Leaving` members"),
+        ("q" = Option<String>, Query, description = "Only members whose name contains this text"),
+    ),
+    responses(
+        (status = 200, description = "seq, time, total matching, offset, and items `{health, object}` (the `MemberCluster` in KubeFleet's shape)", body = Value),
+        (status = 400, description = "A query parameter is malformed", body = ErrorBody),
+    ))]
+#[allow(dead_code)]
+fn members() {}
+
+#[utoipa::path(get, path = "/v1/runs",
+    params(
+        ("at" = Option<String>, Query, description = "A point of the log (`SEQ` or an RFC 3339 time)", example = "3"),
+        ("clusters" = Option<u64>, Query, description = "Clusters kept per stage (default 20, cap 500); `clustersOmitted` counts the rest"),
+    ),
+    responses(
+        (status = 200, description = "`{seq, items}`: every `ClusterStagedUpdateRun` and `StagedUpdateRun` in KubeFleet's shape, stages cut short", body = Value),
+        (status = 400, description = "A query parameter is malformed", body = ErrorBody),
+    ))]
+#[allow(dead_code)]
+fn runs() {}
+
+#[utoipa::path(get, path = "/v1/marks", responses(
+    (status = 200, description = "`{marks: [{seq, time, kind, label}]}`, newest first, at most 200: runs started, succeeded (`run`) or failed (`failure`), approvals requested and given (`approval`)", body = Value),
+))]
+#[allow(dead_code)]
+fn marks() {}
 
 #[utoipa::path(get, path = "/metrics", responses(
     (status = 200, description = "Prometheus text format (docs/observability.md)", body = String,

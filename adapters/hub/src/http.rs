@@ -12,6 +12,10 @@
 //! | GET | `/v1/log?from=&max=` | input events and their decisions |
 //! | GET | `/v1/timeline?placement=&cluster=&run=&namespace=&after=&until=` | `replay timeline` as JSON |
 //! | GET | `/v1/explain?placement=&cluster=&namespace=&at=` | `replay explain` as JSON |
+//! | GET | `/v1/summary?at=` | the fleet at a glance: member health counts, placements, runs not done, pending approvals |
+//! | GET | `/v1/members?at=&offset=&limit=&health=&q=` | one page of member clusters and how many match |
+//! | GET | `/v1/runs?at=&clusters=` | every staged update run, each stage's clusters cut to the first `clusters` (20) |
+//! | GET | `/v1/marks` | runs started, succeeded, failed and approvals asked and given, with their seq (at most 200) |
 //! | GET | `/metrics` | Prometheus text (`docs/observability.md`) |
 //! | GET | `/openapi.json` | OpenAPI 3.1 of this table (not of the Kubernetes API) |
 //! | POST | `/v1/test/clock` | test only (`serve --test-clock`): `{"advanceSeconds": N}` or `{"set": TIME}` moves the hub's clock; 404 otherwise |
@@ -58,6 +62,10 @@ pub fn router<L: EventLog>(hub: Hub<L>) -> Router {
         .route("/v1/test/clock", post(test_clock::<L>))
         .route("/v1/timeline", get(crate::http_replay::timeline::<L>))
         .route("/v1/explain", get(crate::http_replay::explain::<L>))
+        .route("/v1/summary", get(crate::http_summary::summary::<L>))
+        .route("/v1/members", get(crate::http_summary::members::<L>))
+        .route("/v1/marks", get(crate::http_marks::marks::<L>))
+        .route("/v1/runs", get(crate::http_summary::runs_list::<L>))
         .route("/metrics", get(crate::metrics_scrape::scrape::<L>))
         .route("/openapi.json", get(crate::api_doc::openapi_json))
         .with_state(hub.clone())
@@ -156,23 +164,31 @@ struct ObjectQuery {
 }
 
 /// The state a read answers from: the hub's current one, or the state at a point of its log.
-enum Snapshot<'a> {
+pub(crate) enum Snapshot<'a> {
     Now(std::sync::RwLockReadGuard<'a, crate::runtime::View>),
-    Past(Box<flotilla_replay::Folder>),
+    Past(std::sync::Arc<flotilla_replay::Folder>),
 }
 
 impl Snapshot<'_> {
-    fn state(&self) -> &flotilla_core::State {
+    pub(crate) fn state(&self) -> &flotilla_core::State {
         match self {
             Snapshot::Now(view) => &view.folder.state,
             Snapshot::Past(folder) => &folder.state,
+        }
+    }
+
+    /// The sequence of the last input folded into [`Self::state`].
+    pub(crate) fn seq(&self) -> u64 {
+        match self {
+            Snapshot::Now(view) => view.folder.seq,
+            Snapshot::Past(folder) => folder.seq,
         }
     }
 }
 
 /// The current state, or with `at` the state after that point of the log (folded from the
 /// newest checkpoint before it).
-async fn snapshot<'a, L: EventLog>(
+pub(crate) async fn snapshot<'a, L: EventLog>(
     hub: &'a Hub<L>,
     at: Option<&str>,
 ) -> Result<Snapshot<'a>, Response> {
@@ -187,8 +203,35 @@ async fn snapshot<'a, L: EventLog>(
     let seq = flotilla_replay::resolve(log, point)
         .await
         .map_err(internal)?;
-    let folder = flotilla_replay::fold_to(log, seq).await.map_err(internal)?;
-    Ok(Snapshot::Past(Box::new(folder)))
+    past_folder(log, seq).await.map(Snapshot::Past)
+}
+
+/// The last past point folded: which log (its address) and sequence, and the state there.
+type PastFold = Option<(usize, u64, std::sync::Arc<flotilla_replay::Folder>)>;
+
+/// The page reads one past point with several requests at once (summary, members, runs,
+/// approvals): they share one fold of the log instead of folding it each. The lock is held
+/// over the fold, so requests for the same point wait for the first rather than fold again.
+static PAST: tokio::sync::Mutex<PastFold> = tokio::sync::Mutex::const_new(None);
+
+/// The state after `seq` of `log`, folded once per point however many reads ask for it.
+async fn past_folder<L: EventLog>(
+    log: &L,
+    seq: u64,
+) -> Result<std::sync::Arc<flotilla_replay::Folder>, Response> {
+    // The address tells apart the logs of hubs living in one process (tests); a log's past
+    // never changes, so a point once folded stays right.
+    let id = std::ptr::from_ref(log).cast::<()>() as usize;
+    let mut past = PAST.lock().await;
+    if let Some((cached_id, cached_seq, folder)) = past.as_ref()
+        && *cached_id == id
+        && *cached_seq == seq
+    {
+        return Ok(std::sync::Arc::clone(folder));
+    }
+    let folder = std::sync::Arc::new(flotilla_replay::fold_to(log, seq).await.map_err(internal)?);
+    *past = Some((id, seq, std::sync::Arc::clone(&folder)));
+    Ok(folder)
 }
 
 async fn objects<L: EventLog>(

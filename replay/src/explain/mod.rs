@@ -28,7 +28,9 @@ pub use cluster::{
 };
 pub use facts::{BindingNow, MemberNow, ReportNow};
 pub use gates::{DEFAULT_MIN_SOAK_SECONDS, Gate, RunCluster};
-pub use placement::{ClusterLine, ConditionLine, PlacementExplanation, explain_placement};
+pub use placement::{
+    ClusterLine, ConditionLine, PlacementExplanation, explain_placement, explain_state,
+};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

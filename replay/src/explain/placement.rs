@@ -147,8 +147,9 @@ pub async fn explain_placement<L: LogReader>(
     Ok(explain_state(&folder.state, seq, &placement.key()))
 }
 
-/// The explanation from the state folded at `seq`.
-pub(crate) fn explain_state(state: &State, seq: u64, key: &ObjectKey) -> PlacementExplanation {
+/// The explanation from the state folded at `seq`: what [`explain_placement`] answers, for a
+/// caller that already holds the state (the hub's summary, under its view's lock).
+pub fn explain_state(state: &State, seq: u64, key: &ObjectKey) -> PlacementExplanation {
     let mut explanation = PlacementExplanation {
         at: seq,
         time: state.now(),

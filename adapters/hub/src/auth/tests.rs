@@ -233,6 +233,26 @@ fn v1_reads_need_a_namespaced_kind_in_the_tokens_namespace() {
 }
 
 #[test]
+fn the_fleet_wide_summaries_are_for_admin_tokens_only() {
+    let scope = |_: &str| Some(true);
+    // They count and page every member cluster, which a namespace token may not read.
+    for path in ["/v1/summary", "/v1/members", "/v1/marks", "/v1/runs"] {
+        assert!(
+            rules::v1_read(&team(), path, Some("team-a"), scope).is_err(),
+            "{path}"
+        );
+        assert!(
+            rules::v1_read(&agent(), path, None, scope).is_err(),
+            "{path}"
+        );
+        assert!(
+            rules::v1_read(&grant(Role::Admin), path, None, scope).is_ok(),
+            "{path}"
+        );
+    }
+}
+
+#[test]
 fn an_open_api_is_refused_beyond_loopback_only() {
     use super::{Access, TokenSet};
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 7420));

@@ -3,7 +3,8 @@
 //! `GET /v1/stream` tells the page, as server-sent events, each time the writer folds.
 //!
 //! The page holds no state of its own: it reads the hub's JSON API (`/v1/status`,
-//! `/v1/objects/…?at=`, `/v1/explain`, `/v1/log`, `/v1/timeline`) and acts through it
+//! `/v1/summary`, `/v1/members`, `/v1/marks`, `/v1/objects/…?at=`, `/v1/explain`,
+//! `/v1/timeline`) and acts through it
 //! (`POST /v1/events`), sending the user's bearer token when one is set. Its files carry no fleet
 //! data, so the auth middleware serves them without a token ([`is_public`]).
 
@@ -22,11 +23,13 @@ use crate::runtime::Hub;
 const ASSET_PREFIX: &str = "/web/";
 
 /// The page's files: name under [`ASSET_PREFIX`], content type, text.
-const ASSETS: [(&str, &str, &str); 10] = [
+const ASSETS: [(&str, &str, &str); 12] = [
     ("app.css", CSS, include_str!("assets/app.css")),
     ("app.js", JS, include_str!("assets/app.js")),
     ("api.js", JS, include_str!("assets/api.js")),
     ("dom.js", JS, include_str!("assets/dom.js")),
+    ("summary.js", JS, include_str!("assets/summary.js")),
+    ("marks.js", JS, include_str!("assets/marks.js")),
     ("fleet.js", JS, include_str!("assets/fleet.js")),
     ("placements.js", JS, include_str!("assets/placements.js")),
     ("runs.js", JS, include_str!("assets/runs.js")),

@@ -1,35 +1,39 @@
 // The page's controller: which point of the log it shows (live, or a sequence the time slider
-// picked), loading everything for that point, and handing it to the views. Reads at a past
-// point pass `at=SEQ`, so the whole page shows the state after that input; actions are only
-// offered live.
+// or the location's `#at=SEQ` picked), loading what the views show for that point, and handing
+// it to them. What it loads is bounded by what a person reads, not by the fleet: the summary,
+// one page of the fleet table, the runs with their stages cut short, the details of the
+// placements asked for, and (while its section is open) a window of the log. Reads at a past point pass `at=SEQ`; actions are only offered live.
 
 import * as api from "./api.js";
 import { follow } from "./live.js";
+import { renderSummary, pointTime } from "./summary.js";
+import { objectName } from "./dom.js";
 import { renderFleet } from "./fleet.js";
-import { renderPlacements } from "./placements.js";
+import { placementName, renderPlacements } from "./placements.js";
 import { renderRuns } from "./runs.js";
 import { renderLog } from "./log.js";
+import { loadMarks, placeMarks } from "./marks.js";
 
-/** The kinds the page lists; a kind the hub does not serve lists as empty. */
-const KINDS = {
-  members: "MemberCluster",
-  clusterPlacements: "ClusterResourcePlacement",
-  placements: "ResourcePlacement",
-  clusterBindings: "ClusterResourceBinding",
-  bindings: "ResourceBinding",
-  clusterRuns: "ClusterStagedUpdateRun",
-  runs: "StagedUpdateRun",
-  clusterApprovals: "ClusterApprovalRequest",
-  approvals: "ApprovalRequest",
-};
+/** Approval kinds the page lists; a kind the hub does not serve lists as empty. */
+const APPROVAL_KINDS = ["ClusterApprovalRequest", "ApprovalRequest"];
 /** Events the log view shows, ending at the point shown. */
 const LOG_WINDOW = 200;
+/** Rows of the fleet table. */
+const PAGE_ROWS = 100;
+/** Folds closer together than this re-read the page once. */
+const LIVE_DEBOUNCE_MS = 300;
 
 const view = {
   head: 0, // the hub's folded sequence
   at: null, // null: live; otherwise the sequence the page shows
+  time: "", // the log time of the point shown
   loading: false,
   again: false,
+  pending: null, // the debounce timer of a live refresh
+  loadedHead: -1, // the head the last refresh read
+  filter: { health: "", q: "", offset: 0, limit: PAGE_ROWS },
+  asked: new Map(), // placements whose details the user asked for, by name
+  histories: new Set(), // runs whose events the user opened, by name
 };
 
 const $ = (id) => document.getElementById(id);
@@ -44,28 +48,41 @@ async function list(kind, at) {
   }
 }
 
-/** Everything the views show, at `at` (null: now). */
-async function load(at) {
-  const point = at === null ? undefined : at;
-  const names = Object.keys(KINDS);
-  const lists = await Promise.all(names.map((name) => list(KINDS[name], point)));
-  const data = Object.fromEntries(names.map((name, i) => [name, lists[i]]));
-  const placements = data.clusterPlacements.concat(data.placements);
-  const runs = data.clusterRuns.concat(data.runs);
-  const [explains, timelines, log] = await Promise.all([
-    Promise.all(placements.map((p) => explain(p, point))),
-    Promise.all(runs.map((r) => timeline(r, point))),
-    logUpTo(at === null ? view.head : at),
-  ]);
-  return { data, placements, runs, explains, timelines, log };
+async function lists(kinds, at) {
+  return (await Promise.all(kinds.map((kind) => list(kind, at)))).flat();
 }
 
-/** Why a placement waits at `at` (`/v1/explain`); an error is shown in its place. */
-function explain(placement, at) {
-  const meta = placement.metadata || {};
-  return api
-    .getJson("/v1/explain", { placement: meta.name, namespace: meta.namespace, at })
-    .catch((error) => ({ error: error.message }));
+/** What the views show, at `at` (null: now). */
+async function load(at) {
+  const point = at === null ? undefined : at;
+  const [summary, page, runs, approvals, log] = await Promise.all([
+    api.getJson("/v1/summary", { at: point }).then((summary) => drawSummary(summary, at)),
+    api.getJson("/v1/members", Object.assign({ at: point }, view.filter)),
+    api.getJson("/v1/runs", { at: point }).then((answer) => answer.items || []),
+    lists(APPROVAL_KINDS, point),
+    $("log-section").open ? logUpTo(at === null ? view.head : at) : null,
+  ]);
+  const placements = summary.placements || [];
+  const wanted = placements.filter((p) => view.asked.has(placementName(p)));
+  const opened = runs.filter((r) => view.histories.has(objectName(r)));
+  const [details, events] = await Promise.all([
+    Promise.all(wanted.map((p) => detail(p, point))),
+    Promise.all(opened.map((r) => timeline(r, point))),
+  ]);
+  const byName = new Map(wanted.map((p, i) => [placementName(p), details[i]]));
+  const timelines = new Map(opened.map((r, i) => [objectName(r), events[i]]));
+  return { summary, page, runs, approvals, log, details: byName, timelines };
+}
+
+/** A placement's object and why it waits at `at`; an error is shown in their place. */
+async function detail(placement, at) {
+  const namespace = placement.namespace || undefined;
+  const query = { placement: placement.name, namespace, at };
+  const [object, explanation] = await Promise.all([
+    api.getJson(`/v1/objects/${placement.kind}`, { name: placement.name, namespace, at }).catch(() => null),
+    api.getJson("/v1/explain", query).catch((error) => ({ error: error.message })),
+  ]);
+  return { object, explanation };
 }
 
 /** A run's events and decisions up to `at` (`/v1/timeline`). */
@@ -85,13 +102,23 @@ function logUpTo(seq) {
   return api.getJson("/v1/timeline", { after: Math.max(0, seq - LOG_WINDOW), until: seq });
 }
 
+/** Draws the summary as soon as it is read (the rest of the page follows), if still wanted. */
+function drawSummary(summary, at) {
+  if (at !== view.at) return summary;
+  view.time = pointTime(summary);
+  renderSummary(summary, (health) => setFilter({ health, offset: 0 }));
+  showPoint();
+  if (performance.getEntriesByName("flotilla-summary").length === 0) performance.mark("flotilla-summary");
+  return summary;
+}
+
 function render(loaded) {
   const live = view.at === null;
-  renderFleet(loaded.data.members, loaded.data.clusterBindings.concat(loaded.data.bindings));
-  renderPlacements(loaded.placements, loaded.explains);
-  const approvals = loaded.data.clusterApprovals.concat(loaded.data.approvals);
-  renderRuns(loaded.runs, approvals, loaded.timelines, live ? act : null);
-  renderLog(loaded.log, view.at === null ? view.head : view.at);
+  renderFleet(loaded.page, view.filter, setFilter);
+  renderPlacements(loaded.summary, loaded.details, askDetails);
+  renderRuns(loaded.runs, loaded.approvals, loaded.timelines, live ? act : null, showHistory);
+  if (loaded.log) renderLog(loaded.log, live ? view.head : view.at);
+  showPoint();
 }
 
 /** Loads and renders the point shown; a refresh asked for meanwhile runs once after it. */
@@ -103,17 +130,21 @@ async function refresh() {
   view.loading = true;
   try {
     const status = await api.getJson("/v1/status");
+    view.loadedHead = status.seq;
     setHead(status.seq);
     const shown = view.at;
     const loaded = await load(shown);
     // Live lists are read after the head was: they show exactly that seq only if the head did
-    // not move meanwhile. Otherwise the page names no seq until a later refresh (the log's
-    // stream brings one with its next event).
+    // not move meanwhile. Otherwise the page names no seq until a later refresh.
     const settled = shown !== null || (await api.getJson("/v1/status")).seq === status.seq;
     // The slider may have moved while this loaded: only the latest point is drawn.
-    if (shown === view.at) render(loaded);
+    if (shown === view.at) {
+      render(loaded);
+      const seq = String(shown === null ? status.seq : shown);
+      document.body.dataset.shownSeq = settled ? seq : "";
+      markShown(seq);
+    }
     showError("");
-    document.body.dataset.shownSeq = settled ? String(shown === null ? status.seq : shown) : "";
   } catch (error) {
     showError(error.message);
   } finally {
@@ -125,6 +156,42 @@ async function refresh() {
   }
 }
 
+/**
+ * The performance mark a measurement reads when the page first shows point SEQ:
+ * `flotilla-shown-SEQ` (`flotilla-summary` marks the summary's first draw).
+ */
+function markShown(seq) {
+  const name = `flotilla-shown-${seq}`;
+  if (performance.getEntriesByName(name).length === 0) performance.mark(name);
+}
+
+/** A live refresh, at most once per LIVE_DEBOUNCE_MS however fast the hub folds. */
+function refreshSoon() {
+  if (view.pending !== null) return;
+  view.pending = setTimeout(() => {
+    view.pending = null;
+    // The stream's first event names the head the first load already read.
+    if (view.head !== view.loadedHead || view.loading) refresh();
+  }, LIVE_DEBOUNCE_MS);
+}
+
+function setFilter(change) {
+  Object.assign(view.filter, change);
+  refresh();
+}
+
+function showHistory(name, open) {
+  if (open === view.histories.has(name)) return;
+  if (open) view.histories.add(name);
+  else view.histories.delete(name);
+  refresh();
+}
+
+function askDetails(placement) {
+  view.asked.set(placementName(placement), true);
+  refresh();
+}
+
 /** An action from a view (approve, start, stop, resume): done, then shown. */
 async function act(label, action) {
   showError("");
@@ -132,6 +199,7 @@ async function act(label, action) {
   try {
     await action(api);
     $("action").textContent = `${label}: done`;
+    loadMarks(goTo);
   } catch (error) {
     $("action").textContent = "";
     showError(`${label}: ${error.message}`);
@@ -143,16 +211,16 @@ function setHead(seq) {
   view.head = seq;
   const slider = $("slider");
   slider.max = String(Math.max(1, seq));
-  if (view.at === null) slider.value = slider.max;
+  slider.value = String(view.at === null ? slider.max : view.at);
+  placeMarks();
   showPoint();
 }
 
 function showPoint() {
   const live = view.at === null;
   const shown = live ? view.head : view.at;
-  $("point").textContent = live
-    ? `live · seq ${shown}`
-    : `seq ${shown} of ${view.head} (past: read only)`;
+  $("point").textContent = live ? `live · seq ${shown}` : `seq ${shown} of ${view.head} (past: read only)`;
+  $("point-time").textContent = view.time;
   $("live").disabled = live;
   document.body.classList.toggle("past", !live);
 }
@@ -162,22 +230,33 @@ function showError(text) {
   $("error").hidden = !text;
 }
 
+/** Shows `seq` (null: live), names it in the location (`#at=SEQ`) and loads it. */
+function goTo(seq) {
+  view.at = seq === null || seq >= view.head ? null : seq;
+  const hash = view.at === null ? "" : `#at=${view.at}`;
+  if (location.hash !== hash) history.replaceState(null, "", `${location.pathname}${location.search}${hash}`);
+  view.time = "";
+  showPoint();
+  refresh();
+}
+
+/** The point `#at=SEQ` names, or null. */
+function hashPoint() {
+  const match = /^#at=(\d+)$/.exec(location.hash);
+  return match ? Number(match[1]) : null;
+}
+
 /** The slider: dragging shows where it points; letting go shows the page there. */
 function wireSlider() {
   const slider = $("slider");
   slider.addEventListener("input", () => {
     $("point").textContent = `seq ${slider.value} of ${view.head}`;
   });
-  slider.addEventListener("change", () => {
-    const seq = Number(slider.value);
-    view.at = seq >= view.head ? null : seq;
-    showPoint();
-    refresh();
-  });
-  $("live").addEventListener("click", () => {
-    view.at = null;
-    showPoint();
-    refresh();
+  slider.addEventListener("change", () => goTo(Number(slider.value)));
+  $("live").addEventListener("click", () => goTo(null));
+  window.addEventListener("hashchange", () => {
+    const seq = hashPoint();
+    if (seq !== view.at) goTo(seq);
   });
 }
 
@@ -192,21 +271,28 @@ function wireToken() {
 }
 
 function start() {
+  view.at = hashPoint();
   wireSlider();
   wireToken();
+  // The log is read only while its section is open: one apply over the whole fleet decides a
+  // line per cluster, so its window can weigh more than the rest of the page.
+  $("log-section").addEventListener("toggle", () => {
+    if ($("log-section").open) refresh();
+  });
   $("heartbeats").addEventListener("change", (changed) => {
     $("log").classList.toggle("hide-heartbeats", !changed.target.checked);
   });
   follow(
     (seq) => {
       setHead(seq);
-      if (view.at === null) refresh();
+      if (view.at === null) refreshSoon();
     },
     (state) => {
       $("connection").textContent = state;
     },
   );
   refresh();
+  loadMarks(goTo);
 }
 
 start();

@@ -76,9 +76,19 @@ export function empty(text) {
   return h("p", { class: "muted" }, text);
 }
 
-/** An RFC 3339 time as the local clock time, or "" when absent. */
+/**
+ * An RFC 3339 time as its UTC clock time, labelled: the page shows one time zone, the log's.
+ * "" when absent.
+ */
 export function clock(time) {
+  const text = utc(time);
+  return text ? `${text.slice(11)}` : "";
+}
+
+/** An RFC 3339 time as `YYYY-MM-DD HH:MM:SS UTC`, or "" when absent. */
+export function utc(time) {
   if (!time) return "";
   const parsed = new Date(time);
-  return Number.isNaN(parsed.getTime()) ? time : parsed.toLocaleTimeString();
+  if (Number.isNaN(parsed.getTime())) return String(time);
+  return `${parsed.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }

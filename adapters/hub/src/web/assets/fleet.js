@@ -1,35 +1,64 @@
-// The fleet view: one row per member cluster with its health, labels, taints, properties and
-// how many placements have bound it.
+// The fleet view: one page of member clusters (`GET /v1/members`) with their health, labels,
+// taints and properties; the filter (health, text in the name) and the page are the
+// controller's, so a refresh re-reads only the page shown.
 
 import { badges, chips, condition, empty, fill, h, clock, tag } from "./dom.js";
 
-/** Renders the member clusters into `#fleet`. */
-export function renderFleet(members, bindings) {
-  if (members.length === 0) {
-    fill("fleet", empty("No member clusters."));
+/** Health values the filter offers ("" is any). */
+const HEALTHS = ["", "Healthy", "Unhealthy", "Unknown", "Leaving"];
+
+/**
+ * Renders one page (`{total, offset, items}`) into `#fleet`; `filter` is `{health, q, offset,
+ * limit}` and `onFilter(change)` asks the controller for another page or filter.
+ */
+export function renderFleet(page, filter, onFilter) {
+  const items = page.items || [];
+  const last = Math.min(page.total, filter.offset + items.length);
+  const pager = h(
+    "div",
+    { class: "pager" },
+    controls(filter, onFilter),
+    h("span", { id: "fleet-range", class: "muted" },
+      page.total ? `${filter.offset + 1}–${last} of ${page.total}` : "none match"),
+    h("button", { type: "button", disabled: filter.offset === 0,
+      onclick: () => onFilter({ offset: Math.max(0, filter.offset - filter.limit) }) }, "previous"),
+    h("button", { type: "button", disabled: last >= page.total,
+      onclick: () => onFilter({ offset: filter.offset + filter.limit }) }, "next"),
+  );
+  if (items.length === 0) {
+    fill("fleet", pager, empty(page.total === 0 && !filter.health && !filter.q ? "No member clusters." : "No member clusters match."));
     return;
   }
-  const rows = members.map((member) => row(member, bindings));
+  const titles = ["cluster", "health", "conditions", "labels", "taints", "properties"];
   fill(
     "fleet",
+    pager,
     h(
       "table",
       {},
-      h(
-        "thead",
-        {},
-        h("tr", {}, ["cluster", "health", "conditions", "labels", "taints", "properties", "bindings"]
-          .map((title) => h("th", {}, title))),
-      ),
-      h("tbody", {}, rows),
+      h("thead", {}, h("tr", {}, titles.map((title) => h("th", {}, title)))),
+      h("tbody", {}, items.filter((item) => item.object).map((item) => row(item.object))),
     ),
   );
 }
 
-function row(member, bindings) {
+/** The health select and the name filter, applied when changed. */
+function controls(filter, onFilter) {
+  const select = h(
+    "select",
+    { id: "fleet-health", "aria-label": "health", onchange: (e) => onFilter({ health: e.target.value, offset: 0 }) },
+    HEALTHS.map((health) => h("option", { value: health, selected: health === filter.health }, health || "any health")),
+  );
+  const text = h("input", {
+    id: "fleet-q", type: "search", placeholder: "name contains", value: filter.q,
+    onchange: (e) => onFilter({ q: e.target.value.trim(), offset: 0 }),
+  });
+  return [select, text];
+}
+
+function row(member) {
   const name = member.metadata.name;
   const status = member.status || {};
-  const bound = bindings.filter((b) => (b.spec || {}).targetCluster === name).length;
   return h(
     "tr",
     { "data-cluster": name },
@@ -39,7 +68,6 @@ function row(member, bindings) {
     h("td", {}, chips(member.metadata.labels)),
     h("td", {}, taints((member.spec || {}).taints)),
     h("td", {}, chips(properties(status.properties))),
-    h("td", { class: "number" }, String(bound)),
   );
 }
 

@@ -2,23 +2,28 @@
 // its clusters, its tasks (approvals and timed waits) before and after it, and when it started
 // and ended; a pending approval has an `approve` button, and the run `start`, `stop` or
 // `resume` buttons as its state allows. Below, the run's own events (`/v1/timeline?run=`).
-// Buttons are drawn only when the page is live (`act` is null in the past).
+// Buttons are drawn only when the page is live (`act` is null in the past). The hub sends a
+// stage's first clusters only (`/v1/runs`); the rest are counted.
 
 import { badges, clock, condition, empty, fill, h, objectName, tag } from "./dom.js";
 
 /** Most of a run's events listed under it, newest last. */
 const RUN_EVENTS_MAX = 12;
 
-/** Renders the runs into `#runs`; `act(label, action)` performs a button's action. */
-export function renderRuns(runs, approvals, timelines, act) {
+/**
+ * Renders the runs into `#runs`; `act(label, action)` performs a button's action. `timelines`
+ * maps a run's name to its events, read only for the runs whose events are open;
+ * `onHistory(name, open)` tells the controller that a run's events were opened or closed.
+ */
+export function renderRuns(runs, approvals, timelines, act, onHistory) {
   if (runs.length === 0) {
     fill("runs", empty("No staged update runs."));
     return;
   }
-  fill("runs", runs.map((run, i) => card(run, approvals, timelines[i] || {}, act)));
+  fill("runs", runs.map((run) => card(run, approvals, timelines.get(objectName(run)), act, onHistory)));
 }
 
-function card(run, approvals, timeline, act) {
+function card(run, approvals, timeline, act, onHistory) {
   const spec = run.spec || {};
   const status = run.status || {};
   return h(
@@ -34,7 +39,7 @@ function card(run, approvals, timeline, act) {
     ),
     badges(status.conditions),
     h("ol", { class: "stages" }, stagesOf(run).map((stage) => stageBox(run, stage, approvals, act))),
-    history(timeline),
+    history(objectName(run), timeline, onHistory),
   );
 }
 
@@ -117,7 +122,8 @@ function stageBox(run, stage, approvals, act) {
     tasks(stage.beforeStageTaskStatus, "before", run, approvals, act),
     h("div", { class: "stage-name" }, stage.stageName),
     h("div", { class: "muted small" }, times(stage)),
-    h("ul", { class: "clusters" }, (stage.clusters || []).map(clusterLine)),
+    h("ul", { class: "clusters" }, (stage.clusters || []).map(clusterLine),
+      stage.clustersOmitted ? h("li", { class: "muted small" }, `… and ${stage.clustersOmitted} more`) : null),
     tasks(stage.afterStageTaskStatus || plannedTasks(stage), "after", run, approvals, act),
   );
 }
@@ -200,15 +206,22 @@ function approveButton(name, namespace, request, act) {
   );
 }
 
-/** The run's latest events with their decisions, as `flotilla replay timeline --run` lists them. */
-function history(timeline) {
-  if (timeline.error) return h("p", { class: "error-text" }, `timeline: ${timeline.error}`);
-  const entries = (timeline.entries || []).slice(-RUN_EVENTS_MAX);
-  if (entries.length === 0) return null;
+/**
+ * The run's latest events with their decisions, as `flotilla replay timeline --run` lists them:
+ * read when opened, since a run's timeline is found by reading the log.
+ */
+function history(name, timeline, onHistory) {
+  const open = timeline !== undefined;
+  const entries = ((timeline || {}).entries || []).slice(-RUN_EVENTS_MAX);
+  const body = !open
+    ? null
+    : timeline.error
+      ? h("p", { class: "error-text" }, `timeline: ${timeline.error}`)
+      : h("pre", {}, entries.map((e) => [e.line, ...e.decisions.map((d) => `    ${d.line}`)].join("\n")).join("\n"));
   return h(
     "details",
-    { class: "history" },
-    h("summary", {}, `events of this run (last ${entries.length})`),
-    h("pre", {}, entries.map((e) => [e.line, ...e.decisions.map((d) => `    ${d.line}`)].join("\n")).join("\n")),
+    { class: "history", open, ontoggle: (e) => onHistory(name, e.target.open) },
+    h("summary", {}, open ? `events of this run (last ${entries.length})` : "events of this run"),
+    body,
   );
 }
