@@ -32,7 +32,7 @@ pub use flotilla_eventstore::fold::{
     FoldError, Folded, Folder, Known, READ_BATCH_MAX, first_folded,
 };
 pub use seek::{Point, fold_on, fold_to, resolve};
-pub use timeline::{PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
+pub use timeline::{InputSift, PlacementRef, RunRef, Timeline, TimelineFilter, timeline};
 pub use verify::{
     Divergence, HashDivergence, Verification, WARNINGS_KEPT_MAX, compare_batch, verify,
 };

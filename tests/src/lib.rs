@@ -3,9 +3,11 @@
 
 pub mod adversary;
 pub mod agents;
+pub mod browser;
 pub mod kubectl;
 pub mod pty;
 pub mod scenario_files;
+pub mod scrape;
 pub mod simulation;
 pub mod support;
 pub mod walkthrough;

@@ -3,40 +3,14 @@
 //! the scrape-time gauges (clusters by health, placements, runs, fold lag) match the state. The
 //! hub runs on a test clock, so no tick is appended behind the test's back.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use flotilla_tests::scrape::{Scrape, scrape, value};
 use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 use serde_json::{Value, json};
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-/// Series → value of one scrape (`name{labels}` as rendered).
-type Scrape = BTreeMap<String, f64>;
-
-fn scrape(hub: &HubProcess) -> Result<Scrape, String> {
-    let text = hub.get_text("/metrics")?;
-    let mut series = Scrape::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let (name, value) = line
-            .rsplit_once(' ')
-            .ok_or_else(|| format!("not a sample line: {line:?}"))?;
-        let value: f64 = value.parse().map_err(|e| format!("{line:?}: {e}"))?;
-        series.insert(name.to_owned(), value);
-    }
-    Ok(series)
-}
-
-fn value(scrape: &Scrape, series: &str) -> Result<f64, String> {
-    scrape
-        .get(series)
-        .copied()
-        .ok_or_else(|| format!("no series {series} in {scrape:#?}"))
 }
 
 /// The sum of every series of a family (`name{…}`).

@@ -5,10 +5,10 @@
 //! oldest heartbeat per health, and a placement on clusters gone unhealthy — whose `Available`
 //! stays what the members last reported.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use flotilla_tests::scrape::{Scrape, scrape, value};
 use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
 use serde_json::{Value, json};
 
@@ -31,32 +31,6 @@ spec:
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_flotilla-e2e"))
-}
-
-/// Series → value of one scrape (`name{labels}` as rendered).
-type Scrape = BTreeMap<String, f64>;
-
-fn scrape(hub: &HubProcess) -> Result<Scrape, String> {
-    let text = hub.get_text("/metrics")?;
-    let mut series = Scrape::new();
-    for line in text
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-    {
-        let (name, value) = line
-            .rsplit_once(' ')
-            .ok_or_else(|| format!("not a sample line: {line:?}"))?;
-        let value: f64 = value.parse().map_err(|e| format!("{line:?}: {e}"))?;
-        series.insert(name.to_owned(), value);
-    }
-    Ok(series)
-}
-
-fn value(scrape: &Scrape, series: &str) -> Result<f64, String> {
-    scrape
-        .get(series)
-        .copied()
-        .ok_or_else(|| format!("no series {series} in {scrape:#?}"))
 }
 
 /// The series of a family whose labels contain `part`.

@@ -253,6 +253,15 @@ fn answer_with(ask: impl Fn(&[&str]) -> Result<String, String>) -> Result<(), St
         "timeline-member-2.txt",
         &ask(&["timeline", "--cluster", "member-2"])?,
     )?;
+    // Who approved what, and what did member-3's own inputs decide?
+    expect(
+        "timeline-approvals.txt",
+        &ask(&["timeline", "--type", "approve"])?,
+    )?;
+    expect(
+        "timeline-member-3-decided.txt",
+        &ask(&["timeline", "--actor", "agent/member-3", "--decided"])?,
+    )?;
     // What changed between the approval and the end?
     expect(
         "diff.txt",

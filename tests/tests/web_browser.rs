@@ -8,19 +8,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::page::{Page, ScreenshotParams};
 use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
+use flotilla_tests::browser;
 use flotilla_tests::support::{HubProcess, fixture, http_client};
-use futures::StreamExt;
 use serde_json::Value;
 
-/// Debian's Chromium, installed by `scripts/test.sh`.
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// How long the page may take to show any one change.
 const PAGE_WAIT_MAX: Duration = Duration::from_secs(60);
-/// How long Chromium may take to start.
-const LAUNCH_MAX: Duration = Duration::from_secs(60);
 /// How often a wait looks at the page again.
 const POLL: Duration = Duration::from_millis(200);
 /// Attempts at one click, [`POLL`] apart.
@@ -69,49 +64,10 @@ fn the_page_starts_approves_and_replays_a_staged_run() -> Result<(), String> {
 
 /// Launches Chromium, drives the page, and closes Chromium whatever the outcome.
 async fn in_browser(url: &str, scratch: &Path, shots: &Path) -> Result<(), String> {
-    let (mut browser, mut handler) = launch(&scratch.join("chromium-profile")).await?;
-    // The handler carries every message between the browser and the page handles.
-    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    let driven = match browser.new_page("about:blank").await {
-        Ok(page) => drive(&page, url, shots).await,
-        Err(e) => Err(format!("opening a tab: {e}")),
-    };
-    if browser.close().await.is_err() {
-        let _ = browser.kill().await;
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(10), browser.wait()).await;
-    events.abort();
-    driven
-}
-
-async fn launch(profile: &Path) -> Result<(Browser, chromiumoxide::Handler), String> {
-    if !Path::new(CHROMIUM).exists() {
-        return Err(format!(
-            "{CHROMIUM} is missing: scripts/test.sh installs it (apt-get install -y chromium)"
-        ));
-    }
-    let config = BrowserConfig::builder()
-        .chrome_executable(CHROMIUM)
-        // Exactly these arguments (and the headless, sandbox and profile ones the builder adds):
-        // none of the library's defaults, and nothing that reaches beyond loopback.
-        .disable_default_args()
-        .args([
-            "disable-gpu",
-            "disable-background-networking",
-            "disable-component-update",
-            "disable-sync",
-            "no-first-run",
-            "disable-dev-shm-usage",
-        ])
-        .no_sandbox()
-        .user_data_dir(profile)
-        .window_size(1400, 1000)
-        .viewport(None)
-        .launch_timeout(LAUNCH_MAX)
-        .build()?;
-    Browser::launch(config)
-        .await
-        .map_err(|e| format!("launching {CHROMIUM}: {e}"))
+    browser::with_page(&scratch.join("chromium-profile"), |page| async move {
+        drive(&page, url, shots).await
+    })
+    .await
 }
 
 /// The page's part: start, approve, see it advance, move the slider back.

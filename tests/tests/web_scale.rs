@@ -10,13 +10,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::page::{Page, ScreenshotParams};
+use flotilla_tests::browser;
 use flotilla_tests::support::{HubProcess, http_client};
-use futures::StreamExt;
 use serde_json::{Value, json};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
 /// Clusters unless `FLOTILLA_WEB_CLUSTERS` says otherwise: small enough for the whole test to
 /// take well under a minute on two cores.
 const DEFAULT_CLUSTERS: u32 = 2_000;
@@ -171,47 +169,10 @@ async fn in_browser(
     shots: &Path,
     clusters: u32,
 ) -> Result<Figures, String> {
-    let (mut browser, mut handler) = launch(&scratch.join("chromium-profile")).await?;
-    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
-    let measured = match browser.new_page("about:blank").await {
-        Ok(page) => measure(&page, url, shots, clusters).await,
-        Err(e) => Err(format!("opening a tab: {e}")),
-    };
-    if browser.close().await.is_err() {
-        let _ = browser.kill().await;
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(10), browser.wait()).await;
-    events.abort();
-    measured
-}
-
-async fn launch(profile: &Path) -> Result<(Browser, chromiumoxide::Handler), String> {
-    if !Path::new(CHROMIUM).exists() {
-        return Err(format!(
-            "{CHROMIUM} is missing: scripts/test.sh installs it"
-        ));
-    }
-    // The same arguments as web_browser.rs: nothing that reaches beyond loopback.
-    let config = BrowserConfig::builder()
-        .chrome_executable(CHROMIUM)
-        .disable_default_args()
-        .args([
-            "disable-gpu",
-            "disable-background-networking",
-            "disable-component-update",
-            "disable-sync",
-            "no-first-run",
-            "disable-dev-shm-usage",
-        ])
-        .no_sandbox()
-        .user_data_dir(profile)
-        .window_size(1400, 1000)
-        .viewport(None)
-        .launch_timeout(Duration::from_secs(60))
-        .build()?;
-    Browser::launch(config)
-        .await
-        .map_err(|e| format!("launching {CHROMIUM}: {e}"))
+    browser::with_page(&scratch.join("chromium-profile"), |page| async move {
+        measure(&page, url, shots, clusters).await
+    })
+    .await
 }
 
 async fn measure(page: &Page, url: &str, shots: &Path, clusters: u32) -> Result<Figures, String> {

@@ -89,6 +89,59 @@ pub struct TimelineFilter {
     pub run: Option<RunRef>,
 }
 
+/// Which of a timeline's inputs to keep, beyond the subjects they touch: the sifts
+/// `flotilla events` has, for a timeline read back from the log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputSift {
+    /// Input kinds (`apply`, `heartbeat`, `report`, `approve`, …); any when empty.
+    pub kinds: Vec<String>,
+    /// Who sent it: `token/NAME`, `agent/CLUSTER`, a bare token or cluster name, or a source
+    /// as written.
+    pub actor: Option<String>,
+    /// Only inputs that decided something.
+    pub decided: bool,
+    /// Only inputs the fold rejected.
+    pub rejected: bool,
+}
+
+impl InputSift {
+    /// Whether `entry` passes.
+    #[must_use]
+    pub fn keeps(&self, entry: &TimelineEntry) -> bool {
+        let kind = self.kinds.is_empty() || self.kinds.contains(&entry.input);
+        let decided = !self.decided || !entry.decisions.is_empty() || entry.decisions_omitted > 0;
+        let rejected = !self.rejected
+            || entry
+                .decisions
+                .iter()
+                .any(|line| matches!(line.decision, Decision::Rejected { .. }));
+        let sent = self
+            .actor
+            .as_deref()
+            .is_none_or(|actor| sent_by(entry, actor));
+        kind && decided && rejected && sent
+    }
+}
+
+/// Whether `actor` names who sent the entry's input: the authenticated sender (with or
+/// without its `token/` or `agent/` prefix) or the source as written.
+fn sent_by(entry: &TimelineEntry, actor: &str) -> bool {
+    let authenticated = entry.actor.split('[').next().unwrap_or_default();
+    let bare = authenticated
+        .strip_prefix("token/")
+        .or_else(|| authenticated.strip_prefix("agent/"));
+    authenticated == actor || bare == Some(actor) || entry.source == actor
+}
+
+impl Timeline {
+    /// The timeline with only the entries `sift` keeps.
+    #[must_use]
+    pub fn sifted(mut self, sift: &InputSift) -> Self {
+        self.entries.retain(|entry| sift.keeps(entry));
+        self
+    }
+}
+
 /// The inputs that touched the filter's subjects.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -108,6 +108,9 @@ pub enum ReplayCommand {
         /// Only inputs up to this point.
         #[arg(long)]
         until: Option<String>,
+        /// Which inputs to keep, as `flotilla events` sifts them.
+        #[command(flatten)]
+        sift: TimelineSift,
         /// `text` or `json`.
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
@@ -173,4 +176,34 @@ pub enum ReplayCommand {
         #[arg(short = 'o', long, default_value = "text")]
         output: RecordOutput,
     },
+}
+
+/// `replay timeline`'s sifts: `flotilla events`' flags, over a log read back.
+#[derive(Debug, Clone, Args)]
+pub struct TimelineSift {
+    /// Only inputs of these types (`heartbeat`, `apply`, `report`, `approve`, …;
+    /// comma-separated or repeated).
+    #[arg(long = "type", value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// Only inputs sent by this caller: `token/NAME`, `agent/CLUSTER`, the bare name, or a
+    /// source as written.
+    #[arg(long)]
+    pub actor: Option<String>,
+    /// Only inputs that decided something: hides the heartbeats that changed nothing.
+    #[arg(long)]
+    pub decided: bool,
+    /// Only inputs the fold rejected.
+    #[arg(long)]
+    pub rejected: bool,
+}
+
+impl From<TimelineSift> for flotilla_replay::InputSift {
+    fn from(sift: TimelineSift) -> Self {
+        Self {
+            kinds: sift.types,
+            actor: sift.actor,
+            decided: sift.decided,
+            rejected: sift.rejected,
+        }
+    }
 }

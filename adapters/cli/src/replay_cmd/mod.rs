@@ -139,6 +139,7 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             namespace,
             after,
             until,
+            sift,
             output,
         } => {
             let filter = flotilla_replay::TimelineFilter {
@@ -154,7 +155,9 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             };
             let after = after.map(|p| p.parse()).transpose()?;
             let until = until.map(|p| p.parse()).transpose()?;
-            let timeline = flotilla_replay::timeline(log, &filter, after, until).await?;
+            let timeline = flotilla_replay::timeline(log, &filter, after, until)
+                .await?
+                .sifted(&sift.into());
             print_report(&timeline, &timeline.text(), output)
         }
         ReplayCommand::Explain {

@@ -1,0 +1,72 @@
+//! Debian's headless Chromium for the web page's tests, driven over the DevTools protocol:
+//! launched with only the arguments listed here (none of the library's defaults, nothing that
+//! reaches beyond loopback), and closed whatever a test's outcome.
+
+use std::future::Future;
+use std::path::Path;
+use std::time::Duration;
+
+use chromiumoxide::browser::{Browser, BrowserConfig};
+use chromiumoxide::page::Page;
+use futures::StreamExt;
+
+/// Debian's Chromium, installed by `scripts/test.sh`.
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// How long Chromium may take to start.
+const LAUNCH_MAX: Duration = Duration::from_secs(60);
+/// How long Chromium may take to exit once closed.
+const EXIT_MAX: Duration = Duration::from_secs(10);
+
+/// Launches Chromium with its profile in `profile`, runs `drive` on a blank tab, and closes
+/// Chromium whatever the outcome.
+///
+/// # Errors
+/// Chromium missing or failing to start or to open a tab, or what `drive` answers.
+pub async fn with_page<T, F, Fut>(profile: &Path, drive: F) -> Result<T, String>
+where
+    F: FnOnce(Page) -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    let (mut browser, mut handler) = launch(profile).await?;
+    // The handler carries every message between the browser and the page handles.
+    let events = tokio::spawn(async move { while handler.next().await.is_some() {} });
+    let driven = match browser.new_page("about:blank").await {
+        Ok(page) => drive(page).await,
+        Err(e) => Err(format!("opening a tab: {e}")),
+    };
+    if browser.close().await.is_err() {
+        let _ = browser.kill().await;
+    }
+    let _ = tokio::time::timeout(EXIT_MAX, browser.wait()).await;
+    events.abort();
+    driven
+}
+
+async fn launch(profile: &Path) -> Result<(Browser, chromiumoxide::Handler), String> {
+    if !Path::new(CHROMIUM).exists() {
+        return Err(format!(
+            "{CHROMIUM} is missing: scripts/test.sh installs it (apt-get install -y chromium)"
+        ));
+    }
+    let config = BrowserConfig::builder()
+        .chrome_executable(CHROMIUM)
+        // Exactly these arguments (and the headless, sandbox and profile ones the builder adds).
+        .disable_default_args()
+        .args([
+            "disable-gpu",
+            "disable-background-networking",
+            "disable-component-update",
+            "disable-sync",
+            "no-first-run",
+            "disable-dev-shm-usage",
+        ])
+        .no_sandbox()
+        .user_data_dir(profile)
+        .window_size(1400, 1000)
+        .viewport(None)
+        .launch_timeout(LAUNCH_MAX)
+        .build()?;
+    Browser::launch(config)
+        .await
+        .map_err(|e| format!("launching {CHROMIUM}: {e}"))
+}
