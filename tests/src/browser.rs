@@ -9,6 +9,7 @@ use std::time::Duration;
 use chromiumoxide::browser::{Browser, BrowserConfig};
 use chromiumoxide::page::Page;
 use futures::StreamExt;
+use serde_json::Value;
 
 /// Debian's Chromium, installed by `scripts/test.sh`.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -69,4 +70,27 @@ async fn launch(profile: &Path) -> Result<(Browser, chromiumoxide::Handler), Str
     Browser::launch(config)
         .await
         .map_err(|e| format!("launching {CHROMIUM}: {e}"))
+}
+
+/// The value of `script` evaluated in the page.
+///
+/// # Errors
+/// The evaluation failing, or a value that does not read back as JSON.
+pub async fn eval(page: &Page, script: &str) -> Result<Value, String> {
+    page.evaluate(script)
+        .await
+        .map_err(|e| format!("evaluating {script}: {e}"))?
+        .into_value()
+        .map_err(|e| format!("the value of {script}: {e}"))
+}
+
+/// The text `script` evaluates to in the page.
+///
+/// # Errors
+/// As [`eval`], or a value that is not a string.
+pub async fn eval_text(page: &Page, script: &str) -> Result<String, String> {
+    match eval(page, script).await? {
+        Value::String(text) => Ok(text),
+        other => Err(format!("{script} is {other}, not text")),
+    }
 }

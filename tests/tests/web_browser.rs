@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use chromiumoxide::page::{Page, ScreenshotParams};
 use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
-use flotilla_tests::browser;
+use flotilla_tests::browser::{self, eval, eval_text};
 use flotilla_tests::support::{HubProcess, fixture, http_client};
 use serde_json::Value;
 
@@ -202,21 +202,6 @@ async fn until_text(page: &Page, what: &str, expression: &str) -> Result<String,
             ));
         }
         tokio::time::sleep(POLL).await;
-    }
-}
-
-async fn eval(page: &Page, script: &str) -> Result<Value, String> {
-    page.evaluate(script)
-        .await
-        .map_err(|e| format!("evaluating {script}: {e}"))?
-        .into_value()
-        .map_err(|e| format!("the value of {script}: {e}"))
-}
-
-async fn eval_text(page: &Page, script: &str) -> Result<String, String> {
-    match eval(page, script).await? {
-        Value::String(text) => Ok(text),
-        other => Err(format!("{script} is {other}, not text")),
     }
 }
 

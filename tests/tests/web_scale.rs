@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chromiumoxide::page::{Page, ScreenshotParams};
-use flotilla_tests::browser;
+use flotilla_tests::browser::{self, eval, eval_text};
 use flotilla_tests::support::{HubProcess, http_client};
 use serde_json::{Value, json};
 
@@ -202,7 +202,7 @@ async fn measure(page: &Page, url: &str, shots: &Path, clusters: u32) -> Result<
          .reduce((sum, e) => sum + (e.transferSize || 0), 0)",
     )
     .await?;
-    println!("largest transfers: {}", text(page,
+    println!("largest transfers: {}", eval_text(page,
         "performance.getEntriesByType('resource').sort((a, b) => b.transferSize - a.transferSize)\
          .slice(0, 6).map((e) => `${e.name.replace(location.origin, '')} ${e.transferSize} B \
          ${Math.round(e.duration)} ms`).join('; ')").await?);
@@ -210,13 +210,13 @@ async fn measure(page: &Page, url: &str, shots: &Path, clusters: u32) -> Result<
     let head: u64 = head.parse().map_err(|e| format!("shown seq {head}: {e}"))?;
     let past = (head / 2).max(1);
     let slider_ms = move_slider(page, past).await?;
-    println!("slowest reads of the move: {}", text(page, &format!(
+    println!("slowest reads of the move: {}", eval_text(page, &format!(
         "performance.getEntriesByType('resource').filter((e) => e.name.includes('at={past}') \
          || e.name.includes('until={past}')).sort((a, b) => b.duration - a.duration).slice(0, 6)\
          .map((e) => `${{e.name.replace(location.origin, '')}} ${{Math.round(e.duration)}} ms`).join('; ')"
     )).await?);
     shoot(page, shots, "scale-2-slider-back").await?;
-    let hash = text(page, "location.hash").await?;
+    let hash = eval_text(page, "location.hash").await?;
     assert_eq!(hash, format!("#at={past}"), "the point is in the location");
     Ok(Figures {
         first_paint_ms,
@@ -228,7 +228,7 @@ async fn measure(page: &Page, url: &str, shots: &Path, clusters: u32) -> Result<
 /// Moves the slider to `seq` as a user letting go there does and answers how long until the
 /// page showed that point (its `flotilla-shown-SEQ` mark).
 async fn move_slider(page: &Page, seq: u64) -> Result<f64, String> {
-    text(page, &format!(
+    eval_text(page, &format!(
         "(() => {{ const s = document.getElementById('slider'); s.value = '{seq}'; \
          window.flotillaMoved = performance.now(); \
          s.dispatchEvent(new Event('input')); s.dispatchEvent(new Event('change')); return s.value; }})()"
@@ -252,32 +252,18 @@ async fn until_text(page: &Page, what: &str, expression: &str) -> Result<String,
          catch {{ return ''; }} }})()"
     );
     loop {
-        let value = text(page, &guarded).await?;
+        let value = eval_text(page, &guarded).await?;
         if !value.is_empty() {
             return Ok(value);
         }
         if tokio::time::Instant::now() >= deadline {
-            let error = text(page, "document.getElementById('error')?.textContent ?? ''").await?;
+            let error =
+                eval_text(page, "document.getElementById('error')?.textContent ?? ''").await?;
             return Err(format!(
                 "timed out waiting for {what} (page error: {error})"
             ));
         }
         tokio::time::sleep(POLL).await;
-    }
-}
-
-async fn eval(page: &Page, script: &str) -> Result<Value, String> {
-    page.evaluate(script)
-        .await
-        .map_err(|e| format!("evaluating {script}: {e}"))?
-        .into_value()
-        .map_err(|e| format!("the value of {script}: {e}"))
-}
-
-async fn text(page: &Page, script: &str) -> Result<String, String> {
-    match eval(page, script).await? {
-        Value::String(text) => Ok(text),
-        other => Err(format!("{script} is {other}, not text")),
     }
 }
 
