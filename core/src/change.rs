@@ -138,6 +138,17 @@ impl Changes {
         self.0.push(change);
     }
 
+    /// Records a transition: the change the passes read and the decision users read, together.
+    pub(crate) fn record(
+        &mut self,
+        change: Change,
+        decisions: &mut Vec<crate::decision::Decision>,
+        decision: crate::decision::Decision,
+    ) {
+        self.push(change);
+        decisions.push(decision);
+    }
+
     /// Records that an object was deleted, and returns the decision users read for it.
     pub(crate) fn object_deleted(&mut self, key: &ObjectKey) -> crate::decision::Decision {
         self.push(Change::ObjectDeleted(key.clone()));

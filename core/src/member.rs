@@ -422,14 +422,17 @@ pub(crate) fn expire_heartbeats_reversibly(
         if let Some(agent) = agent.filter(|agent| agent.healthy) {
             agent.healthy = false;
             agent.health_changed_at = deadline;
-            changes.push(Change::ClusterHealthChanged {
-                cluster: cluster.clone(),
-            });
-            expiry.decisions.push(Decision::ClusterHealthChanged {
-                cluster: cluster.as_str().to_owned(),
-                healthy: false,
-                reason: REASON_HEARTBEAT_TIMEOUT.into(),
-            });
+            changes.record(
+                Change::ClusterHealthChanged {
+                    cluster: cluster.clone(),
+                },
+                &mut expiry.decisions,
+                Decision::ClusterHealthChanged {
+                    cluster: cluster.as_str().to_owned(),
+                    healthy: false,
+                    reason: REASON_HEARTBEAT_TIMEOUT.into(),
+                },
+            );
         }
         expiry.undo.push(((deadline, cluster), before));
     }

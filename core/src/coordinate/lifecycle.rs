@@ -142,13 +142,16 @@ fn refresh_policy_snapshot(
         observed_placement_generation: generation,
         selected_when_superseded: None,
     });
-    changes.push(Change::PolicySnapshotTaken {
-        placement: key.clone(),
-    });
-    decisions.push(Decision::PolicySnapshotTaken {
-        placement: key.clone(),
-        index,
-    });
+    changes.record(
+        Change::PolicySnapshotTaken {
+            placement: key.clone(),
+        },
+        decisions,
+        Decision::PolicySnapshotTaken {
+            placement: key.clone(),
+            index,
+        },
+    );
     true
 }
 
@@ -188,14 +191,17 @@ fn refresh_resource_snapshot(
                 now,
             );
             if Condition::set(&mut placement.scheduled, condition) {
-                changes.push(Change::SchedulingChanged {
-                    placement: key.clone(),
-                });
-                decisions.push(Decision::SchedulingChanged {
-                    placement: key.clone(),
-                    fulfilled: false,
-                    message,
-                });
+                changes.record(
+                    Change::SchedulingChanged {
+                        placement: key.clone(),
+                    },
+                    decisions,
+                    Decision::SchedulingChanged {
+                        placement: key.clone(),
+                        fulfilled: false,
+                        message,
+                    },
+                );
             }
             placement.selection_error = Some(error);
             return false;
@@ -217,14 +223,17 @@ fn refresh_resource_snapshot(
         enveloped_objects,
         created: now,
     });
-    changes.push(Change::ResourceSnapshotTaken {
-        placement: key.clone(),
-    });
-    decisions.push(Decision::ResourceSnapshotTaken {
-        placement: key.clone(),
-        index,
-        resource_hash: hash,
-    });
+    changes.record(
+        Change::ResourceSnapshotTaken {
+            placement: key.clone(),
+        },
+        decisions,
+        Decision::ResourceSnapshotTaken {
+            placement: key.clone(),
+            index,
+            resource_hash: hash,
+        },
+    );
     true
 }
 

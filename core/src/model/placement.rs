@@ -289,6 +289,14 @@ pub struct RolloutStrategy {
     pub rollout_strategy: Option<PartitionedRollout>,
 }
 
+impl RolloutStrategy {
+    /// The partitioned block, Rancher Fleet's defaults where it is absent.
+    #[must_use]
+    pub fn partitioned(&self) -> PartitionedRollout {
+        self.rollout_strategy.clone().unwrap_or_default()
+    }
+}
+
 impl PlacementSpec {
     /// Reads a `serverSideApplyConfig` that says only what the default says (`force: false`)
     /// as absent, so that the object `get` shows (which fills the default in) re-applies

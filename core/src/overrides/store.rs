@@ -75,11 +75,14 @@ pub(crate) fn apply(
         }
     };
     if let Some(index) = index {
-        changes.push(Change::OverrideSnapshotTaken { override_key });
-        decisions.push(Decision::OverrideSnapshotTaken {
-            override_object: object,
-            index,
-        });
+        changes.record(
+            Change::OverrideSnapshotTaken { override_key },
+            &mut decisions,
+            Decision::OverrideSnapshotTaken {
+                override_object: object,
+                index,
+            },
+        );
     }
     decisions
 }

@@ -413,17 +413,11 @@ impl Pass<'_> {
         judging: safety::Judging<'_>,
         decisions: &mut Vec<Decision>,
     ) -> Option<BTreeSet<ClusterName>> {
-        let reclassified = index.take_reclassified();
-        // A rollback looks again only at the clusters classified since its last pass.
-        let rolling_back = state.placements[self.key]
-            .guard
-            .as_ref()
-            .is_some_and(safety::Guard::is_rolling_back);
-        let touched = rolling_back.then(|| reclassified.clone()).flatten();
-        let seen = safety::Seen {
-            reclassified,
-            complete: Some(index.incomplete == 0),
-        };
+        let (seen, touched) = safety::Seen::for_pass(
+            state.placements[self.key].guard.as_ref(),
+            index.take_reclassified(),
+            index.incomplete == 0,
+        );
         decisions.extend(self.guard(state, judging, seen));
         let judging_on = state.placements[self.key].guard.as_ref().is_some_and(|g| {
             matches!(
@@ -448,13 +442,17 @@ impl Pass<'_> {
         let Some(placement) = state.placements.get_mut(self.key) else {
             return Vec::new();
         };
-        let watched = safety::Watched {
-            latest: self.settings.latest,
-            safety: placement.spec.strategy.rolling_update.safety(),
+        let look = safety::Look {
+            key: self.key,
+            watched: safety::Watched {
+                latest: self.settings.latest,
+                safety: placement.spec.strategy.rolling_update.safety(),
+            },
+            judging,
+            now: self.now,
         };
         // The guard judges only what the index reclassified.
-        let (decisions, next) =
-            safety::observe_checked(placement, self.key, watched, judging, seen, self.now);
+        let (decisions, next) = safety::observe_checked(placement, look, seen);
         if let Some(next) = next {
             state.rollout_deadlines.insert((next, self.key.clone()));
         }

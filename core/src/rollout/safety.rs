@@ -120,6 +120,38 @@ pub(crate) struct Seen {
     pub complete: Option<bool>,
 }
 
+impl Seen {
+    /// What the guard is told for a pass that knows whether the rollout is complete, with the
+    /// clusters a rollback looks at again: only those classified since its last pass (`None`:
+    /// every one, or no rollback).
+    pub(crate) fn for_pass(
+        guard: Option<&Guard>,
+        reclassified: Option<BTreeSet<ClusterName>>,
+        complete: bool,
+    ) -> (Self, Option<BTreeSet<ClusterName>>) {
+        let rolling_back = guard.is_some_and(Guard::is_rolling_back);
+        let touched = rolling_back.then(|| reclassified.clone()).flatten();
+        let seen = Self {
+            reclassified,
+            complete: Some(complete),
+        };
+        (seen, touched)
+    }
+}
+
+/// One look of the guard at a placement: which rollout, how bindings are judged, and when.
+#[derive(Clone, Copy)]
+pub(crate) struct Look<'a> {
+    /// The placement.
+    pub key: &'a ObjectKey,
+    /// The rollout the guard watches.
+    pub watched: Watched,
+    /// How the pass judges bindings.
+    pub judging: Judging<'a>,
+    /// The step's time.
+    pub now: DateTime<Utc>,
+}
+
 /// The rollout a guard watches: the resource snapshot it moves clusters to and the safety
 /// fields it runs under (other fields start another rollout).
 #[derive(Clone, Copy)]
@@ -136,14 +168,17 @@ pub(crate) struct Watched {
 /// and failed sets only grow), so a pass judges only the clusters classified since the last
 /// one, and all of them when the guard starts: a pass costs what changed, not the placement's
 /// size.
-pub(crate) fn observe(
+fn observe(
     placement: &mut Placement,
-    key: &ObjectKey,
-    watched: Watched,
-    judging: Judging<'_>,
+    look: Look<'_>,
     seen: Seen,
-    now: DateTime<Utc>,
 ) -> (Vec<Decision>, Option<DateTime<Utc>>) {
+    let Look {
+        key,
+        watched,
+        judging,
+        now,
+    } = look;
     let Watched { latest, safety } = watched;
     if !safety.is_set() {
         placement.guard = None;
@@ -214,30 +249,27 @@ pub(crate) fn observe(
 /// binding would have given the same decisions, deadline and guard.
 pub(crate) fn observe_checked(
     placement: &mut Placement,
-    key: &ObjectKey,
-    watched: Watched,
-    judging: Judging<'_>,
+    look: Look<'_>,
     seen: Seen,
-    now: DateTime<Utc>,
 ) -> (Vec<Decision>, Option<DateTime<Utc>>) {
     #[cfg(debug_assertions)]
-    let judged_whole = watched.safety.is_set().then(|| {
+    let judged_whole = look.watched.safety.is_set().then(|| {
         let mut whole = placement.clone();
         let every = Seen {
             reclassified: None,
             complete: None,
         };
-        let answer = observe(&mut whole, key, watched, judging, every, now);
+        let answer = observe(&mut whole, look, every);
         (answer, whole.guard)
     });
-    let answer = observe(placement, key, watched, judging, seen, now);
+    let answer = observe(placement, look, seen);
     #[cfg(debug_assertions)]
     if let Some(judged_whole) = judged_whole {
         assert_eq!(
             (answer.clone(), placement.guard.clone()),
             judged_whole,
             "the safety guard of {} judged only what changed, and differs",
-            key.display()
+            look.key.display()
         );
     }
     answer

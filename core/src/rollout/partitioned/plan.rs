@@ -183,12 +183,7 @@ impl Wanted<'_> {
 impl Plan {
     /// Builds the plan from the state: partitions, every target's class, the tallies.
     pub(crate) fn build(wanted: &Wanted<'_>, placement: &Placement, now: DateTime<Utc>) -> Plan {
-        let rollout = placement
-            .spec
-            .strategy
-            .rollout_strategy
-            .clone()
-            .unwrap_or_default();
+        let rollout = placement.spec.strategy.partitioned();
         let owned: Vec<_> = placement
             .bindings
             .states()

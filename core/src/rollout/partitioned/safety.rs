@@ -130,12 +130,7 @@ pub(super) fn guard(
     let Some(placement) = state.placements.get_mut(key) else {
         return (Vec::new(), true, Vec::new());
     };
-    let rollout = placement
-        .spec
-        .strategy
-        .rollout_strategy
-        .clone()
-        .unwrap_or_default();
+    let rollout = placement.spec.strategy.partitioned();
     let fields = rollout.safety();
     let manual = !rollout.partitions.is_empty();
     let mut counted = fields;
@@ -154,22 +149,18 @@ pub(super) fn guard(
         // Partitions and targets change only with a new plan, whose first pass judges all.
         threshold_follows_failures: true,
     };
-    // A rollback looks again only at the clusters reported on since the plan's last pass.
-    let rolling_back = placement
-        .guard
-        .as_ref()
-        .is_some_and(safety::Guard::is_rolling_back);
-    let touched = rolling_back.then(|| reclassified.clone()).flatten();
-    let seen = safety::Seen {
-        reclassified,
-        complete: Some(complete(plan, &placement.bindings, latest, manual)),
+    let done = complete(plan, &placement.bindings, latest, manual);
+    let (seen, touched) = safety::Seen::for_pass(placement.guard.as_ref(), reclassified, done);
+    let look = safety::Look {
+        key,
+        watched: safety::Watched {
+            latest,
+            safety: counted,
+        },
+        judging,
+        now,
     };
-    let watched = safety::Watched {
-        latest,
-        safety: counted,
-    };
-    let (mut decisions, next) =
-        safety::observe_checked(placement, key, watched, judging, seen, now);
+    let (mut decisions, next) = safety::observe_checked(placement, look, seen);
     let allowed = placement
         .guard
         .as_ref()

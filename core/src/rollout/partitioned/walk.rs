@@ -6,7 +6,8 @@
 //! for another pass at the same event time. Works only on the [`Plan`]'s tallies: the cost is
 //! the number of partitions plus the clusters acted on, never the number of targets.
 
-use super::plan::{Class, Outcome, Plan};
+use super::partition::Partition;
+use super::plan::{Class, Outcome, Plan, Tally};
 
 /// The class a cluster has right after it is given the latest work: nothing reported yet.
 const STAGED: Class = Class {
@@ -121,13 +122,7 @@ fn deploy(plan: &mut Plan, index: usize, pass: &mut Pass) -> Option<String> {
         return None;
     }
     if tally.deployed_not_ready() > partition.max_unavailable {
-        return Some(format!(
-            "partition {}: {} of {} clusters NotReady, maxUnavailable {}",
-            partition.name,
-            tally.deployed_not_ready(),
-            partition.count,
-            partition.max_unavailable
-        ));
+        return Some(held_back(partition, tally));
     }
     while let Some(cluster) = plan.tallies[index].unbound.first().cloned() {
         if !pass.has_room() {
@@ -153,13 +148,7 @@ fn switch(plan: &mut Plan, index: usize, pass: &mut Pass) -> Option<String> {
         let (partition, tally) = (&plan.partitions[index], &plan.tallies[index]);
         let cluster = tally.outdated_ready.first().cloned()?;
         if tally.deployed_not_ready() >= partition.max_unavailable {
-            return Some(format!(
-                "partition {}: {} of {} clusters NotReady, maxUnavailable {}",
-                partition.name,
-                tally.deployed_not_ready(),
-                partition.count,
-                partition.max_unavailable
-            ));
+            return Some(held_back(partition, tally));
         }
         if plan.not_ready >= plan.max_unavailable {
             return Some(format!(
@@ -174,4 +163,15 @@ fn switch(plan: &mut Plan, index: usize, pass: &mut Pass) -> Option<String> {
         }
         pass.stage(plan, cluster);
     }
+}
+
+/// Why a partition holds back: too many of its deployed members are NotReady.
+fn held_back(partition: &Partition, tally: &Tally) -> String {
+    format!(
+        "partition {}: {} of {} clusters NotReady, maxUnavailable {}",
+        partition.name,
+        tally.deployed_not_ready(),
+        partition.count,
+        partition.max_unavailable
+    )
 }
