@@ -63,6 +63,7 @@ mod checkpoint_store;
 pub mod faults;
 mod file_reads;
 mod groups;
+pub mod info;
 mod open;
 pub mod reader;
 mod reads;

@@ -264,7 +264,7 @@ fn layout_1_file(path: &Path, inputs: &[Envelope]) -> TestResult {
 }
 
 #[tokio::test]
-async fn a_layout_1_file_is_raised_to_layout_2_and_reads_on_across_both() -> TestResult {
+async fn a_layout_1_file_is_raised_to_layout_3_and_reads_on_across_both() -> TestResult {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("log.redb");
     layout_1_file(&path, &[tick(1, at(1_000)), tick(2, at(2_000))])?;
@@ -298,7 +298,7 @@ async fn a_layout_1_file_is_raised_to_layout_2_and_reads_on_across_both() -> Tes
         .open_table(META)?
         .get(LAYOUT_VERSION_KEY)?
         .map(|v| v.value());
-    assert_eq!(layout, Some(2), "the file now says it holds groups");
+    assert_eq!(layout, Some(3), "the file now says it holds compressed groups");
     let groups = txn.open_table(INPUT_GROUPS)?;
     let keys: Vec<u64> = (groups.iter()?)
         .map(|entry| entry.map(|(key, _)| key.value()))
@@ -307,11 +307,53 @@ async fn a_layout_1_file_is_raised_to_layout_2_and_reads_on_across_both() -> Tes
     drop((groups, txn));
     // A layout this build does not know is refused, naming it.
     let txn = db.begin_write()?;
-    txn.open_table(META)?.insert(LAYOUT_VERSION_KEY, 3)?;
+    txn.open_table(META)?.insert(LAYOUT_VERSION_KEY, 4)?;
     txn.commit()?;
     drop(db);
     let refused = open(&path).err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(refused.contains("layout version 3"), "{refused}");
+    assert!(refused.contains("layout version 4"), "{refused}");
+    Ok(())
+}
+
+/// A log file as a layout 2 build left it: inputs in plain groups (`[1][first][count]` then
+/// each input with its length).
+fn layout_2_file(path: &Path, inputs: &[Envelope]) -> TestResult {
+    let db = Database::create(path)?;
+    let txn = db.begin_write()?;
+    txn.open_table(META)?.insert(LAYOUT_VERSION_KEY, 2)?;
+    txn.commit()?;
+    drop(db);
+    let mut group = vec![1u8];
+    group.extend_from_slice(&1u64.to_le_bytes());
+    group.extend_from_slice(&u32::try_from(inputs.len())?.to_le_bytes());
+    for input in inputs {
+        let bytes = encode_envelope(input)?;
+        group.extend_from_slice(&u32::try_from(bytes.len())?.to_le_bytes());
+        group.extend_from_slice(&bytes);
+    }
+    write_raw(path, INPUT_GROUPS, &[(inputs.len() as u64, group)])
+}
+
+#[tokio::test]
+async fn a_layout_2_file_is_raised_to_layout_3_and_reads_plain_and_compressed_groups() -> TestResult
+{
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    layout_2_file(&path, &[tick(1, at(1_000)), tick(2, at(2_000))])?;
+    let log = open(&path)?;
+    assert_eq!(log.last_seq().await?, 2);
+    log.append(vec![tick(3, at(3_000))], AppendTime::AsGiven)
+        .await?;
+    let seqs: Vec<(u64, Option<Uuid>)> = (log.read(1, 10).await?.into_iter())
+        .map(|s| (s.seq, s.event().map(|e| e.id)))
+        .collect();
+    let id = |n: u128| Some(Uuid::from_u128(n));
+    assert_eq!(seqs, [(1, id(1)), (2, id(2)), (3, id(3))]);
+    log.close()?;
+    let db = Database::open(&path)?;
+    let txn = db.begin_read()?;
+    let layout = txn.open_table(META)?.get(LAYOUT_VERSION_KEY)?.map(|v| v.value());
+    assert_eq!(layout, Some(3));
     Ok(())
 }
 

@@ -16,7 +16,7 @@ pub(crate) fn age(now: Option<DateTime<Utc>>, then: DateTime<Utc>) -> String {
 }
 
 /// apimachinery's `HumanDuration`: about two significant figures.
-pub(crate) fn human_duration(duration: Duration) -> String {
+pub fn human_duration(duration: Duration) -> String {
     let seconds = duration.num_seconds();
     if seconds < -1 {
         return "<invalid>".to_owned();

@@ -16,7 +16,7 @@ use redb::{
 use super::RedbOptions;
 use super::tables::{
     CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, LAYOUT_VERSION,
-    LAYOUT_VERSION_1, LAYOUT_VERSION_KEY, META, storage,
+    LAYOUT_VERSION_1, LAYOUT_VERSION_2, LAYOUT_VERSION_KEY, META, storage,
 };
 use super::writer::last_key;
 use crate::LogError;
@@ -44,16 +44,18 @@ pub(crate) fn prepare(db: &Database) -> Result<Heads, LogError> {
             .map_err(storage("read layout version"))?;
         match stored.map(|guard| guard.value()) {
             Some(LAYOUT_VERSION) => {}
-            found @ (Some(LAYOUT_VERSION_1) | None) => {
-                if found.is_some() {
-                    tracing::info!("raising the log's table layout from 1 to {LAYOUT_VERSION}");
+            found @ (Some(LAYOUT_VERSION_1 | LAYOUT_VERSION_2) | None) => {
+                if let Some(found) = found {
+                    tracing::info!(
+                        "raising the log's table layout from {found} to {LAYOUT_VERSION}"
+                    );
                 }
                 meta.insert(LAYOUT_VERSION_KEY, LAYOUT_VERSION)
                     .map_err(storage("write layout version"))?;
             }
             Some(found) => {
                 return Err(LogError::Storage(format!(
-                    "table layout version {found}, this build reads {LAYOUT_VERSION_1} and \
+                    "table layout version {found}, this build reads {LAYOUT_VERSION_1} to \
                      {LAYOUT_VERSION}"
                 )));
             }

@@ -68,6 +68,18 @@ impl RedbReader {
         })
     }
 
+    /// What the log holds and what it costs on disk (`flotilla replay info`).
+    ///
+    /// # Errors
+    /// When the file cannot be read.
+    pub async fn info(&self) -> Result<super::info::LogInfo, LogError> {
+        let (path, files) = (self.path.clone(), self.checkpoint_files.clone());
+        read_blocking(&self.db, "read log info", move |txn| {
+            super::info::read(txn, &path, Some(&files))
+        })
+        .await
+    }
+
     /// The stored bytes of input `seq` exactly as written (for exports of records that have no
     /// JSON form).
     ///

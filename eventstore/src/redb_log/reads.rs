@@ -42,8 +42,8 @@ pub(crate) fn inputs(
             break;
         }
         let (key, value) = entry.map_err(storage("read input groups"))?;
-        let inputs = groups::decode(key.value(), value.value())?;
-        let wanted = inputs.into_iter().filter(|(seq, _)| *seq >= from);
+        let group = groups::decode(key.value(), value.value())?;
+        let wanted = group.inputs()?.into_iter().filter(|(seq, _)| *seq >= from);
         let room = max - grouped.len();
         grouped.extend(wanted.take(room).map(|(seq, bytes)| stored(seq, bytes)));
     }

@@ -31,11 +31,13 @@ pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta")
 
 /// The key in [`META`] under which the layout version is stored.
 pub(crate) const LAYOUT_VERSION_KEY: &str = "layout_version";
-/// The table layout this build writes: 2, inputs stored in groups. It reads layout 1 too
-/// (inputs one per key, never rewritten), and raises a layout 1 file it opens for writing to 2
-/// before storing a group, so that a build that reads only layout 1 refuses the file rather
-/// than miss its newer inputs.
-pub(crate) const LAYOUT_VERSION: u64 = 2;
+/// The table layout this build writes: 3, input groups compressed (`groups.rs`). It reads
+/// layouts 1 (inputs one per key) and 2 (plain groups) too, never rewriting them, and raises an
+/// older file it opens for writing to 3 before storing a group, so that a build that reads only
+/// an older layout refuses the file rather than miss or misread its newer inputs.
+pub(crate) const LAYOUT_VERSION: u64 = 3;
+/// The layout of plain input groups.
+pub(crate) const LAYOUT_VERSION_2: u64 = 2;
 /// The first table layout: each input under its own key.
 pub(crate) const LAYOUT_VERSION_1: u64 = 1;
 

@@ -462,7 +462,7 @@ impl<'txn> Staging<'txn> {
 
     /// Stores the inputs staged since the last group was stored as one group.
     fn store_group(&mut self) -> Result<(), LogError> {
-        if let Some((last, record)) = self.group.finish() {
+        if let Some((last, record)) = self.group.finish()? {
             self.groups
                 .insert(last, record)
                 .map_err(storage("insert input group"))?;

@@ -54,6 +54,13 @@ pub enum ReplayCommand {
         #[arg(short = 'o', long)]
         output: Option<Output>,
     },
+    /// What the log holds: its first and last input (sequence and time), the bytes of each
+    /// kind of record, and its checkpoints.
+    Info {
+        /// `text`, `json` or `yaml`.
+        #[arg(short = 'o', long, default_value = "text")]
+        output: RecordOutput,
+    },
     /// Re-fold the inputs with this build and compare with the recorded decisions and
     /// checkpoint hashes; the first divergence, with both sides.
     Verify {

@@ -4,6 +4,7 @@
 //! same way) — and never written. See `docs/replay.md`.
 
 pub mod args;
+mod info;
 
 use std::io::Write;
 
@@ -69,6 +70,10 @@ pub async fn run(args: ReplayArgs, remote: Option<&Client>) -> anyhow::Result<()
         bail!("no flotilla log at {}", path.display());
     }
     let log = RedbReader::open(&path)?;
+    if let ReplayCommand::Info { output } = args.command {
+        let info = log.info().await?;
+        return print_report(&info, &info::text(&path, &info), output);
+    }
     execute(&log, args.command).await
 }
 
@@ -219,6 +224,9 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             print_report(&fork, &fork.to_string(), output)
         }
         ReplayCommand::Import { .. } => bail!("import takes no source"),
+        ReplayCommand::Info { .. } => {
+            bail!("replay info reads a data directory (--data DIR), where the bytes are")
+        }
     }
 }
 
