@@ -26,8 +26,9 @@
 //! - **Fenced decisions**: checked inside the write transaction against the stored last decided
 //!   sequence, so a fenced batch writes nothing.
 //! - **Checkpoints**: the newest [`RedbOptions::checkpoints_kept`] by sequence are kept, and of
-//!   the older ones the first in each span of [`RedbOptions::seek_spacing`] inputs, which is
-//!   where a replay to a point starts ([`LogReader::load_checkpoint_before`]); loading skips
+//!   the older ones fewer the older they are (`thinning.rs`, spans of
+//!   [`RedbOptions::seek_spacing`] inputs doubling with age), which is where a replay to a
+//!   point starts ([`LogReader::load_checkpoint_before`]); loading skips
 //!   unreadable ones (with a warning) and returns the newest readable one. A log opened on a
 //!   path keeps them in files of their own, `<file>.checkpoints/`, written off the writer
 //!   thread and then indexed in one small transaction (`checkpoint_files.rs`), so a large
@@ -69,6 +70,7 @@ pub mod reader;
 mod reads;
 mod recovery;
 mod tables;
+mod thinning;
 mod writer;
 
 use std::fmt;
@@ -114,8 +116,10 @@ pub struct RedbOptions {
     pub queued_requests_max: usize,
     /// How many of the newest checkpoints are kept (at least 1).
     pub checkpoints_kept: usize,
-    /// Of older checkpoints, the first in each span of this many inputs is kept too, so a
-    /// replay to any point folds at most about this many inputs after a checkpoint.
+    /// Of older checkpoints, the first in each span of this many inputs is kept too over the
+    /// newest sixteen spans, and spans twice as long for each doubling of age beyond
+    /// (`thinning.rs`): a replay to a recent point folds at most about this many inputs after
+    /// a checkpoint.
     pub seek_spacing: u64,
     /// Memory redb may use to cache pages, in bytes.
     pub cache_size_bytes: usize,

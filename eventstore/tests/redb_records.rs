@@ -298,7 +298,11 @@ async fn a_layout_1_file_is_raised_to_layout_3_and_reads_on_across_both() -> Tes
         .open_table(META)?
         .get(LAYOUT_VERSION_KEY)?
         .map(|v| v.value());
-    assert_eq!(layout, Some(3), "the file now says it holds compressed groups");
+    assert_eq!(
+        layout,
+        Some(3),
+        "the file now says it holds compressed groups"
+    );
     let groups = txn.open_table(INPUT_GROUPS)?;
     let keys: Vec<u64> = (groups.iter()?)
         .map(|entry| entry.map(|(key, _)| key.value()))
@@ -352,7 +356,10 @@ async fn a_layout_2_file_is_raised_to_layout_3_and_reads_plain_and_compressed_gr
     log.close()?;
     let db = Database::open(&path)?;
     let txn = db.begin_read()?;
-    let layout = txn.open_table(META)?.get(LAYOUT_VERSION_KEY)?.map(|v| v.value());
+    let layout = txn
+        .open_table(META)?
+        .get(LAYOUT_VERSION_KEY)?
+        .map(|v| v.value());
     assert_eq!(layout, Some(3));
     Ok(())
 }

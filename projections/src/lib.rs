@@ -46,8 +46,8 @@ mod tabwriter;
 mod timeline;
 mod work;
 
-pub use catalog::{CRD_GROUP, ENTRIES, Entry};
 pub use age::human_duration;
+pub use catalog::{CRD_GROUP, ENTRIES, Entry};
 pub use describe::describe;
 pub use events::{EVENTS_GROUP, is_event_kind};
 pub use kinds::{KindInfo, resolve_kind};

@@ -100,7 +100,9 @@ impl GroupBuilder {
         }
         let last = self.first + u64::from(self.count) - 1;
         let failed = |error: std::io::Error| {
-            LogError::Storage(format!("compress the input group ending at {last}: {error}"))
+            LogError::Storage(format!(
+                "compress the input group ending at {last}: {error}"
+            ))
         };
         let body_length = u32::try_from(self.body.len())
             .map_err(|_| LogError::Storage(format!("input group ending at {last} over 4 GiB")))?;
@@ -115,7 +117,8 @@ impl GroupBuilder {
         self.record.extend_from_slice(&self.first.to_le_bytes());
         self.record.extend_from_slice(&self.count.to_le_bytes());
         self.record.extend_from_slice(&body_length.to_le_bytes());
-        self.record.reserve(zstd::zstd_safe::compress_bound(self.body.len()));
+        self.record
+            .reserve(zstd::zstd_safe::compress_bound(self.body.len()));
         let compressed = compressor.compress(&self.body).map_err(failed)?;
         self.record.extend_from_slice(&compressed);
         self.count = 0;
@@ -252,11 +255,18 @@ mod tests {
     fn inputs_of(last: u64, record: &[u8]) -> Vec<(u64, Vec<u8>)> {
         let group = decode(last, record).expect("decodes");
         let inputs = group.inputs().expect("inputs");
-        inputs.into_iter().map(|(seq, b)| (seq, b.to_vec())).collect()
+        inputs
+            .into_iter()
+            .map(|(seq, b)| (seq, b.to_vec()))
+            .collect()
     }
 
     fn seven_eight_nine() -> Vec<(u64, Vec<u8>)> {
-        vec![(7, b"seven".to_vec()), (8, Vec::new()), (9, b"nine".to_vec())]
+        vec![
+            (7, b"seven".to_vec()),
+            (8, Vec::new()),
+            (9, b"nine".to_vec()),
+        ]
     }
 
     #[test]
@@ -273,7 +283,10 @@ mod tests {
         assert_eq!(inputs_of(9, &record), seven_eight_nine());
         // The builder starts afresh.
         group.push(10, b"ten").expect("pushed");
-        let next = group.finish().expect("finished").map(|(last, r)| (last, r.to_vec()));
+        let next = group
+            .finish()
+            .expect("finished")
+            .map(|(last, r)| (last, r.to_vec()));
         let (last, record) = next.expect("a group");
         assert_eq!(inputs_of(last, &record), vec![(10, b"ten".to_vec())]);
     }
@@ -337,7 +350,13 @@ mod tests {
                 "{error}"
             );
         }
-        let plain = [1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, b'o', b'n', b'e', 0];
-        assert!(decode(1, &plain).and_then(|g| g.inputs().map(|_| ())).is_err());
+        let plain = [
+            1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, b'o', b'n', b'e', 0,
+        ];
+        assert!(
+            decode(1, &plain)
+                .and_then(|g| g.inputs().map(|_| ()))
+                .is_err()
+        );
     }
 }

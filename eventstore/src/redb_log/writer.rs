@@ -538,31 +538,22 @@ impl<'txn> Staging<'txn> {
         Ok(Ok(Vec::new()))
     }
 
-    /// Keeps the newest `checkpoints_kept` checkpoints, and of the older ones the first in each
-    /// span of `seek_spacing` inputs: those are what a replay to any point starts from, so
-    /// their number grows with the log (one per span), never with time. Checkpoints in the
-    /// table and in files count together; a pruned file's entry goes, and the file with it at
-    /// the next sweep.
+    /// Keeps the checkpoints [`super::thinning`] keeps: the newest `checkpoints_kept`, and of
+    /// the older ones fewer the older they are. Checkpoints in the table and in files count
+    /// together; a pruned file's entry goes, and the file with it at the next sweep.
     fn prune_checkpoints(&mut self) -> Result<(), LogError> {
         let in_table = keys(&self.checkpoints, "list checkpoints")?;
         let in_files = keys(&self.checkpoint_files, "list checkpoint files")?;
         let all: BTreeSet<u64> = in_table.union(&in_files).copied().collect();
-        let older = all.len().saturating_sub(self.checkpoints_kept);
-        let spacing = self.seek_spacing.max(1);
-        let mut span = None;
-        for key in all.iter().take(older) {
-            if span != Some(key / spacing) {
-                span = Some(key / spacing);
-                continue;
-            }
-            if in_table.contains(key) {
+        for key in super::thinning::pruned(&all, self.checkpoints_kept, self.seek_spacing) {
+            if in_table.contains(&key) {
                 self.checkpoints
-                    .remove(*key)
+                    .remove(key)
                     .map_err(storage("prune checkpoint"))?;
             }
-            if in_files.contains(key) {
+            if in_files.contains(&key) {
                 self.checkpoint_files
-                    .remove(*key)
+                    .remove(key)
                     .map_err(storage("prune checkpoint file"))?;
             }
         }
