@@ -176,3 +176,24 @@ impl EventLog for AnyLog {
         dispatch!(self, log => log.record_folded(folded))
     }
 }
+
+/// How much of the log is kept, as the hub prints it at start.
+#[must_use]
+pub fn retention_text(retain: Option<std::time::Duration>) -> String {
+    match retain {
+        Some(window) => format!(
+            "keeping the last {} of inputs (--retain)",
+            humanize(window.as_secs())
+        ),
+        None => "keeping every input (--retain forever)".to_owned(),
+    }
+}
+
+fn humanize(seconds: u64) -> String {
+    match seconds {
+        s if s >= 86_400 && s % 86_400 == 0 => format!("{}d", s / 86_400),
+        s if s >= 3_600 && s % 3_600 == 0 => format!("{}h", s / 3_600),
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}

@@ -180,6 +180,12 @@ pub trait LogReader: Send + Sync + 'static {
         }
     }
 
+    /// The log's base: the checkpoint a retention window made its start (inputs at or before
+    /// it are gone), or 0 when it holds every input from the first.
+    fn base_seq(&self) -> impl Future<Output = Result<u64, LogError>> + Send {
+        async { Ok(0) }
+    }
+
     /// Whether `append` refuses a repeated event id at any distance, so that every stored
     /// event is the first with its id and [`LogReader::first_seq_of`] can only answer each
     /// event's own sequence: the fold then skips asking (redb: its `event_ids` table).

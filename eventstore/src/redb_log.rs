@@ -121,6 +121,9 @@ pub struct RedbOptions {
     /// (`thinning.rs`): a replay to a recent point folds at most about this many inputs after
     /// a checkpoint.
     pub seek_spacing: u64,
+    /// Inputs older than this, counted back from the newest input's time, leave the log; the
+    /// oldest kept checkpoint becomes its base (`writer/retention.rs`). `None`: kept forever.
+    pub retain: Option<chrono::Duration>,
     /// Memory redb may use to cache pages, in bytes.
     pub cache_size_bytes: usize,
 }
@@ -138,6 +141,7 @@ impl Default for RedbOptions {
             queued_requests_max: 4_096,
             checkpoints_kept: 3,
             seek_spacing: SEEK_SPACING_DEFAULT,
+            retain: None,
             cache_size_bytes: 64 * 1024 * 1024,
         }
     }
@@ -267,6 +271,7 @@ impl RedbLog {
             events_per_commit_max: options.events_per_commit_max,
             checkpoints_kept: options.checkpoints_kept,
             seek_spacing: options.seek_spacing,
+            retain: options.retain,
             last_time: heads.last_time,
         };
         let writer = Writer::new(

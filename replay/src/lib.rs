@@ -77,6 +77,17 @@ pub enum ReplayError {
         /// The input listed wrongly.
         seq: u64,
     },
+    /// A point before the log's base: a retention window removed the inputs up to it.
+    #[error("input {seq} is before the log's retained inputs, which start after #{base}")]
+    BeforeBase {
+        /// The point asked for.
+        seq: u64,
+        /// The log's base.
+        base: u64,
+    },
+    /// The log starts at a base checkpoint that cannot be read.
+    #[error("the log starts after #{0}, and its checkpoint there cannot be read")]
+    BaseUnreadable(u64),
 }
 
 /// A fold's log and codec failures are the replay's own; its gaps and newer records stay
@@ -91,14 +102,30 @@ impl From<FoldError> for ReplayError {
     }
 }
 
-/// Folds the whole log from sequence 1 (no checkpoint) up to `until`.
+/// Folds the whole log from its start up to `until`: from sequence 1, or from the base
+/// checkpoint of a log a retention window cut (no other checkpoint).
 ///
 /// # Errors
 /// A log read failure, a gap, or a newer build's record.
 pub async fn fold_from_zero<L: LogReader>(log: &L, until: u64) -> Result<Folder, ReplayError> {
-    let mut folder = Folder::default();
+    let mut folder = start(log).await?;
     folder.catch_up(log, until).await?;
     Ok(folder)
+}
+
+/// The state the log starts from: empty, or its base checkpoint.
+///
+/// # Errors
+/// When the base checkpoint cannot be read.
+pub async fn start<L: LogReader>(log: &L) -> Result<Folder, ReplayError> {
+    let base = log.base_seq().await?;
+    if base == 0 {
+        return Ok(Folder::default());
+    }
+    match log.load_checkpoint_before(base).await? {
+        Some(checkpoint) if checkpoint.seq == base => Ok(Folder::from_checkpoint(checkpoint)),
+        _ => Err(ReplayError::BaseUnreadable(base)),
+    }
 }
 
 /// Loads the newest readable checkpoint (if any) and folds the tail up to `until`.

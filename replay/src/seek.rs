@@ -97,6 +97,10 @@ async fn time_at_or_after<L: LogReader>(
 /// # Errors
 /// When the log cannot be read, has a gap, or holds a newer build's record before `seq`.
 pub async fn fold_to<L: LogReader>(log: &L, seq: u64) -> Result<Folder, ReplayError> {
+    let base = log.base_seq().await?;
+    if seq < base {
+        return Err(ReplayError::BeforeBase { seq, base });
+    }
     let mut folder = log
         .load_checkpoint_before(seq)
         .await?

@@ -183,7 +183,7 @@ impl Verification {
 pub async fn verify<L: LogReader>(log: &L) -> Result<Verification, ReplayError> {
     let last = log.last_decided_seq().await?;
     let mut checkpoints = recorded_hashes(log, last).await?;
-    let mut folder = Folder::default();
+    let mut folder = crate::start(log).await?;
     let mut verification = Verification::default();
     let mut matched = (0, None);
     while folder.seq < last {

@@ -225,6 +225,17 @@ pub enum ScenarioCommand {
     },
 }
 
+/// A retention window: a duration, or `forever`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retain(pub Option<std::time::Duration>);
+
+fn parse_retain(text: &str) -> Result<Retain, String> {
+    if text == "forever" {
+        return Ok(Retain(None));
+    }
+    crate::loadgen::parse_duration(text).map(|window| Retain(Some(window)))
+}
+
 /// Options of `serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -288,6 +299,10 @@ pub struct ServeArgs {
     /// Checkpoint after this many events.
     #[arg(long, default_value_t = 10_000)]
     pub checkpoint_every: u64,
+    /// How much of the embedded log to keep (`120s`, `12h`, `7d`, or `forever`): older inputs
+    /// leave it, and the oldest kept checkpoint becomes its base (docs/storage.md).
+    #[arg(long, default_value = "7d", value_parser = parse_retain)]
+    pub retain: Retain,
     /// Start even when this build decides an already-decided input differently than was
     /// recorded under its own decision version (a determinism failure; logged as an error).
     #[arg(long)]

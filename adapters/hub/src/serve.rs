@@ -44,6 +44,8 @@ pub struct ServeOptions {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Connection caps and timeouts of the API.
     pub connections: flotilla_adapters::connections::ConnectionLimits,
+    /// The embedded log's retention window (`None`: every input is kept).
+    pub retain: Option<std::time::Duration>,
     /// Runtime settings.
     pub hub: HubConfig,
 }
@@ -98,8 +100,24 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
 /// Opens the configured log: NATS (with its client) or the embedded file.
 async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<async_nats::Client>)> {
     let Some(url) = &options.nats else {
-        let log = AnyLog::open_embedded(&options.data)
+        let redb = flotilla_eventstore::redb_log::RedbOptions {
+            retain: options
+                .retain
+                .and_then(|window| chrono::Duration::from_std(window).ok()),
+            ..flotilla_eventstore::redb_log::RedbOptions::default()
+        };
+        let log = AnyLog::open_embedded_with(&options.data, redb)
             .with_context(|| format!("opening the embedded log in {}", options.data.display()))?;
+        tracing::info!(
+            data = %options.data.display(),
+            "embedded log: {}",
+            flotilla_adapters::store::retention_text(options.retain)
+        );
+        println!(
+            "log: embedded redb in {}, {}",
+            options.data.display(),
+            flotilla_adapters::store::retention_text(options.retain)
+        );
         return Ok((log, None));
     };
     let connection = flotilla_adapters::nats_auth::NatsConnection {

@@ -114,6 +114,10 @@ impl<L: RedbFile> LogReader for L {
         .await
     }
 
+    async fn base_seq(&self) -> Result<u64, LogError> {
+        read_blocking(self.database(), "read base", reads::base).await
+    }
+
     /// The hub's writer refuses every repeated event id (the `event_ids` table).
     fn deduplicates_every_append(&self) -> bool {
         true

@@ -71,6 +71,8 @@ pub struct LogInfo {
     pub last: Option<InputPoint>,
     /// The last input whose decisions are recorded.
     pub last_decided_seq: u64,
+    /// The checkpoint a retention window made the log's start (0: it holds every input).
+    pub base_seq: u64,
     /// The log file's size on disk.
     pub file_bytes: u64,
     /// The tables, in the order the layout defines them.
@@ -87,6 +89,13 @@ impl LogInfo {
             (Some(first), Some(last)) => last.seq + 1 - first.seq,
             _ => 0,
         }
+    }
+
+    /// The time from the first kept input to the last.
+    #[must_use]
+    pub fn window(&self) -> Option<chrono::Duration> {
+        let first = self.first.as_ref()?.time?;
+        Some(self.last.as_ref()?.time? - first)
     }
 
     /// Bytes of the checkpoints kept in files of their own.
@@ -120,6 +129,7 @@ pub(crate) fn read(
         first: first_seq.map(|seq| point(txn, seq)).transpose()?,
         last: (last_seq > 0).then(|| point(txn, last_seq)).transpose()?,
         last_decided_seq,
+        base_seq: reads::base(txn)?,
         file_bytes,
         tables: tables.into_iter().flatten().collect(),
         checkpoints: checkpoints(txn, files)?,

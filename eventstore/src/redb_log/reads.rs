@@ -10,7 +10,8 @@ use super::checkpoint_files::CheckpointDir;
 use super::decode_batch;
 use super::groups;
 use super::tables::{
-    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, decode_checkpoint_record, storage,
+    BASE_SEQ_KEY, CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUTS, META,
+    decode_checkpoint_record, storage,
 };
 use super::writer::last_key;
 use crate::{Checkpoint, DecisionBatch, LogError, StoredEvent};
@@ -22,10 +23,13 @@ pub(crate) fn inputs(
     from: u64,
     max: usize,
 ) -> Result<Vec<StoredEvent>, LogError> {
+    // A retention window removed what lies at or before the base; a group straddling it
+    // still holds some of those inputs.
+    let from = from.max(base(txn)? + 1);
     let table = txn
         .open_table(INPUTS)
         .map_err(storage("open table inputs"))?;
-    let range = table.range(from.max(1)..).map_err(storage("read inputs"))?;
+    let range = table.range(from..).map_err(storage("read inputs"))?;
     let mut events = Vec::with_capacity(max.min(1_024));
     for entry in range.take(max) {
         let (key, value) = entry.map_err(storage("read inputs"))?;
@@ -34,7 +38,6 @@ pub(crate) fn inputs(
     let Some(groups) = groups::open(txn)? else {
         return Ok(events);
     };
-    let from = from.max(1);
     let mut grouped: Vec<StoredEvent> = Vec::new();
     let range = groups.range(from..).map_err(storage("read input groups"))?;
     for entry in range {
@@ -56,6 +59,17 @@ pub(crate) fn inputs(
     events.sort_by_key(|event| event.seq);
     events.truncate(max);
     Ok(events)
+}
+
+/// The log's base (0: none), from the `meta` table a file without one lacks.
+pub(crate) fn base(txn: &ReadTransaction) -> Result<u64, LogError> {
+    let meta = match txn.open_table(META) {
+        Ok(meta) => meta,
+        Err(redb::TableError::TableDoesNotExist(_)) => return Ok(0),
+        Err(error) => return Err(storage("open table meta")(error)),
+    };
+    let base = meta.get(BASE_SEQ_KEY).map_err(storage("read base"))?;
+    Ok(base.map_or(0, |value| value.value()))
 }
 
 /// Input `seq` read from its stored bytes.

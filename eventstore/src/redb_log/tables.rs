@@ -29,6 +29,9 @@ pub(crate) const CHECKPOINT_FILES: TableDefinition<u64, u64> =
 /// Small facts about the file itself, such as [`LAYOUT_VERSION_KEY`].
 pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 
+/// The key in [`META`] under which the log's base is stored: the checkpoint a retention window
+/// made the start of the log; inputs at or before it are gone (absent: none are).
+pub(crate) const BASE_SEQ_KEY: &str = "base_seq";
 /// The key in [`META`] under which the layout version is stored.
 pub(crate) const LAYOUT_VERSION_KEY: &str = "layout_version";
 /// The table layout this build writes: 3, input groups compressed (`groups.rs`). It reads

@@ -15,7 +15,6 @@
 //! than the previous event's time is raised to it and re-encoded, so stored times never go
 //! backwards.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -27,11 +26,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::groups::GroupBuilder;
 use super::tables::{
-    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, storage,
+    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, META, storage,
 };
 use crate::{Appended, LogError};
 
+mod checkpoints;
 mod gather;
+mod retention;
 
 /// One input event, already encoded by the caller (encoding is spread over the callers' tasks
 /// so the single writer thread spends its time on the transaction alone).
@@ -111,6 +112,8 @@ pub(crate) struct WriterLimits {
     pub(crate) checkpoints_kept: usize,
     /// Of older checkpoints, the first in each span of this many inputs survives.
     pub(crate) seek_spacing: u64,
+    /// The retention window, if inputs older than it leave the log.
+    pub(crate) retain: Option<chrono::Duration>,
     /// The time of the last stored event at open.
     pub(crate) last_time: Option<DateTime<Utc>>,
 }
@@ -322,12 +325,14 @@ struct Staging<'txn> {
     decisions: Table<'txn, u64, &'static [u8]>,
     checkpoints: Table<'txn, u64, &'static [u8]>,
     checkpoint_files: Table<'txn, u64, u64>,
+    meta: Table<'txn, &'static str, u64>,
     /// The sequence the next new event gets.
     next_seq: u64,
     /// The last input sequence with decisions, including this transaction's.
     decided: u64,
     checkpoints_kept: usize,
     seek_spacing: u64,
+    retain: Option<chrono::Duration>,
     wrote: bool,
     /// The latest event time, including this transaction's events.
     last_time: Option<DateTime<Utc>>,
@@ -358,6 +363,7 @@ impl<'txn> Staging<'txn> {
         let checkpoint_files = txn
             .open_table(CHECKPOINT_FILES)
             .map_err(storage("open table checkpoint_files"))?;
+        let meta = txn.open_table(META).map_err(storage("open table meta"))?;
         // Layout 1's inputs come first; groups follow them.
         let last_seq = last_key(&inputs, "read last input sequence")?
             .max(last_key(&groups, "read last input group")?);
@@ -369,10 +375,12 @@ impl<'txn> Staging<'txn> {
             decisions,
             checkpoints,
             checkpoint_files,
+            meta,
             next_seq: last_seq + 1,
             decided,
             checkpoints_kept: limits.checkpoints_kept,
             seek_spacing: limits.seek_spacing,
+            retain: limits.retain,
             wrote: false,
             last_time,
         })
@@ -513,66 +521,6 @@ impl<'txn> Staging<'txn> {
         self.wrote = true;
         Ok(Ok(Vec::new()))
     }
-
-    fn checkpoint(&mut self, seq: u64, record: &[u8]) -> Result<Vec<Appended>, LogError> {
-        self.checkpoints
-            .insert(seq, record)
-            .map_err(storage("insert checkpoint"))?;
-        self.wrote = true;
-        self.prune_checkpoints()?;
-        Ok(Vec::new())
-    }
-
-    fn index_file(&mut self, seq: u64, bytes: u64) -> Result<Outcome, LogError> {
-        let last_seq = self.next_seq - 1;
-        if seq > last_seq {
-            return Ok(Err(LogError::Storage(format!(
-                "checkpoint at input {seq}, but the log ends at {last_seq}"
-            ))));
-        }
-        self.checkpoint_files
-            .insert(seq, bytes)
-            .map_err(storage("index checkpoint file"))?;
-        self.wrote = true;
-        self.prune_checkpoints()?;
-        Ok(Ok(Vec::new()))
-    }
-
-    /// Keeps the checkpoints [`super::thinning`] keeps: the newest `checkpoints_kept`, and of
-    /// the older ones fewer the older they are. Checkpoints in the table and in files count
-    /// together; a pruned file's entry goes, and the file with it at the next sweep.
-    fn prune_checkpoints(&mut self) -> Result<(), LogError> {
-        let in_table = keys(&self.checkpoints, "list checkpoints")?;
-        let in_files = keys(&self.checkpoint_files, "list checkpoint files")?;
-        let all: BTreeSet<u64> = in_table.union(&in_files).copied().collect();
-        for key in super::thinning::pruned(&all, self.checkpoints_kept, self.seek_spacing) {
-            if in_table.contains(&key) {
-                self.checkpoints
-                    .remove(key)
-                    .map_err(storage("prune checkpoint"))?;
-            }
-            if in_files.contains(&key) {
-                self.checkpoint_files
-                    .remove(key)
-                    .map_err(storage("prune checkpoint file"))?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Every key of a u64-keyed table, in order.
-fn keys<T, V>(table: &T, context: &str) -> Result<BTreeSet<u64>, LogError>
-where
-    T: ReadableTable<u64, V>,
-    V: redb::Value + 'static,
-{
-    table
-        .iter()
-        .map_err(storage(context))?
-        .map(|entry| entry.map(|(key, _)| key.value()))
-        .collect::<Result<_, _>>()
-        .map_err(storage(context))
 }
 
 /// The largest key of a u64-keyed table, 0 when it is empty.

@@ -79,6 +79,10 @@ pub struct SimulateArgs {
     /// the cache adds to the hub's RSS.
     #[arg(long)]
     pub redb_cache_mib: Option<usize>,
+    /// Keep only this much of the log (`120s`, `7d`): older inputs leave it, and the oldest
+    /// kept checkpoint becomes its base (docs/storage.md). Kept whole when absent.
+    #[arg(long, value_parser = parse_duration)]
+    pub retain: Option<Duration>,
     /// Fixes the fleet's labels, heartbeat offsets and report delays.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -96,7 +100,7 @@ const LINE_EVERY: Duration = Duration::from_secs(1);
 /// Longest wait for the hub to fold what was sent, at the join and at the end.
 const CATCH_UP_MAX: Duration = Duration::from_secs(1_800);
 
-/// Parses `90s`, `10m`, `1h` or a number of seconds.
+/// Parses `90s`, `10m`, `1h`, `7d` or a number of seconds.
 ///
 /// # Errors
 /// Anything else.
@@ -105,14 +109,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         text.find(|c: char| !c.is_ascii_digit())
             .unwrap_or(text.len()),
     );
-    let value: u64 = number
-        .parse()
-        .map_err(|_| format!("{text:?}: a duration is a number with s, m or h (90s, 10m, 1h)"))?;
+    let value: u64 = number.parse().map_err(|_| {
+        format!("{text:?}: a duration is a number with s, m, h or d (90s, 10m, 1h)")
+    })?;
     let seconds = match unit {
         "" | "s" => value,
         "m" => value.saturating_mul(60),
         "h" => value.saturating_mul(3_600),
-        _ => return Err(format!("{text:?}: the unit is s, m or h")),
+        "d" => value.saturating_mul(86_400),
+        _ => return Err(format!("{text:?}: the unit is s, m, h or d")),
     };
     Ok(Duration::from_secs(seconds))
 }
@@ -177,12 +182,14 @@ async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTes
             if let Some(mib) = args.redb_cache_mib {
                 options.cache_size_bytes = mib.saturating_mul(1024 * 1024);
             }
+            options.retain = args.retain.and_then(|d| chrono::Duration::from_std(d).ok());
             let log = AnyLog::open_embedded_with(&args.data, options)
                 .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
             println!(
-                "log: embedded redb in {} ({} MiB of page cache)",
+                "log: embedded redb in {} ({} MiB of page cache), {}",
                 args.data.display(),
-                options.cache_size_bytes / (1024 * 1024)
+                options.cache_size_bytes / (1024 * 1024),
+                flotilla_adapters::store::retention_text(args.retain)
             );
             Ok((log, None))
         }

@@ -13,12 +13,16 @@ pub(super) fn text(path: &Path, info: &LogInfo) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "log          {}", path.display());
     let _ = writeln!(out, "first input  {}", point(info.first.as_ref()));
+    if info.base_seq > 0 {
+        let _ = writeln!(
+            out,
+            "base         checkpoint #{} (a retention window removed the inputs up to it)",
+            info.base_seq
+        );
+    }
     let _ = writeln!(out, "last input   {}", point(info.last.as_ref()));
-    if let (Some(first), Some(last)) = (
-        info.first.as_ref().and_then(|p| p.time),
-        info.last.as_ref().and_then(|p| p.time),
-    ) {
-        let window = flotilla_projections::human_duration(last - first);
+    if let Some(window) = info.window() {
+        let window = flotilla_projections::human_duration(window);
         let _ = writeln!(out, "window       {window} ({inputs} inputs)");
     }
     let _ = writeln!(out, "decided to   #{}", info.last_decided_seq);

@@ -1,0 +1,86 @@
+//! The writer's checkpoint work: storing a checkpoint in the table, indexing one written to
+//! its own file, and keeping the ones [`super::super::thinning`] keeps; with a retention
+//! window, the oldest kept checkpoint then becomes the log's base (`retention.rs`).
+
+use std::collections::BTreeSet;
+
+use redb::ReadableTable;
+
+use super::super::tables::storage;
+use super::{Outcome, Staging};
+use crate::{Appended, LogError};
+
+impl Staging<'_> {
+    pub(super) fn checkpoint(
+        &mut self,
+        seq: u64,
+        record: &[u8],
+    ) -> Result<Vec<Appended>, LogError> {
+        self.checkpoints
+            .insert(seq, record)
+            .map_err(storage("insert checkpoint"))?;
+        self.wrote = true;
+        self.prune_checkpoints()?;
+        self.retain()?;
+        Ok(Vec::new())
+    }
+
+    pub(super) fn index_file(&mut self, seq: u64, bytes: u64) -> Result<Outcome, LogError> {
+        let last_seq = self.next_seq - 1;
+        if seq > last_seq {
+            return Ok(Err(LogError::Storage(format!(
+                "checkpoint at input {seq}, but the log ends at {last_seq}"
+            ))));
+        }
+        self.checkpoint_files
+            .insert(seq, bytes)
+            .map_err(storage("index checkpoint file"))?;
+        self.wrote = true;
+        self.prune_checkpoints()?;
+        self.retain()?;
+        Ok(Ok(Vec::new()))
+    }
+
+    /// Keeps the checkpoints [`super::thinning`] keeps: the newest `checkpoints_kept`, and of
+    /// the older ones fewer the older they are. Checkpoints in the table and in files count
+    /// together; a pruned file's entry goes, and the file with it at the next sweep.
+    fn prune_checkpoints(&mut self) -> Result<(), LogError> {
+        let in_table = keys(&self.checkpoints, "list checkpoints")?;
+        let in_files = keys(&self.checkpoint_files, "list checkpoint files")?;
+        let all: BTreeSet<u64> = in_table.union(&in_files).copied().collect();
+        for key in super::super::thinning::pruned(&all, self.checkpoints_kept, self.seek_spacing) {
+            if in_table.contains(&key) {
+                self.checkpoints
+                    .remove(key)
+                    .map_err(storage("prune checkpoint"))?;
+            }
+            if in_files.contains(&key) {
+                self.checkpoint_files
+                    .remove(key)
+                    .map_err(storage("prune checkpoint file"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every key of a u64-keyed table, in order.
+fn keys<T, V>(table: &T, context: &str) -> Result<BTreeSet<u64>, LogError>
+where
+    T: ReadableTable<u64, V>,
+    V: redb::Value + 'static,
+{
+    table
+        .iter()
+        .map_err(storage(context))?
+        .map(|entry| entry.map(|(key, _)| key.value()))
+        .collect::<Result<_, _>>()
+        .map_err(storage(context))
+}
+
+/// Every checkpoint the log holds, in the table or in files, in order.
+pub(super) fn all_checkpoints(staging: &Staging<'_>) -> Result<BTreeSet<u64>, LogError> {
+    let in_table = keys(&staging.checkpoints, "list checkpoints")?;
+    let in_files = keys(&staging.checkpoint_files, "list checkpoint files")?;
+    Ok(in_table.union(&in_files).copied().collect())
+}

@@ -1,0 +1,146 @@
+//! A retention window (`RedbOptions::retain`): inputs older than the window leave the log, and
+//! the oldest kept checkpoint becomes its base — the state every read starts from. The base is
+//! the newest checkpoint whose input is at least the window older than the newest input and
+//! ends a decision batch, so a replay from it re-decides whole batches. What goes: the input
+//! groups wholly at or before the base, their event ids, the decision batches that end at or
+//! before it, and the checkpoints before it. A group that straddles the base stays whole; reads
+//! start after the base (`reads.rs`).
+//!
+//! Each transaction that indexes a checkpoint cuts at most [`CUT_GROUPS_MAX`] groups, so a
+//! window shortened on a long log catches up over several checkpoints instead of holding the
+//! writer for one long transaction.
+
+use chrono::{DateTime, Utc};
+use flotilla_core::wire::{InputOrigin, read_input};
+use redb::ReadableTable;
+
+use super::super::groups;
+use super::super::tables::{BASE_SEQ_KEY, storage};
+use super::Staging;
+use crate::LogError;
+
+/// Most input groups one transaction removes (about a million inputs).
+const CUT_GROUPS_MAX: usize = 1_024;
+
+impl Staging<'_> {
+    /// Moves the log's base to the newest checkpoint the window lets go of, and removes what
+    /// lies before it.
+    pub(super) fn retain(&mut self) -> Result<(), LogError> {
+        let (Some(window), Some(newest)) = (self.retain, self.last_time) else {
+            return Ok(());
+        };
+        let cutoff = newest - window;
+        let stored = self.meta.get(BASE_SEQ_KEY).map_err(storage("read base"))?;
+        let mut base = stored.map_or(0, |value| value.value());
+        let mut candidates = super::checkpoints::all_checkpoints(self)?;
+        candidates.retain(|seq| *seq > base);
+        for seq in candidates {
+            let old_enough = self.input_time(seq)?.is_some_and(|time| time <= cutoff);
+            if !old_enough {
+                break;
+            }
+            if self
+                .decisions
+                .get(seq)
+                .map_err(storage("read batch"))?
+                .is_some()
+            {
+                base = seq;
+            }
+        }
+        if base == 0 {
+            return Ok(());
+        }
+        self.meta
+            .insert(BASE_SEQ_KEY, base)
+            .map_err(storage("write base"))?;
+        self.cut(base)
+    }
+
+    /// The time the log assigned input `seq`, if it holds it as an event.
+    fn input_time(&self, seq: u64) -> Result<Option<DateTime<Utc>>, LogError> {
+        let Some(bytes) = groups::input(&self.groups, seq)? else {
+            return Ok(None);
+        };
+        let origin = InputOrigin {
+            seq,
+            subject: None,
+            log_time: None,
+        };
+        Ok(read_input(&bytes, &origin).event().map(|event| event.time))
+    }
+
+    /// Removes what lies at or before `base` (checkpoints: before it).
+    fn cut(&mut self, base: u64) -> Result<(), LogError> {
+        let doomed: Vec<u64> = self
+            .groups
+            .range(..=base)
+            .map_err(storage("list input groups"))?
+            .take(CUT_GROUPS_MAX)
+            .map(|entry| entry.map(|(key, _)| key.value()))
+            .collect::<Result<_, _>>()
+            .map_err(storage("list input groups"))?;
+        for last in doomed {
+            self.forget_group(last)?;
+        }
+        let batches: Vec<u64> = keys_up_to(&self.decisions, base)?;
+        for key in batches {
+            self.decisions
+                .remove(key)
+                .map_err(storage("remove decision batch"))?;
+        }
+        for key in keys_up_to(&self.checkpoints, base.saturating_sub(1))? {
+            self.checkpoints
+                .remove(key)
+                .map_err(storage("remove checkpoint"))?;
+        }
+        let files: Vec<u64> = keys_up_to(&self.checkpoint_files, base.saturating_sub(1))?;
+        for key in files {
+            self.checkpoint_files
+                .remove(key)
+                .map_err(storage("remove checkpoint file"))?;
+        }
+        self.wrote = true;
+        Ok(())
+    }
+
+    /// Removes the group stored under `last` and the event ids of its inputs.
+    fn forget_group(&mut self, last: u64) -> Result<(), LogError> {
+        let record = self
+            .groups
+            .remove(last)
+            .map_err(storage("remove input group"))?;
+        let Some(record) = record else {
+            return Ok(());
+        };
+        let record = record.value().to_vec();
+        let group = groups::decode(last, &record)?;
+        for (seq, bytes) in group.inputs()? {
+            let origin = InputOrigin {
+                seq,
+                subject: None,
+                log_time: None,
+            };
+            if let Some(event) = read_input(bytes, &origin).event() {
+                self.event_ids
+                    .remove(event.id.as_bytes())
+                    .map_err(storage("remove event id"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The keys of a u64-keyed table at or before `last`.
+fn keys_up_to<T, V>(table: &T, last: u64) -> Result<Vec<u64>, LogError>
+where
+    T: ReadableTable<u64, V>,
+    V: redb::Value + 'static,
+{
+    table
+        .range(..=last)
+        .map_err(storage("list keys"))?
+        .map(|entry| entry.map(|(key, _)| key.value()))
+        .collect::<Result<_, _>>()
+        .map_err(storage("list keys"))
+}

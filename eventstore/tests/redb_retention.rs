@@ -1,0 +1,106 @@
+//! A retention window on the redb log: inputs older than the window leave it, the oldest kept
+//! checkpoint becomes its base, and reads start after it.
+
+use std::error::Error;
+
+use chrono::{DateTime, Duration, Utc};
+use flotilla_core::{Envelope, Heartbeat, Input, State};
+use flotilla_eventstore::redb_log::reader::RedbReader;
+use flotilla_eventstore::redb_log::{RedbLog, RedbOptions};
+use flotilla_eventstore::{AppendTime, Checkpoint, DecisionBatch, EventLog, LogReader};
+use uuid::Uuid;
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+/// Input `n`, `n` seconds into the log.
+fn beat(n: u64) -> Envelope {
+    let time = DateTime::<Utc>::from_timestamp(1_741_820_400 + i64::try_from(n).unwrap_or(0), 0)
+        .unwrap_or_default();
+    let payload = Input::Heartbeat(Heartbeat {
+        cluster: "member1".into(),
+        ..Default::default()
+    });
+    Envelope::new(Uuid::from_u128(u128::from(n)), time, "test", payload)
+}
+
+fn checkpoint_at(seq: u64) -> Result<Checkpoint, Box<dyn Error>> {
+    let state = State::default();
+    let hash = state.hash()?;
+    Ok(Checkpoint { seq, hash, state })
+}
+
+/// Appends inputs `from..=to` (one a second) as one fold batch that decided nothing, then a
+/// checkpoint at `to`.
+async fn round(log: &RedbLog, from: u64, to: u64) -> TestResult {
+    log.append((from..=to).map(beat).collect(), AppendTime::AsGiven)
+        .await?;
+    let batch = DecisionBatch {
+        version: flotilla_core::wire::DECISION_VERSION,
+        first_input_seq: from,
+        last_input_seq: to,
+        decisions: Vec::new(),
+    };
+    log.append_decisions(&batch).await?;
+    log.save_checkpoint(&checkpoint_at(to)?).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn inputs_older_than_the_window_leave_and_the_oldest_kept_checkpoint_is_the_base()
+-> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("log.redb");
+    let options = RedbOptions {
+        checkpoints_kept: 2,
+        seek_spacing: 100,
+        retain: Some(Duration::seconds(250)),
+        ..RedbOptions::default()
+    };
+    let log = RedbLog::open(&path, options)?;
+    for end in (100..=1_000).step_by(100) {
+        round(&log, end - 99, end).await?;
+    }
+    // Input 1,000 is the newest: inputs of 750 s and older may go, and 700 is the newest
+    // checkpoint at or before that.
+    assert_eq!(log.base_seq().await?, 700);
+    let first = log.read(1, 5).await?;
+    assert_eq!(first.first().map(|input| input.seq), Some(701));
+    assert_eq!(
+        log.load_checkpoint_before(750).await?.map(|c| c.seq),
+        Some(700)
+    );
+    assert_eq!(log.load_checkpoint_before(650).await?, None);
+    // The ids of the inputs that left are forgotten with them; the kept ones still count.
+    let ids = [beat(5).id, beat(800).id];
+    let found = log.first_seq_of(&ids).await?;
+    assert_eq!(found.into_iter().collect::<Vec<_>>(), [(beat(800).id, 800)]);
+    let batches = log.read_decisions(1, 100).await?;
+    assert_eq!(batches.first().map(|b| b.first_input_seq), Some(701));
+    drop(log);
+
+    let reader = RedbReader::open(&path)?;
+    let info = reader.info().await?;
+    assert_eq!(info.first.as_ref().map(|p| p.seq), Some(701));
+    assert_eq!(info.base_seq, 700);
+    let window = info.window().map(|w| w.num_seconds());
+    assert_eq!(window, Some(299));
+    let folded = read_from_base(&reader).await?;
+    assert_eq!(folded, 1_000);
+    Ok(())
+}
+
+/// Reads every input from the base on, as a replay does, and returns the last sequence read.
+async fn read_from_base(reader: &RedbReader) -> Result<u64, Box<dyn Error>> {
+    let mut next = reader.base_seq().await? + 1;
+    let mut last = 0;
+    for _ in 0..100 {
+        let inputs = reader.read(next, 1_000).await?;
+        let Some(end) = inputs.last() else { break };
+        for (expected, input) in (next..).zip(&inputs) {
+            assert_eq!(input.seq, expected, "no gap after the base");
+        }
+        last = end.seq;
+        next = last + 1;
+    }
+    Ok(last)
+}
