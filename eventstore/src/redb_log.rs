@@ -61,6 +61,7 @@
 
 mod checkpoint_files;
 mod checkpoint_store;
+mod compressed_file;
 pub mod faults;
 mod file_reads;
 mod groups;

@@ -17,6 +17,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::compressed_file::{self, CompressingWriter};
 use crate::LogError;
 
 /// The name a checkpoint file ends with.
@@ -71,20 +72,24 @@ impl CheckpointDir {
         let partial = self.dir.join(format!("{seq:020}{PARTIAL_SUFFIX}"));
         let file =
             File::create(&partial).map_err(|error| self.failed(seq, "create the file", &error))?;
+        let file = CompressingWriter::new(BufWriter::with_capacity(WRITE_BUFFER_BYTES, file))
+            .map_err(|error| self.failed(seq, "start the file", &error))?;
         Ok(CheckpointFile {
             seq,
             dir: self.clone(),
             partial,
-            file: BufWriter::with_capacity(WRITE_BUFFER_BYTES, file),
+            file,
         })
     }
 
-    /// The record stored for `seq`.
+    /// The record stored for `seq` (decompressed).
     pub(crate) fn read(&self, seq: u64) -> Result<Vec<u8>, LogError> {
         let path = self.file(seq);
-        fs::read(&path).map_err(|error| {
+        let failed = |error: &dyn std::fmt::Display| {
             LogError::Storage(format!("checkpoint file {}: {error}", path.display()))
-        })
+        };
+        let file = fs::read(&path).map_err(|error| failed(&error))?;
+        compressed_file::record(file).map_err(|error| failed(&error))
     }
 
     /// Deletes every file in the directory that is not the checkpoint of a sequence in
@@ -138,7 +143,7 @@ pub struct CheckpointFile {
     seq: u64,
     dir: CheckpointDir,
     partial: PathBuf,
-    file: BufWriter<File>,
+    file: CompressingWriter,
 }
 
 /// A checkpoint file written whole and in place, for the log to index.
@@ -160,8 +165,8 @@ impl CheckpointFile {
         let failed = |what: &str, error: &io::Error| dir.failed(seq, what, error);
         let file = self
             .file
-            .into_inner()
-            .map_err(|error| failed("write", error.error()))?;
+            .finish()
+            .map_err(|error| failed("write", &error))?;
         let bytes = file
             .metadata()
             .map_err(|error| failed("read the size", &error))?

@@ -15,6 +15,18 @@
 /// Spans of `spacing` inputs before the thinning starts (and spans kept per doubling of age).
 pub(crate) const DENSE_SPANS: u64 = 8;
 
+/// The checkpoint bytes the kept older checkpoints may cost per input of the log they span:
+/// a fleet whose checkpoint is large spaces them further apart. At 100,000 clusters a
+/// checkpoint file is about 7 MB, so one is kept per about 440,000 inputs rather than per
+/// `seek_spacing`, and they add about this much to each input's share of the disk.
+pub(crate) const SEEK_BYTES_PER_INPUT: u64 = 16;
+
+/// The span of the dense part: `seek_spacing`, or wider when a checkpoint of `bytes` would
+/// cost more than [`SEEK_BYTES_PER_INPUT`] per input of it.
+pub(crate) fn spacing(seek_spacing: u64, bytes: u64) -> u64 {
+    seek_spacing.max(bytes / SEEK_BYTES_PER_INPUT)
+}
+
 /// The checkpoints of `all` to prune: beyond the `newest_kept` newest, every checkpoint whose
 /// span already holds an older kept one.
 pub(crate) fn pruned(
@@ -63,6 +75,12 @@ mod tests {
             }
         }
         all
+    }
+
+    #[test]
+    fn a_large_checkpoint_spaces_the_kept_ones_further_apart() {
+        assert_eq!(spacing(50_000, 100_000), 50_000);
+        assert_eq!(spacing(50_000, 7_000_000), 437_500);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use redb::ReadableTable;
 
 use super::super::tables::storage;
+use super::super::thinning;
 use super::{Outcome, Staging};
 use crate::{Appended, LogError};
 
@@ -41,14 +42,19 @@ impl Staging<'_> {
         Ok(Ok(Vec::new()))
     }
 
-    /// Keeps the checkpoints [`super::thinning`] keeps: the newest `checkpoints_kept`, and of
+    /// Keeps the checkpoints [`thinning`] keeps: the newest `checkpoints_kept`, and of
     /// the older ones fewer the older they are. Checkpoints in the table and in files count
     /// together; a pruned file's entry goes, and the file with it at the next sweep.
     fn prune_checkpoints(&mut self) -> Result<(), LogError> {
         let in_table = keys(&self.checkpoints, "list checkpoints")?;
         let in_files = keys(&self.checkpoint_files, "list checkpoint files")?;
         let all: BTreeSet<u64> = in_table.union(&in_files).copied().collect();
-        for key in super::super::thinning::pruned(&all, self.checkpoints_kept, self.seek_spacing) {
+        let newest_bytes = match self.checkpoint_files.last() {
+            Ok(newest) => newest.map_or(0, |(_, bytes)| bytes.value()),
+            Err(error) => return Err(storage("read the newest checkpoint file")(error)),
+        };
+        let spacing = thinning::spacing(self.seek_spacing, newest_bytes);
+        for key in thinning::pruned(&all, self.checkpoints_kept, spacing) {
             if in_table.contains(&key) {
                 self.checkpoints
                     .remove(key)

@@ -1,0 +1,216 @@
+//! A checkpoint file's compressed form. A checkpoint of a large fleet repeats itself (cluster
+//! names, labels, conditions): zstd at its fastest level stores it in about a tenth. The record
+//! is compressed as it is written, so it is never held whole; its head — the frame and the
+//! state's hash, which the encoder fills in last by seeking back — stays in memory and is
+//! written uncompressed at the file's start when the file is finished:
+//!
+//! ```text
+//! [magic: "FLZCKPT1"][head length: u32 LE][record length: u64 LE][head, padded to HEAD_MAX]
+//! zstd(the record after its head)
+//! ```
+//!
+//! A file without the magic is a record stored as it is (written before compression).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+
+/// The bytes a compressed checkpoint file starts with.
+const MAGIC: &[u8; 8] = b"FLZCKPT1";
+/// The record's first bytes kept uncompressed: room for the frame and the hash, which the
+/// encoder writes back into once the state has passed.
+const HEAD_MAX: usize = 256;
+/// Bytes before the compressed rest.
+const PREAMBLE: usize = MAGIC.len() + 4 + 8 + HEAD_MAX;
+/// zstd's level: its fastest standard level (checkpoints are written every few seconds at
+/// fleet scale; a higher level saves little more on this data).
+const LEVEL: i32 = 1;
+
+/// Writes a record compressed, as [`Write`] and the two seeks the checkpoint encoder makes:
+/// back into the head, and to the end.
+pub(crate) struct CompressingWriter {
+    head: Vec<u8>,
+    /// Where a write into the head goes, after a seek back into it.
+    patch: Option<usize>,
+    /// The record's length so far.
+    length: u64,
+    rest: zstd::stream::write::Encoder<'static, BufWriter<File>>,
+}
+
+impl std::fmt::Debug for CompressingWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompressingWriter")
+            .field("length", &self.length)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CompressingWriter {
+    /// Starts the compressed file in `file`, reserving its preamble.
+    pub(crate) fn new(mut file: BufWriter<File>) -> io::Result<Self> {
+        file.write_all(&[0; PREAMBLE])?;
+        Ok(Self {
+            head: Vec::with_capacity(HEAD_MAX),
+            patch: None,
+            length: 0,
+            rest: zstd::stream::write::Encoder::new(file, LEVEL)?,
+        })
+    }
+
+    /// Ends the compressed stream and writes the preamble: the file, complete, not yet synced.
+    pub(crate) fn finish(self) -> io::Result<File> {
+        let file = self.rest.finish()?;
+        let mut file = file.into_inner().map_err(|error| error.into_error())?;
+        let mut preamble = Vec::with_capacity(PREAMBLE);
+        preamble.extend_from_slice(MAGIC);
+        let head_length = u32::try_from(self.head.len()).unwrap_or(u32::MAX);
+        preamble.extend_from_slice(&head_length.to_le_bytes());
+        preamble.extend_from_slice(&self.length.to_le_bytes());
+        preamble.extend_from_slice(&self.head);
+        preamble.resize(PREAMBLE, 0);
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(&preamble)?;
+        Ok(file)
+    }
+}
+
+impl Write for CompressingWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if let Some(at) = self.patch {
+            let end = at + bytes.len();
+            let target = self.head.get_mut(at..end).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::Unsupported, "a write back past the head")
+            })?;
+            target.copy_from_slice(bytes);
+            self.patch = Some(end);
+            return Ok(bytes.len());
+        }
+        let room = HEAD_MAX.saturating_sub(self.head.len());
+        let written = if self.length < HEAD_MAX as u64 && room > 0 {
+            let taken = room.min(bytes.len());
+            self.head.extend_from_slice(&bytes[..taken]);
+            taken
+        } else {
+            self.rest.write(bytes)?
+        };
+        self.length += written as u64;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.rest.flush()
+    }
+}
+
+impl Seek for CompressingWriter {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        match position {
+            SeekFrom::Start(at) if at < self.head.len() as u64 => {
+                let at = usize::try_from(at).unwrap_or(usize::MAX);
+                self.patch = Some(at);
+                Ok(at as u64)
+            }
+            SeekFrom::End(0) => {
+                self.patch = None;
+                Ok(self.length)
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a compressed checkpoint seeks only back into its head, or to its end",
+            )),
+        }
+    }
+}
+
+/// The record a checkpoint file holds: decompressed, or as it is in a file written before
+/// compression.
+///
+/// # Errors
+/// A description of what does not hold together.
+pub(crate) fn record(file: Vec<u8>) -> Result<Vec<u8>, String> {
+    if !file.starts_with(MAGIC) {
+        return Ok(file);
+    }
+    let preamble = file.get(..PREAMBLE).ok_or("a truncated preamble")?;
+    let number = |range: std::ops::Range<usize>| -> u64 {
+        preamble[range]
+            .iter()
+            .rev()
+            .fold(0u64, |n, byte| (n << 8) | u64::from(*byte))
+    };
+    let head_length = usize::try_from(number(8..12)).unwrap_or(usize::MAX);
+    let length = usize::try_from(number(12..20)).map_err(|e| e.to_string())?;
+    if head_length > HEAD_MAX || head_length > length {
+        return Err(format!(
+            "a head of {head_length} bytes in a record of {length}"
+        ));
+    }
+    let mut record = Vec::with_capacity(length);
+    record.extend_from_slice(&preamble[20..20 + head_length]);
+    let rest = zstd::bulk::decompress(&file[PREAMBLE..], length - head_length)
+        .map_err(|error| format!("does not decompress: {error}"))?;
+    record.extend_from_slice(&rest);
+    if record.len() != length {
+        return Err(format!("{} bytes, not the {length} it says", record.len()));
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `record` as the checkpoint encoder does: all of it, then back into the head,
+    /// then to the end.
+    fn written(record: &[u8], patch_at: usize, patch: &[u8]) -> io::Result<Vec<u8>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("c");
+        let mut writer = CompressingWriter::new(BufWriter::new(File::create(&path)?))?;
+        for chunk in record.chunks(100) {
+            writer.write_all(chunk)?;
+        }
+        writer.seek(SeekFrom::Start(patch_at as u64))?;
+        writer.write_all(patch)?;
+        assert_eq!(writer.seek(SeekFrom::End(0))?, record.len() as u64);
+        drop(writer.finish()?);
+        std::fs::read(path)
+    }
+
+    #[test]
+    fn a_record_comes_back_whole_with_its_head_patched_and_the_rest_compressed() -> io::Result<()> {
+        let mut record: Vec<u8> = (0..200u8).collect();
+        record.extend(b"member-cluster-0001 healthy ".repeat(4_000));
+        let file = written(&record, 120, b"HASH")?;
+        assert!(
+            file.len() * 10 < record.len(),
+            "{} of {}",
+            file.len(),
+            record.len()
+        );
+        record[120..124].copy_from_slice(b"HASH");
+        assert_eq!(record_of(file), Ok(record));
+        // Shorter than the head: all of it stays uncompressed.
+        let short = written(b"tiny", 0, b"T")?;
+        assert_eq!(record_of(short), Ok(b"Tiny".to_vec()));
+        // A file written before compression reads as it is.
+        assert_eq!(record_of(b"plain".to_vec()), Ok(b"plain".to_vec()));
+        Ok(())
+    }
+
+    #[test]
+    fn a_damaged_compressed_file_is_refused() -> io::Result<()> {
+        let record = b"x".repeat(10_000);
+        let file = written(&record, 0, b"y")?;
+        let mut cut = file.clone();
+        cut.truncate(file.len() - 3);
+        assert!(record_of(cut).is_err());
+        let mut longer = file.clone();
+        longer[12] = longer[12].wrapping_add(1);
+        assert!(record_of(longer).is_err());
+        assert!(record_of(file[..30].to_vec()).is_err());
+        Ok(())
+    }
+
+    fn record_of(file: Vec<u8>) -> Result<Vec<u8>, String> {
+        record(file)
+    }
+}
