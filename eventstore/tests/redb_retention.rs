@@ -76,6 +76,7 @@ async fn inputs_older_than_the_window_leave_and_the_oldest_kept_checkpoint_is_th
     assert_eq!(found.into_iter().collect::<Vec<_>>(), [(beat(800).id, 800)]);
     let batches = log.read_decisions(1, 100).await?;
     assert_eq!(batches.first().map(|b| b.first_input_seq), Some(701));
+    forgotten_ids_are_refused(&log).await?;
     drop(log);
 
     let reader = RedbReader::open(&path)?;
@@ -83,9 +84,10 @@ async fn inputs_older_than_the_window_leave_and_the_oldest_kept_checkpoint_is_th
     assert_eq!(info.first.as_ref().map(|p| p.seq), Some(701));
     assert_eq!(info.base_seq, 700);
     let window = info.window().map(|w| w.num_seconds());
-    assert_eq!(window, Some(299));
+    // From input 701 to the fresh event appended last, at 1,001 s.
+    assert_eq!(window, Some(300));
     let folded = read_from_base(&reader).await?;
-    assert_eq!(folded, 1_000);
+    assert_eq!(folded, 1_001);
     Ok(())
 }
 
@@ -103,4 +105,42 @@ async fn read_from_base(reader: &RedbReader) -> Result<u64, Box<dyn Error>> {
         next = last + 1;
     }
     Ok(last)
+}
+
+/// An event with a UUIDv7 id from `seconds` into the log, at the log's end.
+fn stamped(seconds: u64) -> Envelope {
+    let clock = uuid::Timestamp::from_unix(uuid::NoContext, 1_741_820_400 + seconds, 0);
+    let mut event = beat(1_001);
+    event.id = Uuid::new_v7(clock);
+    event
+}
+
+/// An id older than the base that the log does not hold may repeat an input the window
+/// removed: the append is refused whole. A repeat of a kept input is still a duplicate, and a
+/// fresh id is stored.
+async fn forgotten_ids_are_refused(log: &RedbLog) -> TestResult {
+    let last = log.last_seq().await?;
+    let old = log
+        .append(vec![stamped(1_002), stamped(600)], AppendTime::AsGiven)
+        .await;
+    let refused = old.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(refused.contains("older than the oldest input"), "{refused}");
+    assert_eq!(
+        log.last_seq().await?,
+        last,
+        "nothing of the request was stored"
+    );
+    let again = log.append(vec![beat(900)], AppendTime::AsGiven).await?;
+    assert!(
+        again.iter().all(|a| a.duplicate && a.seq == 900),
+        "{again:?}"
+    );
+    let fresh = log
+        .append(vec![stamped(1_003)], AppendTime::AsGiven)
+        .await?;
+    assert!(
+        fresh.iter().all(|a| !a.duplicate && a.seq == last + 1),
+        "{fresh:?}"
+    );
+    Ok(())
 }

@@ -32,6 +32,9 @@ pub(crate) const META: TableDefinition<&str, u64> = TableDefinition::new("meta")
 /// The key in [`META`] under which the log's base is stored: the checkpoint a retention window
 /// made the start of the log; inputs at or before it are gone (absent: none are).
 pub(crate) const BASE_SEQ_KEY: &str = "base_seq";
+/// The key in [`META`] under which the base input's time is stored, in milliseconds since the
+/// epoch: event ids older than it are refused unless the log still holds them.
+pub(crate) const BASE_TIME_KEY: &str = "base_time_ms";
 /// The key in [`META`] under which the layout version is stored.
 pub(crate) const LAYOUT_VERSION_KEY: &str = "layout_version";
 /// The table layout this build writes: 3, input groups compressed (`groups.rs`). It reads

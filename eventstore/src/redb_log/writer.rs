@@ -326,6 +326,9 @@ struct Staging<'txn> {
     checkpoints: Table<'txn, u64, &'static [u8]>,
     checkpoint_files: Table<'txn, u64, u64>,
     meta: Table<'txn, &'static str, u64>,
+    /// The time (ms since the epoch) of the log's base input: ids older than it may belong to
+    /// inputs a retention window removed (`retention.rs`).
+    forgotten_before: Option<u64>,
     /// The sequence the next new event gets.
     next_seq: u64,
     /// The last input sequence with decisions, including this transaction's.
@@ -364,6 +367,7 @@ impl<'txn> Staging<'txn> {
             .open_table(CHECKPOINT_FILES)
             .map_err(storage("open table checkpoint_files"))?;
         let meta = txn.open_table(META).map_err(storage("open table meta"))?;
+        let forgotten_before = retention::forgotten_before(&meta)?;
         // Layout 1's inputs come first; groups follow them.
         let last_seq = last_key(&inputs, "read last input sequence")?
             .max(last_key(&groups, "read last input group")?);
@@ -376,6 +380,7 @@ impl<'txn> Staging<'txn> {
             checkpoints,
             checkpoint_files,
             meta,
+            forgotten_before,
             next_seq: last_seq + 1,
             decided,
             checkpoints_kept: limits.checkpoints_kept,
@@ -390,7 +395,10 @@ impl<'txn> Staging<'txn> {
     /// request alone is refused and wrote nothing.
     fn apply(&mut self, work: &mut Work) -> Result<Outcome, LogError> {
         match work {
-            Work::Append(events) => self.append(events.as_mut_slice()).map(Ok),
+            Work::Append(events) => match self.forgotten(events)? {
+                Some(refusal) => Ok(Err(refusal)),
+                None => self.append(events.as_mut_slice()).map(Ok),
+            },
             Work::Decide {
                 first_input_seq,
                 last_input_seq,

@@ -15,8 +15,8 @@ use flotilla_core::wire::{InputOrigin, read_input};
 use redb::ReadableTable;
 
 use super::super::groups;
-use super::super::tables::{BASE_SEQ_KEY, storage};
-use super::Staging;
+use super::super::tables::{BASE_SEQ_KEY, BASE_TIME_KEY, storage};
+use super::{EncodedEvent, Staging};
 use crate::LogError;
 
 /// Most input groups one transaction removes (about a million inputs).
@@ -54,7 +54,43 @@ impl Staging<'_> {
         self.meta
             .insert(BASE_SEQ_KEY, base)
             .map_err(storage("write base"))?;
+        if let Some(time) = self.input_time(base)? {
+            let millis = u64::try_from(time.timestamp_millis()).unwrap_or(0);
+            self.meta
+                .insert(BASE_TIME_KEY, millis)
+                .map_err(storage("write base time"))?;
+            self.forgotten_before = Some(millis);
+        }
         self.cut(base)
+    }
+
+    /// Refuses an append holding an event whose id is older than the log's base and not in
+    /// its index: it may repeat an input the window removed, whose id is gone with it, so
+    /// storing it could fold one input twice. Ids are UUIDv7 (their first 48 bits are the
+    /// publisher's clock in milliseconds); an id of another version is not judged. `None`:
+    /// nothing to refuse.
+    pub(super) fn forgotten(&self, events: &[EncodedEvent]) -> Result<Option<LogError>, LogError> {
+        let Some(before) = self.forgotten_before else {
+            return Ok(None);
+        };
+        for id in events.iter().filter_map(|event| event.id) {
+            let uuid = uuid::Uuid::from_bytes(id);
+            let old = uuid.get_version_num() == 7 && uuid.as_u64_pair().0 >> 16 < before;
+            if old
+                && self
+                    .event_ids
+                    .get(&id)
+                    .map_err(storage("look up event id"))?
+                    .is_none()
+            {
+                return Ok(Some(LogError::Refused(format!(
+                    "event {uuid} is older than the oldest input the log keeps (its retention \
+                     window removed what came before): it may repeat one of those, so it is \
+                     not stored; publish it again with a new id"
+                ))));
+            }
+        }
+        Ok(None)
     }
 
     /// The time the log assigned input `seq`, if it holds it as an event.
@@ -143,4 +179,13 @@ where
         .map(|entry| entry.map(|(key, _)| key.value()))
         .collect::<Result<_, _>>()
         .map_err(storage("list keys"))
+}
+
+/// The base input's time from `meta`, if a window cut the log.
+pub(super) fn forgotten_before<T>(meta: &T) -> Result<Option<u64>, LogError>
+where
+    T: ReadableTable<&'static str, u64>,
+{
+    let stored = meta.get(BASE_TIME_KEY).map_err(storage("read base time"))?;
+    Ok(stored.map(|value| value.value()))
 }
