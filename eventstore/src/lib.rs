@@ -39,6 +39,7 @@ pub mod nats_log;
 pub mod nats_test_cluster;
 pub mod nats_test_server;
 pub mod redb_log;
+mod thinning;
 
 pub use error::LogError;
 

@@ -29,8 +29,7 @@
 //!   stays fenced: it never re-learns the position, so a stale writer cannot resume. The one
 //!   exception is its *own* batch: a batch whose ack was lost is found at the next position
 //!   with this writer's `Nats-Msg-Id`, so retrying it succeeds instead of fencing.
-//! - **Checkpoints** live in an object store bucket (see [`checkpoints`]).
-//!
+//! - **Checkpoints** live in an object store bucket, older ones thinned (see [`checkpoints`]).
 //! - **Reads** (`read`, `read_decisions`) use batched direct gets, which any replica of an R3
 //!   stream may answer: a lagging follower returns a shorter prefix (never a gap), so a read can
 //!   trail `last_seq` by milliseconds and callers simply read again. `last_seq`,
@@ -423,6 +422,10 @@ impl LogReader for NatsLog {
             .await?
             .fence
             .last_decided)
+    }
+
+    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        checkpoints::load_before(&self.checkpoints, self.options.request_timeout, seq).await
     }
 
     async fn load_checkpoint(&self) -> Result<Option<Checkpoint>, LogError> {

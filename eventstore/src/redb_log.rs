@@ -71,7 +71,6 @@ pub mod reader;
 mod reads;
 mod recovery;
 mod tables;
-mod thinning;
 mod writer;
 
 use std::fmt;

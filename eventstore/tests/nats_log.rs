@@ -467,6 +467,29 @@ async fn checkpoints_round_trip_and_the_newest_survives() -> TestResult {
 }
 
 #[tokio::test]
+async fn older_checkpoints_are_kept_for_seeking_one_per_span() -> TestResult {
+    let server = NatsTestServer::start()?;
+    let log = connect(&server).await?;
+    // Spans of 50,000 inputs: 10 and 60,000 start one each, 70,000 does not.
+    for seq in [10, 60_000, 70_000, 120_000] {
+        within(log.save_checkpoint(&checkpoint_at(seq, 3)?)).await??;
+    }
+    let before = |seq| {
+        let log = &log;
+        async move {
+            let found = within(log.load_checkpoint_before(seq)).await??;
+            Ok::<_, Box<dyn Error>>(found.map(|checkpoint| checkpoint.seq))
+        }
+    };
+    assert_eq!(before(u64::MAX).await?, Some(120_000));
+    assert_eq!(before(119_999).await?, Some(60_000));
+    assert_eq!(before(60_000).await?, Some(60_000));
+    assert_eq!(before(59_999).await?, Some(10));
+    assert_eq!(before(9).await?, None);
+    Ok(())
+}
+
+#[tokio::test]
 async fn wait_for_wakes_on_an_append_and_otherwise_times_out() -> TestResult {
     let server = NatsTestServer::start()?;
     let log = connect(&server).await?;

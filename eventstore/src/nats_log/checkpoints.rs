@@ -11,6 +11,12 @@
 //! roll it back); that check and the put are not atomic, which is fine because only the single
 //! writer saves checkpoints and equal sequences hold equal states.
 //!
+//! Older checkpoints are kept for seeking as objects of their own, named by their sequence
+//! ([`SEEK_PREFIX`]`00000000000000050000`): a checkpoint that starts a new span of
+//! [`crate::redb_log::SEEK_SPACING_DEFAULT`] inputs is stored under its name too, and the
+//! older ones are thinned with age as the redb log thins its own (`thinning.rs`).
+//! [`load_before`] reads the newest of them at or before a point.
+//!
 //! The object is a marked checkpoint frame (`flotilla_core::wire::checkpoint`; release 19da42c
 //! wrote `[01 00][body]`, still read); the object's metadata repeats `seq` and `hash` for
 //! operators (`nats object info`). A checkpoint that cannot be read (damaged, newer, an older
@@ -29,6 +35,9 @@ use crate::{Checkpoint, EncodedCheckpoint, LogError};
 
 /// The object holding the newest checkpoint.
 pub const CHECKPOINT_OBJECT: &str = "newest";
+/// The name of a checkpoint kept for seeking starts with this, and ends with its sequence in
+/// twenty digits.
+pub const SEEK_PREFIX: &str = "seek-";
 /// Chunk size: under the server's default 1 MiB `max_payload`, large enough to keep a
 /// 50 MB checkpoint to ~100 publishes.
 const CHUNK_BYTES: usize = 512 * 1024;
@@ -57,7 +66,7 @@ pub(crate) async fn save_encoded(
     store: &ObjectStore,
     encoded: &EncodedCheckpoint,
 ) -> Result<u64, LogError> {
-    if let Some(stored) = stored_info(store, SAVE_INFO_BUDGET).await? {
+    if let Some(stored) = stored_info(store, CHECKPOINT_OBJECT, SAVE_INFO_BUDGET).await? {
         let stored_seq = metadata_seq(&stored);
         if stored_seq.is_some_and(|seq| seq > encoded.seq) {
             tracing::debug!(
@@ -81,18 +90,106 @@ pub(crate) async fn save_encoded(
         headers: None,
     };
     store
-        .put(meta, &mut record.as_slice())
+        .put(meta.clone(), &mut record.as_slice())
         .await
         .map_err(|err| LogError::Nats(format!("put checkpoint {}: {err}", encoded.seq)))?;
-    Ok(u64::try_from(record.len()).unwrap_or(u64::MAX))
+    let bytes = u64::try_from(record.len()).unwrap_or(u64::MAX);
+    keep_for_seeking(store, meta, record, encoded.seq).await?;
+    Ok(bytes)
 }
 
-/// Loads the stored checkpoint, if any.
+/// Stores the checkpoint at `seq` under its own name too when it starts a new span, and
+/// deletes the seek checkpoints the thinning lets go.
+async fn keep_for_seeking(
+    store: &ObjectStore,
+    mut meta: ObjectMetadata,
+    record: &[u8],
+    seq: u64,
+) -> Result<(), LogError> {
+    let spacing = crate::thinning::spacing(
+        crate::redb_log::SEEK_SPACING_DEFAULT,
+        u64::try_from(record.len()).unwrap_or(u64::MAX),
+    );
+    let mut kept = seek_seqs(store).await?;
+    let newest = kept.last().copied();
+    if newest.is_some_and(|newest| newest / spacing == seq / spacing || newest >= seq) {
+        return Ok(());
+    }
+    meta.name = seek_name(seq);
+    store
+        .put(meta, &mut &record[..])
+        .await
+        .map_err(|err| LogError::Nats(format!("put seek checkpoint {seq}: {err}")))?;
+    kept.insert(seq);
+    for gone in crate::thinning::pruned(&kept, 1, spacing) {
+        store
+            .delete(seek_name(gone))
+            .await
+            .map_err(|err| LogError::Nats(format!("delete seek checkpoint {gone}: {err}")))?;
+    }
+    Ok(())
+}
+
+fn seek_name(seq: u64) -> String {
+    format!("{SEEK_PREFIX}{seq:020}")
+}
+
+/// The sequences of the checkpoints kept for seeking.
+async fn seek_seqs(store: &ObjectStore) -> Result<std::collections::BTreeSet<u64>, LogError> {
+    use futures::StreamExt;
+    let mut listing = match store.list().await {
+        Ok(listing) => listing,
+        Err(err) => return Err(LogError::Nats(format!("list checkpoints: {err}"))),
+    };
+    let mut seqs = std::collections::BTreeSet::new();
+    while let Some(info) = listing.next().await {
+        let info = info.map_err(|err| LogError::Nats(format!("list checkpoints: {err}")))?;
+        let seq = info
+            .name
+            .strip_prefix(SEEK_PREFIX)
+            .and_then(|n| n.parse().ok());
+        if let (Some(seq), false) = (seq, info.deleted) {
+            seqs.insert(seq);
+        }
+    }
+    Ok(seqs)
+}
+
+/// The newest readable checkpoint at or before `at_most`: the newest one if it is, else the
+/// newest kept for seeking that is.
+pub(crate) async fn load_before(
+    store: &ObjectStore,
+    request_timeout: Duration,
+    at_most: u64,
+) -> Result<Option<Checkpoint>, LogError> {
+    if let Some(newest) = load(store, request_timeout).await?
+        && newest.seq <= at_most
+    {
+        return Ok(Some(newest));
+    }
+    for seq in seek_seqs(store).await?.range(..=at_most).rev() {
+        if let Some(checkpoint) = load_named(store, &seek_name(*seq), request_timeout).await? {
+            return Ok(Some(checkpoint));
+        }
+    }
+    Ok(None)
+}
+
+/// Loads the newest checkpoint, if any.
 pub(crate) async fn load(
     store: &ObjectStore,
     request_timeout: Duration,
 ) -> Result<Option<Checkpoint>, LogError> {
-    let Some(info) = stored_info(store, request_timeout).await? else {
+    load_named(store, CHECKPOINT_OBJECT, request_timeout).await
+}
+
+/// Loads the checkpoint stored as `name`, if it is there and readable.
+async fn load_named(
+    store: &ObjectStore,
+    name: &str,
+    request_timeout: Duration,
+) -> Result<Option<Checkpoint>, LogError> {
+    let Some(info) = stored_info(store, name, request_timeout).await? else {
         return Ok(None);
     };
     if info.size > CHECKPOINT_BYTES_MAX.saturating_add(HEADER_BYTES) {
@@ -107,7 +204,7 @@ pub(crate) async fn load(
     let chunk_rounds = u32::try_from(1 + info.chunks / CHUNKS_PER_TIMEOUT).unwrap_or(u32::MAX);
     let read_timeout = request_timeout.saturating_mul(chunk_rounds);
     let mut object = store
-        .get(CHECKPOINT_OBJECT)
+        .get(name)
         .await
         .map_err(|err| LogError::Nats(format!("get checkpoint: {err}")))?;
     let mut record = Vec::with_capacity(info.size);
@@ -143,12 +240,13 @@ fn decode(record: &[u8]) -> Result<Checkpoint, flotilla_core::codec::CodecError>
 /// "no responders", so an error is asked again, after a pause, until `budget` is spent.
 async fn stored_info(
     store: &ObjectStore,
+    name: &str,
     budget: Duration,
 ) -> Result<Option<ObjectInfo>, LogError> {
     let deadline = tokio::time::Instant::now() + budget;
     let mut pause = INFO_PAUSE_FIRST;
     loop {
-        match store.info(CHECKPOINT_OBJECT).await {
+        match store.info(name).await {
             Ok(info) if info.deleted => return Ok(None),
             Ok(info) => return Ok(Some(info)),
             Err(err) if err.kind() == InfoErrorKind::NotFound => return Ok(None),

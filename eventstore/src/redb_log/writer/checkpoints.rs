@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use redb::ReadableTable;
 
 use super::super::tables::storage;
-use super::super::thinning;
 use super::{Outcome, Staging};
+use crate::thinning;
 use crate::{Appended, LogError};
 
 impl Staging<'_> {

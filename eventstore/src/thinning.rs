@@ -1,4 +1,4 @@
-//! Which checkpoints a redb log keeps: the newest few, and of the older ones a number that
+//! Which checkpoints a log keeps (redb and NATS alike): the newest few, and of the older ones a number that
 //! grows with the logarithm of the log's length, thinned with age. A replay to a point starts
 //! from the newest kept checkpoint at or before it; the nearer a point is to the end of the log,
 //! the shorter the fold from there.
