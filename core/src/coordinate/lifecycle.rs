@@ -289,12 +289,18 @@ pub(crate) fn member_changed(
     changes: &mut Changes,
 ) -> Vec<Decision> {
     reschedule(state, now, changes, |placement| {
-        match placement.placement_type() {
-            PlacementType::PickAll => Some(Some(cluster)),
-            _ if !placement.is_fully_scheduled() => Some(None),
-            _ => None,
-        }
+        member_reschedules(placement, cluster)
     })
+}
+
+/// Which pass a member's change asks of a placement: one over that cluster (PickAll), one over
+/// the fleet (a placement not fully scheduled), or none.
+fn member_reschedules<'c>(placement: &Placement, cluster: &'c str) -> Option<Option<&'c str>> {
+    match placement.placement_type() {
+        PlacementType::PickAll => Some(Some(cluster)),
+        _ if !placement.is_fully_scheduled() => Some(None),
+        _ => None,
+    }
 }
 
 /// After a member cluster's properties changed and nothing else did (no join, no health
@@ -309,11 +315,12 @@ pub(crate) fn member_properties_changed(
     changes: &mut Changes,
 ) -> Vec<Decision> {
     reschedule(state, now, changes, |placement| {
-        match placement.placement_type() {
-            PlacementType::PickAll if reads_properties(placement) => Some(Some(cluster)),
-            PlacementType::PickAll => None,
-            _ if !placement.is_fully_scheduled() => Some(None),
-            _ => None,
+        let blind =
+            placement.placement_type() == PlacementType::PickAll && !reads_properties(placement);
+        if blind {
+            None
+        } else {
+            member_reschedules(placement, cluster)
         }
     })
 }

@@ -47,18 +47,19 @@ pub const MESSAGE_NOT_PROPAGATED: &str =
 /// Executed: the budget allowed it.
 #[must_use]
 pub fn message_allowed(count: BudgetCount) -> String {
-    format!(
-        "Eviction is allowed by specified ClusterResourcePlacementDisruptionBudget, \
-         availablePlacements: {}, totalPlacements: {}",
-        count.available, count.total
-    )
+    budget_message("allowed", count)
 }
 
 /// Not executed: the budget blocked it.
 #[must_use]
 pub fn message_blocked(count: BudgetCount) -> String {
+    budget_message("blocked", count)
+}
+
+/// KubeFleet's message for what a `ClusterResourcePlacementDisruptionBudget` decided.
+fn budget_message(verdict: &str, count: BudgetCount) -> String {
     format!(
-        "Eviction is blocked by specified ClusterResourcePlacementDisruptionBudget, \
+        "Eviction is {verdict} by specified ClusterResourcePlacementDisruptionBudget, \
          availablePlacements: {}, totalPlacements: {}",
         count.available, count.total
     )
