@@ -175,4 +175,11 @@ impl EventLog for AnyLog {
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
         dispatch!(self, log => log.record_folded(folded))
     }
+
+    fn storage_full(&self) -> bool {
+        match self {
+            AnyLog::Redb(log) => log.storage_full(),
+            AnyLog::Nats(log) => log.storage_full(),
+        }
+    }
 }
