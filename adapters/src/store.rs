@@ -175,6 +175,13 @@ impl EventLog for AnyLog {
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
         dispatch!(self, log => log.record_folded(folded))
     }
+
+    fn storage_full(&self) -> bool {
+        match self {
+            AnyLog::Redb(log) => log.storage_full(),
+            AnyLog::Nats(log) => log.storage_full(),
+        }
+    }
 }
 
 /// How much of the log is kept, as the hub prints it at start.

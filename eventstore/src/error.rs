@@ -1,5 +1,7 @@
 //! Errors of the event log, one enum for every backend.
 
+use std::path::PathBuf;
+
 use flotilla_core::codec::CodecError;
 use flotilla_core::wire::RecordKind;
 
@@ -9,6 +11,21 @@ pub enum LogError {
     /// The storage engine failed (redb, file system).
     #[error("storage: {0}")]
     Storage(String),
+    /// The storage has no room for the write (the file system is full, or a quota is reached):
+    /// nothing of the write was stored, and the log takes writes again by itself once space is
+    /// freed — no restart, no reopen by the caller. A retry with the same ids is safe.
+    #[error(
+        "no space left for the log in {}: nothing of this write was stored; free space in {} \
+         and the log takes writes again by itself ({detail})",
+        dir.display(),
+        dir.display()
+    )]
+    StorageFull {
+        /// The directory the log writes in (for the hub, its data directory).
+        dir: PathBuf,
+        /// What the storage answered.
+        detail: String,
+    },
     /// The NATS server or JetStream failed.
     #[error("nats: {0}")]
     Nats(String),

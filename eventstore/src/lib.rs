@@ -295,4 +295,12 @@ pub trait EventLog: LogReader {
         &self,
         folded: &[(Uuid, u64)],
     ) -> impl Future<Output = Result<(), LogError>> + Send;
+
+    /// Whether the log's storage is full now: writes are refused with
+    /// [`LogError::StorageFull`] until space is freed, and resume by themselves then. The
+    /// default says no: a log that cannot tell (NATS, memory) reports a full storage only
+    /// through its errors.
+    fn storage_full(&self) -> bool {
+        false
+    }
 }

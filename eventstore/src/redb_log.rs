@@ -53,6 +53,13 @@
 //!   then refuses every later transaction on this handle (it latches the first I/O error), so
 //!   the hub's writer stops (a storage error is not transient); reopening the file finds the
 //!   last commit. Tested through [`faults::FaultyBackend`] in `tests/crash_points.rs`.
+//! - **A full disk is waited out.** When a group finds no room (ENOSPC, a quota) its callers get
+//!   [`LogError::StorageFull`] naming the log's directory, and nothing of it is written, as with
+//!   any failed group. The writer then closes the latched database and opens the file again at
+//!   once, so reads go on; it refuses writes at once while the storage stays full, looks for
+//!   space every [`RedbOptions::space_probe_interval`] and at the first write after it, and
+//!   writes again when there is some, without a restart (`writer/space.rs`).
+//!   [`EventLog::storage_full`] tells whether the condition holds now.
 //!
 //! Reads ([`LogReader::read`], [`LogReader::read_decisions`], [`LogReader::load_checkpoint`]) run
 //! on tokio's blocking pool in their own redb read transaction (a consistent snapshot, never
@@ -70,6 +77,7 @@ mod open;
 pub mod reader;
 mod reads;
 mod recovery;
+mod shared;
 mod tables;
 mod writer;
 
@@ -86,6 +94,7 @@ use flotilla_core::codec::CodecError;
 use flotilla_core::wire;
 use flotilla_core::wire::encode_envelope;
 use redb::{Database, ReadableDatabase, StorageBackend};
+use shared::Shared;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::{
@@ -94,10 +103,10 @@ use crate::{
 };
 pub use checkpoint_files::{CheckpointDir, CheckpointFile, WrittenCheckpoint};
 use file_reads::RedbFile;
-use open::{builder, create_if_missing, file_backend, open_error, prepare};
+use open::{builder, create_if_missing, file_backend, open_error, open_file, open_on, prepare};
 pub use recovery::{LostAcknowledged, OpenReport};
 use tables::{encode_checkpoint_record, storage};
-use writer::{EncodedEvent, Progress, Reply, Request, Work, Writer, WriterLimits};
+use writer::{EncodedEvent, Progress, Reopen, Reply, Request, Space, Work, Writer, WriterLimits};
 
 /// Most events (or decision batches) one `read` (or `read_decisions`) call returns; callers ask
 /// again from where the last answer ended.
@@ -126,6 +135,10 @@ pub struct RedbOptions {
     pub retain: Option<chrono::Duration>,
     /// Memory redb may use to cache pages, in bytes.
     pub cache_size_bytes: usize,
+    /// While the storage is full, how often the writer looks for space, and the soonest it
+    /// tries a write again after one found no room; writes in between are refused at once.
+    /// Doubled after each write that finds no room again, up to 32 times.
+    pub space_probe_interval: Duration,
 }
 
 impl Default for RedbOptions {
@@ -134,7 +147,9 @@ impl Default for RedbOptions {
     /// checkpoints, 64 MiB of page cache: the fold reads inputs just written, so a larger cache
     /// only holds more of the log resident (256 MiB took a 1M-cluster hub's RSS median from
     /// 1.0 to 1.3 GiB and did not lower its fold lag; `flotilla simulate --redb-cache-mib`
-    /// measures it, `docs/simulate.md`).
+    /// measures it, `docs/simulate.md`). A full storage is looked at every second: a write
+    /// refused in between is retried by its caller within about that, and a look costs a
+    /// 1 MiB file write (`docs/decisions.md`).
     fn default() -> Self {
         Self {
             events_per_commit_max: 10_000,
@@ -143,6 +158,7 @@ impl Default for RedbOptions {
             seek_spacing: SEEK_SPACING_DEFAULT,
             retain: None,
             cache_size_bytes: 64 * 1024 * 1024,
+            space_probe_interval: Duration::from_secs(1),
         }
     }
 }
@@ -166,7 +182,8 @@ impl RedbOptions {
 /// The event log in a redb file, with a group-commit writer thread.
 pub struct RedbLog {
     path: PathBuf,
-    db: Arc<Database>,
+    /// The database, which the writer closes and opens again after the storage filled up.
+    shared: Arc<Shared>,
     /// `None` once closed; dropping it is what tells the writer to finish and stop.
     requests: Option<mpsc::Sender<Request>>,
     writer: Option<JoinHandle<()>>,
@@ -190,11 +207,10 @@ impl RedbLog {
     pub fn open(path: &Path, options: RedbOptions) -> Result<RedbLog, LogError> {
         options.check()?;
         create_if_missing(path, &options, file_backend)?;
-        let repaired = Arc::new(AtomicBool::new(false));
-        let db = builder(&options, &repaired)
-            .create(path)
-            .map_err(|error| open_error(path, error))?;
-        let mut log = Self::start(path, db, options, repaired.load(Ordering::Acquire))?;
+        let at = path.to_path_buf();
+        let reopen: Reopen = Box::new(move || open_file(&at, &options));
+        let opened = reopen()?;
+        let mut log = Self::start(path, opened, options, Some(reopen))?;
         let files = CheckpointDir::beside(path);
         log.sweep_checkpoint_files(&files)?;
         log.checkpoint_files = Some(files);
@@ -216,13 +232,14 @@ impl RedbLog {
         let db = builder(&options, &repaired)
             .create_with_backend(backend)
             .map_err(|error| open_error(path, error))?;
-        Self::start(path, db, options, repaired.load(Ordering::Acquire))
+        Self::start(path, (db, repaired.load(Ordering::Acquire)), options, None)
     }
 
     /// Creates or opens the log on storage the caller provides per path (for crash tests, a
     /// [`faults::FaultyBackend`]): a missing file is built under a temporary name on
     /// `backend_for(that name)` and renamed into place once durable, as [`Self::open`] does;
-    /// then the file at `path` is opened on `backend_for(path)`. Checkpoints stay in the table.
+    /// then the file at `path` is opened on `backend_for(path)`, and opened so again after the
+    /// storage filled up. Checkpoints stay in the table.
     ///
     /// # Errors
     /// As [`Self::open`], and when `backend_for` fails.
@@ -233,21 +250,23 @@ impl RedbLog {
     ) -> Result<RedbLog, LogError>
     where
         B: StorageBackend,
-        F: Fn(&Path) -> std::io::Result<B>,
+        F: Fn(&Path) -> std::io::Result<B> + Send + 'static,
     {
         options.check()?;
         create_if_missing(path, &options, &backend_for)?;
-        let backend = backend_for(path)
-            .map_err(|error| LogError::Storage(format!("{}: {error}", path.display())))?;
-        Self::open_with_backend(path, backend, options)
+        let at = path.to_path_buf();
+        let reopen: Reopen = Box::new(move || open_on(&at, &options, &backend_for));
+        let opened = reopen()?;
+        Self::start(path, opened, options, Some(reopen))
     }
 
-    /// Reads the heads and starts the writer thread on an opened database.
+    /// Reads the heads and starts the writer thread on an opened database (and whether redb
+    /// repaired it); `reopen` opens the file again after the storage filled up.
     fn start(
         path: &Path,
-        db: Database,
+        (db, repaired): (Database, bool),
         options: RedbOptions,
-        repaired: bool,
+        reopen: Option<Reopen>,
     ) -> Result<RedbLog, LogError> {
         let shown = path.display();
         let heads = prepare(&db).map_err(|error| LogError::Storage(format!("{shown}: {error}")))?;
@@ -260,7 +279,11 @@ impl RedbLog {
             last_seq: heads.last_seq,
             last_decided_seq: heads.decided,
         };
-        let db = Arc::new(db);
+        let dir = path
+            .parent()
+            .filter(|dir| !dir.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let shared = Arc::new(Shared::new(db, dir.to_path_buf()));
         let (sender, receiver) = mpsc::channel(options.queued_requests_max);
         let (seq_sender, seq_receiver) = watch::channel(heads.last_seq);
         let progress = Arc::new(Progress {
@@ -275,11 +298,12 @@ impl RedbLog {
             last_time: heads.last_time,
         };
         let writer = Writer::new(
-            Arc::clone(&db),
+            Arc::clone(&shared),
             receiver,
             seq_sender,
             Arc::clone(&progress),
             limits,
+            Space::new(reopen, options.space_probe_interval),
         );
         let handle = std::thread::Builder::new()
             .name("flotilla-redb-writer".into())
@@ -288,7 +312,7 @@ impl RedbLog {
         tracing::info!(path = %shown, last_seq = heads.last_seq, decided = heads.decided, "redb log open");
         Ok(RedbLog {
             path: path.to_path_buf(),
-            db,
+            shared,
             requests: Some(sender),
             writer: Some(handle),
             last_seq: seq_receiver,
@@ -301,7 +325,11 @@ impl RedbLog {
 
     /// Deletes the checkpoint files this log does not index (see `checkpoint_files.rs`).
     fn sweep_checkpoint_files(&self, files: &CheckpointDir) -> Result<(), LogError> {
-        let txn = self.db.begin_read().map_err(storage("begin read"))?;
+        let txn = self
+            .shared
+            .database()?
+            .begin_read()
+            .map_err(storage("begin read"))?;
         let indexed = reads::indexed_files(&txn, u64::MAX)?.into_iter().collect();
         let deleted = files.sweep(&indexed)?;
         if deleted > 0 {
@@ -426,8 +454,8 @@ impl fmt::Debug for RedbLog {
 impl RedbFile for RedbLog {
     type Database = Database;
 
-    fn database(&self) -> &Arc<Database> {
-        &self.db
+    fn database(&self) -> Result<Arc<Database>, LogError> {
+        self.shared.database()
     }
 
     fn checkpoint_dir(&self) -> Option<&CheckpointDir> {
@@ -444,6 +472,10 @@ impl RedbFile for RedbLog {
 
     async fn decided_seq(&self) -> Result<u64, LogError> {
         Ok(self.progress.decided.load(Ordering::Acquire))
+    }
+
+    async fn after_failed_read(&self, error: LogError, tries: u32) -> Result<(), LogError> {
+        self.shared.after_failed_read(error, tries).await
     }
 }
 
@@ -526,6 +558,11 @@ impl EventLog for RedbLog {
     /// Nothing to do: `event_ids` is written at append, and append refuses duplicates.
     async fn record_folded(&self, _folded: &[(uuid::Uuid, u64)]) -> Result<(), LogError> {
         Ok(())
+    }
+
+    /// The last write found no room, and no space has been seen since (`writer/space.rs`).
+    fn storage_full(&self) -> bool {
+        self.shared.is_full()
     }
 }
 

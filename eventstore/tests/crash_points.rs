@@ -195,9 +195,10 @@ impl Workload {
 /// Opens a log through a faulty backend on `path` (a new file is built under a temporary name
 /// on the same faulty storage and renamed into place, as `RedbLog::open` does).
 fn open_faulty(plan: &FaultPlan, path: &Path) -> Result<RedbLog, Box<dyn Error>> {
+    let plan = plan.clone();
     Ok(RedbLog::open_creating_with(
         path,
-        |at: &Path| plan.backend(at),
+        move |at: &Path| plan.backend(at),
         RedbOptions::default(),
     )?)
 }

@@ -31,7 +31,11 @@ fuzz_target!(|body: &[u8]| {
             assert!(!message.is_empty(), "a rejection says why");
             return;
         }
-        Err(IngestError::Unavailable(message)) => panic!("parsing touched the log: {message}"),
+        Err(
+            error @ (IngestError::TooLarge(_)
+            | IngestError::StorageFull(_)
+            | IngestError::Unavailable(_)),
+        ) => panic!("parsing touched the log: {error}"),
     };
     // An empty array is a request with nothing to append, answered with an empty list.
     assert!(envelopes.len() <= EVENTS_PER_REQUEST_MAX);

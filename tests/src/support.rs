@@ -45,6 +45,32 @@ impl HubProcess {
         listen: &str,
         extra: &[&str],
     ) -> HarnessResult<Self> {
+        Self::spawn(binary, data, listen, extra, Stdio::inherit())
+    }
+
+    /// As [`Self::start`], with the hub's log (its standard error) written to the file `log`,
+    /// for a test that reads what the hub logged.
+    ///
+    /// # Errors
+    /// When `log` cannot be created, or the hub does not start within [`START_TIMEOUT`].
+    pub fn start_logged(
+        binary: &Path,
+        data: &Path,
+        extra: &[&str],
+        log: &Path,
+    ) -> HarnessResult<Self> {
+        let file = std::fs::File::create(log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        Self::spawn(binary, data, "127.0.0.1:0", extra, Stdio::from(file))
+    }
+
+    fn spawn(
+        binary: &Path,
+        data: &Path,
+        listen: &str,
+        extra: &[&str],
+        stderr: Stdio,
+    ) -> HarnessResult<Self> {
         let mut child = Command::new(binary)
             .arg("serve")
             .arg("--data")
@@ -52,7 +78,7 @@ impl HubProcess {
             .args(["--listen", listen])
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", binary.display()))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;

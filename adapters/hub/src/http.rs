@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | GET | `/healthz` | liveness |
 //! | GET | `/v1/status` | folded sequence, state hash, writer state |
-//! | POST | `/v1/events?wait=true` | append one JSON event or an array (schema: `flotilla schema`) |
+//! | POST | `/v1/events?wait=true` | append one JSON event or an array (schema: `flotilla schema`); 507 with a `Status` while the log's storage is full |
 //! | GET | `/v1/kinds?kind=` | how a kind name resolves (kind, group, namespaced, plural, version) |
 //! | GET | `/v1/objects/{kind}?namespace=&name=` | objects in KubeFleet's shape |
 //! | GET | `/v1/table/{kind}?namespace=&wide=` | `get`-style table text |
@@ -121,6 +121,10 @@ async fn post_events<L: EventLog>(
         Ok(results) => Json(results).into_response(),
         Err(IngestError::BadRequest(message)) => error(StatusCode::BAD_REQUEST, message),
         Err(IngestError::TooLarge(message)) => error(StatusCode::PAYLOAD_TOO_LARGE, message),
+        // As the Kubernetes API answers it, so every client reads one shape for it.
+        Err(IngestError::StorageFull(message)) => {
+            crate::kube::ApiError::insufficient_storage(message).into_response()
+        }
         Err(IngestError::Unavailable(message)) => error(StatusCode::SERVICE_UNAVAILABLE, message),
     }
 }

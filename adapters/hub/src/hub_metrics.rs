@@ -49,6 +49,11 @@ pub const CHECKPOINT_SECONDS: &str = "flotilla_checkpoint_seconds";
 pub const CHECKPOINT_PAUSE_SECONDS: &str = "flotilla_checkpoint_pause_seconds";
 /// Appends the log refused (`Hub::submit`).
 pub const APPEND_ERRORS: &str = "flotilla_append_errors_total";
+/// 1 while the log's storage is full (writes are refused until space is freed), else 0.
+pub const STORAGE_FULL: &str = "flotilla_storage_full";
+/// Appends refused because the log's storage was full (`Hub::submit`; also counted in
+/// [`APPEND_ERRORS`]).
+pub const STORAGE_FULL_REFUSALS: &str = "flotilla_storage_full_refusals_total";
 /// Work reports recorded with a manifest that failed to apply or is not available, by
 /// `condition` (`Applied`, `Available`).
 pub const WORK_REPORTS_FAILED: &str = "flotilla_work_reports_failed_total";
@@ -132,6 +137,8 @@ fn describe() {
     describe_more();
     metrics::counter!(EVENTS_FOLDED).increment(0);
     metrics::counter!(APPEND_ERRORS).increment(0);
+    metrics::counter!(STORAGE_FULL_REFUSALS).increment(0);
+    metrics::gauge!(STORAGE_FULL).set(0.0);
     for condition in REPORT_CONDITIONS {
         metrics::counter!(WORK_REPORTS_FAILED, "condition" => condition).increment(0);
     }
@@ -184,6 +191,14 @@ fn describe_checkpoints() {
 
 fn describe_more() {
     metrics::describe_counter!(APPEND_ERRORS, "Appends the log refused");
+    metrics::describe_gauge!(
+        STORAGE_FULL,
+        "1 while the log's storage is full and writes are refused"
+    );
+    metrics::describe_counter!(
+        STORAGE_FULL_REFUSALS,
+        "Appends refused because the log's storage was full"
+    );
     metrics::describe_counter!(
         WORK_REPORTS_FAILED,
         "Work reports recorded with a manifest failed to apply or not available, by condition"
@@ -270,6 +285,18 @@ pub fn record_append(took: Duration) {
 pub fn record_append_error() {
     handle();
     metrics::counter!(APPEND_ERRORS).increment(1);
+}
+
+/// Counts an append refused because the log's storage was full.
+pub fn record_storage_full_refusal() {
+    handle();
+    metrics::counter!(STORAGE_FULL_REFUSALS).increment(1);
+}
+
+/// Sets whether the log's storage is full now (read from the log when `/metrics` is scraped).
+pub fn record_storage_full(full: bool) {
+    handle();
+    metrics::gauge!(STORAGE_FULL).set(if full { 1.0 } else { 0.0 });
 }
 
 /// Records one answered API request: `route` is the matched route's template (never the

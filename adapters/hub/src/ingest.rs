@@ -29,6 +29,11 @@ pub enum IngestError {
     /// and a retry of the same request is refused the same way.
     #[error("{0}")]
     TooLarge(String),
+    /// The log's storage is full ([`LogError::StorageFull`]); nothing was appended, and a retry
+    /// succeeds once space is freed. The message says where and what to do
+    /// ([`storage_full_message`]).
+    #[error("{0}")]
+    StorageFull(String),
     /// The log failed the append; a retry may succeed.
     #[error("{0}")]
     Unavailable(String),
@@ -41,10 +46,28 @@ pub fn is_too_large(error: &HubError) -> bool {
     matches!(error, HubError::Log(LogError::TooLarge { .. }))
 }
 
+/// What a write refused for a full storage is answered with (HTTP 507, as a Kubernetes
+/// `Status`): the data directory, that nothing was stored, and what to do; `None` for any other
+/// error.
+#[must_use]
+pub fn storage_full_message(error: &HubError) -> Option<String> {
+    let HubError::Log(LogError::StorageFull { dir, detail }) = error else {
+        return None;
+    };
+    let dir = dir.display();
+    Some(format!(
+        "the hub's data directory {dir} is full: nothing of this request was stored. Free \
+         space in {dir}; the hub takes writes again by itself, without a restart, and this \
+         request can then be sent again ({detail})"
+    ))
+}
+
 impl From<HubError> for IngestError {
     fn from(error: HubError) -> Self {
         if is_too_large(&error) {
             Self::TooLarge(error.to_string())
+        } else if let Some(message) = storage_full_message(&error) {
+            Self::StorageFull(message)
         } else {
             Self::Unavailable(error.to_string())
         }
@@ -55,8 +78,8 @@ impl From<HubError> for IngestError {
 ///
 /// # Errors
 /// [`IngestError::BadRequest`] for malformed input, [`IngestError::TooLarge`] for an event
-/// the log cannot store (nothing appended either way); [`IngestError::Unavailable`] when the
-/// log fails.
+/// the log cannot store, [`IngestError::StorageFull`] while the log's storage is full (nothing
+/// appended in any of these); [`IngestError::Unavailable`] when the log fails.
 pub async fn submit_json<L: EventLog>(
     hub: &Hub<L>,
     body: &[u8],

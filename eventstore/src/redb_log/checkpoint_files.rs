@@ -10,7 +10,9 @@
 //! the log: a file whose entry was never committed, or was lost with the log's tail after lost
 //! fsyncs, or was pruned, is deleted by [`CheckpointDir::sweep`]. A file that does not decode
 //! (torn, altered) is skipped on load like any unreadable checkpoint: its record carries the
-//! state's hash, which decoding checks.
+//! state's hash, which decoding checks. A file whose write does not finish (no room left, an
+//! encoding error) is removed at once rather than left for a sweep: on a full disk it would hold
+//! room the log needs.
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
@@ -18,6 +20,7 @@ use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::compressed_file::{self, CompressingWriter};
+use super::tables::no_space;
 use crate::LogError;
 
 /// The name a checkpoint file ends with.
@@ -69,9 +72,9 @@ impl CheckpointDir {
     pub fn create(&self, seq: u64) -> Result<CheckpointFile, LogError> {
         fs::create_dir_all(&self.dir)
             .map_err(|error| self.failed(seq, "create the directory", &error))?;
-        let partial = self.dir.join(format!("{seq:020}{PARTIAL_SUFFIX}"));
-        let file =
-            File::create(&partial).map_err(|error| self.failed(seq, "create the file", &error))?;
+        let partial = Partial(self.dir.join(format!("{seq:020}{PARTIAL_SUFFIX}")));
+        let file = File::create(&partial.0)
+            .map_err(|error| self.failed(seq, "create the file", &error))?;
         let file = CompressingWriter::new(BufWriter::with_capacity(WRITE_BUFFER_BYTES, file))
             .map_err(|error| self.failed(seq, "start the file", &error))?;
         Ok(CheckpointFile {
@@ -118,12 +121,18 @@ impl CheckpointDir {
         Ok(deleted)
     }
 
-    /// A failure to write checkpoint `seq` here, at step `what`.
+    /// A failure to write checkpoint `seq` here, at step `what`; [`LogError::StorageFull`],
+    /// naming the log's directory, when the storage has no room.
     fn failed(&self, seq: u64, what: &str, error: &io::Error) -> LogError {
-        LogError::Storage(format!(
+        let detail = format!(
             "checkpoint {seq} in {}: {what}: {error}",
             self.dir.display()
-        ))
+        );
+        if no_space(error) {
+            let dir = self.dir.parent().unwrap_or(&self.dir).to_path_buf();
+            return LogError::StorageFull { dir, detail };
+        }
+        LogError::Storage(detail)
     }
 
     fn sweep_error(&self, error: &io::Error) -> LogError {
@@ -142,8 +151,25 @@ const WRITE_BUFFER_BYTES: usize = 1 << 20;
 pub struct CheckpointFile {
     seq: u64,
     dir: CheckpointDir,
-    partial: PathBuf,
+    partial: Partial,
     file: CompressingWriter,
+}
+
+/// The temporary name of a checkpoint file, removed when it is dropped: after the rename it
+/// names nothing, and before it, the write did not finish.
+#[derive(Debug)]
+struct Partial(PathBuf);
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        match fs::remove_file(&self.0) {
+            Ok(()) => tracing::debug!(path = %self.0.display(), "unfinished checkpoint removed"),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => {
+                tracing::debug!(path = %self.0.display(), %error, "cannot remove a partial checkpoint");
+            }
+        }
+    }
 }
 
 /// A checkpoint file written whole and in place, for the log to index.
@@ -159,9 +185,9 @@ impl CheckpointFile {
     /// Makes the file durable and puts it in place: flush, fsync, rename, directory fsync.
     ///
     /// # Errors
-    /// When any of those fails; the temporary file is then left for a sweep.
+    /// When any of those fails; the temporary file is then removed.
     pub fn finish(self) -> Result<WrittenCheckpoint, LogError> {
-        let (seq, dir, partial) = (self.seq, self.dir.clone(), self.partial.clone());
+        let (seq, dir, partial) = (self.seq, self.dir.clone(), self.partial);
         let failed = |what: &str, error: &io::Error| dir.failed(seq, what, error);
         let file = self
             .file
@@ -174,7 +200,8 @@ impl CheckpointFile {
         file.sync_all()
             .map_err(|error| failed("sync the file", &error))?;
         drop(file);
-        fs::rename(&partial, dir.file(seq)).map_err(|error| failed("rename into place", &error))?;
+        fs::rename(&partial.0, dir.file(seq))
+            .map_err(|error| failed("rename into place", &error))?;
         sync_dir(&dir.dir).map_err(|error| failed("sync the directory", &error))?;
         Ok(WrittenCheckpoint { seq, bytes })
     }
@@ -222,6 +249,23 @@ mod tests {
         assert_eq!(files.sweep(&BTreeSet::from([20]))?, 2);
         assert!(files.read(10).is_err());
         assert_eq!(files.read(20)?, b"twenty again");
+        Ok(())
+    }
+
+    #[test]
+    fn a_checkpoint_file_that_is_not_finished_leaves_nothing_behind() -> Result<(), LogError> {
+        let temp = tempfile::tempdir().map_err(|e| LogError::Storage(e.to_string()))?;
+        let files = CheckpointDir::beside(&temp.path().join("log.redb"));
+        let mut file = files.create(40)?;
+        file.write_all(b"half a record")
+            .map_err(|e| LogError::Storage(e.to_string()))?;
+        drop(file);
+        let left = fs::read_dir(files.path())
+            .map_err(|e| LogError::Storage(e.to_string()))?
+            .count();
+        assert_eq!(left, 0, "an unfinished checkpoint kept its room");
+        files.create(50)?.finish()?;
+        assert_eq!(files.read(50)?, b"");
         Ok(())
     }
 }

@@ -1,8 +1,6 @@
 //! Storing a checkpoint on a redb log: in a file of its own (`checkpoint_files.rs`), entered in
 //! the log's index once it is durable, or in the log's table when it keeps no files.
 
-use std::sync::Arc;
-
 use redb::ReadableDatabase;
 use tokio::sync::oneshot;
 
@@ -64,8 +62,9 @@ impl RedbLog {
             Err(error) => Err(error),
         };
         // Swept whether or not the entry was made: a file the log does not index must go.
-        let db = Arc::clone(&self.db);
+        let db = self.shared.database();
         tokio::task::spawn_blocking(move || {
+            let db = db?;
             let txn = db.begin_read().map_err(storage("begin read"))?;
             let indexed = reads::indexed_files(&txn, u64::MAX)?.into_iter().collect();
             files.sweep(&indexed)

@@ -11,7 +11,11 @@
 //!   the call returns an I/O error and writes nothing;
 //! - **a power cut** ([`FaultPlan::cut_power_at_write`], [`FaultPlan::cut_power`]): the cut
 //!   write persists only a prefix of its bytes (a torn write), and every later write, resize or
-//!   sync fails, so nothing after the cut is acknowledged.
+//!   sync fails, so nothing after the cut is acknowledged;
+//! - **a full disk** ([`FaultPlan::fill_disk`] until [`FaultPlan::free_disk`]): a resize that
+//!   grows the file, and a write that reaches past its end, fail with
+//!   [`io::ErrorKind::StorageFull`] and change nothing; the file's own pages still take writes,
+//!   as on a file system with no free blocks left.
 //!
 //! After a cut the test builds the file a restarted machine would find with
 //! [`FaultPlan::surviving_image`]: the durable image, plus — when the cache flushed in order
@@ -87,6 +91,16 @@ struct Disk {
     fail_sync_at: Option<u64>,
     /// The write at which the power goes, and how many of its bytes persist.
     cut_at_write: Option<(u64, usize)>,
+    /// The disk has no free blocks: the file cannot grow.
+    full: bool,
+}
+
+/// The error a write or resize that needs a block gets while the disk is full.
+fn no_room() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::StorageFull,
+        "fault injection: no space left on device",
+    )
 }
 
 /// The error every call gets once the power is cut.
@@ -98,6 +112,10 @@ impl Disk {
     fn write(&mut self, inner: &FileBackend, offset: u64, data: &[u8]) -> io::Result<()> {
         if self.counts.power_cut {
             return Err(power_gone());
+        }
+        let end = offset.saturating_add(u64::try_from(data.len()).unwrap_or(u64::MAX));
+        if self.full && end > inner.len()? {
+            return Err(no_room());
         }
         self.counts.writes += 1;
         let number = self.counts.writes;
@@ -125,6 +143,9 @@ impl Disk {
     fn set_len(&mut self, inner: &FileBackend, len: u64) -> io::Result<()> {
         if self.counts.power_cut {
             return Err(power_gone());
+        }
+        if self.full && len > inner.len()? {
+            return Err(no_room());
         }
         inner.set_len(len)?;
         self.unsynced.push(Pending::SetLen(len));
@@ -234,6 +255,17 @@ impl FaultPlan {
     /// that call and every later write, resize and sync fail.
     pub fn cut_power_at_write(&self, number: u64, kept_bytes: usize) {
         self.disk().cut_at_write = Some((number, kept_bytes));
+    }
+
+    /// The disk fills up: from now on the file cannot grow, and a resize that grows it or a
+    /// write past its end fails with [`io::ErrorKind::StorageFull`].
+    pub fn fill_disk(&self) {
+        self.disk().full = true;
+    }
+
+    /// Space is freed: the file grows again.
+    pub fn free_disk(&self) {
+        self.disk().full = false;
     }
 
     /// The power goes now: every later write, resize and sync fails.

@@ -23,8 +23,11 @@ pub trait RedbFile: Send + Sync + 'static {
     /// The redb handle: the hub's writable database or a reader's read-only one.
     type Database: ReadableDatabase + Send + Sync + 'static;
 
-    /// The database the reads run on.
-    fn database(&self) -> &Arc<Self::Database>;
+    /// The database the reads run on, for one read.
+    ///
+    /// # Errors
+    /// When the file is closed (the hub's log, while it waits for space to open it again).
+    fn database(&self) -> Result<Arc<Self::Database>, LogError>;
 
     /// Where checkpoints are kept in files of their own, if they are.
     fn checkpoint_dir(&self) -> Option<&CheckpointDir>;
@@ -41,6 +44,17 @@ pub trait RedbFile: Send + Sync + 'static {
 
     /// [`LogReader::last_decided_seq`].
     fn decided_seq(&self) -> impl Future<Output = Result<u64, LogError>> + Send;
+
+    /// What to do after read attempt `tries` (from 1) failed with `error`: `Ok(())` to read
+    /// again, or the error to answer. The default answers it.
+    fn after_failed_read(
+        &self,
+        error: LogError,
+        tries: u32,
+    ) -> impl Future<Output = Result<(), LogError>> + Send {
+        let _ = tries;
+        async { Err(error) }
+    }
 }
 
 /// Runs `read` in a fresh read transaction on tokio's blocking pool.
@@ -49,7 +63,7 @@ pub trait RedbFile: Send + Sync + 'static {
 /// decoding up to [`READ_MAX`] records is real CPU work; either would stall every other task on
 /// that runtime worker. The hand-off costs microseconds, small next to a batch read.
 pub(crate) async fn read_blocking<D, T, F>(
-    db: &Arc<D>,
+    db: Arc<D>,
     what: &'static str,
     read: F,
 ) -> Result<T, LogError>
@@ -58,7 +72,6 @@ where
     T: Send + 'static,
     F: FnOnce(&ReadTransaction) -> Result<T, LogError> + Send + 'static,
 {
-    let db = Arc::clone(db);
     let task = tokio::task::spawn_blocking(move || {
         let txn = db.begin_read().map_err(storage("begin read transaction"))?;
         read(&txn)
@@ -67,13 +80,32 @@ where
         .map_err(|error| LogError::Storage(format!("{what}: read task failed: {error}")))?
 }
 
+/// Runs `read` as [`read_blocking`] does, on the file's current database, and again as long as
+/// [`RedbFile::after_failed_read`] says so.
+async fn read_on<L, T, F>(file: &L, what: &'static str, read: F) -> Result<T, LogError>
+where
+    L: RedbFile,
+    T: Send + 'static,
+    F: Fn(&ReadTransaction) -> Result<T, LogError> + Clone + Send + 'static,
+{
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let read = read.clone();
+        match read_blocking(file.database()?, what, read).await {
+            Err(error) => file.after_failed_read(error, tries).await?,
+            done => return done,
+        }
+    }
+}
+
 impl<L: RedbFile> LogReader for L {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         let max = max.min(READ_MAX);
         if max == 0 {
             return Ok(Vec::new());
         }
-        read_blocking(self.database(), "read inputs", move |txn| {
+        read_on(self, "read inputs", move |txn| {
             reads::inputs(txn, from, max)
         })
         .await
@@ -92,7 +124,7 @@ impl<L: RedbFile> LogReader for L {
         if max == 0 {
             return Ok(Vec::new());
         }
-        read_blocking(self.database(), "read decisions", move |txn| {
+        read_on(self, "read decisions", move |txn| {
             reads::batches(txn, from, max)
         })
         .await
@@ -108,14 +140,14 @@ impl<L: RedbFile> LogReader for L {
 
     async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
         let files = self.checkpoint_dir().cloned();
-        read_blocking(self.database(), "load checkpoint", move |txn| {
+        read_on(self, "load checkpoint", move |txn| {
             reads::checkpoint_before(txn, files.as_ref(), seq)
         })
         .await
     }
 
     async fn base_seq(&self) -> Result<u64, LogError> {
-        read_blocking(self.database(), "read base", reads::base).await
+        read_on(self, "read base", reads::base).await
     }
 
     /// The hub's writer refuses every repeated event id (the `event_ids` table).
@@ -130,8 +162,8 @@ impl<L: RedbFile> LogReader for L {
         if ids.is_empty() {
             return Ok(BTreeMap::new());
         }
-        let ids = ids.to_vec();
-        read_blocking(self.database(), "look up event ids", move |txn| {
+        let ids: Arc<[uuid::Uuid]> = ids.into();
+        read_on(self, "look up event ids", move |txn| {
             reads::event_ids(txn, &ids)
         })
         .await

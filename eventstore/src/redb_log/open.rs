@@ -109,6 +109,36 @@ pub(crate) fn builder(options: &RedbOptions, repaired: &Arc<AtomicBool>) -> Buil
     builder
 }
 
+/// Opens the log file at `path` for writing, as every open of a file on disk does; whether redb
+/// had to repair it (it was not closed cleanly).
+pub(crate) fn open_file(path: &Path, options: &RedbOptions) -> Result<(Database, bool), LogError> {
+    let repaired = Arc::new(AtomicBool::new(false));
+    let db = builder(options, &repaired)
+        .create(path)
+        .map_err(|error| open_error(path, error))?;
+    Ok((db, repaired.load(Ordering::Acquire)))
+}
+
+/// Opens the log file at `path` for writing on the storage `backend_for` gives it; whether redb
+/// had to repair it.
+pub(crate) fn open_on<B, F>(
+    path: &Path,
+    options: &RedbOptions,
+    backend_for: &F,
+) -> Result<(Database, bool), LogError>
+where
+    B: StorageBackend,
+    F: Fn(&Path) -> io::Result<B>,
+{
+    let backend = backend_for(path)
+        .map_err(|error| LogError::Storage(format!("{}: {error}", path.display())))?;
+    let repaired = Arc::new(AtomicBool::new(false));
+    let db = builder(options, &repaired)
+        .create_with_backend(backend)
+        .map_err(|error| open_error(path, error))?;
+    Ok((db, repaired.load(Ordering::Acquire)))
+}
+
 pub(crate) fn open_error(path: &Path, error: DatabaseError) -> LogError {
     let shown = path.display();
     match error {

@@ -74,7 +74,7 @@ impl RedbReader {
     /// When the file cannot be read.
     pub async fn info(&self) -> Result<super::info::LogInfo, LogError> {
         let (path, files) = (self.path.clone(), self.checkpoint_files.clone());
-        read_blocking(&self.db, "read log info", move |txn| {
+        read_blocking(Arc::clone(&self.db), "read log info", move |txn| {
             super::info::read(txn, &path, Some(&files))
         })
         .await
@@ -86,7 +86,7 @@ impl RedbReader {
     /// # Errors
     /// When the file cannot be read.
     pub async fn input_bytes(&self, seq: u64) -> Result<Option<Vec<u8>>, LogError> {
-        read_blocking(&self.db, "read input", move |txn| {
+        read_blocking(Arc::clone(&self.db), "read input", move |txn| {
             reads::input_bytes(txn, seq)
         })
         .await
@@ -120,8 +120,8 @@ fn open_repaired_copy(path: &Path) -> Result<(ReadOnlyDatabase, tempfile::TempDi
 impl RedbFile for RedbReader {
     type Database = ReadOnlyDatabase;
 
-    fn database(&self) -> &Arc<ReadOnlyDatabase> {
-        &self.db
+    fn database(&self) -> Result<Arc<ReadOnlyDatabase>, LogError> {
+        Ok(Arc::clone(&self.db))
     }
 
     fn checkpoint_dir(&self) -> Option<&CheckpointDir> {
@@ -129,7 +129,11 @@ impl RedbFile for RedbReader {
     }
 
     async fn head_seq(&self) -> Result<u64, LogError> {
-        Ok(read_blocking(&self.db, "read heads", reads::heads).await?.0)
+        Ok(
+            read_blocking(Arc::clone(&self.db), "read heads", reads::heads)
+                .await?
+                .0,
+        )
     }
 
     async fn wait_past(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
@@ -144,6 +148,10 @@ impl RedbFile for RedbReader {
     }
 
     async fn decided_seq(&self) -> Result<u64, LogError> {
-        Ok(read_blocking(&self.db, "read heads", reads::heads).await?.1)
+        Ok(
+            read_blocking(Arc::clone(&self.db), "read heads", reads::heads)
+                .await?
+                .1,
+        )
     }
 }

@@ -4,6 +4,8 @@
 //! old files cannot be read under bumps [`LAYOUT_VERSION`], which [`super::RedbLog::open`]
 //! checks before touching anything else.
 
+use std::path::{Path, PathBuf};
+
 use flotilla_core::codec::CodecError;
 use flotilla_core::wire::checkpoint;
 use redb::TableDefinition;
@@ -71,7 +73,42 @@ pub(crate) fn decode_checkpoint_record(seq: u64, bytes: &[u8]) -> Result<Checkpo
 }
 
 /// Builds the mapper from a storage-engine error to [`LogError::Storage`], naming what was being
-/// done, so that every `?` on a redb call says where it failed.
-pub(crate) fn storage<E: std::fmt::Display>(context: &str) -> impl FnOnce(E) -> LogError + '_ {
-    move |error| LogError::Storage(format!("{context}: {error}"))
+/// done, so that every `?` on a redb call says where it failed. A storage with no room left is
+/// [`LogError::StorageFull`] instead, with its `dir` left empty: only the writer knows where the
+/// log lives, and fills it in ([`in_dir`]).
+pub(crate) fn storage<E: Into<redb::Error>>(context: &str) -> impl FnOnce(E) -> LogError + '_ {
+    move |error| {
+        let error: redb::Error = error.into();
+        let detail = format!("{context}: {error}");
+        match &error {
+            redb::Error::Io(io) if no_space(io) => LogError::StorageFull {
+                dir: PathBuf::new(),
+                detail,
+            },
+            _ => LogError::Storage(detail),
+        }
+    }
+}
+
+/// Whether an I/O error says the storage has no room: the file system is full (ENOSPC) or a
+/// quota is reached (EDQUOT). Of all I/O failures only these pass by themselves, once someone
+/// frees space; the writer reopens the file and goes on after them, and stops after any other.
+pub(crate) fn no_space(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// Names `dir` in a [`LogError::StorageFull`] that does not name a directory yet.
+pub(crate) fn in_dir(error: LogError, dir: &Path) -> LogError {
+    match error {
+        LogError::StorageFull { dir: named, detail } if named.as_os_str().is_empty() => {
+            LogError::StorageFull {
+                dir: dir.to_path_buf(),
+                detail,
+            }
+        }
+        other => other,
+    }
 }

@@ -20,19 +20,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
-use flotilla_core::wire::encode_envelope;
-use redb::{Database, Durability, ReadableTable, Table, WriteTransaction};
+use redb::{Durability, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::groups::GroupBuilder;
-use super::tables::{
-    CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, META, storage,
-};
+use super::shared::Shared;
+use super::tables::{in_dir, storage};
 use crate::{Appended, LogError};
 
-mod checkpoints;
 mod gather;
-mod retention;
+mod space;
+mod staging;
+
+pub(crate) use space::{Reopen, Space};
+
+use staging::Staging;
+pub(crate) use staging::last_key;
 
 /// One input event, already encoded by the caller (encoding is spread over the callers' tasks
 /// so the single writer thread spends its time on the transaction alone).
@@ -136,7 +139,8 @@ struct Committed {
 
 /// The writer thread's state.
 pub(crate) struct Writer {
-    db: Arc<Database>,
+    /// The database, shared with the log's reads; the writer alone closes and reopens it.
+    shared: Arc<Shared>,
     requests: mpsc::Receiver<Request>,
     last_seq: watch::Sender<u64>,
     progress: Arc<Progress>,
@@ -149,19 +153,22 @@ pub(crate) struct Writer {
     /// The buffer input groups are built in, lent to each transaction's staging (a staging
     /// that fails drops it, so the next starts from an empty one).
     group: GroupBuilder,
+    /// Whether the storage has room, and how the writer gets back to writing when it has not.
+    space: Space,
 }
 
 impl Writer {
     /// Prepares a writer; [`Writer::run`] is the thread body.
     pub(crate) fn new(
-        db: Arc<Database>,
+        shared: Arc<Shared>,
         requests: mpsc::Receiver<Request>,
         last_seq: watch::Sender<u64>,
         progress: Arc<Progress>,
         limits: WriterLimits,
+        space: Space,
     ) -> Self {
         Self {
-            db,
+            shared,
             requests,
             last_seq,
             progress,
@@ -169,32 +176,44 @@ impl Writer {
             limits,
             carried: None,
             group: GroupBuilder::default(),
+            space,
         }
     }
 
     /// Serves requests until every sender is gone and the queue is empty, so that closing the
-    /// log still answers everything that was already queued.
+    /// log still answers everything that was already queued. While the storage is full a
+    /// request is refused at once, unless it is time to look for space and there is some
+    /// (`space.rs`).
     pub(crate) fn run(mut self) {
         while let Some(first) = self.next_request() {
+            if let Some(refused) = self.refusal() {
+                first.reply.send(Err(refused));
+                continue;
+            }
             let mut group = vec![first];
-            let committed = self.commit_group(&mut group);
+            let committed = self
+                .commit_group(&mut group)
+                .map_err(|error| in_dir(error, self.shared.dir()));
+            self.after_commit(&committed);
             self.answer(group, committed);
         }
         tracing::debug!("redb log writer stopped: all senders closed");
     }
 
     fn next_request(&mut self) -> Option<Request> {
-        self.carried
-            .take()
-            .or_else(|| self.requests.blocking_recv())
+        match self.carried.take() {
+            Some(carried) => Some(carried),
+            None => self.wait_for_request(),
+        }
     }
 
     /// Stages the group in one write transaction, taking more requests as they come, and
     /// commits it durably; on any storage error the transaction is aborted
     /// and nothing of the group is written.
     fn commit_group(&mut self, group: &mut Vec<Request>) -> Result<Committed, LogError> {
-        let mut txn = self
-            .db
+        // Held for this transaction only, so the writer can close the file after it.
+        let db = self.shared.database()?;
+        let mut txn = db
             .begin_write()
             .map_err(storage("begin write transaction"))?;
         // Explicit at the call site (house rule 8): commit returns only after fsync, and callers
@@ -274,11 +293,12 @@ impl Writer {
             }
             Err(error) => {
                 // Nothing of the group was written: every caller gets the error and may retry
-                // (ids make a retry safe).
-                tracing::error!(requests = group.len(), %error, "redb log write failed");
-                let message = error.to_string();
+                // (ids make a retry safe). A full storage was logged when it began.
+                if !matches!(error, LogError::StorageFull { .. }) {
+                    tracing::error!(requests = group.len(), %error, "redb log write failed");
+                }
                 for request in group {
-                    request.reply.send(Err(LogError::Storage(message.clone())));
+                    request.reply.send(Err(for_each_caller(&error)));
                 }
             }
         }
@@ -309,233 +329,20 @@ impl Reply {
     }
 }
 
+/// The error of a failed group, for one of its callers: a full storage stays typed, so callers
+/// can tell it from a failure that does not pass by itself.
+fn for_each_caller(error: &LogError) -> LogError {
+    match error {
+        LogError::StorageFull { dir, detail } => LogError::StorageFull {
+            dir: dir.clone(),
+            detail: detail.clone(),
+        },
+        other => LogError::Storage(other.to_string()),
+    }
+}
+
 fn abort(txn: WriteTransaction) {
     if let Err(error) = txn.abort() {
         tracing::warn!(%error, "redb log: aborting a write transaction failed");
     }
-}
-
-/// The tables of one write transaction and the heads they imply.
-struct Staging<'txn> {
-    groups: Table<'txn, u64, &'static [u8]>,
-    /// The inputs this transaction appends since it last stored a group; stored when full
-    /// and before it commits.
-    group: GroupBuilder,
-    event_ids: Table<'txn, &'static [u8; 16], u64>,
-    decisions: Table<'txn, u64, &'static [u8]>,
-    checkpoints: Table<'txn, u64, &'static [u8]>,
-    checkpoint_files: Table<'txn, u64, u64>,
-    meta: Table<'txn, &'static str, u64>,
-    /// The time (ms since the epoch) of the log's base input: ids older than it may belong to
-    /// inputs a retention window removed (`retention.rs`).
-    forgotten_before: Option<u64>,
-    /// The sequence the next new event gets.
-    next_seq: u64,
-    /// The last input sequence with decisions, including this transaction's.
-    decided: u64,
-    checkpoints_kept: usize,
-    seek_spacing: u64,
-    retain: Option<chrono::Duration>,
-    wrote: bool,
-    /// The latest event time, including this transaction's events.
-    last_time: Option<DateTime<Utc>>,
-}
-
-impl<'txn> Staging<'txn> {
-    fn open(
-        txn: &'txn WriteTransaction,
-        limits: &WriterLimits,
-        last_time: Option<DateTime<Utc>>,
-        group: GroupBuilder,
-    ) -> Result<Self, LogError> {
-        let inputs = txn
-            .open_table(INPUTS)
-            .map_err(storage("open table inputs"))?;
-        let groups = txn
-            .open_table(INPUT_GROUPS)
-            .map_err(storage("open table input_groups"))?;
-        let event_ids = txn
-            .open_table(EVENT_IDS)
-            .map_err(storage("open table event_ids"))?;
-        let decisions = txn
-            .open_table(DECISIONS)
-            .map_err(storage("open table decisions"))?;
-        let checkpoints = txn
-            .open_table(CHECKPOINTS)
-            .map_err(storage("open table checkpoints"))?;
-        let checkpoint_files = txn
-            .open_table(CHECKPOINT_FILES)
-            .map_err(storage("open table checkpoint_files"))?;
-        let meta = txn.open_table(META).map_err(storage("open table meta"))?;
-        let forgotten_before = retention::forgotten_before(&meta)?;
-        // Layout 1's inputs come first; groups follow them.
-        let last_seq = last_key(&inputs, "read last input sequence")?
-            .max(last_key(&groups, "read last input group")?);
-        let decided = last_key(&decisions, "read last decided sequence")?;
-        Ok(Self {
-            groups,
-            group,
-            event_ids,
-            decisions,
-            checkpoints,
-            checkpoint_files,
-            meta,
-            forgotten_before,
-            next_seq: last_seq + 1,
-            decided,
-            checkpoints_kept: limits.checkpoints_kept,
-            seek_spacing: limits.seek_spacing,
-            retain: limits.retain,
-            wrote: false,
-            last_time,
-        })
-    }
-
-    /// Outer error: storage failed and the whole transaction must abort. Inner error: this
-    /// request alone is refused and wrote nothing.
-    fn apply(&mut self, work: &mut Work) -> Result<Outcome, LogError> {
-        match work {
-            Work::Append(events) => match self.forgotten(events)? {
-                Some(refusal) => Ok(Err(refusal)),
-                None => self.append(events.as_mut_slice()).map(Ok),
-            },
-            Work::Decide {
-                first_input_seq,
-                last_input_seq,
-                record,
-            } => self.decide(*first_input_seq, *last_input_seq, record),
-            Work::Checkpoint { seq, record } => self.checkpoint(*seq, record).map(Ok),
-            Work::IndexCheckpointFile { seq, bytes } => self.index_file(*seq, *bytes),
-        }
-    }
-
-    fn append(&mut self, events: &mut [EncodedEvent]) -> Result<Vec<Appended>, LogError> {
-        let mut outcomes = Vec::with_capacity(events.len());
-        for event in events {
-            let Some(id) = event.id else {
-                outcomes.push(self.store_as_is(&event.bytes)?);
-                continue;
-            };
-            let seq = self.next_seq;
-            // One search of the index both claims the id and finds an earlier claim: the index
-            // sees this transaction's own inserts, so a repeat within the group (or within one
-            // append) is caught exactly like one from an earlier commit.
-            if let Some(earlier) = self.claim_id(&id, seq)? {
-                outcomes.push(Appended {
-                    seq: earlier,
-                    duplicate: true,
-                });
-                continue;
-            }
-            self.settle_time(event)?;
-            self.stage_input(seq, &event.bytes)?;
-            self.next_seq += 1;
-            self.wrote = true;
-            outcomes.push(Appended {
-                seq,
-                duplicate: false,
-            });
-        }
-        Ok(outcomes)
-    }
-
-    /// Indexes `id` at `seq`, unless it is already indexed: then the earlier entry is put back
-    /// and its sequence returned. Duplicates are rare, so the common case costs one insert.
-    fn claim_id(&mut self, id: &[u8; 16], seq: u64) -> Result<Option<u64>, LogError> {
-        let earlier = self
-            .event_ids
-            .insert(id, seq)
-            .map_err(storage("insert event id"))?
-            .map(|guard| guard.value());
-        if let Some(earlier) = earlier {
-            self.event_ids
-                .insert(id, earlier)
-                .map_err(storage("restore event id"))?;
-        }
-        Ok(earlier)
-    }
-
-    /// Stores a record as it came, at the next sequence.
-    fn store_as_is(&mut self, bytes: &[u8]) -> Result<Appended, LogError> {
-        let seq = self.next_seq;
-        self.stage_input(seq, bytes)?;
-        self.next_seq += 1;
-        self.wrote = true;
-        Ok(Appended {
-            seq,
-            duplicate: false,
-        })
-    }
-
-    /// Adds input `seq` to the group, storing the group when that fills it.
-    fn stage_input(&mut self, seq: u64, bytes: &[u8]) -> Result<(), LogError> {
-        self.group.push(seq, bytes)?;
-        if self.group.is_full() {
-            self.store_group()?;
-        }
-        Ok(())
-    }
-
-    /// Stores the inputs staged since the last group was stored as one group.
-    fn store_group(&mut self) -> Result<(), LogError> {
-        if let Some((last, record)) = self.group.finish()? {
-            self.groups
-                .insert(last, record)
-                .map_err(storage("insert input group"))?;
-        }
-        Ok(())
-    }
-
-    /// Raises an assigned time to the previous event's, re-encoding the event if it moved,
-    /// and remembers the latest time.
-    fn settle_time(&mut self, event: &mut EncodedEvent) -> Result<(), LogError> {
-        let floor = self.last_time.filter(|floor| *floor > event.time);
-        // A given time is the caller's to choose; later assigned times still never go below it.
-        if let (Some(floor), Some(envelope)) = (floor, event.assigned.as_mut()) {
-            envelope.time = floor;
-            event.bytes = encode_envelope(envelope)?;
-            event.time = floor;
-        }
-        self.last_time = Some(
-            self.last_time
-                .map_or(event.time, |last| last.max(event.time)),
-        );
-        Ok(())
-    }
-
-    fn decide(&mut self, first: u64, last: u64, record: &[u8]) -> Result<Outcome, LogError> {
-        if first == 0 || first > last {
-            return Ok(Err(LogError::Storage(format!(
-                "decision batch covers inputs {first}..={last}: not a range of input sequences"
-            ))));
-        }
-        let expected = first - 1;
-        if self.decided != expected {
-            return Ok(Err(LogError::Fenced {
-                expected,
-                actual: self.decided,
-            }));
-        }
-        let last_seq = self.next_seq - 1;
-        if last > last_seq {
-            return Ok(Err(LogError::Storage(format!(
-                "decision batch covers inputs {first}..={last}, but the log ends at {last_seq}"
-            ))));
-        }
-        self.decisions
-            .insert(last, record)
-            .map_err(storage("insert decision batch"))?;
-        self.decided = last;
-        self.wrote = true;
-        Ok(Ok(Vec::new()))
-    }
-}
-
-/// The largest key of a u64-keyed table, 0 when it is empty.
-pub(crate) fn last_key<T>(table: &T, context: &str) -> Result<u64, LogError>
-where
-    T: ReadableTable<u64, &'static [u8]>,
-{
-    let last = table.last().map_err(storage(context))?;
-    Ok(last.map_or(0, |(key, _)| key.value()))
 }

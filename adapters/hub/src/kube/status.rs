@@ -239,13 +239,26 @@ impl ApiError {
     }
 
     /// The log's refusal of a write: 413 for an object too large to store (a retry cannot
-    /// succeed), 503 for the rest (a retry may).
+    /// succeed), 507 while the log's storage is full (a retry succeeds once space is freed),
+    /// 503 for the rest (a retry may).
     pub fn refused_write(error: &crate::runtime::HubError) -> Self {
         if crate::ingest::is_too_large(error) {
             Self::too_large(error)
+        } else if let Some(message) = crate::ingest::storage_full_message(error) {
+            Self::insufficient_storage(message)
         } else {
             Self::unavailable(error)
         }
+    }
+
+    /// 507 when the log's storage is full: nothing was stored, and the hub takes writes again
+    /// by itself once space is freed (the message says where).
+    pub fn insufficient_storage(message: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "InsufficientStorage",
+            message,
+        )
     }
 
     /// 500 for a failure of the hub itself.

@@ -31,6 +31,7 @@ pub async fn run_upkeep<L: EventLog>(hub: Hub<L>) {
 /// and the process's, which are rendered straight into the text.
 pub async fn scrape<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
     let handle = handle();
+    crate::hub_metrics::record_storage_full(hub.log().storage_full());
     fleet::publish_lag(&hub).await;
     let mut families = fleet::publish_fleet(&hub).unwrap_or_else(|error| {
         tracing::warn!(%error, "cannot read the folded state for /metrics");

@@ -71,7 +71,8 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
                     sent.insert(id);
                 }
                 Err(error) if super::hub::transient(&error) => {
-                    tracing::warn!(%error, "cannot append an analysis result; trying again");
+                    let full = super::hub::storage_full(&error);
+                    super::hub::note_retry("appending an analysis result", &error, full);
                 }
                 Err(error) => return Err(error),
             }

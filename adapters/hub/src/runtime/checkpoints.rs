@@ -217,7 +217,9 @@ fn write_file(seq: u64, snapshot: State, dir: &CheckpointDir) -> (Option<Encoded
     let written = write_checkpoint_file(seq, &snapshot, dir);
     drop(snapshot);
     let written = written
-        .inspect_err(|error| tracing::warn!(seq, %error, "could not write a checkpoint file"))
+        .inspect_err(|error| {
+            tracing::warn!(seq, %error, "could not write a checkpoint file; skipped until the next");
+        })
         .ok()
         .map(|(written, hash)| Encoded::File(written, hash));
     (written, began.elapsed())
@@ -261,7 +263,8 @@ fn encode(seq: u64, snapshot: State, last_bytes: &AtomicU64) -> (Option<Encoded>
 }
 
 /// Stores an encoded checkpoint; a failure is logged, not fatal: a checkpoint only shortens
-/// the next restart, and the log's own failures surface on the writer's next append.
+/// the next restart, and the log's own failures surface on the writer's next append. One that
+/// found no room is skipped; the next is taken after as many folded events again.
 async fn save<L: EventLog>(log: &L, encoded: EncodedCheckpoint, began: Instant) {
     let (seq, hash) = (encoded.seq, encoded.hash.clone());
     match log.save_encoded_checkpoint(encoded).await {
@@ -269,7 +272,9 @@ async fn save<L: EventLog>(log: &L, encoded: EncodedCheckpoint, began: Instant) 
             crate::hub_metrics::record_checkpoint(bytes, began.elapsed());
             tracing::debug!(seq, %hash, bytes, "checkpoint written");
         }
-        Err(error) => tracing::warn!(seq, %error, "could not store a checkpoint"),
+        Err(error) => {
+            tracing::warn!(seq, %error, "could not store a checkpoint; skipped until the next")
+        }
     }
 }
 
@@ -286,7 +291,9 @@ async fn save_file<L: EventLog>(
             crate::hub_metrics::record_checkpoint(bytes, began.elapsed());
             tracing::debug!(seq, %hash, bytes, "checkpoint written");
         }
-        Err(error) => tracing::warn!(seq, %error, "could not store a checkpoint"),
+        Err(error) => {
+            tracing::warn!(seq, %error, "could not store a checkpoint; skipped until the next")
+        }
     }
 }
 

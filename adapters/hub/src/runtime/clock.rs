@@ -11,7 +11,7 @@ use flotilla_core::{Envelope, Input, next_deadline};
 use flotilla_eventstore::EventLog;
 use uuid::Uuid;
 
-use super::hub::{Hub, HubError, transient};
+use super::hub::{Hub, HubError, note_retry, storage_full, transient};
 pub use super::test_clock::TestClock;
 
 /// How often the clock looks at the deadline.
@@ -23,9 +23,10 @@ pub const CLOCK_SOURCE: &str = "clock";
 /// Runs until shutdown: appends a tick whenever the wall clock passes the core's deadline.
 ///
 /// A tick the log fails to take for a passing reason ([`transient`]: the NATS stream is
-/// electing a leader, the server restarts) is sent again, with the same id, at the next poll,
-/// so the server's deduplication keeps one copy if the first send was stored after all. The
-/// clock never stops over it: a hub without ticks would never time out a silent member.
+/// electing a leader, the server restarts, the log's storage is full) is sent again, with the
+/// same id, at the next poll, so the server's deduplication keeps one copy if the first send
+/// was stored after all. The clock never stops over it: a hub without ticks would never time
+/// out a silent member.
 ///
 /// # Errors
 /// When the log refuses a tick for any other reason.
@@ -64,7 +65,7 @@ pub async fn run<L: EventLog>(hub: Hub<L>) -> Result<(), HubError> {
         match hub.submit(vec![tick.clone()]).await {
             Ok(appended) => pending = appended.first().map_or(pending, |a| a.seq),
             Err(error) if transient(&error) => {
-                tracing::warn!(%error, "cannot append a tick; trying again");
+                note_retry("appending a tick", &error, storage_full(&error));
                 unsent = Some(tick);
             }
             Err(error) => return Err(error),

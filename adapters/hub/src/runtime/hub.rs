@@ -166,17 +166,45 @@ impl<L: EventLog> Hub<L> {
     }
 }
 
-/// How long the writer waits before trying a failed NATS call again.
+/// How long the writer waits before trying a failed NATS call, or a write refused for a full
+/// storage, again.
 pub const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_millis(500);
 
 /// Whether an error may pass by itself: the NATS server is away or slow (restarting, a leader
-/// election). Every other error stops the writer.
+/// election), or the log's storage is full (it takes writes again once space is freed). Every
+/// other error stops the writer.
 pub(crate) fn transient(error: &HubError) -> bool {
+    match error {
+        HubError::Log(error)
+        | HubError::Fold(FoldError::Log(error))
+        | HubError::Replay(ReplayError::Log(error)) => passes(error),
+        _ => false,
+    }
+}
+
+/// Whether a log error may pass by itself (see [`transient`]).
+pub(crate) fn passes(error: &LogError) -> bool {
+    matches!(error, LogError::Nats(_) | LogError::StorageFull { .. })
+}
+
+/// Logs that `what` failed and is tried again. A full storage is at debug: the log says once
+/// when its storage fills up and once when it has room again, and a line per retry would bury
+/// that.
+pub(crate) fn note_retry(what: &str, error: &impl std::fmt::Display, full: bool) {
+    if full {
+        tracing::debug!(%error, "{what} failed: the log's storage is full; trying again");
+    } else {
+        tracing::warn!(%error, "{what} failed; trying again");
+    }
+}
+
+/// Whether the error is the log's storage being full.
+pub(crate) fn storage_full(error: &HubError) -> bool {
     matches!(
         error,
-        HubError::Log(LogError::Nats(_))
-            | HubError::Fold(FoldError::Log(LogError::Nats(_)))
-            | HubError::Replay(ReplayError::Log(LogError::Nats(_)))
+        HubError::Log(LogError::StorageFull { .. })
+            | HubError::Fold(FoldError::Log(LogError::StorageFull { .. }))
+            | HubError::Replay(ReplayError::Log(LogError::StorageFull { .. }))
     )
 }
 
@@ -188,7 +216,8 @@ pub(crate) async fn pause_or_stop(pause: Duration, shutdown: &mut watch::Receive
     }
 }
 
-/// Runs `call` until it succeeds, fails other than transiently, or shutdown is asked for.
+/// Runs `call` until it succeeds, fails other than transiently (see [`passes`]), or shutdown is
+/// asked for.
 pub(super) async fn retried<F, Fut>(
     what: &str,
     shutdown: &mut watch::Receiver<bool>,
@@ -200,8 +229,9 @@ where
 {
     loop {
         match call().await {
-            Err(LogError::Nats(message)) if !*shutdown.borrow() => {
-                tracing::warn!(%message, "{what} failed; trying again");
+            Err(error) if passes(&error) && !*shutdown.borrow() => {
+                let full = matches!(error, LogError::StorageFull { .. });
+                note_retry(what, &error, full);
                 pause_or_stop(TRANSIENT_RETRY_PAUSE, shutdown).await;
             }
             other => return other,

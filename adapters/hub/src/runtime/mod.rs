@@ -115,16 +115,39 @@ impl<L: EventLog> Hub<L> {
                 self.log.append(events, AppendTime::AsGiven).await
             }
         };
-        let appended = appended.inspect_err(|_| crate::hub_metrics::record_append_error())?;
+        let appended = appended.inspect_err(|error| {
+            crate::hub_metrics::record_append_error();
+            if let LogError::StorageFull { .. } = error {
+                crate::hub_metrics::record_storage_full_refusal();
+            }
+        })?;
         crate::hub_metrics::record_append(started.elapsed());
         Ok(appended)
     }
 
     /// The writer loop: fold, record decisions, checkpoint. Returns on shutdown or when fenced.
+    /// A full storage never stops it: the round waiting to be recorded is tried again until
+    /// the log has room. Stopped while the storage is full, it stops cleanly without the last
+    /// round's decisions or the final checkpoint (logged): a restart folds those inputs again.
     ///
     /// # Errors
     /// A log failure, a gap, or losing the writer role.
     pub async fn run_writer(&self) -> Result<(), HubError> {
+        match self.write_rounds().await {
+            Err(error) if hub::storage_full(&error) && *self.shutdown.borrow() => {
+                tracing::warn!(
+                    %error,
+                    "stopping while the log's storage is full: the last decisions or the \
+                     final checkpoint were not written; the next start folds those inputs again"
+                );
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// The writer loop itself (see [`Self::run_writer`]).
+    async fn write_rounds(&self) -> Result<(), HubError> {
         let mut shutdown = self.shutdown.subscribe();
         let mut pacer = checkpoints::Pacer::new(self.config.checkpoint_every);
         // The round being recorded while the next one folds.
@@ -156,7 +179,7 @@ impl<L: EventLog> Hub<L> {
                     continue;
                 }
                 Err(error) if transient(&error) => {
-                    tracing::warn!(%error, "cannot read the log; trying again");
+                    hub::note_retry("reading the log", &error, hub::storage_full(&error));
                     pause_or_stop(TRANSIENT_RETRY_PAUSE, &mut shutdown).await;
                     continue;
                 }

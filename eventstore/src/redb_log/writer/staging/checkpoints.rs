@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 
 use redb::ReadableTable;
 
-use super::super::tables::storage;
 use super::{Outcome, Staging};
+use crate::redb_log::tables::storage;
 use crate::thinning;
 use crate::{Appended, LogError};
 

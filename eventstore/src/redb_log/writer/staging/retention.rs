@@ -14,10 +14,10 @@ use chrono::{DateTime, Utc};
 use flotilla_core::wire::{InputOrigin, read_input};
 use redb::ReadableTable;
 
-use super::super::groups;
-use super::super::tables::{BASE_SEQ_KEY, BASE_TIME_KEY, storage};
 use super::{EncodedEvent, Staging};
 use crate::LogError;
+use crate::redb_log::groups;
+use crate::redb_log::tables::{BASE_SEQ_KEY, BASE_TIME_KEY, storage};
 
 /// Most input groups one transaction removes (about a million inputs).
 const CUT_GROUPS_MAX: usize = 1_024;
