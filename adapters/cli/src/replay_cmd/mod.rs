@@ -318,8 +318,9 @@ async fn verify<L: LogReader>(log: &L, strict: bool) -> anyhow::Result<()> {
     for warning in &verification.warnings {
         println!("warning: {warning}");
     }
+    let first = log.base_seq().await? + 1;
     println!(
-        "verified inputs 1..={}: decisions as recorded{}",
+        "verified inputs {first}..={}: decisions as recorded{}",
         verification.checked,
         if verification.warnings_total == 0 {
             String::new()
