@@ -26,6 +26,21 @@ pub enum LogError {
         /// What the storage answered.
         detail: String,
     },
+    /// A stream of the log on NATS is at its limits (`max_bytes`, `max_msgs`) or the server's
+    /// JetStream storage is used up: the write was refused, and the log takes writes again by
+    /// itself once the limit is raised or space freed. An append of up to 1,000 events to a
+    /// stream that takes atomic batches is refused whole; a retry with the same ids is safe.
+    #[error(
+        "the log's stream {stream} on NATS is full: this write was not stored; raise the \
+         stream's limits (max_bytes, max_msgs) or free JetStream storage on the server, and the \
+         log takes writes again by itself ({detail})"
+    )]
+    StreamFull {
+        /// The stream's name.
+        stream: String,
+        /// What the server answered.
+        detail: String,
+    },
     /// The NATS server or JetStream failed.
     #[error("nats: {0}")]
     Nats(String),

@@ -30,6 +30,12 @@
 //!   exception is its *own* batch: a batch whose ack was lost is found at the next position
 //!   with this writer's `Nats-Msg-Id`, so retrying it succeeds instead of fencing.
 //! - **Checkpoints** live in an object store bucket, older ones thinned (see [`checkpoints`]).
+//! - **A full stream is waited out.** A stream at its limits (`max_bytes` or `max_msgs` set on
+//!   it, or the server's JetStream storage used up) refuses a write with
+//!   [`LogError::StreamFull`]; an atomic batch is refused whole rather than published again one
+//!   by one, which would store a prefix. Nothing is latched: the first write after the limit is
+//!   raised is stored ([`limits`]), and [`EventLog::storage_full`] reports the condition
+//!   meanwhile.
 //! - **Reads** (`read`, `read_decisions`) use batched direct gets, which any replica of an R3
 //!   stream may answer: a lagging follower returns a shorter prefix (never a gap), so a read can
 //!   trail `last_seq` by milliseconds and callers simply read again. `last_seq`,
@@ -55,6 +61,7 @@ mod direct;
 mod event_ids;
 pub mod given_times;
 pub mod lease;
+mod limits;
 pub mod placing;
 mod resend;
 pub mod streams;
@@ -72,9 +79,7 @@ use async_nats::jetstream::kv;
 use async_nats::jetstream::object_store::ObjectStore;
 use async_nats::jetstream::stream::Stream;
 use async_nats::jetstream::{self, ContextBuilder};
-use bytes::Bytes;
 use flotilla_core::Envelope;
-use flotilla_core::wire::encode_envelope;
 use flotilla_core::wire::{InputOrigin, read_input};
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
@@ -87,7 +92,6 @@ use crate::{
     LogReader, StoredEvent,
 };
 use decisions::{Fence, last_decision};
-use subjects::input_subject;
 
 /// Most publishes awaiting their ack at once, over all concurrent appends of one `NatsLog`.
 pub const APPEND_IN_FLIGHT_MAX: usize = 4096;
@@ -167,6 +171,8 @@ pub struct NatsLog {
     in_flight: Arc<Semaphore>,
     /// The input stream is a test stream marked to keep given times ([`given_times`]).
     keeps_given_times: bool,
+    /// Which stream, if any, refused the last write to it at its limits ([`limits`]).
+    limits: limits::Limits,
 }
 
 impl std::fmt::Debug for NatsLog {
@@ -249,6 +255,7 @@ impl NatsLog {
             fence: Mutex::new(fence),
             in_flight: Arc::new(Semaphore::new(APPEND_IN_FLIGHT_MAX)),
             keeps_given_times,
+            limits: limits::Limits::default(),
         })
     }
 
@@ -450,41 +457,7 @@ impl EventLog for NatsLog {
         events: Vec<Envelope>,
         time: AppendTime,
     ) -> Result<Vec<Appended>, LogError> {
-        if time == AppendTime::AsGiven && !self.keeps_given_times {
-            return Err(LogError::Refused(
-                "NATS does not keep times as given: anyone can publish to the input stream, so \
-                 every event's time is its JetStream timestamp; append with AppendTime::Assigned"
-                    .to_owned(),
-            ));
-        }
-        let given = time == AppendTime::AsGiven;
-        // Encode everything first, so a bad event fails the call before anything is written.
-        let encoded = events
-            .iter()
-            .map(|event| {
-                let payload = Bytes::from(encode_envelope(event)?);
-                let given_time = given.then_some(event.time);
-                Ok((
-                    input_subject(event),
-                    event.id.to_string(),
-                    payload,
-                    given_time,
-                ))
-            })
-            .collect::<Result<Vec<_>, LogError>>()?;
-        self.check_sizes(&encoded)?;
-        // A failed chunk fails the call, with earlier chunks written: publishers retry the
-        // whole call, and deduplication by id makes the retry exact.
-        let mut outcomes = Vec::with_capacity(encoded.len());
-        let chunk_size = if self.allows_atomic_batches() {
-            ATOMIC_BATCH_MAX
-        } else {
-            APPEND_PIPELINE_MAX
-        };
-        for chunk in encoded.chunks(chunk_size) {
-            outcomes.extend(self.append_chunk(chunk).await?);
-        }
-        Ok(outcomes)
+        self.append_events(&events, time).await
     }
 
     async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
@@ -522,13 +495,18 @@ impl EventLog for NatsLog {
                         stream_seq: ack.sequence,
                         last_decided: last,
                     };
+                    self.limits
+                        .stored(&self.decisions.cached_info().config.name);
                     return Ok(());
                 }
                 Err(err) if err.kind() == PublishErrorKind::WrongLastSequence => err,
                 Err(err) => {
-                    return Err(LogError::Nats(format!(
-                        "ack of decision batch {first}..={last}: {err}"
-                    )));
+                    let detail = format!("ack of decision batch {first}..={last}: {err}");
+                    if limits::publish_at_limits(&err) {
+                        let stream = &self.decisions.cached_info().config.name;
+                        return Err(self.limits.refused(stream, detail));
+                    }
+                    return Err(LogError::Nats(detail));
                 }
             };
             let found = last_decision(&self.decisions, self.options.request_timeout).await?;
@@ -581,6 +559,11 @@ impl EventLog for NatsLog {
     async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
         let timeout = self.options.request_timeout;
         event_ids::record_folded(&self.client, &self.event_ids, folded, timeout).await
+    }
+
+    /// A stream of the log refused its last write at its limits ([`limits`]).
+    fn storage_full(&self) -> bool {
+        self.limits.is_full()
     }
 }
 

@@ -6,6 +6,7 @@ pub mod agents;
 pub mod browser;
 pub mod kubectl;
 pub mod pty;
+pub mod refusal;
 pub mod scenario_files;
 pub mod scrape;
 pub mod simulation;

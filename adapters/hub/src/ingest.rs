@@ -29,8 +29,8 @@ pub enum IngestError {
     /// and a retry of the same request is refused the same way.
     #[error("{0}")]
     TooLarge(String),
-    /// The log's storage is full ([`LogError::StorageFull`]); nothing was appended, and a retry
-    /// succeeds once space is freed. The message says where and what to do
+    /// The log's storage is full ([`LogError::StorageFull`], [`LogError::StreamFull`]); nothing
+    /// was appended, and a retry succeeds once space is freed. The message says where and what to do
     /// ([`storage_full_message`]).
     #[error("{0}")]
     StorageFull(String),
@@ -47,19 +47,27 @@ pub fn is_too_large(error: &HubError) -> bool {
 }
 
 /// What a write refused for a full storage is answered with (HTTP 507, as a Kubernetes
-/// `Status`): the data directory, that nothing was stored, and what to do; `None` for any other
-/// error.
+/// `Status`): where (the data directory, or the stream on NATS), that nothing was stored, and
+/// what to do; `None` for any other error.
 #[must_use]
 pub fn storage_full_message(error: &HubError) -> Option<String> {
-    let HubError::Log(LogError::StorageFull { dir, detail }) = error else {
-        return None;
-    };
-    let dir = dir.display();
-    Some(format!(
-        "the hub's data directory {dir} is full: nothing of this request was stored. Free \
-         space in {dir}; the hub takes writes again by itself, without a restart, and this \
-         request can then be sent again ({detail})"
-    ))
+    const AFTER: &str = "the hub takes writes again by itself, without a restart, and this \
+                         request can then be sent again";
+    match error {
+        HubError::Log(LogError::StorageFull { dir, detail }) => {
+            let dir = dir.display();
+            Some(format!(
+                "the hub's data directory {dir} is full: nothing of this request was stored. \
+                 Free space in {dir}; {AFTER} ({detail})"
+            ))
+        }
+        HubError::Log(LogError::StreamFull { stream, detail }) => Some(format!(
+            "the log's stream {stream} on NATS is full: nothing of this request was stored. \
+             Raise the stream's limits (max_bytes, max_msgs) or free JetStream storage on the \
+             NATS server; {AFTER} ({detail})"
+        )),
+        _ => None,
+    }
 }
 
 impl From<HubError> for IngestError {

@@ -1,14 +1,64 @@
 //! The input stream's append path: each chunk as one atomic batch when the stream takes them,
-//! else (or when a batch is not stored) one by one, pipelined.
+//! else (or when a batch is not stored) one by one, pipelined. A stream at its limits refuses
+//! the batch whole, and the append with it ([`super::limits`]).
 
 use async_nats::HeaderMap;
 use async_nats::header::{NATS_EXPECTED_STREAM, NATS_MESSAGE_ID};
 use async_nats::jetstream::context::PublishAckFuture;
 
-use super::{APPEND_PIPELINE_MAX, NatsLog, atomic, given_times};
-use crate::{Appended, LogError, event_size};
+use bytes::Bytes;
+use flotilla_core::Envelope;
+use flotilla_core::wire::encode_envelope;
+
+use super::subjects::input_subject;
+use super::{APPEND_PIPELINE_MAX, ATOMIC_BATCH_MAX, NatsLog, atomic, given_times, limits};
+use crate::{AppendTime, Appended, LogError, event_size};
 
 impl NatsLog {
+    /// [`crate::EventLog::append`]: encodes every event first (a bad one fails the call before
+    /// anything is written), checks their sizes, then publishes them in chunks.
+    pub(super) async fn append_events(
+        &self,
+        events: &[Envelope],
+        time: AppendTime,
+    ) -> Result<Vec<Appended>, LogError> {
+        if time == AppendTime::AsGiven && !self.keeps_given_times {
+            return Err(LogError::Refused(
+                "NATS does not keep times as given: anyone can publish to the input stream, so \
+                 every event's time is its JetStream timestamp; append with AppendTime::Assigned"
+                    .to_owned(),
+            ));
+        }
+        let given = time == AppendTime::AsGiven;
+        // Encode everything first, so a bad event fails the call before anything is written.
+        let encoded = events
+            .iter()
+            .map(|event| {
+                let payload = Bytes::from(encode_envelope(event)?);
+                let given_time = given.then_some(event.time);
+                Ok((
+                    input_subject(event),
+                    event.id.to_string(),
+                    payload,
+                    given_time,
+                ))
+            })
+            .collect::<Result<Vec<_>, LogError>>()?;
+        self.check_sizes(&encoded)?;
+        // A failed chunk fails the call, with earlier chunks written: publishers retry the
+        // whole call, and deduplication by id makes the retry exact.
+        let mut outcomes = Vec::with_capacity(encoded.len());
+        let chunk_size = if self.allows_atomic_batches() {
+            ATOMIC_BATCH_MAX
+        } else {
+            APPEND_PIPELINE_MAX
+        };
+        for chunk in encoded.chunks(chunk_size) {
+            outcomes.extend(self.append_chunk(chunk).await?);
+        }
+        Ok(outcomes)
+    }
+
     /// Publishes one chunk of events and awaits their acks, in order: as one atomic batch when
     /// the stream allows it, else (or when the batch is not stored) one by one.
     pub(super) async fn append_chunk(
@@ -26,8 +76,16 @@ impl NatsLog {
         if chunk.len() > 1 && self.allows_atomic_batches() {
             let timeout = self.options.request_timeout;
             match atomic::publish(&self.client, stream_name, chunk, timeout).await {
-                Ok(outcomes) => return Ok(outcomes),
-                Err(atomic::NotStored(why)) => {
+                Ok(outcomes) => {
+                    self.limits.stored(stream_name);
+                    return Ok(outcomes);
+                }
+                // One by one, the events that fit would be stored and the rest not.
+                Err(refused) if refused.full => {
+                    return Err(self.limits.refused(stream_name, refused.why));
+                }
+                Err(refused) => {
+                    let why = refused.why;
                     tracing::debug!(%why, "atomic batch not stored; publishing one by one");
                 }
             }
@@ -36,6 +94,7 @@ impl NatsLog {
         for part in chunk.chunks(APPEND_PIPELINE_MAX) {
             outcomes.extend(self.publish_pipelined(part, stream_name).await?);
         }
+        self.limits.stored(stream_name);
         Ok(outcomes)
     }
 
@@ -82,9 +141,14 @@ impl NatsLog {
         }
         let mut outcomes = Vec::with_capacity(part.len());
         for (ack, (_, id, _, _)) in acks.into_iter().zip(part) {
-            let ack = ack
-                .await
-                .map_err(|err| LogError::Nats(format!("ack of event {id}: {err}")))?;
+            let ack = ack.await.map_err(|err| {
+                let detail = format!("ack of event {id}: {err}");
+                if limits::publish_at_limits(&err) {
+                    self.limits.refused(stream_name, detail)
+                } else {
+                    LogError::Nats(detail)
+                }
+            })?;
             outcomes.push(Appended {
                 seq: ack.sequence,
                 duplicate: ack.duplicate,

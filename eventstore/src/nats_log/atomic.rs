@@ -55,12 +55,26 @@ struct BatchAck {
 #[derive(Deserialize)]
 struct BatchRefusal {
     #[serde(default)]
+    err_code: u64,
+    #[serde(default)]
     description: String,
 }
 
-/// Why a batch was not stored as one (the caller publishes its messages one by one instead).
+/// Why a batch was not stored as one: the caller publishes its messages one by one instead,
+/// unless the stream is at its limits (`full`), where one by one would store a prefix.
 #[derive(Debug)]
-pub(crate) struct NotStored(pub(crate) String);
+pub(crate) struct NotStored {
+    /// What went wrong.
+    pub(crate) why: String,
+    /// The stream refused the batch at its limits ([`super::limits::at_limits`]).
+    pub(crate) full: bool,
+}
+
+impl NotStored {
+    fn because(why: String) -> Self {
+        Self { why, full: false }
+    }
+}
 
 /// Publishes `chunk` (at most [`ATOMIC_BATCH_MAX`] events) to the input stream `stream` as one
 /// atomic batch, each event under its id, and returns each event's sequence, in order.
@@ -87,7 +101,7 @@ pub(crate) async fn publish(
         .collect();
     let last_seq = publish_batch(client, messages, timeout).await?;
     stored_sequences(last_seq, chunk.len())
-        .ok_or_else(|| NotStored("the batch's answer does not cover it".to_owned()))
+        .ok_or_else(|| NotStored::because("the batch's answer does not cover it".to_owned()))
 }
 
 /// Publishes `messages` (at most [`ATOMIC_BATCH_MAX`]) as one atomic batch; the sequence of its
@@ -120,25 +134,25 @@ pub(crate) async fn publish_batch(
         client
             .publish_with_headers(subject, headers, payload)
             .await
-            .map_err(|err| NotStored(format!("publish to batch {batch_id}: {err}")))?;
+            .map_err(|err| NotStored::because(format!("publish to batch {batch_id}: {err}")))?;
     }
     let Some(commit) = commit else {
-        return Err(NotStored("an empty batch".to_owned()));
+        return Err(NotStored::because("an empty batch".to_owned()));
     };
     let answer = tokio::time::timeout(timeout, commit)
         .await
-        .map_err(|_| NotStored(format!("batch {batch_id}: no answer within {timeout:?}")))?
-        .map_err(|err| NotStored(format!("commit batch {batch_id}: {err}")))?;
+        .map_err(|_| NotStored::because(format!("batch {batch_id}: no answer within {timeout:?}")))?
+        .map_err(|err| NotStored::because(format!("commit batch {batch_id}: {err}")))?;
     let ack: BatchAck = serde_json::from_slice(&answer.payload)
-        .map_err(|err| NotStored(format!("batch {batch_id}: unreadable answer: {err}")))?;
+        .map_err(|err| NotStored::because(format!("batch {batch_id}: unreadable answer: {err}")))?;
     if let Some(refusal) = ack.error {
-        return Err(NotStored(format!(
-            "batch {batch_id} refused: {}",
-            refusal.description
-        )));
+        return Err(NotStored {
+            full: super::limits::at_limits(refusal.err_code, &refusal.description),
+            why: format!("batch {batch_id} refused: {}", refusal.description),
+        });
     }
     if ack.count != count {
-        return Err(NotStored(format!(
+        return Err(NotStored::because(format!(
             "batch {batch_id}: {} of {count} messages counted",
             ack.count
         )));

@@ -69,7 +69,8 @@ pub(crate) async fn record_folded(
                 .map(|(id, seq)| create_message(store, *id, *seq));
             match atomic::publish_batch(client, creates.collect(), budget).await {
                 Ok(_) => continue,
-                Err(atomic::NotStored(why)) => {
+                Err(refused) => {
+                    let why = refused.why;
                     tracing::debug!(%why, "event id batch not stored; creating one by one");
                 }
             }

@@ -171,8 +171,8 @@ impl<L: EventLog> Hub<L> {
 pub const TRANSIENT_RETRY_PAUSE: Duration = Duration::from_millis(500);
 
 /// Whether an error may pass by itself: the NATS server is away or slow (restarting, a leader
-/// election), or the log's storage is full (it takes writes again once space is freed). Every
-/// other error stops the writer.
+/// election), or the log's storage is full (its disk, or a stream's limits on NATS: it takes
+/// writes again once space is freed). Every other error stops the writer.
 pub(crate) fn transient(error: &HubError) -> bool {
     match error {
         HubError::Log(error)
@@ -184,7 +184,16 @@ pub(crate) fn transient(error: &HubError) -> bool {
 
 /// Whether a log error may pass by itself (see [`transient`]).
 pub(crate) fn passes(error: &LogError) -> bool {
-    matches!(error, LogError::Nats(_) | LogError::StorageFull { .. })
+    matches!(error, LogError::Nats(_)) || full(error)
+}
+
+/// Whether a log error is its storage being full: the disk under the embedded log, or a stream
+/// of the log on NATS at its limits.
+pub(crate) fn full(error: &LogError) -> bool {
+    matches!(
+        error,
+        LogError::StorageFull { .. } | LogError::StreamFull { .. }
+    )
 }
 
 /// Logs that `what` failed and is tried again. A full storage is at debug: the log says once
@@ -198,14 +207,14 @@ pub(crate) fn note_retry(what: &str, error: &impl std::fmt::Display, full: bool)
     }
 }
 
-/// Whether the error is the log's storage being full.
+/// Whether the error is the log's storage being full (see [`full`]).
 pub(crate) fn storage_full(error: &HubError) -> bool {
-    matches!(
-        error,
-        HubError::Log(LogError::StorageFull { .. })
-            | HubError::Fold(FoldError::Log(LogError::StorageFull { .. }))
-            | HubError::Replay(ReplayError::Log(LogError::StorageFull { .. }))
-    )
+    match error {
+        HubError::Log(error)
+        | HubError::Fold(FoldError::Log(error))
+        | HubError::Replay(ReplayError::Log(error)) => full(error),
+        _ => false,
+    }
 }
 
 /// Sleeps `pause`, or less if shutdown is asked for.
@@ -230,8 +239,7 @@ where
     loop {
         match call().await {
             Err(error) if passes(&error) && !*shutdown.borrow() => {
-                let full = matches!(error, LogError::StorageFull { .. });
-                note_retry(what, &error, full);
+                note_retry(what, &error, full(&error));
                 pause_or_stop(TRANSIENT_RETRY_PAUSE, shutdown).await;
             }
             other => return other,

@@ -117,7 +117,7 @@ impl<L: EventLog> Hub<L> {
         };
         let appended = appended.inspect_err(|error| {
             crate::hub_metrics::record_append_error();
-            if let LogError::StorageFull { .. } = error {
+            if hub::full(error) {
                 crate::hub_metrics::record_storage_full_refusal();
             }
         })?;
