@@ -60,6 +60,7 @@ mod decisions;
 mod direct;
 mod event_ids;
 pub mod given_times;
+pub mod info;
 pub mod lease;
 mod limits;
 pub mod placing;

@@ -1,5 +1,6 @@
 //! `flotilla replay --nats URL` against a hub's JetStream log on a real `nats-server`: the
-//! state at a point is what `get` showed then, the timeline reads the stream, and the log
+//! state at a point is what `get` showed then, `info` names the stream's first and last input,
+//! the timeline reads the stream, and the log
 //! exported from NATS imports into a redb directory that verifies and answers the same.
 
 use std::path::PathBuf;
@@ -48,6 +49,16 @@ fn replay_reads_a_nats_log_and_its_export() -> Result<(), String> {
         replayed, member,
         "the state on NATS at {seq} is what get showed"
     );
+    let info: Value =
+        serde_json::from_str(&ask(&["info", "-o", "json"])?).map_err(|e| e.to_string())?;
+    assert_eq!(info["first"]["seq"], 1, "{info:#}");
+    let last = info["last"]["seq"].as_u64().ok_or("no last input")?;
+    assert!(last >= seq.parse().unwrap_or(u64::MAX), "{info:#}");
+    assert!(info["last"]["time"].is_string(), "{info:#}");
+    let streams = info["streams"].as_array().map_or(0, Vec::len);
+    assert_eq!(streams, 2, "the input and decision streams: {info:#}");
+    let text = ask(&["info"])?;
+    assert!(text.contains("NATS JetStream at"), "{text}");
     let timeline = ask(&["timeline", "--cluster", "member-1"])?;
     assert!(
         timeline.contains("-> cluster member-1 joined"),

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
+use flotilla_eventstore::nats_log::info::NatsInfo;
 use flotilla_eventstore::redb_log::info::{InputPoint, LogInfo};
 
 /// The report as text.
@@ -54,6 +55,30 @@ pub(super) fn text(path: &Path, info: &LogInfo) -> String {
             bytes(checkpoint.bytes),
             checkpoint.stored
         );
+    }
+    out
+}
+
+/// The report of a NATS log as text.
+pub(super) fn nats_text(url: &str, info: &NatsInfo) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "log          NATS JetStream at {url}");
+    let _ = writeln!(out, "first input  {}", point(info.first.as_ref()));
+    let _ = writeln!(out, "last input   {}", point(info.last.as_ref()));
+    let _ = writeln!(out, "decided to   #{}", info.last_decided_seq);
+    let _ = writeln!(out, "\nSTREAM                     MESSAGES        BYTES");
+    for stream in &info.streams {
+        let _ = writeln!(
+            out,
+            "{:<26} {:>8} {:>12}",
+            stream.name,
+            stream.messages,
+            bytes(stream.bytes)
+        );
+    }
+    let _ = writeln!(out, "\nCHECKPOINTS  {}", info.checkpoints.len());
+    for object in &info.checkpoints {
+        let _ = writeln!(out, "  {:<28} {:>12}", object.name, bytes(object.bytes));
     }
     out
 }

@@ -48,6 +48,10 @@ pub async fn run(args: ReplayArgs, remote: Option<&Client>) -> anyhow::Result<()
         };
         let client = connection.connect(url, "flotilla-replay").await?;
         let log = NatsLog::with_client(client, NatsOptions::default()).await?;
+        if let ReplayCommand::Info { output } = args.command {
+            let info = log.info().await?;
+            return print_report(&info, &info::nats_text(url, &info), output);
+        }
         return execute(&log, args.command).await;
     }
     if let Some(file) = &source.file {
@@ -225,7 +229,7 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
         }
         ReplayCommand::Import { .. } => bail!("import takes no source"),
         ReplayCommand::Info { .. } => {
-            bail!("replay info reads a data directory (--data DIR), where the bytes are")
+            bail!("replay info reads a data directory (--data DIR) or a NATS server (--nats URL)")
         }
     }
 }
