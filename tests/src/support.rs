@@ -149,6 +149,25 @@ impl HubProcess {
         }
     }
 
+    /// Sets the test clock of a hub started with `--test-clock START` to `seconds` after
+    /// `start` (`POST /v1/test/clock`).
+    ///
+    /// # Errors
+    /// When `start` is not RFC 3339 or the hub refuses.
+    pub fn set_clock(&self, start: &str, seconds: i64) -> HarnessResult<()> {
+        let time = chrono::DateTime::parse_from_rfc3339(start).map_err(|e| e.to_string())?
+            + chrono::Duration::seconds(seconds);
+        let url = format!("{}/v1/test/clock", self.url);
+        let body = serde_json::json!({"set": time.to_rfc3339()});
+        tokio::runtime::Runtime::new()
+            .map_err(|e| e.to_string())?
+            .block_on(async {
+                let response = http_client().post(url).json(&body).send().await?;
+                response.error_for_status().map(|_| ())
+            })
+            .map_err(|e| e.to_string())
+    }
+
     /// Runs a CLI command against this hub.
     ///
     /// # Errors

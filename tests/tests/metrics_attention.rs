@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use flotilla_tests::scrape::{Scrape, scrape, value};
-use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, stderr, stdout};
 use serde_json::{Value, json};
 
 const START: &str = "2026-03-01T00:00:00Z";
@@ -61,21 +61,6 @@ fn heartbeats() -> Value {
 fn report(cluster: &str, placement: &str, fine: bool) -> Value {
     json!({"schemaVersion": 1, "type": "report", "cluster": cluster, "placement": placement,
         "resourceIndex": 0, "applied": fine, "available": fine})
-}
-
-/// Sets the hub's test clock to `seconds` after [`START`].
-fn clock_at(hub: &HubProcess, seconds: i64) -> Result<(), String> {
-    let time = chrono::DateTime::parse_from_rfc3339(START).map_err(|e| e.to_string())?
-        + chrono::Duration::seconds(seconds);
-    let url = format!("{}/v1/test/clock", hub.url);
-    let body = json!({"set": time.to_rfc3339()});
-    tokio::runtime::Runtime::new()
-        .map_err(|e| e.to_string())?
-        .block_on(async {
-            let response = http_client().post(url).json(&body).send().await?;
-            response.error_for_status().map(|_| ())
-        })
-        .map_err(|e| e.to_string())
 }
 
 /// Scrapes until `ready` holds (at most 100 scrapes, 10 s).
@@ -203,7 +188,7 @@ fn waiting_on_approval(hub: &HubProcess) -> Result<(), String> {
     let waiting = scrape(hub)?;
     assert_eq!(value(&waiting, run)?, 1.0);
     assert_eq!(value(&waiting, pending)?, 0.0);
-    clock_at(hub, 120)?;
+    hub.set_clock(START, 120)?;
     let later = scrape(hub)?;
     assert_eq!(value(&later, pending)?, 120.0);
     assert_eq!(
@@ -248,7 +233,7 @@ fn failed_report(hub: &HubProcess) -> Result<(), String> {
 /// Past five heartbeat periods every member is unhealthy: the placement's clusters show it,
 /// while its `Available` stays what they last reported.
 fn unhealthy_clusters(hub: &HubProcess) -> Result<(), String> {
-    clock_at(hub, 400)?;
+    hub.set_clock(START, 400)?;
     let unhealthy = scrape_until(hub, |s| {
         s.get("flotilla_clusters{health=\"Unhealthy\"}") == Some(&3.0)
     })?;

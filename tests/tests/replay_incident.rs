@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use flotilla_adapters::manifests::read_documents;
 use flotilla_eventstore::nats_test_server::NatsTestServer;
-use flotilla_tests::support::{HubProcess, fixture, http_client, run_ok, stdout};
+use flotilla_tests::support::{HubProcess, fixture, run_ok, stdout};
 use serde_json::{Value, json};
 
 const START: &str = "2026-03-12T23:00:00Z";
@@ -73,17 +73,7 @@ impl Script<'_> {
     }
 
     fn at(&self, seconds: i64) -> Result<(), String> {
-        let time = chrono::DateTime::parse_from_rfc3339(START).map_err(|e| e.to_string())?
-            + chrono::Duration::seconds(seconds);
-        let url = format!("{}/v1/test/clock", self.hub.url);
-        let body = json!({"set": time.to_rfc3339()});
-        tokio::runtime::Runtime::new()
-            .map_err(|e| e.to_string())?
-            .block_on(async {
-                let response = http_client().post(url).json(&body).send().await?;
-                response.error_for_status().map(|_| ())
-            })
-            .map_err(|e| e.to_string())
+        self.hub.set_clock(START, seconds)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use flotilla_tests::support::{HubProcess, fixture, http_client, stderr, stdout};
+use flotilla_tests::support::{HubProcess, fixture, run_ok, stderr, stdout};
 use serde_json::{Value, json};
 
 const START: &str = "2026-03-01T00:00:00Z";
@@ -26,39 +26,13 @@ fn start(data: &Path) -> Result<HubProcess, String> {
     HubProcess::start(&binary(), data, &args)
 }
 
-/// Sets the hub's test clock to `seconds` after [`START`].
-fn clock_at(hub: &HubProcess, seconds: i64) -> Result<(), String> {
-    let time = chrono::DateTime::parse_from_rfc3339(START).map_err(|e| e.to_string())?
-        + chrono::Duration::seconds(seconds);
-    let url = format!("{}/v1/test/clock", hub.url);
-    let body = json!({"set": time.to_rfc3339()});
-    tokio::runtime::Runtime::new()
-        .map_err(|e| e.to_string())?
-        .block_on(async {
-            let response = http_client().post(url).json(&body).send().await?;
-            response.error_for_status().map(|_| ())
-        })
-        .map_err(|e| e.to_string())
-}
-
 /// `flotilla replay --data DIR ARGS`: its stdout, or why it failed.
 fn replay(data: &Path, args: &[&str]) -> Result<String, String> {
-    let output = std::process::Command::new(binary())
-        .arg("replay")
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if output.status.success() {
-        Ok(stdout(&output))
-    } else {
-        Err(format!(
-            "replay {args:?}: {}{}",
-            stdout(&output),
-            stderr(&output)
-        ))
-    }
+    let data = data.display().to_string();
+    run_ok(
+        &binary(),
+        &[&["replay", "--data", &data][..], args].concat(),
+    )
 }
 
 fn heartbeats() -> Value {
@@ -75,7 +49,7 @@ fn a_retained_log_keeps_its_window_verifies_from_its_base_and_restarts() -> Resu
     let applied = hub.cli(&["apply", "-f", &fixture("staged-fleet.yaml")])?;
     assert!(applied.status.success(), "{}", stderr(&applied));
     for step in 1..=40 {
-        clock_at(&hub, step * 10)?;
+        hub.set_clock(START, step * 10)?;
         hub.post_events(&heartbeats())?;
     }
     let seq = hub.status()?["seq"].as_u64().ok_or("no seq")?;
