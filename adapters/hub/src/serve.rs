@@ -89,10 +89,10 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let name = format!("{}@{}", uuid::Uuid::now_v7(), options.listen);
     // Before this hub publishes anything: a writer of an older build that meets this build's
     // records then knows they are an upgrade's, not a publisher's (`nats_log::builds`).
-    hub.log()
-        .announce_build(&name)
-        .await
-        .context("announcing this build to the log's other hubs")?;
+    patiently("announcing this build to the log's other hubs", || {
+        hub.log().announce_build(&name)
+    })
+    .await?;
     let role = crate::standby::run(hub.clone(), options.role, name);
     run_with(hub, listener, security, shutdown_signal(), role).await
 }
@@ -150,10 +150,42 @@ async fn spawn_nats_services(hub: &Hub<AnyLog>, client: async_nats::Client) -> a
     });
     tokio::spawn(crate::nats_rejections::run(hub.clone(), client));
     if let AnyLog::Nats(nats) = hub.log().as_ref() {
-        let store = crate::nats_works::works_bucket(nats.jetstream(), nats.options()).await?;
+        let store = patiently("opening the works bucket", || {
+            crate::nats_works::works_bucket(nats.jetstream(), nats.options())
+        })
+        .await?;
         tokio::spawn(crate::nats_works::run(hub.clone(), store));
     }
     Ok(())
+}
+
+/// How long a hub on NATS keeps asking for what it needs before it serves: a stream or bucket
+/// of a three-node cluster that has just started, or just lost its leader, answers nothing
+/// until it elects one (seconds, longer on a loaded machine).
+const NATS_READY_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs `step` until it succeeds, asking again after pauses doubling from 250 ms to 2 s, for at
+/// most [`NATS_READY_BUDGET`]; the last error when that is spent.
+async fn patiently<T, E, F, Fut>(what: &'static str, mut step: F) -> anyhow::Result<T>
+where
+    E: std::fmt::Display + Send + Sync + 'static,
+    anyhow::Error: From<E>,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = tokio::time::Instant::now() + NATS_READY_BUDGET;
+    let mut pause = std::time::Duration::from_millis(250);
+    loop {
+        match step().await {
+            Ok(done) => return Ok(done),
+            Err(error) if tokio::time::Instant::now() + pause < deadline => {
+                tracing::warn!(%error, "{what}: NATS did not answer yet; asking again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(2));
+            }
+            Err(error) => return Err(anyhow::Error::from(error).context(what)),
+        }
+    }
 }
 
 async fn warn_if_unsynced(log: &AnyLog) {
