@@ -240,7 +240,7 @@ impl Folder {
         first: &mut BTreeMap<Uuid, u64>,
         recorded: &[DecisionBatch],
     ) -> Result<Folded, FoldError> {
-        let recorded = recorded_by_seq(recorded);
+        let recorded = Recorded::of(recorded);
         let mut folded = Folded::default();
         for event in events {
             // One search of `first` per event: the entry tells whether the id was seen, and a
@@ -255,7 +255,7 @@ impl Folder {
             };
             let known = Known {
                 first_seq,
-                recorded: recorded.get(&event.seq).copied(),
+                recorded: recorded.get(event.seq),
             };
             match self.fold_known(event, known) {
                 Ok(decisions) => folded.decisions.push((event.seq, decisions)),
@@ -393,12 +393,51 @@ fn is_record_verdict(decisions: &Decisions) -> bool {
     )
 }
 
-fn recorded_by_seq(batches: &[DecisionBatch]) -> BTreeMap<u64, &Decisions> {
-    batches
-        .iter()
-        .flat_map(|batch| batch.decisions.iter())
-        .map(|(seq, decisions)| (*seq, decisions))
-        .collect()
+/// The recorded decisions of a page's inputs, looked up by sequence. Batches come from the
+/// log in order and without overlap, so a lookup is a binary search over them: a page is
+/// folded many times per read of batches (a replay reads a thousand batches, then folds their
+/// inputs page by page), and copying every decided input into a map for each page made a long
+/// replay's cost grow with the square of its length. Batches out of order (a caller's own
+/// list) are put in a map once.
+enum Recorded<'a> {
+    Ordered(&'a [DecisionBatch]),
+    Mapped(BTreeMap<u64, &'a Decisions>),
+}
+
+impl<'a> Recorded<'a> {
+    fn of(batches: &'a [DecisionBatch]) -> Self {
+        let ordered = batches
+            .windows(2)
+            .all(|pair| pair[0].last_input_seq < pair[1].first_input_seq)
+            && batches.iter().all(|batch| {
+                batch.decisions.windows(2).all(|pair| pair[0].0 < pair[1].0)
+                    && batch.decisions.iter().all(|(seq, _)| {
+                        (batch.first_input_seq..=batch.last_input_seq).contains(seq)
+                    })
+            });
+        if ordered {
+            return Recorded::Ordered(batches);
+        }
+        Recorded::Mapped(
+            batches
+                .iter()
+                .flat_map(|batch| batch.decisions.iter())
+                .map(|(seq, decisions)| (*seq, decisions))
+                .collect(),
+        )
+    }
+
+    fn get(&self, seq: u64) -> Option<&'a Decisions> {
+        match self {
+            Recorded::Mapped(map) => map.get(&seq).copied(),
+            Recorded::Ordered(batches) => {
+                let at = batches.partition_point(|batch| batch.last_input_seq < seq);
+                let batch = batches.get(at)?;
+                let found = batch.decisions.binary_search_by_key(&seq, |(seq, _)| *seq);
+                found.ok().map(|index| &batch.decisions[index].1)
+            }
+        }
+    }
 }
 
 /// The `trace`-level span of one input's fold: its sequence and kind, and the placement and
@@ -439,5 +478,48 @@ fn trace_decisions(decisions: &[Decision]) {
             cluster = about.cluster.as_deref(),
             "decided"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(first: u64, last: u64, decided: &[u64]) -> DecisionBatch {
+        DecisionBatch {
+            version: flotilla_core::wire::DECISION_VERSION,
+            first_input_seq: first,
+            last_input_seq: last,
+            decisions: decided
+                .iter()
+                .map(|seq| (*seq, vec![verdict(*seq)]))
+                .collect(),
+        }
+    }
+
+    fn verdict(seq: u64) -> Decision {
+        rejected(RejectCode::DuplicateEvent, format!("#{seq}"))
+    }
+
+    fn found(recorded: &Recorded<'_>, seq: u64) -> Option<String> {
+        recorded.get(seq).map(|decisions| format!("{decisions:?}"))
+    }
+
+    #[test]
+    fn recorded_verdicts_are_found_in_ordered_and_unordered_batches() {
+        let ordered = [batch(1, 3, &[2]), batch(4, 9, &[4, 7, 9])];
+        let unordered = [batch(4, 9, &[4, 7, 9]), batch(1, 3, &[2])];
+        let lookups = [Recorded::of(&ordered), Recorded::of(&unordered)];
+        assert!(matches!(lookups[0], Recorded::Ordered(_)));
+        assert!(matches!(lookups[1], Recorded::Mapped(_)));
+        for recorded in &lookups {
+            for seq in [2, 4, 7, 9] {
+                let expected = format!("{:?}", vec![verdict(seq)]);
+                assert_eq!(found(recorded, seq), Some(expected), "#{seq}");
+            }
+            for seq in [0, 1, 3, 5, 6, 8, 10] {
+                assert_eq!(found(recorded, seq), None, "#{seq}");
+            }
+        }
     }
 }

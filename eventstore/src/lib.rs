@@ -42,6 +42,7 @@ pub mod redb_log;
 mod thinning;
 
 pub use error::LogError;
+pub use thinning::CHECKPOINTS_PER_WINDOW;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -12,6 +12,11 @@
 //! The newest `16 × spacing` inputs keep one checkpoint per `spacing`, each doubling of age
 //! beyond keeps about eight more, and no point folds more than about a span of its age.
 
+/// Checkpoints a retention window keeps across itself, evenly in the log's time, besides what
+/// thinning keeps: the log's base then trails the window by at most about this fraction of it
+/// (`docs/storage.md`). A hub under a window writes checkpoints at least this often.
+pub const CHECKPOINTS_PER_WINDOW: i32 = 8;
+
 /// Spans of `spacing` inputs before the thinning starts (and spans kept per doubling of age).
 pub(crate) const DENSE_SPANS: u64 = 8;
 

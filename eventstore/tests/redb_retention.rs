@@ -91,6 +91,28 @@ async fn inputs_older_than_the_window_leave_and_the_oldest_kept_checkpoint_is_th
     Ok(())
 }
 
+/// Thinning keeps few old checkpoints (one per 10,000 inputs here), but a window keeps one per
+/// eighth of itself across it, so the base is the newest checkpoint at the window's edge and
+/// the log keeps little more than the window.
+#[tokio::test]
+async fn a_window_keeps_checkpoints_across_itself_so_the_base_follows_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let options = RedbOptions {
+        checkpoints_kept: 2,
+        seek_spacing: 10_000,
+        retain: Some(Duration::seconds(800)),
+        ..RedbOptions::default()
+    };
+    let log = RedbLog::open(&dir.path().join("log.redb"), options)?;
+    for end in (50..=3_000).step_by(50) {
+        round(&log, end - 49, end).await?;
+    }
+    // Input 3,000 is the newest: inputs of 2,200 s and older may go, and a checkpoint at
+    // 2,200 was kept for it.
+    assert_eq!(log.base_seq().await?, 2_200);
+    Ok(())
+}
+
 /// Reads every input from the base on, as a replay does, and returns the last sequence read.
 async fn read_from_base(reader: &RedbReader) -> Result<u64, Box<dyn Error>> {
     let mut next = reader.base_seq().await? + 1;

@@ -155,7 +155,12 @@ fn micro_time(at: &str) -> String {
 fn recorded(state: &State) -> Vec<Recorded> {
     let mut out = Vec::new();
     for (key, placement) in state.placements() {
-        let object = crate::placement::render(state, key, placement);
+        let object = crate::placement::render(
+            state,
+            key,
+            placement,
+            crate::placement_status::PerCluster::Listed,
+        );
         out.extend(placement_events::recorded(&object));
     }
     for name in state.members().keys() {

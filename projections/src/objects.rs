@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::derived::{self, DerivedKind};
 use crate::json;
 use crate::kinds::KindInfo;
+use crate::placement_status::PerCluster;
 use crate::staged;
 use crate::{eviction, member_cluster, overrides, placement};
 
@@ -32,7 +33,7 @@ pub fn render_object(state: &State, key: &ObjectKey) -> Option<Value> {
         }
         member_cluster::render(state, &key.name)?
     } else if is_placement(key) {
-        placement::render(state, key, state.placements().get(key)?)
+        placement::render(state, key, state.placements().get(key)?, PerCluster::Listed)
     } else if DerivedKind::parse(&key.group, &key.kind).is_some() {
         derived::render(state, &derived::find(state, key)?)
     } else if staged::is_staged(key) {
@@ -91,7 +92,12 @@ pub fn render_all_but_members(state: &State) -> Vec<Value> {
         .filter_map(|key| render_object(state, &key))
         .collect();
     for (key, stored) in state.placements() {
-        objects.push(json::canonical(placement::render(state, key, stored)));
+        objects.push(json::canonical(placement::render(
+            state,
+            key,
+            stored,
+            PerCluster::Listed,
+        )));
         objects.extend(
             derived::derived_of(state, key, stored)
                 .iter()
@@ -125,6 +131,27 @@ pub fn list(state: &State, kind: &KindInfo, namespace: Option<&str>) -> Vec<Valu
         return derived.into_iter().chain(stored).collect();
     }
     stored.collect()
+}
+
+/// As [`list`], for a table's rows: placements without their per-cluster list, which no
+/// column reads.
+pub(crate) fn list_for_table(
+    state: &State,
+    kind: &KindInfo,
+    namespace: Option<&str>,
+) -> Vec<Value> {
+    let placement_kind = ObjectKey::cluster_scoped(&kind.group, &kind.kind, "");
+    if !is_placement(&placement_kind) {
+        return list(state, kind, namespace);
+    }
+    keys_of(state, kind, namespace)
+        .into_iter()
+        .filter_map(|key| {
+            let placement = state.placements().get(&key)?;
+            let object = placement::render(state, &key, placement, PerCluster::Omitted);
+            Some(json::canonical(object))
+        })
+        .collect()
 }
 
 /// The keys of every stored object of one kind, in key order (see [`list`]).

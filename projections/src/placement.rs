@@ -19,10 +19,16 @@ use flotilla_core::model::{ObjectKey, PlacementSpec};
 use flotilla_core::state::Placement;
 use serde_json::Value;
 
+use crate::placement_status::PerCluster;
 use crate::{json, objects, placement_status};
 
-/// One stored placement as a whole object.
-pub(crate) fn render(state: &State, key: &ObjectKey, placement: &Placement) -> Value {
+/// One stored placement as a whole object; its status lists its clusters or not.
+pub(crate) fn render(
+    state: &State,
+    key: &ObjectKey,
+    placement: &Placement,
+    per_cluster: PerCluster,
+) -> Value {
     json::object([
         (
             "apiVersion",
@@ -31,7 +37,10 @@ pub(crate) fn render(state: &State, key: &ObjectKey, placement: &Placement) -> V
         ("kind", Value::from(key.kind.as_str())),
         ("metadata", objects::metadata(key, &placement.meta)),
         ("spec", spec(&placement.spec)),
-        ("status", placement_status::status(state, key, placement)),
+        (
+            "status",
+            placement_status::status(state, key, placement, per_cluster),
+        ),
     ])
 }
 

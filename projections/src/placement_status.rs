@@ -48,8 +48,23 @@ const SCOPE_NAMESPACE_ACCESSIBLE: &str = "NamespaceAccessible";
 /// The status mirror only exists in v1beta1.
 const MIRROR_API_VERSION: &str = "placement.kubernetes-fleet.io/v1beta1";
 
+/// Whether a placement's status lists its clusters (`placementStatuses`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PerCluster {
+    /// As the API shows it.
+    Listed,
+    /// Left out: a table's columns read only the placement's own conditions, and at fleet scale
+    /// the list is most of the work and memory of rendering a placement.
+    Omitted,
+}
+
 /// The placement's `status`.
-pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> Value {
+pub(crate) fn status(
+    state: &State,
+    key: &ObjectKey,
+    placement: &Placement,
+    per_cluster: PerCluster,
+) -> Value {
     let owner = Owner { key, placement };
     let mut status = json::empty_object();
     let mut conditions = Vec::new();
@@ -86,9 +101,11 @@ pub(crate) fn status(state: &State, key: &ObjectKey, placement: &Placement) -> V
     if !conditions.is_empty() {
         json::insert(&mut status, "conditions", Value::Array(conditions));
     }
-    let per_cluster = placement_statuses(placement, &selected);
-    if !per_cluster.is_empty() {
-        json::insert(&mut status, "placementStatuses", Value::Array(per_cluster));
+    if per_cluster == PerCluster::Listed {
+        let entries = placement_statuses(placement, &selected);
+        if !entries.is_empty() {
+            json::insert(&mut status, "placementStatuses", Value::Array(entries));
+        }
     }
     if flotilla_core::query::rollout::partitioned::is_partitioned(placement) {
         crate::partitioned_status::insert(state, key, placement, &mut status);
@@ -294,7 +311,10 @@ pub(crate) fn mirror(state: &State, object: &DerivedObject<'_>) -> Value {
         ("apiVersion", Value::from(MIRROR_API_VERSION)),
         ("kind", Value::from(object.key.kind.as_str())),
         ("metadata", metadata),
-        ("sourceStatus", status(state, owner.key, owner.placement)),
+        (
+            "sourceStatus",
+            status(state, owner.key, owner.placement, PerCluster::Listed),
+        ),
         (
             "lastUpdatedTime",
             Value::from(json::timestamp(state.now().unwrap_or(created))),

@@ -98,7 +98,8 @@ impl Column {
 /// nothing to show (kubectl's words).
 #[must_use]
 pub fn table(state: &State, kind: &KindInfo, namespace: Option<&str>, wide: bool) -> String {
-    table_of(state, kind, namespace, None, wide)
+    let objects = objects::list_for_table(state, kind, namespace);
+    table_of(state, kind, namespace, &objects, wide)
 }
 
 /// Like [`table`], limited to the object called `name` when one is given (`get KIND NAME`).
@@ -111,23 +112,18 @@ pub fn table_named(
     name: &str,
     wide: bool,
 ) -> Option<String> {
-    let exists = objects::list(state, kind, namespace)
-        .iter()
-        .any(|object| object["metadata"]["name"] == name);
-    exists.then(|| table_of(state, kind, namespace, Some(name), wide))
+    let mut objects = objects::list_for_table(state, kind, namespace);
+    objects.retain(|object| object["metadata"]["name"] == name);
+    (!objects.is_empty()).then(|| table_of(state, kind, namespace, &objects, wide))
 }
 
 fn table_of(
     state: &State,
     kind: &KindInfo,
     namespace: Option<&str>,
-    name: Option<&str>,
+    objects: &[Value],
     wide: bool,
 ) -> String {
-    let mut objects = objects::list(state, kind, namespace);
-    if let Some(name) = name {
-        objects.retain(|object| object["metadata"]["name"] == name);
-    }
     if objects.is_empty() {
         return match namespace.filter(|_| kind.namespaced) {
             Some(namespace) => format!("No resources found in {namespace} namespace.\n"),
@@ -140,7 +136,7 @@ fn table_of(
     }
     columns.extend(kind_columns(kind, wide));
     let mut text = row(columns.iter().map(|column| column.header.to_owned()));
-    for object in &objects {
+    for object in objects {
         text.push_str(&row(columns
             .iter()
             .map(|column| column.cell(object, state.now()))));

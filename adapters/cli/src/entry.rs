@@ -80,6 +80,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => {
             let hub = HubConfig {
                 checkpoint_every: args.checkpoint_every,
+                checkpoint_every_log_time: args
+                    .retain
+                    .0
+                    .and_then(flotilla_hub::runtime::checkpoint_spacing_for),
                 allow_divergence: args.allow_divergence,
                 test_clock: args
                     .test_clock

@@ -243,6 +243,22 @@ pub fn decode_checkpoint<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CodecEr
     Ok(value)
 }
 
+/// Decodes a value at the start of a checkpoint encoding (the fields before the state) and
+/// returns it with the bytes it used, for a caller that reads the rest itself.
+///
+/// # Errors
+/// When the bytes do not begin with the value's encoding.
+pub fn decode_checkpoint_prefix<T: DeserializeOwned>(
+    bytes: &[u8],
+) -> Result<(T, usize), CodecError> {
+    bincode::serde::decode_from_slice(bytes, checkpoint_config()).map_err(|source| {
+        CodecError::Decode {
+            what: "checkpoint",
+            source,
+        }
+    })
+}
+
 /// Refuses an encoding its reader would refuse (bincode checks limits on decode only).
 fn within(what: &'static str, bytes: Vec<u8>, max: usize) -> Result<Vec<u8>, CodecError> {
     if bytes.len() > max {

@@ -129,7 +129,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let baseline_rss = stats::rss_bytes();
     let (log, _nats_server) = open_log(&args).await?;
-    let hub = Hub::open(Arc::new(log), HubConfig::default()).await?;
+    let config = HubConfig {
+        checkpoint_every_log_time: args
+            .retain
+            .and_then(flotilla_hub::runtime::checkpoint_spacing_for),
+        ..HubConfig::default()
+    };
+    let hub = Hub::open(Arc::new(log), config).await?;
     let listener = flotilla_hub::serve::bind(args.listen, false).await?;
     println!(
         "simulating {} clusters, {} placement(s), {:?} strategy, heartbeat {} s, seed {}; API on http://{}",

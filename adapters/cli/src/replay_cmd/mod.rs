@@ -105,13 +105,17 @@ async fn execute<L: LogReader>(log: &L, command: ReplayCommand) -> anyhow::Resul
             output,
         } => {
             let folder = state_at(log, &at).await?;
-            print_state(
+            let printed = print_state(
                 &folder,
                 kind.as_deref(),
                 name.as_deref(),
                 namespace.as_deref(),
                 output,
-            )
+            );
+            // The process ends next: its exit returns the state's memory at once, where
+            // dropping a fleet's state frees it node by node (a tenth of a seek's time).
+            std::mem::forget(folder);
+            printed
         }
         ReplayCommand::Verify { strict } => verify(log, strict).await,
         ReplayCommand::Export { to } => {

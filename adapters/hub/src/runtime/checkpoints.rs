@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::state::StateHash;
 use flotilla_eventstore::redb_log::{CheckpointDir, WrittenCheckpoint};
@@ -37,6 +38,10 @@ pub const BEHIND_MULTIPLE: u32 = 3;
 /// The writer's checkpoint schedule and the save in flight.
 pub(super) struct Pacer {
     every: u64,
+    /// A checkpoint is also due once the log's time moved this far past the last one's.
+    every_log_time: Option<chrono::Duration>,
+    /// The log's time when the last checkpoint was due (or when the writer began).
+    last_log_time: Option<DateTime<Utc>>,
     since: u64,
     last_began: Option<Instant>,
     /// The last checkpoint's cost in nanoseconds, set by its encoding task when it is done.
@@ -49,10 +54,13 @@ pub(super) struct Pacer {
 }
 
 impl Pacer {
-    /// A schedule of one checkpoint per `every` folded events, paced by cost.
-    pub(super) fn new(every: u64) -> Self {
+    /// A schedule of one checkpoint per `every` folded events, or per `every_log_time` of
+    /// the log's time if that comes first, paced by cost.
+    pub(super) fn new(every: u64, every_log_time: Option<chrono::Duration>) -> Self {
         Self {
             every,
+            every_log_time,
+            last_log_time: None,
             since: 0,
             last_began: None,
             last_cost: Arc::new(AtomicU64::new(0)),
@@ -67,18 +75,32 @@ impl Pacer {
         self.behind = full;
     }
 
-    /// Counts `folded` events; whether a checkpoint is due now.
-    pub(super) fn folded(&mut self, folded: u64) -> bool {
+    /// Counts `folded` events, the log's time being `now` after them; whether a checkpoint is
+    /// due now.
+    pub(super) fn folded(&mut self, folded: u64, now: Option<DateTime<Utc>>) -> bool {
         self.since += folded;
-        if self.since < self.every || self.saving.as_ref().is_some_and(|s| !s.is_finished()) {
+        let last_log_time = *self
+            .last_log_time
+            .get_or_insert_with(|| now.unwrap_or_default());
+        let by_time = self
+            .every_log_time
+            .zip(now)
+            .is_some_and(|(every, now)| self.since > 0 && now - last_log_time >= every);
+        if (self.since < self.every && !by_time)
+            || self.saving.as_ref().is_some_and(|s| !s.is_finished())
+        {
             return false;
         }
         let last_cost = Duration::from_nanos(self.last_cost.load(Ordering::Relaxed));
-        paced(
+        let due = paced(
             self.last_began.map(|began| began.elapsed()),
             last_cost,
             self.behind,
-        )
+        );
+        if due {
+            self.last_log_time = now.or(self.last_log_time);
+        }
+        due
     }
 
     /// Waits for the save in flight, if any (before a final checkpoint, or shutdown).
@@ -313,5 +335,22 @@ mod tests {
             paced(Some(Duration::from_secs(120)), cost, true),
             "not forever"
         );
+    }
+
+    #[test]
+    fn under_a_window_a_checkpoint_is_also_due_after_its_share_of_the_log_time() {
+        let at = |seconds: i64| DateTime::<Utc>::from_timestamp(1_741_820_400 + seconds, 0);
+        let mut pacer = Pacer::new(10_000, Some(chrono::Duration::seconds(15)));
+        assert!(
+            !pacer.folded(100, at(0)),
+            "the writer's first time is the reference"
+        );
+        assert!(!pacer.folded(100, at(14)));
+        assert!(pacer.folded(100, at(15)), "15 s of the log's time passed");
+        pacer.since = 0;
+        assert!(!pacer.folded(100, at(29)), "counted from the last one due");
+        let mut by_count = Pacer::new(10_000, None);
+        assert!(!by_count.folded(100, at(3_600)), "no window: by count only");
+        assert!(by_count.folded(9_900, at(3_601)));
     }
 }

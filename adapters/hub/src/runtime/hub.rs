@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
 use flotilla_eventstore::fold::FoldError;
-use flotilla_eventstore::{EventLog, LogError};
+use flotilla_eventstore::{CHECKPOINTS_PER_WINDOW, EventLog, LogError};
 use flotilla_replay::ReplayError;
 use tokio::sync::watch;
 
@@ -19,6 +19,11 @@ use super::view::View;
 pub struct HubConfig {
     /// Write a checkpoint after this many folded events.
     pub checkpoint_every: u64,
+    /// Also write one once the log's time moved this far past the last one. Under a retention
+    /// window the log's base is its newest checkpoint at least the window old, so checkpoints
+    /// this far apart keep the retained span within this much of the window
+    /// ([`checkpoint_spacing_for`]).
+    pub checkpoint_every_log_time: Option<chrono::Duration>,
     /// Most events folded under one hold of the view's lock: readers wait at most that long.
     pub fold_batch_max: usize,
     /// Most events read, folded (in parts of `fold_batch_max`) and decided in one record per
@@ -38,6 +43,7 @@ impl Default for HubConfig {
     fn default() -> Self {
         Self {
             checkpoint_every: 10_000,
+            checkpoint_every_log_time: None,
             fold_batch_max: 1_000,
             fold_round_max: 10_000,
             idle_wait: Duration::from_millis(200),
@@ -45,6 +51,16 @@ impl Default for HubConfig {
             test_clock: None,
         }
     }
+}
+
+/// The log time between checkpoints under a retention window of `window`: a
+/// [`CHECKPOINTS_PER_WINDOW`]th of it, the spacing at which the log keeps them across the
+/// window, so it keeps at most about that much more than the window (`docs/storage.md`).
+#[must_use]
+pub fn checkpoint_spacing_for(window: std::time::Duration) -> Option<chrono::Duration> {
+    chrono::Duration::from_std(window)
+        .ok()?
+        .checked_div(CHECKPOINTS_PER_WINDOW)
 }
 
 /// Why the runtime stopped or could not start.

@@ -35,7 +35,7 @@ use flotilla_core::Envelope;
 use flotilla_core::wire::DECISION_VERSION;
 use flotilla_eventstore::fold::{FoldError, Folded, Folder};
 use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
-pub use hub::{Hub, HubConfig, HubError, TRANSIENT_RETRY_PAUSE};
+pub use hub::{Hub, HubConfig, HubError, TRANSIENT_RETRY_PAUSE, checkpoint_spacing_for};
 pub(crate) use hub::{pause_or_stop, transient};
 use newer::decline_message;
 use restore::{report_warnings, restore_checked};
@@ -149,7 +149,10 @@ impl<L: EventLog> Hub<L> {
     /// The writer loop itself (see [`Self::run_writer`]).
     async fn write_rounds(&self) -> Result<(), HubError> {
         let mut shutdown = self.shutdown.subscribe();
-        let mut pacer = checkpoints::Pacer::new(self.config.checkpoint_every);
+        let mut pacer = checkpoints::Pacer::new(
+            self.config.checkpoint_every,
+            self.config.checkpoint_every_log_time,
+        );
         // The round being recorded while the next one folds.
         let mut recording: Option<recording::Recording> = None;
         // The page being read while this one folds, when the writer is behind.

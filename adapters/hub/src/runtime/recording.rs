@@ -96,11 +96,12 @@ impl<L: EventLog> Hub<L> {
         let count = last - batch.first_input_seq + 1;
         // Kept for answers once recorded, moved rather than copied: a round at scale holds
         // tens of thousands of decisions.
-        self.view
-            .write()
-            .map_err(|_| HubError::Poisoned)?
-            .remember(batch.decisions, last);
+        let now = {
+            let mut view = self.view.write().map_err(|_| HubError::Poisoned)?;
+            view.remember(batch.decisions, last);
+            view.folder.state.now()
+        };
         self.folded_tx.send_replace(last);
-        Ok(pacer.folded(count))
+        Ok(pacer.folded(count, now))
     }
 }

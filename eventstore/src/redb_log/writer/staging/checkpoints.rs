@@ -2,7 +2,7 @@
 //! its own file, and keeping the ones [`super::super::thinning`] keeps; with a retention
 //! window, the oldest kept checkpoint then becomes the log's base (`retention.rs`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use redb::ReadableTable;
 
@@ -54,7 +54,11 @@ impl Staging<'_> {
             Err(error) => return Err(storage("read the newest checkpoint file")(error)),
         };
         let spacing = thinning::spacing(self.seek_spacing, newest_bytes);
+        let needed = self.needed_by_window(&all)?;
         for key in thinning::pruned(&all, self.checkpoints_kept, spacing) {
+            if needed.contains(&key) {
+                continue;
+            }
             if in_table.contains(&key) {
                 self.checkpoints
                     .remove(key)
@@ -67,6 +71,39 @@ impl Staging<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Staging<'_> {
+    /// The checkpoints a retention window keeps from thinning: across the window, the first
+    /// in each [`thinning::CHECKPOINTS_PER_WINDOW`]th of it (slots aligned in the log's time,
+    /// so a checkpoint kept stays kept as the window moves), and the newest one older than
+    /// the window, which becomes the log's next base. Thinned like the rest, the base would be
+    /// whichever checkpoint thinning kept beyond the window, and the log would keep up to a
+    /// whole span more than the window.
+    fn needed_by_window(&self, all: &BTreeSet<u64>) -> Result<BTreeSet<u64>, LogError> {
+        let mut needed = BTreeSet::new();
+        let (Some(window), Some(newest)) = (self.retain, self.last_time) else {
+            return Ok(needed);
+        };
+        let cutoff = newest - window;
+        let slot_millis = (window / thinning::CHECKPOINTS_PER_WINDOW)
+            .num_milliseconds()
+            .max(1);
+        let mut first_in_slot = BTreeMap::new();
+        for seq in all.iter().rev() {
+            let Some(time) = self.input_time(*seq)? else {
+                continue;
+            };
+            if time <= cutoff {
+                needed.insert(*seq);
+                break;
+            }
+            let slot = time.timestamp_millis().div_euclid(slot_millis);
+            first_in_slot.insert(slot, *seq);
+        }
+        needed.extend(first_in_slot.into_values());
+        Ok(needed)
     }
 }
 

@@ -94,7 +94,7 @@ impl Staging<'_> {
     }
 
     /// The time the log assigned input `seq`, if it holds it as an event.
-    fn input_time(&self, seq: u64) -> Result<Option<DateTime<Utc>>, LogError> {
+    pub(super) fn input_time(&self, seq: u64) -> Result<Option<DateTime<Utc>>, LogError> {
         let Some(bytes) = groups::input(&self.groups, seq)? else {
             return Ok(None);
         };
