@@ -184,15 +184,23 @@ impl EventLog for AnyLog {
     }
 }
 
-/// How much of the log is kept, as the hub prints it at start.
+/// How much of the log is kept, and where what leaves it goes, as the hub prints it at start.
 #[must_use]
-pub fn retention_text(retain: Option<std::time::Duration>) -> String {
-    match retain {
-        Some(window) => format!(
+pub fn retention_text(
+    retain: Option<std::time::Duration>,
+    archive: Option<&std::path::Path>,
+) -> String {
+    match (retain, archive) {
+        (Some(window), None) => format!(
             "keeping the last {} of inputs (--retain)",
             humanize(window.as_secs())
         ),
-        None => "keeping every input (--retain forever)".to_owned(),
+        (Some(window), Some(archive)) => format!(
+            "keeping the last {} of inputs (--retain), older ones archived in {} (--archive)",
+            humanize(window.as_secs()),
+            archive.display()
+        ),
+        (None, _) => "keeping every input (--retain forever)".to_owned(),
     }
 }
 

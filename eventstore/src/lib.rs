@@ -118,8 +118,10 @@ pub struct Checkpoint {
 }
 
 /// Reading the event log: what replay and every read-only view need.
-/// Implemented by [`redb_log::RedbLog`], [`nats_log::NatsLog`], [`memory_log::MemoryLog`] and
-/// the read-only [`redb_log::reader::RedbReader`], which has no way to write at all.
+/// Implemented by [`redb_log::RedbLog`], [`nats_log::NatsLog`], [`memory_log::MemoryLog`],
+/// the read-only [`redb_log::reader::RedbReader`], which has no way to write at all, and
+/// [`redb_log::archive::ArchivedLog`], a redb log read with the archive of what its retention
+/// window removed.
 pub trait LogReader: Send + Sync + 'static {
     /// Reads up to `max` input records with `seq >= from`, ascending. One bad record never
     /// fails the read: it comes back as [`LogRecord::Rejected`] or [`LogRecord::Newer`].

@@ -35,6 +35,10 @@
 //!   checkpoint never holds up appends; checkpoints an older build stored in the file's table
 //!   are still read and pruned alongside. A log on a caller's storage backend keeps them in the
 //!   table.
+//! - **Archive before removal** (optional, [`RedbOptions::archive`]): what the retention window
+//!   removes is written to segment files in a directory of its own, durably, before the
+//!   transaction that removes it commits; when that fails nothing is removed. The archive and
+//!   the log read as one log through [`archive::ArchivedLog`] (`archive.rs`).
 //! - **Single writer.** The file is opened in redb's `ConcurrencyMode::SingleWriter`: redb
 //!   refuses a second writer (another process, or a second `RedbLog` in this one), while
 //!   read-only handles ([`reader::RedbReader`], `flotilla replay --data`) may open it at the
@@ -66,6 +70,7 @@
 //! blocked by the writer). `last_seq`, `last_decided_seq` and `wait_for` are answered from memory
 //! the writer updates after each commit.
 
+pub mod archive;
 mod checkpoint_files;
 mod checkpoint_store;
 mod compressed_file;
@@ -88,6 +93,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use archive::Archiver;
 use chrono::Utc;
 use flotilla_core::Envelope;
 use flotilla_core::codec::CodecError;
@@ -117,7 +123,7 @@ pub const READ_MAX: usize = 10_000;
 pub const SEEK_SPACING_DEFAULT: u64 = 50_000;
 
 /// How a [`RedbLog`] is opened; every value is explicit (see [`RedbOptions::default`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedbOptions {
     /// Most events gathered into one write transaction (one fsync) by the group-commit writer.
     pub events_per_commit_max: usize,
@@ -133,6 +139,10 @@ pub struct RedbOptions {
     /// Inputs older than this, counted back from the newest input's time, leave the log; the
     /// oldest kept checkpoint becomes its base (`writer/retention.rs`). `None`: kept forever.
     pub retain: Option<chrono::Duration>,
+    /// Where what the retention window removes is written first (`archive.rs`): segment
+    /// files, each durable before the transaction that removes its inputs commits. `None`:
+    /// removed inputs are gone.
+    pub archive: Option<PathBuf>,
     /// Memory redb may use to cache pages, in bytes.
     pub cache_size_bytes: usize,
     /// While the storage is full, how often the writer looks for space, and the soonest it
@@ -157,6 +167,7 @@ impl Default for RedbOptions {
             checkpoints_kept: 3,
             seek_spacing: SEEK_SPACING_DEFAULT,
             retain: None,
+            archive: None,
             cache_size_bytes: 64 * 1024 * 1024,
             space_probe_interval: Duration::from_secs(1),
         }
@@ -208,10 +219,11 @@ impl RedbLog {
         options.check()?;
         create_if_missing(path, &options, file_backend)?;
         let at = path.to_path_buf();
-        let reopen: Reopen = Box::new(move || open_file(&at, &options));
+        let opening = options.clone();
+        let reopen: Reopen = Box::new(move || open_file(&at, &opening));
         let opened = reopen()?;
-        let mut log = Self::start(path, opened, options, Some(reopen))?;
         let files = CheckpointDir::beside(path);
+        let mut log = Self::start(path, opened, options, Some(reopen), Some(&files))?;
         log.sweep_checkpoint_files(&files)?;
         log.checkpoint_files = Some(files);
         Ok(log)
@@ -232,7 +244,8 @@ impl RedbLog {
         let db = builder(&options, &repaired)
             .create_with_backend(backend)
             .map_err(|error| open_error(path, error))?;
-        Self::start(path, (db, repaired.load(Ordering::Acquire)), options, None)
+        let opened = (db, repaired.load(Ordering::Acquire));
+        Self::start(path, opened, options, None, None)
     }
 
     /// Creates or opens the log on storage the caller provides per path (for crash tests, a
@@ -255,18 +268,21 @@ impl RedbLog {
         options.check()?;
         create_if_missing(path, &options, &backend_for)?;
         let at = path.to_path_buf();
-        let reopen: Reopen = Box::new(move || open_on(&at, &options, &backend_for));
+        let opening = options.clone();
+        let reopen: Reopen = Box::new(move || open_on(&at, &opening, &backend_for));
         let opened = reopen()?;
-        Self::start(path, opened, options, Some(reopen))
+        Self::start(path, opened, options, Some(reopen), None)
     }
 
     /// Reads the heads and starts the writer thread on an opened database (and whether redb
-    /// repaired it); `reopen` opens the file again after the storage filled up.
+    /// repaired it); `reopen` opens the file again after the storage filled up, `files` are
+    /// the log's checkpoint files (`None`: its checkpoints are in its table).
     fn start(
         path: &Path,
         (db, repaired): (Database, bool),
         options: RedbOptions,
         reopen: Option<Reopen>,
+        files: Option<&CheckpointDir>,
     ) -> Result<RedbLog, LogError> {
         let shown = path.display();
         let heads = prepare(&db).map_err(|error| LogError::Storage(format!("{shown}: {error}")))?;
@@ -297,6 +313,11 @@ impl RedbLog {
             retain: options.retain,
             last_time: heads.last_time,
         };
+        let archive = options.archive.clone().map(|dir| {
+            tracing::info!(path = %shown, archive = %dir.display(),
+                "what the retention window removes is archived first");
+            Arc::new(Archiver::new(dir, files.cloned()))
+        });
         let writer = Writer::new(
             Arc::clone(&shared),
             receiver,
@@ -304,6 +325,7 @@ impl RedbLog {
             Arc::clone(&progress),
             limits,
             Space::new(reopen, options.space_probe_interval),
+            archive,
         );
         let handle = std::thread::Builder::new()
             .name("flotilla-redb-writer".into())

@@ -303,6 +303,11 @@ pub struct ServeArgs {
     /// leave it, and the oldest kept checkpoint becomes its base (docs/storage.md).
     #[arg(long, default_value = "7d", value_parser = parse_retain)]
     pub retain: Retain,
+    /// Write what `--retain` removes from the embedded log to this directory first, as
+    /// verifiable segment files, so `flotilla replay --archive DIR` can still read it
+    /// (docs/storage.md, "Archive").
+    #[arg(long, value_name = "DIR", conflicts_with = "nats")]
+    pub archive: Option<PathBuf>,
     /// Start even when this build decides an already-decided input differently than was
     /// recorded under its own decision version (a determinism failure; logged as an error).
     #[arg(long)]

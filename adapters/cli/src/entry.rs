@@ -93,6 +93,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             serve(ServeOptions {
                 data: args.data,
                 retain: args.retain.0,
+                archive: args.archive,
                 nats: args.nats,
                 nats_monitoring: args.nats_monitoring,
                 nats_creds: args.nats_creds,

@@ -46,6 +46,9 @@ pub struct ServeOptions {
     pub connections: flotilla_adapters::connections::ConnectionLimits,
     /// The embedded log's retention window (`None`: every input is kept).
     pub retain: Option<std::time::Duration>,
+    /// Where the embedded log writes what its retention window removes, first (`None`: it is
+    /// gone).
+    pub archive: Option<PathBuf>,
     /// Runtime settings.
     pub hub: HubConfig,
 }
@@ -104,20 +107,15 @@ async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<asyn
             retain: options
                 .retain
                 .and_then(|window| chrono::Duration::from_std(window).ok()),
+            archive: options.archive.clone(),
             ..flotilla_eventstore::redb_log::RedbOptions::default()
         };
         let log = AnyLog::open_embedded_with(&options.data, redb)
             .with_context(|| format!("opening the embedded log in {}", options.data.display()))?;
-        tracing::info!(
-            data = %options.data.display(),
-            "embedded log: {}",
-            flotilla_adapters::store::retention_text(options.retain)
-        );
-        println!(
-            "log: embedded redb in {}, {}",
-            options.data.display(),
-            flotilla_adapters::store::retention_text(options.retain)
-        );
+        let kept =
+            flotilla_adapters::store::retention_text(options.retain, options.archive.as_deref());
+        tracing::info!(data = %options.data.display(), "embedded log: {kept}");
+        println!("log: embedded redb in {}, {kept}", options.data.display());
         return Ok((log, None));
     };
     let connection = flotilla_adapters::nats_auth::NatsConnection {

@@ -95,6 +95,11 @@ impl CheckpointDir {
         compressed_file::record(file).map_err(|error| failed(&error))
     }
 
+    /// The file of `seq` as it is stored (compressed), to copy it whole.
+    pub(crate) fn read_stored(&self, seq: u64) -> io::Result<Vec<u8>> {
+        fs::read(self.file(seq))
+    }
+
     /// Deletes every file in the directory that is not the checkpoint of a sequence in
     /// `indexed` (unindexed, pruned, or partial); returns how many it deleted. A missing
     /// directory holds nothing to delete.

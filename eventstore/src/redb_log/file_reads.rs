@@ -99,6 +99,31 @@ where
     }
 }
 
+/// Up to `max` inputs from `from` on, with those at or before the base the file still holds
+/// ([`reads::held_inputs`]).
+pub(crate) async fn read_held<L: RedbFile>(
+    file: &L,
+    from: u64,
+    max: usize,
+) -> Result<Vec<StoredEvent>, LogError> {
+    let max = max.min(READ_MAX);
+    if max == 0 {
+        return Ok(Vec::new());
+    }
+    read_on(file, "read inputs", move |txn| {
+        reads::held_inputs(txn, from, max)
+    })
+    .await
+}
+
+/// The log's base and its first grouped input, read together.
+pub(crate) async fn held<L: RedbFile>(file: &L) -> Result<(u64, Option<u64>), LogError> {
+    read_on(file, "read base", |txn| {
+        Ok((reads::base(txn)?, reads::first_grouped(txn)?))
+    })
+    .await
+}
+
 impl<L: RedbFile> LogReader for L {
     async fn read(&self, from: u64, max: usize) -> Result<Vec<StoredEvent>, LogError> {
         let max = max.min(READ_MAX);

@@ -218,6 +218,33 @@ fn decompress(record: &[u8], corrupt: &dyn Fn(&str) -> LogError) -> Result<Vec<u
     Ok(body)
 }
 
+/// The first sequence a group record holds, read from its header alone (nothing is
+/// decompressed); `None` when the record is too short to have one.
+pub(crate) fn first_of(record: &[u8]) -> Option<u64> {
+    let bytes = record.get(1..9)?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// A group record in the compressed form this build writes: as it is when it already is,
+/// compressed from its inputs when it is a plain one (layout 2).
+///
+/// # Errors
+/// When the record does not decode, or compressing it fails.
+pub(crate) fn compressed(last: u64, record: &[u8]) -> Result<Cow<'_, [u8]>, LogError> {
+    if record.first() != Some(&GROUP_PLAIN) {
+        return Ok(Cow::Borrowed(record));
+    }
+    let group = decode(last, record)?;
+    let mut builder = GroupBuilder::default();
+    for (seq, input) in group.inputs()? {
+        builder.push(seq, input)?;
+    }
+    let (_, rebuilt) = builder
+        .finish()?
+        .ok_or_else(|| corrupt(last, "no inputs"))?;
+    Ok(Cow::Owned(rebuilt.to_vec()))
+}
+
 /// The group table of a read transaction; `None` in a file of layout 1 opened read-only,
 /// which has none.
 pub(crate) fn open(

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use flotilla_core::wire::{InputOrigin, read_input};
-use redb::ReadTransaction;
+use redb::{ReadTransaction, ReadableTable};
 
 use super::checkpoint_files::CheckpointDir;
 use super::decode_batch;
@@ -25,7 +25,17 @@ pub(crate) fn inputs(
 ) -> Result<Vec<StoredEvent>, LogError> {
     // A retention window removed what lies at or before the base; a group straddling it
     // still holds some of those inputs.
-    let from = from.max(base(txn)? + 1);
+    held_inputs(txn, from.max(base(txn)? + 1), max)
+}
+
+/// As [`inputs`], but also the inputs at or before the base that the file still holds (a
+/// group straddling the base, groups a cut has not reached yet): for a reader that finds the
+/// removed ones in an archive (`archive/read.rs`).
+pub(crate) fn held_inputs(
+    txn: &ReadTransaction,
+    from: u64,
+    max: usize,
+) -> Result<Vec<StoredEvent>, LogError> {
     let table = txn
         .open_table(INPUTS)
         .map_err(storage("open table inputs"))?;
@@ -72,8 +82,29 @@ pub(crate) fn base(txn: &ReadTransaction) -> Result<u64, LogError> {
     Ok(base.map_or(0, |value| value.value()))
 }
 
+/// The first input of the first input group the file holds (`None`: it holds none): the
+/// groups before it were removed by cuts.
+pub(crate) fn first_grouped(txn: &ReadTransaction) -> Result<Option<u64>, LogError> {
+    let Some(groups) = groups::open(txn)? else {
+        return Ok(None);
+    };
+    let first = groups
+        .first()
+        .map_err(storage("read the first input group"))?;
+    first
+        .map(|(key, value)| {
+            groups::first_of(value.value()).ok_or_else(|| {
+                LogError::Storage(format!(
+                    "input group stored under sequence {}: truncated header",
+                    key.value()
+                ))
+            })
+        })
+        .transpose()
+}
+
 /// Input `seq` read from its stored bytes.
-fn stored(seq: u64, bytes: &[u8]) -> StoredEvent {
+pub(crate) fn stored(seq: u64, bytes: &[u8]) -> StoredEvent {
     let origin = InputOrigin {
         seq,
         subject: None,

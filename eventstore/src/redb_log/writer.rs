@@ -23,6 +23,7 @@ use flotilla_core::Envelope;
 use redb::{Durability, WriteTransaction};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::archive::Archiver;
 use super::groups::GroupBuilder;
 use super::shared::Shared;
 use super::tables::{in_dir, storage};
@@ -155,6 +156,8 @@ pub(crate) struct Writer {
     group: GroupBuilder,
     /// Whether the storage has room, and how the writer gets back to writing when it has not.
     space: Space,
+    /// Where a cut writes what it removes first, if anywhere (`archive.rs`).
+    archive: Option<Arc<Archiver>>,
 }
 
 impl Writer {
@@ -166,6 +169,7 @@ impl Writer {
         progress: Arc<Progress>,
         limits: WriterLimits,
         space: Space,
+        archive: Option<Arc<Archiver>>,
     ) -> Self {
         Self {
             shared,
@@ -177,6 +181,7 @@ impl Writer {
             carried: None,
             group: GroupBuilder::default(),
             space,
+            archive,
         }
     }
 
@@ -245,7 +250,8 @@ impl Writer {
         group: &mut Vec<Request>,
     ) -> Result<Committed, LogError> {
         let group_buffer = std::mem::take(&mut self.group);
-        let mut staging = Staging::open(txn, &self.limits, self.last_time, group_buffer)?;
+        let archive = self.archive.clone();
+        let mut staging = Staging::open(txn, &self.limits, self.last_time, group_buffer, archive)?;
         let mut outcomes = Vec::with_capacity(group.len());
         let mut weight = 0;
         loop {

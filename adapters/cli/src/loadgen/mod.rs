@@ -83,6 +83,9 @@ pub struct SimulateArgs {
     /// kept checkpoint becomes its base (docs/storage.md). Kept whole when absent.
     #[arg(long, value_parser = parse_duration)]
     pub retain: Option<Duration>,
+    /// Write what `--retain` removes to this directory first (docs/storage.md, "Archive").
+    #[arg(long, value_name = "DIR")]
+    pub archive: Option<PathBuf>,
     /// Fixes the fleet's labels, heartbeat offsets and report delays.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -189,13 +192,14 @@ async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTes
                 options.cache_size_bytes = mib.saturating_mul(1024 * 1024);
             }
             options.retain = args.retain.and_then(|d| chrono::Duration::from_std(d).ok());
+            options.archive.clone_from(&args.archive);
+            let cache_mib = options.cache_size_bytes / (1024 * 1024);
             let log = AnyLog::open_embedded_with(&args.data, options)
                 .with_context(|| format!("opening the embedded log in {}", args.data.display()))?;
             println!(
-                "log: embedded redb in {} ({} MiB of page cache), {}",
+                "log: embedded redb in {} ({cache_mib} MiB of page cache), {}",
                 args.data.display(),
-                options.cache_size_bytes / (1024 * 1024),
-                flotilla_adapters::store::retention_text(args.retain)
+                flotilla_adapters::store::retention_text(args.retain, args.archive.as_deref())
             );
             Ok((log, None))
         }

@@ -17,8 +17,8 @@ pub struct ReplayArgs {
     pub command: ReplayCommand,
 }
 
-/// Where the log is: a redb data directory (default `./flotilla-data`), a NATS stream, or an
-/// exported file.
+/// Where the log is: a redb data directory (default `./flotilla-data`), with the archive of
+/// what its window removed, a NATS stream, or an exported file.
 #[derive(Debug, Args, Clone)]
 pub struct SourceArgs {
     /// A redb data directory, opened read-only (also while a hub runs on it).
@@ -33,6 +33,10 @@ pub struct SourceArgs {
     /// An exported log (`replay export --to FILE`).
     #[arg(long, global = true)]
     pub file: Option<PathBuf>,
+    /// The archive a hub wrote what its retention window removed to (`serve --archive DIR`):
+    /// read with the data directory as one log, from where the archive starts.
+    #[arg(long, value_name = "DIR", global = true, conflicts_with_all = ["nats", "file"])]
+    pub archive: Option<PathBuf>,
 }
 
 /// What to ask the log.

@@ -4,7 +4,108 @@ use std::fmt::Write;
 use std::path::Path;
 
 use flotilla_eventstore::nats_log::info::NatsInfo;
+use flotilla_eventstore::redb_log::archive::ArchiveInfo;
 use flotilla_eventstore::redb_log::info::{InputPoint, LogInfo};
+use serde::Serialize;
+
+/// Segments `replay info` lists one by one, the newest (all of them with `-o json`).
+const SEGMENT_ROWS_MAX: usize = 20;
+
+/// `replay info --archive DIR`: the log's report and the archive's.
+#[derive(Debug, Serialize)]
+pub(super) struct Archived {
+    /// The log, as without an archive.
+    #[serde(flatten)]
+    pub(super) log: LogInfo,
+    /// The archive.
+    pub(super) archive: ArchiveReport,
+}
+
+/// What the archive holds, and where a replay through it starts.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ArchiveReport {
+    /// Its files.
+    #[serde(flatten)]
+    pub(super) info: ArchiveInfo,
+    /// The input a replay through the archive and the log starts after (0: the first).
+    pub(super) replays_from: Option<u64>,
+    /// Why the archive and the log cannot be read as one, when they cannot.
+    pub(super) problem: Option<String>,
+}
+
+/// The report of a log and its archive as text.
+pub(super) fn archived_text(path: &Path, report: &Archived) -> String {
+    let mut out = text(path, &report.log);
+    let archive = &report.archive;
+    let info = &archive.info;
+    let _ = writeln!(out, "\nARCHIVE      {}", info.dir.display());
+    let range = match (info.first, info.last) {
+        (Some(first), Some(last)) => format!(
+            ", inputs #{first}..=#{last}, decisions to #{}",
+            info.decided_to
+        ),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "segments     {} ({}){range}",
+        info.segments.len(),
+        bytes(info.bytes)
+    );
+    if !info.checkpoints.is_empty() {
+        let seqs: Vec<String> = info
+            .checkpoints
+            .iter()
+            .map(|c| format!("#{}", c.seq))
+            .collect();
+        let _ = writeln!(out, "checkpoints  {}", seqs.join(" "));
+    }
+    match (&archive.replays_from, &archive.problem) {
+        (Some(0), _) => {
+            let _ = writeln!(
+                out,
+                "replays      from the first input, the archive and the log as one"
+            );
+        }
+        (Some(start), _) => {
+            let _ = writeln!(
+                out,
+                "replays      from checkpoint #{start}, the archive and the log as one"
+            );
+        }
+        (None, Some(problem)) => {
+            let _ = writeln!(out, "replays      cannot go through the archive: {problem}");
+        }
+        (None, None) => {}
+    }
+    for file in &info.unreadable {
+        let _ = writeln!(out, "unreadable   {file}");
+    }
+    if info.segments.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:<14} {:<14} {:<24} {:>10}",
+        "FIRST", "LAST", "BASES", "BYTES"
+    );
+    let older = info.segments.len().saturating_sub(SEGMENT_ROWS_MAX);
+    if older > 0 {
+        let _ = writeln!(out, "  ({older} older segments; -o json lists every one)");
+    }
+    for segment in info.segments.iter().skip(older) {
+        let bases = format!("#{} -> #{}", segment.from_base, segment.to_base);
+        let _ = writeln!(
+            out,
+            "  #{:<13} #{:<13} {bases:<24} {:>10}",
+            segment.first,
+            segment.last,
+            bytes(segment.bytes)
+        );
+    }
+    out
+}
 
 /// The report as text.
 pub(super) fn text(path: &Path, info: &LogInfo) -> String {

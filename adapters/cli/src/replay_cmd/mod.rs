@@ -1,5 +1,6 @@
 //! `flotilla replay`: ask a log what happened. The log is read where it is — a redb data
-//! directory opened read-only (also while a hub writes it), a NATS stream, an exported file
+//! directory opened read-only (also while a hub writes it), with the archive of what its
+//! retention window removed (`--archive DIR`), a NATS stream, an exported file
 //! (rebuilt into a temporary directory), or a hub's API (`--server`: its export, rebuilt the
 //! same way) — and never written. See `docs/replay.md`.
 
@@ -11,6 +12,7 @@ use std::io::Write;
 use anyhow::{Context, bail};
 use flotilla_eventstore::LogReader;
 use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
+use flotilla_eventstore::redb_log::archive::{ArchiveInfo, ArchivedLog};
 use flotilla_eventstore::redb_log::reader::RedbReader;
 use flotilla_replay::{Folder, PlacementRef, Point, RunRef, fold_to, resolve};
 use serde_json::{Value, json};
@@ -74,11 +76,56 @@ pub async fn run(args: ReplayArgs, remote: Option<&Client>) -> anyhow::Result<()
         bail!("no flotilla log at {}", path.display());
     }
     let log = RedbReader::open(&path)?;
+    if let Some(archive) = &source.archive {
+        return with_archive(archive, &path, log, args.command).await;
+    }
     if let ReplayCommand::Info { output } = args.command {
         let info = log.info().await?;
         return print_report(&info, &info::text(&path, &info), output);
     }
     execute(&log, args.command).await
+}
+
+/// A command on a data directory's log read through its archive (`--archive DIR`).
+async fn with_archive(
+    archive: &std::path::Path,
+    path: &std::path::Path,
+    log: RedbReader,
+    command: ReplayCommand,
+) -> anyhow::Result<()> {
+    // A hub with `--archive` makes the directory at its first cut: before one, the log
+    // holds every input and there is nothing to archive.
+    if !archive.is_dir() && log.base_seq().await? > 0 {
+        bail!(
+            "no archive at {}, and the log's retention window removed inputs: name the \
+             directory its hub archived them to (serve --archive DIR)",
+            archive.display()
+        );
+    }
+    if let ReplayCommand::Info { output } = command {
+        let (replays_from, problem) = match ArchivedLog::open(archive, log.clone()).await {
+            Ok(archived) => (Some(archived.base_seq().await?), None),
+            Err(error) => (None, Some(error.to_string())),
+        };
+        let report = info::Archived {
+            log: log.info().await?,
+            archive: info::ArchiveReport {
+                info: ArchiveInfo::read(archive)?,
+                replays_from,
+                problem,
+            },
+        };
+        let text = info::archived_text(path, &report);
+        return print_report(&report, &text, output);
+    }
+    let log = ArchivedLog::open(archive, log).await.with_context(|| {
+        format!(
+            "reading {} through the archive {}",
+            path.display(),
+            archive.display()
+        )
+    })?;
+    execute(&log, command).await
 }
 
 /// Rebuilds a hub's log, read through its API as `replay export` would write it, in a

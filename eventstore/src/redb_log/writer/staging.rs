@@ -1,11 +1,15 @@
 //! One write transaction's staging: the tables it writes and the heads they imply, and how each
 //! kind of work is applied to them (appends deduplicated by id, fenced decisions); checkpoints,
-//! their thinning and the retention window are in `checkpoints.rs` and `retention.rs`.
+//! their thinning and the retention window are in `checkpoints.rs` and `retention.rs`, and what
+//! a cut writes to the archive before it removes anything in `archiving.rs`.
+
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use flotilla_core::wire::encode_envelope;
 use redb::{ReadableTable, Table, WriteTransaction};
 
+use super::super::archive::Archiver;
 use super::super::groups::GroupBuilder;
 use super::super::tables::{
     CHECKPOINT_FILES, CHECKPOINTS, DECISIONS, EVENT_IDS, INPUT_GROUPS, INPUTS, META, storage,
@@ -13,6 +17,7 @@ use super::super::tables::{
 use super::{EncodedEvent, Outcome, Work, WriterLimits};
 use crate::{Appended, LogError};
 
+mod archiving;
 mod checkpoints;
 mod retention;
 
@@ -37,6 +42,8 @@ pub(super) struct Staging<'txn> {
     checkpoints_kept: usize,
     seek_spacing: u64,
     retain: Option<chrono::Duration>,
+    /// Where a cut writes what it removes before removing it (`archiving.rs`).
+    archive: Option<Arc<Archiver>>,
     pub(super) wrote: bool,
     /// The latest event time, including this transaction's events.
     pub(super) last_time: Option<DateTime<Utc>>,
@@ -48,6 +55,7 @@ impl<'txn> Staging<'txn> {
         limits: &WriterLimits,
         last_time: Option<DateTime<Utc>>,
         group: GroupBuilder,
+        archive: Option<Arc<Archiver>>,
     ) -> Result<Self, LogError> {
         let inputs = txn
             .open_table(INPUTS)
@@ -87,6 +95,7 @@ impl<'txn> Staging<'txn> {
             checkpoints_kept: limits.checkpoints_kept,
             seek_spacing: limits.seek_spacing,
             retain: limits.retain,
+            archive,
             wrote: false,
             last_time,
         })

@@ -9,6 +9,9 @@
 //! Each transaction that indexes a checkpoint cuts at most [`CUT_GROUPS_MAX`] groups, so a
 //! window shortened on a long log catches up over several checkpoints instead of holding the
 //! writer for one long transaction.
+//!
+//! With an archive (`RedbOptions::archive`), what a cut removes is first written there; when
+//! that fails nothing is removed and the base stays (`archiving.rs`).
 
 use chrono::{DateTime, Utc};
 use flotilla_core::wire::{InputOrigin, read_input};
@@ -24,14 +27,42 @@ const CUT_GROUPS_MAX: usize = 1_024;
 
 impl Staging<'_> {
     /// Moves the log's base to the newest checkpoint the window lets go of, and removes what
-    /// lies before it.
+    /// lies before it; with an archive, only once what goes is written there
+    /// (`archiving.rs`).
     pub(super) fn retain(&mut self) -> Result<(), LogError> {
         let (Some(window), Some(newest)) = (self.retain, self.last_time) else {
             return Ok(());
         };
-        let cutoff = newest - window;
         let stored = self.meta.get(BASE_SEQ_KEY).map_err(storage("read base"))?;
-        let mut base = stored.map_or(0, |value| value.value());
+        let stored = stored.map_or(0, |value| value.value());
+        let base = self.newest_base(stored, newest - window)?;
+        if base == 0 {
+            return Ok(());
+        }
+        let doomed = self.doomed_groups(base)?;
+        if let Some(archive) = self.archive.clone() {
+            // A cut that removes no whole group (the base fell inside one) waits: every
+            // segment holds inputs, and the base moves with the next checkpoint.
+            if doomed.is_empty() || !self.archive_cut(&archive, stored, base, &doomed)? {
+                return Ok(());
+            }
+        }
+        self.meta
+            .insert(BASE_SEQ_KEY, base)
+            .map_err(storage("write base"))?;
+        if let Some(time) = self.input_time(base)? {
+            let millis = u64::try_from(time.timestamp_millis()).unwrap_or(0);
+            self.meta
+                .insert(BASE_TIME_KEY, millis)
+                .map_err(storage("write base time"))?;
+            self.forgotten_before = Some(millis);
+        }
+        self.cut(base, &doomed)
+    }
+
+    /// The newest checkpoint after `base` whose input is at or before `cutoff` and ends a
+    /// decision batch; `base` when there is none.
+    fn newest_base(&self, mut base: u64, cutoff: DateTime<Utc>) -> Result<u64, LogError> {
         let mut candidates = super::checkpoints::all_checkpoints(self)?;
         candidates.retain(|seq| *seq > base);
         for seq in candidates {
@@ -48,20 +79,19 @@ impl Staging<'_> {
                 base = seq;
             }
         }
-        if base == 0 {
-            return Ok(());
-        }
-        self.meta
-            .insert(BASE_SEQ_KEY, base)
-            .map_err(storage("write base"))?;
-        if let Some(time) = self.input_time(base)? {
-            let millis = u64::try_from(time.timestamp_millis()).unwrap_or(0);
-            self.meta
-                .insert(BASE_TIME_KEY, millis)
-                .map_err(storage("write base time"))?;
-            self.forgotten_before = Some(millis);
-        }
-        self.cut(base)
+        Ok(base)
+    }
+
+    /// The keys of the input groups a cut to `base` removes: those wholly at or before it, at
+    /// most [`CUT_GROUPS_MAX`].
+    fn doomed_groups(&self, base: u64) -> Result<Vec<u64>, LogError> {
+        self.groups
+            .range(..=base)
+            .map_err(storage("list input groups"))?
+            .take(CUT_GROUPS_MAX)
+            .map(|entry| entry.map(|(key, _)| key.value()))
+            .collect::<Result<_, _>>()
+            .map_err(storage("list input groups"))
     }
 
     /// Refuses an append holding an event whose id is older than the log's base and not in
@@ -106,18 +136,11 @@ impl Staging<'_> {
         Ok(read_input(&bytes, &origin).event().map(|event| event.time))
     }
 
-    /// Removes what lies at or before `base` (checkpoints: before it).
-    fn cut(&mut self, base: u64) -> Result<(), LogError> {
-        let doomed: Vec<u64> = self
-            .groups
-            .range(..=base)
-            .map_err(storage("list input groups"))?
-            .take(CUT_GROUPS_MAX)
-            .map(|entry| entry.map(|(key, _)| key.value()))
-            .collect::<Result<_, _>>()
-            .map_err(storage("list input groups"))?;
+    /// Removes what lies at or before `base` (checkpoints: before it): the groups `doomed`
+    /// with their event ids, and every decision batch ending there or before.
+    fn cut(&mut self, base: u64, doomed: &[u64]) -> Result<(), LogError> {
         for last in doomed {
-            self.forget_group(last)?;
+            self.forget_group(*last)?;
         }
         let batches: Vec<u64> = keys_up_to(&self.decisions, base)?;
         for key in batches {
@@ -168,7 +191,7 @@ impl Staging<'_> {
 }
 
 /// The keys of a u64-keyed table at or before `last`.
-fn keys_up_to<T, V>(table: &T, last: u64) -> Result<Vec<u64>, LogError>
+pub(super) fn keys_up_to<T, V>(table: &T, last: u64) -> Result<Vec<u64>, LogError>
 where
     T: ReadableTable<u64, V>,
     V: redb::Value + 'static,
