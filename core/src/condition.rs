@@ -42,6 +42,7 @@ pub struct Condition {
     /// The generation of the object it was computed for.
     pub observed_generation: u64,
     /// When `status` last changed.
+    #[serde(with = "crate::time_text")]
     pub last_transition_time: DateTime<Utc>,
 }
 

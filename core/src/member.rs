@@ -79,6 +79,7 @@ pub struct Member {
     pub resource_usage: Option<Box<ObservedUsage>>,
     /// Event time of the delete that made it leave (its `deletionTimestamp`); `None` while it
     /// is a member in good standing.
+    #[serde(with = "crate::time_text::option")]
     pub leaving_since: Option<DateTime<Utc>>,
 }
 
@@ -86,12 +87,15 @@ pub struct Member {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentStatus {
     /// Event time of the first heartbeat.
+    #[serde(with = "crate::time_text")]
     pub joined_at: DateTime<Utc>,
     /// Event time of the latest heartbeat.
+    #[serde(with = "crate::time_text")]
     pub last_heartbeat: DateTime<Utc>,
     /// Whether heartbeats are fresh.
     pub healthy: bool,
     /// When `healthy` last changed.
+    #[serde(with = "crate::time_text")]
     pub health_changed_at: DateTime<Utc>,
 }
 
@@ -101,6 +105,7 @@ pub struct Property {
     /// Quantity text.
     pub value: CompactString,
     /// When it was observed.
+    #[serde(with = "crate::time_text")]
     pub observation_time: DateTime<Utc>,
 }
 
@@ -110,6 +115,7 @@ pub struct ObservedUsage {
     /// The usage.
     pub usage: ResourceUsage,
     /// When it was observed.
+    #[serde(with = "crate::time_text")]
     pub observation_time: DateTime<Utc>,
 }
 

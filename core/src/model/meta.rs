@@ -102,5 +102,6 @@ pub struct ObjectMeta {
     /// Bumped when the spec (not metadata) changes.
     pub generation: u64,
     /// Event time of creation.
+    #[serde(with = "crate::time_text")]
     pub creation_timestamp: DateTime<Utc>,
 }

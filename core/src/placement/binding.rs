@@ -85,6 +85,7 @@ pub struct Binding {
     /// Object generation (bumped on every spec change).
     pub generation: u64,
     /// When the rollout last bound it to a resource snapshot (its RolloutStarted time).
+    #[serde(with = "crate::time_text::option")]
     pub rollout_started_at: Option<DateTime<Utc>>,
     /// What the cluster last reported about this work.
     pub report: Option<crate::work_status::WorkStatus>,
@@ -92,6 +93,7 @@ pub struct Binding {
     /// override snapshot names, and `(namespace, name)` of resource override snapshots.
     pub override_snapshots: OverrideSnapshots,
     /// When it was created.
+    #[serde(with = "crate::time_text")]
     pub created: DateTime<Utc>,
     /// The staged update run that last bound it, when one did.
     pub update_run: Option<std::sync::Arc<str>>,

@@ -62,6 +62,14 @@ pub fn is_envelope(resource: &SelectedResource) -> bool {
     if !fleet && !config_map {
         return false;
     }
+    // A ConfigMap without the annotation's name in its text is no envelope, and the text is
+    // not parsed: this is asked of every resource for every cluster a placement renders. The
+    // name can only be missing from the text while present in the object if it is written
+    // with escapes, which need a backslash.
+    let annotation = super::resource_snapshot::ENVELOPE_ANNOTATION;
+    if config_map && !resource.manifest.contains(annotation) && !resource.manifest.contains('\\') {
+        return false;
+    }
     serde_json::from_str::<Value>(&resource.manifest)
         .is_ok_and(|manifest| kind_of(resource, &manifest).is_some())
 }
