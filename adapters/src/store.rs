@@ -113,6 +113,14 @@ impl LogReader for AnyLog {
         dispatch!(self, log => log.load_checkpoint())
     }
 
+    async fn load_checkpoint_before(&self, seq: u64) -> Result<Option<Checkpoint>, LogError> {
+        dispatch!(self, log => log.load_checkpoint_before(seq))
+    }
+
+    async fn base_seq(&self) -> Result<u64, LogError> {
+        dispatch!(self, log => log.base_seq())
+    }
+
     fn deduplicates_every_append(&self) -> bool {
         match self {
             AnyLog::Redb(log) => log.deduplicates_every_append(),

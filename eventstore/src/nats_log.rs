@@ -6,8 +6,9 @@
 //!   fsyncs every 2 minutes, and a crash of every replica in that window loses acknowledged
 //!   writes. [`NatsLog::server_sync`] reads the policy so `flotilla serve` can warn; R3 streams
 //!   protect against losing one node. See `docs/durability.md`.
-//! - **Input sequence = the input stream's sequence**: dense from 1, because the streams keep
-//!   everything and deny deletes and purges (settings in [`streams`]).
+//! - **Input sequence = the input stream's sequence**: dense from 1, because the streams deny
+//!   deletes (settings in [`streams`]); under a retention window ([`NatsOptions::retain`],
+//!   [`retention`]) the log starts after its base, and is dense from there.
 //! - **Deduplication**: every event is published with its id as `Nats-Msg-Id`; within the
 //!   stream's duplicate window ([`NatsOptions::duplicate_window`]) the server stores it once and
 //!   answers a duplicate with the original sequence. Older duplicates are stored again; the
@@ -65,6 +66,7 @@ pub mod lease;
 mod limits;
 pub mod placing;
 mod resend;
+pub mod retention;
 pub mod streams;
 pub mod subjects;
 mod varz;
@@ -138,6 +140,14 @@ pub struct NatsOptions {
     /// Test only: create the input stream marked to keep the times its appender gives
     /// ([`given_times`]), for a hub on a test clock. Has no effect on an existing stream.
     pub test_given_times: bool,
+    /// The retention window (`flotilla serve --retain`): the writer cuts the inputs older than
+    /// it at its checkpoints, and the input stream's `max_age` follows it ([`retention`]).
+    /// `None` keeps every input. Only the writer applies it: it needs no agreement between
+    /// hubs, and a reader's options never change the streams.
+    pub retain: Option<Duration>,
+    /// Inputs per span of the checkpoints kept for seeking ([`checkpoints`]): 50,000, as on
+    /// redb; tests shorten it.
+    pub seek_spacing: u64,
 }
 
 impl Default for NatsOptions {
@@ -149,6 +159,8 @@ impl Default for NatsOptions {
             request_timeout: Duration::from_secs(10),
             monitoring_url: None,
             test_given_times: false,
+            retain: None,
+            seek_spacing: crate::redb_log::SEEK_SPACING_DEFAULT,
         }
     }
 }
@@ -174,6 +186,8 @@ pub struct NatsLog {
     keeps_given_times: bool,
     /// Which stream, if any, refused the last write to it at its limits ([`limits`]).
     limits: limits::Limits,
+    /// What this handle knows of the log's base and the streams' `max_age` ([`retention`]).
+    retention: retention::Known,
 }
 
 impl std::fmt::Debug for NatsLog {
@@ -257,6 +271,7 @@ impl NatsLog {
             in_flight: Arc::new(Semaphore::new(APPEND_IN_FLIGHT_MAX)),
             keeps_given_times,
             limits: limits::Limits::default(),
+            retention: retention::Known::default(),
         })
     }
 
@@ -354,7 +369,9 @@ impl LogReader for NatsLog {
         let name = self.input.cached_info().config.name.as_str();
         let max = max.min(READ_BATCH_MAX);
         let timeout = self.options.request_timeout;
-        let messages = direct::get_batch(&self.client, name, from.max(1), max, timeout).await?;
+        // A retention window removed what lies at or before the base (`retention`).
+        let from = from.max(self.retention.read_from());
+        let messages = direct::get_batch(&self.client, name, from, max, timeout).await?;
         Ok(messages
             .into_iter()
             .map(|message| {
@@ -372,12 +389,7 @@ impl LogReader for NatsLog {
     }
 
     async fn last_seq(&self) -> Result<u64, LogError> {
-        let budget = self.options.request_timeout;
-        let info = resend::ask_until_answered(budget, || self.input.get_info())
-            .await
-            .map_err(|unanswered| unanswered.error("input stream info", budget))?
-            .map_err(nats("input stream info"))?;
-        Ok(info.state.last_sequence)
+        Ok(self.input_info().await?.state.last_sequence)
     }
 
     /// Polls the input stream's last sequence: at once, then after pauses doubling from
@@ -440,6 +452,12 @@ impl LogReader for NatsLog {
         checkpoints::load(&self.checkpoints, self.options.request_timeout).await
     }
 
+    /// The stored base, or a later checkpoint when `max_age` removed the inputs after it
+    /// ([`retention`]).
+    async fn base_seq(&self) -> Result<u64, LogError> {
+        self.reader_base().await
+    }
+
     async fn newer_build(&self) -> Result<Option<String>, LogError> {
         let announced = builds::newest(&self.builds).await?;
         Ok(builds::decline_reason(
@@ -462,6 +480,63 @@ impl EventLog for NatsLog {
     }
 
     async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
+        self.append_decisions_fenced(batch).await?;
+        // Only the writer appends decisions: it keeps max_age clear of what it needs.
+        self.guard_newest_checkpoint().await;
+        Ok(())
+    }
+
+    /// Learns the decisions stream's position afresh. Only a standby that has just been granted
+    /// the writer lease calls it, before it folds the undecided tail: a writer that was fenced
+    /// never calls it, so it stays fenced.
+    async fn claim_writer_position(&self) -> Result<u64, LogError> {
+        let mut fence = self.fence.lock().await;
+        *fence = last_decision(&self.decisions, self.options.request_timeout)
+            .await?
+            .fence;
+        Ok(fence.last_decided)
+    }
+
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
+        self.save_encoded_checkpoint(checkpoints::encode(checkpoint)?)
+            .await
+    }
+
+    /// Stores the checkpoint, then (the writer alone saves checkpoints) applies the retention
+    /// window ([`retention`]).
+    async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
+        // The thinning never counts the seek checkpoints before the base.
+        self.fresh_base().await;
+        let seeking = checkpoints::Seeking {
+            spacing: self.options.seek_spacing,
+            base: self.retention.read_from() - 1,
+        };
+        let seq = encoded.seq;
+        let bytes = checkpoints::save_encoded(&self.checkpoints, &encoded, seeking).await?;
+        if bytes > 0 {
+            self.after_checkpoint(seq).await;
+        }
+        Ok(bytes)
+    }
+
+    async fn announce_build(&self, by: &str) -> Result<(), LogError> {
+        builds::announce(&self.builds, &builds::BuildVersions::this_build(by)).await
+    }
+
+    async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
+        let timeout = self.options.request_timeout;
+        event_ids::record_folded(&self.client, &self.event_ids, folded, timeout).await
+    }
+
+    /// A stream of the log refused its last write at its limits ([`limits`]).
+    fn storage_full(&self) -> bool {
+        self.limits.is_full()
+    }
+}
+
+impl NatsLog {
+    /// [`EventLog::append_decisions`]: the fenced publish.
+    async fn append_decisions_fenced(&self, batch: &DecisionBatch) -> Result<(), LogError> {
         let (first, last) = (batch.first_input_seq, batch.last_input_seq);
         if first == 0 || first > last {
             return Err(LogError::Storage(format!(
@@ -532,39 +607,6 @@ impl EventLog for NatsLog {
             "decision batch {first}..={last}: the decisions stream keeps moving by messages \
              that are not batches"
         )))
-    }
-
-    /// Learns the decisions stream's position afresh. Only a standby that has just been granted
-    /// the writer lease calls it, before it folds the undecided tail: a writer that was fenced
-    /// never calls it, so it stays fenced.
-    async fn claim_writer_position(&self) -> Result<u64, LogError> {
-        let mut fence = self.fence.lock().await;
-        *fence = last_decision(&self.decisions, self.options.request_timeout)
-            .await?
-            .fence;
-        Ok(fence.last_decided)
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<u64, LogError> {
-        checkpoints::save(&self.checkpoints, checkpoint).await
-    }
-
-    async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
-        checkpoints::save_encoded(&self.checkpoints, &encoded).await
-    }
-
-    async fn announce_build(&self, by: &str) -> Result<(), LogError> {
-        builds::announce(&self.builds, &builds::BuildVersions::this_build(by)).await
-    }
-
-    async fn record_folded(&self, folded: &[(Uuid, u64)]) -> Result<(), LogError> {
-        let timeout = self.options.request_timeout;
-        event_ids::record_folded(&self.client, &self.event_ids, folded, timeout).await
-    }
-
-    /// A stream of the log refused its last write at its limits ([`limits`]).
-    fn storage_full(&self) -> bool {
-        self.limits.is_full()
     }
 }
 

@@ -299,8 +299,9 @@ pub struct ServeArgs {
     /// Checkpoint after this many events.
     #[arg(long, default_value_t = 10_000)]
     pub checkpoint_every: u64,
-    /// How much of the embedded log to keep (`120s`, `12h`, `7d`, or `forever`): older inputs
-    /// leave it, and the oldest kept checkpoint becomes its base (docs/storage.md).
+    /// How much of the log to keep (`120s`, `12h`, `7d`, or `forever`): older inputs leave it,
+    /// and the oldest kept checkpoint becomes its base; on NATS the input stream's max_age is
+    /// twice the window (docs/storage.md).
     #[arg(long, default_value = "7d", value_parser = parse_retain)]
     pub retain: Retain,
     /// Write what `--retain` removes from the embedded log to this directory first, as

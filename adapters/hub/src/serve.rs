@@ -44,7 +44,8 @@ pub struct ServeOptions {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Connection caps and timeouts of the API.
     pub connections: flotilla_adapters::connections::ConnectionLimits,
-    /// The embedded log's retention window (`None`: every input is kept).
+    /// The log's retention window (`None`: every input is kept): on NATS the writer cuts the
+    /// streams and sets the input stream's `max_age` (`nats_log::retention`).
     pub retain: Option<std::time::Duration>,
     /// Where the embedded log writes what its retention window removes, first (`None`: it is
     /// gone).
@@ -128,11 +129,16 @@ async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<asyn
         replicas: options.nats_replicas,
         // A hub on a test clock records exact times (a test stream; see `given_times`).
         test_given_times: options.hub.test_clock.is_some(),
+        retain: options.retain,
         ..NatsOptions::default()
     };
     let log = AnyLog::with_nats_client(client.clone(), nats_options)
         .await
         .with_context(|| format!("opening the log on NATS at {url}"))?;
+    // Not the URL: it may carry a user and password.
+    let retention = flotilla_adapters::store::retention_text(options.retain);
+    tracing::info!("log on NATS: {retention}, applied while this hub writes");
+    println!("log: NATS JetStream, {retention}, applied while this hub writes");
     warn_if_unsynced(&log).await;
     Ok((log, Some(client)))
 }

@@ -29,6 +29,8 @@ impl NatsLog {
                     .to_owned(),
             ));
         }
+        // After a retention cut, an old id may repeat a removed input (`retention`).
+        self.refuse_forgotten(events).await?;
         let given = time == AppendTime::AsGiven;
         // Encode everything first, so a bad event fails the call before anything is written.
         let encoded = events

@@ -13,9 +13,11 @@
 //!
 //! Older checkpoints are kept for seeking as objects of their own, named by their sequence
 //! ([`SEEK_PREFIX`]`00000000000000050000`): a checkpoint that starts a new span of
-//! [`crate::redb_log::SEEK_SPACING_DEFAULT`] inputs is stored under its name too, and the
-//! older ones are thinned with age as the redb log thins its own (`thinning.rs`).
-//! [`load_before`] reads the newest of them at or before a point.
+//! [`NatsOptions::seek_spacing`](super::NatsOptions::seek_spacing) inputs (50,000) is stored
+//! under its name too, and the older ones are thinned with age as the redb log thins its own
+//! (`thinning.rs`). [`load_before`] reads the newest of them at or before a point. Under a
+//! retention window the oldest of them is the log's base (`retention.rs`): the thinning never
+//! counts the ones before it, so it always keeps the base.
 //!
 //! The object is a marked checkpoint frame (`flotilla_core::wire::checkpoint`; release 19da42c
 //! wrote `[01 00][body]`, still read); the object's metadata repeats `seq` and `hash` for
@@ -50,21 +52,32 @@ const SAVE_INFO_BUDGET: Duration = Duration::from_secs(10);
 /// The first pause before asking again; each later one is twice as long, up to a second.
 const INFO_PAUSE_FIRST: Duration = Duration::from_millis(100);
 
-/// Saves `checkpoint` unless the stored one is newer.
-pub(crate) async fn save(store: &ObjectStore, checkpoint: &Checkpoint) -> Result<u64, LogError> {
+/// How the checkpoints kept for seeking are spaced, and the log's base: the oldest of them
+/// the thinning may look at.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seeking {
+    /// Inputs per span ([`crate::thinning::spacing`] widens it for large checkpoints).
+    pub(crate) spacing: u64,
+    /// The log's base (0: none); seek checkpoints before it are the retention cut's to delete.
+    pub(crate) base: u64,
+}
+
+/// Encodes `checkpoint`.
+pub(crate) fn encode(checkpoint: &Checkpoint) -> Result<EncodedCheckpoint, LogError> {
     let record = checkpoint::encode(checkpoint.seq, &checkpoint.hash, &checkpoint.state)?;
-    let encoded = EncodedCheckpoint {
+    Ok(EncodedCheckpoint {
         seq: checkpoint.seq,
         hash: checkpoint.hash.clone(),
         record,
-    };
-    save_encoded(store, &encoded).await
+    })
 }
 
-/// Stores an encoded checkpoint as [`save`] does.
+/// Stores an encoded checkpoint unless the stored one is newer; its size, or 0 when it was not
+/// stored.
 pub(crate) async fn save_encoded(
     store: &ObjectStore,
     encoded: &EncodedCheckpoint,
+    seeking: Seeking,
 ) -> Result<u64, LogError> {
     if let Some(stored) = stored_info(store, CHECKPOINT_OBJECT, SAVE_INFO_BUDGET).await? {
         let stored_seq = metadata_seq(&stored);
@@ -94,7 +107,7 @@ pub(crate) async fn save_encoded(
         .await
         .map_err(|err| LogError::Nats(format!("put checkpoint {}: {err}", encoded.seq)))?;
     let bytes = u64::try_from(record.len()).unwrap_or(u64::MAX);
-    keep_for_seeking(store, meta, record, encoded.seq).await?;
+    keep_for_seeking(store, meta, record, encoded.seq, seeking).await?;
     Ok(bytes)
 }
 
@@ -105,12 +118,15 @@ async fn keep_for_seeking(
     mut meta: ObjectMetadata,
     record: &[u8],
     seq: u64,
+    seeking: Seeking,
 ) -> Result<(), LogError> {
     let spacing = crate::thinning::spacing(
-        crate::redb_log::SEEK_SPACING_DEFAULT,
+        seeking.spacing,
         u64::try_from(record.len()).unwrap_or(u64::MAX),
     );
     let mut kept = seek_seqs(store).await?;
+    // The first of the set is always kept: so is the base, with those before it left out.
+    kept.retain(|kept| *kept >= seeking.base);
     let newest = kept.last().copied();
     if newest.is_some_and(|newest| newest / spacing == seq / spacing || newest >= seq) {
         return Ok(());
@@ -130,12 +146,15 @@ async fn keep_for_seeking(
     Ok(())
 }
 
-fn seek_name(seq: u64) -> String {
+/// The name of the checkpoint at `seq` kept for seeking.
+pub(crate) fn seek_name(seq: u64) -> String {
     format!("{SEEK_PREFIX}{seq:020}")
 }
 
 /// The sequences of the checkpoints kept for seeking.
-async fn seek_seqs(store: &ObjectStore) -> Result<std::collections::BTreeSet<u64>, LogError> {
+pub(crate) async fn seek_seqs(
+    store: &ObjectStore,
+) -> Result<std::collections::BTreeSet<u64>, LogError> {
     use futures::StreamExt;
     let mut listing = match store.list().await {
         Ok(listing) => listing,
@@ -238,7 +257,7 @@ fn decode(record: &[u8]) -> Result<Checkpoint, flotilla_core::codec::CodecError>
 /// The stored checkpoint's info, `None` when there is none. A bucket whose stream has no
 /// leader yet (just created on an R3 stream, or electing a new leader) answers at once with
 /// "no responders", so an error is asked again, after a pause, until `budget` is spent.
-async fn stored_info(
+pub(crate) async fn stored_info(
     store: &ObjectStore,
     name: &str,
     budget: Duration,
@@ -260,6 +279,6 @@ async fn stored_info(
     }
 }
 
-fn metadata_seq(info: &ObjectInfo) -> Option<u64> {
+pub(crate) fn metadata_seq(info: &ObjectInfo) -> Option<u64> {
     info.metadata.get("seq").and_then(|seq| seq.parse().ok())
 }

@@ -368,7 +368,7 @@ pub(crate) async fn first_batch_covering(
 /// The last input covered by the batch at a decisions stream sequence, from the stream leader.
 /// A message that is not a batch counts as the nearest batch before it (the inputs it covers
 /// are the same), so the binary search over the stream stays sorted.
-async fn last_input_at(
+pub(crate) async fn last_input_at(
     stream: &Stream,
     stream_seq: u64,
     budget: Duration,

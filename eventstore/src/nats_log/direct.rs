@@ -38,9 +38,10 @@ struct BatchRequest {
     max_bytes: usize,
 }
 
-/// Reads up to `max` consecutive messages of `stream` starting at sequence `from`. Returns
-/// fewer when the stream (or the answering replica) ends, or the byte cap is hit; fails if the
-/// stream has a gap (the log's streams are dense), or no batch is read within `timeout`.
+/// Reads up to `max` consecutive messages of `stream` starting at sequence `from`, or at the
+/// stream's first when that is later (what lies before was removed). Returns fewer when the
+/// stream (or the answering replica) ends, or the byte cap is hit; fails if the stream has a
+/// gap (the log's streams are dense), or no batch is read within `timeout`.
 pub(crate) async fn get_batch(
     client: &Client,
     stream: &str,
@@ -111,7 +112,7 @@ impl Request<'_> {
             .await
             .map_err(nats("direct get request"))?;
 
-        let mut messages = Vec::with_capacity(max.min(1024));
+        let mut messages: Vec<StreamMessage> = Vec::with_capacity(max.min(1024));
         let mut answered = false;
         while messages.len() < max {
             let wait_until = if answered { deadline } else { first_answer_by };
@@ -131,9 +132,13 @@ impl Request<'_> {
                     let message = StreamMessage::try_from(answer).map_err(|err| {
                         LogError::Nats(format!("direct get of {stream}: malformed answer: {err}"))
                     })?;
-                    // Both log streams are dense (no deletes, no purges): anything else is
-                    // damage.
-                    let expected = from + messages.len() as u64;
+                    // Both log streams are dense from their first message (no deletes;
+                    // a retention cut or max_age removes only a prefix): the first may come
+                    // after `from`, and anything else is damage.
+                    let expected = match messages.last() {
+                        Some(previous) => previous.sequence + 1,
+                        None => message.sequence.max(from),
+                    };
                     if message.sequence != expected {
                         return Err(LogError::Nats(format!(
                             "direct get of {stream}: expected sequence {expected}, got {}",

@@ -1,9 +1,13 @@
 //! The JetStream streams and the checkpoint bucket: every setting spelled out, and a check that
 //! an existing stream still has the settings the log's guarantees rest on.
 //!
-//! Both streams are the log's truth, so they keep everything forever (`limits` retention with
-//! no limit, `max_age` 0), refuse rather than drop when an operator adds a limit later
-//! (`discard: new`), and deny message deletion and purges, which keeps sequences dense.
+//! Both streams are the log's truth, so they keep everything (`limits` retention with no
+//! limit), refuse rather than drop when an operator adds a limit later (`discard: new`), and
+//! deny message deletion, which keeps sequences dense. Under a retention window the writer
+//! purges what lies before the log's base and sets the input stream's `max_age`
+//! (`retention.rs`), so that stream's `max_age` is the writer's, not a setting checked here.
+//! Streams created before that deny purges as well; JetStream never lifts that, and they are
+//! bound as they are.
 
 use std::time::Duration;
 
@@ -57,7 +61,7 @@ pub(crate) fn log_stream_config(
         subjects: vec![subject.to_owned()],
         storage: StorageType::File,
         num_replicas: options.replicas,
-        // Keep everything: the log is replayed from sequence 1.
+        // Keep everything: the log is replayed from sequence 1, or from its base.
         retention: RetentionPolicy::Limits,
         max_messages: -1,
         max_bytes: -1,
@@ -73,9 +77,10 @@ pub(crate) fn log_stream_config(
         // Direct gets let any replica serve reads (and batched gets serve `read`).
         allow_direct: true,
         mirror_direct: false,
-        // Dense sequences: nothing is ever removed.
+        // Dense sequences: no message is removed from the middle; a retention cut purges
+        // what lies before the base (`retention.rs`).
         deny_delete: true,
-        deny_purge: true,
+        deny_purge: false,
         allow_rollup: false,
         no_ack: false,
         sealed: false,
@@ -97,9 +102,17 @@ pub(crate) fn log_stream_config(
 ///
 /// It allows atomic batch publishes (`atomic.rs`): an append of many events is stored and synced
 /// as one. A stream created before that keeps working, one message at a time.
+///
+/// Its `max_age` follows the retention window ([`super::retention::max_age_for`]); the
+/// duplicate window, which JetStream keeps within `max_age`, is shortened to it if longer.
 pub(crate) fn input_stream_config(options: &NatsOptions) -> Config {
+    let max_age = options
+        .retain
+        .map_or(Duration::ZERO, super::retention::max_age_for);
     Config {
         allow_atomic_publish: true,
+        max_age,
+        duplicate_window: within_max_age(options.duplicate_window, max_age),
         ..log_stream_config(
             input_stream_name(options),
             INPUT_SUBJECTS,
@@ -117,6 +130,44 @@ pub(crate) fn decisions_stream_config(options: &NatsOptions) -> Config {
         "flotilla decision batches; payload: codec::encode_decisions(DecisionBatch)",
         options,
     )
+}
+
+/// A duplicate window JetStream accepts beside `max_age` (zero: none): at most that.
+fn within_max_age(duplicate_window: Duration, max_age: Duration) -> Duration {
+    if max_age.is_zero() {
+        duplicate_window
+    } else {
+        duplicate_window.min(max_age)
+    }
+}
+
+/// Sets the `max_age` of the stream `name` (zero: none), and shortens its duplicate window to
+/// it if longer; a stream that has it already is left alone.
+pub(crate) async fn set_max_age(
+    context: &jetstream::Context,
+    name: &str,
+    max_age: Duration,
+) -> Result<(), LogError> {
+    let mut stream = context
+        .get_stream(name)
+        .await
+        .map_err(|err| LogError::Nats(format!("bind stream {name}: {err}")))?;
+    let mut config = stream
+        .info()
+        .await
+        .map_err(|err| LogError::Nats(format!("stream info {name}: {err}")))?
+        .config
+        .clone();
+    if config.max_age == max_age {
+        return Ok(());
+    }
+    config.max_age = max_age;
+    config.duplicate_window = within_max_age(config.duplicate_window, max_age);
+    context
+        .update_stream(&config)
+        .await
+        .map_err(|err| LogError::Nats(format!("set max_age of stream {name}: {err}")))?;
+    Ok(())
 }
 
 /// Creates the stream, or binds to an existing one whose guarantees match.
@@ -175,17 +226,23 @@ fn is_name_in_use(err: &jetstream::context::CreateStreamError) -> bool {
         if js.error_code() == ErrorCode::STREAM_NAME_EXIST)
 }
 
-/// The settings that differ and that the log's guarantees depend on.
+/// The settings that differ and that the log's guarantees depend on. Purges may be denied or
+/// not (a stream created before retention denies them); the input stream's `max_age` is the
+/// writer's retention window, while the decisions stream, whose last batch is the writers'
+/// fence, must never lose one by age.
 fn guarantee_mismatches(wanted: &Config, found: &Config) -> Vec<&'static str> {
+    let input = wanted
+        .subjects
+        .iter()
+        .any(|subject| subject == INPUT_SUBJECTS);
     let checks = [
         ("subjects", wanted.subjects == found.subjects),
         ("storage", wanted.storage == found.storage),
         ("retention", wanted.retention == found.retention),
         ("discard", wanted.discard == found.discard),
-        ("max_age", wanted.max_age == found.max_age),
+        ("max_age", input || found.max_age.is_zero()),
         ("allow_direct", wanted.allow_direct == found.allow_direct),
         ("deny_delete", wanted.deny_delete == found.deny_delete),
-        ("deny_purge", wanted.deny_purge == found.deny_purge),
         (
             "allow_rollup_hdrs",
             wanted.allow_rollup == found.allow_rollup,
@@ -267,9 +324,9 @@ async fn object_bucket(
 
 /// Creates (or binds to) the bucket of folded event ids: event id → the first input sequence it
 /// was folded at. It is what makes a duplicate older than the stream's duplicate window
-/// recognisable, so it keeps everything (no age, no size limit), one value per key (a key is
-/// only ever created, never updated), on file storage with the log's replicas. A bucket created
-/// here takes atomic batches of creates.
+/// recognisable, so it keeps every id while its input is kept (the input stream's `max_age`,
+/// no size limit), one value per key (a key is only ever created, never updated), on file
+/// storage with the log's replicas. A bucket created here takes atomic batches of creates.
 pub(crate) async fn event_id_bucket(
     context: &jetstream::Context,
     options: &NatsOptions,
@@ -279,11 +336,15 @@ pub(crate) async fn event_id_bucket(
         return Ok(store);
     }
     let description = "flotilla folded event ids: id -> first input sequence";
+    // The ids of the inputs a retention window removes expire with them, never before.
+    let max_age = options
+        .retain
+        .map_or(Duration::ZERO, super::retention::max_age_for);
     let config = kv::Config {
         max_bytes: -1,
         max_value_size: -1,
         compression: false,
-        ..key_value_config(&bucket, description, Duration::ZERO, options)
+        ..key_value_config(&bucket, description, max_age, options)
     };
     let store = create_key_value(context, config, "key-value bucket").await?;
     allow_atomic_batches(context, &store).await;

@@ -165,13 +165,34 @@ pub(super) fn nats_text(url: &str, info: &NatsInfo) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "log          NATS JetStream at {url}");
     let _ = writeln!(out, "first input  {}", point(info.first.as_ref()));
-    let _ = writeln!(out, "last input   {}", point(info.last.as_ref()));
-    let _ = writeln!(out, "decided to   #{}", info.last_decided_seq);
-    let _ = writeln!(out, "\nSTREAM                     MESSAGES        BYTES");
-    for stream in &info.streams {
+    if info.base_seq > 0 {
         let _ = writeln!(
             out,
-            "{:<26} {:>8} {:>12}",
+            "base         checkpoint #{} (a retention window removed the inputs up to it)",
+            info.base_seq
+        );
+    }
+    let _ = writeln!(out, "last input   {}", point(info.last.as_ref()));
+    if let Some(window) = info.window() {
+        let window = flotilla_projections::human_duration(window);
+        let _ = writeln!(out, "window       {window} ({} inputs)", info.inputs());
+    }
+    let _ = writeln!(out, "decided to   #{}", info.last_decided_seq);
+    let _ = writeln!(
+        out,
+        "\nSTREAM                     MESSAGES        BYTES  MAX AGE"
+    );
+    for stream in &info.streams {
+        let max_age = match stream.max_age_secs {
+            0 => "none".to_owned(),
+            secs => {
+                let secs = i64::try_from(secs).unwrap_or(i64::MAX);
+                flotilla_projections::human_duration(chrono::Duration::seconds(secs))
+            }
+        };
+        let _ = writeln!(
+            out,
+            "{:<26} {:>8} {:>12}  {max_age}",
             stream.name,
             stream.messages,
             bytes(stream.bytes)
