@@ -31,6 +31,9 @@
 //!   exception is its *own* batch: a batch whose ack was lost is found at the next position
 //!   with this writer's `Nats-Msg-Id`, so retrying it succeeds instead of fencing.
 //! - **Checkpoints** live in an object store bucket, older ones thinned (see [`checkpoints`]).
+//! - **Retention** ([`NatsOptions::retain`]): the writer cuts what lies before the log's base
+//!   at its checkpoints, and the input stream's `max_age` follows the window; readers start
+//!   after the base, and an old event id the log may have forgotten is refused ([`retention`]).
 //! - **A full stream is waited out.** A stream at its limits (`max_bytes` or `max_msgs` set on
 //!   it, or the server's JetStream storage used up) refuses a write with
 //!   [`LogError::StreamFull`]; an atomic batch is refused whole rather than published again one

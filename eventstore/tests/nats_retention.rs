@@ -337,3 +337,32 @@ async fn the_inputs_after_the_newest_checkpoint_never_age_out_while_a_writer_run
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn on_streams_that_deny_purges_the_base_moves_and_max_age_removes_the_rest() -> TestResult {
+    let server = NatsTestServer::start()?;
+    let window = Duration::from_secs(250);
+    let log = connect(&server, window).await?;
+    // As a stream created before retention: JetStream never lifts this again.
+    for name in ["FLOTILLA_INPUT", "FLOTILLA_DECISIONS"] {
+        let mut stream = within(log.jetstream().get_stream(name)).await??;
+        let mut config = within(stream.info()).await??.config.clone();
+        config.deny_purge = true;
+        within(log.jetstream().update_stream(&config)).await??;
+    }
+    let log = connect(&server, window).await?;
+    let mut folder = Folder::default();
+    for end in (ROUND..=10 * ROUND).step_by(100) {
+        round(&log, &mut folder, (end - ROUND + 1, end), &mut Vec::new()).await?;
+    }
+    assert_eq!(within(log.base_seq()).await??, 700);
+    assert_eq!(
+        stream_state(&log, "FLOTILLA_INPUT").await?,
+        (1, max_age_for(window))
+    );
+    let first = within(log.read(1, 5)).await??;
+    assert_eq!(first.first().map(|input| input.seq), Some(701));
+    let replayed = replay_from_base(&log).await?;
+    assert_eq!(replayed.state.hash()?, folder.state.hash()?);
+    Ok(())
+}

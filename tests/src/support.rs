@@ -13,11 +13,16 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a hub may take to exit after SIGTERM before a test fails.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Lines a hub printed before it listened that [`HubProcess::printed`] keeps.
+const PRINTED_KEPT_MAX: usize = 100;
+
 /// A running `flotilla serve` process.
 pub struct HubProcess {
     child: Child,
     /// `http://127.0.0.1:PORT`.
     pub url: String,
+    /// The lines it printed before its listening line (the log it opened, …).
+    pub printed: Vec<String>,
     binary: PathBuf,
 }
 
@@ -84,16 +89,20 @@ impl HubProcess {
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (sender, receiver) = mpsc::channel();
         std::thread::spawn(move || {
+            let mut printed = Vec::new();
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(url) = line.strip_prefix("flotilla hub listening on ") {
-                    let _ = sender.send(url.to_owned());
+                    let _ = sender.send((url.to_owned(), std::mem::take(&mut printed)));
+                } else if printed.len() < PRINTED_KEPT_MAX {
+                    printed.push(line);
                 }
             }
         });
         match receiver.recv_timeout(START_TIMEOUT) {
-            Ok(url) => Ok(Self {
+            Ok((url, printed)) => Ok(Self {
                 child,
                 url,
+                printed,
                 binary: binary.to_owned(),
             }),
             Err(_) => {

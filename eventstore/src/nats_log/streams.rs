@@ -268,9 +268,10 @@ fn guarantee_mismatches(wanted: &Config, found: &Config) -> Vec<&'static str> {
         .collect()
 }
 
-/// Creates the checkpoint bucket, or binds to it. Only the newest checkpoint is kept (a put
-/// replaces the object and purges its old chunks), so the bucket has no age or size limit: a
-/// limit could only ever drop the newest.
+/// Creates the checkpoint bucket, or binds to it. It holds the newest checkpoint (a put
+/// replaces the object and purges its old chunks), the thinned ones kept for seeking and the
+/// log's base (`retention.rs`), so it has no age or size limit: a limit could drop the base or
+/// the newest.
 pub(crate) async fn checkpoint_bucket(
     context: &jetstream::Context,
     options: &NatsOptions,

@@ -27,6 +27,7 @@ use anyhow::Context;
 use chrono::Utc;
 use flotilla_core::{Envelope, Input};
 use flotilla_eventstore::EventLog;
+use flotilla_eventstore::nats_log::{NatsLog, NatsOptions};
 use flotilla_eventstore::nats_test_server::NatsTestServer;
 use flotilla_eventstore::redb_log::RedbOptions;
 use uuid::Uuid;
@@ -211,10 +212,18 @@ async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTes
                     (server.url(), Some(server))
                 }
             };
-            let log = AnyLog::connect_nats(&url, None)
+            let options = NatsOptions {
+                retain: args.retain,
+                ..NatsOptions::default()
+            };
+            let log = NatsLog::connect(&url, options)
                 .await
                 .with_context(|| format!("opening the log on NATS at {url}"))?;
-            println!("log: NATS JetStream at {url}");
+            let log = AnyLog::Nats(Box::new(log));
+            println!(
+                "log: NATS JetStream at {url}, {}",
+                flotilla_adapters::store::retention_text(args.retain)
+            );
             Ok((log, server))
         }
     }
