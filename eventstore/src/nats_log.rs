@@ -148,9 +148,6 @@ pub struct NatsOptions {
     /// `None` keeps every input. Only the writer applies it: it needs no agreement between
     /// hubs, and a reader's options never change the streams.
     pub retain: Option<Duration>,
-    /// Inputs per span of the checkpoints kept for seeking ([`checkpoints`]): 50,000, as on
-    /// redb; tests shorten it.
-    pub seek_spacing: u64,
 }
 
 impl Default for NatsOptions {
@@ -163,7 +160,6 @@ impl Default for NatsOptions {
             monitoring_url: None,
             test_given_times: false,
             retain: None,
-            seek_spacing: crate::redb_log::SEEK_SPACING_DEFAULT,
         }
     }
 }
@@ -408,6 +404,13 @@ impl LogReader for NatsLog {
     /// server that stays away.
     async fn wait_for(&self, after: u64, timeout: Duration) -> Result<u64, LogError> {
         let deadline = Instant::now() + timeout;
+        if self.retention.writing() {
+            // An idle writer folds nothing and checkpoints nothing: it still keeps max_age
+            // clear of the inputs after its newest checkpoint (`retention`), within this wait
+            // (cut short, it is done again at the next).
+            let guard = self.guard_newest_checkpoint(after);
+            let _ = tokio::time::timeout_at(deadline, guard).await;
+        }
         let mut highest = None;
         let mut pause = WAIT_POLL_MIN;
         loop {
@@ -483,9 +486,15 @@ impl EventLog for NatsLog {
     }
 
     async fn append_decisions(&self, batch: &DecisionBatch) -> Result<(), LogError> {
-        self.append_decisions_fenced(batch).await?;
+        let appended = self.append_decisions_fenced(batch).await;
+        match &appended {
+            Ok(()) => self.retention.note_writing(true),
+            Err(LogError::Fenced { .. }) => self.retention.note_writing(false),
+            Err(_) => {}
+        }
+        appended?;
         // Only the writer appends decisions: it keeps max_age clear of what it needs.
-        self.guard_newest_checkpoint().await;
+        self.guard_newest_checkpoint(batch.last_input_seq).await;
         Ok(())
     }
 
@@ -508,13 +517,15 @@ impl EventLog for NatsLog {
     /// Stores the checkpoint, then (the writer alone saves checkpoints) applies the retention
     /// window ([`retention`]).
     async fn save_encoded_checkpoint(&self, encoded: EncodedCheckpoint) -> Result<u64, LogError> {
+        let seq = encoded.seq;
         // The thinning never counts the seek checkpoints before the base.
         self.fresh_base().await;
         let seeking = checkpoints::Seeking {
-            spacing: self.options.seek_spacing,
+            spacing: crate::redb_log::SEEK_SPACING_DEFAULT,
             base: self.retention.read_from() - 1,
+            window: self.options.retain,
+            time_ms: self.checkpoint_time_ms(seq).await?,
         };
-        let seq = encoded.seq;
         let bytes = checkpoints::save_encoded(&self.checkpoints, &encoded, seeking).await?;
         if bytes > 0 {
             self.after_checkpoint(seq).await;

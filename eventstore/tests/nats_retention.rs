@@ -4,7 +4,8 @@
 //! first with no window, an old event id the log may have forgotten is refused, and the input
 //! stream's `max_age` follows the window. When `max_age` removed more than the writer cut,
 //! readers start from the oldest checkpoint at or after the input before the first kept one;
-//! and while the writer runs, the inputs after its newest checkpoint never age out.
+//! and while the writer runs, deciding or idle, the inputs after its newest checkpoint never
+//! age out.
 
 use std::error::Error;
 use std::future::IntoFuture;
@@ -27,8 +28,9 @@ type TestResult = Result<(), Box<dyn Error>>;
 const STEP_TIMEOUT: Duration = Duration::from_secs(20);
 /// The log's time of input 0, in Unix seconds.
 const EPOCH_SECS: u64 = 1_741_820_400;
-/// Inputs per round of the writer, and per span of kept seek checkpoints: every round's
-/// checkpoint starts a span and is kept for seeking.
+/// Inputs per round of the writer, one a second: each round's checkpoint is the first in its
+/// eighth of the window, so it is kept for seeking, as long as the window needs it (all of
+/// them fall in the first span of 50,000 inputs, where thinning alone keeps only the first).
 const ROUND: u64 = 100;
 
 async fn within<T>(future: impl Future<Output = T>) -> Result<T, Box<dyn Error>> {
@@ -39,7 +41,6 @@ async fn within<T>(future: impl Future<Output = T>) -> Result<T, Box<dyn Error>>
 async fn connect(server: &NatsTestServer, window: Duration) -> Result<NatsLog, Box<dyn Error>> {
     let options = NatsOptions {
         retain: Some(window),
-        seek_spacing: ROUND,
         test_given_times: true,
         ..NatsOptions::default()
     };
@@ -288,7 +289,6 @@ async fn the_inputs_after_the_newest_checkpoint_never_age_out_while_a_writer_run
     let window = Duration::from_secs(2);
     let options = NatsOptions {
         retain: Some(window),
-        seek_spacing: 10,
         duplicate_window: Duration::from_secs(1),
         ..NatsOptions::default()
     };
@@ -334,6 +334,25 @@ async fn the_inputs_after_the_newest_checkpoint_never_age_out_while_a_writer_run
     assert_eq!(
         stream_state(&log, "KV_FLOTILLA_EVENT_IDS").await?.1,
         max_age_for(window)
+    );
+
+    // A fleet that falls silent: the writer decides nothing and only waits for inputs.
+    within(log.append(vec![assigned(41)], AppendTime::Assigned)).await??;
+    decide(&log, &mut folder, 41).await?;
+    let silent = tokio::time::Instant::now();
+    while silent.elapsed() < Duration::from_secs(6) {
+        within(log.wait_for(41, Duration::from_millis(200))).await??;
+    }
+    let raised = stream_state(&log, "FLOTILLA_INPUT").await?.1;
+    assert!(
+        raised > max_age_for(window),
+        "max_age was raised: {raised:?}"
+    );
+    let successor = within(log.read(41, 1)).await??;
+    assert_eq!(
+        successor.first().map(|input| input.seq),
+        Some(41),
+        "input 41 is kept"
     );
     Ok(())
 }

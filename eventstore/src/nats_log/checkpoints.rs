@@ -13,11 +13,13 @@
 //!
 //! Older checkpoints are kept for seeking as objects of their own, named by their sequence
 //! ([`SEEK_PREFIX`]`00000000000000050000`): a checkpoint that starts a new span of
-//! [`NatsOptions::seek_spacing`](super::NatsOptions::seek_spacing) inputs (50,000) is stored
-//! under its name too, and the older ones are thinned with age as the redb log thins its own
+//! [`crate::redb_log::SEEK_SPACING_DEFAULT`] inputs is stored under its name too, and the older ones are thinned with age as the redb log thins its own
 //! (`thinning.rs`). [`load_before`] reads the newest of them at or before a point. Under a
 //! retention window the oldest of them is the log's base (`retention.rs`): the thinning never
-//! counts the ones before it, so it always keeps the base.
+//! counts the ones before it, so it always keeps the base. As on redb, a checkpoint that is the
+//! first in an eighth of the window's time is kept too, and the thinning spares those across
+//! the window and the newest older than it ([`needed_by_window`]), so the base follows the
+//! window within about an eighth of it rather than by spans of inputs.
 //!
 //! The object is a marked checkpoint frame (`flotilla_core::wire::checkpoint`; release 19da42c
 //! wrote `[01 00][body]`, still read); the object's metadata repeats `seq` and `hash` for
@@ -25,7 +27,7 @@
 //! `State` layout) is skipped with a warning: there is no older one here, so the hub folds from
 //! the log.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use async_nats::jetstream::object_store::{InfoErrorKind, ObjectInfo, ObjectMetadata, ObjectStore};
@@ -33,13 +35,15 @@ use flotilla_core::codec::CHECKPOINT_BYTES_MAX;
 use flotilla_core::wire::{HEADER_BYTES, checkpoint};
 use tokio::io::AsyncReadExt;
 
-use crate::{Checkpoint, EncodedCheckpoint, LogError};
+use crate::{CHECKPOINTS_PER_WINDOW, Checkpoint, EncodedCheckpoint, LogError};
 
 /// The object holding the newest checkpoint.
 pub const CHECKPOINT_OBJECT: &str = "newest";
 /// The name of a checkpoint kept for seeking starts with this, and ends with its sequence in
 /// twenty digits.
 pub const SEEK_PREFIX: &str = "seek-";
+/// The metadata key of a seek checkpoint's input time (the log's, Unix milliseconds).
+const TIME_METADATA: &str = "timeMs";
 /// Chunk size: under the server's default 1 MiB `max_payload`, large enough to keep a
 /// 50 MB checkpoint to ~100 publishes.
 const CHUNK_BYTES: usize = 512 * 1024;
@@ -60,6 +64,10 @@ pub(crate) struct Seeking {
     pub(crate) spacing: u64,
     /// The log's base (0: none); seek checkpoints before it are the retention cut's to delete.
     pub(crate) base: u64,
+    /// The retention window, if any.
+    pub(crate) window: Option<Duration>,
+    /// The log time of the checkpoint's input in Unix milliseconds, when known.
+    pub(crate) time_ms: Option<i64>,
 }
 
 /// Encodes `checkpoint`.
@@ -111,8 +119,9 @@ pub(crate) async fn save_encoded(
     Ok(bytes)
 }
 
-/// Stores the checkpoint at `seq` under its own name too when it starts a new span, and
-/// deletes the seek checkpoints the thinning lets go.
+/// Stores the checkpoint at `seq` under its own name too when it starts a new span, or under
+/// a retention window a new [`CHECKPOINTS_PER_WINDOW`]th of the window's time, and deletes the
+/// seek checkpoints the thinning lets go but those the window needs ([`needed_by_window`]).
 async fn keep_for_seeking(
     store: &ObjectStore,
     mut meta: ObjectMetadata,
@@ -124,20 +133,42 @@ async fn keep_for_seeking(
         seeking.spacing,
         u64::try_from(record.len()).unwrap_or(u64::MAX),
     );
-    let mut kept = seek_seqs(store).await?;
+    let mut kept = seek_objects(store).await?;
     // The first of the set is always kept: so is the base, with those before it left out.
-    kept.retain(|kept| *kept >= seeking.base);
-    let newest = kept.last().copied();
-    if newest.is_some_and(|newest| newest / spacing == seq / spacing || newest >= seq) {
+    kept.retain(|kept, _| *kept >= seeking.base);
+    let newest = kept.last_key_value().map(|(newest, _)| *newest);
+    if newest.is_some_and(|newest| newest >= seq) {
+        return Ok(());
+    }
+    let new_span = newest.is_none_or(|newest| newest / spacing != seq / spacing);
+    let slot = |time_ms: i64| {
+        seeking
+            .window
+            .map(|window| time_ms.div_euclid(slot_millis(window)))
+    };
+    let new_slot = seeking
+        .time_ms
+        .and_then(slot)
+        .is_some_and(|at| kept.values().all(|time| time.and_then(slot) != Some(at)));
+    if !new_span && !new_slot {
         return Ok(());
     }
     meta.name = seek_name(seq);
+    if let Some(time_ms) = seeking.time_ms {
+        meta.metadata
+            .insert(TIME_METADATA.to_owned(), time_ms.to_string());
+    }
     store
         .put(meta, &mut &record[..])
         .await
         .map_err(|err| LogError::Nats(format!("put seek checkpoint {seq}: {err}")))?;
-    kept.insert(seq);
-    for gone in crate::thinning::pruned(&kept, 1, spacing) {
+    kept.insert(seq, seeking.time_ms);
+    let needed = needed_by_window(&kept, seeking);
+    let seqs = kept.keys().copied().collect();
+    for gone in crate::thinning::pruned(&seqs, 1, spacing) {
+        if needed.contains(&gone) {
+            continue;
+        }
         store
             .delete(seek_name(gone))
             .await
@@ -146,21 +177,56 @@ async fn keep_for_seeking(
     Ok(())
 }
 
+/// The log time a [`CHECKPOINTS_PER_WINDOW`]th of `window` spans, in milliseconds.
+fn slot_millis(window: Duration) -> i64 {
+    let window = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+    (window / i64::from(CHECKPOINTS_PER_WINDOW)).max(1)
+}
+
+/// The seek checkpoints a retention window keeps from thinning, as on redb: across the window,
+/// the first in each [`CHECKPOINTS_PER_WINDOW`]th of it (slots aligned in the log's time, so a
+/// checkpoint kept stays kept as the window moves), and the newest one older than the window,
+/// which becomes the log's next base. The window ends at the checkpoint just stored.
+fn needed_by_window(kept: &BTreeMap<u64, Option<i64>>, seeking: Seeking) -> BTreeSet<u64> {
+    let mut needed = BTreeSet::new();
+    let (Some(window), Some(newest)) = (seeking.window, seeking.time_ms) else {
+        return needed;
+    };
+    let cutoff = newest.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
+    let mut first_in_slot = BTreeMap::new();
+    for (seq, time) in kept.iter().rev() {
+        let Some(time) = time else {
+            continue;
+        };
+        if *time <= cutoff {
+            needed.insert(*seq);
+            break;
+        }
+        first_in_slot.insert(time.div_euclid(slot_millis(window)), *seq);
+    }
+    needed.extend(first_in_slot.into_values());
+    needed
+}
+
 /// The name of the checkpoint at `seq` kept for seeking.
 pub(crate) fn seek_name(seq: u64) -> String {
     format!("{SEEK_PREFIX}{seq:020}")
 }
 
 /// The sequences of the checkpoints kept for seeking.
-pub(crate) async fn seek_seqs(
-    store: &ObjectStore,
-) -> Result<std::collections::BTreeSet<u64>, LogError> {
+pub(crate) async fn seek_seqs(store: &ObjectStore) -> Result<BTreeSet<u64>, LogError> {
+    Ok(seek_objects(store).await?.into_keys().collect())
+}
+
+/// The checkpoints kept for seeking: their sequences, and their input's log time in Unix
+/// milliseconds when it was stored with them.
+async fn seek_objects(store: &ObjectStore) -> Result<BTreeMap<u64, Option<i64>>, LogError> {
     use futures::StreamExt;
     let mut listing = match store.list().await {
         Ok(listing) => listing,
         Err(err) => return Err(LogError::Nats(format!("list checkpoints: {err}"))),
     };
-    let mut seqs = std::collections::BTreeSet::new();
+    let mut seqs = BTreeMap::new();
     while let Some(info) = listing.next().await {
         let info = info.map_err(|err| LogError::Nats(format!("list checkpoints: {err}")))?;
         let seq = info
@@ -168,7 +234,8 @@ pub(crate) async fn seek_seqs(
             .strip_prefix(SEEK_PREFIX)
             .and_then(|n| n.parse().ok());
         if let (Some(seq), false) = (seq, info.deleted) {
-            seqs.insert(seq);
+            let time = info.metadata.get(TIME_METADATA);
+            seqs.insert(seq, time.and_then(|time| time.parse().ok()));
         }
     }
     Ok(seqs)

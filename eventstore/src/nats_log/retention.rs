@@ -4,9 +4,10 @@
 //! and the oldest kept checkpoint becomes its **base**, the state every read starts from.
 //!
 //! - **The cut.** Each time the writer stores a checkpoint it moves the base to the newest
-//!   checkpoint kept for seeking (`seek-<seq>`, `checkpoints.rs`) whose input is at least the
-//!   window older than the newest input and that ends a decision batch, so a replay from it
-//!   re-decides whole batches. The base (its sequence and its input's time) is stored first, as
+//!   checkpoint kept for seeking (`seek-<seq>`, `checkpoints.rs`: under a window, one per
+//!   eighth of it at least) whose input is at least the window older than the newest input and
+//!   that ends a decision batch, so a replay from it re-decides whole batches. The base (its
+//!   sequence and its input's time) is stored first, as
 //!   the checkpoint bucket's [`BASE_OBJECT`]; then the input stream is purged up to it (at most
 //!   [`CUT_INPUTS_MAX`] inputs a cut, so a window shortened on a long log catches up over
 //!   several checkpoints), the decisions stream up to the first batch after it (its last batch
@@ -16,9 +17,11 @@
 //! - **`max_age`.** The input stream's `max_age` is twice the window ([`max_age_for`]), so that
 //!   a log whose hubs are all down still stops growing, while a running writer cuts at its
 //!   checkpoints before `max_age` reaches what it keeps. While a writer runs, the inputs after
-//!   its newest checkpoint never age out: after each decision batch it compares the oldest of
-//!   them with `max_age`, and raises `max_age` when it is three quarters of the way there
-//!   ([`next_max_age`]); a later checkpoint brings it back to twice the window.
+//!   its newest checkpoint never age out: after each decision batch, and each idle poll
+//!   ([`crate::LogReader::wait_for`]: a silent fleet makes no batches and no checkpoints), it
+//!   compares the oldest of them with `max_age`, and raises `max_age` when it is three quarters
+//!   of the way there ([`next_max_age`]); a later checkpoint brings it back to twice the
+//!   window.
 //! - **Event ids** of removed inputs expire: the id bucket's `max_age` is the input stream's,
 //!   and an id is recorded after its input is stored, so it outlives its input.
 //! - **The base readers see** ([`crate::LogReader::base_seq`]) is the stored one while the
@@ -38,6 +41,7 @@
 //! changes nothing, whatever its own window.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -66,12 +70,14 @@ const BASE_READ_BUDGET: Duration = Duration::from_secs(1);
 
 /// The input stream's `max_age` under `window`: twice the window. `max_age` removes what no
 /// writer cut, so it must stay clear of what a running writer keeps: the inputs after its base,
-/// which trails the window by up to the span between two kept seek checkpoints (50,000 inputs,
-/// or a wider span of an older part of the log), and the inputs after its newest checkpoint,
-/// which a restart folds again. One more window covers a span of up to a window's time; a
-/// writer whose checkpoints are sparser than that raises `max_age` itself ([`next_max_age`]).
-/// With every hub down the stream stops growing at two windows of inputs, and a hub restarted
-/// within about a window finds all the inputs its newest checkpoint needs.
+/// which trails the window by about an eighth of it (the hub checkpoints once per eighth of the
+/// window's log time, and one per eighth is kept for seeking) plus what a slow checkpoint's
+/// pacing adds, and the inputs after its newest checkpoint, which a restart folds again. One
+/// more window leaves seven eighths of it for that pacing; a writer whose checkpoints are
+/// sparser still (a fleet that falls silent folds nothing, so no checkpoint comes) raises
+/// `max_age` itself ([`next_max_age`]). With every hub down the stream stops growing at two
+/// windows of inputs, and a hub restarted within a window finds every input its newest
+/// checkpoint needs.
 #[must_use]
 pub fn max_age_for(window: Duration) -> Duration {
     window.saturating_mul(2)
@@ -109,6 +115,8 @@ pub(crate) struct Known {
     state: Mutex<KnownState>,
     /// Held while `max_age` is judged and set: the cut and the guard run concurrently.
     adjusting: tokio::sync::Mutex<()>,
+    /// This handle appended the last decision batch it tried: it is the writer.
+    writing: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -134,6 +142,16 @@ impl Known {
     /// The first sequence a read may return: after the highest base this handle knows.
     pub(crate) fn read_from(&self) -> u64 {
         self.lock().read_after + 1
+    }
+
+    /// Notes whether this handle's last decision append was stored (it writes) or fenced.
+    pub(crate) fn note_writing(&self, writing: bool) {
+        self.writing.store(writing, Ordering::Relaxed);
+    }
+
+    /// Whether this handle is the writer, as far as its decision appends tell.
+    pub(crate) fn writing(&self) -> bool {
+        self.writing.load(Ordering::Relaxed)
     }
 
     fn remember_base(&self, base: Base) {
@@ -211,6 +229,17 @@ impl NatsLog {
             log: given_times::log_time(&message, self.keeps_given_times),
             stored,
         }))
+    }
+
+    /// Under a window, the log time of input `seq` in Unix milliseconds, which a checkpoint at
+    /// it is kept for seeking with (`checkpoints.rs`); `None` without a window, or when the
+    /// stream no longer holds the input.
+    pub(super) async fn checkpoint_time_ms(&self, seq: u64) -> Result<Option<i64>, LogError> {
+        if self.options.retain.is_none() {
+            return Ok(None);
+        }
+        let time = self.input_times(seq).await?.and_then(|times| times.log);
+        Ok(time.map(|time| time.timestamp_millis()))
     }
 
     /// Refuses an append holding an event whose UUIDv7 id is older than the base input and
@@ -295,7 +324,7 @@ impl NatsLog {
         let Some(window) = self.options.retain else {
             return self.set_max_age(Duration::ZERO).await;
         };
-        self.guard(window).await?;
+        self.guard(window, None).await?;
         drop(adjusting);
         let base = self.move_base(window).await?;
         if base.seq > 0 {
@@ -307,22 +336,22 @@ impl NatsLog {
     /// After the writer recorded a decision batch: keeps the inputs after its newest
     /// checkpoint clear of `max_age` ([`next_max_age`]). Skipped while a cut runs, which does
     /// the same; logged, not returned, on failure.
-    pub(super) async fn guard_newest_checkpoint(&self) {
+    pub(super) async fn guard_newest_checkpoint(&self, decided: u64) {
         let Some(window) = self.options.retain else {
             return;
         };
         let Ok(_adjusting) = self.retention.adjusting.try_lock() else {
             return;
         };
-        if let Err(error) = self.guard(window).await {
+        if let Err(error) = self.guard(window, Some(decided)).await {
             tracing::warn!(%error, "could not keep max_age clear of the inputs after the newest checkpoint");
         }
     }
 
-    /// Sets `max_age` for `window` and the age of the input after the newest checkpoint; the
-    /// caller holds `adjusting`.
-    async fn guard(&self, window: Duration) -> Result<(), LogError> {
-        let age = self.successor_age().await?;
+    /// Sets `max_age` for `window` and the age of the input after the newest checkpoint, with
+    /// inputs up to `decided` folded when the caller knows; the caller holds `adjusting`.
+    async fn guard(&self, window: Duration, decided: Option<u64>) -> Result<(), LogError> {
+        let age = self.successor_age(decided).await?;
         let current = self.current_max_age();
         if let Some(max_age) = next_max_age(current, max_age_for(window), age) {
             if max_age > max_age_for(window) {
@@ -338,8 +367,9 @@ impl NatsLog {
         Ok(())
     }
 
-    /// How long ago the input after the newest checkpoint was stored (zero: none yet).
-    async fn successor_age(&self) -> Result<Duration, LogError> {
+    /// How long ago the input after the newest checkpoint was stored (zero: none yet). Read
+    /// once per checkpoint, when inputs after it are `decided` (or when the caller cannot say).
+    async fn successor_age(&self, decided: Option<u64>) -> Result<Duration, LogError> {
         let (newest, successor) = {
             let state = self.retention.lock();
             (state.newest_checkpoint, state.successor)
@@ -352,18 +382,24 @@ impl NatsLog {
                 newest
             }
         };
+        if decided.is_some_and(|decided| decided <= newest) {
+            return Ok(Duration::ZERO);
+        }
         let successor = match successor {
             Some(successor) => successor,
             None => {
-                let Some(times) = self.input_times(newest + 1).await? else {
-                    // Not appended yet (or gone): nothing to keep clear of max_age now.
+                let times = self.input_times(newest + 1).await?;
+                if times.is_none() && decided.is_none() {
+                    // Not appended yet: nothing to keep clear of max_age now.
                     return Ok(Duration::ZERO);
-                };
+                }
+                // Folded but gone (a purge or max_age got there first): nothing to keep.
+                let stored = times.and_then(|times| times.stored);
                 let mut state = self.retention.lock();
                 if state.newest_checkpoint == Some(newest) {
-                    state.successor = Some(times.stored);
+                    state.successor = Some(stored);
                 }
-                times.stored
+                stored
             }
         };
         let age = successor.map_or(Duration::ZERO, |time| {
