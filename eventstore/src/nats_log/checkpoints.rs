@@ -42,8 +42,9 @@ pub const CHECKPOINT_OBJECT: &str = "newest";
 /// The name of a checkpoint kept for seeking starts with this, and ends with its sequence in
 /// twenty digits.
 pub const SEEK_PREFIX: &str = "seek-";
-/// The metadata key of a seek checkpoint's input time (the log's, Unix milliseconds).
-const TIME_METADATA: &str = "timeMs";
+/// The metadata key of the input time (the log's, Unix milliseconds) of a seek checkpoint and
+/// of the log's base (`retention.rs`).
+pub(crate) const TIME_METADATA: &str = "timeMs";
 /// Chunk size: under the server's default 1 MiB `max_payload`, large enough to keep a
 /// 50 MB checkpoint to ~100 publishes.
 const CHUNK_BYTES: usize = 512 * 1024;

@@ -7,12 +7,12 @@
 //!   checkpoint kept for seeking (`seek-<seq>`, `checkpoints.rs`: under a window, one per
 //!   eighth of it at least) whose input is at least the window older than the newest input and
 //!   that ends a decision batch, so a replay from it re-decides whole batches. The base (its
-//!   sequence and its input's time) is stored first, as
-//!   the checkpoint bucket's [`BASE_OBJECT`]; then the input stream is purged up to it (at most
-//!   [`CUT_INPUTS_MAX`] inputs a cut, so a window shortened on a long log catches up over
-//!   several checkpoints), the decisions stream up to the first batch after it (its last batch
-//!   always stays: it is the writers' fence), the objects of the large batches removed, and
-//!   the seek checkpoints before it. A crash in between leaves more than the base needs, which
+//!   sequence and its input's time) is stored first, as the checkpoint bucket's
+//!   [`BASE_OBJECT`]; then the input stream is purged up to it (at most [`CUT_INPUTS_MAX`]
+//!   inputs a cut, so a window shortened on a long log catches up over several checkpoints),
+//!   the decisions stream up to the first batch after it (its last batch always stays: it is
+//!   the writers' fence), the objects of the large batches removed, and the seek checkpoints
+//!   before it. A crash in between leaves more than the base needs, which
 //!   the next cut removes; readers start after the base either way.
 //! - **`max_age`.** The input stream's `max_age` is twice the window ([`max_age_for`]), so that
 //!   a log whose hubs are all down still stops growing, while a running writer cuts at its
@@ -40,22 +40,21 @@
 //! Only the writer cuts and sets `max_age`: a hub that reads, or waits for the writer role,
 //! changes nothing, whatever its own window.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use async_nats::jetstream::object_store::ObjectMetadata;
 use async_nats::jetstream::stream::Info;
 use chrono::{DateTime, Utc};
 use flotilla_core::Envelope;
-use futures::StreamExt;
 use tokio::time::Instant;
 use uuid::Uuid;
 
-use super::checkpoints::{CHECKPOINT_OBJECT, metadata_seq, seek_name, seek_seqs, stored_info};
-use super::{NatsLog, decisions, direct, given_times, nats, resend, streams};
+use super::checkpoints::{CHECKPOINT_OBJECT, TIME_METADATA, metadata_seq, seek_seqs, stored_info};
+use super::{NatsLog, direct, given_times, nats, resend, streams};
 use crate::{LogError, LogReader};
+
+mod cut;
 
 /// The object of the checkpoint bucket that holds the log's base: no content, its sequence and
 /// its input's time (Unix milliseconds) in the metadata (`seq`, `timeMs`).
@@ -168,7 +167,10 @@ impl NatsLog {
         let Some(info) = stored_info(&self.checkpoints, BASE_OBJECT, budget).await? else {
             return Ok(Base::default());
         };
-        let time_ms = info.metadata.get("timeMs").and_then(|ms| ms.parse().ok());
+        let time_ms = info
+            .metadata
+            .get(TIME_METADATA)
+            .and_then(|ms| ms.parse().ok());
         let seq = metadata_seq(&info).unwrap_or(0);
         Ok(Base { seq, time_ms })
     }
@@ -247,20 +249,18 @@ impl NatsLog {
     /// gone with it, so storing it could fold one input twice. Ids of another version are not
     /// judged.
     pub(super) async fn refuse_forgotten(&self, events: &[Envelope]) -> Result<(), LogError> {
-        let mut ids = events
-            .iter()
-            .map(|event| event.id)
-            .filter(|id| id.get_version_num() == 7);
-        if ids.next().is_none() {
+        let v7 = |id: &Uuid| id.get_version_num() == 7;
+        if !events.iter().any(|event| v7(&event.id)) {
             return Ok(());
         }
         let Some(before_ms) = self.fresh_base().await.time_ms else {
             return Ok(());
         };
+        // A UUIDv7's first 48 bits are its publisher's clock in milliseconds.
         let old: Vec<Uuid> = events
             .iter()
             .map(|event| event.id)
-            .filter(|id| id.get_version_num() == 7 && id.as_u64_pair().0 >> 16 < before_ms)
+            .filter(|id| v7(id) && id.as_u64_pair().0 >> 16 < before_ms)
             .collect();
         if old.is_empty() {
             return Ok(());
@@ -432,144 +432,6 @@ impl NatsLog {
         }
         self.retention.lock().max_age = Some(max_age);
         tracing::info!(?max_age, "set the input stream's max_age");
-        Ok(())
-    }
-
-    /// Moves the stored base to the newest seek checkpoint at least `window` older than the
-    /// newest input that ends a decision batch; the base now.
-    async fn move_base(&self, window: Duration) -> Result<Base, LogError> {
-        let stored = self.stored_base(self.options.request_timeout).await?;
-        let last = self.last_seq().await?;
-        let newest = self.input_times(last).await?.and_then(|times| times.log);
-        let Some(newest) = newest else {
-            self.retention.remember_base(stored);
-            return Ok(stored);
-        };
-        let cutoff = newest - chrono::Duration::from_std(window).unwrap_or(chrono::TimeDelta::MAX);
-        let mut base = stored;
-        let seeks = seek_seqs(&self.checkpoints).await?;
-        for &seq in seeks.range(stored.seq + 1..) {
-            // A checkpoint whose input max_age removed is no base: its time is unknown.
-            let Some(time) = self.input_times(seq).await?.and_then(|times| times.log) else {
-                continue;
-            };
-            if time > cutoff {
-                break;
-            }
-            if self.ends_batch(seq).await? {
-                let time_ms = u64::try_from(time.timestamp_millis()).ok();
-                base = Base { seq, time_ms };
-            }
-        }
-        if base != stored {
-            self.store_base(base).await?;
-            tracing::info!(base = base.seq, "the retention window moved the log's base");
-        }
-        self.retention.remember_base(base);
-        Ok(base)
-    }
-
-    /// Whether a decision batch ends at input `seq`.
-    async fn ends_batch(&self, seq: u64) -> Result<bool, LogError> {
-        let budget = self.options.request_timeout;
-        let Some(at) = decisions::first_batch_covering(&self.decisions, seq, budget).await? else {
-            return Ok(false);
-        };
-        Ok(decisions::last_input_at(&self.decisions, at, budget).await? == seq)
-    }
-
-    async fn store_base(&self, base: Base) -> Result<(), LogError> {
-        let mut metadata = HashMap::from([("seq".to_owned(), base.seq.to_string())]);
-        if let Some(time_ms) = base.time_ms {
-            metadata.insert("timeMs".to_owned(), time_ms.to_string());
-        }
-        let meta = ObjectMetadata {
-            name: BASE_OBJECT.to_owned(),
-            description: Some(format!(
-                "flotilla log base: a retention window removed the inputs up to {}",
-                base.seq
-            )),
-            metadata,
-            ..ObjectMetadata::default()
-        };
-        self.checkpoints
-            .put(meta, &mut &[][..])
-            .await
-            .map_err(|err| LogError::Nats(format!("put the log's base {}: {err}", base.seq)))?;
-        Ok(())
-    }
-
-    /// Removes what lies at or before `base`: inputs (at most [`CUT_INPUTS_MAX`]), decision
-    /// batches (never the last), their objects, and the seek checkpoints before it.
-    async fn cut(&self, base: u64) -> Result<(), LogError> {
-        let input = self.input_info().await?;
-        let first = input.state.first_sequence;
-        if !input.config.deny_purge && input.state.messages > 0 && first <= base {
-            let upto = (base + 1).min(first.saturating_add(CUT_INPUTS_MAX));
-            let purged = self
-                .input
-                .purge()
-                .sequence(upto)
-                .await
-                .map_err(nats("purge inputs"))?;
-            tracing::info!(
-                base,
-                upto,
-                purged = purged.purged,
-                "cut the inputs before the base"
-            );
-        }
-        self.cut_decisions(base).await?;
-        for seq in seek_seqs(&self.checkpoints).await?.range(..base) {
-            self.checkpoints
-                .delete(seek_name(*seq))
-                .await
-                .map_err(|err| LogError::Nats(format!("delete seek checkpoint {seq}: {err}")))?;
-        }
-        Ok(())
-    }
-
-    /// Purges the decision batches that end at or before `base`, but the stream's last batch
-    /// (the writers' fence), and deletes the objects of the large ones.
-    async fn cut_decisions(&self, base: u64) -> Result<(), LogError> {
-        let budget = self.options.request_timeout;
-        if self.decisions.cached_info().config.deny_purge {
-            return Ok(());
-        }
-        let after = decisions::first_batch_covering(&self.decisions, base + 1, budget).await?;
-        let (keep_from, objects_upto) = match after {
-            Some(at) => (at, base),
-            None => match decisions::first_batch_covering(&self.decisions, base, budget).await? {
-                Some(at) => (at, base - 1),
-                None => return Ok(()),
-            },
-        };
-        self.decisions
-            .purge()
-            .sequence(keep_from)
-            .await
-            .map_err(nats("purge decision batches"))?;
-        let mut listing = self
-            .batches
-            .list()
-            .await
-            .map_err(nats("list decision batch objects"))?;
-        let mut doomed = Vec::new();
-        while let Some(info) = listing.next().await {
-            let info = info.map_err(nats("list decision batch objects"))?;
-            let last = info
-                .name
-                .rsplit_once('-')
-                .and_then(|(_, last)| last.parse::<u64>().ok());
-            if !info.deleted && last.is_some_and(|last| last <= objects_upto) {
-                doomed.push(info.name);
-            }
-        }
-        for name in doomed {
-            self.batches.delete(&name).await.map_err(|err| {
-                LogError::Nats(format!("delete decision batch object {name}: {err}"))
-            })?;
-        }
         Ok(())
     }
 }
