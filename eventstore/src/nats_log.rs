@@ -521,7 +521,6 @@ impl EventLog for NatsLog {
         // The thinning never counts the seek checkpoints before the base.
         self.fresh_base().await;
         let seeking = checkpoints::Seeking {
-            spacing: crate::redb_log::SEEK_SPACING_DEFAULT,
             base: self.retention.read_from() - 1,
             window: self.options.retain,
             time_ms: self.checkpoint_time_ms(seq).await?,

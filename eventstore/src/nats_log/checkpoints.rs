@@ -13,13 +13,14 @@
 //!
 //! Older checkpoints are kept for seeking as objects of their own, named by their sequence
 //! ([`SEEK_PREFIX`]`00000000000000050000`): a checkpoint that starts a new span of
-//! [`crate::redb_log::SEEK_SPACING_DEFAULT`] inputs is stored under its name too, and the older ones are thinned with age as the redb log thins its own
-//! (`thinning.rs`). [`load_before`] reads the newest of them at or before a point. Under a
-//! retention window the oldest of them is the log's base (`retention.rs`): the thinning never
-//! counts the ones before it, so it always keeps the base. As on redb, a checkpoint that is the
-//! first in an eighth of the window's time is kept too, and the thinning spares those across
-//! the window and the newest older than it ([`needed_by_window`]), so the base follows the
-//! window within about an eighth of it rather than by spans of inputs.
+//! [`crate::redb_log::SEEK_SPACING_DEFAULT`] inputs is stored under its name too, and the
+//! older ones are thinned with age as the redb log thins its own (`thinning.rs`).
+//! [`load_before`] reads the newest of them at or before a point. Under a retention window the
+//! oldest of them is the log's base (`retention.rs`): the thinning never counts the ones before
+//! it, so it always keeps the base. As on redb, a checkpoint that is the first in an eighth of
+//! the window's time is kept too, and the thinning spares those across the window and the
+//! newest older than it ([`needed_by_window`]), so the base follows the window within about an
+//! eighth of it rather than by spans of inputs.
 //!
 //! The object is a marked checkpoint frame (`flotilla_core::wire::checkpoint`; release 19da42c
 //! wrote `[01 00][body]`, still read); the object's metadata repeats `seq` and `hash` for
@@ -57,12 +58,10 @@ const SAVE_INFO_BUDGET: Duration = Duration::from_secs(10);
 /// The first pause before asking again; each later one is twice as long, up to a second.
 const INFO_PAUSE_FIRST: Duration = Duration::from_millis(100);
 
-/// How the checkpoints kept for seeking are spaced, and the log's base: the oldest of them
-/// the thinning may look at.
+/// What decides which checkpoints are kept for seeking besides their sequences: the log's
+/// base, the oldest of them the thinning may look at, and the retention window.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Seeking {
-    /// Inputs per span ([`crate::thinning::spacing`] widens it for large checkpoints).
-    pub(crate) spacing: u64,
     /// The log's base (0: none); seek checkpoints before it are the retention cut's to delete.
     pub(crate) base: u64,
     /// The retention window, if any.
@@ -131,7 +130,7 @@ async fn keep_for_seeking(
     seeking: Seeking,
 ) -> Result<(), LogError> {
     let spacing = crate::thinning::spacing(
-        seeking.spacing,
+        crate::redb_log::SEEK_SPACING_DEFAULT,
         u64::try_from(record.len()).unwrap_or(u64::MAX),
     );
     let mut kept = seek_objects(store).await?;
