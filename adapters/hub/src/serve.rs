@@ -136,7 +136,7 @@ async fn open_log(options: &ServeOptions) -> anyhow::Result<(AnyLog, Option<asyn
         .await
         .with_context(|| format!("opening the log on NATS at {url}"))?;
     // Not the URL: it may carry a user and password.
-    let retention = flotilla_adapters::store::retention_text(options.retain);
+    let retention = flotilla_adapters::store::retention_text(options.retain, None);
     tracing::info!("log on NATS: {retention}, applied while this hub writes");
     println!("log: NATS JetStream, {retention}, applied while this hub writes");
     warn_if_unsynced(&log).await;

@@ -205,6 +205,10 @@ async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTes
             Ok((log, None))
         }
         Backend::Nats => {
+            // What a NATS log's window removes is not archived: refused rather than lost.
+            if args.archive.is_some() {
+                anyhow::bail!("--archive applies to the embedded log (--backend redb)");
+            }
             let (url, server) = match &args.nats {
                 Some(url) => (url.clone(), None),
                 None => {
@@ -222,7 +226,7 @@ async fn open_log(args: &SimulateArgs) -> anyhow::Result<(AnyLog, Option<NatsTes
             let log = AnyLog::Nats(Box::new(log));
             println!(
                 "log: NATS JetStream at {url}, {}",
-                flotilla_adapters::store::retention_text(args.retain)
+                flotilla_adapters::store::retention_text(args.retain, None)
             );
             Ok((log, server))
         }
