@@ -67,10 +67,12 @@ fn a_retained_log_keeps_its_window_verifies_from_its_base_and_restarts() -> Resu
     };
     let window = (time("last")? - time("first")?).num_seconds();
     // The base is at least the window (60 s) older than the last input, and the first kept
-    // input comes within one step (10 s) after it; at most the inputs between two checkpoints
-    // (about 50 s here) are kept beyond the window.
+    // input comes within one step (10 s) after it. Beyond the window the log keeps the inputs
+    // between two kept checkpoints: about an eighth of the window when checkpoints keep up,
+    // but they are paced by their cost in wall time, so a loaded machine writes fewer of them
+    // over these 400 s of test clock. Well short of 400 s, the window still cut the log.
     assert!(
-        (50..=120).contains(&window),
+        (50..=300).contains(&window),
         "a window of {window} s: {info:#}"
     );
 
