@@ -1,5 +1,5 @@
 //! The core's modules stand on floors: a module imports only modules of lower floors, so the
-//! core reads one way — names and revisions at the bottom, the vocabulary of inputs and
+//! core reads one way — times as text, names and revisions at the bottom, the vocabulary of inputs and
 //! decisions above them, the aggregates above that, and the passes that drive and explain them
 //! on top (`docs/architecture.md`). This test reads every `crate::…` path in the library's
 //! source (comments and `#[cfg(test)]` modules left out) and fails on an import that runs back
@@ -16,10 +16,8 @@ use std::path::{Path, PathBuf};
 
 /// The floors, from the ground up. A module imports only modules of lower floors.
 const FLOORS: &[(&str, &[&str])] = &[
-    (
-        "names",
-        &["condition", "derived", "model", "time_text", "principal"],
-    ),
+    ("text", &["time_text"]),
+    ("names", &["condition", "derived", "model", "principal"]),
     (
         "vocabulary",
         &["growth", "catalog", "availability", "event", "decision"],
