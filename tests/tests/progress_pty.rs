@@ -7,7 +7,8 @@
 //! and whose members' heartbeats and reports the test posts, shows one line per cluster: it
 //! completes (exit 0), fails on a member's apply failure (exit 1), and a placement that wants
 //! more clusters than there are waits (exit 3) once its view has stood still, with the hub's
-//! reason.
+//! reason. A staged run that fails on a member's apply failure ends `rollout status` and
+//! `get csur --watch` with the cluster and its message (exit 1).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -233,5 +234,70 @@ fn a_rolling_update_completes_fails_and_waits_with_exit_codes_0_1_3() -> Result<
         screen.contains("rollout waits: scheduling policy unfulfilled"),
         "{screen}"
     );
+    hub.stop()
+}
+
+/// A staged run that fails on a cluster's apply failure: `rollout status` and
+/// `get csur NAME --watch` end on the failure, naming the cluster and the agent's message, and
+/// exit 1, never calling a failed run one that is "not waiting".
+#[test]
+fn a_failed_staged_run_names_its_cluster_and_message_and_exits_1() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let clock = ["--test-clock", "2026-03-12T23:00:00Z"];
+    let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &clock)?;
+    ok(&hub, &["apply", "-f", &fixture("agents-fleet.yaml")])?;
+    let members = ["member-1", "member-2", "member-3", "gitops-1"];
+    post(
+        &hub,
+        members
+            .iter()
+            .map(|c| json!({"type": "heartbeat", "cluster": c}))
+            .collect(),
+    )?;
+    wait_for("four bindings", || {
+        Ok((items(&get_json(&hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
+    })?;
+    ok(&hub, &["apply", "-f", &fixture("agents-run.yaml")])?;
+    ok(&hub, &["run", "start", "shop-run"])?;
+    wait_for("member-1 bound by the run", || {
+        let bindings = items(&get_json(&hub, &["clusterresourcebindings"])?);
+        let bound = bindings
+            .iter()
+            .any(|b| b["spec"]["targetCluster"] == "member-1" && b["spec"]["state"] == "Bound");
+        Ok(bound.then_some(()))
+    })?;
+    post(
+        &hub,
+        vec![report("member-1", "shop", false, "quota exceeded")],
+    )?;
+
+    for command in [
+        &["rollout", "status", "shop"][..],
+        &["get", "csur", "shop-run", "--watch"][..],
+    ] {
+        let (code, plain) = piped(&hub, command)?;
+        assert_eq!(
+            code,
+            Some(1),
+            "{command:?} exits 1 on a failed run:\n{plain}"
+        );
+        let failure = "cluster `member-1` in stage `staging` failed to update: the work failed \
+                       to apply: quota exceeded";
+        for expected in [
+            "  stage staging: 0/1 clusters, failed on member-1".to_owned(),
+            format!(
+                "rollout failed: clusterstagedupdaterun/shop-run failed (UpdateRunFailed): {failure}"
+            ),
+            format!(
+                "- run ClusterStagedUpdateRun/shop-run failed at stage staging at 23:00:00: {failure}"
+            ),
+        ] {
+            assert!(
+                plain.lines().any(|line| line == expected),
+                "{command:?}: {expected:?} missing from:\n{plain}"
+            );
+        }
+        assert!(!plain.contains("not waiting"), "{command:?}:\n{plain}");
+    }
     hub.stop()
 }

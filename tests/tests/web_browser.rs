@@ -114,6 +114,7 @@ async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
         format!("{run}.querySelector('[data-stage=\"production\"]').dataset.stageState");
     assert_eq!(eval_text(page, &production).await?, "done");
     shoot(page, shots, "3-succeeded").await?;
+    switch_time_zone(page).await?;
 
     move_slider(page, &waiting).await?;
     until(page, "the page as it was at the approval", &format!(
@@ -133,6 +134,35 @@ async fn drive(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
         &format!(
             "!document.body.classList.contains('past') && {run}?.dataset.state === 'Succeeded'"
         ),
+    )
+    .await
+}
+
+/// Times are UTC, labelled, until the user picks local time: then they are labelled with the
+/// browser's offset (`UTC+00:00` on a machine in UTC), and UTC again at the next click.
+async fn switch_time_zone(page: &Page) -> Result<(), String> {
+    let time = "document.getElementById('point-time').textContent";
+    until(
+        page,
+        "the point's time in UTC",
+        &format!("/ UTC$/.test({time})"),
+    )
+    .await?;
+    click(page, "#zone").await?;
+    until(
+        page,
+        "the point's time in local time, with its offset",
+        &format!(
+            "/ UTC[+-]\\d\\d:\\d\\d$/.test({time}) \
+             && document.getElementById('zone').textContent === 'local time'"
+        ),
+    )
+    .await?;
+    click(page, "#zone").await?;
+    until(
+        page,
+        "the point's time in UTC again",
+        &format!("/ UTC$/.test({time})"),
     )
     .await
 }

@@ -7,7 +7,7 @@
 import * as api from "./api.js";
 import { follow } from "./live.js";
 import { renderSummary, pointTime } from "./summary.js";
-import { objectName } from "./dom.js";
+import { objectName, setTimeZone, timeZone } from "./dom.js";
 import { renderFleet } from "./fleet.js";
 import { placementName, renderPlacements } from "./placements.js";
 import { renderRuns } from "./runs.js";
@@ -270,10 +270,27 @@ function wireToken() {
   });
 }
 
+/** The time zone button: UTC (the log's) or this browser's local time, every time redrawn. */
+function wireZone() {
+  const button = $("zone");
+  const label = () => {
+    button.textContent = timeZone() === "local" ? "local time" : "UTC";
+  };
+  label();
+  button.addEventListener("click", () => {
+    setTimeZone(timeZone() === "local" ? "utc" : "local");
+    label();
+    view.time = "";
+    refresh();
+    loadMarks(goTo);
+  });
+}
+
 function start() {
   view.at = hashPoint();
   wireSlider();
   wireToken();
+  wireZone();
   // The log is read only while its section is open: one apply over the whole fleet decides a
   // line per cluster, so its window can weigh more than the rest of the page.
   $("log-section").addEventListener("toggle", () => {

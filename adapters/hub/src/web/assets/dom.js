@@ -76,19 +76,53 @@ export function empty(text) {
   return h("p", { class: "muted" }, text);
 }
 
+/** The time zone the page shows times in: "utc" (the log's, the default) or "local". */
+let zone = readZone();
+
+function readZone() {
+  try {
+    return localStorage.getItem("flotilla.zone") === "local" ? "local" : "utc";
+  } catch {
+    return "utc";
+  }
+}
+
+/** The zone times are shown in: "utc" or "local". */
+export function timeZone() {
+  return zone;
+}
+
+/** Shows times in `next` ("utc" or "local") from now on, remembered in this browser. */
+export function setTimeZone(next) {
+  zone = next === "local" ? "local" : "utc";
+  try {
+    localStorage.setItem("flotilla.zone", zone);
+  } catch {
+    // A browser that keeps nothing still switches for this page.
+  }
+}
+
 /**
- * An RFC 3339 time as its UTC clock time, labelled: the page shows one time zone, the log's.
- * "" when absent.
+ * An RFC 3339 time as its clock time in the zone shown, labelled. "" when absent.
  */
 export function clock(time) {
   const text = utc(time);
   return text ? `${text.slice(11)}` : "";
 }
 
-/** An RFC 3339 time as `YYYY-MM-DD HH:MM:SS UTC`, or "" when absent. */
+/**
+ * An RFC 3339 time as `YYYY-MM-DD HH:MM:SS UTC`, or in local time labelled with its offset
+ * (`YYYY-MM-DD HH:MM:SS UTC+01:00`) when the user picked local; "" when absent.
+ */
 export function utc(time) {
   if (!time) return "";
   const parsed = new Date(time);
   if (Number.isNaN(parsed.getTime())) return String(time);
-  return `${parsed.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  if (zone !== "local") return `${parsed.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  const offset = -parsed.getTimezoneOffset();
+  const shifted = new Date(parsed.getTime() + offset * 60000);
+  const sign = offset < 0 ? "-" : "+";
+  const hours = String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0");
+  const minutes = String(Math.abs(offset) % 60).padStart(2, "0");
+  return `${shifted.toISOString().slice(0, 19).replace("T", " ")} UTC${sign}${hours}:${minutes}`;
 }
