@@ -12,7 +12,7 @@ use chromiumoxide::page::{Page, ScreenshotParams};
 use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
 use flotilla_tests::browser::{self, eval, eval_text};
 use flotilla_tests::support::{HubProcess, fixture, http_client};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// How long the page may take to show any one change.
 const PAGE_WAIT_MAX: Duration = Duration::from_secs(60);
@@ -60,6 +60,81 @@ fn the_page_starts_approves_and_replays_a_staged_run() -> Result<(), String> {
     drop(agents);
     result?;
     hub.stop()
+}
+
+/// A staged run that failed on a cluster's apply failure, on a hub whose clock the test holds
+/// and whose members' heartbeats and report the test posts: the page's summary lists it under
+/// the failed rollouts with the cluster and the agent's message, and its card shows it failed
+/// on that cluster.
+#[test]
+fn the_page_names_a_failed_runs_cluster_and_message() -> Result<(), String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let clock = ["--test-clock", "2026-03-12T23:00:00Z"];
+    let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &clock)?;
+    ok(&hub, &["apply", "-f", &fixture("agents-fleet.yaml")])?;
+    let beats = MEMBERS.map(|c| json!({"type": "heartbeat", "cluster": c}));
+    hub.post_events(&Value::Array(beats.to_vec()))?;
+    wait_for("four bindings", || {
+        Ok((items(&get_json(&hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
+    })?;
+    ok(&hub, &["apply", "-f", &fixture("agents-run.yaml")])?;
+    ok(&hub, &["run", "start", "shop-run"])?;
+    wait_for("member-1 bound by the run", || {
+        let bindings = items(&get_json(&hub, &["clusterresourcebindings"])?);
+        let bound = bindings
+            .iter()
+            .any(|b| b["spec"]["targetCluster"] == "member-1" && b["spec"]["state"] == "Bound");
+        Ok(bound.then_some(()))
+    })?;
+    let failure = json!({"type": "report", "cluster": "member-1", "placement": "shop",
+        "resourceIndex": 0, "applied": false, "available": false, "message": "quota exceeded"});
+    hub.post_events(&Value::Array(vec![failure]))?;
+
+    let shots = screenshot_dir()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let url = hub.url.clone();
+    let result = runtime.block_on(browser::with_page(
+        &scratch.path().join("chromium-profile"),
+        |page| async move { see_failed_run(&page, &url, &shots).await },
+    ));
+    result?;
+    hub.stop()
+}
+
+async fn see_failed_run(page: &Page, url: &str, shots: &Path) -> Result<(), String> {
+    page.goto(format!("{url}/"))
+        .await
+        .map_err(|e| format!("loading the page: {e}"))?;
+    let run = r#"document.querySelector('[data-run="shop-run"]')"#;
+    until(
+        page,
+        "the run's card, failed",
+        &format!("{run}?.dataset.state === 'Failed'"),
+    )
+    .await?;
+    let card = eval_text(
+        page,
+        &format!("{run}.querySelector('[data-run-failure]').textContent"),
+    )
+    .await?;
+    assert_eq!(
+        card,
+        "cluster `member-1` in stage `staging` failed to update: the work failed to apply: \
+         quota exceeded"
+    );
+    let summary = until_text(
+        page,
+        "the summary's failed rollouts naming the cluster and the message",
+        "[...document.querySelectorAll('#summary li')].map((e) => e.textContent)\
+         .find((t) => /shop-run/.test(t) && /member-1/.test(t) && /quota exceeded/.test(t))",
+    )
+    .await?;
+    assert!(summary.contains("failed to apply"), "{summary}");
+    shoot(page, shots, "5-failed-run").await
 }
 
 /// Launches Chromium, drives the page, and closes Chromium whatever the outcome.

@@ -38,9 +38,17 @@ function card(run, approvals, timeline, act, onHistory) {
       controls(run, act),
     ),
     badges(status.conditions),
+    failure(status),
     h("ol", { class: "stages" }, stagesOf(run).map((stage) => stageBox(run, stage, approvals, act))),
     history(objectName(run), timeline, onHistory),
   );
+}
+
+/** Why a failed run failed, in its `Succeeded` condition's words (the cluster and message). */
+function failure(status) {
+  const succeeded = condition(status.conditions, "Succeeded");
+  if (!succeeded || succeeded.status !== "False" || !succeeded.message) return null;
+  return h("p", { class: "bad-text small", "data-run-failure": "" }, succeeded.message);
 }
 
 /**
