@@ -245,3 +245,40 @@ pub fn check_nothing_reapplied(
     );
     Ok(())
 }
+
+/// The members of `agents-fleet.yaml`.
+pub const FLEET_MEMBERS: [&str; 4] = ["member-1", "member-2", "member-3", "gitops-1"];
+
+/// On a hub with a test clock: applies `agents-fleet.yaml`, posts a heartbeat of each member,
+/// starts `agents-run.yaml`'s `shop-run` and, once it bound `member-1` in its `staging` stage,
+/// posts `member-1`'s report that its work failed to apply with `message`: the run fails there.
+///
+/// # Errors
+/// When the hub refuses a step or the run does not bind `member-1`.
+pub fn fail_staged_run_on_member_1(hub: &HubProcess, message: &str) -> Result<(), String> {
+    ok(
+        hub,
+        &["apply", "-f", &crate::support::fixture("agents-fleet.yaml")],
+    )?;
+    let beats = FLEET_MEMBERS.map(|c| serde_json::json!({"type": "heartbeat", "cluster": c}));
+    hub.post_events(&Value::Array(beats.to_vec()))?;
+    wait_for("four bindings", || {
+        Ok((items(&get_json(hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
+    })?;
+    ok(
+        hub,
+        &["apply", "-f", &crate::support::fixture("agents-run.yaml")],
+    )?;
+    ok(hub, &["run", "start", "shop-run"])?;
+    wait_for("member-1 bound by the run", || {
+        let bindings = items(&get_json(hub, &["clusterresourcebindings"])?);
+        let bound = bindings
+            .iter()
+            .any(|b| b["spec"]["targetCluster"] == "member-1" && b["spec"]["state"] == "Bound");
+        Ok(bound.then_some(()))
+    })?;
+    let failure = serde_json::json!({"type": "report", "cluster": "member-1", "placement": "shop",
+        "resourceIndex": 0, "applied": false, "available": false, "message": message});
+    hub.post_events(&Value::Array(vec![failure]))?;
+    Ok(())
+}

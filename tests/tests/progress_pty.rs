@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
+use flotilla_tests::agents::{Agent, fail_staged_run_on_member_1, get_json, items, ok, wait_for};
 use flotilla_tests::pty::{Ran, run_in_pty, run_piped, strip_escapes};
 use flotilla_tests::support::{HubProcess, fixture};
 use serde_json::{Value, json};
@@ -245,31 +245,7 @@ fn a_failed_staged_run_names_its_cluster_and_message_and_exits_1() -> Result<(),
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let clock = ["--test-clock", "2026-03-12T23:00:00Z"];
     let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &clock)?;
-    ok(&hub, &["apply", "-f", &fixture("agents-fleet.yaml")])?;
-    let members = ["member-1", "member-2", "member-3", "gitops-1"];
-    post(
-        &hub,
-        members
-            .iter()
-            .map(|c| json!({"type": "heartbeat", "cluster": c}))
-            .collect(),
-    )?;
-    wait_for("four bindings", || {
-        Ok((items(&get_json(&hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
-    })?;
-    ok(&hub, &["apply", "-f", &fixture("agents-run.yaml")])?;
-    ok(&hub, &["run", "start", "shop-run"])?;
-    wait_for("member-1 bound by the run", || {
-        let bindings = items(&get_json(&hub, &["clusterresourcebindings"])?);
-        let bound = bindings
-            .iter()
-            .any(|b| b["spec"]["targetCluster"] == "member-1" && b["spec"]["state"] == "Bound");
-        Ok(bound.then_some(()))
-    })?;
-    post(
-        &hub,
-        vec![report("member-1", "shop", false, "quota exceeded")],
-    )?;
+    fail_staged_run_on_member_1(&hub, "quota exceeded")?;
 
     for command in [
         &["rollout", "status", "shop"][..],

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chromiumoxide::page::{Page, ScreenshotParams};
-use flotilla_tests::agents::{Agent, get_json, items, ok, wait_for};
+use flotilla_tests::agents::{Agent, fail_staged_run_on_member_1, get_json, items, ok, wait_for};
 use flotilla_tests::browser::{self, eval, eval_text};
 use flotilla_tests::support::{HubProcess, fixture, http_client};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// How long the page may take to show any one change.
 const PAGE_WAIT_MAX: Duration = Duration::from_secs(60);
@@ -71,24 +71,7 @@ fn the_page_names_a_failed_runs_cluster_and_message() -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let clock = ["--test-clock", "2026-03-12T23:00:00Z"];
     let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &clock)?;
-    ok(&hub, &["apply", "-f", &fixture("agents-fleet.yaml")])?;
-    let beats = MEMBERS.map(|c| json!({"type": "heartbeat", "cluster": c}));
-    hub.post_events(&Value::Array(beats.to_vec()))?;
-    wait_for("four bindings", || {
-        Ok((items(&get_json(&hub, &["clusterresourcebindings"])?).len() == 4).then_some(()))
-    })?;
-    ok(&hub, &["apply", "-f", &fixture("agents-run.yaml")])?;
-    ok(&hub, &["run", "start", "shop-run"])?;
-    wait_for("member-1 bound by the run", || {
-        let bindings = items(&get_json(&hub, &["clusterresourcebindings"])?);
-        let bound = bindings
-            .iter()
-            .any(|b| b["spec"]["targetCluster"] == "member-1" && b["spec"]["state"] == "Bound");
-        Ok(bound.then_some(()))
-    })?;
-    let failure = json!({"type": "report", "cluster": "member-1", "placement": "shop",
-        "resourceIndex": 0, "applied": false, "available": false, "message": "quota exceeded"});
-    hub.post_events(&Value::Array(vec![failure]))?;
+    fail_staged_run_on_member_1(&hub, "quota exceeded")?;
 
     let shots = screenshot_dir()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
