@@ -114,20 +114,13 @@ pub(super) fn text(path: &Path, info: &LogInfo) -> String {
     let total = info.file_bytes + checkpoints;
     let mut out = String::new();
     let _ = writeln!(out, "log          {}", path.display());
-    let _ = writeln!(out, "first input  {}", point(info.first.as_ref()));
-    if info.base_seq > 0 {
-        let _ = writeln!(
-            out,
-            "base         checkpoint #{} (a retention window removed the inputs up to it)",
-            info.base_seq
-        );
-    }
-    let _ = writeln!(out, "last input   {}", point(info.last.as_ref()));
-    if let Some(window) = info.window() {
-        let window = flotilla_projections::human_duration(window);
-        let _ = writeln!(out, "window       {window} ({inputs} inputs)");
-    }
-    let _ = writeln!(out, "decided to   #{}", info.last_decided_seq);
+    span(
+        &mut out,
+        [info.first.as_ref(), info.last.as_ref()],
+        info.base_seq,
+        info.window().map(|window| (window, inputs)),
+        info.last_decided_seq,
+    );
     let _ = writeln!(
         out,
         "on disk      {} ({} log file, {} checkpoint files){}",
@@ -164,20 +157,13 @@ pub(super) fn text(path: &Path, info: &LogInfo) -> String {
 pub(super) fn nats_text(url: &str, info: &NatsInfo) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "log          NATS JetStream at {url}");
-    let _ = writeln!(out, "first input  {}", point(info.first.as_ref()));
-    if info.base_seq > 0 {
-        let _ = writeln!(
-            out,
-            "base         checkpoint #{} (a retention window removed the inputs up to it)",
-            info.base_seq
-        );
-    }
-    let _ = writeln!(out, "last input   {}", point(info.last.as_ref()));
-    if let Some(window) = info.window() {
-        let window = flotilla_projections::human_duration(window);
-        let _ = writeln!(out, "window       {window} ({} inputs)", info.inputs());
-    }
-    let _ = writeln!(out, "decided to   #{}", info.last_decided_seq);
+    span(
+        &mut out,
+        [info.first.as_ref(), info.last.as_ref()],
+        info.base_seq,
+        info.window().map(|window| (window, info.inputs())),
+        info.last_decided_seq,
+    );
     let _ = writeln!(
         out,
         "\nSTREAM                     MESSAGES        BYTES  MAX AGE"
@@ -203,6 +189,30 @@ pub(super) fn nats_text(url: &str, info: &NatsInfo) -> String {
         let _ = writeln!(out, "  {:<28} {:>12}", object.name, bytes(object.bytes));
     }
     out
+}
+
+/// The lines every log's report opens with: its first input, its base (under a retention
+/// window), its last input, the window it keeps (with its inputs) and how far it is decided.
+fn span(
+    out: &mut String,
+    [first, last]: [Option<&InputPoint>; 2],
+    base_seq: u64,
+    window: Option<(chrono::Duration, u64)>,
+    decided: u64,
+) {
+    let _ = writeln!(out, "first input  {}", point(first));
+    if base_seq > 0 {
+        let _ = writeln!(
+            out,
+            "base         checkpoint #{base_seq} (a retention window removed the inputs up to it)"
+        );
+    }
+    let _ = writeln!(out, "last input   {}", point(last));
+    if let Some((window, inputs)) = window {
+        let window = flotilla_projections::human_duration(window);
+        let _ = writeln!(out, "window       {window} ({inputs} inputs)");
+    }
+    let _ = writeln!(out, "decided to   #{decided}");
 }
 
 fn point(point: Option<&InputPoint>) -> String {
