@@ -18,6 +18,19 @@ const LAUNCH_MAX: Duration = Duration::from_secs(60);
 /// How long Chromium may take to exit once closed.
 const EXIT_MAX: Duration = Duration::from_secs(10);
 
+/// The runtime a browser test drives Chromium from (a test itself is synchronous: it starts
+/// the hub and agents as processes first).
+///
+/// # Errors
+/// When the runtime cannot be built.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 /// Launches Chromium with its profile in `profile`, runs `drive` on a blank tab, and closes
 /// Chromium whatever the outcome.
 ///

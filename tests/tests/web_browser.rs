@@ -50,11 +50,7 @@ fn the_page_starts_approves_and_replays_a_staged_run() -> Result<(), String> {
     ok(&hub, &["apply", "-f", &fixture("agents-run.yaml")])?;
 
     let shots = screenshot_dir()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = browser::runtime()?;
     let result = runtime.block_on(in_browser(&hub.url, scratch.path(), &shots));
     println!("web screenshots: {}", shots.display());
     drop(agents);
@@ -74,11 +70,7 @@ fn the_page_names_a_failed_runs_cluster_and_message() -> Result<(), String> {
     fail_staged_run_on_member_1(&hub, "quota exceeded")?;
 
     let shots = screenshot_dir()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = browser::runtime()?;
     let url = hub.url.clone();
     let result = runtime.block_on(browser::with_page(
         &scratch.path().join("chromium-profile"),

@@ -49,11 +49,7 @@ fn the_page_over_a_large_fleet_loads_small_and_fast() -> Result<(), String> {
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let hub = HubProcess::start(&binary(), &scratch.path().join("hub"), &[])?;
     let shots = screenshot_dir()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let runtime = browser::runtime()?;
     let started = Instant::now();
     runtime.block_on(populate(&hub.url, clusters))?;
     println!("{clusters} clusters joined in {:?}", started.elapsed());
