@@ -327,24 +327,46 @@ impl Folder {
         recorded: &[DecisionBatch],
     ) -> Result<Vec<(u64, Decisions)>, FoldError> {
         let mut out = Vec::new();
+        let mut prefetched: Option<(u64, Vec<StoredEvent>)> = None;
         while self.seq < until {
-            // Never more than up to `until`: a caller going batch by batch (verify, a follower)
-            // would otherwise read a whole page per batch and keep a few records of it.
-            let wanted = usize::try_from(until - self.seq)
-                .map_or(READ_BATCH_MAX, |left| left.min(READ_BATCH_MAX));
-            let mut events = log.read(self.seq + 1, wanted).await?;
+            let from = self.seq + 1;
+            let mut events = match prefetched.take() {
+                Some((at, events)) if at == from => events,
+                _ => log.read(from, page_up_to(self.seq, until)).await?,
+            };
             if events.is_empty() {
                 break;
             }
             events.retain(|e| e.seq <= until);
-            let folded = self.fold_page(log, &events, recorded).await?;
+            let last = events.last().map_or(self.seq, |e| e.seq);
+            // The next page is read while this one folds: a store that reads on its own
+            // thread (redb, NATS) then overlaps its reading with the fold.
+            let next = async {
+                if last >= until {
+                    return Ok(None);
+                }
+                log.read(last + 1, page_up_to(last, until))
+                    .await
+                    .map(|events| Some((last + 1, events)))
+            };
+            let (next, folded) = tokio::join!(next, self.fold_page(log, &events, recorded));
+            let folded = folded?;
             out.extend(folded.decisions);
             if let Some(newer) = folded.stopped {
                 return Err(newer);
             }
+            prefetched = next?;
         }
         Ok(out)
     }
+}
+
+/// How many inputs to read after `seq`: a page, but never past `until` — a caller going batch
+/// by batch (verify, a follower) would otherwise read a whole page per batch and keep a few
+/// records of it.
+fn page_up_to(seq: u64, until: u64) -> usize {
+    usize::try_from(until.saturating_sub(seq))
+        .map_or(READ_BATCH_MAX, |left| left.min(READ_BATCH_MAX))
 }
 
 /// Debug builds (every test, scenario run and replay in tests) check the state's invariants

@@ -136,12 +136,13 @@ fn selected_progress(state: &State, owner: &Owner<'_>) -> Vec<(Binding, Progress
     if scheduling_unknown(placement) {
         return Vec::new();
     }
+    let mut renders = crate::work::Renders::default();
     placement
         .bindings
         .values()
         .filter(|b| b.policy_index == policy.index && b.state != BindingState::Unscheduled)
         .map(|binding| {
-            let progress = progress::progress(state, owner, &binding);
+            let progress = progress::progress_sharing(state, owner, &binding, &mut renders);
             (binding, progress)
         })
         .collect()

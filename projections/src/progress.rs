@@ -28,6 +28,8 @@
 //! placement condition takes the latest time among the clusters that decided it (the hub keeps no
 //! history of the placement's own conditions).
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
@@ -38,7 +40,7 @@ use serde_json::Value;
 
 use crate::derived::Owner;
 use crate::json;
-use crate::work;
+use crate::work::{self, Renders};
 
 mod listed;
 mod stage_texts;
@@ -57,8 +59,9 @@ pub(crate) struct Step {
     pub(crate) status: ConditionStatus,
     /// Its reason.
     pub(crate) reason: &'static str,
-    /// Its message.
-    pub(crate) message: String,
+    /// Its message: most are fixed texts, borrowed rather than copied for each of a fleet's
+    /// bindings.
+    pub(crate) message: Cow<'static, str>,
     /// Its last transition time.
     pub(crate) since: DateTime<Utc>,
 }
@@ -68,7 +71,7 @@ impl Step {
         stage: Stage,
         status: ConditionStatus,
         reason: &'static str,
-        message: impl Into<String>,
+        message: impl Into<Cow<'static, str>>,
         since: DateTime<Utc>,
     ) -> Self {
         Self {
@@ -149,6 +152,16 @@ impl Progress {
 
 /// The rollout's progress on one binding.
 pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> Progress {
+    progress_sharing(state, owner, binding, &mut Renders::default())
+}
+
+/// [`progress`] for one of a placement's bindings, sharing `renders` with the others.
+pub(crate) fn progress_sharing(
+    state: &State,
+    owner: &Owner<'_>,
+    binding: &Binding,
+    renders: &mut Renders,
+) -> Progress {
     let placement = owner.placement;
     let latest = placement.latest_resources();
     // Up to date: the latest resource snapshot, rendered with the overrides that apply to the
@@ -165,7 +178,7 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
                         &binding.cluster,
                     ))
     });
-    let facts = work::facts(state, owner, binding);
+    let facts = work::facts_sharing(state, owner, binding, renders);
     let mode = ApplyMode::of(placement);
     let mut result = Progress {
         binding: Vec::new(),
@@ -200,7 +213,7 @@ pub(crate) fn progress(state: &State, owner: &Owner<'_>, binding: &Binding) -> P
             let started = rollout_started_message(owner, binding);
             let chain = work_chain(facts, (bound_at, started), mode, &mut result.listed);
             result.binding = chain;
-            if let Ok(rendered) = &facts.rendered {
+            if let Ok(rendered) = &*facts.rendered {
                 result
                     .cluster_resource_overrides
                     .clone_from(&rendered.cluster_resource_overrides);

@@ -44,6 +44,9 @@
 //! everything deleted by overrides) is still shown, empty: KubeFleet would delete it, but core's
 //! rollout waits for the member's report on every bound binding, so the member must see it.
 
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
 use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::{CLUSTER_RESOURCE_PLACEMENT, ObjectKey, PLACEMENT_GROUP};
@@ -81,17 +84,30 @@ pub(crate) const SNAPSHOT_NOT_FOUND: &str = "the master resource snapshot is not
 
 /// What the hub knows about one binding's work.
 pub(crate) struct WorkFacts<'a> {
-    /// The work's name.
-    pub(crate) name: String,
+    /// The work's name (one for all of a placement's works).
+    pub(crate) name: Rc<str>,
     /// The resource index it carries.
     pub(crate) index: u64,
-    /// The manifests for the cluster, or why they could not be rendered.
-    pub(crate) rendered: Result<RenderedWork, RenderError>,
+    /// The manifests for the cluster, or why they could not be rendered (shared by the
+    /// bindings that render alike, see [`Renders`]).
+    pub(crate) rendered: Rc<Result<RenderedWork, RenderError>>,
     /// While overrides fail on the binding: the resource index and manifests of the last work
     /// that rendered, which the cluster keeps (the Work object shows it).
     pub(crate) kept: Option<(u64, RenderedWork)>,
     /// The member's latest report, when it is about this resource index.
     pub(crate) report: Option<&'a WorkStatus>,
+}
+
+/// What one placement's works share: its work name, and the works already rendered for its
+/// bindings, by resource index. A binding without override snapshots gets its resource
+/// snapshot's manifests as they are (envelopes unwrapped), whatever its cluster, so the
+/// bindings that carry the same snapshot share one rendering: a placement over a whole fleet
+/// renders its work once, not once per cluster.
+#[derive(Default)]
+pub(crate) struct Renders {
+    by_index: BTreeMap<u64, Rc<Result<RenderedWork, RenderError>>>,
+    /// The placement's work name.
+    name: Option<Rc<str>>,
 }
 
 /// Why a work could not be rendered.
@@ -152,13 +168,40 @@ pub(crate) fn facts<'a>(
     owner: &Owner<'a>,
     binding: &'a Binding,
 ) -> Option<WorkFacts<'a>> {
+    facts_sharing(state, owner, binding, &mut Renders::default())
+}
+
+/// [`facts`], taking the rendering from `renders` where the binding's cannot differ from it.
+pub(crate) fn facts_sharing<'a>(
+    state: &'a State,
+    owner: &Owner<'a>,
+    binding: &'a Binding,
+    renders: &mut Renders,
+) -> Option<WorkFacts<'a>> {
     if !carries_resources(binding) {
         return None;
     }
     let index = binding.resource_index?;
-    let rendered = render_work(state, owner, binding, index, &binding.override_snapshots);
+    let (cluster_overrides, resource_overrides) = &binding.override_snapshots;
+    let shared = cluster_overrides.is_empty()
+        && resource_overrides.is_empty()
+        && state.members().contains_key(binding.cluster.as_str());
+    let render = || {
+        Rc::new(render_work(
+            state,
+            owner,
+            binding,
+            index,
+            &binding.override_snapshots,
+        ))
+    };
+    let rendered = if shared {
+        Rc::clone(renders.by_index.entry(index).or_insert_with(render))
+    } else {
+        render()
+    };
     // While overrides fail on the binding, its cluster keeps the last work that rendered.
-    let kept = match (&rendered, binding.override_failure.as_deref()) {
+    let kept = match (&*rendered, binding.override_failure.as_deref()) {
         (Err(_), Some(failure)) => failure.kept.as_ref().and_then(|work| {
             render_work(
                 state,
@@ -177,7 +220,11 @@ pub(crate) fn facts<'a>(
         .as_ref()
         .filter(|report| report.resource_index == index);
     Some(WorkFacts {
-        name: name_of(owner.key),
+        name: Rc::clone(
+            renders
+                .name
+                .get_or_insert_with(|| name_of(owner.key).into()),
+        ),
         index,
         rendered,
         kept,
@@ -289,7 +336,7 @@ pub(crate) fn render(state: &State, object: &DerivedObject<'_>, binding: &Bindin
     let Some(facts) = facts(state, owner, binding) else {
         return json::empty_object();
     };
-    let (index, rendered) = match (&facts.rendered, &facts.kept) {
+    let (index, rendered) = match (&*facts.rendered, &facts.kept) {
         (Ok(rendered), _) => (facts.index, rendered),
         (Err(_), Some((index, kept))) => (*index, kept),
         (Err(_), None) => return json::empty_object(),

@@ -16,7 +16,7 @@ use super::CodecError;
 /// then always takes; a deleted approval request is made again until its run accepted it).
 pub const DECISION_VERSION: u16 = 6;
 
-/// The checkpoint version this build writes and the only one it reads. Version 1 is the
+/// The checkpoint version this build writes. Version 1 is the
 /// unmarked `[01 00][body]` of release 19da42c; versions 1 to 8 hold an older `State` layout
 /// or encoding (1 and 2: before leaving members and scoped override placement references; 3:
 /// before work statuses kept diffs, drifts and failure reasons; 4: before rollout safety's
@@ -25,7 +25,9 @@ pub const DECISION_VERSION: u16 = 6;
 /// give; 7: a binding's decision with the cluster's name and a work status's details written
 /// flat; 8: before a binding kept its override failure and the work its cluster keeps) and are
 /// refused with [`CodecError::RetiredCheckpoint`], so the stores fold from the log instead.
-pub const CHECKPOINT_VERSION: u16 = 9;
+/// Version 9 holds the state of version 10 without its section table (`wire::checkpoint`
+/// still reads it, decoding the state in one piece).
+pub const CHECKPOINT_VERSION: u16 = 10;
 
 /// The first bytes of every marked frame.
 pub const MAGIC: [u8; 4] = [0xF7, b'F', b'L', b'O'];

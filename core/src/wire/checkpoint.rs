@@ -11,11 +11,9 @@ use std::io::{Seek, SeekFrom, Write};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::checkpoint_sections as sections;
 use super::{Frame, RecordKind, marked_frame, split_frame};
-use crate::codec::{
-    CodecError, decode_checkpoint, decode_checkpoint_prefix, encode_checkpoint,
-    encode_checkpoint_into,
-};
+use crate::codec::{CodecError, decode_checkpoint, decode_checkpoint_prefix, encode_checkpoint};
 use crate::state::{State, StateHash};
 
 pub use crate::codec::frame::CHECKPOINT_VERSION;
@@ -44,7 +42,9 @@ struct BodyRef<'a> {
 /// # Errors
 /// When the state exceeds [`crate::codec::CHECKPOINT_BYTES_MAX`].
 pub fn encode(seq: u64, hash: &StateHash, state: &State) -> Result<Vec<u8>, CodecError> {
-    let body = encode_checkpoint(&BodyRef { seq, hash, state })?;
+    let mut body = encode_checkpoint(&BodyHead { seq, hash })?;
+    let (_, offsets) = sections::encode(state, &mut body)?;
+    body.extend_from_slice(&sections::table(offsets));
     Ok(marked_frame(
         RecordKind::Checkpoint,
         CHECKPOINT_VERSION,
@@ -99,10 +99,11 @@ pub fn encode_once_into(
         &head,
     ));
     let state_at = record.len();
-    encode_checkpoint_into(state, &mut record)?;
+    let (_, offsets) = sections::encode(state, &mut record)?;
     let hash = StateHash::of_encoding(&record[state_at..]);
     let hash_at = state_at - StateHash::CHARS;
     record[hash_at..state_at].copy_from_slice(hash.0.as_bytes());
+    record.extend_from_slice(&sections::table(offsets));
     Ok(EncodedCheckpoint { seq, hash, record })
 }
 
@@ -133,14 +134,16 @@ pub fn encode_once_to<W: Write + Seek>(
         out: &mut *out,
         digest: Sha256::new(),
     };
-    let state_bytes = encode_checkpoint_into(state, &mut hashing)?;
+    let (state_bytes, offsets) = sections::encode(state, &mut hashing)?;
     let hash = StateHash(hex::encode(hashing.digest.finalize()));
     let hash_at = (head.len() - StateHash::CHARS) as u64;
     out.seek(SeekFrom::Start(hash_at)).map_err(write_error)?;
     out.write_all(hash.0.as_bytes()).map_err(write_error)?;
     let end = out.seek(SeekFrom::End(0)).map_err(write_error)?;
     debug_assert_eq!(end, (head.len() + state_bytes) as u64);
-    Ok((hash, end))
+    out.write_all(&sections::table(offsets))
+        .map_err(write_error)?;
+    Ok((hash, end + sections::TABLE_BYTES as u64))
 }
 
 /// A writer that hashes what passes through it to `out`.
@@ -190,7 +193,8 @@ pub fn decode(bytes: &[u8]) -> Result<CheckpointBody, CodecError> {
         } => {
             super::expect_marked(RecordKind::Checkpoint, kind, version)?;
             match version {
-                CHECKPOINT_VERSION => verified(body),
+                CHECKPOINT_VERSION => sectioned(body),
+                UNSECTIONED_VERSION => verified(body),
                 found if found < CHECKPOINT_VERSION => Err(CodecError::RetiredCheckpoint {
                     found,
                     current: CHECKPOINT_VERSION,
@@ -212,6 +216,24 @@ pub fn decode(bytes: &[u8]) -> Result<CheckpointBody, CodecError> {
             }
         }
     }
+}
+
+/// The version before sections: the same state encoding, without the section table.
+const UNSECTIONED_VERSION: u16 = CHECKPOINT_VERSION - 1;
+
+/// A checkpoint whose state is followed by its section table: the sections decode side by
+/// side while the state's bytes are hashed, and the hash is checked as in [`verified`].
+fn sectioned(body: &[u8]) -> Result<CheckpointBody, CodecError> {
+    let (head, used): (Head, usize) = decode_checkpoint_prefix(body)?;
+    let rest = body.get(used..).ok_or(CodecError::Truncated(body.len()))?;
+    let (state_bytes, offsets) = sections::split(rest)?;
+    let mut state = sections::decode(state_bytes, offsets, &head.hash)?;
+    state.share_run_conditions();
+    Ok(CheckpointBody {
+        seq: head.seq,
+        hash: head.hash,
+        state,
+    })
 }
 
 /// A damaged checkpoint can still decode — into another state (a flipped byte in a name, an
@@ -321,7 +343,9 @@ mod tests {
                 assert_eq!(body.state, state, "byte {offset}");
             }
             let unchecked = match split_frame(&damaged) {
-                Ok(Frame::Marked { body, .. }) => decode_checkpoint::<CheckpointBody>(body).ok(),
+                Ok(Frame::Marked { body, .. }) => body
+                    .get(..body.len().saturating_sub(sections::TABLE_BYTES))
+                    .and_then(|whole| decode_checkpoint::<CheckpointBody>(whole).ok()),
                 _ => None,
             };
             decodes_wrongly += usize::from(unchecked.is_some_and(|b| b.state != state));

@@ -20,6 +20,7 @@
 //! [`decisions::decode_v1_body`] (decision batches). Nothing here does IO.
 
 pub mod checkpoint;
+mod checkpoint_sections;
 pub mod decision_v1;
 pub mod decisions;
 pub mod envelope;

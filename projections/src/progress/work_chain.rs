@@ -32,7 +32,7 @@ pub(super) fn work_chain(
         started,
         bound_at,
     )];
-    let rendered = match &facts.rendered {
+    let rendered = match &*facts.rendered {
         Ok(rendered) => rendered,
         Err(RenderError::Envelope {
             message,
