@@ -35,7 +35,7 @@ use serde_json::Value;
 
 use crate::derived::{self, DerivedObject, Owner};
 use crate::json;
-use crate::progress::{self, Progress, Step};
+use crate::progress::{self, Progress};
 
 /// The per-cluster condition type for scheduling.
 const CONDITION_SCHEDULED: &str = "Scheduled";
@@ -82,18 +82,21 @@ pub(crate) fn status(
             json::insert(&mut status, "selectedResources", Value::Array(identifiers));
         }
     }
-    let selected = selected_progress(state, &owner);
-    let chains: Vec<&[Step]> = selected.iter().map(|(_, p)| p.cluster.as_slice()).collect();
-    let overridden = selected.iter().any(|(_, p)| {
-        p.up_to_date
-            && (!p.cluster_resource_overrides.is_empty() || !p.resource_overrides.is_empty())
-    });
-    conditions.extend(progress::placement_conditions(
-        (placement_prefix(key), placement.meta.generation),
-        ApplyMode::of(placement),
-        &chains,
-        overridden,
-    ));
+    let (tally, selected) = match per_cluster {
+        PerCluster::Listed => {
+            let selected = progress::progress_of_all(state, &owner, selected_bindings(&owner));
+            let mut tally = progress::Tally::new(ApplyMode::of(placement));
+            for (_, progress) in &selected {
+                tally.add(&progress.cluster, progress.overrides_applied());
+            }
+            (tally, selected)
+        }
+        PerCluster::Omitted => {
+            let tally = progress::tally_of_all(state, &owner, selected_bindings(&owner));
+            (tally, Vec::new())
+        }
+    };
+    conditions.extend(tally.conditions((placement_prefix(key), placement.meta.generation)));
     if let Some(guard) = &placement.guard {
         let prefix = (placement_prefix(key), placement.meta.generation);
         crate::safety_status::apply(&mut conditions, prefix, guard);
@@ -126,9 +129,9 @@ fn scheduling_unknown(placement: &Placement) -> bool {
         .is_some_and(|c| c.status == ConditionStatus::Unknown)
 }
 
-/// The bindings selected under the latest policy snapshot, with their progress; empty while
-/// scheduling is `Unknown`.
-fn selected_progress(state: &State, owner: &Owner<'_>) -> Vec<(Binding, Progress)> {
+/// The bindings selected under the latest policy snapshot; none while scheduling is
+/// `Unknown`.
+fn selected_bindings(owner: &Owner<'_>) -> Vec<Binding> {
     let placement = owner.placement;
     let Some(policy) = placement.latest_policy() else {
         return Vec::new();
@@ -136,15 +139,10 @@ fn selected_progress(state: &State, owner: &Owner<'_>) -> Vec<(Binding, Progress
     if scheduling_unknown(placement) {
         return Vec::new();
     }
-    let mut renders = crate::work::Renders::default();
     placement
         .bindings
         .values()
         .filter(|b| b.policy_index == policy.index && b.state != BindingState::Unscheduled)
-        .map(|binding| {
-            let progress = progress::progress_sharing(state, owner, &binding, &mut renders);
-            (binding, progress)
-        })
         .collect()
 }
 

@@ -42,10 +42,16 @@ use crate::derived::Owner;
 use crate::json;
 use crate::work::{self, Renders};
 
+mod all;
 mod listed;
 mod stage_texts;
+mod tally;
 mod work_chain;
+pub(crate) use all::{progress_of_all, tally_of_all};
+#[cfg(test)]
+pub(crate) use all::{progress_on, tally_on};
 pub(crate) use listed::Listed;
+pub(crate) use tally::Tally;
 use work_chain::work_chain;
 
 pub(crate) use stage_texts::Stage;
@@ -133,6 +139,13 @@ pub(crate) struct Progress {
 }
 
 impl Progress {
+    /// Whether the cluster shows overrides applied: its binding carries the latest resources
+    /// and its work applies an override snapshot.
+    pub(crate) fn overrides_applied(&self) -> bool {
+        self.up_to_date
+            && (!self.cluster_resource_overrides.is_empty() || !self.resource_overrides.is_empty())
+    }
+
     /// Adds the override snapshots the binding's work applies to `target`, each list under
     /// its own field and left out when empty: the binding's spec and the placement's status
     /// name the same two lists differently.
@@ -295,62 +308,4 @@ fn cluster_chain(
         Some(_) => {}
     }
     chain
-}
-
-/// The placement's conditions after `…Scheduled` (`prefix` is `ClusterResourcePlacement` or
-/// `ResourcePlacement`), summed up over the selected clusters' conditions in `mode`'s order;
-/// `overridden` says whether any cluster had overrides applied.
-pub(crate) fn placement_conditions(
-    (prefix, generation): (&str, u64),
-    mode: ApplyMode,
-    clusters: &[&[Step]],
-    overridden: bool,
-) -> Vec<Value> {
-    let mut conditions = Vec::new();
-    if clusters.is_empty() {
-        return conditions;
-    }
-    for &stage in stage_texts::stages(mode) {
-        let steps: Vec<&Step> = clusters
-            .iter()
-            .filter_map(|chain| chain.iter().find(|step| step.stage == stage))
-            .collect();
-        let tally = |status: ConditionStatus| {
-            let deciding: Vec<&&Step> = steps.iter().filter(|s| s.status == status).collect();
-            let since = deciding.iter().map(|s| s.since).max();
-            (deciding.len(), since)
-        };
-        let (unknown, unknown_since) = tally(ConditionStatus::Unknown);
-        let (failed, failed_since) = tally(ConditionStatus::False);
-        let (done, done_since) = tally(ConditionStatus::True);
-        let (status, (reason, message), since) = if let Some(since) = unknown_since {
-            (
-                ConditionStatus::Unknown,
-                stage.placement_unknown(unknown),
-                since,
-            )
-        } else if let Some(since) = failed_since {
-            (ConditionStatus::False, stage.placement_false(failed), since)
-        } else if let Some(since) = done_since.filter(|_| done == clusters.len()) {
-            (
-                ConditionStatus::True,
-                stage.placement_true(done, overridden),
-                since,
-            )
-        } else {
-            break;
-        };
-        conditions.push(condition_json(
-            &format!("{prefix}{}", stage.type_name()),
-            status,
-            reason,
-            &message,
-            since,
-            generation,
-        ));
-        if status != ConditionStatus::True {
-            break;
-        }
-    }
-    conditions
 }

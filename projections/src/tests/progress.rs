@@ -156,3 +156,65 @@ fn an_external_strategy_leaves_the_rollout_unknown_and_creates_no_work() {
     );
     assert!(works_for_cluster(&hub.state, "kind-cluster-1").is_empty());
 }
+
+/// A large placement's progress is computed on several threads: the same progress, binding for
+/// binding, as on one (here with three members, one per thread, some reported).
+#[test]
+fn progress_on_several_threads_is_the_progress_on_one() {
+    let mut hub = seed_fleet("RollingUpdate");
+    hub.report(30, Report::untrackable("kind-cluster-1", "crp-1"));
+    let state = &hub.state;
+    let key = crp_key();
+    let placement = state.placements().get(&key).expect("the placement");
+    let owner = crate::derived::Owner {
+        key: &key,
+        placement,
+    };
+    let shown = |threads: usize| -> Vec<(String, Value, Value)> {
+        let bindings = placement.bindings.values().collect();
+        crate::progress::progress_on(state, &owner, bindings, threads)
+            .into_iter()
+            .map(|(binding, progress)| {
+                let json = |steps: &[crate::progress::Step]| -> Value {
+                    steps.iter().map(|step| step.to_json(1)).collect()
+                };
+                (
+                    binding.cluster.to_string(),
+                    json(&progress.binding),
+                    json(&progress.cluster),
+                )
+            })
+            .collect()
+    };
+    let one = shown(1);
+    assert_eq!(one.len(), CLUSTERS.len());
+    assert_eq!(shown(3), one);
+    assert_eq!(shown(2), one);
+}
+
+/// A table's placement conditions are summed up without keeping each cluster's progress, on
+/// one thread or several: the same conditions as the placement's whole status shows.
+#[test]
+fn summed_up_conditions_are_the_status_conditions_on_any_number_of_threads() {
+    let mut hub = seed_fleet("RollingUpdate");
+    hub.report(30, Report::untrackable("kind-cluster-1", "crp-1"));
+    let state = &hub.state;
+    let key = crp_key();
+    let placement = state.placements().get(&key).expect("the placement");
+    let owner = crate::derived::Owner {
+        key: &key,
+        placement,
+    };
+    let object = render_object(state, &key).expect("stored");
+    let shown = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let bindings: Vec<_> = placement.bindings.values().collect();
+    for threads in 1..=3 {
+        let tally = crate::progress::tally_on(state, &owner, &bindings, threads);
+        let summed = tally.conditions(("ClusterResourcePlacement", placement.meta.generation));
+        // The status leads with `…Scheduled`, which is not summed up from the clusters.
+        assert_eq!(summed, shown[1..], "{threads} threads");
+    }
+}
