@@ -74,6 +74,7 @@ pub mod archive;
 mod checkpoint_files;
 mod checkpoint_store;
 mod compressed_file;
+mod compressed_frames;
 pub mod faults;
 mod file_reads;
 mod groups;

@@ -9,10 +9,16 @@
 //! zstd(the record after its head)
 //! ```
 //!
+//! The compressed rest is cut into frames with an index after them
+//! ([`super::compressed_frames`]), which a reader decompresses side by side; a file without the
+//! index (written before it) reads as one stream.
+//!
 //! A file without the magic is a record stored as it is (written before compression).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+
+use super::compressed_frames::{self, FRAME_BYTES};
 
 /// The bytes a compressed checkpoint file starts with.
 const MAGIC: &[u8; 8] = b"FLZCKPT1";
@@ -33,7 +39,16 @@ pub(crate) struct CompressingWriter {
     patch: Option<usize>,
     /// The record's length so far.
     length: u64,
-    rest: zstd::stream::write::Encoder<'static, BufWriter<File>>,
+    /// The frame being written (`None` only while one is finished and the next started).
+    rest: Option<zstd::stream::write::Encoder<'static, BufWriter<File>>>,
+    /// Record bytes in the frame being written.
+    frame_raw: u64,
+    /// Record bytes a frame holds at most.
+    frame_bytes: u64,
+    /// Where the frame being written starts in the file.
+    frame_at: u64,
+    /// The finished frames' compressed and decompressed lengths.
+    frames: Vec<(u64, u64)>,
 }
 
 impl std::fmt::Debug for CompressingWriter {
@@ -46,19 +61,58 @@ impl std::fmt::Debug for CompressingWriter {
 
 impl CompressingWriter {
     /// Starts the compressed file in `file`, reserving its preamble.
-    pub(crate) fn new(mut file: BufWriter<File>) -> io::Result<Self> {
+    pub(crate) fn new(file: BufWriter<File>) -> io::Result<Self> {
+        Self::with_frames_of(file, FRAME_BYTES)
+    }
+
+    /// [`Self::new`] with frames of at most `frame_bytes` record bytes.
+    fn with_frames_of(mut file: BufWriter<File>, frame_bytes: u64) -> io::Result<Self> {
         file.write_all(&[0; PREAMBLE])?;
         Ok(Self {
             head: Vec::with_capacity(HEAD_MAX),
             patch: None,
             length: 0,
-            rest: zstd::stream::write::Encoder::new(file, LEVEL)?,
+            rest: Some(zstd::stream::write::Encoder::new(file, LEVEL)?),
+            frame_raw: 0,
+            frame_bytes: frame_bytes.max(1),
+            frame_at: PREAMBLE as u64,
+            frames: Vec::new(),
         })
     }
 
+    /// Finishes the frame being written and records its lengths; returns the file after it.
+    fn end_frame(&mut self) -> io::Result<BufWriter<File>> {
+        let encoder = self.rest.take().ok_or_else(|| {
+            io::Error::other("a compressed checkpoint's frame was lost to an earlier failure")
+        })?;
+        let mut file = encoder.finish()?;
+        let end = file.stream_position()?;
+        self.frames.push((end - self.frame_at, self.frame_raw));
+        self.frame_at = end;
+        self.frame_raw = 0;
+        Ok(file)
+    }
+
+    /// Writes into the frame being written, which a new one follows once it holds its
+    /// bytes.
+    fn write_framed(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.frame_raw >= self.frame_bytes {
+            let file = self.end_frame()?;
+            self.rest = Some(zstd::stream::write::Encoder::new(file, LEVEL)?);
+        }
+        let room = usize::try_from(self.frame_bytes - self.frame_raw).unwrap_or(usize::MAX);
+        let frame = self.rest.as_mut().ok_or_else(|| {
+            io::Error::other("a compressed checkpoint's frame was lost to an earlier failure")
+        })?;
+        let written = frame.write(&bytes[..room.min(bytes.len())])?;
+        self.frame_raw += written as u64;
+        Ok(written)
+    }
+
     /// Ends the compressed stream and writes the preamble: the file, complete, not yet synced.
-    pub(crate) fn finish(self) -> io::Result<File> {
-        let file = self.rest.finish()?;
+    pub(crate) fn finish(mut self) -> io::Result<File> {
+        let mut file = self.end_frame()?;
+        file.write_all(&compressed_frames::index(&self.frames))?;
         let mut file = file.into_inner().map_err(|error| error.into_error())?;
         let mut preamble = Vec::with_capacity(PREAMBLE);
         preamble.extend_from_slice(MAGIC);
@@ -90,14 +144,17 @@ impl Write for CompressingWriter {
             self.head.extend_from_slice(&bytes[..taken]);
             taken
         } else {
-            self.rest.write(bytes)?
+            self.write_framed(bytes)?
         };
         self.length += written as u64;
         Ok(written)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.rest.flush()
+        match self.rest.as_mut() {
+            Some(frame) => frame.flush(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -154,8 +211,16 @@ pub(crate) fn record(file: Vec<u8>) -> Result<Vec<u8>, String> {
     // a copy would hold twice.
     let mut record = vec![0; length];
     record[..head_length].copy_from_slice(&preamble[20..20 + head_length]);
-    let written = zstd::bulk::decompress_to_buffer(&file[PREAMBLE..], &mut record[head_length..])
-        .map_err(|error| format!("does not decompress: {error}"))?;
+    let rest = &file[PREAMBLE..];
+    let into = &mut record[head_length..];
+    let written = match compressed_frames::frames(rest, into.len()) {
+        Some(frames) if frames.len() > 1 => {
+            compressed_frames::decompress(rest, &frames, into)?;
+            into.len()
+        }
+        _ => zstd::bulk::decompress_to_buffer(rest, into)
+            .map_err(|error| format!("does not decompress: {error}"))?,
+    };
     if head_length + written != length {
         return Err(format!(
             "{} bytes, not the {length} it says",
@@ -172,9 +237,19 @@ mod tests {
     /// Writes `record` as the checkpoint encoder does: all of it, then back into the head,
     /// then to the end.
     fn written(record: &[u8], patch_at: usize, patch: &[u8]) -> io::Result<Vec<u8>> {
+        written_in_frames(record, patch_at, patch, FRAME_BYTES)
+    }
+
+    fn written_in_frames(
+        record: &[u8],
+        patch_at: usize,
+        patch: &[u8],
+        frame_bytes: u64,
+    ) -> io::Result<Vec<u8>> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("c");
-        let mut writer = CompressingWriter::new(BufWriter::new(File::create(&path)?))?;
+        let file = BufWriter::new(File::create(&path)?);
+        let mut writer = CompressingWriter::with_frames_of(file, frame_bytes)?;
         for chunk in record.chunks(100) {
             writer.write_all(chunk)?;
         }
@@ -203,6 +278,28 @@ mod tests {
         assert_eq!(record_of(short), Ok(b"Tiny".to_vec()));
         // A file written before compression reads as it is.
         assert_eq!(record_of(b"plain".to_vec()), Ok(b"plain".to_vec()));
+        Ok(())
+    }
+
+    #[test]
+    fn a_record_in_many_frames_comes_back_whole_with_or_without_its_index() -> io::Result<()> {
+        let mut record: Vec<u8> = (0..=255u8).cycle().take(300).collect();
+        record.extend(b"member-cluster-0002 joined ".repeat(3_000));
+        let file = written_in_frames(&record, 10, b"HASH", 7_000)?;
+        record[10..14].copy_from_slice(b"HASH");
+        let rest = &file[PREAMBLE..];
+        let frames = compressed_frames::frames(rest, record.len() - HEAD_MAX);
+        assert_eq!(
+            frames.map(|f| f.len()),
+            Some(12),
+            "81,000 bytes in 7,000-byte frames"
+        );
+        assert_eq!(record_of(file.clone()), Ok(record.clone()));
+        // Without the index (as a reader takes a damaged one), one stream of the same bytes.
+        let mut unindexed = file.clone();
+        let last = unindexed.len() - 1;
+        unindexed[last] ^= 1;
+        assert_eq!(record_of(unindexed), Ok(record));
         Ok(())
     }
 

@@ -240,8 +240,13 @@ impl Bindings {
     /// is kept, as inserting them one by one would. Every chunk is built full.
     pub(crate) fn from_keyed(mut entries: Vec<(ClusterName, Binding)>) -> Self {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
+        Self::from_sorted(entries.into_iter())
+    }
+
+    /// [`Self::from_keyed`] of entries already in key order.
+    fn from_sorted(entries: impl Iterator<Item = (ClusterName, Binding)>) -> Self {
         let mut bindings = Self::default();
-        let mut entries = entries.into_iter().peekable();
+        let mut entries = entries.peekable();
         let mut chunks = FullChunks::default();
         while let Some((cluster, binding)) = entries.next() {
             if entries.peek().is_some_and(|next| next.0 == cluster) {

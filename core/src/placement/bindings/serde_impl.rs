@@ -57,11 +57,31 @@ impl<'de> Visitor<'de> for Entries {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+        // Collected in runs of a bounded size rather than one vector grown by doubling, which
+        // at a million clusters copies the bindings over and over.
         let reserved = access.size_hint().unwrap_or(0).min(RESERVED_MAX);
-        let mut entries: Vec<(ClusterName, Binding)> = Vec::with_capacity(reserved);
+        let mut runs: Vec<Vec<(ClusterName, Binding)>> = Vec::new();
+        let mut run = Vec::with_capacity(reserved);
         while let Some(entry) = access.next_entry()? {
-            entries.push(entry);
+            if run.len() == RESERVED_MAX {
+                runs.push(std::mem::replace(
+                    &mut run,
+                    Vec::with_capacity(RESERVED_MAX),
+                ));
+            }
+            run.push(entry);
         }
-        Ok(Bindings::from_keyed(entries))
+        runs.push(run);
+        // An encoded map is in key order: packed as it comes; anything else is sorted first.
+        let ascending = {
+            let mut keys = runs.iter().flatten().map(|(cluster, _)| cluster);
+            let first = keys.next();
+            keys.try_fold(first, |last, key| (last < Some(key)).then_some(Some(key)))
+                .is_some()
+        };
+        if ascending {
+            return Ok(Bindings::from_sorted(runs.into_iter().flatten()));
+        }
+        Ok(Bindings::from_keyed(runs.into_iter().flatten().collect()))
     }
 }

@@ -494,3 +494,47 @@ fn a_binding_stored_under_another_cluster_comes_back_under_that_key() {
     let listed: Vec<(ClusterName, Binding)> = packed.iter().collect();
     assert_eq!(listed, vec![("member-b".into(), scheduled("member-a"))]);
 }
+
+/// Decoded from a map in key order (as bindings encode) over several collecting runs, and from
+/// one out of order with a repeated key (which only another encoder writes): the bindings an
+/// insert of each in turn would hold.
+#[test]
+fn decoded_maps_in_order_or_not_hold_what_inserting_them_does() {
+    let names: Vec<String> = (0..9_000).map(|i| format!("member-{i:05}")).collect();
+    let in_order: Vec<(String, Binding)> = names
+        .iter()
+        .map(|name| (name.clone(), scheduled(name)))
+        .collect();
+    let decode = |pairs: &[(String, Binding)]| -> Bindings {
+        let bytes = bincode::serde::encode_to_vec(MapOf(pairs), bincode::config::legacy())
+            .unwrap_or_default();
+        bincode::serde::decode_from_slice(&bytes, bincode::config::legacy())
+            .map(|(bindings, _)| bindings)
+            .unwrap_or_default()
+    };
+    let expected: Bindings = in_order.iter().map(|(_, b)| b.clone()).collect();
+    assert_eq!(decode(&in_order), expected);
+    let mut shuffled: Vec<(String, Binding)> = in_order.iter().rev().cloned().collect();
+    shuffled.push((names[0].clone(), scheduled("member-again")));
+    let keyed = shuffled
+        .iter()
+        .map(|(cluster, binding)| (cluster.as_str().into(), binding.clone()))
+        .collect();
+    let later = Bindings::from_keyed(keyed);
+    assert_eq!(later.get("member-00000"), Some(scheduled("member-again")));
+    assert_eq!(decode(&shuffled), later);
+}
+
+/// Pairs encoded as a map in the order given.
+struct MapOf<'a>(&'a [(String, Binding)]);
+
+impl serde::Serialize for MapOf<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
