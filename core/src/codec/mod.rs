@@ -217,14 +217,23 @@ pub fn encode_checkpoint_into<T: Serialize, W: std::io::Write>(
             source,
         },
     )?;
-    if written > CHECKPOINT_BYTES_MAX {
+    checkpoint_within(written)?;
+    Ok(written)
+}
+
+/// Refuses a checkpoint encoding of `bytes` its reader would refuse.
+///
+/// # Errors
+/// [`CodecError::TooLarge`] over [`CHECKPOINT_BYTES_MAX`].
+pub(crate) fn checkpoint_within(bytes: usize) -> Result<(), CodecError> {
+    if bytes > CHECKPOINT_BYTES_MAX {
         return Err(CodecError::TooLarge {
             what: "checkpoint",
-            bytes: written,
+            bytes,
             max: CHECKPOINT_BYTES_MAX,
         });
     }
-    Ok(written)
+    Ok(())
 }
 
 /// Decodes a value encoded by [`encode_checkpoint`].

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::codec::{CHECKPOINT_BYTES_MAX, CodecError, decode_checkpoint, encode_checkpoint_into};
+use crate::codec::{CodecError, checkpoint_within, decode_checkpoint, encode_checkpoint_into};
 use crate::model::ObjectKey;
 use crate::state::{ClusterName, Members, Placement, Resource, State, StateHash};
 
@@ -82,7 +82,7 @@ struct Rest {
 /// the sections after the first begin.
 ///
 /// # Errors
-/// When the state exceeds [`CHECKPOINT_BYTES_MAX`], or `out` fails.
+/// When the state exceeds [`crate::codec::CHECKPOINT_BYTES_MAX`], or `out` fails.
 pub(crate) fn encode<W: std::io::Write>(
     state: &State,
     out: &mut W,
@@ -115,13 +115,7 @@ pub(crate) fn encode<W: std::io::Write>(
         },
         out,
     )?;
-    if written > CHECKPOINT_BYTES_MAX {
-        return Err(CodecError::TooLarge {
-            what: "checkpoint",
-            bytes: written,
-            max: CHECKPOINT_BYTES_MAX,
-        });
-    }
+    checkpoint_within(written)?;
     Ok((written, [deadlines, placements, rest].map(|at| at as u64)))
 }
 

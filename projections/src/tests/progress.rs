@@ -161,15 +161,10 @@ fn an_external_strategy_leaves_the_rollout_unknown_and_creates_no_work() {
 /// binding, as on one (here with three members, one per thread, some reported).
 #[test]
 fn progress_on_several_threads_is_the_progress_on_one() {
-    let mut hub = seed_fleet("RollingUpdate");
-    hub.report(30, Report::untrackable("kind-cluster-1", "crp-1"));
+    let hub = one_reported();
     let state = &hub.state;
     let key = crp_key();
-    let placement = state.placements().get(&key).expect("the placement");
-    let owner = crate::derived::Owner {
-        key: &key,
-        placement,
-    };
+    let (placement, owner) = owned(state, &key);
     let shown = |threads: usize| -> Vec<(String, Value, Value)> {
         let bindings = placement.bindings.values().collect();
         crate::progress::progress_on(state, &owner, bindings, threads)
@@ -196,15 +191,10 @@ fn progress_on_several_threads_is_the_progress_on_one() {
 /// one thread or several: the same conditions as the placement's whole status shows.
 #[test]
 fn summed_up_conditions_are_the_status_conditions_on_any_number_of_threads() {
-    let mut hub = seed_fleet("RollingUpdate");
-    hub.report(30, Report::untrackable("kind-cluster-1", "crp-1"));
+    let hub = one_reported();
     let state = &hub.state;
     let key = crp_key();
-    let placement = state.placements().get(&key).expect("the placement");
-    let owner = crate::derived::Owner {
-        key: &key,
-        placement,
-    };
+    let (placement, owner) = owned(state, &key);
     let object = render_object(state, &key).expect("stored");
     let shown = object["status"]["conditions"]
         .as_array()
@@ -217,4 +207,23 @@ fn summed_up_conditions_are_the_status_conditions_on_any_number_of_threads() {
         // The status leads with `…Scheduled`, which is not summed up from the clusters.
         assert_eq!(summed, shown[1..], "{threads} threads");
     }
+}
+
+/// The seeded fleet, one of its members reported on.
+fn one_reported() -> super::Hub {
+    let mut hub = seed_fleet("RollingUpdate");
+    hub.report(30, Report::untrackable("kind-cluster-1", "crp-1"));
+    hub
+}
+
+/// The placement under `key` and it as the owner of its derived objects.
+fn owned<'a>(
+    state: &'a flotilla_core::State,
+    key: &'a flotilla_core::model::ObjectKey,
+) -> (
+    &'a flotilla_core::query::placement::Placement,
+    crate::derived::Owner<'a>,
+) {
+    let placement = state.placements().get(key).expect("the placement");
+    (placement, crate::derived::Owner { key, placement })
 }
