@@ -28,6 +28,8 @@ const view = {
   at: null, // null: live; otherwise the sequence the page shows
   time: "", // the log time of the point shown
   loading: false,
+  loadingAt: null, // the point the load in flight reads
+  generation: 0, // counts loads started: only the latest one settles the page
   again: false,
   pending: null, // the debounce timer of a live refresh
   loadedHead: -1, // the head the last refresh read
@@ -121,13 +123,19 @@ function render(loaded) {
   showPoint();
 }
 
-/** Loads and renders the point shown; a refresh asked for meanwhile runs once after it. */
+/**
+ * Loads and renders the point shown. A refresh of the point already loading runs once after
+ * it; one of another point (the slider moved) starts at once, and the load in flight, whose
+ * point is no longer shown, is drawn nowhere.
+ */
 async function refresh() {
-  if (view.loading) {
+  if (view.loading && view.loadingAt === view.at) {
     view.again = true;
     return;
   }
+  const generation = ++view.generation;
   view.loading = true;
+  view.loadingAt = view.at;
   try {
     const status = await api.getJson("/v1/status");
     view.loadedHead = status.seq;
@@ -138,19 +146,19 @@ async function refresh() {
     // not move meanwhile. Otherwise the page names no seq until a later refresh.
     const settled = shown !== null || (await api.getJson("/v1/status")).seq === status.seq;
     // The slider may have moved while this loaded: only the latest point is drawn.
-    if (shown === view.at) {
+    if (shown === view.at && generation === view.generation) {
       render(loaded);
       const seq = String(shown === null ? status.seq : shown);
       document.body.dataset.shownSeq = settled ? seq : "";
       markShown(seq);
     }
-    showError("");
+    if (generation === view.generation) showError("");
   } catch (error) {
-    showError(error.message);
+    if (generation === view.generation) showError(error.message);
   } finally {
-    view.loading = false;
+    if (generation === view.generation) view.loading = false;
   }
-  if (view.again) {
+  if (generation === view.generation && view.again) {
     view.again = false;
     refresh();
   }
