@@ -62,11 +62,7 @@ pub(crate) fn tally_on(
             .collect();
         let mut tally = Tally::new(mode);
         for handle in handles {
-            tally.merge(
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
+            tally.merge(joined(handle));
         }
         tally
     })
@@ -90,51 +86,41 @@ pub(crate) fn progress_on(
     threads: usize,
 ) -> Vec<(Binding, Progress)> {
     if threads < 2 || bindings.is_empty() {
-        let mut renders = Renders::default();
-        return bindings
-            .into_iter()
-            .map(|binding| {
-                let progress = progress_sharing(state, owner, &binding, &mut renders);
-                (binding, progress)
-            })
-            .collect();
+        return with_progress(state, owner, bindings);
     }
     let part = bindings.len().div_ceil(threads);
-    let mut runs: Vec<Vec<Binding>> = Vec::with_capacity(threads);
-    let mut rest = bindings;
-    while rest.len() > part {
-        let tail = rest.split_off(rest.len() - part);
-        runs.push(tail);
-    }
-    runs.push(rest);
-    runs.reverse();
+    let mut bindings = bindings.into_iter();
+    let runs: Vec<Vec<Binding>> = (0..threads)
+        .map(|_| bindings.by_ref().take(part).collect())
+        .collect();
     let done: Vec<Vec<(Binding, Progress)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = runs
             .into_iter()
-            .map(|run| {
-                scope.spawn(move || {
-                    let mut renders = Renders::default();
-                    run.into_iter()
-                        .map(|binding| {
-                            let progress = progress_sharing(state, owner, &binding, &mut renders);
-                            (binding, progress)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|run| scope.spawn(move || with_progress(state, owner, run)))
             .collect();
-        handles
-            .into_iter()
-            .map(|handle| {
-                handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+        handles.into_iter().map(joined).collect()
     });
     let mut all = Vec::with_capacity(done.iter().map(Vec::len).sum());
     for mut run in done {
         all.append(&mut run);
     }
     all
+}
+
+/// Each of a run of bindings with its progress, sharing one [`Renders`].
+fn with_progress(state: &State, owner: &Owner<'_>, run: Vec<Binding>) -> Vec<(Binding, Progress)> {
+    let mut renders = Renders::default();
+    run.into_iter()
+        .map(|binding| {
+            let progress = progress_sharing(state, owner, &binding, &mut renders);
+            (binding, progress)
+        })
+        .collect()
+}
+
+/// A thread's result; a panic in it is raised again here, as if the work ran in line.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
