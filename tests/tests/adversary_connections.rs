@@ -65,6 +65,16 @@ const CLIENT_HELD_MAX: usize = 15_000;
 const SLOW_CONNECTIONS: usize = 20_000;
 const PER_IP: usize = 512;
 
+/// The tests of this file measure latencies on a machine of two cores: each holds this lock,
+/// so no sibling hub or flood shares the cores with a measurement.
+static MEASURED_ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    MEASURED_ALONE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn raise_own_fd_limit() {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let limit = getrlimit(Resource::Nofile);
@@ -126,6 +136,7 @@ fn flood(addr: SocketAddr) -> (VecDeque<TcpStream>, usize) {
 
 #[test]
 fn twenty_thousand_slow_connections_leave_a_normal_client_served() -> HarnessResult<()> {
+    let _alone = alone();
     raise_own_fd_limit();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let per_ip = PER_IP.to_string();
@@ -293,6 +304,7 @@ fn agent(hub: &HubProcess, dir: &Path, ca: Option<&Path>, seconds: u64) -> std::
 
 #[test]
 fn an_agent_trusts_its_ca_over_https_and_refuses_a_hub_it_cannot_verify() -> HarnessResult<()> {
+    let _alone = alone();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let (hub, cert) = tls_hub(dir.path())?;
     let client = https_client(&cert)?;
@@ -357,6 +369,7 @@ fn silent_watch(addr: SocketAddr) -> HarnessResult<TcpStream> {
 
 #[test]
 fn watches_over_the_per_client_cap_are_refused_and_their_places_come_back() -> HarnessResult<()> {
+    let _alone = alone();
     const WATCHES: usize = 100;
     const WATCH: &str =
         "/apis/cluster.kubernetes-fleet.io/v1beta1/memberclusters?watch=true&timeoutSeconds=1";
@@ -414,6 +427,7 @@ fn timed_applies(hub: &HubProcess, round: &str) -> HarnessResult<Duration> {
 
 #[test]
 fn watches_that_never_read_do_not_slow_the_writer() -> HarnessResult<()> {
+    let _alone = alone();
     const WATCHES: usize = 100;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let hub = HubProcess::start(&binary(), &dir.path().join("data"), &[])?;
