@@ -240,7 +240,11 @@ impl Folder {
         first: &mut BTreeMap<Uuid, u64>,
         recorded: &[DecisionBatch],
     ) -> Result<Folded, FoldError> {
-        let recorded = Recorded::of(recorded);
+        let page = match (events.first(), events.last()) {
+            (Some(first), Some(last)) => first.seq..=last.seq,
+            _ => return Ok(Folded::default()),
+        };
+        let recorded = Recorded::of(recorded, page);
         let mut folded = Folded::default();
         for event in events {
             // One search of `first` per event: the entry tells whether the id was seen, and a
@@ -418,32 +422,38 @@ fn is_record_verdict(decisions: &Decisions) -> bool {
 /// The recorded decisions of a page's inputs, looked up by sequence. Batches come from the
 /// log in order and without overlap, so a lookup is a binary search over them: a page is
 /// folded many times per read of batches (a replay reads a thousand batches, then folds their
-/// inputs page by page), and copying every decided input into a map for each page made a long
-/// replay's cost grow with the square of its length. Batches out of order (a caller's own
-/// list) are put in a map once.
+/// inputs page by page), so only the batches that overlap the page are checked, and copying
+/// every decided input into a map for each page made a long replay's cost grow with the
+/// square of its length. Batches out of order (a caller's own list) are put in a map.
 enum Recorded<'a> {
     Ordered(&'a [DecisionBatch]),
     Mapped(BTreeMap<u64, &'a Decisions>),
 }
 
 impl<'a> Recorded<'a> {
-    fn of(batches: &'a [DecisionBatch]) -> Self {
-        let ordered = batches
+    fn of(batches: &'a [DecisionBatch], page: std::ops::RangeInclusive<u64>) -> Self {
+        let in_order = batches
             .windows(2)
-            .all(|pair| pair[0].last_input_seq < pair[1].first_input_seq)
-            && batches.iter().all(|batch| {
+            .all(|pair| pair[0].last_input_seq < pair[1].first_input_seq);
+        if in_order {
+            let from = batches.partition_point(|batch| batch.last_input_seq < *page.start());
+            let to = batches.partition_point(|batch| batch.first_input_seq <= *page.end());
+            let overlapping = batches.get(from..to).unwrap_or_default();
+            let sorted_within = overlapping.iter().all(|batch| {
                 batch.decisions.windows(2).all(|pair| pair[0].0 < pair[1].0)
                     && batch.decisions.iter().all(|(seq, _)| {
                         (batch.first_input_seq..=batch.last_input_seq).contains(seq)
                     })
             });
-        if ordered {
-            return Recorded::Ordered(batches);
+            if sorted_within {
+                return Recorded::Ordered(overlapping);
+            }
         }
         Recorded::Mapped(
             batches
                 .iter()
                 .flat_map(|batch| batch.decisions.iter())
+                .filter(|(seq, _)| page.contains(seq))
                 .map(|(seq, decisions)| (*seq, decisions))
                 .collect(),
         )
@@ -531,7 +541,10 @@ mod tests {
     fn recorded_verdicts_are_found_in_ordered_and_unordered_batches() {
         let ordered = [batch(1, 3, &[2]), batch(4, 9, &[4, 7, 9])];
         let unordered = [batch(4, 9, &[4, 7, 9]), batch(1, 3, &[2])];
-        let lookups = [Recorded::of(&ordered), Recorded::of(&unordered)];
+        let lookups = [
+            Recorded::of(&ordered, 0..=10),
+            Recorded::of(&unordered, 0..=10),
+        ];
         assert!(matches!(lookups[0], Recorded::Ordered(_)));
         assert!(matches!(lookups[1], Recorded::Mapped(_)));
         for recorded in &lookups {
@@ -543,5 +556,21 @@ mod tests {
                 assert_eq!(found(recorded, seq), None, "#{seq}");
             }
         }
+    }
+
+    #[test]
+    fn a_page_looks_only_at_the_batches_it_overlaps() {
+        let batches = [
+            batch(1, 3, &[2]),
+            batch(4, 9, &[4, 7, 9]),
+            batch(10, 12, &[11]),
+        ];
+        let recorded = Recorded::of(&batches, 5..=8);
+        assert!(matches!(recorded, Recorded::Ordered(found) if found.len() == 1));
+        assert!(found(&recorded, 7).is_some());
+        let unordered = [batch(4, 9, &[4, 7, 9]), batch(1, 3, &[2])];
+        let recorded = Recorded::of(&unordered, 2..=4);
+        assert!(found(&recorded, 2).is_some() && found(&recorded, 4).is_some());
+        assert_eq!(found(&recorded, 7), None, "outside the page");
     }
 }

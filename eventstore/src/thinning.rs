@@ -22,14 +22,25 @@ pub(crate) const DENSE_SPANS: u64 = 8;
 
 /// The checkpoint bytes the kept older checkpoints may cost per input of the log they span:
 /// a fleet whose checkpoint is large spaces them further apart. At 100,000 clusters a
-/// checkpoint file is about 7 MB, so one is kept per about 440,000 inputs rather than per
-/// `seek_spacing`, and they add about this much to each input's share of the disk.
-pub(crate) const SEEK_BYTES_PER_INPUT: u64 = 16;
+/// checkpoint file is about 3.5–4.4 MB, so one is kept per 200,000 inputs rather than per
+/// `seek_spacing`, and they add 16–32 bytes to each input's share of the disk (of a budget of
+/// 64 in all); a replay folds about 500,000 heartbeats a second, so a point is then at most
+/// about 0.4 s of fold past a checkpoint.
+pub(crate) const SEEK_BYTES_PER_INPUT: u64 = 32;
 
-/// The span of the dense part: `seek_spacing`, or wider when a checkpoint of `bytes` would
-/// cost more than [`SEEK_BYTES_PER_INPUT`] per input of it.
+/// The span of the dense part: `seek_spacing` doubled as often as needed for a checkpoint of
+/// `bytes` to cost at most [`SEEK_BYTES_PER_INPUT`] per input of it. Only doublings: as a
+/// fleet's checkpoints grow, the spans of the wider spacing are unions of the narrower ones,
+/// so the checkpoint that starts a wide span was kept as the start of a narrow one. (A spacing
+/// in proportion to the bytes moved the spans' edges as the fleet grew, and pruned checkpoints
+/// that then left gaps of two spans.)
 pub(crate) fn spacing(seek_spacing: u64, bytes: u64) -> u64 {
-    seek_spacing.max(bytes / SEEK_BYTES_PER_INPUT)
+    let wanted = bytes / SEEK_BYTES_PER_INPUT;
+    let mut spacing = seek_spacing.max(1);
+    while spacing < wanted {
+        spacing = spacing.saturating_mul(2);
+    }
+    spacing
 }
 
 /// The checkpoints of `all` to prune: beyond the `newest_kept` newest, every checkpoint whose
@@ -85,7 +96,32 @@ mod tests {
     #[test]
     fn a_large_checkpoint_spaces_the_kept_ones_further_apart() {
         assert_eq!(spacing(50_000, 100_000), 50_000);
-        assert_eq!(spacing(50_000, 7_000_000), 437_500);
+        assert_eq!(spacing(50_000, 2_000_000), 100_000);
+        assert_eq!(spacing(50_000, 4_400_000), 200_000);
+        assert_eq!(spacing(50_000, 41 << 20), 1_600_000);
+    }
+
+    #[test]
+    fn a_growing_checkpoint_leaves_no_gap_wider_than_a_span() {
+        // A fleet joining: each checkpoint larger than the last, every 10,000 inputs.
+        let (every, seek_spacing) = (10_000_u64, 50_000);
+        let mut all = BTreeSet::new();
+        let mut bytes = 100_000;
+        for seq in (every..=2_000_000).step_by(10_000) {
+            all.insert(seq);
+            bytes += 20_000;
+            for gone in pruned(&all, 3, spacing(seek_spacing, bytes)) {
+                all.remove(&gone);
+            }
+        }
+        let last = spacing(seek_spacing, bytes);
+        assert_eq!(last, 200_000, "the spacing doubled twice as the fleet grew");
+        let kept: Vec<u64> = all.into_iter().collect();
+        let newest = kept.last().copied().unwrap_or_default();
+        for pair in kept.windows(2) {
+            let allowed = span(newest - pair[1], last);
+            assert!(pair[1] - pair[0] <= allowed, "{} then {}", pair[0], pair[1]);
+        }
     }
 
     #[test]

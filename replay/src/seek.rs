@@ -110,7 +110,8 @@ pub async fn fold_to<L: LogReader>(log: &L, seq: u64) -> Result<Folder, ReplayEr
     Ok(folder)
 }
 
-/// Folds `folder` on to `seq`, following recorded verdicts where inputs were decided.
+/// Folds `folder` on to `seq`, following recorded verdicts where inputs were decided. The next
+/// thousand decision batches are read and decoded while the inputs of these fold.
 ///
 /// # Errors
 /// As [`fold_to`].
@@ -119,16 +120,29 @@ pub async fn fold_on<L: LogReader>(
     folder: &mut Folder,
     seq: u64,
 ) -> Result<(), ReplayError> {
+    let mut batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
     while folder.seq < seq {
-        let batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
         let until = batches
             .last()
             .map_or(seq, |batch| batch.last_input_seq.min(seq));
         let before = folder.seq;
-        folder.catch_up_following(log, until, &batches).await?;
+        let next = async {
+            if until >= seq || batches.is_empty() {
+                return Ok(Vec::new());
+            }
+            log.read_decisions(until + 1, READ_BATCH_MAX).await
+        };
+        let (next, caught_up) = tokio::join!(next, folder.catch_up_following(log, until, &batches));
+        caught_up?;
         if folder.seq == before {
             break;
         }
+        // The log ended before `until` (a log being written): read on from where the fold is.
+        batches = if folder.seq == until {
+            next?
+        } else {
+            log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?
+        };
     }
     Ok(())
 }
