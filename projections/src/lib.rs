@@ -58,6 +58,7 @@ pub use member_cluster::{
 };
 pub use objects::{list, render_all, render_all_but_members, render_member, render_object};
 pub use served::{ServedType, find_type, served_types, type_of_kind};
+pub use staged::runs_cut;
 pub use table::{TableColumn, TableData, table, table_data, table_named};
 pub use timeline::{actor, decision_line, event_line};
 pub use work::{all_works, works_for_cluster};

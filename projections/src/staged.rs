@@ -37,7 +37,7 @@ pub(crate) fn render(state: &State, key: &ObjectKey) -> Option<Value> {
             Some(strategy(key, state.strategies().get(key)?))
         }
         staged::CLUSTER_STAGED_UPDATE_RUN | staged::STAGED_UPDATE_RUN => {
-            Some(run(key, state.update_runs().get(key)?))
+            Some(run(key, state.update_runs().get(key)?, None))
         }
         _ => Some(approval(key, state.approvals().get(key)?)),
     }
@@ -135,7 +135,25 @@ fn task(task: &StageTask) -> Value {
     obj(fields)
 }
 
-fn run(key: &ObjectKey, stored: &UpdateRun) -> Value {
+/// Every update run of both kinds (cluster-scoped first), each in key order, with each stage's
+/// `clusters` cut to the first `keep` and `clustersOmitted` saying how many were left out: a
+/// run over a whole fleet in a bounded size, without rendering the clusters left out.
+#[must_use]
+pub fn runs_cut(state: &State, keep: usize) -> Vec<Value> {
+    let mut runs = Vec::new();
+    for kind in [staged::CLUSTER_STAGED_UPDATE_RUN, staged::STAGED_UPDATE_RUN] {
+        runs.extend(
+            state
+                .update_runs()
+                .iter()
+                .filter(|(key, _)| key.kind.as_str() == kind)
+                .map(|(key, stored)| json::canonical(run(key, stored, Some(keep)))),
+        );
+    }
+    runs
+}
+
+fn run(key: &ObjectKey, stored: &UpdateRun, keep: Option<usize>) -> Value {
     let mut spec = vec![
         (
             "placementName",
@@ -155,11 +173,11 @@ fn run(key: &ObjectKey, stored: &UpdateRun) -> Value {
         ("kind", Value::from(key.kind.as_str())),
         ("metadata", metadata(key, &stored.meta)),
         ("spec", obj(spec)),
-        ("status", run_status(stored)),
+        ("status", run_status(stored, keep)),
     ])
 }
 
-fn run_status(stored: &UpdateRun) -> Value {
+fn run_status(stored: &UpdateRun, keep: Option<usize>) -> Value {
     let status = &stored.status;
     let conditions: Vec<Value> = [&status.initialized, &status.progressing, &status.succeeded]
         .into_iter()
@@ -182,28 +200,41 @@ fn run_status(stored: &UpdateRun) -> Value {
     if !status.stages.is_empty() {
         fields.push((
             "stagesStatus",
-            Value::Array(status.stages.iter().map(stage).collect()),
+            Value::Array(status.stages.iter().map(|s| stage(s, keep)).collect()),
         ));
     }
     if let Some(deletion) = &status.deletion {
-        fields.push(("deletionStageStatus", stage(deletion)));
+        fields.push(("deletionStageStatus", stage(deletion, keep)));
     }
     obj(fields)
 }
 
-fn stage(stage: &StageStatus) -> Value {
+/// A stage's status; with `keep`, only its first `keep` clusters and how many were omitted.
+fn stage(stage: &StageStatus, keep: Option<usize>) -> Value {
     let conditions: Vec<Value> = [&stage.progressing, &stage.succeeded]
         .into_iter()
         .flatten()
         .map(condition)
         .collect();
+    let shown = keep.unwrap_or(usize::MAX);
     let mut fields = vec![
         ("stageName", Value::from(stage.name.as_str())),
         (
             "clusters",
-            Value::Array(stage.clusters.iter().map(|c| cluster(c)).collect()),
+            Value::Array(
+                stage
+                    .clusters
+                    .iter()
+                    .take(shown)
+                    .map(|c| cluster(c))
+                    .collect(),
+            ),
         ),
     ];
+    if keep.is_some() {
+        let omitted = stage.clusters.len().saturating_sub(shown);
+        fields.push(("clustersOmitted", Value::from(omitted)));
+    }
     if !conditions.is_empty() {
         fields.push(("conditions", Value::Array(conditions)));
     }

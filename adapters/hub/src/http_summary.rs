@@ -282,8 +282,6 @@ pub(crate) async fn members<L: EventLog>(
 /// Clusters kept per stage in `/v1/runs` unless `clusters` says otherwise, and the most it may.
 pub const RUN_STAGE_CLUSTERS: usize = 20;
 pub const RUN_STAGE_CLUSTERS_MAX: usize = 500;
-/// The run kinds `/v1/runs` lists.
-const RUN_KINDS: [&str; 2] = ["ClusterStagedUpdateRun", "StagedUpdateRun"];
 
 #[derive(Deserialize)]
 pub(crate) struct RunsQuery {
@@ -307,38 +305,6 @@ pub(crate) async fn runs_list<L: EventLog>(
         .clusters
         .unwrap_or(RUN_STAGE_CLUSTERS)
         .min(RUN_STAGE_CLUSTERS_MAX);
-    let mut runs = Vec::new();
-    for kind in RUN_KINDS {
-        let Some(info) = flotilla_projections::resolve_kind(state, kind) else {
-            continue;
-        };
-        for mut run in flotilla_projections::list(state, &info, None) {
-            cut_stages(&mut run, keep);
-            runs.push(run);
-        }
-    }
+    let runs = flotilla_projections::runs_cut(state, keep);
     Json(json!({ "seq": snapshot.seq(), "items": runs })).into_response()
-}
-
-/// Cuts each stage's `clusters` of a rendered run to `keep`, noting how many were cut.
-fn cut_stages(run: &mut Value, keep: usize) {
-    let status = &mut run["status"];
-    let mut stages: Vec<&mut Value> = Vec::new();
-    if let Some(Value::Array(list)) = status.get_mut("stagesStatus") {
-        stages.extend(list.iter_mut());
-    }
-    for stage in stages {
-        cut(stage, keep);
-    }
-    if let Some(deletion) = status.get_mut("deletionStageStatus") {
-        cut(deletion, keep);
-    }
-}
-
-fn cut(stage: &mut Value, keep: usize) {
-    if let Some(Value::Array(clusters)) = stage.get_mut("clusters") {
-        let omitted = clusters.len().saturating_sub(keep);
-        clusters.truncate(keep);
-        stage["clustersOmitted"] = json!(omitted);
-    }
 }

@@ -219,6 +219,7 @@ mod placement_status;
 mod progress;
 mod resource_placement;
 mod resources;
+mod staged_runs;
 mod table;
 mod timeline;
 mod work;
