@@ -26,7 +26,7 @@ pub use bisect::{
 pub use diff::{PointsDiff, StateDiff, diff, diff_points};
 pub use explain::{
     ClusterExplanation, DEFAULT_MIN_SOAK_SECONDS, PlacementExplanation, explain_cluster,
-    explain_placement, explain_state as explain_placement_state,
+    explain_placement, explain_state as explain_placement_state, waits_in_state,
 };
 pub use flotilla_eventstore::fold::{
     FoldError, Folded, Folder, Known, READ_BATCH_MAX, first_folded,

@@ -6,7 +6,7 @@ mod common;
 use common::staged::up_to_the_run;
 use common::{History, memory_log};
 use flotilla_core::event::{ManifestCondition, ManifestFailure};
-use flotilla_replay::{PlacementRef, explain_placement};
+use flotilla_replay::{PlacementRef, explain_placement, fold_to, waits_in_state};
 use serde_json::json;
 
 /// Staging succeeds; canary's member reports its Deployment failed to apply.
@@ -62,4 +62,23 @@ async fn a_failed_run_leads_the_placement_explanation() {
     ] {
         assert!(first.text.contains(words), "{words:?} in {}", first.text);
     }
+}
+
+/// The waits alone (what the hub's summary shows) are the explanation's waits.
+#[tokio::test]
+async fn the_waits_alone_are_the_explanations() {
+    let history = a_failed_canary();
+    let log = memory_log(&history.events).await;
+    let key = PlacementRef {
+        namespace: None,
+        name: "web".to_owned(),
+    };
+    let explained = explain_placement(&log, &key, None).await.expect("explains");
+    let folder = fold_to(&log, explained.at).await.expect("folds");
+    let waits = waits_in_state(&folder.state, folder.seq, &key.key());
+    assert_eq!(
+        serde_json::to_value(&waits).expect("serializes"),
+        serde_json::to_value(&explained.waits).expect("serializes")
+    );
+    assert!(!waits.is_empty());
 }

@@ -82,7 +82,7 @@ async fn status<L: EventLog>(State(hub): State<Hub<L>>) -> Response {
         Ok(view) => view,
         Err(e) => return internal(e),
     };
-    let hash = match view.folder.state.hash() {
+    let hash = match view.state_hash() {
         Ok(hash) => hash.0,
         Err(e) => return internal(e),
     };

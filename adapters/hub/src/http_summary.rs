@@ -184,13 +184,7 @@ fn waits(snapshot: &Snapshot<'_>, namespace: &str, run: &UpdateRun) -> Value {
         namespace: (!namespace.is_empty()).then(|| namespace.to_owned()),
         name: run.spec.placement_name.clone(),
     };
-    let explanation = flotilla_replay::explain_placement_state(
-        snapshot.state(),
-        snapshot.seq(),
-        &placement.key(),
-    );
-    explanation
-        .waits
+    flotilla_replay::waits_in_state(snapshot.state(), snapshot.seq(), &placement.key())
         .iter()
         .map(|wait| {
             let clusters: Vec<&String> = wait.clusters.iter().take(WAIT_CLUSTERS_MAX).collect();

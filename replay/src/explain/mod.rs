@@ -30,6 +30,7 @@ pub use facts::{BindingNow, MemberNow, ReportNow};
 pub use gates::{DEFAULT_MIN_SOAK_SECONDS, Gate, RunCluster};
 pub use placement::{
     ClusterLine, ConditionLine, PlacementExplanation, explain_placement, explain_state,
+    waits_in_state,
 };
 
 use chrono::{DateTime, Utc};

@@ -190,6 +190,19 @@ pub fn explain_state(state: &State, seq: u64, key: &ObjectKey) -> PlacementExpla
     explanation
 }
 
+/// Why the placement's rollout waits at this state: the `waits` of [`explain_state`] alone,
+/// without its per-cluster lines and rendered conditions, which cost a walk over every binding
+/// (the hub's summary asks only this).
+#[must_use]
+pub fn waits_in_state(state: &State, seq: u64, key: &ObjectKey) -> Vec<Wait> {
+    let Some(placement) = state.placements().get(key) else {
+        let text = format!("{key} does not exist at #{seq}");
+        return vec![Wait::new(WaitReason::NoPlacement, text)];
+    };
+    let budget = Budget::of(state, key);
+    waits(state, key, placement, budget.as_ref())
+}
+
 /// Every reason the placement's rollout waits, in a fixed order: existence and scheduling,
 /// then the strategy's own, then clusters whose agents went silent.
 pub(crate) fn waits(

@@ -5,6 +5,8 @@
 use std::collections::VecDeque;
 
 use flotilla_core::Decisions;
+use flotilla_core::codec::CodecError;
+use flotilla_core::state::StateHash;
 use flotilla_eventstore::fold::Folder;
 
 /// Decisions kept in memory for callers waiting on their own events.
@@ -32,9 +34,32 @@ pub struct View {
     pub following: bool,
     /// Set on a hub that only follows and never contends for the writer role (`--read-only`).
     pub read_only: bool,
+    /// The state's hash at the sequence it was last asked at: hashing encodes the whole state
+    /// (about 0.2 s at 100,000 clusters), and the state after a sequence never changes.
+    hashed: std::sync::Mutex<Option<(u64, StateHash)>>,
 }
 
 impl View {
+    /// The folded state's hash ([`flotilla_core::State::hash`]), computed once per sequence.
+    ///
+    /// # Errors
+    /// When the state cannot be encoded for hashing.
+    pub fn state_hash(&self) -> Result<StateHash, CodecError> {
+        let seq = self.folder.seq;
+        let mut hashed = self
+            .hashed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((at, hash)) = hashed.as_ref()
+            && *at == seq
+        {
+            return Ok(hash.clone());
+        }
+        let hash = self.folder.state.hash()?;
+        *hashed = Some((seq, hash.clone()));
+        Ok(hash)
+    }
+
     /// The decisions recorded for one input, if still in memory.
     #[must_use]
     pub fn decisions_for(&self, seq: u64) -> Option<Decisions> {
@@ -100,5 +125,34 @@ mod tests {
         assert_eq!(view.seq_of_version(3), Some(10));
         assert_eq!(view.seq_of_version(4), Some(10));
         assert_eq!(view.seq_of_version(9), Some(12));
+    }
+
+    #[test]
+    fn the_hash_is_the_states_and_is_kept_for_its_sequence() {
+        let mut view = View::default();
+        let empty = view.folder.state.hash().expect("hashes");
+        assert_eq!(view.state_hash().expect("hashes"), empty);
+        assert_eq!(
+            view.hashed
+                .lock()
+                .expect("lock")
+                .as_ref()
+                .map(|(seq, _)| *seq),
+            Some(0)
+        );
+        view.folder.seq = 1;
+        assert_eq!(
+            view.state_hash().expect("hashes"),
+            empty,
+            "recomputed at #1"
+        );
+        assert_eq!(
+            view.hashed
+                .lock()
+                .expect("lock")
+                .as_ref()
+                .map(|(seq, _)| *seq),
+            Some(1)
+        );
     }
 }

@@ -60,20 +60,22 @@ async function load(at) {
   const [summary, page, runs, approvals, log] = await Promise.all([
     api.getJson("/v1/summary", { at: point }).then((summary) => drawSummary(summary, at)),
     api.getJson("/v1/members", Object.assign({ at: point }, view.filter)),
-    api.getJson("/v1/runs", { at: point }).then((answer) => answer.items || []),
+    api.getJson("/v1/runs", { at: point }),
     lists(APPROVAL_KINDS, point),
     $("log-section").open ? logUpTo(at === null ? view.head : at) : null,
   ]);
   const placements = summary.placements || [];
   const wanted = placements.filter((p) => view.asked.has(placementName(p)));
-  const opened = runs.filter((r) => view.histories.has(objectName(r)));
+  const opened = (runs.items || []).filter((r) => view.histories.has(objectName(r)));
   const [details, events] = await Promise.all([
     Promise.all(wanted.map((p) => detail(p, point))),
     Promise.all(opened.map((r) => timeline(r, point))),
   ]);
   const byName = new Map(wanted.map((p, i) => [placementName(p), details[i]]));
   const timelines = new Map(opened.map((r, i) => [objectName(r), events[i]]));
-  return { summary, page, runs, approvals, log, details: byName, timelines };
+  // Every live answer names the sequence it was read at: they show one point only if they agree.
+  const settled = summary.seq === page.seq && summary.seq === runs.seq;
+  return { summary, page, runs: runs.items || [], approvals, log, details: byName, timelines, settled };
 }
 
 /** A placement's object and why it waits at `at`; an error is shown in their place. */
@@ -137,20 +139,22 @@ async function refresh() {
   view.loading = true;
   view.loadingAt = view.at;
   try {
-    const status = await api.getJson("/v1/status");
-    view.loadedHead = status.seq;
-    setHead(status.seq);
     const shown = view.at;
+    // The head comes with the live answers (and then from the stream); a page opened on a past
+    // point asks for it beside that point's reads rather than before them.
+    const head = shown === null || view.loadedHead >= 0 ? null : api.getJson("/v1/status");
     const loaded = await load(shown);
-    // Live lists are read after the head was: they show exactly that seq only if the head did
-    // not move meanwhile. Otherwise the page names no seq until a later refresh.
-    const settled = shown !== null || (await api.getJson("/v1/status")).seq === status.seq;
+    const seq = shown === null ? loaded.summary.seq : (await head)?.seq;
+    if (seq !== undefined) {
+      view.loadedHead = seq;
+      setHead(Math.max(seq, view.head));
+    }
     // The slider may have moved while this loaded: only the latest point is drawn.
     if (shown === view.at && generation === view.generation) {
       render(loaded);
-      const seq = String(shown === null ? status.seq : shown);
-      document.body.dataset.shownSeq = settled ? seq : "";
-      markShown(seq);
+      const shownSeq = String(shown === null ? loaded.summary.seq : shown);
+      document.body.dataset.shownSeq = loaded.settled || shown !== null ? shownSeq : "";
+      markShown(shownSeq);
     }
     if (generation === view.generation) showError("");
   } catch (error) {
