@@ -6,6 +6,8 @@ mod common;
 use common::staged::up_to_the_run;
 use common::{History, memory_log};
 use flotilla_core::event::{ManifestCondition, ManifestFailure};
+use flotilla_eventstore::memory_log::MemoryLog;
+use flotilla_replay::explain::PlacementExplanation;
 use flotilla_replay::{PlacementRef, explain_placement, fold_to, waits_in_state};
 use serde_json::json;
 
@@ -38,8 +40,8 @@ fn a_failed_canary() -> History {
     history
 }
 
-#[tokio::test]
-async fn a_failed_run_leads_the_placement_explanation() {
+/// The failed canary's log, the placement `web`, and its explanation at the log's end.
+async fn explained_canary() -> (MemoryLog, PlacementRef, PlacementExplanation) {
     let history = a_failed_canary();
     let log = memory_log(&history.events).await;
     let key = PlacementRef {
@@ -47,6 +49,12 @@ async fn a_failed_run_leads_the_placement_explanation() {
         name: "web".to_owned(),
     };
     let explained = explain_placement(&log, &key, None).await.expect("explains");
+    (log, key, explained)
+}
+
+#[tokio::test]
+async fn a_failed_run_leads_the_placement_explanation() {
+    let (_, _, explained) = explained_canary().await;
     let first = explained.waits.first().expect("a wait");
     assert_eq!(
         serde_json::to_value(first.reason).expect("serializes"),
@@ -67,13 +75,7 @@ async fn a_failed_run_leads_the_placement_explanation() {
 /// The waits alone (what the hub's summary shows) are the explanation's waits.
 #[tokio::test]
 async fn the_waits_alone_are_the_explanations() {
-    let history = a_failed_canary();
-    let log = memory_log(&history.events).await;
-    let key = PlacementRef {
-        namespace: None,
-        name: "web".to_owned(),
-    };
-    let explained = explain_placement(&log, &key, None).await.expect("explains");
+    let (log, key, explained) = explained_canary().await;
     let folder = fold_to(&log, explained.at).await.expect("folds");
     let waits = waits_in_state(&folder.state, folder.seq, &key.key());
     assert_eq!(

@@ -129,30 +129,20 @@ mod tests {
 
     #[test]
     fn the_hash_is_the_states_and_is_kept_for_its_sequence() {
+        let kept_at = |view: &View| {
+            let hashed = view.hashed.lock().expect("lock");
+            hashed.as_ref().map(|(seq, _)| *seq)
+        };
         let mut view = View::default();
         let empty = view.folder.state.hash().expect("hashes");
         assert_eq!(view.state_hash().expect("hashes"), empty);
-        assert_eq!(
-            view.hashed
-                .lock()
-                .expect("lock")
-                .as_ref()
-                .map(|(seq, _)| *seq),
-            Some(0)
-        );
+        assert_eq!(kept_at(&view), Some(0));
         view.folder.seq = 1;
         assert_eq!(
             view.state_hash().expect("hashes"),
             empty,
             "recomputed at #1"
         );
-        assert_eq!(
-            view.hashed
-                .lock()
-                .expect("lock")
-                .as_ref()
-                .map(|(seq, _)| *seq),
-            Some(1)
-        );
+        assert_eq!(kept_at(&view), Some(1));
     }
 }
