@@ -110,8 +110,13 @@ pub async fn fold_to<L: LogReader>(log: &L, seq: u64) -> Result<Folder, ReplayEr
     Ok(folder)
 }
 
+/// Decision batches read first when folding on: a batch holds a whole commit, which during a
+/// fleet's join is thousands of inputs, and a seek needs only those up to its point.
+const FIRST_DECISION_BATCHES: usize = 4;
+
 /// Folds `folder` on to `seq`, following recorded verdicts where inputs were decided. The next
-/// thousand decision batches are read and decoded while the inputs of these fold.
+/// decision batches are read and decoded while the inputs of these fold, twice as many each
+/// time up to a thousand, so a short fold decodes few decisions past its point.
 ///
 /// # Errors
 /// As [`fold_to`].
@@ -120,17 +125,19 @@ pub async fn fold_on<L: LogReader>(
     folder: &mut Folder,
     seq: u64,
 ) -> Result<(), ReplayError> {
-    let mut batches = log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?;
+    let mut count = FIRST_DECISION_BATCHES;
+    let mut batches = log.read_decisions(folder.seq + 1, count).await?;
     while folder.seq < seq {
         let until = batches
             .last()
             .map_or(seq, |batch| batch.last_input_seq.min(seq));
         let before = folder.seq;
+        count = (count * 2).min(READ_BATCH_MAX);
         let next = async {
             if until >= seq || batches.is_empty() {
                 return Ok(Vec::new());
             }
-            log.read_decisions(until + 1, READ_BATCH_MAX).await
+            log.read_decisions(until + 1, count).await
         };
         let (next, caught_up) = tokio::join!(next, folder.catch_up_following(log, until, &batches));
         caught_up?;
@@ -141,7 +148,7 @@ pub async fn fold_on<L: LogReader>(
         batches = if folder.seq == until {
             next?
         } else {
-            log.read_decisions(folder.seq + 1, READ_BATCH_MAX).await?
+            log.read_decisions(folder.seq + 1, count).await?
         };
     }
     Ok(())
