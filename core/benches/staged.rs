@@ -93,6 +93,8 @@ impl Fold {
                 self.send(Input::Approve {
                     name: format!("{name}-after-canary"),
                     namespace: None,
+                    reason: None,
+                    message: None,
                 });
                 continue;
             }

@@ -19,8 +19,9 @@ use crate::principal::Principal;
 /// [`Envelope::claimed_time`] and made [`Envelope::time`] the log's; version 4 added
 /// [`Input::Leave`], [`ManifestFailure::reason`] and [`WorkReport::differences`]; version 5
 /// added [`Input::AnalysisResult`] (a new variant only: version 4 bodies decode as they are);
-/// version 6 added [`Envelope::principal`].
-pub const SCHEMA_VERSION: u16 = 6;
+/// version 6 added [`Envelope::principal`]; version 7 added the reason and message of an
+/// [`Input::Approve`].
+pub const SCHEMA_VERSION: u16 = 7;
 
 /// One input event as it sits in the log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +97,13 @@ pub enum Input {
         name: String,
         /// Namespace for namespaced `ApprovalRequest`s; `None` for `ClusterApprovalRequest`.
         namespace: Option<String>,
+        /// The `Approved` condition's reason, as the approver wrote it (KubeFleet: the
+        /// `reason` of the condition patched into the request's status); `None`: `approved`
+        /// (version 7).
+        reason: Option<String>,
+        /// The condition's message, as the approver wrote it (`lgtm`); `None`: `approved`
+        /// (version 7).
+        message: Option<String>,
     },
     /// Event time passes; nothing else happened.
     Tick,

@@ -39,30 +39,7 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
         event_id: event.id,
         now,
     };
-    let answer = match &event.payload {
-        Input::Apply { manifest } => objects::apply(state, manifest, &origin, &mut changes),
-        Input::Delete { target } => objects::delete(state, target, now, &mut changes),
-        Input::Heartbeat(beat) => coordinate::members::heartbeat(state, beat, now, &mut changes),
-        Input::WorkReport(work) => report::record_report(state, work, now, &mut changes),
-        Input::Approve { name, namespace } => staged::approval::approve(
-            &mut state.staged_store(),
-            name,
-            namespace.as_deref(),
-            now,
-            &mut changes,
-        ),
-        Input::Tick => Vec::new(),
-        Input::Leave { cluster } => {
-            coordinate::members::confirm_leave(state, cluster, now, &mut changes)
-        }
-        Input::AnalysisResult(result) => staged::analysis::measure::record(
-            &mut state.staged_store(),
-            result,
-            event.id,
-            now,
-            &mut changes,
-        ),
-    };
+    let answer = answer(state, &event.payload, &origin, &mut changes);
     if is_refusal(&answer) {
         // A refused input changes nothing: not the clock, not the heartbeats it would have
         // expired (a forged far-future time must not time the fleet out).
@@ -93,6 +70,44 @@ pub fn step(state: &mut State, event: &Envelope) -> Decisions {
     decisions.extend(staged);
     coordinate::override_verdicts::judge_bound(state, &changes);
     decisions
+}
+
+/// What the input itself decides, before heartbeats expire and rollouts move.
+fn answer(state: &mut State, input: &Input, origin: &Origin, changes: &mut Changes) -> Decisions {
+    let now = origin.now;
+    match input {
+        Input::Apply { manifest } => objects::apply(state, manifest, origin, changes),
+        Input::Delete { target } => objects::delete(state, target, now, changes),
+        Input::Heartbeat(beat) => coordinate::members::heartbeat(state, beat, now, changes),
+        Input::WorkReport(work) => report::record_report(state, work, now, changes),
+        Input::Approve {
+            name,
+            namespace,
+            reason,
+            message,
+        } => staged::approval::approve(
+            &mut state.staged_store(),
+            staged::approval::Approval {
+                name,
+                namespace: namespace.as_deref(),
+                reason: reason.as_deref(),
+                message: message.as_deref(),
+            },
+            now,
+            changes,
+        ),
+        Input::Tick => Vec::new(),
+        Input::Leave { cluster } => {
+            coordinate::members::confirm_leave(state, cluster, now, changes)
+        }
+        Input::AnalysisResult(result) => staged::analysis::measure::record(
+            &mut state.staged_store(),
+            result,
+            origin.event_id,
+            now,
+            changes,
+        ),
+    }
 }
 
 /// When the core next needs a tick: the earliest heartbeat or rollout deadline.

@@ -244,6 +244,8 @@ fn approvals_without_a_request_are_rejected() {
     let decisions = hub.send(Input::Approve {
         name: "example-run-after-canary".into(),
         namespace: None,
+        reason: None,
+        message: None,
     });
     assert_eq!(
         rejected_with(&decisions),

@@ -4,103 +4,17 @@
 //! more clusters updating in a stage than allowed, and no stage starts before its approval.
 
 mod common;
+mod staged_support;
 
 use common::{Hub, namespace};
 use flotilla_core::decision::{Decision, RejectCode};
 use flotilla_core::model::ObjectKey;
-use flotilla_core::query::staged::run::UpdateRun;
 use flotilla_core::{Input, WorkReport};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-
-fn strategy(stages: Value) -> Value {
-    json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateStrategy",
-        "metadata": {"name": "strategy"},
-        "spec": {"stages": stages}
-    })
-}
-
-fn run(name: &str, state: &str) -> Value {
-    json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterStagedUpdateRun",
-        "metadata": {"name": name},
-        "spec": {"placementName": "crp", "stagedRolloutStrategyName": "strategy", "state": state}
-    })
-}
-
-fn external_crp() -> Value {
-    json!({
-        "apiVersion": "placement.kubernetes-fleet.io/v1beta1",
-        "kind": "ClusterResourcePlacement",
-        "metadata": {"name": "crp"},
-        "spec": {
-            "resourceSelectors": [{"group": "", "kind": "Namespace", "version": "v1", "name": "test-ns"}],
-            "policy": {"placementType": "PickAll"},
-            "strategy": {"type": "External"}
-        }
-    })
-}
-
-/// A hub with `clusters` (name, env label, optional order label) joined and an External PickAll
-/// placement scheduled on all of them.
-fn fleet(clusters: &[(&str, &str)]) -> Hub {
-    let mut hub = Hub::new();
-    for (name, env) in clusters {
-        hub.join(
-            name,
-            json!({"env": env, "order": name.trim_start_matches(|c: char| !c.is_ascii_digit())}),
-            json!([]),
-        );
-    }
-    hub.apply(&namespace("test-ns"));
-    hub.apply(&external_crp());
-    hub
-}
-
-fn rejection(decisions: &[Decision]) -> String {
-    decisions
-        .iter()
-        .find_map(|d| match d {
-            Decision::Rejected { message, .. } => Some(message.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-fn the_run<'a>(hub: &'a Hub, name: &str) -> &'a UpdateRun {
-    let key = ObjectKey::cluster_scoped(
-        "placement.kubernetes-fleet.io",
-        "ClusterStagedUpdateRun",
-        name,
-    );
-    &hub.state.update_runs()[&key]
-}
-
-fn report(hub: &mut Hub, cluster: &str) -> Vec<Decision> {
-    hub.send(Input::WorkReport(WorkReport::available(cluster, "crp", 0)))
-}
-
-/// Clusters of stage `stage` started and not finished.
-fn updating(hub: &Hub, name: &str, stage: usize) -> Vec<String> {
-    the_run(hub, name).status.stages[stage]
-        .clusters
-        .iter()
-        .filter(|c| c.is_updating())
-        .map(|c| c.cluster.to_string())
-        .collect()
-}
-
-fn init_message(hub: &Hub, name: &str) -> String {
-    the_run(hub, name)
-        .status
-        .initialized
-        .as_ref()
-        .map(|c| format!("{} {}", c.reason, c.message))
-        .unwrap_or_default()
-}
+use staged_support::{
+    approve, external_crp, fleet, init_message, rejection, report, run, strategy, the_run, updating,
+};
 
 #[test]
 fn strategy_validation_names_the_rule() {
@@ -358,10 +272,7 @@ fn a_before_stage_approval_gates_the_start_and_is_accepted_once_given() {
         "r-before-prod",
     );
     assert!(hub.state.approvals().contains_key(&request));
-    let early = hub.send(Input::Approve {
-        name: "r-before-nope".into(),
-        namespace: None,
-    });
+    let early = hub.send(approve("r-before-nope", None, None, None));
     assert!(matches!(
         &early[0],
         Decision::Rejected {
@@ -369,10 +280,25 @@ fn a_before_stage_approval_gates_the_start_and_is_accepted_once_given() {
             ..
         }
     ));
-    hub.send(Input::Approve {
-        name: "r-before-prod".into(),
-        namespace: None,
-    });
+    let unreasonable = hub.send(approve("r-before-prod", None, Some("looks good"), None));
+    assert!(
+        rejection(&unreasonable).contains("reason \"looks good\" must start with a letter"),
+        "a reason metav1.Condition refuses: {unreasonable:?}"
+    );
+    assert!(hub.state.approvals()[&request].approved.is_none());
+    hub.send(approve(
+        "r-before-prod",
+        None,
+        Some("Soaked"),
+        Some("lgtm: canary ok"),
+    ));
+    let approved = hub.state.approvals()[&request].approved.clone();
+    let words = approved.map(|c| (c.reason.to_string(), c.message));
+    assert_eq!(
+        words,
+        Some(("Soaked".into(), "lgtm: canary ok".into())),
+        "the approver's own words"
+    );
     assert_eq!(updating(&hub, "r", 0), ["member1"]);
     assert!(
         hub.state.approvals()[&request].accepted.is_some(),
@@ -469,7 +395,7 @@ proptest! {
             if pick % 3 == 0 || updating_now.is_empty() {
                 let pending: Vec<String> = hub.state.approvals().iter().filter(|(_, a)| a.approved.is_none()).map(|(k, _)| k.name.to_string()).collect();
                 if let Some(name) = pending.first() {
-                    hub.send(Input::Approve { name: name.clone(), namespace: None });
+                    hub.send(approve(name, None, None, None));
                 }
             } else {
                 let cluster = updating_now[pick % updating_now.len()].clone();
@@ -571,18 +497,12 @@ fn a_namespaced_run_never_reaches_outside_its_namespace() {
         namespace: Some("app".into()),
         ..WorkReport::available("member1", "rp", 0)
     }));
-    let cluster_scoped = hub.send(Input::Approve {
-        name: "good-after-prod".into(),
-        namespace: None,
-    });
+    let cluster_scoped = hub.send(approve("good-after-prod", None, None, None));
     assert!(
         matches!(&cluster_scoped[0], Decision::Rejected { .. }),
         "not a ClusterApprovalRequest"
     );
-    hub.send(Input::Approve {
-        name: "good-after-prod".into(),
-        namespace: Some("app".into()),
-    });
+    hub.send(approve("good-after-prod", Some("app"), None, None));
     let run = &hub.state.update_runs()[&key("good")];
     assert_eq!(
         run.status.succeeded.as_ref().map(|c| c.reason.as_str()),

@@ -1,5 +1,5 @@
 //! The wire is frozen: events encoded by schema versions 1, 2 (unmarked, as release 19da42c
-//! wrote them), 3, 4, 5 and 6 (marked; version 6 in `wire_golden/v6.rs`), decision batches of version 1 (unmarked), 2, 3, 4, 5 and 6, and
+//! wrote them), 3, 4, 5, 6 and 7 (marked; versions 6 and 7 in `wire_golden/`), decision batches of version 1 (unmarked), 2, 3, 4, 5 and 6, and
 //! checkpoints of versions 9 and 10 — all checked in as golden bytes — still decode to the same values,
 //! upcast to the current types, and re-encode to the same bytes (older versions through their
 //! frozen copies in `wire`), and the current checkpoint (of a placement bound and reported on)
@@ -23,6 +23,8 @@ use uuid::Uuid;
 
 #[path = "wire_golden/v6.rs"]
 mod v6;
+#[path = "wire_golden/v7.rs"]
+mod v7;
 
 fn golden_path(version: u16) -> PathBuf {
     golden_file(&format!("v{version}-envelopes.bin"))
@@ -83,6 +85,8 @@ fn v1_events() -> Vec<Envelope> {
         Input::Approve {
             name: "example-run-after-canary".into(),
             namespace: Some("ns".into()),
+            reason: None,
+            message: None,
         },
         Input::Tick,
     ];

@@ -29,6 +29,7 @@ mod events;
 mod eviction;
 mod json;
 mod kinds;
+mod marks;
 mod member_cluster;
 mod objects;
 mod overrides;
@@ -51,6 +52,7 @@ pub use catalog::{CRD_GROUP, ENTRIES, Entry};
 pub use describe::describe;
 pub use events::{EVENTS_GROUP, is_event_kind};
 pub use kinds::{KindInfo, resolve_kind};
+pub use marks::{MARKS_MAX, Mark, Marks, marks_of};
 pub use member_cluster::{
     AGENT_MEMBER, CONDITION_HEALTHY, CONDITION_JOINED, CONDITION_READY_TO_JOIN,
     REASON_AGENT_HEALTHY, REASON_AGENT_JOINED, REASON_HEARTBEAT_NOT_RECEIVED,

@@ -11,6 +11,18 @@ use chrono::SecondsFormat;
 use flotilla_core::{Decision, Envelope, Heartbeat, Input, ObjectRef, Principal, WorkReport};
 use serde_json::Value;
 
+/// Characters of an approver's message a timeline line shows (a condition's message may hold
+/// 32,768 bytes; `replay state` shows it whole).
+const MESSAGE_SHOWN: usize = 200;
+
+/// `text` cut to its first `max` characters, with `…` when it was longer.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
 /// One line describing input event number `seq`.
 #[must_use]
 pub fn event_line(seq: u64, envelope: &Envelope) -> String {
@@ -21,10 +33,21 @@ pub fn event_line(seq: u64, envelope: &Envelope) -> String {
         Input::Delete { target } => target_subject(target),
         Input::Heartbeat(beat) => heartbeat_subject(beat),
         Input::WorkReport(report) => report_subject(report),
-        Input::Approve { name, namespace } => match namespace {
-            Some(namespace) => format!("ApprovalRequest/{namespace}/{name}"),
-            None => format!("ClusterApprovalRequest/{name}"),
-        },
+        Input::Approve {
+            name,
+            namespace,
+            message,
+            ..
+        } => {
+            let request = match namespace {
+                Some(namespace) => format!("ApprovalRequest/{namespace}/{name}"),
+                None => format!("ClusterApprovalRequest/{name}"),
+            };
+            match message {
+                Some(message) => format!("{request} {:?}", cut(message, MESSAGE_SHOWN)),
+                None => request,
+            }
+        }
         Input::Tick => String::new(),
         Input::Leave { cluster } => cluster.clone(),
         Input::AnalysisResult(result) => {

@@ -3,7 +3,7 @@
 //! the seed's approval command (`kubectl patch clusterapprovalrequests … --subresource=status`)
 //! run by a second token; `flotilla events` lists the approval with that token's name and role,
 //! not the `kube-api` source every Kubernetes API write carries, and so do `replay timeline` and
-//! `replay explain` afterwards, whose gate names the approver.
+//! `replay explain` afterwards, whose gate names the approver and quotes the message.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -144,6 +144,11 @@ fn a_kubectl_approval_records_the_token_that_made_it() -> HarnessResult<()> {
         .rfind(|event| event["type"] == "approve")
         .ok_or("no approval listed")?;
     assert_eq!(approval["name"], "example-run-after-staging", "{approval}");
+    assert_eq!(
+        (&approval["reason"], &approval["message"]),
+        (&json!("lgtm"), &json!("lgtm")),
+        "{approval}"
+    );
     assert_eq!(approval["principal"]["kind"], "token", "{approval}");
     assert_eq!(
         approval["principal"]["name"], "release-manager",
@@ -167,7 +172,10 @@ fn a_kubectl_approval_records_the_token_that_made_it() -> HarnessResult<()> {
     let by_token =
         "token/release-manager[kube-api] approve ClusterApprovalRequest/example-run-after-staging";
     let timeline = run_ok(&binary(), &["replay", "--data", &data, "timeline"])?;
-    assert!(timeline.contains(by_token), "{timeline}");
+    assert!(
+        timeline.contains(&format!("{by_token} \"lgtm\"")),
+        "the approver's message too: {timeline}"
+    );
     let explained = run_ok(
         &binary(),
         &[
@@ -196,5 +204,9 @@ fn a_kubectl_approval_records_the_token_that_made_it() -> HarnessResult<()> {
         "{gate}"
     );
     assert!(gate.contains("under the 60 s soak"), "{gate}");
+    assert!(
+        gate.contains(": \"lgtm\""),
+        "the approver's message: {gate}"
+    );
     Ok(())
 }

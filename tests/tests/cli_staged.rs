@@ -93,7 +93,31 @@ fn a_run_is_started_approved_stopped_and_resumed_from_the_command_line() -> Resu
 
     let unknown = hub.cli(&["approve", "example-run-after-nothing"])?;
     assert!(!unknown.status.success(), "an unknown request is refused");
-    ok(&hub, &["approve", "example-run-after-staging"])?;
+    let approve = [
+        "approve",
+        "example-run-after-staging",
+        "--reason",
+        "Soaked",
+        "-m",
+        "staging ran an hour",
+    ];
+    ok(&hub, &approve)?;
+    let request = ok(
+        &hub,
+        &["get", "careq", "example-run-after-staging", "-o", "json"],
+    )?;
+    let request: serde_json::Value = serde_json::from_str(&request).map_err(|e| e.to_string())?;
+    let approved = (request["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .find(|c| c["type"] == "Approved")
+    .map(|c| (c["reason"].clone(), c["message"].clone()));
+    assert_eq!(
+        approved,
+        Some(("Soaked".into(), "staging ran an hour".into())),
+        "{request}"
+    );
     assert_eq!(
         updating(&run_json(&hub)?),
         ["member2"],

@@ -142,6 +142,8 @@ async fn continue_folding<L: EventLog>(hub: &Hub<L>) -> TestResult {
             Input::Approve {
                 name: "staged-run-after-staging".into(),
                 namespace: None,
+                reason: None,
+                message: None,
             },
         ),
     ];

@@ -51,7 +51,9 @@ fn approve_args(request: &str, patch: &str) -> Vec<String> {
     .collect()
 }
 
-const APPROVED: &str = r#"{"status":{"conditions":[{"type":"Approved","status":"True","reason":"lgtm","message":"lgtm","lastTransitionTime":"2026-11-23T00:00:00Z","observedGeneration":1}]}}"#;
+const APPROVED: &str = r#"{"status":{"conditions":[{"type":"Approved","status":"True","reason":"lgtm","message":"lgtm, staging soaked","lastTransitionTime":"2026-11-23T00:00:00Z","observedGeneration":1}]}}"#;
+/// A reason `metav1.Condition` refuses (it must start with a letter, and holds no spaces).
+const UNREASONABLE: &str = r#"{"status":{"conditions":[{"type":"Approved","status":"True","reason":"looks good","message":"lgtm","lastTransitionTime":"2026-11-23T00:00:00Z","observedGeneration":1}]}}"#;
 
 #[test]
 fn a_staged_run_is_started_approved_and_stopped_with_kubectl() -> Result<(), String> {
@@ -92,9 +94,31 @@ fn a_staged_run_is_started_approved_and_stopped_with_kubectl() -> Result<(), Str
         "the seed's observedGeneration: 1 matches"
     );
 
+    let args = approve_args("example-run-after-staging", UNREASONABLE);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let refused = kubectl.run(&args)?;
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && said.contains("must start with a letter"),
+        "a reason a Kubernetes condition refuses is refused: {said}"
+    );
     let args = approve_args("example-run-after-staging", APPROVED);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let approved = kubectl.ok(&args)?;
+    let request =
+        json_of(&kubectl.ok(&["get", "careq", "example-run-after-staging", "-o", "json"])?)?;
+    let condition = (request["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten())
+    .find(|c| c["type"] == "Approved")
+    .cloned()
+    .unwrap_or_default();
+    assert_eq!(
+        (&condition["reason"], &condition["message"]),
+        (&json!("lgtm"), &json!("lgtm, staging soaked")),
+        "the approver's words are kept: {request}"
+    );
     assert!(
         approved.contains(
             "clusterapprovalrequest.placement.kubernetes-fleet.io/example-run-after-staging patched"

@@ -134,6 +134,12 @@ pub enum Command {
         /// Namespace of an `ApprovalRequest`.
         #[arg(short = 'n', long)]
         namespace: Option<String>,
+        /// The `Approved` condition's reason (default `approved`), e.g. `ChangeReviewed`.
+        #[arg(long)]
+        reason: Option<String>,
+        /// The condition's message (default `approved`), e.g. `lgtm, canary soaked 1h`.
+        #[arg(short = 'm', long)]
+        message: Option<String>,
     },
     /// Cordon a member cluster and evict every ClusterResourcePlacement from it.
     ///

@@ -178,7 +178,7 @@ pub async fn delete(
     Ok(())
 }
 
-/// `flotilla approve NAME`.
+/// `flotilla approve NAME [--reason R] [--message M]`.
 ///
 /// # Errors
 /// An unreachable hub, or no such approval request.
@@ -186,11 +186,17 @@ pub async fn approve(
     client: &Client,
     name: String,
     namespace: Option<String>,
+    reason: Option<String>,
+    message: Option<String>,
 ) -> anyhow::Result<()> {
     let label = format!("approvalrequest/{name}");
-    let results = client
-        .submit(&[envelope(JsonInput::Approve { name, namespace })])
-        .await?;
+    let approval = JsonInput::Approve {
+        name,
+        namespace,
+        reason,
+        message,
+    };
+    let results = client.submit(&[envelope(approval)]).await?;
     if report(&[label], &results) {
         bail!("the approval was rejected");
     }

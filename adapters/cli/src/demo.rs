@@ -240,6 +240,8 @@ fn approvals<L: flotilla_eventstore::EventLog>(hub: &Hub<L>) -> anyhow::Result<V
                 Input::Approve {
                     name: key.name.to_string(),
                     namespace: None,
+                    reason: None,
+                    message: None,
                 },
             ));
         }

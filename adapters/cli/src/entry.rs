@@ -173,7 +173,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     timeout,
                 },
         } => crate::progress::rollout_status(&client, placement, namespace, timeout).await,
-        Command::Approve { name, namespace } => commands::approve(&client, name, namespace).await,
+        Command::Approve {
+            name,
+            namespace,
+            reason,
+            message,
+        } => commands::approve(&client, name, namespace, reason, message).await,
         Command::Drain {
             cluster,
             timeout_secs,

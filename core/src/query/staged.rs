@@ -27,6 +27,8 @@ pub struct TaskGate<'a> {
     pub requested_at: Option<DateTime<Utc>>,
     /// When the request was approved.
     pub approved_at: Option<DateTime<Utc>>,
+    /// What the approver wrote in the `Approved` condition's message.
+    pub approval_message: Option<String>,
     /// A TimedWait's `waitTime`, in seconds.
     pub wait_seconds: u64,
     /// When a TimedWait elapses, while its stage waits on it.
@@ -56,6 +58,8 @@ pub fn task_gate<'a>(
         .as_deref()
         .filter(|_| status.task_type == TaskType::Approval);
     let waiting = stage.waiting_at() == Some(at.position);
+    let approval =
+        request.and_then(|name| crate::staged::gates::approval(state, &Scope::of(key), name));
     let is = |task_type: TaskType| status.task_type == task_type;
     Some(TaskGate {
         at,
@@ -67,8 +71,8 @@ pub fn task_gate<'a>(
             .iter()
             .find(|c| c.condition_type == APPROVAL_REQUEST_CREATED)
             .map(|c| c.last_transition_time),
-        approved_at: request
-            .and_then(|name| crate::staged::gates::approved_at(state, &Scope::of(key), name)),
+        approved_at: approval.map(|c| c.last_transition_time),
+        approval_message: approval.map(|c| c.message.clone()),
         wait_seconds: crate::staged::gates::wait_seconds(run, at),
         wait_until: crate::staged::gates::wait_until(run, at)
             .filter(|_| waiting && is(TaskType::TimedWait)),
@@ -186,6 +190,11 @@ pub use crate::staged::{
     CLUSTER_STAGED_UPDATE_STRATEGY, STAGED_UPDATE_RUN, STAGED_UPDATE_STRATEGY, Scope, Strategy,
     is_run,
 };
+
+/// `staged::approval`: the default words of an approval and the limits on an approver's.
+pub mod approval {
+    pub use crate::staged::approval::{APPROVED, MESSAGE_MAX, REASON_MAX, condition_text_error};
+}
 
 /// `staged::analysis`: what other crates read of it.
 pub mod analysis {

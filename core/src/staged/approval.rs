@@ -87,14 +87,72 @@ pub(crate) fn accept(
     true
 }
 
-/// The `approve` input: sets `Approved=True` on an existing request.
+/// An approval as its input gives it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Approval<'a> {
+    /// The request's name.
+    pub name: &'a str,
+    /// Its namespace (`None`: a `ClusterApprovalRequest`).
+    pub namespace: Option<&'a str>,
+    /// The `Approved` condition's reason (`None`: [`APPROVED`]).
+    pub reason: Option<&'a str>,
+    /// The condition's message (`None`: [`APPROVED`]).
+    pub message: Option<&'a str>,
+}
+
+/// The reason and message of an approval that gave none: what KubeFleet's documented
+/// `kubectl patch` writes.
+pub const APPROVED: &str = "approved";
+
+/// The longest `reason` a Kubernetes condition takes (`metav1.Condition`).
+pub const REASON_MAX: usize = 1024;
+/// The longest `message` a Kubernetes condition takes (`metav1.Condition`).
+pub const MESSAGE_MAX: usize = 32_768;
+
+/// Why an approval's reason or message is not one a Kubernetes condition takes: the reason is
+/// CamelCase-ish, `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$` and at most [`REASON_MAX`]
+/// bytes, the message at most [`MESSAGE_MAX`] (`metav1.Condition`'s validation).
+#[must_use]
+pub fn condition_text_error(reason: Option<&str>, message: Option<&str>) -> Option<String> {
+    if let Some(reason) = reason {
+        let bytes = reason.as_bytes();
+        let inner_ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b',' | b':');
+        let well_formed = bytes.first().is_some_and(u8::is_ascii_alphabetic)
+            && bytes.iter().all(inner_ok)
+            && bytes
+                .last()
+                .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        if !well_formed || bytes.len() > REASON_MAX {
+            return Some(format!(
+                "status.conditions[type=Approved].reason {reason:?} must start with a letter, \
+                 hold only letters, digits, '_', ',' and ':', end with a letter, digit or '_', \
+                 and be at most {REASON_MAX} bytes"
+            ));
+        }
+    }
+    match message {
+        Some(message) if message.len() > MESSAGE_MAX => Some(format!(
+            "status.conditions[type=Approved].message is {} bytes, more than {MESSAGE_MAX}",
+            message.len()
+        )),
+        _ => None,
+    }
+}
+
+/// The `approve` input: sets `Approved=True` on an existing request, with the approver's
+/// reason and message.
 pub(crate) fn approve(
     state: &mut Store<'_>,
-    name: &str,
-    namespace: Option<&str>,
+    approval: Approval<'_>,
     now: DateTime<Utc>,
     changes: &mut Changes,
 ) -> Vec<Decision> {
+    let Approval {
+        name, namespace, ..
+    } = approval;
+    if let Some(error) = condition_text_error(approval.reason, approval.message) {
+        return vec![rejected(RejectCode::InvalidObject, error)];
+    }
     let key = match namespace {
         Some(ns) => ObjectKey {
             group: PLACEMENT_GROUP.into(),
@@ -119,8 +177,8 @@ pub(crate) fn approve(
     request.approved = Some(Condition::new(
         "Approved",
         ConditionStatus::True,
-        "approved",
-        "approved".to_owned(),
+        approval.reason.unwrap_or(APPROVED),
+        approval.message.unwrap_or(APPROVED).to_owned(),
         request.meta.generation,
         now,
     ));

@@ -9,7 +9,7 @@ use super::Scope;
 use super::analysis::measure::{self, TaskAt};
 use super::model::TaskType;
 use super::run::{StageStatus, TaskPosition, TaskStatus, UpdateRun};
-use crate::condition::ConditionStatus;
+use crate::condition::{Condition, ConditionStatus};
 use crate::staged::View;
 
 /// A TimedWait's condition once its wait has elapsed.
@@ -88,12 +88,18 @@ pub fn approved_at<'a>(
     scope: &Scope,
     name: &str,
 ) -> Option<DateTime<Utc>> {
+    approval(view, scope, name).map(|c| c.last_transition_time)
+}
+
+/// The `Approved=True` condition of the run's approval request `name`: its time, and the
+/// approver's reason and message.
+#[must_use]
+pub fn approval<'a>(view: impl Into<View<'a>>, scope: &Scope, name: &str) -> Option<&'a Condition> {
     view.into()
         .approvals
         .get(&scope.approval_key(name))
         .and_then(|request| request.approved.as_ref())
         .filter(|c| c.status == ConditionStatus::True)
-        .map(|c| c.last_transition_time)
 }
 
 /// When the run saw the task pass (a wait elapsed, an approval accepted, an analysis

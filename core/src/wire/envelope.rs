@@ -55,6 +55,7 @@ fn decode_event_body(version: u16, body: &[u8]) -> Result<Envelope, CodecError> 
         3 => decode_record::<super::v3::Envelope>("event", body).map(Envelope::from),
         // Version 5 only added a variant at the end: a version 4 body decodes as version 5's.
         4 | 5 => decode_record::<super::v5::Envelope>("event", body).map(Envelope::from),
+        6 => decode_record::<super::v6::Envelope>("event", body).map(Envelope::from),
         SCHEMA_VERSION => decode_record("event", body),
         found => Err(CodecError::UnknownVersion {
             found,

@@ -200,6 +200,12 @@ pub enum JsonInput {
         /// Namespace of an `ApprovalRequest`; absent for a `ClusterApprovalRequest`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         namespace: Option<String>,
+        /// The `Approved` condition's reason (absent: `approved`; schema 7).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The condition's message, such as `lgtm` (absent: `approved`; schema 7).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
     },
     /// Time passes.
     Tick,
@@ -375,6 +381,41 @@ impl JsonInput {
                 properties,
                 resource_usage,
             } => Input::Heartbeat(heartbeat(cluster, properties, resource_usage)),
+            report @ JsonInput::Report { .. } => report.into_work_report(),
+            JsonInput::Approve {
+                name,
+                namespace,
+                reason,
+                message,
+            } => Input::Approve {
+                name,
+                namespace,
+                reason,
+                message,
+            },
+            JsonInput::Tick => Input::Tick,
+            JsonInput::Leave { cluster } => Input::Leave { cluster },
+            JsonInput::AnalysisResult {
+                run,
+                namespace,
+                stage,
+                task,
+                value,
+                error,
+            } => Input::AnalysisResult(AnalysisResult {
+                run,
+                namespace,
+                stage,
+                task,
+                value: value.map(JsonNumber::into_text),
+                error,
+            }),
+        }
+    }
+
+    /// A report's input; any other kind's as [`JsonInput::into_input`] gives it.
+    fn into_work_report(self) -> Input {
+        match self {
             JsonInput::Report {
                 cluster,
                 placement,
@@ -403,24 +444,7 @@ impl JsonInput {
                     .collect(),
                 differences: differences(diff_reported, diffed_manifests, drifted_manifests),
             }),
-            JsonInput::Approve { name, namespace } => Input::Approve { name, namespace },
-            JsonInput::Tick => Input::Tick,
-            JsonInput::Leave { cluster } => Input::Leave { cluster },
-            JsonInput::AnalysisResult {
-                run,
-                namespace,
-                stage,
-                task,
-                value,
-                error,
-            } => Input::AnalysisResult(AnalysisResult {
-                run,
-                namespace,
-                stage,
-                task,
-                value: value.map(JsonNumber::into_text),
-                error,
-            }),
+            other => other.into_input(),
         }
     }
 
@@ -470,9 +494,16 @@ impl JsonInput {
                     .map(Into::into)
                     .collect(),
             },
-            Input::Approve { name, namespace } => JsonInput::Approve {
+            Input::Approve {
+                name,
+                namespace,
+                reason,
+                message,
+            } => JsonInput::Approve {
                 name: name.clone(),
                 namespace: namespace.clone(),
+                reason: reason.clone(),
+                message: message.clone(),
             },
             Input::Tick => JsonInput::Tick,
             Input::Leave { cluster } => JsonInput::Leave {

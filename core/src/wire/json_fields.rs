@@ -40,7 +40,7 @@ pub fn event_fields(kind: &str) -> Option<&'static [&'static str]> {
             "diffedManifests",
             "driftedManifests",
         ],
-        "approve" => &["name", "namespace"],
+        "approve" => &["name", "namespace", "reason", "message"],
         "tick" => &[],
         "leave" => &["cluster"],
         "analysisResult" => &["run", "namespace", "stage", "task", "value", "error"],

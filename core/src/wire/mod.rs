@@ -16,7 +16,7 @@
 //! upgrade: decline, do not reject), an **unmarked legacy** record (decoded exactly as
 //! 19da42c wrote it), or something else (rejected with a reason).
 //!
-//! Older versions are frozen here and upcast on read: [`v1`], [`v2`], [`v3`] and [`v5`] (events),
+//! Older versions are frozen here and upcast on read: [`v1`], [`v2`], [`v3`], [`v5`] and [`v6`] (events),
 //! [`decisions::decode_v1_body`] (decision batches). Nothing here does IO.
 
 pub mod checkpoint;
@@ -35,6 +35,7 @@ pub mod v1;
 pub mod v2;
 pub mod v3;
 pub mod v5;
+pub mod v6;
 
 pub(crate) use crate::codec::frame::expect_marked;
 pub use crate::codec::frame::{Frame, HEADER_BYTES, MAGIC, RecordKind, marked_frame, split_frame};

@@ -138,6 +138,8 @@ mod tests {
         let approve = Input::Approve {
             name: "a".into(),
             namespace: None,
+            reason: None,
+            message: None,
         };
         let cases = [
             (heartbeat("member1"), "flotilla.in.heartbeat.member1"),

@@ -203,7 +203,12 @@ impl From<Input> for event::Input {
                     .collect(),
                 differences: event::Differences::default(),
             }),
-            Input::Approve { name, namespace } => event::Input::Approve { name, namespace },
+            Input::Approve { name, namespace } => event::Input::Approve {
+                name,
+                namespace,
+                reason: None,
+                message: None,
+            },
             Input::Tick => event::Input::Tick,
         }
     }

@@ -179,7 +179,12 @@ impl From<Input> for event::Input {
                 }),
             }),
             Input::WorkReport(report) => event::Input::WorkReport(report.into()),
-            Input::Approve { name, namespace } => event::Input::Approve { name, namespace },
+            Input::Approve { name, namespace } => event::Input::Approve {
+                name,
+                namespace,
+                reason: None,
+                message: None,
+            },
             Input::Tick => event::Input::Tick,
         }
     }

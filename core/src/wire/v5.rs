@@ -1,9 +1,7 @@
 //! Schema version 5 of input events (and version 4, whose bodies decode with the same types):
 //! frozen. Version 6 added the principal after the payload and changed nothing else, so the
-//! version 5 envelope is kept here and its payload is the current [`event::Input`], unchanged
-//! since version 5; when `Input` changes, its version 5 definition must be copied here first
-//! (`docs/schema-evolution.md`). A version 5 event recorded no principal:
-//! [`Principal::Unrecorded`].
+//! version 5 envelope is kept here and its payload is version 6's ([`super::v6::Input`]). A
+//! version 5 event recorded no principal: [`Principal::Unrecorded`].
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -28,7 +26,7 @@ pub struct Envelope {
     /// Schema version (4 or 5).
     pub schema_version: u16,
     /// Payload.
-    pub payload: event::Input,
+    pub payload: super::v6::Input,
 }
 
 impl From<Envelope> for event::Envelope {
@@ -39,7 +37,7 @@ impl From<Envelope> for event::Envelope {
             claimed_time: v5.claimed_time,
             source: v5.source,
             schema_version: v5.schema_version,
-            payload: v5.payload,
+            payload: v5.payload.into(),
             principal: Principal::Unrecorded,
         }
     }

@@ -158,6 +158,8 @@ impl Hub {
         self.send(Input::Approve {
             name: name.into(),
             namespace: namespace.map(str::to_owned),
+            reason: None,
+            message: None,
         })
     }
 

@@ -345,6 +345,8 @@ pub fn invalid(which: u8) -> Input {
         4 => Input::Approve {
             name: "nobody-asked".into(),
             namespace: None,
+            reason: None,
+            message: None,
         },
         5 => Input::Leave {
             cluster: "stranger".into(),

@@ -367,12 +367,16 @@ fn approve(state: &State, pick: u8, namespaced: bool, after: bool) -> Input {
                 format!("run-{n}-before-s1")
             },
             namespace: namespaced.then(|| "app".to_owned()),
+            reason: None,
+            message: None,
         };
     }
     let (key, _) = pending[usize::from(pick) % pending.len()];
     Input::Approve {
         name: key.name.to_string(),
         namespace: (!key.namespace.is_empty()).then(|| key.namespace.to_string()),
+        reason: None,
+        message: None,
     }
 }
 

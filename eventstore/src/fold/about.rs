@@ -79,7 +79,9 @@ impl About {
                 ),
                 ..About::default()
             },
-            Input::Approve { name, namespace } => About {
+            Input::Approve {
+                name, namespace, ..
+            } => About {
                 request: Some(request_key(namespace.as_deref(), name)),
                 ..About::default()
             },

@@ -94,6 +94,8 @@ fn event_lines_name_the_time_source_kind_and_subject() {
                 Input::Approve {
                     name: "run-after-canary".into(),
                     namespace: None,
+                    reason: None,
+                    message: None,
                 },
             ),
             "#1 2024-04-29T09:58:20Z cli approve ClusterApprovalRequest/run-after-canary",
@@ -267,6 +269,8 @@ fn an_event_line_names_the_authenticated_caller_before_the_source_it_claims() {
     let approve = Input::Approve {
         name: "run-after-staging".into(),
         namespace: None,
+        reason: None,
+        message: None,
     };
     let mut by_token = envelope("kube-api", approve.clone());
     by_token.principal = flotilla_core::Principal::Token {
@@ -294,4 +298,21 @@ fn an_event_line_names_the_authenticated_caller_before_the_source_it_claims() {
     let mut open = envelope("cli", approve);
     open.principal = flotilla_core::Principal::Local;
     assert!(event_line(5, &open).contains(" cli approve "));
+}
+
+#[test]
+fn an_approval_line_quotes_the_approvers_message_cut_to_a_line() {
+    let approve = |message: &str| Input::Approve {
+        name: "run-after-staging".into(),
+        namespace: Some("team-a".into()),
+        reason: Some("Soaked".into()),
+        message: Some(message.into()),
+    };
+    assert_eq!(
+        event_line(3, &envelope("kube-api", approve("lgtm\ncanary ok"))),
+        "#3 2024-04-29T09:58:20Z kube-api approve ApprovalRequest/team-a/run-after-staging \"lgtm\\ncanary ok\""
+    );
+    let long = event_line(4, &envelope("kube-api", approve(&"é".repeat(300))));
+    let shown = format!("\"{}…\"", "é".repeat(200));
+    assert!(long.ends_with(&shown), "{long}");
 }

@@ -7,6 +7,7 @@ use flotilla_core::State;
 use flotilla_core::condition::ConditionStatus;
 use flotilla_core::model::ObjectKey;
 use flotilla_core::query::staged::Scope;
+use flotilla_core::query::staged::approval::APPROVED;
 use flotilla_core::query::staged::gates::seconds;
 use flotilla_core::query::staged::model::{RunState, TaskType, WaitTime};
 use flotilla_core::query::staged::run::UpdateRun;
@@ -37,6 +38,10 @@ pub struct Gate {
     /// When someone approved it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approved_at: Option<DateTime<Utc>>,
+    /// What the approver wrote (the `Approved` condition's message), when not the default
+    /// `approved`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_message: Option<String>,
     /// Who approved it: the approving input's sender, as the hub authenticated it
     /// (`token/NAME`), when that input is in the explanation's history.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +118,9 @@ impl Gate {
                 }
                 if let Some(by) = &self.approved_by {
                     text.push_str(&format!(" by {by}"));
+                }
+                if let Some(message) = &self.approval_message {
+                    text.push_str(&format!(": {message:?}"));
                 }
                 if let (Some(soak), Some(ms)) = (self.short_of_soak, self.approval_delay_ms()) {
                     text.push_str(&format!(
@@ -226,6 +234,9 @@ impl Gate {
             request: gate.request.map(str::to_owned),
             requested_at: gate.requested_at,
             approved_at: gate.approved_at,
+            approval_message: (gate.approval_message.as_deref())
+                .filter(|message| *message != APPROVED)
+                .map(str::to_owned),
             approved_by: None,
             short_of_soak: None,
             wait: timed.then(|| WaitTime(gate.wait_seconds).to_string()),

@@ -78,6 +78,8 @@ impl History {
         self.push(Input::Approve {
             name: name.into(),
             namespace: None,
+            reason: None,
+            message: None,
         })
     }
 

@@ -134,6 +134,8 @@ impl Recorder {
         let input = Input::Approve {
             name: name.to_owned(),
             namespace: None,
+            reason: None,
+            message: None,
         };
         self.send(vec![input]).await
     }

@@ -194,6 +194,8 @@ impl Operator {
             let input = Input::Approve {
                 name: key.name.to_string(),
                 namespace,
+                reason: None,
+                message: None,
             };
             out.push(envelope(rng, input));
         }

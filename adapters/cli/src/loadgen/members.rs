@@ -183,6 +183,8 @@ fn answer(pending: Pending) -> Envelope {
         Pending::Approve(name) => envelope(Input::Approve {
             name,
             namespace: None,
+            reason: None,
+            message: None,
         }),
     }
 }

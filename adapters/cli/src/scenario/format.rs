@@ -55,6 +55,10 @@ pub enum Step {
         name: String,
         /// Namespace of a namespaced request.
         namespace: Option<String>,
+        /// The `Approved` condition's reason (absent: `approved`).
+        reason: Option<String>,
+        /// The condition's message (absent: `approved`).
+        message: Option<String>,
     },
     /// One measurement of an update run's Analysis task (`docs/rollout-safety.md`).
     Analysis(flotilla_core::AnalysisResult),
@@ -264,10 +268,14 @@ fn parse_step(file: &str, name: &str, body: &Value, number: usize) -> Result<Ste
             Value::String(name) => Ok(Step::Approve {
                 name: name.clone(),
                 namespace: None,
+                reason: None,
+                message: None,
             }),
             _ => Ok(Step::Approve {
                 name: string(body, "name")?,
                 namespace: optional_string(body, "namespace")?,
+                reason: optional_string(body, "reason")?,
+                message: optional_string(body, "message")?,
             }),
         },
         "analysis" => parse_analysis(body).map(Step::Analysis),

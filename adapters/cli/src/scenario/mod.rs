@@ -131,10 +131,17 @@ impl<L: EventLog> Runner<'_, L> {
                 let input = Input::WorkReport(self.work_report(report));
                 self.emit(vec![input]).await
             }
-            Step::Approve { name, namespace } => {
+            Step::Approve {
+                name,
+                namespace,
+                reason,
+                message,
+            } => {
                 let input = Input::Approve {
                     name: name.clone(),
                     namespace: namespace.clone(),
+                    reason: reason.clone(),
+                    message: message.clone(),
                 };
                 self.emit(vec![input]).await
             }

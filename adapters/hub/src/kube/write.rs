@@ -507,29 +507,31 @@ async fn write_status<L: EventLog>(
             ),
         ));
     }
-    if approved(written) && !approved(live) {
+    if let Some(condition) = approved(written).filter(|_| approved(live).is_none()) {
         let namespace = target
             .served
             .namespaced
             .then(|| target.key(name).namespace.into());
+        // The approver's words stay with the approval, as a KubeFleet hub stores the status
+        // written; the hub validates them as `metav1.Condition` does.
+        let text = |field: &str| condition[field].as_str().map(str::to_owned);
         let input = Input::Approve {
             name: name.to_owned(),
             namespace,
+            reason: text("reason"),
+            message: text("message"),
         };
         submit(api, &subject, input, principal).await?;
     }
     Ok(respond(StatusCode::OK, stored_object(api, target, name)?))
 }
 
-/// Whether an object's status has the `Approved` condition with status `True`.
-fn approved(object: &Value) -> bool {
+/// An object's `Approved` condition, when its status is `True`.
+fn approved(object: &Value) -> Option<&Value> {
     object["status"]["conditions"]
-        .as_array()
-        .is_some_and(|conditions| {
-            conditions
-                .iter()
-                .any(|c| c["type"] == "Approved" && c["status"] == "True")
-        })
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Approved" && c["status"] == "True")
 }
 
 /// DELETE of one object.

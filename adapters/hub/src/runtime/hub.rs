@@ -94,6 +94,9 @@ pub struct Hub<L: EventLog> {
     pub(super) folded_tx: Arc<watch::Sender<u64>>,
     pub(super) shutdown: watch::Sender<bool>,
     pub(super) config: HubConfig,
+    /// Marks of the inputs through the sequence this process restored its state at, read
+    /// from the log's decisions once asked for (`marks.rs`).
+    pub(super) marks_before: Arc<super::marks::Before>,
 }
 
 impl<L: EventLog> Clone for Hub<L> {
@@ -105,6 +108,7 @@ impl<L: EventLog> Clone for Hub<L> {
             folded_tx: Arc::clone(&self.folded_tx),
             shutdown: self.shutdown.clone(),
             config: self.config.clone(),
+            marks_before: Arc::clone(&self.marks_before),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod clock;
 mod follower;
 mod hub;
 mod low_priority;
+mod marks;
 mod newer;
 mod recording;
 mod restore;
@@ -37,6 +38,7 @@ use flotilla_eventstore::fold::{FoldError, Folded, Folder};
 use flotilla_eventstore::{AppendTime, Appended, DecisionBatch, EventLog, LogError};
 pub use hub::{Hub, HubConfig, HubError, TRANSIENT_RETRY_PAUSE, checkpoint_spacing_for};
 pub(crate) use hub::{pause_or_stop, transient};
+pub use marks::TimedMark;
 use newer::decline_message;
 use restore::{report_warnings, restore_checked};
 use tokio::sync::watch;
@@ -95,6 +97,7 @@ impl<L: EventLog> Hub<L> {
             folded_tx: Arc::new(folded_tx),
             shutdown,
             config,
+            marks_before: Arc::new(marks::Before::through(start)),
         })
     }
 

@@ -30,6 +30,10 @@ pub struct View {
     /// most [`VERSIONS_KEPT`]: where a Kubernetes watch from a `resourceVersion` starts
     /// replaying the log (an older one is answered `410 Gone`, and the client lists again).
     pub versions: VecDeque<(u64, u64)>,
+    /// The newest marks for the web page's time slider, from the decisions remembered here
+    /// (those of inputs this process folded); older ones are read from the log on demand
+    /// (`Hub::marks`).
+    pub marks: flotilla_projections::Marks,
     /// Set while this hub follows another writer (a standby or read follower on NATS).
     pub following: bool,
     /// Set on a hub that only follows and never contends for the writer role (`--read-only`).
@@ -75,6 +79,9 @@ impl View {
     /// Keeps the decisions of the inputs through `through` for answers, the newest
     /// [`RECENT_DECISIONS_MAX`] of them.
     pub(super) fn remember(&mut self, decided: Vec<(u64, Decisions)>, through: u64) {
+        for (seq, decisions) in &decided {
+            self.marks.note(*seq, decisions);
+        }
         let recent = &mut self.recent;
         recent.extend(decided.into_iter().filter(|(_, d)| !d.is_empty()));
         while recent.len() > RECENT_DECISIONS_MAX {

@@ -66,6 +66,8 @@ fn a_stage_started_before_its_approval_was_accepted_is_caught() {
     fold.send(Input::Approve {
         name: name.clone(),
         namespace: None,
+        reason: None,
+        message: None,
     });
     assert!(
         the_run(&mut fold).status.stages[1].start_time.is_some(),
@@ -139,6 +141,8 @@ fn a_stage_updating_past_its_concurrency_is_caught() {
     fold.send(Input::Approve {
         name: "run-before-s1".into(),
         namespace: None,
+        reason: None,
+        message: None,
     });
     let run = the_run(&mut fold);
     assert_eq!(run.status.stages[1].updating.len(), 2);
@@ -161,6 +165,8 @@ fn states_the_fold_builds_pass() {
     fold.send(Input::Approve {
         name: "run-before-s1".into(),
         namespace: None,
+        reason: None,
+        message: None,
     });
     fold.report("c2", "crp");
     fold.report("c3", "crp");
@@ -208,6 +214,8 @@ fn a_runs_bindings_share_its_name_folded_and_restored() {
     fold.send(Input::Approve {
         name: "run-before-s1".to_owned(),
         namespace: None,
+        reason: None,
+        message: None,
     });
     let names = |state: &State| -> Vec<std::sync::Arc<str>> {
         let placement = state.placements.values().next().expect("the placement");
