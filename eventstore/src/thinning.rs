@@ -43,21 +43,26 @@ pub(crate) fn spacing(seek_spacing: u64, bytes: u64) -> u64 {
     spacing
 }
 
-/// The checkpoints of `all` to prune: beyond the `newest_kept` newest, every checkpoint whose
-/// span already holds an older kept one.
+/// The checkpoints of `all` (sequence → the checkpoint's bytes, 0 when unknown) to prune:
+/// beyond the `newest_kept` newest, every checkpoint whose span already holds an older kept
+/// one. Each checkpoint's span is reckoned from its own size ([`spacing`] of `seek_spacing`
+/// and its bytes), so the small checkpoints of a fleet still joining or rolling out stand in
+/// narrower spans than the fleet's later ones, at the same cost per input: a point inside such
+/// a burst, whose inputs fold slower than heartbeats, folds a shorter way. Every width is
+/// `seek_spacing` doubled, aligned to itself, so the spans of different widths nest.
 pub(crate) fn pruned(
-    all: &std::collections::BTreeSet<u64>,
+    all: &std::collections::BTreeMap<u64, u64>,
     newest_kept: usize,
-    spacing: u64,
+    seek_spacing: u64,
 ) -> Vec<u64> {
-    let Some(&newest) = all.last() else {
+    let Some((&newest, _)) = all.last_key_value() else {
         return Vec::new();
     };
     let older = all.len().saturating_sub(newest_kept);
     let mut last_kept: Option<u64> = None;
     let mut pruned = Vec::new();
-    for &seq in all.iter().take(older) {
-        let width = span(newest - seq, spacing);
+    for (&seq, &bytes) in all.iter().take(older) {
+        let width = span(newest - seq, spacing(seek_spacing, bytes));
         if last_kept.is_some_and(|kept| kept / width == seq / width) {
             pruned.push(seq);
         } else {
@@ -77,20 +82,32 @@ pub(crate) fn span(distance: u64, spacing: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeSet;
+    use std::collections::{BTreeMap, BTreeSet};
 
     use super::*;
 
-    /// Checkpoints every `every` inputs up to `end`, pruned after each as the writer does.
-    fn kept(end: u64, every: u64, newest_kept: usize, spacing: u64) -> BTreeSet<u64> {
-        let mut all = BTreeSet::new();
+    /// Checkpoints of `bytes(seq)` every `every` inputs up to `end`, pruned after each as the
+    /// writer does.
+    fn written(
+        end: u64,
+        every: u64,
+        seek_spacing: u64,
+        bytes: impl Fn(u64) -> u64,
+    ) -> BTreeMap<u64, u64> {
+        let mut all = BTreeMap::new();
         for seq in (every..=end).step_by(usize::try_from(every).unwrap_or(1)) {
-            all.insert(seq);
-            for gone in pruned(&all, newest_kept, spacing) {
+            all.insert(seq, bytes(seq));
+            for gone in pruned(&all, 3, seek_spacing) {
                 all.remove(&gone);
             }
         }
         all
+    }
+
+    /// Small checkpoints every `every` inputs up to `end` (each spaced `spacing` apart).
+    fn kept(end: u64, every: u64, newest_kept: usize, spacing: u64) -> BTreeSet<u64> {
+        assert_eq!(newest_kept, 3, "as `written`");
+        written(end, every, spacing, |_| 0).into_keys().collect()
     }
 
     #[test]
@@ -105,29 +122,49 @@ mod tests {
     fn a_growing_checkpoint_leaves_no_gap_wider_than_a_span() {
         // A fleet joining: each checkpoint larger than the last, every 10,000 inputs.
         let (every, seek_spacing) = (10_000_u64, 50_000);
-        let mut all = BTreeSet::new();
-        let mut bytes = 100_000;
-        for seq in (every..=2_000_000).step_by(10_000) {
-            all.insert(seq);
-            bytes += 20_000;
-            for gone in pruned(&all, 3, spacing(seek_spacing, bytes)) {
-                all.remove(&gone);
-            }
-        }
-        let last = spacing(seek_spacing, bytes);
+        let bytes = |seq: u64| 100_000 + 2 * seq;
+        let all = written(2_000_000, every, seek_spacing, bytes);
+        let last = spacing(seek_spacing, bytes(2_000_000));
         assert_eq!(last, 200_000, "the spacing doubled twice as the fleet grew");
-        let kept: Vec<u64> = all.into_iter().collect();
+        let kept: Vec<u64> = all.into_keys().collect();
         let newest = kept.last().copied().unwrap_or_default();
         for pair in kept.windows(2) {
-            let allowed = span(newest - pair[1], last);
+            // What was pruned between them stood in a span holding the older one.
+            let allowed = span(newest - pair[0], last) + every;
             assert!(pair[1] - pair[0] <= allowed, "{} then {}", pair[0], pair[1]);
         }
     }
 
     #[test]
     fn a_short_log_keeps_the_first_of_each_span() {
-        let all: BTreeSet<u64> = [3, 8, 12, 25, 27].into_iter().collect();
+        let all: BTreeMap<u64, u64> = [3, 8, 12, 25, 27].map(|seq| (seq, 0)).into();
         assert_eq!(pruned(&all, 2, 10), [8]);
+    }
+
+    #[test]
+    fn the_small_checkpoints_of_a_burst_stay_closer_together_than_the_fleets_later_ones() {
+        // A fleet rolling out with 2 MB checkpoints up to input 400,000, then 4.4 MB ones.
+        let (every, seek_spacing) = (10_000_u64, 50_000);
+        let bytes = |seq: u64| if seq < 400_000 { 2_000_000 } else { 4_400_000 };
+        let all = written(1_200_000, every, seek_spacing, bytes);
+        let early: Vec<u64> = all.range(..400_000).map(|(seq, _)| *seq).collect();
+        assert_eq!(
+            early,
+            [10_000, 100_000, 200_000, 300_000],
+            "one per 100,000"
+        );
+        let late: Vec<u64> = all.range(400_000..1_000_000).map(|(seq, _)| *seq).collect();
+        assert_eq!(late, [400_000, 600_000, 800_000], "one per 200,000");
+        let cost = |range: std::ops::Range<u64>| {
+            let kept: u64 = all.range(range.clone()).map(|(_, bytes)| bytes).sum();
+            kept / (range.end - range.start)
+        };
+        assert!(
+            cost(0..400_000) <= SEEK_BYTES_PER_INPUT,
+            "{}",
+            cost(0..400_000)
+        );
+        assert!(cost(400_000..1_000_000) <= SEEK_BYTES_PER_INPUT);
     }
 
     #[test]

@@ -146,10 +146,10 @@ async fn keep_for_seeking(
             .window
             .map(|window| time_ms.div_euclid(slot_millis(window)))
     };
-    let new_slot = seeking
-        .time_ms
-        .and_then(slot)
-        .is_some_and(|at| kept.values().all(|time| time.and_then(slot) != Some(at)));
+    let new_slot = (seeking.time_ms.and_then(slot)).is_some_and(|at| {
+        kept.values()
+            .all(|kept| kept.time_ms.and_then(slot) != Some(at))
+    });
     if !new_span && !new_slot {
         return Ok(());
     }
@@ -162,10 +162,13 @@ async fn keep_for_seeking(
         .put(meta, &mut &record[..])
         .await
         .map_err(|err| LogError::Nats(format!("put seek checkpoint {seq}: {err}")))?;
-    kept.insert(seq, seeking.time_ms);
+    let bytes = u64::try_from(record.len()).unwrap_or(u64::MAX);
+    let time_ms = seeking.time_ms;
+    kept.insert(seq, SeekObject { time_ms, bytes });
     let needed = needed_by_window(&kept, seeking);
-    let seqs = kept.keys().copied().collect();
-    for gone in crate::thinning::pruned(&seqs, 1, spacing) {
+    let sized = kept.iter().map(|(seq, kept)| (*seq, kept.bytes)).collect();
+    let seek_spacing = crate::redb_log::SEEK_SPACING_DEFAULT;
+    for gone in crate::thinning::pruned(&sized, 1, seek_spacing) {
         if needed.contains(&gone) {
             continue;
         }
@@ -187,15 +190,15 @@ fn slot_millis(window: Duration) -> i64 {
 /// the first in each [`CHECKPOINTS_PER_WINDOW`]th of it (slots aligned in the log's time, so a
 /// checkpoint kept stays kept as the window moves), and the newest one older than the window,
 /// which becomes the log's next base. The window ends at the checkpoint just stored.
-fn needed_by_window(kept: &BTreeMap<u64, Option<i64>>, seeking: Seeking) -> BTreeSet<u64> {
+fn needed_by_window(kept: &BTreeMap<u64, SeekObject>, seeking: Seeking) -> BTreeSet<u64> {
     let mut needed = BTreeSet::new();
     let (Some(window), Some(newest)) = (seeking.window, seeking.time_ms) else {
         return needed;
     };
     let cutoff = newest.saturating_sub(i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
     let mut first_in_slot = BTreeMap::new();
-    for (seq, time) in kept.iter().rev() {
-        let Some(time) = time else {
+    for (seq, kept) in kept.iter().rev() {
+        let Some(time) = &kept.time_ms else {
             continue;
         };
         if *time <= cutoff {
@@ -218,9 +221,17 @@ pub(crate) async fn seek_seqs(store: &ObjectStore) -> Result<BTreeSet<u64>, LogE
     Ok(seek_objects(store).await?.into_keys().collect())
 }
 
-/// The checkpoints kept for seeking: their sequences, and their input's log time in Unix
-/// milliseconds when it was stored with them.
-async fn seek_objects(store: &ObjectStore) -> Result<BTreeMap<u64, Option<i64>>, LogError> {
+/// A checkpoint kept for seeking, as the bucket lists it.
+#[derive(Debug, Clone, Copy)]
+struct SeekObject {
+    /// Its input's log time in Unix milliseconds, when it was stored with it.
+    time_ms: Option<i64>,
+    /// Its size.
+    bytes: u64,
+}
+
+/// The checkpoints kept for seeking, by sequence.
+async fn seek_objects(store: &ObjectStore) -> Result<BTreeMap<u64, SeekObject>, LogError> {
     use futures::StreamExt;
     let mut listing = match store.list().await {
         Ok(listing) => listing,
@@ -235,7 +246,9 @@ async fn seek_objects(store: &ObjectStore) -> Result<BTreeMap<u64, Option<i64>>,
             .and_then(|n| n.parse().ok());
         if let (Some(seq), false) = (seq, info.deleted) {
             let time = info.metadata.get(TIME_METADATA);
-            seqs.insert(seq, time.and_then(|time| time.parse().ok()));
+            let time_ms = time.and_then(|time| time.parse().ok());
+            let bytes = u64::try_from(info.size).unwrap_or(u64::MAX);
+            seqs.insert(seq, SeekObject { time_ms, bytes });
         }
     }
     Ok(seqs)

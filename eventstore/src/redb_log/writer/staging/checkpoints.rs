@@ -47,15 +47,17 @@ impl Staging<'_> {
     /// together; a pruned file's entry goes, and the file with it at the next sweep.
     fn prune_checkpoints(&mut self) -> Result<(), LogError> {
         let in_table = keys(&self.checkpoints, "list checkpoints")?;
-        let in_files = keys(&self.checkpoint_files, "list checkpoint files")?;
+        let file_bytes = self.checkpoint_file_bytes()?;
+        let in_files: BTreeSet<u64> = file_bytes.keys().copied().collect();
         let all: BTreeSet<u64> = in_table.union(&in_files).copied().collect();
-        let newest_bytes = match self.checkpoint_files.last() {
-            Ok(newest) => newest.map_or(0, |(_, bytes)| bytes.value()),
-            Err(error) => return Err(storage("read the newest checkpoint file")(error)),
-        };
-        let spacing = thinning::spacing(self.seek_spacing, newest_bytes);
+        // A checkpoint in the table (written by an older build, or to a log with no
+        // directory) is thinned as a small one.
+        let sized: BTreeMap<u64, u64> = all
+            .iter()
+            .map(|seq| (*seq, file_bytes.get(seq).copied().unwrap_or(0)))
+            .collect();
         let needed = self.needed_by_window(&all)?;
-        for key in thinning::pruned(&all, self.checkpoints_kept, spacing) {
+        for key in thinning::pruned(&sized, self.checkpoints_kept, self.seek_spacing) {
             if needed.contains(&key) {
                 continue;
             }
@@ -119,6 +121,19 @@ where
         .map(|entry| entry.map(|(key, _)| key.value()))
         .collect::<Result<_, _>>()
         .map_err(storage(context))
+}
+
+impl Staging<'_> {
+    /// The checkpoints in files of their own, with their records' lengths.
+    fn checkpoint_file_bytes(&self) -> Result<BTreeMap<u64, u64>, LogError> {
+        let context = "list checkpoint files";
+        self.checkpoint_files
+            .iter()
+            .map_err(storage(context))?
+            .map(|entry| entry.map(|(key, bytes)| (key.value(), bytes.value())))
+            .collect::<Result<_, _>>()
+            .map_err(storage(context))
+    }
 }
 
 /// Every checkpoint the log holds, in the table or in files, in order.
