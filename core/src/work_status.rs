@@ -23,10 +23,14 @@ pub struct WorkStatus {
     /// A `ReportDiff` member's outcome: every manifest's diff computed (`Some(true)`), some
     /// failed (`Some(false)`); `None` from a member that applies (version 4).
     pub diff_reported: Option<bool>,
-    /// Event time of the report.
+    /// Event time of the report. (Through `time_text`: chrono's own text, read and written
+    /// without its general parser and formatter; a million-cluster checkpoint holds one per
+    /// binding.)
+    #[serde(with = "crate::time_text")]
     pub reported_at: DateTime<Utc>,
     /// Since when the work has been reported available (at this index, this trackability):
     /// the `lastTransitionTime` of its Available condition.
+    #[serde(with = "crate::time_text")]
     pub available_since: DateTime<Utc>,
     /// The message and the manifests listed; `None` when all are empty (a checkpoint holds
     /// what the fold held, so a decoded state keeps this too).
