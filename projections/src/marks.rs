@@ -60,17 +60,6 @@ impl Marks {
         }
     }
 
-    /// Adds marks of inputs older than every mark kept (read from the log after the newer
-    /// ones), as far as they fit.
-    pub fn note_older(&mut self, older: impl IntoIterator<Item = Mark>) {
-        let first = self.kept.front().map_or(u64::MAX, |mark| mark.seq);
-        let older: Vec<Mark> = older.into_iter().filter(|m| m.seq < first).collect();
-        let room = MARKS_MAX.saturating_sub(self.kept.len());
-        for mark in older.into_iter().rev().take(room) {
-            self.kept.push_front(mark);
-        }
-    }
-
     /// The marks, newest first.
     pub fn newest_first(&self) -> impl Iterator<Item = &Mark> {
         self.kept.iter().rev()
@@ -139,7 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_are_kept_and_older_ones_fill_what_is_left() {
+    fn the_newest_are_kept() {
         let mut marks = Marks::default();
         for seq in 1000..1000 + MARKS_MAX as u64 + 5 {
             marks.note(seq, &[finished("r", true)]);
@@ -148,15 +137,5 @@ mod tests {
         assert_eq!(seqs.len(), MARKS_MAX);
         assert_eq!(seqs.first(), Some(&(1000 + MARKS_MAX as u64 + 4)));
         assert_eq!(seqs.last(), Some(&1005), "the oldest five gave way");
-
-        let mut few = Marks::default();
-        few.note(500, &[finished("new", true)]);
-        let older =
-            (1..=300).flat_map(|seq| marks_of(seq, &[finished("old", false)]).collect::<Vec<_>>());
-        few.note_older(older);
-        let seqs: Vec<u64> = few.newest_first().map(|m| m.seq).collect();
-        assert_eq!(seqs.len(), MARKS_MAX);
-        assert_eq!(seqs[..3], [500, 300, 299], "the newest of the older marks");
-        assert_eq!(seqs.last(), Some(&102));
     }
 }
